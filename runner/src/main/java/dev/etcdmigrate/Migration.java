@@ -1,0 +1,169 @@
+package dev.etcdmigrate;
+
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.datadir.DataDirLock;
+import dev.etcdmigrate.datadir.MemberSwap;
+import dev.etcdmigrate.etcd.BinDir;
+import dev.etcdmigrate.etcd.GatewayClient;
+import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.etcd.ServerPorts;
+import dev.etcdmigrate.plan.Plan;
+import dev.etcdmigrate.plan.Planner;
+import dev.etcdmigrate.plan.RefusedTransitionException;
+import dev.etcdmigrate.process.Children;
+import dev.etcdmigrate.process.ToolRunner;
+import dev.etcdmigrate.step.MemberIdentity;
+import dev.etcdmigrate.step.Step;
+import dev.etcdmigrate.step.StepContext;
+import dev.etcdmigrate.step.StepFailedException;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.StorageApi;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Carries one data dir to the target: reads what wrote it, plans (refusing before anything is
+ * touched), takes the lock, finishes what a crashed run left, then runs the steps in order and
+ * records each one's result in version.txt.
+ */
+public final class Migration {
+
+    private static final Duration TOOL_TIMEOUT = Duration.ofMinutes(10);
+
+    private final MigrateOptions options;
+    private final Catalog catalog;
+    private final Log log;
+    private final Children children;
+    private final Map<String, String> environment;
+    private final DataDir dataDir;
+    private final BinDir binDir;
+
+    public Migration(MigrateOptions options, Catalog catalog, Log log, Children children, Map<String, String> environment) {
+        this.options = options;
+        this.catalog = catalog;
+        this.log = log;
+        this.children = children;
+        this.environment = environment;
+        this.dataDir = new DataDir(options.dataDir());
+        this.binDir = new BinDir(options.binDir());
+    }
+
+    /** The plan from the data dir as it is now; reads only. */
+    public Plan plan() throws IOException, DataDir.MalformedVersionFileException, RefusedTransitionException {
+        Optional<DataVersion> current = current();
+        Planner planner = new Planner(catalog);
+        // A fresh dir still gets its target checked (bundled, storage supported).
+        return planner.plan(current.orElse(options.target()), options.target());
+    }
+
+    /** Migrates; returns the version now recorded in version.txt (the target). */
+    public DataVersion migrate() throws Exception {
+        Plan plan = plan();
+        checkBinaries(plan);
+        if (!dataDir.exists() || !dataDir.holdsData()) {
+            dataDir.createOwnerOnly();
+        }
+        try (DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log)) {
+            Optional<DataVersion> recovered = new MemberSwap(dataDir, log).recover();
+            if (recovered.isPresent()) {
+                plan = plan();
+                checkBinaries(plan);
+            }
+            Optional<DataVersion> current = current();
+            if (current.isEmpty()) {
+                log.info("data dir " + dataDir.path() + " holds no etcd data: recording " + options.target()
+                        + "; etcd " + options.target().version() + " will initialize it");
+                dataDir.writeVersion(options.target());
+                return options.target();
+            }
+            plan.describe().forEach(log::info);
+            runSteps(plan);
+            if (dataDir.writeVersion(options.target())) {
+                log.info("version.txt = " + options.target());
+            }
+            log.info("data dir " + dataDir.path() + " is at " + options.target());
+            return options.target();
+        }
+    }
+
+    private void runSteps(Plan plan) throws Exception {
+        List<Step> steps = plan.steps();
+        if (steps.isEmpty()) {
+            return;
+        }
+        StepContext context = stepContext();
+        for (int i = 0; i < steps.size(); i++) {
+            Step step = steps.get(i);
+            String label = "step " + (i + 1) + "/" + steps.size();
+            log.info(label + ": " + step.describe());
+            long start = System.nanoTime();
+            try {
+                step.run(context);
+            } catch (StepFailedException e) {
+                throw new StepFailedException(label + " failed: " + e.getMessage() + "; version.txt still says "
+                        + dataDir.readVersion().map(DataVersion::toString).orElse("nothing"), e);
+            }
+            dataDir.writeVersion(step.result());
+            log.info(label + " done in " + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms; version.txt = " + step.result());
+        }
+    }
+
+    private StepContext stepContext() {
+        PrivateEtcd.Settings settings = new PrivateEtcd.Settings(binDir, options.name(),
+                new ServerPorts(options.clientPort(), options.peerPort()), options.serverExtraArgs(),
+                options.startTimeout(), options.stopGrace(), environment, GatewayClient.newHttpClient());
+        MemberIdentity member = new MemberIdentity(options.name(), options.initialCluster(), options.initialAdvertisePeerUrls());
+        return new StepContext(dataDir, settings, member, new ToolRunner(log, children), children, log, TOOL_TIMEOUT);
+    }
+
+    /** Every program the plan runs, and the target etcd unless --no-exec, must be in the bin dir. */
+    private void checkBinaries(Plan plan) throws BinDir.MissingBinaryException {
+        for (Step step : plan.steps()) {
+            for (Step.Binary binary : step.binaries()) {
+                binDir.tool(binary.tool(), binary.release().etcdVersion());
+            }
+        }
+        if (!options.noExec()) {
+            binDir.etcd(options.target().version());
+        }
+    }
+
+    /** What wrote the data dir: empty for a missing or empty dir. */
+    private Optional<DataVersion> current() throws IOException, DataDir.MalformedVersionFileException, RefusedTransitionException {
+        if (!dataDir.exists() || !dataDir.holdsData()) {
+            return Optional.empty();
+        }
+        Optional<DataVersion> recorded = dataDir.readVersion();
+        if (recorded.isPresent()) {
+            return recorded;
+        }
+        EtcdVersion initial = options.initialVersion().orElseThrow(() -> new RefusedTransitionException("data dir "
+                + dataDir.path() + " holds data (" + safeContent() + ") but no version.txt, so the runner cannot tell which"
+                + " etcd wrote it. Set --initial-version / INITIAL_VERSION to the etcd version that last ran on it (its"
+                + " storage is inferred: member/snap/db means etcd3). The Kubernetes etcd image assumed 2.2.1/etcd2 for"
+                + " such dirs; pass --initial-version=2.2.1 only if that is what wrote it."));
+        DataVersion inferred = new DataVersion(initial, dataDir.inferStorage());
+        if (initial.major() < 3 && inferred.storage() == StorageApi.ETCD3) {
+            throw new RefusedTransitionException("--initial-version " + initial + " cannot have written etcd3 data, but "
+                    + dataDir.path() + " has member/snap/db");
+        }
+        log.info("no version.txt in " + dataDir.path() + ": taking " + inferred + " (version from "
+                + "--initial-version/INITIAL_VERSION, storage inferred from " + (inferred.storage()
+                        == StorageApi.ETCD3 ? "member/snap/db" : "the absence of member/snap/db") + ")");
+        return Optional.of(inferred);
+    }
+
+    private String safeContent() {
+        try {
+            return dataDir.describeContent();
+        } catch (IOException e) {
+            return "unreadable: " + e.getMessage();
+        }
+    }
+}

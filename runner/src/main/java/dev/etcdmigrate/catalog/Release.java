@@ -1,0 +1,191 @@
+package dev.etcdmigrate.catalog;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonSubTypes;
+import com.fasterxml.jackson.annotation.JsonTypeInfo;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.MinorLine;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * One bundled etcd release as the catalog (versions/catalog.yaml) describes it: where it comes from
+ * and what its release line can do. This is the runner's only model of etcd version differences;
+ * code asks these facts instead of comparing version numbers.
+ */
+public record Release(String version, Upstream upstream, List<Source> sources, Line line) {
+
+    public Release {
+        EtcdVersion.parse(require(version, "version"));
+        require(upstream, "upstream");
+        sources = List.copyOf(require(sources, "sources"));
+        require(line, "line");
+        MinorLine own = EtcdVersion.parse(version).line();
+        if (!line.upgrade().fromLine().isOlderThan(own) || !line.downgrade().toLine().isOlderThan(own)) {
+            throw new IllegalArgumentException("release " + version + ": upgrade.from and downgrade.to must name older lines");
+        }
+    }
+
+    public EtcdVersion etcdVersion() {
+        return EtcdVersion.parse(version);
+    }
+
+    public MinorLine minorLine() {
+        return etcdVersion().line();
+    }
+
+    /** The tools installed for this release: etcd and etcdctl always, etcdutl where the line has it. */
+    public List<String> toolNames() {
+        return line.tools().etcdutl() ? List.of("etcd", "etcdctl", "etcdutl") : List.of("etcd", "etcdctl");
+    }
+
+    public record Upstream(String tag, List<Tarball> tarballs) {
+        public Upstream {
+            require(tag, "upstream.tag");
+            tarballs = List.copyOf(require(tarballs, "upstream.tarballs"));
+        }
+
+        public Optional<Tarball> tarballFor(String platform) {
+            return tarballs.stream().filter(t -> t.platform().equals(platform)).findFirst();
+        }
+    }
+
+    /** An official release tarball; an empty sha256 means the project has not confirmed one. */
+    public record Tarball(String platform, String url, String sha256) {
+        public Tarball {
+            require(platform, "tarball.platform");
+            require(url, "tarball.url");
+            sha256 = sha256 == null ? "" : sha256;
+            if (!sha256.isEmpty() && !sha256.matches("[0-9a-f]{64}")) {
+                throw new IllegalArgumentException("tarball.sha256 must be 64 lowercase hex digits or empty: " + sha256);
+            }
+        }
+
+        public boolean verified() {
+            return !sha256.isEmpty();
+        }
+    }
+
+    /** An offline way to obtain the binaries. */
+    @JsonTypeInfo(use = JsonTypeInfo.Id.NAME, property = "kind")
+    @JsonSubTypes({
+        @JsonSubTypes.Type(value = GoModules.class, name = "go-modules"),
+        @JsonSubTypes.Type(value = DebianPackages.class, name = "debian")
+    })
+    public sealed interface Source permits GoModules, DebianPackages {}
+
+    /** Build from the Go module proxy: all modules at one version, each main package built. */
+    public record GoModules(String moduleVersion, List<String> modules, Map<String, String> mains) implements Source {
+        public GoModules {
+            require(moduleVersion, "go-modules.moduleVersion");
+            modules = List.copyOf(require(modules, "go-modules.modules"));
+            mains = Map.copyOf(require(mains, "go-modules.mains"));
+        }
+    }
+
+    /** Debian packages holding the binaries, and each binary's path inside its package. */
+    public record DebianPackages(Map<String, String> packages, Map<String, String> paths) implements Source {
+        public DebianPackages {
+            packages = Map.copyOf(require(packages, "debian.packages"));
+            paths = Map.copyOf(require(paths, "debian.paths"));
+        }
+    }
+
+    /** What a release line can do; see the comments in versions/catalog.yaml. */
+    public record Line(
+            V2Api v2Api,
+            List<String> v2EnableFlags,
+            Boolean v2ResidueRefused,
+            String jsonGateway,
+            List<String> logFlags,
+            Map<String, String> etcdctlEnv,
+            Tools tools,
+            Upgrade upgrade,
+            Downgrade downgrade) {
+        public Line {
+            require(v2Api, "line.v2Api");
+            v2EnableFlags = List.copyOf(require(v2EnableFlags, "line.v2EnableFlags"));
+            require(v2ResidueRefused, "line.v2ResidueRefused");
+            require(jsonGateway, "line.jsonGateway");
+            logFlags = List.copyOf(require(logFlags, "line.logFlags"));
+            etcdctlEnv = Map.copyOf(require(etcdctlEnv, "line.etcdctlEnv"));
+            require(tools, "line.tools");
+            require(upgrade, "line.upgrade");
+            require(downgrade, "line.downgrade");
+            if (v2Api == V2Api.FLAG && v2EnableFlags.isEmpty()) {
+                throw new IllegalArgumentException("line.v2EnableFlags must name the flags when v2Api is 'flag'");
+            }
+        }
+    }
+
+    public enum V2Api {
+        @JsonProperty("always") ALWAYS,
+        @JsonProperty("flag") FLAG,
+        @JsonProperty("never") NEVER
+    }
+
+    public record Tools(Boolean etcdutl, Boolean etcdctlMigrate, Boolean checkV2Store, RestoreTool snapshotRestore) {
+        public Tools {
+            require(etcdutl, "tools.etcdutl");
+            require(etcdctlMigrate, "tools.etcdctlMigrate");
+            require(checkV2Store, "tools.checkV2Store");
+            require(snapshotRestore, "tools.snapshotRestore");
+            if (checkV2Store && !etcdutl) {
+                throw new IllegalArgumentException("tools.checkV2Store needs etcdutl");
+            }
+        }
+    }
+
+    public enum RestoreTool {
+        @JsonProperty("etcdctl") ETCDCTL,
+        @JsonProperty("etcdutl") ETCDUTL;
+
+        public String toolName() {
+            return this == ETCDCTL ? "etcdctl" : "etcdutl";
+        }
+    }
+
+    /** This line opens data of line {@code from} in place, once that line ran at least previousMinimumPatch. */
+    public record Upgrade(String from, String previousMinimumPatch) {
+        public Upgrade {
+            MinorLine.parse(require(from, "upgrade.from"));
+            previousMinimumPatch = previousMinimumPatch == null ? "" : previousMinimumPatch;
+            if (!previousMinimumPatch.isEmpty() && !EtcdVersion.parse(previousMinimumPatch).line().equals(MinorLine.parse(from))) {
+                throw new IllegalArgumentException("upgrade.previousMinimumPatch must be a " + from + ".x version");
+            }
+        }
+
+        public MinorLine fromLine() {
+            return MinorLine.parse(from);
+        }
+
+        public Optional<EtcdVersion> minimumPatch() {
+            return previousMinimumPatch.isEmpty() ? Optional.empty() : Optional.of(EtcdVersion.parse(previousMinimumPatch));
+        }
+    }
+
+    public record Downgrade(String to, DowngradeMethod method) {
+        public Downgrade {
+            MinorLine.parse(require(to, "downgrade.to"));
+            require(method, "downgrade.method");
+        }
+
+        public MinorLine toLine() {
+            return MinorLine.parse(to);
+        }
+    }
+
+    public enum DowngradeMethod {
+        /** etcd's own downgrade API on the running newer member, then a start of the older binary. */
+        @JsonProperty("downgrade-api") DOWNGRADE_API,
+        /** snapshot save with the newer version, restore with the older one's tool into a fresh dir. */
+        @JsonProperty("snapshot-restore") SNAPSHOT_RESTORE,
+        @JsonProperty("none") NONE
+    }
+
+    private static <T> T require(T value, String field) {
+        return Objects.requireNonNull(value, () -> "catalog entry is missing '" + field + "'");
+    }
+}

@@ -1,0 +1,196 @@
+package dev.etcdmigrate.cli;
+
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.StorageApi;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Everything `migrate` and `plan` act on, resolved from flags and the Kubernetes etcd image's
+ * environment variables (flags win). Validation happens here, before anything is touched.
+ */
+public record MigrateOptions(
+        DataVersion target,
+        Path dataDir,
+        Path binDir,
+        Optional<Path> catalogFile,
+        Optional<Set<EtcdVersion>> bundledVersions,
+        String name,
+        String initialCluster,
+        String initialAdvertisePeerUrls,
+        int clientPort,
+        int peerPort,
+        List<String> serverExtraArgs,
+        String dataPrefix,
+        String ttlKeysDirectory,
+        Optional<EtcdVersion> initialVersion,
+        Duration startTimeout,
+        Duration stopGrace,
+        Duration lockTimeout,
+        boolean noExec,
+        List<String> etcdArgs) {
+
+    public static final String DEFAULT_DATA_DIR = "/var/etcd/data";
+    public static final String DEFAULT_BIN_DIR = "/usr/local/bin";
+
+    public static final List<Flag> FLAGS = List.of(
+            Flag.value("target-version", "TARGET_VERSION", "VERSION", "required",
+                    "etcd version to end at, exactly one of the bundled versions (e.g. 3.6.16)."),
+            Flag.value("target-storage", "TARGET_STORAGE", "etcd2|etcd3", "etcd3",
+                    "storage API to end at. etcd2 is refused until etcd2 support lands."),
+            Flag.value("data-dir", "DATA_DIRECTORY", "DIR", DEFAULT_DATA_DIR,
+                    "etcd data directory; version.txt in it records the version and storage that last wrote it."
+                            + " Created with mode 0700 when missing."),
+            Flag.value("bin-dir", null, "DIR", DEFAULT_BIN_DIR,
+                    "directory holding etcd-<v>, etcdctl-<v> and etcdutl-<v> for each bundled version."),
+            Flag.value("catalog", null, "FILE", "the catalog in the runner's jar",
+                    "versions catalog (versions/catalog.yaml) describing the bundled releases."),
+            Flag.value("bundled-versions", "BUNDLED_VERSIONS", "V1,V2,...", "every catalog release",
+                    "restrict the migration to these bundled versions (comma or space separated)."),
+            Flag.value("name", "ETCD_NAME", "NAME", "etcd-$ETCD_HOSTNAME, else etcd-$HOSTNAME",
+                    "member name; used for the private etcd and when a snapshot is restored."),
+            Flag.value("initial-cluster", "INITIAL_CLUSTER", "NAME=URL,...", "<name>=http://localhost:2380",
+                    "the real cluster's --initial-cluster; a snapshot restore gives the restored member these peers."),
+            Flag.value("initial-advertise-peer-urls", "INITIAL_ADVERTISE_PEER_URLS", "URLS", "this member's URL in --initial-cluster",
+                    "the member's advertised peer URLs, given to a snapshot restore."),
+            Flag.value("listen-peer-urls", "LISTEN_PEER_URLS", "URLS", "unused",
+                    "accepted for compatibility with the Kubernetes etcd image; the private etcd never listens on it"
+                            + " (it uses 127.0.0.1:--peer-port)."),
+            Flag.value("listen-client-urls", "LISTEN_CLIENT_URLS", "URLS", "unused",
+                    "accepted for compatibility with the Kubernetes etcd image; the private etcd never listens on it"
+                            + " (it uses 127.0.0.1:--port). Give the real etcd its URLs after --."),
+            Flag.value("port", null, "PORT", "18629, or 18631 when the data dir path contains 'event'",
+                    "client port of the private migration etcd, on 127.0.0.1 only."),
+            Flag.value("peer-port", null, "PORT", "2380, or 2381 when the data dir path contains 'event'",
+                    "peer port of the private migration etcd, on 127.0.0.1 only."),
+            Flag.value("etcd-server-extra-args", "ETCD_CREDS", "ARGS", "none",
+                    "extra flags for the private etcd, split on blanks (e.g. peer TLS files)."),
+            Flag.value("etcd-data-prefix", "ETCD_DATA_PREFIX", "PREFIX", "/registry",
+                    "key prefix the Kubernetes API server writes under (used by etcd2 conversions)."),
+            Flag.value("ttl-keys-directory", "TTL_KEYS_DIRECTORY", "PREFIX", "<data prefix>/events",
+                    "keys under it get a default lease when converted from etcd2 without TTL information."),
+            Flag.value("initial-version", "INITIAL_VERSION", "VERSION", "none",
+                    "etcd version that last ran on a non-empty data dir without version.txt (the storage is"
+                            + " inferred: member/snap/db means etcd3). Without it such a dir is refused."),
+            Flag.value("start-timeout", null, "DURATION", "2m",
+                    "how long a private etcd may take until a write succeeds (e.g. 90s, 2m)."),
+            Flag.value("stop-grace", null, "DURATION", "30s",
+                    "how long a private etcd may take to stop after SIGTERM before it is killed and the step fails."),
+            Flag.value("lock-timeout", null, "DURATION", "60s",
+                    "how long to wait for another etcd-migrate working on the same data dir."),
+            Flag.toggle("no-exec", "init-container mode: exit 0 after migrating instead of exec'ing etcd."));
+
+    public static MigrateOptions from(ParsedArgs args) throws UsageException {
+        Map<String, String> env = args.environment();
+        String targetText = args.get("target-version").orElseThrow(() -> new UsageException(
+                "no target: set --target-version or TARGET_VERSION to one of the bundled etcd versions"));
+        EtcdVersion targetVersion = parseVersion(args, "target-version", targetText);
+        StorageApi storage;
+        try {
+            storage = StorageApi.parse(args.get("target-storage").orElse("etcd3"));
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(args.source("target-storage") + ": " + e.getMessage());
+        }
+        Path dataDir = Path.of(args.get("data-dir").orElse(DEFAULT_DATA_DIR)).toAbsolutePath().normalize();
+        boolean events = dataDir.toString().contains("event");
+        String name = args.get("name")
+                .or(() -> Optional.ofNullable(env.get("ETCD_HOSTNAME")).filter(h -> !h.isEmpty()).map(h -> "etcd-" + h))
+                .or(() -> Optional.ofNullable(env.get("HOSTNAME")).filter(h -> !h.isEmpty()).map(h -> "etcd-" + h))
+                .orElseThrow(() -> new UsageException("no member name: set --name, ETCD_NAME, ETCD_HOSTNAME or HOSTNAME"));
+        String initialCluster = args.get("initial-cluster").orElse(name + "=http://localhost:2380");
+        String advertise = args.get("initial-advertise-peer-urls").orElse(peerUrlOf(name, initialCluster));
+        String prefix = args.get("etcd-data-prefix").orElse("/registry");
+        return new MigrateOptions(
+                new DataVersion(targetVersion, storage),
+                dataDir,
+                Path.of(args.get("bin-dir").orElse(DEFAULT_BIN_DIR)).toAbsolutePath().normalize(),
+                args.get("catalog").map(Path::of),
+                bundledVersions(args),
+                name,
+                initialCluster,
+                advertise,
+                port(args, "port", events ? 18631 : 18629),
+                port(args, "peer-port", events ? 2381 : 2380),
+                args.get("etcd-server-extra-args").map(s -> List.of(s.trim().split("\\s+"))).filter(l -> !l.getFirst().isEmpty())
+                        .orElse(List.of()),
+                prefix,
+                args.get("ttl-keys-directory").orElse(prefix + "/events"),
+                args.get("initial-version").isPresent()
+                        ? Optional.of(parseVersion(args, "initial-version", args.get("initial-version").get()))
+                        : Optional.empty(),
+                duration(args, "start-timeout", Duration.ofMinutes(2)),
+                duration(args, "stop-grace", Duration.ofSeconds(30)),
+                duration(args, "lock-timeout", Duration.ofSeconds(60)),
+                args.isSet("no-exec"),
+                args.passThrough());
+    }
+
+    /** The peer URL that --initial-cluster gives this member, for the restore's advertised URL. */
+    static String peerUrlOf(String name, String initialCluster) throws UsageException {
+        for (String entry : initialCluster.split(",")) {
+            int eq = entry.indexOf('=');
+            if (eq > 0 && entry.substring(0, eq).trim().equals(name)) {
+                return entry.substring(eq + 1).trim();
+            }
+        }
+        throw new UsageException("member '" + name + "' is not in the initial cluster '" + initialCluster
+                + "'; set --initial-advertise-peer-urls or fix --name / INITIAL_CLUSTER");
+    }
+
+    private static EtcdVersion parseVersion(ParsedArgs args, String flag, String text) throws UsageException {
+        try {
+            return EtcdVersion.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(args.source(flag) + ": " + e.getMessage());
+        }
+    }
+
+    private static Optional<Set<EtcdVersion>> bundledVersions(ParsedArgs args) throws UsageException {
+        Optional<String> text = args.get("bundled-versions");
+        if (text.isEmpty()) return Optional.empty();
+        Set<EtcdVersion> versions = new LinkedHashSet<>();
+        for (String v : Arrays.stream(text.get().split("[,\\s]+")).filter(s -> !s.isEmpty()).toList()) {
+            versions.add(parseVersion(args, "bundled-versions", v));
+        }
+        if (versions.isEmpty()) throw new UsageException(args.source("bundled-versions") + " lists no version");
+        return Optional.of(versions);
+    }
+
+    private static int port(ParsedArgs args, String flag, int fallback) throws UsageException {
+        Optional<String> text = args.get(flag);
+        if (text.isEmpty()) return fallback;
+        try {
+            int port = Integer.parseInt(text.get());
+            if (port >= 1 && port <= 65535) return port;
+        } catch (NumberFormatException ignored) {
+            // reported below
+        }
+        throw new UsageException("--" + flag + " must be a port number 1-65535, got '" + text.get() + "'");
+    }
+
+    /** Accepts 500ms, 90s, 2m, 1h, or a bare number of seconds. */
+    static Duration duration(ParsedArgs args, String flag, Duration fallback) throws UsageException {
+        Optional<String> text = args.get(flag);
+        if (text.isEmpty()) return fallback;
+        String t = text.get().trim();
+        try {
+            Duration d;
+            if (t.endsWith("ms")) d = Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
+            else if (t.endsWith("s")) d = Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1)));
+            else if (t.endsWith("m")) d = Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1)));
+            else if (t.endsWith("h")) d = Duration.ofHours(Long.parseLong(t.substring(0, t.length() - 1)));
+            else d = Duration.ofSeconds(Long.parseLong(t));
+            if (!d.isNegative() && !d.isZero()) return d;
+        } catch (NumberFormatException ignored) {
+            // reported below
+        }
+        throw new UsageException("--" + flag + " must be a positive duration such as 500ms, 90s or 2m, got '" + t + "'");
+    }
+}

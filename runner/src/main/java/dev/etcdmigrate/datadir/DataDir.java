@@ -1,0 +1,160 @@
+package dev.etcdmigrate.datadir;
+
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.StorageApi;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Stream;
+
+/**
+ * An etcd data directory and the runner's own corner of it ({@code .etcd-migrate/}: lock, staging,
+ * backups). The data dir itself is often a volume mount, so swaps happen on its {@code member/}
+ * subdirectory, never on the data dir.
+ */
+public final class DataDir {
+
+    public static final String VERSION_FILE = "version.txt";
+    static final String OWN_DIR = ".etcd-migrate";
+    /** Entries that are not etcd data: ours, version.txt, and a fresh filesystem's lost+found. */
+    private static final Set<String> NOT_DATA = Set.of(OWN_DIR, "lost+found", VERSION_FILE, VERSION_FILE + ".tmp");
+    private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
+
+    private final Path dir;
+
+    public DataDir(Path dir) {
+        this.dir = dir.toAbsolutePath().normalize();
+    }
+
+    public Path path() {
+        return dir;
+    }
+
+    public Path member() {
+        return dir.resolve("member");
+    }
+
+    public Path versionFile() {
+        return dir.resolve(VERSION_FILE);
+    }
+
+    Path ownDir() {
+        return dir.resolve(OWN_DIR);
+    }
+
+    public boolean exists() {
+        return Files.isDirectory(dir);
+    }
+
+    /** True when it holds anything but our own files, version.txt or lost+found. */
+    public boolean holdsData() throws IOException {
+        try (Stream<Path> entries = Files.list(dir)) {
+            return entries.anyMatch(p -> !NOT_DATA.contains(p.getFileName().toString()));
+        }
+    }
+
+    public void createOwnerOnly() throws IOException {
+        Permissions.ownerOnlyDir(dir);
+    }
+
+    /** The recorded version, or empty when there is no version.txt; a malformed file is an error. */
+    public Optional<DataVersion> readVersion() throws IOException, MalformedVersionFileException {
+        Path file = versionFile();
+        if (!Files.exists(file)) {
+            return Optional.empty();
+        }
+        String text = Files.readString(file, StandardCharsets.UTF_8);
+        try {
+            return Optional.of(DataVersion.parse(text));
+        } catch (IllegalArgumentException e) {
+            throw new MalformedVersionFileException(file + " is not a valid version file: " + e.getMessage()
+                    + ". Fix: write the etcd version and storage that last ran on this data, e.g. `echo -n 3.5.21/etcd3 > "
+                    + file + "`, or remove the file and pass --initial-version.");
+        }
+    }
+
+    /**
+     * Atomically replaces version.txt: temp file, fsync, rename, fsync the directory. Skips the write
+     * when the content is unchanged, so a full disk can never leave it empty.
+     */
+    public boolean writeVersion(DataVersion version) throws IOException {
+        Path file = versionFile();
+        String text = version.format();
+        if (Files.exists(file) && Files.readString(file, StandardCharsets.UTF_8).equals(text)) {
+            return false;
+        }
+        Path temp = dir.resolve(VERSION_FILE + ".tmp");
+        Files.deleteIfExists(temp);
+        Files.createFile(temp, PosixFilePermissions.asFileAttribute(Permissions.FILE));
+        Files.writeString(temp, text, StandardCharsets.UTF_8, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
+        Fsync.path(temp);
+        Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        Fsync.path(dir);
+        return true;
+    }
+
+    /** etcd3 keeps its MVCC store in member/snap/db; a data dir without it holds only the v2 store. */
+    public StorageApi inferStorage() {
+        return Files.isRegularFile(dir.resolve("member/snap/db")) ? StorageApi.ETCD3 : StorageApi.ETCD2;
+    }
+
+    /** A fresh owner-only work directory under .etcd-migrate/, removed first if a crash left one. */
+    public Path freshWorkDir(String name) throws IOException {
+        Path work = ownDir().resolve(name);
+        Trees.deleteRecursively(work);
+        Permissions.ownerOnlyDir(ownDir());
+        return Permissions.ownerOnlyDir(work);
+    }
+
+    public void deleteWorkDir(String name) throws IOException {
+        Trees.deleteRecursively(ownDir().resolve(name));
+    }
+
+    /** Where the member dir replaced at {@code version} is kept: .etcd-migrate/backups/&lt;stamp&gt;-&lt;version&gt;. */
+    Path newBackupDir(DataVersion replaced) throws IOException {
+        Path backups = Permissions.ownerOnlyDir(ownDir().resolve("backups"));
+        String base = STAMP.format(Instant.now()) + "-" + replaced.version() + "-" + replaced.storage();
+        Path candidate = backups.resolve(base);
+        for (int i = 1; Files.exists(candidate); i++) {
+            candidate = backups.resolve(base + "." + i);
+        }
+        return candidate;
+    }
+
+    public Path backupsDir() {
+        return ownDir().resolve("backups");
+    }
+
+    public Path staging() {
+        return ownDir().resolve("staging");
+    }
+
+    /** Lists the entries of the data dir that are not ours, for messages. */
+    public String describeContent() throws IOException {
+        StringBuilder b = new StringBuilder();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path p : entries) {
+                if (!NOT_DATA.contains(p.getFileName().toString())) {
+                    b.append(b.isEmpty() ? "" : ", ").append(p.getFileName());
+                }
+            }
+        }
+        return b.toString();
+    }
+
+    public static final class MalformedVersionFileException extends Exception {
+        public MalformedVersionFileException(String message) {
+            super(message);
+        }
+    }
+}

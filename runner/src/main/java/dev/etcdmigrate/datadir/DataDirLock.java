@@ -1,0 +1,70 @@
+package dev.etcdmigrate.datadir;
+
+import dev.etcdmigrate.Log;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+
+/**
+ * An exclusive lock on a data dir (flock on .etcd-migrate/lock), so two runners (a fast-restarting
+ * static pod and an operator's docker run) never migrate the same data at once. The kernel drops
+ * it when the holder dies; exec closes it, and etcd's own WAL lock takes over.
+ */
+public final class DataDirLock implements AutoCloseable {
+
+    private static final Duration POLL = Duration.ofMillis(100);
+
+    private final FileChannel channel;
+    private final FileLock lock;
+
+    private DataDirLock(FileChannel channel, FileLock lock) {
+        this.channel = channel;
+        this.lock = lock;
+    }
+
+    public static DataDirLock acquire(DataDir dataDir, Duration timeout, Log log) throws IOException, InterruptedException {
+        Permissions.ownerOnlyDir(dataDir.ownDir());
+        Path file = dataDir.ownDir().resolve("lock");
+        FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        boolean announced = false;
+        try {
+            while (true) {
+                FileLock lock;
+                try {
+                    lock = channel.tryLock();
+                } catch (OverlappingFileLockException e) {
+                    lock = null; // held by this JVM already (tests run several runners in one JVM)
+                }
+                if (lock != null) {
+                    return new DataDirLock(channel, lock);
+                }
+                if (System.nanoTime() >= deadline) {
+                    throw new IOException("another etcd-migrate holds the lock " + file + " and did not release it within "
+                            + timeout.toSeconds() + " s; is a second runner working on " + dataDir.path() + "?");
+                }
+                if (!announced) {
+                    log.info("waiting up to " + timeout.toSeconds() + " s for another etcd-migrate to release " + file);
+                    announced = true;
+                }
+                Thread.sleep(POLL); // poll interval of a deadline-bound wait
+            }
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        try {
+            lock.release();
+        } finally {
+            channel.close();
+        }
+    }
+}

@@ -1,0 +1,104 @@
+package dev.etcdmigrate.datadir;
+
+import dev.etcdmigrate.Log;
+import dev.etcdmigrate.version.DataVersion;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Optional;
+
+/**
+ * Replaces the data dir's member/ with one built in .etcd-migrate/staging/, keeping the old one as a
+ * backup, so that a crash at any moment leaves a complete member/ in place or a staged one that the
+ * next start finishes moving in ({@link #recover}).
+ *
+ * <p>Staging protocol: a tool writes staging/data/member; {@link #markComplete} records the version it is
+ * at in staging/complete (fsynced); {@link #swap} renames member/ to a backup, staging/data/member to
+ * member/, writes version.txt, and only then removes staging/.
+ */
+public final class MemberSwap {
+
+    private static final String COMPLETE = "complete";
+
+    private final DataDir dataDir;
+    private final Log log;
+
+    public MemberSwap(DataDir dataDir, Log log) {
+        this.dataDir = dataDir;
+        this.log = log;
+    }
+
+    /** A fresh staging dir; returns the data dir a restore tool must create (it holds the staged member/). */
+    public Path prepare() throws IOException {
+        return dataDir.freshWorkDir("staging").resolve("data");
+    }
+
+    public Path stagedDataDir() {
+        return dataDir.staging().resolve("data");
+    }
+
+    public Path stagedMember() {
+        return stagedDataDir().resolve("member");
+    }
+
+    public void markComplete(DataVersion staged) throws IOException {
+        if (!Files.isDirectory(stagedMember())) {
+            throw new IOException("nothing staged at " + stagedMember());
+        }
+        Path marker = dataDir.staging().resolve(COMPLETE);
+        Files.writeString(marker, staged.format(), StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
+        Fsync.path(dataDir.staging());
+    }
+
+    /** Moves the staged member in; returns where the old member/ went. */
+    public Path swap(DataVersion replaced, DataVersion staged) throws IOException {
+        Path backup = null;
+        if (Files.exists(dataDir.member())) {
+            backup = dataDir.newBackupDir(replaced);
+            Permissions.ownerOnlyDir(backup);
+            Files.move(dataDir.member(), backup.resolve("member"), StandardCopyOption.ATOMIC_MOVE);
+            Fsync.path(backup);
+            log.info("kept the " + replaced + " member dir as backup " + backup);
+        }
+        if (Files.exists(stagedMember())) {
+            Files.move(stagedMember(), dataDir.member(), StandardCopyOption.ATOMIC_MOVE);
+        }
+        Fsync.path(dataDir.path());
+        dataDir.writeVersion(staged);
+        log.info("moved the " + staged + " member dir into " + dataDir.path() + "; version.txt says " + staged);
+        dataDir.deleteWorkDir("staging");
+        return backup;
+    }
+
+    /**
+     * Finishes or discards what a crashed run left in staging/: a complete staging is moved in (its
+     * version is returned), an incomplete one is deleted.
+     */
+    public Optional<DataVersion> recover() throws IOException, DataDir.MalformedVersionFileException {
+        Path staging = dataDir.staging();
+        if (!Files.isDirectory(staging)) {
+            return Optional.empty();
+        }
+        Path marker = staging.resolve(COMPLETE);
+        if (!Files.isRegularFile(marker)) {
+            log.info("discarding an incomplete staging dir a previous run left: " + staging);
+            dataDir.deleteWorkDir("staging");
+            return Optional.empty();
+        }
+        DataVersion staged = DataVersion.parse(Files.readString(marker, StandardCharsets.UTF_8));
+        log.info("a previous run was interrupted while swapping in a " + staged + " member dir; finishing the swap");
+        DataVersion replaced = dataDir.readVersion().orElse(staged);
+        if (Files.exists(stagedMember())) {
+            swap(replaced, staged);
+        } else {
+            // both renames happened; only version.txt and the cleanup may be missing
+            dataDir.writeVersion(staged);
+            dataDir.deleteWorkDir("staging");
+        }
+        return Optional.of(staged);
+    }
+}

@@ -1,0 +1,24 @@
+package dev.etcdmigrate.datadir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
+
+/** Owner-only modes: etcd 3.4.10+ refuses a looser data dir, and the data holds cluster secrets. */
+public final class Permissions {
+
+    public static final Set<PosixFilePermission> DIR = PosixFilePermissions.fromString("rwx------");
+    public static final Set<PosixFilePermission> FILE = PosixFilePermissions.fromString("rw-------");
+
+    private Permissions() {}
+
+    /** Creates the directory (and parents) if missing and sets 0700 on the directory itself. */
+    public static Path ownerOnlyDir(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        Files.setPosixFilePermissions(dir, DIR);
+        return dir;
+    }
+}

@@ -1,0 +1,182 @@
+package dev.etcdmigrate.etcd;
+
+import dev.etcdmigrate.Log;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.process.ChildEnvironment;
+import dev.etcdmigrate.process.Children;
+import dev.etcdmigrate.process.LinePump;
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A bundled etcd run by a migration step on the data dir: single member, loopback-only ports,
+ * short raft timers (no real peer takes part), a scrubbed environment. Started, probed with a
+ * write, stopped with SIGTERM.
+ */
+public final class PrivateEtcd implements AutoCloseable {
+
+    /** The key the write probe puts and deletes; outside any Kubernetes prefix. */
+    public static final String PROBE_KEY = "/etcd-migrate/probe";
+
+    // A restarted single member waits out one election timeout before it takes writes: keep it short.
+    private static final List<String> FAST_TIMERS = List.of("--heartbeat-interval=10", "--election-timeout=100");
+    private static final Duration POLL = Duration.ofMillis(20);
+
+    private final Release release;
+    private final Process process;
+    private final LinePump output;
+    private final Children children;
+    private final GatewayClient gateway;
+    private final Log log;
+    private final String label;
+
+    private PrivateEtcd(Release release, Process process, LinePump output, Children children, GatewayClient gateway, Log log) {
+        this.release = release;
+        this.process = process;
+        this.output = output;
+        this.children = children;
+        this.gateway = gateway;
+        this.log = log;
+        this.label = "etcd-" + release.version();
+    }
+
+    /** What every private server of a run shares. */
+    public record Settings(
+            BinDir binDir,
+            String name,
+            ServerPorts ports,
+            List<String> extraServerArgs,
+            Duration startTimeout,
+            Duration stopGrace,
+            Map<String, String> environment,
+            HttpClient http) {
+
+        public Settings {
+            extraServerArgs = List.copyOf(extraServerArgs);
+        }
+
+        boolean peerTls() {
+            return extraServerArgs.stream().anyMatch(a -> a.startsWith("--peer-cert-file"));
+        }
+    }
+
+    public static PrivateEtcd start(Release release, Path dataDir, Settings settings, List<String> lineFlags, Log log,
+            Children children) throws BinDir.MissingBinaryException, IOException {
+        Path binary = settings.binDir().etcd(release.etcdVersion());
+        String client = settings.ports().clientUrl().toString();
+        String peer = settings.ports().peerUrl(settings.peerTls()).toString();
+        List<String> command = new ArrayList<>(List.of(binary.toString(),
+                "--name", settings.name(),
+                "--data-dir", dataDir.toString(),
+                "--listen-client-urls", client,
+                "--advertise-client-urls", client,
+                "--listen-peer-urls", peer,
+                "--initial-advertise-peer-urls", peer,
+                "--initial-cluster", settings.name() + "=" + peer));
+        command.addAll(FAST_TIMERS);
+        command.addAll(release.line().logFlags());
+        command.addAll(lineFlags);
+        command.addAll(settings.extraServerArgs());
+
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().clear();
+        builder.environment().putAll(ChildEnvironment.scrubbed(settings.environment(), Map.of()));
+        log.info("starting etcd " + release.version() + " on " + dataDir + " (client " + client + ", peer " + peer + ")");
+        Process process = builder.start();
+        try {
+            children.add(process);
+        } catch (IllegalStateException shuttingDown) {
+            throw new IOException(shuttingDown.getMessage(), shuttingDown);
+        }
+        LinePump pump = new LinePump(log, "etcd-" + release.version()).start(process.getInputStream());
+        GatewayClient gateway = new GatewayClient(settings.http(), settings.ports().clientUrl(), release.line().jsonGateway());
+        return new PrivateEtcd(release, process, pump, children, gateway, log);
+    }
+
+    public GatewayClient gateway() {
+        return gateway;
+    }
+
+    public Release release() {
+        return release;
+    }
+
+    /**
+     * Polls until a v3 write succeeds (then deletes the probe key), the process dies, or the deadline
+     * passes. Returns the time it took.
+     */
+    public Duration awaitWrite(Duration deadline) throws EtcdFailedException, InterruptedException {
+        long start = System.nanoTime();
+        long end = start + deadline.toNanos();
+        Exception last = null;
+        while (System.nanoTime() < end) {
+            if (!process.isAlive()) {
+                output.join();
+                throw new EtcdFailedException(label + " exited with " + process.exitValue() + " before it accepted a write; last output: "
+                        + String.join(" | ", output.lastLines()));
+            }
+            try {
+                gateway.put(PROBE_KEY, "ok");
+                gateway.delete(PROBE_KEY);
+                Duration took = Duration.ofNanos(System.nanoTime() - start);
+                log.info(label + " accepted a write after " + took.toMillis() + " ms");
+                return took;
+            } catch (IOException e) {
+                last = e;
+            }
+            Thread.sleep(POLL); // poll interval of a deadline-bound wait, not a synchronisation sleep
+        }
+        throw new EtcdFailedException(label + " did not accept a write within " + deadline.toSeconds() + " s"
+                + (last == null ? "" : " (last attempt: " + last.getMessage() + ")"));
+    }
+
+    /** SIGTERM, wait up to the grace period, SIGKILL and fail if it lingers. */
+    public void stop(Duration grace) throws EtcdFailedException, InterruptedException {
+        Children.terminate(process);
+        boolean exited = process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS);
+        if (!exited) {
+            process.destroyForcibly().waitFor();
+            children.remove(process);
+            output.join();
+            throw new EtcdFailedException(label + " did not stop within " + grace.toSeconds() + " s of SIGTERM and was killed");
+        }
+        children.remove(process);
+        output.join();
+        int code = process.exitValue();
+        // etcd re-raises SIGTERM after closing its files, so a clean stop is "killed by signal 15".
+        if (code != 143 && code != 0) {
+            throw new EtcdFailedException(label + " exited with " + code + " when stopped; last output: "
+                    + String.join(" | ", output.lastLines()));
+        }
+        log.info(label + " stopped cleanly");
+    }
+
+    /** Leaves nothing running when a step fails half-way. */
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            Children.terminate(process);
+            try {
+                if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                    process.destroyForcibly().waitFor();
+                }
+            } catch (InterruptedException e) {
+                process.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+        children.remove(process);
+    }
+
+    public static final class EtcdFailedException extends Exception {
+        public EtcdFailedException(String message) {
+            super(message);
+        }
+    }
+}

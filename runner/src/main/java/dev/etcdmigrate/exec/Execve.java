@@ -1,0 +1,77 @@
+package dev.etcdmigrate.exec;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Replaces the JVM with another program through execve(2) (java.lang.foreign): same PID, so etcd
+ * becomes the container's PID 1 and receives its signals. Descriptors above stderr are marked
+ * close-on-exec first (the JVM's jar and module files would otherwise leak into etcd).
+ */
+public final class Execve {
+
+    private static final int CLOSE_RANGE_CLOEXEC = 1 << 2;
+
+    private Execve() {}
+
+    /** Returns only by throwing: on success this process is the new program. */
+    public static void exec(Path program, List<String> argv, Map<String, String> environment) throws ExecFailedException {
+        Linker linker = Linker.nativeLinker();
+        SymbolLookup libc = linker.defaultLookup();
+        MemoryLayout stateLayout = Linker.Option.captureStateLayout();
+        VarHandle errnoHandle = stateLayout.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+        MethodHandle execve = linker.downcallHandle(
+                libc.find("execve").orElseThrow(() -> new ExecFailedException("libc has no execve")),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS),
+                Linker.Option.captureCallState("errno"));
+        Optional<MethodHandle> closeRange = libc.find("close_range").map(symbol -> linker.downcallHandle(symbol,
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT)));
+
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment path = arena.allocateFrom(program.toString());
+            MemorySegment args = cStringArray(arena, argv);
+            MemorySegment envp = cStringArray(arena, environment.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList());
+            MemorySegment state = arena.allocate(stateLayout);
+            System.out.flush();
+            System.err.flush();
+            if (closeRange.isPresent()) {
+                int ignored = (int) closeRange.get().invokeExact(3, -1, CLOSE_RANGE_CLOEXEC); // -1 is ~0U
+            }
+            int result = (int) execve.invokeExact(state, path, args, envp);
+            int errno = (int) errnoHandle.get(state, 0L);
+            throw new ExecFailedException("execve(" + program + ") failed with errno " + errno + " (result " + result + ")");
+        } catch (ExecFailedException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new ExecFailedException("execve(" + program + ") could not be called: " + t);
+        }
+    }
+
+    private static MemorySegment cStringArray(Arena arena, List<String> strings) {
+        MemorySegment array = arena.allocate(ADDRESS, strings.size() + 1L);
+        for (int i = 0; i < strings.size(); i++) {
+            array.setAtIndex(ADDRESS, i, arena.allocateFrom(strings.get(i)));
+        }
+        array.setAtIndex(ADDRESS, strings.size(), MemorySegment.NULL);
+        return array;
+    }
+
+    public static final class ExecFailedException extends Exception {
+        public ExecFailedException(String message) {
+            super(message);
+        }
+    }
+}

@@ -1,0 +1,109 @@
+package dev.etcdmigrate.plan;
+
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.catalog.Release.DowngradeMethod;
+import dev.etcdmigrate.step.MinorUpgrade;
+import dev.etcdmigrate.step.OnlineDowngrade;
+import dev.etcdmigrate.step.PatchFloor;
+import dev.etcdmigrate.step.SnapshotDowngrade;
+import dev.etcdmigrate.step.Step;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.MinorLine;
+import dev.etcdmigrate.version.StorageApi;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Pure planning: (data version, target, catalog) -> ordered steps, or a refusal before anything is
+ * touched. Upgrades go one minor at a time through the catalog's bundled lines, inserting a patch
+ * floor where a line demands one; downgrades go one minor back at a time by the line's method.
+ */
+public final class Planner {
+
+    private final Catalog catalog;
+
+    public Planner(Catalog catalog) {
+        this.catalog = catalog;
+    }
+
+    public Plan plan(DataVersion current, DataVersion target) throws RefusedTransitionException {
+        if (current.storage() == StorageApi.ETCD2 || target.storage() == StorageApi.ETCD2) {
+            throw new RefusedTransitionException("etcd2 storage is not supported yet (data " + current + ", target " + target
+                    + "): this runner migrates etcd3 data only; keep using the Kubernetes etcd image for etcd2 data");
+        }
+        Release targetRelease = catalog.release(target.version()).orElseThrow(() -> new RefusedTransitionException(
+                "target " + target.version() + " is not bundled (bundled: " + catalog.versionList() + ")"));
+        MinorLine from = current.version().line();
+        MinorLine to = targetRelease.minorLine();
+        List<Step> steps = from.equals(to) ? List.of()
+                : from.isOlderThan(to) ? upgrade(current.version(), to)
+                : downgrade(current.version(), to);
+        return new Plan(current, target, steps);
+    }
+
+    private List<Step> upgrade(EtcdVersion start, MinorLine to) throws RefusedTransitionException {
+        List<Step> steps = new ArrayList<>();
+        EtcdVersion at = start;
+        for (Release next : catalog.releases()) {
+            MinorLine line = next.minorLine();
+            if (!at.line().isOlderThan(line) || to.isOlderThan(line)) {
+                continue;
+            }
+            MinorLine opens = next.line().upgrade().fromLine();
+            if (!opens.equals(at.line())) {
+                throw new RefusedTransitionException("cannot upgrade " + at + " to " + next.version() + ": etcd " + line
+                        + " opens data of " + opens + " only, and no bundled " + at.line().major() + "." + (at.line().minor() + 1)
+                        + " release can take the data there (skipping a minor is unsupported; bundled: " + catalog.versionList() + ")");
+            }
+            Optional<EtcdVersion> floor = next.line().upgrade().minimumPatch();
+            if (floor.isPresent() && at.isOlderThan(floor.get())) {
+                Release patch = catalog.line(at.line()).filter(r -> !r.etcdVersion().isOlderThan(floor.get()))
+                        .orElseThrow(() -> new RefusedTransitionException("cannot upgrade " + start + ": etcd " + line
+                                + " needs the data to have run " + floor.get() + " or newer first, and no such "
+                                + floor.get().line() + " release is bundled (bundled: " + catalog.versionList() + ")"));
+                steps.add(new PatchFloor(at, patch, floor.get()));
+                at = patch.etcdVersion();
+            }
+            steps.add(new MinorUpgrade(at, next, v2Checker(at, next)));
+            at = next.etcdVersion();
+        }
+        if (!at.line().equals(to)) {
+            throw new RefusedTransitionException("cannot upgrade " + start + " to " + to + ": no bundled release chain reaches it");
+        }
+        return steps;
+    }
+
+    /** Where the next line refuses v2 content and the data's line can check for it, that check runs first. */
+    private Optional<Release> v2Checker(EtcdVersion at, Release next) {
+        if (!next.line().v2ResidueRefused()) {
+            return Optional.empty();
+        }
+        return catalog.line(at.line()).filter(r -> !r.line().v2ResidueRefused() && r.line().tools().checkV2Store());
+    }
+
+    private List<Step> downgrade(EtcdVersion start, MinorLine to) throws RefusedTransitionException {
+        List<Step> steps = new ArrayList<>();
+        EtcdVersion at = start;
+        while (to.isOlderThan(at.line())) {
+            EtcdVersion here = at;
+            Release newer = catalog.line(here.line()).orElseThrow(() -> new RefusedTransitionException(
+                    "cannot downgrade " + here + ": a downgrade runs the data's own line first, and no " + here.line()
+                            + " release is bundled (bundled: " + catalog.versionList() + ")"));
+            Release.Downgrade how = newer.line().downgrade();
+            if (how.method() == DowngradeMethod.NONE) {
+                throw new RefusedTransitionException("etcd " + here.line() + " data cannot be downgraded to " + how.toLine());
+            }
+            Release older = catalog.line(how.toLine()).orElseThrow(() -> new RefusedTransitionException(
+                    "cannot downgrade " + here + " to " + to + ": it goes one minor at a time through " + how.toLine()
+                            + ", and no " + how.toLine() + " release is bundled (bundled: " + catalog.versionList() + ")"));
+            steps.add(how.method() == DowngradeMethod.DOWNGRADE_API
+                    ? new OnlineDowngrade(here, newer, older)
+                    : new SnapshotDowngrade(here, newer, older));
+            at = older.etcdVersion();
+        }
+        return steps;
+    }
+}

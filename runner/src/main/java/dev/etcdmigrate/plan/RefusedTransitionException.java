@@ -1,0 +1,8 @@
+package dev.etcdmigrate.plan;
+
+/** The planner will not carry the data from its version to the target; nothing was touched. */
+public final class RefusedTransitionException extends Exception {
+    public RefusedTransitionException(String message) {
+        super(message);
+    }
+}

@@ -1,0 +1,57 @@
+package dev.etcdmigrate.process;
+
+import dev.etcdmigrate.Log;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+
+/** Copies a child's output into the runner's log line by line, keeping the last lines for errors. */
+public final class LinePump {
+
+    private static final int TAIL = 20;
+
+    private final Log log;
+    private final String program;
+    private final Deque<String> tail = new ArrayDeque<>();
+    private Thread thread;
+
+    public LinePump(Log log, String program) {
+        this.log = log;
+        this.program = program;
+    }
+
+    public LinePump start(InputStream in) {
+        thread = Thread.ofVirtual().name("pump-" + program).start(() -> pump(in));
+        return this;
+    }
+
+    private void pump(InputStream in) {
+        try (BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+            for (String line; (line = reader.readLine()) != null; ) {
+                log.child(program, line);
+                synchronized (tail) {
+                    if (tail.size() == TAIL) tail.removeFirst();
+                    tail.addLast(line);
+                }
+            }
+        } catch (IOException e) {
+            // the child closed its output or was killed: nothing more to copy
+        }
+    }
+
+    /** Waits until the child's output is fully copied (it has exited). */
+    public void join() throws InterruptedException {
+        if (thread != null) thread.join();
+    }
+
+    public List<String> lastLines() {
+        synchronized (tail) {
+            return List.copyOf(tail);
+        }
+    }
+}

@@ -1,0 +1,101 @@
+package dev.etcdmigrate.process;
+
+import dev.etcdmigrate.Log;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.commons.exec.CommandLine;
+import org.apache.commons.exec.DefaultExecutor;
+import org.apache.commons.exec.ExecuteException;
+import org.apache.commons.exec.ExecuteWatchdog;
+import org.apache.commons.exec.LogOutputStream;
+import org.apache.commons.exec.PumpStreamHandler;
+
+/**
+ * Runs a one-shot program (etcdctl, etcdutl, go, apt-get, dpkg-deb) to completion with a deadline,
+ * its output copied into the log with the program's name, and fails with its last lines when it
+ * exits non-zero. commons-exec does the watchdog, the stream pumping and the reaping.
+ */
+public final class ToolRunner {
+
+    private final Log log;
+    private final Children children;
+
+    public ToolRunner(Log log, Children children) {
+        this.log = log;
+        this.children = children;
+    }
+
+    /** A finished run: its exit code and the lines it printed (stdout and stderr interleaved). */
+    public record Result(int exitCode, List<String> lines) {
+        public String output() {
+            return String.join("\n", lines);
+        }
+    }
+
+    public Result run(String label, List<String> command, Map<String, String> environment, Path workDir, Duration timeout)
+            throws ToolFailedException {
+        Result result = runAllowingFailure(label, command, environment, workDir, timeout);
+        if (result.exitCode() != 0) {
+            List<String> lines = result.lines();
+            throw new ToolFailedException(label + " exited with " + result.exitCode() + ": "
+                    + String.join(" | ", lines.subList(Math.max(0, lines.size() - 8), lines.size())));
+        }
+        return result;
+    }
+
+    public Result runAllowingFailure(String label, List<String> command, Map<String, String> environment, Path workDir,
+            Duration timeout) throws ToolFailedException {
+        CommandLine line = new CommandLine(command.getFirst());
+        command.subList(1, command.size()).forEach(arg -> line.addArgument(arg, false));
+        List<String> lines = new ArrayList<>();
+        LogOutputStream sink = new LogOutputStream() {
+            @Override
+            protected void processLine(String text, int level) {
+                log.child(label, text);
+                synchronized (lines) {
+                    lines.add(text);
+                }
+            }
+        };
+        ExecuteWatchdog watchdog = ExecuteWatchdog.builder().setTimeout(timeout).get();
+        DefaultExecutor executor = DefaultExecutor.builder().setWorkingDirectory(workDir.toFile()).get();
+        executor.setStreamHandler(new PumpStreamHandler(sink));
+        executor.setWatchdog(watchdog);
+        executor.setProcessDestroyer(children);
+        executor.setExitValues(null);
+        int exit;
+        try {
+            exit = executor.execute(line, environment);
+        } catch (ExecuteException e) {
+            exit = e.getExitValue();
+        } catch (IOException e) {
+            throw new ToolFailedException(label + " could not be started (" + command.getFirst() + "): " + e.getMessage(), e);
+        } finally {
+            try {
+                sink.close();
+            } catch (IOException ignored) {
+                // closing flushes a last partial line; nothing else to do
+            }
+        }
+        if (watchdog.killedProcess()) {
+            throw new ToolFailedException(label + " did not finish within " + timeout.toSeconds() + " s and was killed");
+        }
+        synchronized (lines) {
+            return new Result(exit, List.copyOf(lines));
+        }
+    }
+
+    public static final class ToolFailedException extends Exception {
+        public ToolFailedException(String message) {
+            super(message);
+        }
+
+        public ToolFailedException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+}

@@ -1,0 +1,111 @@
+package dev.etcdmigrate.provision;
+
+import dev.etcdmigrate.Log;
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.cli.Flag;
+import dev.etcdmigrate.cli.ParsedArgs;
+import dev.etcdmigrate.cli.UsageException;
+import dev.etcdmigrate.process.Children;
+import dev.etcdmigrate.process.ToolRunner;
+import dev.etcdmigrate.version.EtcdVersion;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/** `etcd-migrate provision --bin-dir DIR [VERSION...]`: installs the catalog's binaries into DIR. */
+public final class ProvisionCommand {
+
+    public static final List<Flag> FLAGS = List.of(
+            Flag.value("bin-dir", null, "DIR", "required", "directory to fill with etcd-<v>, etcdctl-<v>, etcdutl-<v>."),
+            Flag.value("catalog", null, "FILE", "the catalog in the runner's jar", "versions catalog to provision from."),
+            Flag.value("cache-dir", "XDG_CACHE_HOME", "DIR", "$XDG_CACHE_HOME, else ~/.cache",
+                    "base directory for build work; it goes to DIR/etcd-migrate."),
+            Flag.value("go", "GO", "PATH", "go on PATH, else /usr/local/go/bin/go",
+                    "the Go toolchain for offline builds from the Go module proxy (build-time only)."),
+            Flag.value("platform", null, "OS/ARCH", "this machine's, e.g. linux/amd64", "which release tarball to fetch."),
+            Flag.toggle("allow-unverified-download",
+                    "use an official tarball even when the catalog has no confirmed SHA-256 for it (its SHA-256 is printed)."));
+
+    private final Log log;
+    private final Children children;
+
+    public ProvisionCommand(Log log, Children children) {
+        this.log = log;
+        this.children = children;
+    }
+
+    public int run(ParsedArgs args) throws Exception {
+        Path binDir = Path.of(args.get("bin-dir").orElseThrow(() -> new UsageException("provision needs --bin-dir DIR")))
+                .toAbsolutePath().normalize();
+        Catalog catalog;
+        try {
+            catalog = args.get("catalog").map(Path::of).map(Catalog::load).orElseGet(Catalog::bundled);
+        } catch (RuntimeException e) {
+            throw new UsageException(e.getMessage());
+        }
+        List<Release> releases = new ArrayList<>();
+        for (String v : args.positional()) {
+            EtcdVersion version;
+            try {
+                version = EtcdVersion.parse(v);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage());
+            }
+            releases.add(catalog.release(version).orElseThrow(() -> new UsageException(
+                    "etcd " + v + " is not in the catalog (it has " + catalog.versionList() + ")")));
+        }
+        if (releases.isEmpty()) {
+            releases.addAll(catalog.releases());
+        }
+        Path cacheDir = args.get("cache-dir").map(d -> Path.of(d).resolve("etcd-migrate"))
+                .orElse(Path.of(System.getProperty("user.home"), ".cache", "etcd-migrate"));
+        Path go = args.get("go").map(Path::of).orElseGet(ProvisionCommand::findGo);
+        String platform = args.get("platform").orElseGet(ProvisionCommand::thisPlatform);
+
+        ToolRunner tools = new ToolRunner(log, children);
+        Provisioner provisioner = new Provisioner(binDir, List.of(
+                new TarballSource(platform, args.isSet("allow-unverified-download"), log),
+                new GoModuleSource(go, cacheDir, tools),
+                new DebianPackageSource(cacheDir, tools)), tools, log);
+        Files.createDirectories(binDir);
+        List<String> failures = new ArrayList<>();
+        for (Release release : releases) {
+            try {
+                provisioner.provision(release);
+            } catch (ProvisionException e) {
+                log.error("etcd " + release.version() + ": " + e.getMessage());
+                failures.add(release.version());
+            }
+        }
+        if (!failures.isEmpty()) {
+            log.error("could not provision " + String.join(", ", failures) + " (see above); " + binDir + " holds only complete installs");
+            return 1;
+        }
+        log.info("provisioned " + releases.size() + " release(s) in " + binDir);
+        return 0;
+    }
+
+    static Path findGo() {
+        String path = Optional.ofNullable(System.getenv("PATH")).orElse("");
+        for (String dir : path.split(":")) {
+            if (dir.isEmpty()) continue;
+            Path candidate = Path.of(dir, "go");
+            if (Files.isExecutable(candidate)) return candidate;
+        }
+        return Path.of("/usr/local/go/bin/go");
+    }
+
+    static String thisPlatform() {
+        String arch = System.getProperty("os.arch").toLowerCase(Locale.ROOT);
+        String goArch = switch (arch) {
+            case "amd64", "x86_64" -> "amd64";
+            case "aarch64", "arm64" -> "arm64";
+            default -> arch;
+        };
+        return "linux/" + goArch;
+    }
+}

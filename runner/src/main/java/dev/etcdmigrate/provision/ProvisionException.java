@@ -1,0 +1,12 @@
+package dev.etcdmigrate.provision;
+
+/** A release could not be provisioned; nothing of it was left in the bin dir. */
+public final class ProvisionException extends Exception {
+    public ProvisionException(String message) {
+        super(message);
+    }
+
+    public ProvisionException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

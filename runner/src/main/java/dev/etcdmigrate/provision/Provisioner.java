@@ -1,0 +1,123 @@
+package dev.etcdmigrate.provision;
+
+import dev.etcdmigrate.Log;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.process.ToolRunner;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Installs a release's binaries into the bin dir as tool-&lt;version&gt;: from the first source that
+ * delivers, checked to report the expected version, then moved in. Work happens in a staging dir
+ * inside the bin dir, so a failure leaves nothing half-written; a stamp written last marks the
+ * install complete and makes reruns instant.
+ */
+final class Provisioner {
+
+    private static final Pattern REPORTED = Pattern.compile("(?m)^(?:etcd|etcdctl|etcdutl) [Vv]ersion: (\\S+)\\s*$");
+
+    private final Path binDir;
+    private final List<BinarySource> sources;
+    private final ToolRunner tools;
+    private final Log log;
+
+    Provisioner(Path binDir, List<BinarySource> sources, ToolRunner tools, Log log) {
+        this.binDir = binDir;
+        this.sources = List.copyOf(sources);
+        this.tools = tools;
+        this.log = log;
+    }
+
+    void provision(Release release) throws ProvisionException {
+        String v = release.version();
+        if (installed(release)) {
+            log.info("etcd " + v + ": already provisioned in " + binDir + " (" + stamp(release).getFileName() + ")");
+            return;
+        }
+        Path staging = binDir.resolve(".staging-" + v);
+        try {
+            Trees.deleteRecursively(staging);
+            Files.createDirectories(staging);
+            String from = fetch(release, staging);
+            for (String tool : release.toolNames()) {
+                checkReportedVersion(release, tool, staging.resolve(tool));
+            }
+            for (String tool : release.toolNames()) {
+                Path source = staging.resolve(tool);
+                Files.setPosixFilePermissions(source, PosixFilePermissions.fromString("rwxr-xr-x"));
+                Files.move(source, binDir.resolve(tool + "-" + v), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            }
+            Files.createDirectories(stamp(release).getParent());
+            Files.writeString(stamp(release), from + "\n", StandardCharsets.UTF_8);
+            log.info("etcd " + v + ": installed " + String.join(", ", release.toolNames().stream().map(t -> t + "-" + v).toList())
+                    + " from " + from);
+        } catch (IOException e) {
+            throw new ProvisionException("could not install into " + binDir + ": " + e.getMessage(), e);
+        } finally {
+            try {
+                Trees.deleteRecursively(staging);
+            } catch (IOException e) {
+                log.warn("could not remove " + staging + ": " + e.getMessage());
+            }
+        }
+    }
+
+    private boolean installed(Release release) {
+        return Files.isRegularFile(stamp(release)) && release.toolNames().stream()
+                .allMatch(tool -> Files.isExecutable(binDir.resolve(tool + "-" + release.version())));
+    }
+
+    private Path stamp(Release release) {
+        return binDir.resolve(".provisioned").resolve(release.version());
+    }
+
+    private String fetch(Release release, Path staging) throws ProvisionException, IOException {
+        List<String> skipped = new ArrayList<>();
+        for (BinarySource source : sources) {
+            try {
+                log.info("etcd " + release.version() + ": trying " + source.name());
+                source.fetch(release, staging);
+                for (String tool : release.toolNames()) {
+                    if (!Files.isRegularFile(staging.resolve(tool))) {
+                        throw new BinarySource.Skipped(source.name() + " delivered no " + tool);
+                    }
+                }
+                return source.name();
+            } catch (BinarySource.Skipped e) {
+                log.info("etcd " + release.version() + ": " + source.name() + " skipped: " + e.getMessage());
+                skipped.add(source.name() + ": " + e.getMessage());
+                Trees.deleteRecursively(staging);
+                Files.createDirectories(staging);
+            }
+        }
+        throw new ProvisionException("no source could provide it (" + String.join("; ", skipped) + ")");
+    }
+
+    private void checkReportedVersion(Release release, String tool, Path binary) throws ProvisionException, IOException {
+        Files.setPosixFilePermissions(binary, PosixFilePermissions.fromString("rwxr-xr-x"));
+        List<String> command = List.of(binary.toString(), tool.equals("etcd") ? "--version" : "version");
+        ToolRunner.Result result;
+        try {
+            result = tools.run(tool + "-" + release.version(), command, Map.of("PATH", "/usr/bin:/bin"), binary.getParent(),
+                    Duration.ofSeconds(30));
+        } catch (ToolRunner.ToolFailedException e) {
+            throw new ProvisionException(tool + " does not run: " + e.getMessage(), e);
+        }
+        Matcher m = REPORTED.matcher(result.output());
+        String reported = m.find() ? m.group(1) : "nothing recognizable";
+        if (!reported.equals(release.version())) {
+            throw new ProvisionException(tool + " reports version " + reported + ", expected " + release.version());
+        }
+    }
+}

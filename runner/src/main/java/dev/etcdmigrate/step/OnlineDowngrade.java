@@ -1,0 +1,47 @@
+package dev.etcdmigrate.step;
+
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.StorageApi;
+import java.util.List;
+
+/**
+ * One minor back through etcd's downgrade API (3.6+): on the running newer etcd, validate and enable
+ * a downgrade to the older line, wait until the storage version reports it, stop, then start the
+ * older etcd until a write succeeds.
+ */
+public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) implements Step {
+
+    @Override
+    public String describe() {
+        return "downgrade " + from + " -> " + older.version() + ": etcd " + newer.version() + " enables a downgrade to "
+                + older.minorLine() + " (downgrade API), then etcd " + older.version() + " starts on the data";
+    }
+
+    @Override
+    public DataVersion result() {
+        return new DataVersion(older.etcdVersion(), StorageApi.ETCD3);
+    }
+
+    @Override
+    public List<Binary> binaries() {
+        return List.of(Binary.etcd(newer), new Binary("etcdctl", newer), Binary.etcd(older));
+    }
+
+    @Override
+    public void run(StepContext context) throws Exception {
+        String target = older.minorLine().toString();
+        try (PrivateEtcd etcd = context.startAndAwaitWrite(newer, context.dataDir().path())) {
+            String endpoint = context.settings().ports().clientUrl().toString();
+            context.runTool(newer, "etcdctl", List.of("--endpoints", endpoint, "downgrade", "validate", target),
+                    "etcd " + newer.version() + " does not allow a downgrade to " + target);
+            context.runTool(newer, "etcdctl", List.of("--endpoints", endpoint, "downgrade", "enable", target),
+                    "etcd " + newer.version() + " refused to enable a downgrade to " + target);
+            context.awaitStorageVersion(etcd, target + ".0");
+            etcd.stop(context.stopGrace());
+        }
+        context.runUntilWrite(older, context.dataDir().path());
+    }
+}

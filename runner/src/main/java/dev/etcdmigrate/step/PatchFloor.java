@@ -1,0 +1,35 @@
+package dev.etcdmigrate.step;
+
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.StorageApi;
+import java.util.List;
+
+/**
+ * Runs the bundled patch of the data's own minor line once, because the next line requires that
+ * patch (or newer) to have run first (e.g. 3.5.32+ before 3.6).
+ */
+public record PatchFloor(EtcdVersion from, Release release, EtcdVersion floor) implements Step {
+
+    @Override
+    public String describe() {
+        return "run etcd " + release.version() + " once on the " + from + " data: the next minor needs "
+                + floor + " or newer to have run first";
+    }
+
+    @Override
+    public DataVersion result() {
+        return new DataVersion(release.etcdVersion(), StorageApi.ETCD3);
+    }
+
+    @Override
+    public List<Binary> binaries() {
+        return List.of(Binary.etcd(release));
+    }
+
+    @Override
+    public void run(StepContext context) throws Exception {
+        context.runUntilWrite(release, context.dataDir().path());
+    }
+}

@@ -1,0 +1,31 @@
+package dev.etcdmigrate.step;
+
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.version.DataVersion;
+import java.util.List;
+
+/**
+ * One migration step: a value that says what it will do and what version the data is at once it
+ * is done. The runner executes steps in order and records {@link #result()} in version.txt after
+ * each, so a crash resumes at the first step not yet recorded.
+ */
+public sealed interface Step permits PatchFloor, MinorUpgrade, OnlineDowngrade, SnapshotDowngrade {
+
+    /** One line for the plan and the log, with versions. */
+    String describe();
+
+    /** What version.txt says once this step has completed. */
+    DataVersion result();
+
+    /** The bundled programs it runs, checked before anything is touched. */
+    List<Binary> binaries();
+
+    void run(StepContext context) throws Exception;
+
+    /** A bundled program, e.g. etcdctl 3.6.16 (file etcdctl-3.6.16 in the bin dir). */
+    record Binary(String tool, Release release) {
+        public static Binary etcd(Release release) {
+            return new Binary("etcd", release);
+        }
+    }
+}

@@ -1,0 +1,87 @@
+package dev.etcdmigrate.step;
+
+import dev.etcdmigrate.Log;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.process.ChildEnvironment;
+import dev.etcdmigrate.process.Children;
+import dev.etcdmigrate.process.ToolRunner;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** What steps run with: the data dir, the private server settings, the tools, the log. */
+public record StepContext(
+        DataDir dataDir,
+        PrivateEtcd.Settings settings,
+        MemberIdentity member,
+        ToolRunner tools,
+        Children children,
+        Log log,
+        Duration toolTimeout) {
+
+    private static final Duration POLL = Duration.ofMillis(100);
+
+    public Duration stopGrace() {
+        return settings.stopGrace();
+    }
+
+    /** Starts a bundled etcd on dir and returns it once a write succeeded; stops it if that fails. */
+    public PrivateEtcd startAndAwaitWrite(Release release, Path dir) throws Exception {
+        PrivateEtcd etcd = PrivateEtcd.start(release, dir, settings, List.of(), log, children);
+        try {
+            etcd.awaitWrite(settings.startTimeout());
+            return etcd;
+        } catch (Exception | Error e) {
+            etcd.close();
+            throw e;
+        }
+    }
+
+    /** The minor-step core: start, wait until a write succeeds, stop cleanly. */
+    public void runUntilWrite(Release release, Path dir) throws Exception {
+        try (PrivateEtcd etcd = startAndAwaitWrite(release, dir)) {
+            etcd.stop(settings.stopGrace());
+        }
+    }
+
+    /** Runs tool-&lt;release&gt; (etcdctl or etcdutl) with a scrubbed environment; failure explains itself. */
+    public ToolRunner.Result runTool(Release release, String tool, List<String> args, String meaningOfFailure)
+            throws Exception {
+        Path binary = settings.binDir().tool(tool, release.etcdVersion());
+        List<String> command = new ArrayList<>();
+        command.add(binary.toString());
+        command.addAll(args);
+        Map<String, String> extra = tool.equals("etcdctl") ? release.line().etcdctlEnv() : Map.of();
+        try {
+            return tools.run(tool + "-" + release.version(), command, ChildEnvironment.scrubbed(settings.environment(), extra),
+                    dataDir.path(), toolTimeout);
+        } catch (ToolRunner.ToolFailedException e) {
+            throw new StepFailedException(meaningOfFailure + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Polls /version until the storage version is the wanted one (3.6+ report it). */
+    public void awaitStorageVersion(PrivateEtcd etcd, String wanted) throws Exception {
+        long end = System.nanoTime() + settings.startTimeout().toNanos();
+        String seen = "";
+        while (System.nanoTime() < end) {
+            try {
+                seen = etcd.gateway().version().path("storage").asText("");
+            } catch (IOException e) {
+                seen = "unreachable: " + e.getMessage();
+            }
+            if (seen.equals(wanted)) {
+                log.info("etcd " + etcd.release().version() + " reports storage version " + wanted);
+                return;
+            }
+            Thread.sleep(POLL); // poll interval of a deadline-bound wait
+        }
+        throw new StepFailedException("etcd " + etcd.release().version() + " did not reach storage version " + wanted
+                + " within " + settings.startTimeout().toSeconds() + " s (last seen: '" + seen + "')");
+    }
+}

@@ -1,0 +1,48 @@
+package dev.etcdmigrate.version;
+
+/**
+ * What last wrote a data directory, as recorded in its version.txt: {@code <semver>/<etcd2|etcd3>}.
+ */
+public record DataVersion(EtcdVersion version, StorageApi storage) {
+
+    public static DataVersion of(String version, StorageApi storage) {
+        return new DataVersion(EtcdVersion.parse(version), storage);
+    }
+
+    /** Strict parse of version.txt content; one trailing newline is tolerated, nothing else. */
+    public static DataVersion parse(String text) {
+        String body = text.endsWith("\n") ? text.substring(0, text.length() - 1) : text;
+        int slash = body.indexOf('/');
+        if (slash < 0 || body.indexOf('/', slash + 1) >= 0) {
+            throw new IllegalArgumentException("expected <version>/<etcd2|etcd3>, e.g. 3.5.21/etcd3, found '" + printable(text) + "'");
+        }
+        try {
+            return new DataVersion(EtcdVersion.parse(body.substring(0, slash)), StorageApi.parse(body.substring(slash + 1)));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("expected <version>/<etcd2|etcd3>, e.g. 3.5.21/etcd3, found '"
+                    + printable(text) + "': " + e.getMessage(), e);
+        }
+    }
+
+    /** Shows what was read without letting control characters or huge files into the log. */
+    static String printable(String text) {
+        String cut = text.length() > 64 ? text.substring(0, 64) + "..." : text;
+        StringBuilder b = new StringBuilder();
+        cut.codePoints().forEach(cp -> {
+            if (cp == '\n') b.append("\\n");
+            else if (cp < 0x20 || cp == 0x7f) b.append(String.format("\\x%02x", cp));
+            else b.appendCodePoint(cp);
+        });
+        return b.toString();
+    }
+
+    /** The text written to version.txt (no trailing newline, like the Kubernetes etcd image). */
+    public String format() {
+        return version + "/" + storage;
+    }
+
+    @Override
+    public String toString() {
+        return format();
+    }
+}
