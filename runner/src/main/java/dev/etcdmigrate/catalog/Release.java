@@ -101,6 +101,8 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             String jsonGateway,
             List<String> logFlags,
             Map<String, String> etcdctlEnv,
+            String downgradeCheckFlag,
+            Boolean statusReportsDowngrade,
             Tools tools,
             Upgrade upgrade,
             Downgrade downgrade) {
@@ -111,9 +113,14 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             require(jsonGateway, "line.jsonGateway");
             logFlags = List.copyOf(require(logFlags, "line.logFlags"));
             etcdctlEnv = Map.copyOf(require(etcdctlEnv, "line.etcdctlEnv"));
+            require(downgradeCheckFlag, "line.downgradeCheckFlag");
+            require(statusReportsDowngrade, "line.statusReportsDowngrade");
             require(tools, "line.tools");
             require(upgrade, "line.upgrade");
             require(downgrade, "line.downgrade");
+            if (statusReportsDowngrade && downgradeCheckFlag.isEmpty()) {
+                throw new IllegalArgumentException("line.statusReportsDowngrade needs a downgradeCheckFlag");
+            }
             if (v2Api == V2Api.FLAG && v2EnableFlags.isEmpty()) {
                 throw new IllegalArgumentException("line.v2EnableFlags must name the flags when v2Api is 'flag'");
             }

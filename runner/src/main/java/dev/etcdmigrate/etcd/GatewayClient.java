@@ -30,6 +30,10 @@ public final class GatewayClient {
         this.prefix = prefix;
     }
 
+    public URI baseUrl() {
+        return base;
+    }
+
     public static HttpClient newHttpClient() {
         return HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
@@ -45,6 +49,11 @@ public final class GatewayClient {
 
     public void delete(String key) throws IOException, InterruptedException {
         post("/kv/deleterange", "{\"key\":\"" + b64(key) + "\"}");
+    }
+
+    /** Maintenance/Status of the member (3.6+ include downgradeInfo). */
+    public JsonNode status() throws IOException, InterruptedException {
+        return post("/maintenance/status", "{}");
     }
 
     /** GET /version: etcdserver, etcdcluster and (3.6+) storage. */

@@ -42,6 +42,15 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
             context.awaitStorageVersion(etcd, target + ".0");
             etcd.stop(context.stopGrace());
         }
-        context.runUntilWrite(older, context.dataDir().path());
+        // The older etcd ends the downgrade job once it sees every member at the target; ask it to look
+        // soon, and wait for it where it can tell us, or the next downgrade would be refused as "in progress".
+        String checkFlag = older.line().downgradeCheckFlag();
+        List<String> flags = checkFlag.isEmpty() ? List.of() : List.of(checkFlag + "=50ms");
+        try (PrivateEtcd etcd = context.startAndAwaitWrite(older, context.dataDir().path(), flags)) {
+            if (older.line().statusReportsDowngrade()) {
+                context.awaitDowngradeFinished(etcd);
+            }
+            etcd.stop(context.stopGrace());
+        }
     }
 }

@@ -32,7 +32,11 @@ public record StepContext(
 
     /** Starts a bundled etcd on dir and returns it once a write succeeded; stops it if that fails. */
     public PrivateEtcd startAndAwaitWrite(Release release, Path dir) throws Exception {
-        PrivateEtcd etcd = PrivateEtcd.start(release, dir, settings, List.of(), log, children);
+        return startAndAwaitWrite(release, dir, List.of());
+    }
+
+    public PrivateEtcd startAndAwaitWrite(Release release, Path dir, List<String> lineFlags) throws Exception {
+        PrivateEtcd etcd = PrivateEtcd.start(release, dir, settings, lineFlags, log, children);
         try {
             etcd.awaitWrite(settings.startTimeout());
             return etcd;
@@ -63,6 +67,27 @@ public record StepContext(
         } catch (ToolRunner.ToolFailedException e) {
             throw new StepFailedException(meaningOfFailure + ": " + e.getMessage(), e);
         }
+    }
+
+    /** Polls Maintenance/Status until no downgrade is enabled any more (the server's monitor ended the job). */
+    public void awaitDowngradeFinished(PrivateEtcd etcd) throws Exception {
+        long end = System.nanoTime() + settings.startTimeout().toNanos();
+        String seen = "";
+        while (System.nanoTime() < end) {
+            try {
+                var info = etcd.gateway().status().path("downgradeInfo");
+                if (!info.path("enabled").asBoolean(false)) {
+                    log.info("etcd " + etcd.release().version() + " reports the downgrade finished");
+                    return;
+                }
+                seen = info.toString();
+            } catch (IOException e) {
+                seen = "unreachable: " + e.getMessage();
+            }
+            Thread.sleep(POLL); // poll interval of a deadline-bound wait
+        }
+        throw new StepFailedException("etcd " + etcd.release().version() + " still reports a downgrade in progress after "
+                + settings.startTimeout().toSeconds() + " s (" + seen + ")");
     }
 
     /** Polls /version until the storage version is the wanted one (3.6+ report it). */

@@ -1,0 +1,136 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.etcdmigrate.Log;
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.datadir.Permissions;
+import dev.etcdmigrate.demo.Keyspace;
+import dev.etcdmigrate.demo.SampleData;
+import dev.etcdmigrate.etcd.BinDir;
+import dev.etcdmigrate.etcd.FreePorts;
+import dev.etcdmigrate.etcd.GatewayClient;
+import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.process.Children;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.StorageApi;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.options.LeaseOption;
+import java.io.PrintStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * Real etcd for tests: the provisioned binaries (system property etcd.bin.dir), started privately on
+ * free loopback ports, always stopped by {@link #close()} (call it from @AfterEach).
+ */
+final class EtcdFixture implements AutoCloseable {
+
+    static final Catalog CATALOG = Catalog.bundled();
+
+    private final Children children = new Children(Duration.ofSeconds(10));
+    private final Log log = new Log(new PrintStream(OutputStream.nullOutputStream()));
+
+    static Path binDir() {
+        String dir = System.getProperty("etcd.bin.dir");
+        if (dir == null || !Files.isDirectory(Path.of(dir))) {
+            fail("etcd binaries missing: run `runner/target/etcd-migrate provision --bin-dir DIR` and pass -Detcd.bin.dir=DIR"
+                    + " (mvn verify does both); got " + dir);
+        }
+        return Path.of(dir);
+    }
+
+    static Release release(String version) {
+        return CATALOG.release(EtcdVersion.parse(version)).orElseThrow(() -> new AssertionError("not in catalog: " + version));
+    }
+
+    static Release oldest() {
+        return CATALOG.releases().getFirst();
+    }
+
+    static Release newest() {
+        return CATALOG.releases().getLast();
+    }
+
+    PrivateEtcd start(Release release, Path dataDir) throws Exception {
+        PrivateEtcd.Settings settings = new PrivateEtcd.Settings(new BinDir(binDir()), "it", FreePorts.pick(), List.of(),
+                Duration.ofMinutes(1), Duration.ofSeconds(20), System.getenv(), GatewayClient.newHttpClient());
+        PrivateEtcd etcd = PrivateEtcd.start(release, dataDir, settings, List.of(), log, children);
+        try {
+            etcd.awaitWrite(settings.startTimeout());
+        } catch (Exception e) {
+            etcd.close();
+            throw e;
+        }
+        return etcd;
+    }
+
+    /** Runs `work` against a started etcd with a jetcd client, then stops the etcd cleanly. */
+    void withClient(Release release, Path dataDir, ClientWork work) throws Exception {
+        try (PrivateEtcd etcd = start(release, dataDir)) {
+            try (Client client = Client.builder().endpoints(etcd.gateway().baseUrl()).build()) {
+                work.accept(client);
+            }
+            etcd.stop(Duration.ofSeconds(20));
+        }
+    }
+
+    interface ClientWork {
+        void accept(Client client) throws Exception;
+    }
+
+    /** A data dir written by {@code release}: sample keys (every tenth leased), version.txt recorded. */
+    Keyspace seed(Release release, Path dataDir, int keys) throws Exception {
+        Permissions.ownerOnlyDir(dataDir);
+        Keyspace[] result = new Keyspace[1];
+        withClient(release, dataDir, client -> {
+            SampleData.seed(client, keys, 3600);
+            result[0] = Keyspace.read(client);
+        });
+        new DataDir(dataDir).writeVersion(new DataVersion(release.etcdVersion(), StorageApi.ETCD3));
+        assertTrue(result[0].entries().size() > keys / 2, "seeded keys");
+        return result[0];
+    }
+
+    /** The keyspace as {@code release} serves it, and the remaining TTL of every lease a key is attached to. */
+    Observed read(Release release, Path dataDir) throws Exception {
+        Observed[] result = new Observed[1];
+        withClient(release, dataDir, client -> {
+            Keyspace keyspace = Keyspace.read(client);
+            Map<Long, Long> ttl = new HashMap<>();
+            for (Keyspace.Entry e : keyspace.entries().values()) {
+                if (e.lease() != 0 && !ttl.containsKey(e.lease())) {
+                    ttl.put(e.lease(), client.getLeaseClient().timeToLive(e.lease(), LeaseOption.DEFAULT).get(30, TimeUnit.SECONDS).getTTL());
+                }
+            }
+            result[0] = new Observed(keyspace, ttl);
+        });
+        return result[0];
+    }
+
+    record Observed(Keyspace keyspace, Map<Long, Long> leaseTtl) {
+        long keysWithLiveLease() {
+            return keyspace.entries().values().stream().filter(e -> e.lease() != 0 && leaseTtl.getOrDefault(e.lease(), -1L) > 0).count();
+        }
+    }
+
+    static void forEachRelease(Consumer<Release> action) {
+        CATALOG.releases().forEach(action);
+    }
+
+    @Override
+    public void close() {
+        children.stopAll();
+    }
+}

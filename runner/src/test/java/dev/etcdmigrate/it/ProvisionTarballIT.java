@@ -1,0 +1,130 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.stream.Stream;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * `provision` from a release tarball: a tarball made here (holding the real 3.5.35 binaries, laid
+ * out like an upstream release), served by a file: URL from a catalog written here.
+ */
+class ProvisionTarballIT {
+
+    private static final String VERSION = "3.5.35";
+
+    @TempDir
+    static Path shared;
+    static Path tarball;
+    static String sha256;
+
+    @BeforeAll
+    static void makeTarball() throws Exception {
+        tarball = shared.resolve("etcd-v" + VERSION + "-linux-amd64.tar.gz");
+        try (OutputStream file = Files.newOutputStream(tarball);
+                TarArchiveOutputStream tar = new TarArchiveOutputStream(new GzipCompressorOutputStream(file))) {
+            tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
+            for (String tool : List.of("etcd", "etcdctl", "etcdutl")) {
+                Path binary = EtcdFixture.binDir().resolve(tool + "-" + VERSION);
+                TarArchiveEntry entry = new TarArchiveEntry("etcd-v" + VERSION + "-linux-amd64/" + tool);
+                entry.setSize(Files.size(binary));
+                entry.setMode(0755);
+                tar.putArchiveEntry(entry);
+                Files.copy(binary, tar);
+                tar.closeArchiveEntry();
+            }
+            TarArchiveEntry readme = new TarArchiveEntry("etcd-v" + VERSION + "-linux-amd64/README.md");
+            byte[] text = "upstream readme\n".getBytes();
+            readme.setSize(text.length);
+            tar.putArchiveEntry(readme);
+            tar.write(text);
+            tar.closeArchiveEntry();
+        }
+        sha256 = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(tarball)));
+    }
+
+    private static Path catalog(Path dir, String checksum) throws Exception {
+        String yaml = """
+                releases:
+                  - version: %s
+                    upstream:
+                      tag: v%s
+                      tarballs:
+                        - platform: linux/amd64
+                          url: %s
+                          sha256: "%s"
+                    sources: []
+                    line:
+                      v2Api: flag
+                      v2EnableFlags: ["--enable-v2=true"]
+                      v2ResidueRefused: false
+                      jsonGateway: /v3
+                      logFlags: []
+                      etcdctlEnv: {}
+                      tools: {etcdutl: true, etcdctlMigrate: false, checkV2Store: true, snapshotRestore: etcdutl}
+                      upgrade: {from: "3.4", previousMinimumPatch: ""}
+                      downgrade: {to: "3.4", method: snapshot-restore}
+                """.formatted(VERSION, VERSION, tarball.toUri(), checksum);
+        Path file = dir.resolve("catalog.yaml");
+        Files.writeString(file, yaml);
+        return file;
+    }
+
+    private static List<String> listing(Path dir) throws Exception {
+        try (Stream<Path> walk = Files.walk(dir)) {
+            return walk.map(p -> dir.relativize(p).toString()).sorted().toList();
+        }
+    }
+
+    @Test
+    void aTarballWhoseChecksumDiffersIsRefusedAndLeavesTheBinDirUnchanged(@TempDir Path dir) throws Exception {
+        Path bin = Files.createDirectories(dir.resolve("bin"));
+        Files.writeString(bin.resolve("already-here"), "x");
+        List<String> before = listing(bin);
+        String wrong = sha256.substring(1) + (sha256.charAt(0) == '0' ? "1" : "0");
+        try (RunnerProcess runner = RunnerProcess.run(List.of("provision", "--bin-dir", bin.toString(), "--platform", "linux/amd64",
+                "--catalog", catalog(dir, wrong).toString()))) {
+            assertNotEquals(0, runner.exitCode(), runner.output());
+            assertTrue(runner.output().contains("SHA-256 mismatch"), runner.output());
+            assertTrue(runner.output().contains(wrong) && runner.output().contains(sha256), "both checksums are named");
+        }
+        assertEquals(before, listing(bin));
+    }
+
+    @Test
+    void aMatchingTarballIsUnpackedCheckedAndCached(@TempDir Path dir) throws Exception {
+        Path bin = dir.resolve("bin");
+        List<String> args = List.of("provision", "--bin-dir", bin.toString(), "--platform", "linux/amd64",
+                "--catalog", catalog(dir, sha256).toString());
+        try (RunnerProcess first = RunnerProcess.run(args)) {
+            assertEquals(0, first.exitCode(), first.output());
+            assertTrue(first.output().contains("installed etcd-" + VERSION + ", etcdctl-" + VERSION + ", etcdutl-" + VERSION
+                    + " from the official linux/amd64 tarball"), first.output());
+        }
+        for (String tool : List.of("etcd", "etcdctl", "etcdutl")) {
+            Path installed = bin.resolve(tool + "-" + VERSION);
+            assertTrue(Files.isExecutable(installed), installed + " executable");
+            assertEquals(Files.size(EtcdFixture.binDir().resolve(tool + "-" + VERSION)), Files.size(installed));
+        }
+        assertTrue(listing(bin).stream().noneMatch(p -> p.contains("staging") || p.contains("README")), listing(bin).toString());
+
+        try (RunnerProcess again = RunnerProcess.run(args)) {
+            assertEquals(0, again.exitCode(), again.output());
+            assertTrue(again.output().contains("etcd " + VERSION + ": already provisioned"), again.output());
+            assertTrue(again.runnerLines().stream().noneMatch(l -> l.contains("trying")), "a cached version fetches nothing");
+        }
+    }
+}
