@@ -1,0 +1,161 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.demo.Keyspace;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What the runner does with each kind of data dir it can meet, and that refusals touch nothing. */
+class DataDirCasesIT {
+
+    private final EtcdFixture etcd = new EtcdFixture();
+
+    @AfterEach
+    void stopAll() {
+        etcd.close();
+    }
+
+    @Test
+    void alreadyAtTargetStartsNoEtcdAndLeavesVersionTxtAlone(@TempDir Path dir) throws Exception {
+        Release newest = EtcdFixture.newest();
+        Path data = dir.resolve("data");
+        Keyspace before = etcd.seed(newest, data, 200);
+        long modified = Files.getLastModifiedTime(data.resolve("version.txt")).toMillis();
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, newest.version()))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            assertEquals(0, runner.countRunnerLines("starting etcd"), runner.output());
+            assertTrue(runner.output().contains("no etcd needs to run"), runner.output());
+        }
+        assertEquals(newest.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+        assertEquals(modified, Files.getLastModifiedTime(data.resolve("version.txt")).toMillis(), "not rewritten");
+        assertEquals(Map.of(), before.differences(etcd.read(newest, data).keyspace()));
+    }
+
+    @Test
+    void aPatchOnlyChangeRecordsTheTargetPatchWithoutStartingEtcd(@TempDir Path dir) throws Exception {
+        Release newest = EtcdFixture.newest();
+        Path data = dir.resolve("data");
+        etcd.seed(newest, data, 50);
+        String olderPatch = newest.etcdVersion().major() + "." + newest.etcdVersion().minor() + ".0";
+        Files.writeString(data.resolve("version.txt"), olderPatch + "/etcd3");
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, newest.version()))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            assertEquals(0, runner.countRunnerLines("starting etcd"), runner.output());
+        }
+        assertEquals(newest.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+    }
+
+    @Test
+    void aMissingDataDirIsCreatedOwnerOnlyWithTheTargetRecorded(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("a/b/data");
+        String target = EtcdFixture.newest().version();
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, target))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            assertEquals(0, runner.countRunnerLines("starting etcd"), runner.output());
+        }
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(data)));
+        assertEquals(target + "/etcd3", Files.readString(data.resolve("version.txt")));
+        assertFalse(Files.exists(data.resolve("member")));
+    }
+
+    @Test
+    void anEmptyDataDirGetsOwnerOnlyModeAndTheTarget(@TempDir Path dir) throws Exception {
+        Path data = Files.createDirectory(dir.resolve("data"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+        Files.createDirectory(data.resolve("lost+found"));
+        String target = EtcdFixture.oldest().version();
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, target))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+        }
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(data)));
+        assertEquals(target + "/etcd3", Files.readString(data.resolve("version.txt")));
+    }
+
+    @Test
+    void dataWithoutVersionTxtIsRefusedUnlessTheInitialVersionIsGiven(@TempDir Path dir) throws Exception {
+        Release from = EtcdFixture.release("3.5.35");
+        Release to = EtcdFixture.release("3.6.16");
+        Path data = dir.resolve("data");
+        Keyspace before = etcd.seed(from, data, 300);
+        Files.delete(data.resolve("version.txt"));
+        Map<String, String> untouched = TreeDigest.of(data);
+
+        try (RunnerProcess refused = RunnerProcess.run(RunnerArgs.migrate(data, to.version()))) {
+            assertEquals(3, refused.exitCode(), refused.output());
+            assertTrue(refused.output().contains("no version.txt") && refused.output().contains("--initial-version"), refused.output());
+            assertTrue(refused.output().contains("2.2.1"), "explains the historical default: " + refused.output());
+        }
+        assertEquals(untouched, TreeDigest.of(data), "byte-identical after the refusal");
+
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, to.version(), "--initial-version", from.version()))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            assertTrue(runner.output().contains("taking 3.5.35/etcd3"), runner.output());
+        }
+        assertEquals(to.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+        assertEquals(Map.of(), before.differences(etcd.read(to, data).keyspace()));
+    }
+
+    @Test
+    void anUnsupportedTransitionIsRefusedWithTheDataDirByteIdentical(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        etcd.seed(EtcdFixture.oldest(), data, 100);
+        Files.writeString(data.resolve("version.txt"), "3.2.32/etcd3"); // 3.4 cannot open 3.2 data: a minor would be skipped
+        Map<String, String> untouched = TreeDigest.of(data);
+        for (List<String> args : List.of(RunnerArgs.migrate(data, EtcdFixture.newest().version()),
+                RunnerArgs.migrate(data, "3.9.9"))) {
+            try (RunnerProcess runner = RunnerProcess.run(args)) {
+                assertEquals(3, runner.exitCode(), runner.output());
+                assertTrue(runner.output().contains("refused"), runner.output());
+                assertEquals(0, runner.countRunnerLines("starting etcd"));
+            }
+            assertEquals(untouched, TreeDigest.of(data));
+        }
+    }
+
+    @Test
+    void aGarbageVersionTxtIsAnErrorThatSaysWhatWasFound(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        etcd.seed(EtcdFixture.oldest(), data, 20);
+        Files.writeString(data.resolve("version.txt"), "hello\n");
+        Map<String, String> untouched = TreeDigest.of(data);
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, EtcdFixture.newest().version()))) {
+            assertEquals(2, runner.exitCode(), runner.output());
+            assertTrue(runner.output().contains("found 'hello\\n'"), runner.output());
+        }
+        assertEquals(untouched, TreeDigest.of(data));
+    }
+
+    @Test
+    void aMissingTargetIsAnErrorAndTouchesNothing(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        try (RunnerProcess runner = RunnerProcess.run(List.of("migrate", "--data-dir", data.toString(), "--name", "it", "--no-exec"))) {
+            assertEquals(2, runner.exitCode(), runner.output());
+            assertTrue(runner.output().contains("TARGET_VERSION"), runner.output());
+        }
+        assertFalse(Files.exists(data));
+    }
+
+    @Test
+    void planPrintsTheStepsAndChangesNothing(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        etcd.seed(EtcdFixture.oldest(), data, 20);
+        Map<String, String> untouched = TreeDigest.of(data);
+        List<String> args = RunnerArgs.common("plan", data, EtcdFixture.newest().version());
+        try (RunnerProcess runner = RunnerProcess.run(args)) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            assertTrue(runner.output().contains("plan " + EtcdFixture.oldest().version() + "/etcd3 -> "), runner.output());
+            assertEquals(EtcdFixture.CATALOG.releases().size() - 1, runner.lines().stream().filter(l -> l.matches("\\s+\\d+\\. .*")).count(),
+                    runner.output());
+        }
+        assertEquals(untouched, TreeDigest.of(data));
+    }
+}

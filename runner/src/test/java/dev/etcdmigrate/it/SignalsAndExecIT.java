@@ -1,0 +1,136 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.demo.Keyspace;
+import dev.etcdmigrate.etcd.FreePorts;
+import dev.etcdmigrate.etcd.GatewayClient;
+import dev.etcdmigrate.etcd.ServerPorts;
+import io.etcd.jetcd.Client;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** SIGTERM to a migrating runner, and the exec into the target etcd at the end. */
+class SignalsAndExecIT {
+
+    private final EtcdFixture etcd = new EtcdFixture();
+
+    @AfterEach
+    void stopAll() {
+        etcd.close();
+    }
+
+    @Test
+    void sigtermDuringAStepStopsTheChildrenAndExitsNonZero(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        etcd.seed(EtcdFixture.oldest(), data, 200);
+        Release second = EtcdFixture.CATALOG.releases().get(2);
+        try (RunnerProcess runner = RunnerProcess.start(RunnerArgs.migrate(data, EtcdFixture.newest().version()), Map.of())) {
+            // a line the child etcd printed itself: it is running
+            runner.awaitLine("\\[etcd-" + Pattern.quote(second.version()) + "\\]", Duration.ofMinutes(2));
+            runner.rememberDescendants();
+            List<ProcessHandle> children = runner.process().toHandle().descendants().toList();
+            assertTrue(children.stream().anyMatch(c -> c.info().command().orElse("").endsWith("etcd-" + second.version())),
+                    "the private etcd runs: " + children);
+            runner.process().toHandle().destroy(); // SIGTERM
+            int code = runner.awaitExit(Duration.ofSeconds(30));
+            assertEquals(143, code, runner.output());
+            for (ProcessHandle child : children) {
+                assertTrue(child.onExit().orTimeout(1, java.util.concurrent.TimeUnit.SECONDS).exceptionally(x -> child).join() != null
+                        && !child.isAlive(), "child " + child.pid() + " was stopped before the runner exited");
+            }
+            assertEquals(lastRecorded(runner), Files.readString(data.resolve("version.txt")), runner.output());
+        }
+    }
+
+    /** The last "version.txt = X" the runner logged. */
+    private static String lastRecorded(RunnerProcess runner) {
+        Pattern p = Pattern.compile("version\\.txt = (\\S+)$");
+        String last = EtcdFixture.oldest().version() + "/etcd3";
+        for (String line : runner.runnerLines()) {
+            Matcher m = p.matcher(line);
+            if (m.find()) last = m.group(1);
+        }
+        return last;
+    }
+
+    @Test
+    void theRunnerBecomesTheTargetEtcdServingTheMigratedData(@TempDir Path dir) throws Exception {
+        List<Release> releases = EtcdFixture.CATALOG.releases();
+        Release previous = releases.get(releases.size() - 2);
+        Release newest = EtcdFixture.newest();
+        Path data = dir.resolve("data");
+        Keyspace before = etcd.seed(previous, data, 300);
+        ServerPorts real = FreePorts.pick();
+        String client = "http://127.0.0.1:" + real.client();
+        List<String> args = new ArrayList<>(RunnerArgs.common("migrate", data, newest.version()));
+        args.addAll(List.of("--", "--name", "it", "--listen-client-urls", client, "--advertise-client-urls", client,
+                "--listen-peer-urls", "http://127.0.0.1:" + real.peer()));
+
+        try (RunnerProcess runner = RunnerProcess.start(args, Map.of())) {
+            long pid = runner.pid();
+            runner.awaitLine("exec .*etcd-" + Pattern.quote(newest.version()), Duration.ofMinutes(2));
+            GatewayClient gateway = new GatewayClient(GatewayClient.newHttpClient(), java.net.URI.create(client), newest.line().jsonGateway());
+            awaitWrite(gateway);
+
+            assertEquals(pid, runner.process().pid());
+            Path exe = Files.readSymbolicLink(Path.of("/proc/" + pid + "/exe"));
+            assertEquals(EtcdFixture.binDir().resolve("etcd-" + newest.version()).toRealPath(), exe.toRealPath(), "PID " + pid + " runs etcd");
+            assertEquals(newest.version(), gateway.version().path("etcdserver").asText());
+            List<String> openFiles = openFiles(pid);
+            assertTrue(openFiles.stream().noneMatch(f -> f.endsWith(".jar") || f.endsWith("/modules") || f.endsWith(".jsa")),
+                    "JVM descriptors leaked into etcd: " + openFiles);
+
+            try (Client jetcd = Client.builder().endpoints(client).build()) {
+                Keyspace served = Keyspace.read(jetcd);
+                before.entries().forEach((key, entry) -> assertEquals(entry, served.entries().get(key), key));
+            }
+
+            runner.process().toHandle().destroy(); // SIGTERM to what is now etcd
+            assertEquals(143, runner.awaitExit(Duration.ofSeconds(10)), "etcd stops cleanly on SIGTERM");
+        }
+        assertEquals(newest.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+    }
+
+    private static void awaitWrite(GatewayClient gateway) throws InterruptedException {
+        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        IOException last = null;
+        while (System.nanoTime() < end) {
+            try {
+                gateway.put("/it/after-exec", "ok");
+                return;
+            } catch (IOException e) {
+                last = e;
+            }
+            Thread.sleep(20); // poll interval of a deadline-bound wait
+        }
+        throw new AssertionError("the exec'd etcd never accepted a write", last);
+    }
+
+    private static List<String> openFiles(long pid) throws IOException {
+        try (Stream<Path> fds = Files.list(Path.of("/proc/" + pid + "/fd"))) {
+            List<String> targets = new ArrayList<>();
+            for (Path fd : fds.toList()) {
+                try {
+                    targets.add(Files.readSymbolicLink(fd).toString());
+                } catch (IOException gone) {
+                    // closed while listing
+                }
+            }
+            return targets;
+        }
+    }
+}
