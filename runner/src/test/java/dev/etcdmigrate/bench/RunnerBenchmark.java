@@ -1,0 +1,178 @@
+package dev.etcdmigrate.bench;
+
+import dev.etcdmigrate.Log;
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.datadir.Permissions;
+import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.etcd.BinDir;
+import dev.etcdmigrate.etcd.FreePorts;
+import dev.etcdmigrate.etcd.GatewayClient;
+import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.etcd.ServerPorts;
+import dev.etcdmigrate.process.Children;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.StorageApi;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Start-up and per-step figures of the runner's real command line (not a test: it prints numbers).
+ *
+ * <pre>
+ * usage: RunnerBenchmark LAUNCHER BIN_DIR [RUNS]
+ * </pre>
+ *
+ * <ul>
+ *   <li>no-op start to execve: data already at the newest version; from spawning the launcher to its
+ *       "exec" line, logged right before execve;
+ *   <li>one minor step on a small data dir (previous minor -> newest): the step's own time, etcd's
+ *       start-to-first-write inside it, and the difference (the runner's overhead).
+ * </ul>
+ */
+public final class RunnerBenchmark {
+
+    private static final Pattern STAMP = Pattern.compile("^(\\S+Z) ");
+    private static final Pattern STEP_DONE = Pattern.compile("step 1/1 done in (\\d+) ms");
+    private static final Pattern FIRST_WRITE = Pattern.compile("accepted a write after (\\d+) ms");
+
+    public static void main(String[] args) throws Exception {
+        Path launcher = Path.of(args[0]);
+        Path binDir = Path.of(args[1]);
+        int runs = args.length > 2 ? Integer.parseInt(args[2]) : 10;
+        Catalog catalog = Catalog.bundled();
+        Release newest = catalog.releases().getLast();
+        Release previous = catalog.releases().get(catalog.releases().size() - 2);
+        Path work = Files.createTempDirectory("etcd-migrate-bench");
+        try {
+            Path template = work.resolve("template");
+            seed(previous, template, binDir);
+
+            List<Long> noop = new ArrayList<>();
+            Path noopData = work.resolve("noop");
+            copy(template, noopData);
+            new DataDir(noopData).writeVersion(new DataVersion(newest.etcdVersion(), StorageApi.ETCD3));
+            for (int i = 0; i < runs + 1; i++) {
+                long ms = noopToExec(launcher, binDir, noopData, newest);
+                if (i > 0) noop.add(ms); // the first run warms the page cache and the class-data archive
+            }
+
+            List<Long> step = new ArrayList<>();
+            List<Long> firstWrite = new ArrayList<>();
+            List<Long> overhead = new ArrayList<>();
+            for (int i = 0; i < runs; i++) {
+                Path data = work.resolve("step-" + i);
+                copy(template, data);
+                long[] r = minorStep(launcher, binDir, data, newest);
+                step.add(r[0]);
+                firstWrite.add(r[1]);
+                overhead.add(r[0] - r[1]);
+                Trees.deleteRecursively(data);
+            }
+            System.out.println("runs: " + runs + " (etcd " + previous.version() + " -> " + newest.version() + ", "
+                    + Runtime.getRuntime().availableProcessors() + " cores)");
+            print("no-op start to execve", noop, 150);
+            print("minor step, whole", step, 300);
+            print("  etcd start to first write", firstWrite, -1);
+            print("  runner overhead (step - first write)", overhead, 50);
+        } finally {
+            Trees.deleteRecursively(work);
+        }
+    }
+
+    private static void print(String what, List<Long> ms, long goal) {
+        List<Long> sorted = new ArrayList<>(ms);
+        Collections.sort(sorted);
+        System.out.printf("%-40s median %4d ms   min %4d   max %4d%s%n", what, sorted.get(sorted.size() / 2), sorted.getFirst(),
+                sorted.getLast(), goal > 0 ? "   (goal <= " + goal + " ms)" : "");
+    }
+
+    private static void seed(Release release, Path data, Path binDir) throws Exception {
+        Permissions.ownerOnlyDir(data);
+        Children children = new Children(Duration.ofSeconds(10));
+        Log quiet = new Log(new PrintStream(OutputStream.nullOutputStream()));
+        PrivateEtcd.Settings settings = new PrivateEtcd.Settings(new BinDir(binDir), "bench", FreePorts.pick(), List.of(),
+                Duration.ofMinutes(1), Duration.ofSeconds(20), System.getenv(), GatewayClient.newHttpClient());
+        try (PrivateEtcd etcd = PrivateEtcd.start(release, data, settings, List.of(), quiet, children)) {
+            etcd.awaitWrite(settings.startTimeout());
+            for (int i = 0; i < 200; i++) {
+                etcd.gateway().put("/registry/pods/default/pod-" + i, "{\"kind\":\"Pod\"}");
+            }
+            etcd.stop(settings.stopGrace());
+        }
+        new DataDir(data).writeVersion(new DataVersion(release.etcdVersion(), StorageApi.ETCD3));
+    }
+
+    private static long noopToExec(Path launcher, Path binDir, Path data, Release newest) throws Exception {
+        ServerPorts ports = FreePorts.pick();
+        String client = "http://127.0.0.1:" + ports.client();
+        List<String> command = List.of(launcher.toString(), "--data-dir", data.toString(), "--bin-dir", binDir.toString(),
+                "--target-version", newest.version(), "--name", "bench", "--", "--name", "bench",
+                "--listen-client-urls", client, "--advertise-client-urls", client,
+                "--listen-peer-urls", "http://127.0.0.1:" + ports.peer());
+        long spawned = System.currentTimeMillis();
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            for (String line; (line = out.readLine()) != null; ) {
+                if (line.contains("[etcd-migrate] exec ")) {
+                    Matcher m = STAMP.matcher(line);
+                    if (!m.find()) throw new IllegalStateException("no timestamp: " + line);
+                    long exec = java.time.Instant.parse(m.group(1)).toEpochMilli();
+                    p.toHandle().destroy();
+                    drain(out);
+                    p.waitFor(20, TimeUnit.SECONDS);
+                    return exec - spawned;
+                }
+            }
+        } finally {
+            p.destroyForcibly().waitFor();
+        }
+        throw new IllegalStateException("the runner never exec'd etcd (exit " + p.exitValue() + ")");
+    }
+
+    private static long[] minorStep(Path launcher, Path binDir, Path data, Release newest) throws Exception {
+        ServerPorts ports = FreePorts.pick();
+        List<String> command = List.of(launcher.toString(), "--data-dir", data.toString(), "--bin-dir", binDir.toString(),
+                "--target-version", newest.version(), "--name", "bench", "--port", String.valueOf(ports.client()),
+                "--peer-port", String.valueOf(ports.peer()), "--no-exec");
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        long step = -1;
+        long write = -1;
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            for (String line; (line = out.readLine()) != null; ) {
+                Matcher s = STEP_DONE.matcher(line);
+                if (s.find()) step = Long.parseLong(s.group(1));
+                Matcher w = FIRST_WRITE.matcher(line);
+                if (w.find()) write = Long.parseLong(w.group(1));
+            }
+        }
+        if (p.waitFor() != 0 || step < 0 || write < 0) {
+            throw new IllegalStateException("the minor step did not complete (exit " + p.exitValue() + ")");
+        }
+        return new long[] {step, write};
+    }
+
+    private static void drain(BufferedReader out) throws Exception {
+        while (out.readLine() != null) {
+            // let the exec'd etcd finish logging its shutdown
+        }
+    }
+
+    private static void copy(Path from, Path to) throws Exception {
+        Process p = new ProcessBuilder("cp", "-a", from.toString(), to.toString()).inheritIO().start();
+        if (p.waitFor() != 0) throw new IllegalStateException("cp failed");
+    }
+}
