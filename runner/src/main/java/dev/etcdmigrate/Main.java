@@ -9,7 +9,6 @@ import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.demo.Demo;
 import dev.etcdmigrate.etcd.BinDir;
 import dev.etcdmigrate.exec.Execve;
-import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RefusedTransitionException;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.provision.ProvisionCommand;
@@ -73,8 +72,7 @@ public final class Main {
 
     private static int plan(ParsedArgs args, Log log, Children children) throws Exception {
         MigrateOptions options = MigrateOptions.from(args);
-        Plan plan = migration(options, args, log, children).plan();
-        plan.describe().forEach(System.out::println);
+        migration(options, args, log, children).describePlan().forEach(System.out::println);
         return OK;
     }
 

@@ -62,6 +62,17 @@ public final class Migration {
         return planner.plan(current.orElse(options.target()), options.target());
     }
 
+    /** What `plan` prints: the steps, or what happens to a data dir without etcd data. */
+    public List<String> describePlan() throws IOException, DataDir.MalformedVersionFileException, RefusedTransitionException {
+        Plan plan = plan();
+        if (current().isEmpty()) {
+            return List.of("data dir " + dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist")
+                    + ": it will be created with mode 0700 if missing and record " + options.target() + "; etcd "
+                    + options.target().version() + " initializes it");
+        }
+        return plan.describe();
+    }
+
     /** Migrates; returns the version now recorded in version.txt (the target). */
     public DataVersion migrate() throws Exception {
         Plan plan = plan();

@@ -31,11 +31,17 @@ class DataDirCasesIT {
         Path data = dir.resolve("data");
         Keyspace before = etcd.seed(newest, data, 200);
         long modified = Files.getLastModifiedTime(data.resolve("version.txt")).toMillis();
-        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, newest.version()))) {
+        Path classes = dir.resolve("classes.log");
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, newest.version()),
+                Map.of("ETCD_MIGRATE_JAVA_OPTS", "-Xlog:class+load=info:file=" + classes))) {
             assertEquals(0, runner.exitCode(), runner.output());
             assertEquals(0, runner.countRunnerLines("starting etcd"), runner.output());
             assertTrue(runner.output().contains("no etcd needs to run"), runner.output());
         }
+        List<String> loaded = Files.readAllLines(classes);
+        assertTrue(loaded.size() > 100, "the class-load log was written");
+        assertEquals(List.of(), loaded.stream().filter(l -> l.contains(" io.etcd.") || l.contains(" io.grpc.") || l.contains(" io.netty."))
+                .limit(5).toList(), "the no-op path loads no etcd client library");
         assertEquals(newest.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
         assertEquals(modified, Files.getLastModifiedTime(data.resolve("version.txt")).toMillis(), "not rewritten");
         assertEquals(Map.of(), before.differences(etcd.read(newest, data).keyspace()));
