@@ -72,9 +72,10 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
     @JsonTypeInfo(use = JsonTypeInfo.Id.NAME, property = "kind")
     @JsonSubTypes({
         @JsonSubTypes.Type(value = GoModules.class, name = "go-modules"),
+        @JsonSubTypes.Type(value = GoLegacy.class, name = "go-legacy"),
         @JsonSubTypes.Type(value = DebianPackages.class, name = "debian")
     })
-    public sealed interface Source permits GoModules, DebianPackages {}
+    public sealed interface Source permits GoModules, GoLegacy, DebianPackages {}
 
     /** Build from the Go module proxy: all modules at one version, each main package built. */
     public record GoModules(String moduleVersion, List<String> modules, Map<String, String> mains) implements Source {
@@ -82,6 +83,27 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             require(moduleVersion, "go-modules.moduleVersion");
             modules = List.copyOf(require(modules, "go-modules.modules"));
             mains = Map.copyOf(require(mains, "go-modules.mains"));
+        }
+    }
+
+    /**
+     * Build a pre-module release (2.x, 3.0-3.3) from its tagged source (a module zip of
+     * {@code module@moduleVersion}) with an old Go toolchain from the module proxy. Layout
+     * {@code gopath}: dependencies come with the source (Godeps/_workspace); layout {@code module}:
+     * the catalog's pinned go.mod and go.sum (versions/legacy/&lt;version&gt;/) replace the vendor tree
+     * module zips omit. mains are package paths relative to the source root.
+     */
+    public record GoLegacy(String toolchain, String module, String moduleVersion, String layout, String gitSha,
+            Map<String, String> mains) implements Source {
+        public GoLegacy {
+            require(toolchain, "go-legacy.toolchain");
+            require(module, "go-legacy.module");
+            require(moduleVersion, "go-legacy.moduleVersion");
+            require(gitSha, "go-legacy.gitSha");
+            if (!"gopath".equals(layout) && !"module".equals(layout)) {
+                throw new IllegalArgumentException("go-legacy.layout must be gopath or module, got " + layout);
+            }
+            mains = Map.copyOf(require(mains, "go-legacy.mains"));
         }
     }
 
@@ -95,6 +117,7 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
 
     /** What a release line can do; see the comments in versions/catalog.yaml. */
     public record Line(
+            Boolean v3Api,
             V2Api v2Api,
             List<String> v2EnableFlags,
             Boolean v2ResidueRefused,
@@ -107,6 +130,7 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             Upgrade upgrade,
             Downgrade downgrade) {
         public Line {
+            require(v3Api, "line.v3Api");
             require(v2Api, "line.v2Api");
             v2EnableFlags = List.copyOf(require(v2EnableFlags, "line.v2EnableFlags"));
             require(v2ResidueRefused, "line.v2ResidueRefused");
@@ -118,6 +142,12 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             require(tools, "line.tools");
             require(upgrade, "line.upgrade");
             require(downgrade, "line.downgrade");
+            if (v3Api == jsonGateway.isEmpty()) {
+                throw new IllegalArgumentException("line.jsonGateway must be set exactly when the line has the v3 API");
+            }
+            if (!v3Api && v2Api == V2Api.NEVER) {
+                throw new IllegalArgumentException("a line must serve the v2 or the v3 API");
+            }
             if (statusReportsDowngrade && downgradeCheckFlag.isEmpty()) {
                 throw new IllegalArgumentException("line.statusReportsDowngrade needs a downgradeCheckFlag");
             }
@@ -147,10 +177,16 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
 
     public enum RestoreTool {
         @JsonProperty("etcdctl") ETCDCTL,
-        @JsonProperty("etcdutl") ETCDUTL;
+        @JsonProperty("etcdutl") ETCDUTL,
+        /** 2.x: no v3 snapshots. */
+        @JsonProperty("none") NONE;
 
         public String toolName() {
-            return this == ETCDCTL ? "etcdctl" : "etcdutl";
+            return switch (this) {
+                case ETCDCTL -> "etcdctl";
+                case ETCDUTL -> "etcdutl";
+                case NONE -> throw new IllegalStateException("this line has no snapshot restore");
+            };
         }
     }
 

@@ -105,7 +105,8 @@ public record MigrateOptions(
                 .or(() -> Optional.ofNullable(env.get("HOSTNAME")).filter(h -> !h.isEmpty()).map(h -> "etcd-" + h))
                 .orElseThrow(() -> new UsageException("no member name: set --name, ETCD_NAME, ETCD_HOSTNAME or HOSTNAME"));
         String initialCluster = args.get("initial-cluster").orElse(name + "=http://localhost:2380");
-        String advertise = args.get("initial-advertise-peer-urls").orElse(peerUrlOf(name, initialCluster));
+        Optional<String> advertiseGiven = args.get("initial-advertise-peer-urls");
+        String advertise = advertiseGiven.isPresent() ? advertiseGiven.get() : peerUrlOf(name, initialCluster);
         String prefix = args.get("etcd-data-prefix").orElse("/registry");
         return new MigrateOptions(
                 new DataVersion(targetVersion, storage),
@@ -132,13 +133,17 @@ public record MigrateOptions(
                 args.passThrough());
     }
 
-    /** The peer URL that --initial-cluster gives this member, for the restore's advertised URL. */
+    /** The peer URLs that --initial-cluster gives this member (it may list it more than once), comma-joined. */
     static String peerUrlOf(String name, String initialCluster) throws UsageException {
+        List<String> urls = new java.util.ArrayList<>();
         for (String entry : initialCluster.split(",")) {
             int eq = entry.indexOf('=');
             if (eq > 0 && entry.substring(0, eq).trim().equals(name)) {
-                return entry.substring(eq + 1).trim();
+                urls.add(entry.substring(eq + 1).trim());
             }
+        }
+        if (!urls.isEmpty()) {
+            return String.join(",", urls);
         }
         throw new UsageException("member '" + name + "' is not in the initial cluster '" + initialCluster
                 + "'; set --initial-advertise-peer-urls or fix --name / INITIAL_CLUSTER");
@@ -188,7 +193,7 @@ public record MigrateOptions(
             else if (t.endsWith("h")) d = Duration.ofHours(Long.parseLong(t.substring(0, t.length() - 1)));
             else d = Duration.ofSeconds(Long.parseLong(t));
             if (!d.isNegative() && !d.isZero()) return d;
-        } catch (NumberFormatException ignored) {
+        } catch (NumberFormatException | ArithmeticException ignored) {
             // reported below
         }
         throw new UsageException("--" + flag + " must be a positive duration such as 500ms, 90s or 2m, got '" + t + "'");

@@ -73,7 +73,13 @@ public final class DataDir {
         if (!Files.exists(file)) {
             return Optional.empty();
         }
-        String text = Files.readString(file, StandardCharsets.UTF_8);
+        byte[] bytes = Files.readAllBytes(file);
+        String text;
+        try {
+            text = StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            text = new String(bytes, StandardCharsets.ISO_8859_1); // not text: parse fails and shows it escaped
+        }
         try {
             return Optional.of(DataVersion.parse(text));
         } catch (IllegalArgumentException e) {

@@ -10,9 +10,11 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 
 /**
- * An exclusive lock on a data dir (flock on .etcd-migrate/lock), so two runners (a fast-restarting
+ * An exclusive lock on a data dir (a POSIX record lock on .etcd-migrate/lock), so two runners (a fast-restarting
  * static pod and an operator's docker run) never migrate the same data at once. The kernel drops
- * it when the holder dies; exec closes it, and etcd's own WAL lock takes over.
+ * it when the holder dies; exec closes it, and etcd's own WAL lock takes over. Within one JVM the
+ * lock is held for the whole JVM: a second acquire there waits, and closing its channel on timeout
+ * drops the first holder's kernel lock too (POSIX semantics), so run one runner per JVM.
  */
 public final class DataDirLock implements AutoCloseable {
 

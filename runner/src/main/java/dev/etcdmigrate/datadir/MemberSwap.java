@@ -48,9 +48,12 @@ public final class MemberSwap {
         if (!Files.isDirectory(stagedMember())) {
             throw new IOException("nothing staged at " + stagedMember());
         }
+        // written aside and renamed, so the marker is either absent or complete
         Path marker = dataDir.staging().resolve(COMPLETE);
-        Files.writeString(marker, staged.format(), StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+        Path temp = dataDir.staging().resolve(COMPLETE + ".tmp");
+        Files.writeString(temp, staged.format(), StandardCharsets.UTF_8, StandardOpenOption.CREATE,
                 StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
+        Files.move(temp, marker, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         Fsync.path(dataDir.staging());
     }
 
@@ -89,7 +92,15 @@ public final class MemberSwap {
             dataDir.deleteWorkDir("staging");
             return Optional.empty();
         }
-        DataVersion staged = DataVersion.parse(Files.readString(marker, StandardCharsets.UTF_8));
+        DataVersion staged;
+        try {
+            staged = DataVersion.parse(Files.readString(marker, StandardCharsets.UTF_8));
+        } catch (IllegalArgumentException | IOException e) {
+            // member/ is touched only after a complete marker exists: an unreadable one means the swap never began
+            log.info("discarding a staging dir whose completion marker is unreadable (" + e.getMessage() + "): " + staging);
+            dataDir.deleteWorkDir("staging");
+            return Optional.empty();
+        }
         log.info("a previous run was interrupted while swapping in a " + staged + " member dir; finishing the swap");
         DataVersion replaced = dataDir.readVersion().orElse(staged);
         if (Files.exists(stagedMember())) {

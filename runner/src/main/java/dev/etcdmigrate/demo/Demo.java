@@ -54,7 +54,8 @@ public final class Demo {
         Path work = Path.of(args.get("work-dir").orElse(".demo")).toAbsolutePath().normalize();
         int keys = Integer.parseInt(args.get("keys").orElse("2000"));
         Catalog catalog = Catalog.bundled();
-        Release oldest = catalog.releases().getFirst();
+        // the oldest release that can write etcd3 data (2.x has only the v2 API)
+        Release oldest = catalog.releases().stream().filter(r -> r.line().v3Api()).findFirst().orElseThrow();
         Release newest = catalog.releases().getLast();
         Path data = work.resolve("data");
         Trees.deleteRecursively(data);

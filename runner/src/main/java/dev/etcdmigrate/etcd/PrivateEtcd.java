@@ -112,6 +112,10 @@ public final class PrivateEtcd implements AutoCloseable {
      * passes. Returns the time it took.
      */
     public Duration awaitWrite(Duration deadline) throws EtcdFailedException, InterruptedException {
+        if (!release.line().v3Api()) {
+            // a v2 write on a 3.x server would create v2 data that 3.6 refuses, so there is one probe per API
+            throw new EtcdFailedException(label + " has no v3 API to probe; etcd2 storage is not supported yet");
+        }
         long start = System.nanoTime();
         long end = start + deadline.toNanos();
         Exception last = null;

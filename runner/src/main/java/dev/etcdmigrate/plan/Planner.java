@@ -36,6 +36,9 @@ public final class Planner {
         }
         Release targetRelease = catalog.release(target.version()).orElseThrow(() -> new RefusedTransitionException(
                 "target " + target.version() + " is not bundled (bundled: " + catalog.versionList() + ")"));
+        if (target.storage() == StorageApi.ETCD3 && !targetRelease.line().v3Api()) {
+            throw new RefusedTransitionException("etcd " + targetRelease.version() + " has no v3 API, so it cannot serve etcd3 data");
+        }
         MinorLine from = current.version().line();
         MinorLine to = targetRelease.minorLine();
         List<Step> steps = from.equals(to) ? List.of()
@@ -99,6 +102,10 @@ public final class Planner {
             Release older = catalog.line(how.toLine()).orElseThrow(() -> new RefusedTransitionException(
                     "cannot downgrade " + here + " to " + to + ": it goes one minor at a time through " + how.toLine()
                             + ", and no " + how.toLine() + " release is bundled (bundled: " + catalog.versionList() + ")"));
+            if (how.method() == DowngradeMethod.SNAPSHOT_RESTORE && older.line().tools().snapshotRestore() == Release.RestoreTool.NONE) {
+                throw new RefusedTransitionException("cannot downgrade " + here + " to " + older.version() + ": etcd " + older.minorLine()
+                        + " cannot restore a v3 snapshot");
+            }
             steps.add(how.method() == DowngradeMethod.DOWNGRADE_API
                     ? new OnlineDowngrade(here, newer, older)
                     : new SnapshotDowngrade(here, newer, older));

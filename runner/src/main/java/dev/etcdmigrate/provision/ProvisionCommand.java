@@ -70,6 +70,7 @@ public final class ProvisionCommand {
         Provisioner provisioner = new Provisioner(binDir, List.of(
                 new TarballSource(platform, args.isSet("allow-unverified-download"), log),
                 new GoModuleSource(go, cacheDir, tools),
+                new LegacyGoSource(go, cacheDir, platform.substring(platform.indexOf('/') + 1), tools),
                 new DebianPackageSource(cacheDir, tools)), tools, log);
         Files.createDirectories(binDir);
         List<String> failures = new ArrayList<>();

@@ -25,7 +25,7 @@ import java.util.regex.Pattern;
  */
 final class Provisioner {
 
-    private static final Pattern REPORTED = Pattern.compile("(?m)^(?:etcd|etcdctl|etcdutl) [Vv]ersion: (\\S+)\\s*$");
+    private static final Pattern REPORTED = Pattern.compile("(?m)^(?:etcd|etcdctl|etcdutl) [Vv]ersion:? (\\S+)\\s*$");
 
     private final Path binDir;
     private final List<BinarySource> sources;
@@ -104,18 +104,30 @@ final class Provisioner {
         throw new ProvisionException("no source could provide it (" + String.join("; ", skipped) + ")");
     }
 
+    /**
+     * The binary must say it is the release: etcd answers --version; etcdctl and etcdutl answer
+     * `version`, except the v2-era etcdctl (2.x, and 3.0-3.3 without ETCDCTL_API=3), which answers --version.
+     */
     private void checkReportedVersion(Release release, String tool, Path binary) throws ProvisionException, IOException {
         Files.setPosixFilePermissions(binary, PosixFilePermissions.fromString("rwxr-xr-x"));
-        List<String> command = List.of(binary.toString(), tool.equals("etcd") ? "--version" : "version");
-        ToolRunner.Result result;
-        try {
-            result = tools.run(tool + "-" + release.version(), command, Map.of("PATH", "/usr/bin:/bin"), binary.getParent(),
-                    Duration.ofSeconds(30));
-        } catch (ToolRunner.ToolFailedException e) {
-            throw new ProvisionException(tool + " does not run: " + e.getMessage(), e);
+        List<List<String>> asks = tool.equals("etcd") ? List.of(List.of("--version")) : List.of(List.of("version"), List.of("--version"));
+        String reported = "nothing recognizable";
+        for (List<String> ask : asks) {
+            List<String> command = new ArrayList<>(List.of(binary.toString()));
+            command.addAll(ask);
+            ToolRunner.Result result;
+            try {
+                result = tools.runAllowingFailure(tool + "-" + release.version(), command, Map.of("PATH", "/usr/bin:/bin"),
+                        binary.getParent(), Duration.ofSeconds(30));
+            } catch (ToolRunner.ToolFailedException e) {
+                throw new ProvisionException(tool + " does not run: " + e.getMessage(), e);
+            }
+            Matcher m = REPORTED.matcher(result.output());
+            if (result.exitCode() == 0 && m.find()) {
+                reported = m.group(1);
+                break;
+            }
         }
-        Matcher m = REPORTED.matcher(result.output());
-        String reported = m.find() ? m.group(1) : "nothing recognizable";
         if (!reported.equals(release.version())) {
             throw new ProvisionException(tool + " reports version " + reported + ", expected " + release.version());
         }

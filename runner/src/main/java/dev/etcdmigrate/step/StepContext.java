@@ -48,7 +48,11 @@ public record StepContext(
 
     /** The minor-step core: start, wait until a write succeeds, stop cleanly. */
     public void runUntilWrite(Release release, Path dir) throws Exception {
-        try (PrivateEtcd etcd = startAndAwaitWrite(release, dir)) {
+        runUntilWrite(release, dir, List.of());
+    }
+
+    public void runUntilWrite(Release release, Path dir, List<String> lineFlags) throws Exception {
+        try (PrivateEtcd etcd = startAndAwaitWrite(release, dir, lineFlags)) {
             etcd.stop(settings.stopGrace());
         }
     }
@@ -56,17 +60,32 @@ public record StepContext(
     /** Runs tool-&lt;release&gt; (etcdctl or etcdutl) with a scrubbed environment; failure explains itself. */
     public ToolRunner.Result runTool(Release release, String tool, List<String> args, String meaningOfFailure)
             throws Exception {
+        ToolRunner.Result result = runToolAllowingFailure(release, tool, args);
+        if (result.exitCode() != 0) {
+            throw new StepFailedException(meaningOfFailure + ": " + tool + "-" + release.version() + " exited with "
+                    + result.exitCode() + ": " + lastLines(result));
+        }
+        return result;
+    }
+
+    /** The same, returning a non-zero exit to the caller. */
+    public ToolRunner.Result runToolAllowingFailure(Release release, String tool, List<String> args) throws Exception {
         Path binary = settings.binDir().tool(tool, release.etcdVersion());
         List<String> command = new ArrayList<>();
         command.add(binary.toString());
         command.addAll(args);
         Map<String, String> extra = tool.equals("etcdctl") ? release.line().etcdctlEnv() : Map.of();
         try {
-            return tools.run(tool + "-" + release.version(), command, ChildEnvironment.scrubbed(settings.environment(), extra),
-                    dataDir.path(), toolTimeout);
+            return tools.runAllowingFailure(tool + "-" + release.version(), command,
+                    ChildEnvironment.scrubbed(settings.environment(), extra), dataDir.path(), toolTimeout);
         } catch (ToolRunner.ToolFailedException e) {
-            throw new StepFailedException(meaningOfFailure + ": " + e.getMessage(), e);
+            throw new StepFailedException(tool + "-" + release.version() + " could not run: " + e.getMessage(), e);
         }
+    }
+
+    public static String lastLines(ToolRunner.Result result) {
+        List<String> lines = result.lines();
+        return String.join(" | ", lines.subList(Math.max(0, lines.size() - 8), lines.size()));
     }
 
     /** Polls Maintenance/Status until no downgrade is enabled any more (the server's monitor ended the job). */

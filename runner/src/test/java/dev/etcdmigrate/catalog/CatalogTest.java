@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.catalog.Release.DebianPackages;
 import dev.etcdmigrate.catalog.Release.DowngradeMethod;
+import dev.etcdmigrate.catalog.Release.GoLegacy;
 import dev.etcdmigrate.catalog.Release.GoModules;
 import dev.etcdmigrate.catalog.Release.RestoreTool;
 import dev.etcdmigrate.catalog.Release.Source;
@@ -41,10 +43,35 @@ class CatalogTest {
 
     // ---- the bundled catalog -------------------------------------------------------------------
 
+    static final MinorLine L3_0 = MinorLine.parse("3.0");
+    static final MinorLine L3_4 = MinorLine.parse("3.4");
+    static final MinorLine L3_5 = MinorLine.parse("3.5");
+    static final MinorLine L3_6 = MinorLine.parse("3.6");
+
+    static boolean atLeast(Release r, MinorLine line) {
+        return !r.minorLine().isOlderThan(line);
+    }
+
     @Test
     void bundledCatalogHasOneReleasePerLineOldestFirst() {
-        assertEquals(List.of("3.4.23", "3.5.35", "3.6.16", "3.7.3"), BUNDLED.releases().stream().map(Release::version).toList());
-        assertEquals("3.4.23, 3.5.35, 3.6.16, 3.7.3", BUNDLED.versionList());
+        List<Release> releases = BUNDLED.releases();
+        for (int i = 1; i < releases.size(); i++) {
+            assertTrue(releases.get(i - 1).minorLine().isOlderThan(releases.get(i).minorLine()),
+                    releases.get(i - 1).version() + " before " + releases.get(i).version());
+        }
+        List<String> versions = releases.stream().map(Release::version).toList();
+        assertTrue(versions.containsAll(List.of("3.4.23", "3.5.35", "3.6.16", "3.7.3")), versions.toString());
+        assertEquals("3.7.3", versions.getLast());
+        assertEquals(String.join(", ", versions), BUNDLED.versionList());
+    }
+
+    @Test
+    void bundledLinesFormAnUnbrokenChain() {
+        List<Release> releases = BUNDLED.releases();
+        for (int i = 1; i < releases.size(); i++) {
+            assertEquals(releases.get(i - 1).minorLine(), releases.get(i).line().upgrade().fromLine(),
+                    releases.get(i).version() + " opens the data of the bundled line before it");
+        }
     }
 
     @Test
@@ -52,22 +79,27 @@ class CatalogTest {
         assertEquals("3.6.16", BUNDLED.release(EtcdVersion.parse("3.6.16")).orElseThrow().version());
         assertTrue(BUNDLED.release(EtcdVersion.parse("3.6.15")).isEmpty());
         assertEquals("3.5.35", BUNDLED.line(MinorLine.parse("3.5")).orElseThrow().version());
-        assertTrue(BUNDLED.line(MinorLine.parse("3.3")).isEmpty());
+        assertTrue(BUNDLED.line(MinorLine.parse("3.8")).isEmpty());
+        assertTrue(BUNDLED.line(MinorLine.parse("1.0")).isEmpty());
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("bundledReleases")
     void upgradeFromAndDowngradeToAreThePreviousMinor(Release r) {
-        MinorLine previous = new MinorLine(r.minorLine().major(), r.minorLine().minor() - 1);
-        assertEquals(previous, r.line().upgrade().fromLine(), "upgrade.from");
-        assertEquals(previous, r.line().downgrade().toLine(), "downgrade.to");
+        MinorLine line = r.minorLine();
+        if (line.minor() > 0) {
+            assertEquals(new MinorLine(line.major(), line.minor() - 1), r.line().upgrade().fromLine(), "upgrade.from");
+        } else {
+            assertEquals(line.major() - 1, r.line().upgrade().fromLine().major(), "x.0 opens the last line of the previous major");
+        }
+        assertEquals(r.line().upgrade().fromLine(), r.line().downgrade().toLine(), "downgrade.to");
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("bundledReleases")
-    void v2FactsMatchTheLine(Release r) {
+    void v2AndV3FactsMatchTheLine(Release r) {
         Release.Line line = r.line();
-        if (!r.minorLine().isOlderThan(MinorLine.parse("3.6"))) {
+        if (atLeast(r, L3_6)) {
             assertTrue(line.v2ResidueRefused(), "v2ResidueRefused");
             assertEquals(V2Api.NEVER, line.v2Api());
             assertTrue(line.v2EnableFlags().isEmpty(), "no v2 enable flags on a line without v2");
@@ -78,6 +110,15 @@ class CatalogTest {
         if (line.v2Api() == V2Api.FLAG) {
             assertFalse(line.v2EnableFlags().isEmpty());
         }
+        assertEquals(atLeast(r, L3_0), line.v3Api(), "v3Api from 3.0 on");
+        if (atLeast(r, L3_4)) {
+            assertEquals("/v3", line.jsonGateway());
+            assertFalse(line.logFlags().isEmpty());
+            assertEquals(Map.of(), line.etcdctlEnv(), "etcdctl speaks v3 by default from 3.4 on");
+        } else if (line.v3Api()) {
+            assertEquals(Map.of("ETCDCTL_API", "3"), line.etcdctlEnv(), "etcdctl of 3.0-3.3 defaults to v2");
+        }
+        assertEquals(atLeast(r, L3_6), line.statusReportsDowngrade(), "statusReportsDowngrade");
     }
 
     @ParameterizedTest(name = "{0}")
@@ -86,31 +127,36 @@ class CatalogTest {
         Release.Tools tools = r.line().tools();
         if (tools.checkV2Store()) assertTrue(tools.etcdutl(), "check v2store runs etcdutl");
         if (tools.snapshotRestore() == RestoreTool.ETCDUTL) assertTrue(tools.etcdutl(), "restore with etcdutl needs etcdutl");
-        assertTrue(r.toolNames().contains(tools.snapshotRestore().toolName()), "restore tool is installed");
-        // etcdutl exists from 3.5 on; etcdctl migrate (v2 -> v3) was removed with it
-        boolean from35 = !r.minorLine().isOlderThan(MinorLine.parse("3.5"));
+        assertEquals(!r.line().v3Api(), tools.snapshotRestore() == RestoreTool.NONE, "v3 snapshots need the v3 API");
+        if (tools.snapshotRestore() != RestoreTool.NONE) {
+            assertTrue(r.toolNames().contains(tools.snapshotRestore().toolName()), "restore tool is installed");
+        }
+        // etcdutl exists from 3.5 on; etcdctl migrate (v2 -> v3) lived in 3.0-3.4
+        boolean from35 = atLeast(r, L3_5);
         assertEquals(from35, tools.etcdutl(), "etcdutl");
-        assertEquals(!from35, tools.etcdctlMigrate(), "etcdctlMigrate");
+        assertEquals(atLeast(r, L3_0) && !from35, tools.etcdctlMigrate(), "etcdctlMigrate");
         assertEquals(from35 ? List.of("etcd", "etcdctl", "etcdutl") : List.of("etcd", "etcdctl"), r.toolNames());
-        assertEquals("/v3", r.line().jsonGateway());
-        assertFalse(r.line().logFlags().isEmpty());
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("bundledReleases")
     void downgradeMethodMatchesTheLine(Release r) {
-        DowngradeMethod expected = r.minorLine().isOlderThan(MinorLine.parse("3.6"))
-                ? DowngradeMethod.SNAPSHOT_RESTORE : DowngradeMethod.DOWNGRADE_API;
+        MinorLine to = r.line().downgrade().toLine();
+        boolean toV3 = BUNDLED.line(to).map(o -> o.line().v3Api()).orElse(false);
+        DowngradeMethod expected = atLeast(r, L3_6) ? DowngradeMethod.DOWNGRADE_API
+                : r.line().v3Api() && toV3 ? DowngradeMethod.SNAPSHOT_RESTORE
+                : DowngradeMethod.NONE;
         assertEquals(expected, r.line().downgrade().method());
     }
 
     @Test
     void patchFloorsAreTheKnownOnes() {
-        Map<String, String> floors = BUNDLED.releases().stream().collect(java.util.stream.Collectors.toMap(
-                r -> r.minorLine().toString(), r -> r.line().upgrade().previousMinimumPatch()));
-        assertEquals(Map.of("3.4", "", "3.5", "", "3.6", "3.5.32", "3.7", "3.6.11"), floors);
-        assertEquals(EtcdVersion.parse("3.5.32"), BUNDLED.line(MinorLine.parse("3.6")).orElseThrow().line().upgrade().minimumPatch().orElseThrow());
-        assertTrue(BUNDLED.line(MinorLine.parse("3.5")).orElseThrow().line().upgrade().minimumPatch().isEmpty());
+        Map<String, String> floors = BUNDLED.releases().stream()
+                .filter(r -> !r.line().upgrade().previousMinimumPatch().isEmpty())
+                .collect(java.util.stream.Collectors.toMap(r -> r.minorLine().toString(), r -> r.line().upgrade().previousMinimumPatch()));
+        assertEquals(Map.of("3.6", "3.5.32", "3.7", "3.6.11"), floors);
+        assertEquals(EtcdVersion.parse("3.5.32"), BUNDLED.line(L3_6).orElseThrow().line().upgrade().minimumPatch().orElseThrow());
+        assertTrue(BUNDLED.line(L3_5).orElseThrow().line().upgrade().minimumPatch().isEmpty());
     }
 
     @ParameterizedTest(name = "{0}")
@@ -124,13 +170,18 @@ class CatalogTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("bundledReleases")
-    void upstreamTarballsForBothLinuxPlatformsNameTheVersion(Release r) {
+    void upstreamTarballsNameTheVersion(Release r) {
         assertEquals("v" + r.version(), r.upstream().tag());
-        for (String platform : List.of("linux/amd64", "linux/arm64")) {
+        // arm64 tarballs are listed from 3.4 on; the catalog lists none it has not confirmed for older releases
+        List<String> platforms = atLeast(r, L3_4) ? List.of("linux/amd64", "linux/arm64") : List.of("linux/amd64");
+        for (String platform : platforms) {
             Tarball t = r.upstream().tarballFor(platform).orElseThrow(() -> new AssertionError("no " + platform + " tarball"));
             assertTrue(t.url().contains("v" + r.version()), t.url());
-            assertTrue(t.url().endsWith("etcd-v" + r.version() + "-" + platform.replace('/', '-') + ".tar.gz"), t.url());
-            assertTrue(t.url().startsWith("https://"), t.url());
+            assertTrue(t.url().endsWith("/v" + r.version() + "/etcd-v" + r.version() + "-" + platform.replace('/', '-') + ".tar.gz"), t.url());
+            assertTrue(t.url().startsWith("https://github.com/etcd-io/etcd/releases/download/"), t.url());
+        }
+        for (Tarball t : r.upstream().tarballs()) {
+            assertTrue(t.url().contains("v" + r.version()), t.url());
         }
         assertTrue(r.upstream().tarballFor("darwin/amd64").isEmpty());
     }
@@ -146,6 +197,18 @@ class CatalogTest {
                     assertEquals(Set.copyOf(r.toolNames()), g.mains().keySet());
                     assertTrue(g.modules().containsAll(g.mains().values()), "each main's module is listed");
                 }
+                case GoLegacy g -> {
+                    assertEquals("v" + r.version() + "+incompatible", g.moduleVersion());
+                    assertEquals(Set.copyOf(r.toolNames()), g.mains().keySet());
+                    assertTrue(g.toolchain().startsWith("go1."), g.toolchain());
+                    if (g.layout().equals("module")) {
+                        // the pinned go.mod and go.sum ship in the jar next to the catalog
+                        for (String name : List.of("go.mod", "go.sum")) {
+                            String resource = "/dev/etcdmigrate/catalog/legacy/" + r.version() + "/" + name;
+                            assertNotNull(Catalog.class.getResource(resource), resource);
+                        }
+                    }
+                }
                 case DebianPackages d -> {
                     assertTrue(d.packages().keySet().containsAll(r.toolNames()), "packages " + d.packages());
                     assertTrue(d.paths().keySet().containsAll(r.toolNames()), "paths " + d.paths());
@@ -155,33 +218,30 @@ class CatalogTest {
     }
 
     @Test
-    void bundledCatalogEqualsTheSourceFile() throws IOException {
-        Path source = Path.of("..", "versions", "catalog.yaml");
-        if (Files.exists(source)) {
-            try (var in = Files.newInputStream(source)) {
-                assertEquals(BUNDLED.releases(), Catalog.parse(in).releases());
-            }
-        }
-        assertEquals(BUNDLED.releases(), Catalog.load(Path.of("..", "versions", "catalog.yaml").toAbsolutePath()).releases());
+    void bundledCatalogEqualsTheSourceFile() {
+        // surefire runs in runner/; the jar's copy must be versions/catalog.yaml as it is now
+        Path source = Path.of("..", "versions", "catalog.yaml").toAbsolutePath();
+        assertTrue(Files.isRegularFile(source), source.toString());
+        assertEquals(BUNDLED.releases(), Catalog.load(source).releases());
     }
 
     // ---- restrictTo ----------------------------------------------------------------------------
 
     @Test
     void restrictToKeepsOnlyTheListedVersions() {
+        int before = BUNDLED.releases().size();
         Catalog c = BUNDLED.restrictTo(Set.of(EtcdVersion.parse("3.7.3"), EtcdVersion.parse("3.5.35")));
         assertEquals("3.5.35, 3.7.3", c.versionList());
         assertTrue(c.line(MinorLine.parse("3.6")).isEmpty());
-        assertEquals(4, BUNDLED.releases().size(), "the original is unchanged");
+        assertEquals(before, BUNDLED.releases().size(), "the original is unchanged");
     }
 
     @Test
     void restrictToRejectsUnknownVersions() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> BUNDLED.restrictTo(Set.of(EtcdVersion.parse("3.5.35"), EtcdVersion.parse("3.6.15"), EtcdVersion.parse("3.3.27"))));
-        assertTrue(e.getMessage().contains("[3.3.27, 3.6.15]"), e.getMessage());
-        assertTrue(e.getMessage().contains("3.4.23, 3.5.35, 3.6.16, 3.7.3"), e.getMessage());
-        assertFalse(e.getMessage().contains("[3.3.27, 3.5.35"), e.getMessage());
+                () -> BUNDLED.restrictTo(Set.of(EtcdVersion.parse("3.5.35"), EtcdVersion.parse("3.6.15"), EtcdVersion.parse("3.3.26"))));
+        assertTrue(e.getMessage().contains("[3.3.26, 3.6.15]"), e.getMessage());
+        assertTrue(e.getMessage().contains("(it has " + BUNDLED.versionList() + ")"), e.getMessage());
     }
 
     // ---- parsing small catalogs ----------------------------------------------------------------
@@ -202,6 +262,7 @@ class CatalogTest {
                     mains:
                       etcd: go.etcd.io/etcd/server/v3
                 line:
+                  v3Api: true
                   v2Api: never
                   v2EnableFlags: []
                   v2ResidueRefused: true
@@ -260,6 +321,7 @@ class CatalogTest {
                 Arguments.of("      tag: v3.6.16\n", "upstream.tag"),
                 Arguments.of("          url: https://example.invalid/etcd-v3.6.16-linux-amd64.tar.gz\n", "tarball.url"),
                 Arguments.of("        moduleVersion: v3.6.16\n", "go-modules.moduleVersion"),
+                Arguments.of("      v3Api: true\n", "line.v3Api"),
                 Arguments.of("      v2Api: never\n", "line.v2Api"),
                 Arguments.of("      v2EnableFlags: []\n", "line.v2EnableFlags"),
                 Arguments.of("      v2ResidueRefused: true\n", "line.v2ResidueRefused"),
@@ -342,6 +404,12 @@ class CatalogTest {
         assertFailsNaming(VALID.replace("etcdutl: true", "etcdutl: false"), "checkV2Store needs etcdutl");
         assertFailsNaming(VALID.replace("v2Api: never", "v2Api: flag"), "v2EnableFlags");
         assertFailsNaming(VALID.replace("sha256: \"\"", "sha256: ABC"), "sha256");
+        assertFailsNaming(VALID.replace("v3Api: true", "v3Api: false"), "jsonGateway");
+        assertFailsNaming(VALID.replace("v3Api: true", "v3Api: false").replace("jsonGateway: /v3", "jsonGateway: \"\""),
+                "v2 or the v3 API");
+        assertFailsNaming(VALID.replace("jsonGateway: /v3", "jsonGateway: \"\""), "jsonGateway");
+        assertFailsNaming(VALID.replace("downgradeCheckFlag: \"--downgrade-check-time\"", "downgradeCheckFlag: \"\""),
+                "downgradeCheckFlag");
     }
 
     @Test

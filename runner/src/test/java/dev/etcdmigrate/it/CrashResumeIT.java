@@ -33,16 +33,16 @@ class CrashResumeIT {
         Release newest = EtcdFixture.newest();
         Path data = dir.resolve("data");
         Keyspace before = etcd.seed(oldest, data, 1000);
-        int steps = EtcdFixture.CATALOG.releases().size() - 1;
+        int steps = EtcdFixture.V3_RELEASES.size() - 1;
 
         try (RunnerProcess runner = RunnerProcess.start(RunnerArgs.migrate(data, newest.version()), Map.of())) {
             runner.awaitLine("step " + completedSteps + "/" + steps + " done", Duration.ofMinutes(2));
             runner.killHard();
         }
         String recorded = Files.readString(data.resolve("version.txt"));
-        Release expected = EtcdFixture.CATALOG.releases().get(completedSteps);
+        Release expected = EtcdFixture.V3_RELEASES.get(completedSteps);
         assertTrue(recorded.equals(expected.version() + "/etcd3")
-                        || recorded.equals(EtcdFixture.CATALOG.releases().get(completedSteps + 1).version() + "/etcd3"),
+                        || recorded.equals(EtcdFixture.V3_RELEASES.get(completedSteps + 1).version() + "/etcd3"),
                 "version.txt names a completed step: " + recorded);
 
         try (RunnerProcess rerun = RunnerProcess.run(RunnerArgs.migrate(data, newest.version()))) {

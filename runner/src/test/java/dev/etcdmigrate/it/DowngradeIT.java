@@ -27,9 +27,11 @@ class DowngradeIT {
         etcd.close();
     }
 
+    /** Every pair of neighbouring etcd3 lines where the newer one has a way back. */
     static Stream<Arguments> oneMinorBack() {
-        var releases = EtcdFixture.CATALOG.releases();
+        var releases = EtcdFixture.V3_RELEASES;
         return java.util.stream.IntStream.range(1, releases.size())
+                .filter(i -> releases.get(i).line().downgrade().method() != Release.DowngradeMethod.NONE)
                 .mapToObj(i -> Arguments.of(releases.get(i), releases.get(i - 1)));
     }
 
@@ -41,7 +43,7 @@ class DowngradeIT {
 
     @Test
     void newestToOldestChainsOneMinorAtATime(@TempDir Path dir) throws Exception {
-        assertDowngrade(EtcdFixture.newest(), EtcdFixture.oldest(), dir, EtcdFixture.CATALOG.releases().size() - 1);
+        assertDowngrade(EtcdFixture.newest(), EtcdFixture.oldest(), dir, EtcdFixture.V3_RELEASES.size() - 1);
     }
 
     private void assertDowngrade(Release from, Release to, Path dir, int steps) throws Exception {
@@ -58,7 +60,10 @@ class DowngradeIT {
 
         EtcdFixture.Observed after = etcd.read(to, data);
         assertEquals(Map.of(), before.differences(after.keyspace()), "keys, values and revisions");
-        assertEquals(before.leasedKeys(), after.keysWithLiveLease(), "leased keys keep a live lease");
+        before.entries().forEach((key, entry) -> assertEquals(entry.lease(), after.keyspace().entries().get(key).lease(), "lease of " + key));
+        if (after.leasesTimed()) {
+            assertEquals(before.leasedKeys(), after.keysWithLiveLease(), "leased keys keep a live lease");
+        }
         assertTrue(Files.notExists(data.resolve(".etcd-migrate/staging")), "no staging left");
         assertTrue(Files.notExists(data.resolve(".etcd-migrate/snapshot")), "no snapshot left");
     }

@@ -29,7 +29,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 
 /**
  * Real etcd for tests: the provisioned binaries (system property etcd.bin.dir), started privately on
@@ -38,6 +37,8 @@ import java.util.function.Consumer;
 final class EtcdFixture implements AutoCloseable {
 
     static final Catalog CATALOG = Catalog.bundled();
+    /** The releases that can hold etcd3 data (2.x serves only the v2 API). */
+    static final List<Release> V3_RELEASES = CATALOG.releases().stream().filter(r -> r.line().v3Api()).toList();
 
     private final Children children = new Children(Duration.ofSeconds(10));
     private final Log log = new Log(new PrintStream(OutputStream.nullOutputStream()));
@@ -55,20 +56,23 @@ final class EtcdFixture implements AutoCloseable {
         return CATALOG.release(EtcdVersion.parse(version)).orElseThrow(() -> new AssertionError("not in catalog: " + version));
     }
 
+    /** The oldest release that can write etcd3 data. */
     static Release oldest() {
-        return CATALOG.releases().getFirst();
+        return V3_RELEASES.getFirst();
     }
 
     static Release newest() {
         return CATALOG.releases().getLast();
     }
 
-    PrivateEtcd start(Release release, Path dataDir) throws Exception {
+    PrivateEtcd start(Release release, Path dataDir, String... flags) throws Exception {
         PrivateEtcd.Settings settings = new PrivateEtcd.Settings(new BinDir(binDir()), "it", FreePorts.pick(), List.of(),
                 Duration.ofMinutes(1), Duration.ofSeconds(20), System.getenv(), GatewayClient.newHttpClient());
-        PrivateEtcd etcd = PrivateEtcd.start(release, dataDir, settings, List.of(), log, children);
+        PrivateEtcd etcd = PrivateEtcd.start(release, dataDir, settings, List.of(flags), log, children);
         try {
-            etcd.awaitWrite(settings.startTimeout());
+            if (release.line().v3Api()) {
+                etcd.awaitWrite(settings.startTimeout());
+            }
         } catch (Exception e) {
             etcd.close();
             throw e;
@@ -109,25 +113,43 @@ final class EtcdFixture implements AutoCloseable {
         withClient(release, dataDir, client -> {
             Keyspace keyspace = Keyspace.read(client);
             Map<Long, Long> ttl = new HashMap<>();
+            // etcd 3.0 has no LeaseTimeToLive: its leases can be seen attached, not timed
+            boolean canTime = !release.minorLine().equals(dev.etcdmigrate.version.MinorLine.parse("3.0"));
             for (Keyspace.Entry e : keyspace.entries().values()) {
-                if (e.lease() != 0 && !ttl.containsKey(e.lease())) {
+                if (canTime && e.lease() != 0 && !ttl.containsKey(e.lease())) {
                     ttl.put(e.lease(), client.getLeaseClient().timeToLive(e.lease(), LeaseOption.DEFAULT).get(30, TimeUnit.SECONDS).getTTL());
                 }
             }
-            result[0] = new Observed(keyspace, ttl);
+            result[0] = new Observed(keyspace, canTime, ttl);
         });
         return result[0];
     }
 
-    record Observed(Keyspace keyspace, Map<Long, Long> leaseTtl) {
+    /** A v2 keys API request (PUT with a value, or DELETE), retried until the server answers; returns the status. */
+    static int v2(PrivateEtcd server, String method, String key, String value) throws Exception {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        var request = java.net.http.HttpRequest.newBuilder(server.gateway().baseUrl().resolve("/v2/keys" + key))
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .method(method, value == null ? java.net.http.HttpRequest.BodyPublishers.noBody()
+                        : java.net.http.HttpRequest.BodyPublishers.ofString("value=" + value))
+                .build();
+        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            try {
+                return http.send(request, java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode();
+            } catch (java.io.IOException e) {
+                if (System.nanoTime() > end) throw e;
+                Thread.sleep(20); // poll interval of a deadline-bound wait
+            }
+        }
+    }
+
+    record Observed(Keyspace keyspace, boolean leasesTimed, Map<Long, Long> leaseTtl) {
         long keysWithLiveLease() {
             return keyspace.entries().values().stream().filter(e -> e.lease() != 0 && leaseTtl.getOrDefault(e.lease(), -1L) > 0).count();
         }
     }
 
-    static void forEachRelease(Consumer<Release> action) {
-        CATALOG.releases().forEach(action);
-    }
 
     @Override
     public void close() {

@@ -68,12 +68,15 @@ class ProvisionTarballIT {
                           sha256: "%s"
                     sources: []
                     line:
+                      v3Api: true
                       v2Api: flag
                       v2EnableFlags: ["--enable-v2=true"]
                       v2ResidueRefused: false
                       jsonGateway: /v3
                       logFlags: []
                       etcdctlEnv: {}
+                      downgradeCheckFlag: "--experimental-downgrade-check-time"
+                      statusReportsDowngrade: false
                       tools: {etcdutl: true, etcdctlMigrate: false, checkV2Store: true, snapshotRestore: etcdutl}
                       upgrade: {from: "3.4", previousMinimumPatch: ""}
                       downgrade: {to: "3.4", method: snapshot-restore}

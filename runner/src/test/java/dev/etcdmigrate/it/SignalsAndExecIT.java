@@ -37,7 +37,7 @@ class SignalsAndExecIT {
     void sigtermDuringAStepStopsTheChildrenAndExitsNonZero(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         etcd.seed(EtcdFixture.oldest(), data, 200);
-        Release second = EtcdFixture.CATALOG.releases().get(2);
+        Release second = EtcdFixture.V3_RELEASES.get(2);
         try (RunnerProcess runner = RunnerProcess.start(RunnerArgs.migrate(data, EtcdFixture.newest().version()), Map.of())) {
             // a line the child etcd printed itself: it is running
             runner.awaitLine("\\[etcd-" + Pattern.quote(second.version()) + "\\]", Duration.ofMinutes(2));
@@ -69,7 +69,7 @@ class SignalsAndExecIT {
 
     @Test
     void theRunnerBecomesTheTargetEtcdServingTheMigratedData(@TempDir Path dir) throws Exception {
-        List<Release> releases = EtcdFixture.CATALOG.releases();
+        List<Release> releases = EtcdFixture.V3_RELEASES;
         Release previous = releases.get(releases.size() - 2);
         Release newest = EtcdFixture.newest();
         Path data = dir.resolve("data");

@@ -8,6 +8,7 @@ import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.demo.Keyspace;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -23,19 +24,31 @@ class UpgradeIT {
         etcd.close();
     }
 
+    /** The case: 3.4 to the newest, one start per minor, every key, revision and lease intact. */
+    @Test
+    void from34ToNewestInOneRunKeepsEveryKeyRevisionAndLease(@TempDir Path dir) throws Exception {
+        assertUpgradeKeepsEverything(EtcdFixture.release("3.4.23"), dir, 3000);
+    }
+
+    /** From the oldest line with a v3 API: seven minors, plus at most one start to leave 3.0's v2 WAL entries behind. */
     @Test
     void oldestToNewestInOneRunKeepsEveryKeyRevisionAndLease(@TempDir Path dir) throws Exception {
-        Release oldest = EtcdFixture.oldest();
+        assertUpgradeKeepsEverything(EtcdFixture.oldest(), dir, 1000);
+    }
+
+    private void assertUpgradeKeepsEverything(Release from, Path dir, int keys) throws Exception {
         Release newest = EtcdFixture.newest();
         Path data = dir.resolve("data");
-        Keyspace before = etcd.seed(oldest, data, 3000);
+        Keyspace before = etcd.seed(from, data, keys);
 
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, newest.version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            long minors = EtcdFixture.CATALOG.releases().size() - 1;
-            assertEquals(minors, runner.countRunnerLines("starting etcd "), "one start per minor:\n" + runner.output());
-            for (Release r : EtcdFixture.CATALOG.releases().subList(1, EtcdFixture.CATALOG.releases().size())) {
-                assertEquals(1, runner.countRunnerLines("starting etcd " + r.version() + " "), "etcd " + r.version() + " started once");
+            List<Release> chain = EtcdFixture.V3_RELEASES.subList(EtcdFixture.V3_RELEASES.indexOf(from) + 1, EtcdFixture.V3_RELEASES.size());
+            long purges = runner.countRunnerLines("found v2 content");
+            assertTrue(purges <= 1, runner.output());
+            assertEquals(chain.size() + purges, runner.countRunnerLines("\\] starting etcd "), "one start per minor:\n" + runner.output());
+            for (Release r : chain) {
+                assertTrue(runner.countRunnerLines("\\] starting etcd " + r.version() + " on") >= 1, "etcd " + r.version() + " started");
             }
         }
         assertEquals(newest.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
@@ -43,11 +56,52 @@ class UpgradeIT {
         EtcdFixture.Observed after = etcd.read(newest, data);
         assertEquals(Map.of(), before.differences(after.keyspace()), "keys, values and revisions");
         assertEquals(before.entries().size(), after.keyspace().entries().size());
-        assertTrue(before.leasedKeys() > 200, "the sample has leased keys: " + before.leasedKeys());
+        assertTrue(before.leasedKeys() >= keys / 10, "the sample has leased keys: " + before.leasedKeys());
         before.entries().forEach((key, entry) -> assertEquals(entry.lease(), after.keyspace().entries().get(key).lease(),
                 "lease of " + key));
         assertEquals(before.leasedKeys(), after.keysWithLiveLease(), "every leased key keeps a live lease");
         after.leaseTtl().values().forEach(ttl -> assertTrue(ttl > 3000 && ttl <= 3600, "lease TTL " + ttl));
+    }
+
+    /**
+     * Data that went through etcd 2.x or 3.0 keeps v2 entries in its WAL, which 3.6 refuses; here a v2 key
+     * written and deleted on 3.0 leaves exactly that. The upgrade to 3.6 must get past it, data intact.
+     */
+    @Test
+    void oldV2WalEntriesAreLeftBehindAFreshSnapshotBeforeThe36Step(@TempDir Path dir) throws Exception {
+        Release v30 = EtcdFixture.release("3.0.17");
+        Release v36 = EtcdFixture.release("3.6.16");
+        Path data = dir.resolve("data");
+        Keyspace before = etcd.seed(v30, data, 300);
+        try (var server = etcd.start(v30, data)) {
+            // top level: a nested key would leave its parent directory behind, which is v2 content
+            assertEquals(201, EtcdFixture.v2(server, "PUT", "/legacy-flag", "on"));
+            assertEquals(200, EtcdFixture.v2(server, "DELETE", "/legacy-flag", null));
+            server.stop(java.time.Duration.ofSeconds(20));
+        }
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, v36.version()))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            assertTrue(runner.output().contains("found v2 content"), "the WAL held v2 entries:\n" + runner.output());
+        }
+        assertEquals(v36.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+        assertEquals(Map.of(), before.differences(etcd.read(v36, data).keyspace()));
+    }
+
+    /** A v2 key that still exists is real v2 data: the step to 3.6 refuses and the data stays at 3.5. */
+    @Test
+    void liveV2KeysStopTheUpgradeTo36(@TempDir Path dir) throws Exception {
+        Release v35 = EtcdFixture.release("3.5.35");
+        Path data = dir.resolve("data");
+        etcd.seed(v35, data, 50);
+        try (var server = etcd.start(v35, data, "--enable-v2=true")) {
+            assertEquals(201, EtcdFixture.v2(server, "PUT", "/legacy/flag", "on"));
+            server.stop(java.time.Duration.ofSeconds(20));
+        }
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.6.16"))) {
+            assertEquals(1, runner.exitCode(), runner.output());
+            assertTrue(runner.output().contains("holds v2 keys"), runner.output());
+        }
+        assertEquals("3.5.35/etcd3", Files.readString(data.resolve("version.txt")));
     }
 
     @Test

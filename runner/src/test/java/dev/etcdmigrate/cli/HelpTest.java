@@ -1,0 +1,68 @@
+package dev.etcdmigrate.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.etcdmigrate.provision.ProvisionCommand;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class HelpTest {
+
+    private static final String HELP = Help.text(MigrateOptions.FLAGS, ProvisionCommand.FLAGS);
+
+    static Stream<Flag> allFlags() {
+        return Stream.concat(MigrateOptions.FLAGS.stream(), ProvisionCommand.FLAGS.stream());
+    }
+
+    @ParameterizedTest(name = "--{0}")
+    @MethodSource("allFlags")
+    void mentionsEveryFlagWithItsVariableAndDefault(Flag f) {
+        String head = "  --" + f.name() + (f.takesValue() ? " " + f.valueName() : "")
+                + f.env().map(env -> "   [env " + env + "]").orElse("") + "\n";
+        assertTrue(HELP.contains(head), "missing line: " + head);
+        assertTrue(HELP.contains(f.help() + " Default: " + f.defaultText() + "."), "help of --" + f.name());
+    }
+
+    @Test
+    void mentionsEveryMigrateFlagNameAndVariable() {
+        for (Flag f : MigrateOptions.FLAGS) {
+            assertTrue(HELP.contains("--" + f.name()), f.name());
+            f.env().ifPresent(env -> assertTrue(HELP.contains(env), env));
+        }
+    }
+
+    @Test
+    void theKubernetesImageVariablesAreAllThere() {
+        // the variables the Kubernetes etcd image's migrate reads
+        for (String env : List.of("TARGET_VERSION", "TARGET_STORAGE", "DATA_DIRECTORY", "ETCD_NAME", "INITIAL_CLUSTER",
+                "LISTEN_PEER_URLS", "LISTEN_CLIENT_URLS", "ETCD_CREDS", "ETCD_DATA_PREFIX", "TTL_KEYS_DIRECTORY",
+                "INITIAL_ADVERTISE_PEER_URLS", "BUNDLED_VERSIONS")) {
+            assertTrue(MigrateOptions.FLAGS.stream().anyMatch(f -> f.env().equals(java.util.Optional.of(env))), env);
+        }
+    }
+
+    @Test
+    void flagNamesAndVariablesAreUnique() {
+        Set<String> names = new HashSet<>();
+        Set<String> envs = new HashSet<>();
+        for (Flag f : MigrateOptions.FLAGS) {
+            assertTrue(names.add(f.name()), "duplicate flag " + f.name());
+            f.env().ifPresent(env -> assertTrue(envs.add(env), "duplicate variable " + env));
+        }
+        assertEquals(MigrateOptions.FLAGS.size(), names.size());
+    }
+
+    @Test
+    void documentsTheExitStatusesAndVersionFile() {
+        for (String s : List.of("Exit status", "0 done", "1 a step failed", "2 bad flags", "3 transition refused", "143",
+                "version.txt", "3.5.21/etcd3", "--help")) {
+            assertTrue(HELP.contains(s), s);
+        }
+    }
+}

@@ -1,0 +1,299 @@
+package dev.etcdmigrate.plan;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.step.MinorUpgrade;
+import dev.etcdmigrate.step.OnlineDowngrade;
+import dev.etcdmigrate.step.PatchFloor;
+import dev.etcdmigrate.step.SnapshotDowngrade;
+import dev.etcdmigrate.step.Step;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The planner as a table: (catalog, data version, target) -> the steps, each summarised as
+ * "Type from->to" with the facts that matter (patch floor, v2 checker, newer release), or a refusal.
+ */
+class PlannerTest {
+
+    private static final Catalog BUNDLED = Catalog.bundled();
+
+    /**
+     * The bundled 3.4-3.7 releases. Most rows plan against these alone, so that the bundled pre-3.4 lines
+     * (2.x, 3.0-3.3) do not change what they are about (e.g. that 3.2 data cannot skip 3.3).
+     */
+    private static final Catalog MODERN = only("3.4.23", "3.5.35", "3.6.16", "3.7.3");
+
+    /** One row: the expected steps (empty for none), or the fragments a refusal message must contain. */
+    record Case(String name, Catalog catalog, String current, String target, List<String> steps, List<String> refusal) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Case plans(String name, String current, String target, String... steps) {
+        return new Case(name, MODERN, current, target, List.of(steps), List.of());
+    }
+
+    static Case plansWith(String name, Catalog catalog, String current, String target, String... steps) {
+        return new Case(name, catalog, current, target, List.of(steps), List.of());
+    }
+
+    static Case refuses(String name, String current, String target, String... fragments) {
+        return refusesWith(name, MODERN, current, target, fragments);
+    }
+
+    static Case refusesWith(String name, Catalog catalog, String current, String target, String... fragments) {
+        assertFalse(fragments.length == 0, "a refusal row names what the message must say");
+        return new Case(name, catalog, current, target, List.of(), List.of(fragments));
+    }
+
+    static Catalog only(String... versions) {
+        return BUNDLED.restrictTo(Arrays.stream(versions).map(EtcdVersion::parse).collect(Collectors.toSet()));
+    }
+
+    static Stream<Case> table() {
+        return Stream.of(
+                // same line: nothing runs, version.txt is rewritten
+                plans("same version", "3.5.35/etcd3", "3.5.35/etcd3"),
+                plans("patch up within 3.5", "3.5.21/etcd3", "3.5.35/etcd3"),
+                plans("patch down within 3.6", "3.6.20/etcd3", "3.6.16/etcd3"),
+                plans("patch up within 3.7", "3.7.0/etcd3", "3.7.3/etcd3"),
+
+                // upgrades
+                plans("3.3 opens in 3.4", "3.3.27/etcd3", "3.4.23/etcd3",
+                        "MinorUpgrade 3.3.27->3.4.23"),
+                plans("3.4 to 3.5", "3.4.23/etcd3", "3.5.35/etcd3",
+                        "MinorUpgrade 3.4.23->3.5.35"),
+                plans("3.4 to 3.7 in three minors", "3.4.23/etcd3", "3.7.3/etcd3",
+                        "MinorUpgrade 3.4.23->3.5.35",
+                        "MinorUpgrade 3.5.35->3.6.16 v2check 3.5.35",
+                        "MinorUpgrade 3.6.16->3.7.3"),
+                plans("3.5 below the 3.6 floor", "3.5.21/etcd3", "3.6.16/etcd3",
+                        "PatchFloor 3.5.21->3.5.35 floor 3.5.32",
+                        "MinorUpgrade 3.5.35->3.6.16 v2check 3.5.35"),
+                plans("3.5 below the floor to 3.7", "3.5.21/etcd3", "3.7.3/etcd3",
+                        "PatchFloor 3.5.21->3.5.35 floor 3.5.32",
+                        "MinorUpgrade 3.5.35->3.6.16 v2check 3.5.35",
+                        "MinorUpgrade 3.6.16->3.7.3"),
+                plans("3.5 exactly at the floor", "3.5.32/etcd3", "3.6.16/etcd3",
+                        "MinorUpgrade 3.5.32->3.6.16 v2check 3.5.35"),
+                plans("3.5 above the bundled patch", "3.5.40/etcd3", "3.6.16/etcd3",
+                        "MinorUpgrade 3.5.40->3.6.16 v2check 3.5.35"),
+                plans("3.6 below the 3.7 floor", "3.6.5/etcd3", "3.7.3/etcd3",
+                        "PatchFloor 3.6.5->3.6.16 floor 3.6.11",
+                        "MinorUpgrade 3.6.16->3.7.3"),
+                plans("3.3 to 3.7", "3.3.27/etcd3", "3.7.3/etcd3",
+                        "MinorUpgrade 3.3.27->3.4.23",
+                        "MinorUpgrade 3.4.23->3.5.35",
+                        "MinorUpgrade 3.5.35->3.6.16 v2check 3.5.35",
+                        "MinorUpgrade 3.6.16->3.7.3"),
+
+                // downgrades
+                plans("3.7 to 3.6 online", "3.7.3/etcd3", "3.6.16/etcd3",
+                        "OnlineDowngrade 3.7.3->3.6.16 by 3.7.3"),
+                plans("older 3.7 patch to 3.6 runs the bundled 3.7", "3.7.1/etcd3", "3.6.16/etcd3",
+                        "OnlineDowngrade 3.7.1->3.6.16 by 3.7.3"),
+                plans("3.6 to 3.5 online", "3.6.16/etcd3", "3.5.35/etcd3",
+                        "OnlineDowngrade 3.6.16->3.5.35 by 3.6.16"),
+                plans("3.5 to 3.4 by snapshot", "3.5.35/etcd3", "3.4.23/etcd3",
+                        "SnapshotDowngrade 3.5.35->3.4.23 by 3.5.35"),
+                plans("3.7 to 3.4 in three minors", "3.7.3/etcd3", "3.4.23/etcd3",
+                        "OnlineDowngrade 3.7.3->3.6.16 by 3.7.3",
+                        "OnlineDowngrade 3.6.16->3.5.35 by 3.6.16",
+                        "SnapshotDowngrade 3.5.35->3.4.23 by 3.5.35"),
+
+                // refusals
+                refuses("skipping a minor (3.2 -> 3.4)", "3.2.32/etcd3", "3.4.23/etcd3",
+                        "cannot upgrade 3.2.32", "opens data of 3.3 only", "skipping a minor"),
+                refuses("skipping a minor (3.2 -> 3.7)", "3.2.32/etcd3", "3.7.3/etcd3", "skipping a minor"),
+                refuses("target patch not bundled", "3.5.35/etcd3", "3.6.15/etcd3",
+                        "3.6.15 is not bundled", "(bundled: 3.4.23, 3.5.35, 3.6.16, 3.7.3)"),
+                refuses("target line not bundled", "3.5.35/etcd3", "3.3.27/etcd3",
+                        "3.3.27 is not bundled", "(bundled: 3.4.23, 3.5.35, 3.6.16, 3.7.3)"),
+                refusesWith("target not in the full bundled catalog", BUNDLED, "3.5.35/etcd3", "3.8.0/etcd3",
+                        "3.8.0 is not bundled", "(bundled: " + BUNDLED.versionList() + ")"),
+                refuses("etcd2 data", "2.2.1/etcd2", "3.4.23/etcd3", "etcd2", "2.2.1/etcd2"),
+                refuses("etcd2 data on a v3 version", "3.4.23/etcd2", "3.5.35/etcd3", "etcd2"),
+                refuses("etcd2 target", "3.4.23/etcd3", "3.4.23/etcd2", "etcd2", "3.4.23/etcd2"),
+                refuses("data newer than any bundled line", "3.8.0/etcd3", "3.7.3/etcd3",
+                        "cannot downgrade 3.8.0", "no 3.8 release is bundled"),
+                refusesWith("upgrade through a missing 3.5", only("3.4.23", "3.6.16", "3.7.3"), "3.4.23/etcd3", "3.6.16/etcd3",
+                        "cannot upgrade 3.4.23", "opens data of 3.5 only", "3.4.23, 3.6.16, 3.7.3"),
+                refusesWith("upgrade to 3.7 through a missing 3.6", only("3.5.35", "3.7.3"), "3.5.35/etcd3", "3.7.3/etcd3",
+                        "opens data of 3.6 only"),
+                refusesWith("patch floor without a bundled 3.5", only("3.6.16", "3.7.3"), "3.5.21/etcd3", "3.6.16/etcd3",
+                        "needs the data to have run 3.5.32 or newer", "3.6.16, 3.7.3"),
+                refusesWith("downgrade through a missing 3.6", only("3.5.35", "3.7.3"), "3.7.3/etcd3", "3.5.35/etcd3",
+                        "cannot downgrade 3.7.3", "through 3.6", "no 3.6 release is bundled"),
+                refusesWith("downgrade without the data's own line", only("3.5.35", "3.6.16"), "3.7.3/etcd3", "3.6.16/etcd3",
+                        "cannot downgrade 3.7.3", "no 3.7 release is bundled"),
+                refusesWith("restricted catalog: target no longer bundled", only("3.5.35", "3.6.16"), "3.5.35/etcd3", "3.7.3/etcd3",
+                        "3.7.3 is not bundled", "(bundled: 3.5.35, 3.6.16)"),
+
+                // restricted catalogs that still reach the target
+                plansWith("upgrade needs only the lines above the data", only("3.5.35", "3.6.16"), "3.4.23/etcd3", "3.6.16/etcd3",
+                        "MinorUpgrade 3.4.23->3.5.35",
+                        "MinorUpgrade 3.5.35->3.6.16 v2check 3.5.35"),
+                plansWith("at the floor without a bundled 3.5: no v2 check possible", only("3.6.16"), "3.5.33/etcd3", "3.6.16/etcd3",
+                        "MinorUpgrade 3.5.33->3.6.16"),
+
+                // the full bundled catalog, with its pre-3.4 lines
+                plansWith("full catalog: 3.2 goes through the bundled 3.3", BUNDLED, "3.2.32/etcd3", "3.4.23/etcd3",
+                        "MinorUpgrade 3.2.32->3.3.27",
+                        "MinorUpgrade 3.3.27->3.4.23"),
+                plansWith("full catalog: 3.0 to 3.7", BUNDLED, "3.0.17/etcd3", "3.7.3/etcd3",
+                        "MinorUpgrade 3.0.17->3.1.20",
+                        "MinorUpgrade 3.1.20->3.2.32",
+                        "MinorUpgrade 3.2.32->3.3.27",
+                        "MinorUpgrade 3.3.27->3.4.23",
+                        "MinorUpgrade 3.4.23->3.5.35",
+                        "MinorUpgrade 3.5.35->3.6.16 v2check 3.5.35",
+                        "MinorUpgrade 3.6.16->3.7.3"),
+                plansWith("full catalog: 3.4 to 3.3 by snapshot", BUNDLED, "3.4.23/etcd3", "3.3.27/etcd3",
+                        "SnapshotDowngrade 3.4.23->3.3.27 by 3.4.23"),
+                plansWith("full catalog: 3.7 to 3.4 as with the 3.4-3.7 releases alone", BUNDLED, "3.7.3/etcd3", "3.4.23/etcd3",
+                        "OnlineDowngrade 3.7.3->3.6.16 by 3.7.3",
+                        "OnlineDowngrade 3.6.16->3.5.35 by 3.6.16",
+                        "SnapshotDowngrade 3.5.35->3.4.23 by 3.5.35"),
+                refusesWith("full catalog: etcd2 data stays refused", BUNDLED, "2.3.8/etcd2", "3.0.17/etcd3", "etcd2"),
+                refusesWith("full catalog: a line without the v3 API cannot hold etcd3 data", BUNDLED, "3.0.17/etcd3", "2.3.8/etcd3",
+                        "2.3.8 has no v3 API"),
+                plansWith("full catalog: 3.1 to 3.0 by snapshot", BUNDLED, "3.1.20/etcd3", "3.0.17/etcd3",
+                        "SnapshotDowngrade 3.1.20->3.0.17 by 3.1.20"));
+    }
+
+    /** A step as a short, comparable line. */
+    static String summary(Step step) {
+        return switch (step) {
+            case PatchFloor p -> "PatchFloor " + p.from() + "->" + p.release().version() + " floor " + p.floor();
+            case MinorUpgrade u -> "MinorUpgrade " + u.from() + "->" + u.release().version()
+                    + u.v2Checker().map(c -> " v2check " + c.version()).orElse("");
+            case OnlineDowngrade d -> "OnlineDowngrade " + d.from() + "->" + d.older().version() + " by " + d.newer().version();
+            case SnapshotDowngrade d -> "SnapshotDowngrade " + d.from() + "->" + d.older().version() + " by " + d.newer().version();
+        };
+    }
+
+    static EtcdVersion from(Step step) {
+        return switch (step) {
+            case PatchFloor p -> p.from();
+            case MinorUpgrade u -> u.from();
+            case OnlineDowngrade d -> d.from();
+            case SnapshotDowngrade d -> d.from();
+        };
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("table")
+    void plansOrRefuses(Case c) throws RefusedTransitionException {
+        DataVersion current = DataVersion.parse(c.current());
+        DataVersion target = DataVersion.parse(c.target());
+        Planner planner = new Planner(c.catalog());
+        if (!c.refusal().isEmpty()) {
+            RefusedTransitionException e = assertThrows(RefusedTransitionException.class, () -> planner.plan(current, target));
+            for (String fragment : c.refusal()) {
+                assertTrue(e.getMessage().contains(fragment), () -> "expected '" + fragment + "' in: " + e.getMessage());
+            }
+            return;
+        }
+        Plan plan = planner.plan(current, target);
+        assertEquals(current, plan.current());
+        assertEquals(target, plan.target());
+        assertEquals(c.steps(), plan.steps().stream().map(PlannerTest::summary).toList());
+    }
+
+    /** Each step starts where the previous one left version.txt, and the last one leaves it at the target. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("table")
+    void resultsChainToTheTarget(Case c) throws RefusedTransitionException {
+        if (!c.refusal().isEmpty()) return;
+        DataVersion current = DataVersion.parse(c.current());
+        DataVersion target = DataVersion.parse(c.target());
+        List<Step> steps = new Planner(c.catalog()).plan(current, target).steps();
+        EtcdVersion at = current.version();
+        for (Step step : steps) {
+            assertEquals(at, from(step), () -> "step starts where the data is: " + step.describe());
+            assertEquals(dev.etcdmigrate.version.StorageApi.ETCD3, step.result().storage());
+            if (step instanceof PatchFloor) {
+                assertTrue(step.result().version().sameLine(at), "a patch floor stays in its line: " + step.describe());
+                assertTrue(at.isOlderThan(step.result().version()), "a patch floor moves up: " + step.describe());
+            } else {
+                assertFalse(step.result().version().sameLine(at), "a minor step changes the line: " + step.describe());
+            }
+            at = step.result().version();
+        }
+        if (steps.isEmpty()) {
+            assertTrue(current.version().sameLine(target.version()), "no steps only within a line");
+        } else {
+            assertEquals(target, steps.getLast().result(), "the last step's result is the target");
+        }
+    }
+
+    @Test
+    void everyMinorStepMovesExactlyOneLine() throws RefusedTransitionException {
+        List<Step> steps = new Planner(BUNDLED).plan(DataVersion.parse("3.3.27/etcd3"), DataVersion.parse("3.7.3/etcd3")).steps();
+        EtcdVersion at = EtcdVersion.parse("3.3.27");
+        for (Step step : steps) {
+            EtcdVersion next = step.result().version();
+            assertEquals(at.line().minor() + 1, next.line().minor(), step.describe());
+            at = next;
+        }
+    }
+
+    @Test
+    void stepsNameTheBinariesTheyRun() throws RefusedTransitionException {
+        Planner planner = new Planner(BUNDLED);
+        List<Step> up = planner.plan(DataVersion.parse("3.5.21/etcd3"), DataVersion.parse("3.6.16/etcd3")).steps();
+        assertEquals(List.of("etcd-3.5.35"), binaries(up.get(0)));
+        assertEquals(List.of("etcdutl-3.5.35", "etcd-3.5.35", "etcd-3.6.16"), binaries(up.get(1)));
+        List<Step> down = planner.plan(DataVersion.parse("3.6.16/etcd3"), DataVersion.parse("3.4.23/etcd3")).steps();
+        assertEquals(List.of("etcd-3.6.16", "etcdctl-3.6.16", "etcd-3.5.35"), binaries(down.get(0)));
+        // 3.4 has no etcdutl: its etcdctl restores the snapshot
+        assertEquals(List.of("etcd-3.5.35", "etcdctl-3.5.35", "etcdctl-3.4.23", "etcd-3.4.23"), binaries(down.get(1)));
+    }
+
+    static List<String> binaries(Step step) {
+        return step.binaries().stream().map(b -> b.tool() + "-" + b.release().version()).toList();
+    }
+
+    @Test
+    void describeShowsEveryStepWithItsResult() throws RefusedTransitionException {
+        Plan plan = new Planner(BUNDLED).plan(DataVersion.parse("3.5.21/etcd3"), DataVersion.parse("3.6.16/etcd3"));
+        List<String> lines = plan.describe();
+        assertEquals(3, lines.size(), String.join("\n", lines));
+        assertEquals("plan 3.5.21/etcd3 -> 3.6.16/etcd3: 2 step(s)", lines.get(0));
+        assertTrue(lines.get(1).startsWith("  1. run etcd 3.5.35 once on the 3.5.21 data"), lines.get(1));
+        assertTrue(lines.get(1).endsWith("[then version.txt = 3.5.35/etcd3]"), lines.get(1));
+        assertTrue(lines.get(2).startsWith("  2. upgrade 3.5.35 -> 3.6.16"), lines.get(2));
+        assertTrue(lines.get(2).contains("etcdutl 3.5.35 confirms no v2 content"), lines.get(2));
+        assertTrue(lines.get(2).endsWith("[then version.txt = 3.6.16/etcd3]"), lines.get(2));
+    }
+
+    @Test
+    void describeOfAPatchOnlyChangeSaysOnlyVersionTxtChanges() throws RefusedTransitionException {
+        Plan plan = new Planner(BUNDLED).plan(DataVersion.parse("3.5.21/etcd3"), DataVersion.parse("3.5.35/etcd3"));
+        assertEquals(List.of("plan 3.5.21/etcd3 -> 3.5.35/etcd3: no etcd needs to run",
+                "  same minor line and storage: record 3.5.35/etcd3 in version.txt"), plan.describe());
+        Plan same = new Planner(BUNDLED).plan(DataVersion.parse("3.5.35/etcd3"), DataVersion.parse("3.5.35/etcd3"));
+        assertEquals(List.of("plan 3.5.35/etcd3 -> 3.5.35/etcd3: no etcd needs to run"), same.describe());
+    }
+
+    @Test
+    void theTableCoversEveryStepType() {
+        Set<String> types = table().flatMap(c -> c.steps().stream()).map(s -> s.substring(0, s.indexOf(' '))).collect(Collectors.toSet());
+        assertEquals(Set.of("PatchFloor", "MinorUpgrade", "OnlineDowngrade", "SnapshotDowngrade"), types);
+    }
+}

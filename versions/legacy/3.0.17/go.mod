@@ -1,0 +1,44 @@
+module github.com/coreos/etcd
+
+go 1.12
+
+require (
+	github.com/beorn7/perks v1.0.0
+	github.com/bgentry/speakeasy v0.0.0-20150902231413-36e9cfdd6909
+	github.com/cockroachdb/cmux v0.0.0-20160228191917-112f0506e774
+	github.com/boltdb/bolt v1.3.0
+	github.com/coreos/go-semver v0.0.0-20150304020126-568e959cd898
+	github.com/coreos/go-systemd v0.0.0-20160815185329-bfdc81d0d7e0
+	github.com/cpuguy83/go-md2man v1.0.10
+	github.com/coreos/pkg v0.0.0-20160727233714-3ac0863d7acf
+	github.com/dustin/go-humanize v0.0.0-20151125214831-8929fe90cee4
+	github.com/ghodss/yaml v0.0.0-20150909031657-73d445a93680
+	github.com/gogo/protobuf v0.0.0-20160824171236-909568be09de
+	github.com/golang/groupcache v0.0.0-20160516000752-02826c3e7903
+	github.com/golang/protobuf v1.0.0
+	github.com/google/btree v1.0.0
+	github.com/grpc-ecosystem/go-grpc-prometheus v0.0.0-20160910222444-6b7015e65d36
+	github.com/grpc-ecosystem/grpc-gateway v1.1.1-0.20161105223513-84398b94e188
+	github.com/inconshreveable/mousetrap v1.0.0
+	github.com/jonboulle/clockwork v0.1.0
+	github.com/mattn/go-runewidth v0.0.2
+	github.com/matttproud/golang_protobuf_extensions v1.0.1
+	github.com/olekukonko/tablewriter v0.0.0-20160115111002-cca8bbc07984
+	github.com/prometheus/client_golang v0.8.0
+	github.com/prometheus/client_model v0.0.0-20170216185247-6f3806018612
+	github.com/prometheus/common v0.0.0-20181113130724-41aa239b4cce
+	github.com/prometheus/procfs v0.0.0-20181005140218-185b4288413d
+	github.com/spf13/cobra v0.0.0-20151124153217-1c44ec8d3f15
+	github.com/spf13/pflag v0.0.0-20151013200643-08b1a584251b
+	github.com/ugorji/go v0.0.0-20170107133203-ded73eae5db7
+	github.com/urfave/cli v1.20.0
+	github.com/xiang90/probing v0.0.0-20160813154853-07dd2e8dfe18
+	golang.org/x/crypto v0.0.0-20190308221718-c2843e01d9a2
+	golang.org/x/net v0.0.0-20190813141303-74dc4d7220e7
+	golang.org/x/sys v0.0.0-20190826190057-c7b8b68b1456
+	golang.org/x/text v0.3.0
+	golang.org/x/time v0.0.0-20180412165947-fbb02b2291d2
+	google.golang.org/grpc v1.0.0
+	gopkg.in/cheggaaa/pb.v1 v1.0.25
+	gopkg.in/yaml.v2 v2.2.2
+)
