@@ -53,7 +53,7 @@ public final class Main {
                 case "plan" -> plan(ParsedArgs.parse(MigrateOptions.FLAGS, rest, environment), log, children);
                 default -> migrate(ParsedArgs.parse(MigrateOptions.FLAGS, rest, environment), log, children);
             };
-        } catch (UsageException | DataDir.MalformedVersionFileException | BinDir.MissingBinaryException e) {
+        } catch (UsageException | DataDir.MalformedVersionFileException | BinDir.MissingBinaryException | BadCatalogException e) {
             log.error(e.getMessage());
             return USAGE;
         } catch (RefusedTransitionException e) {
@@ -94,20 +94,28 @@ public final class Main {
         }
         log.info("exec " + String.join(" ", argv));
         log.flush();
-        Execve.exec(etcd, argv, args.environment());
+        Execve.link().exec(etcd, argv, args.environment());
         return FAILED; // not reached: exec either replaced this process or threw
     }
 
-    private static Migration migration(MigrateOptions options, ParsedArgs args, Log log, Children children) throws UsageException {
-        Catalog catalog;
+    private static Migration migration(MigrateOptions options, ParsedArgs args, Log log, Children children) {
+        return new Migration(options, () -> catalog(options), log, children, args.environment());
+    }
+
+    /** The catalog a run plans with; a bad one is a usage error (exit 2). */
+    private static Catalog catalog(MigrateOptions options) {
         try {
-            catalog = options.catalogFile().map(Catalog::load).orElseGet(Catalog::bundled);
-            if (options.bundledVersions().isPresent()) {
-                catalog = catalog.restrictTo(options.bundledVersions().get());
-            }
+            Catalog catalog = options.catalogFile().map(Catalog::load).orElseGet(Catalog::bundled);
+            return options.bundledVersions().map(catalog::restrictTo).orElse(catalog);
         } catch (IllegalArgumentException | java.io.UncheckedIOException e) {
-            throw new UsageException(e.getMessage());
+            throw new BadCatalogException(e.getMessage());
         }
-        return new Migration(options, catalog, log, children, args.environment());
+    }
+
+    /** Unchecked, because the catalog is loaded lazily inside the migration. */
+    static final class BadCatalogException extends RuntimeException {
+        BadCatalogException(String message) {
+            super(message);
+        }
     }
 }

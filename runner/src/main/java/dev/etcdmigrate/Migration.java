@@ -22,10 +22,12 @@ import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * Carries one data dir to the target: reads what wrote it, plans (refusing before anything is
@@ -37,16 +39,18 @@ public final class Migration {
     private static final Duration TOOL_TIMEOUT = Duration.ofMinutes(10);
 
     private final MigrateOptions options;
-    private final Catalog catalog;
+    private final Supplier<Catalog> catalogSource;
+    private Catalog catalog;
     private final Log log;
     private final Children children;
     private final Map<String, String> environment;
     private final DataDir dataDir;
     private final BinDir binDir;
 
-    public Migration(MigrateOptions options, Catalog catalog, Log log, Children children, Map<String, String> environment) {
+    /** @param catalog read only when a plan needs it: parsing it is most of a no-op start */
+    public Migration(MigrateOptions options, Supplier<Catalog> catalog, Log log, Children children, Map<String, String> environment) {
         this.options = options;
-        this.catalog = catalog;
+        this.catalogSource = catalog;
         this.log = log;
         this.children = children;
         this.environment = environment;
@@ -57,6 +61,9 @@ public final class Migration {
     /** The plan from the data dir as it is now; reads only. */
     public Plan plan() throws IOException, DataDir.MalformedVersionFileException, RefusedTransitionException {
         Optional<DataVersion> current = current();
+        if (catalog == null) {
+            catalog = catalogSource.get();
+        }
         Planner planner = new Planner(catalog);
         // A fresh dir still gets its target checked (bundled, storage supported).
         return planner.plan(current.orElse(options.target()), options.target());
@@ -75,6 +82,10 @@ public final class Migration {
 
     /** Migrates; returns the version now recorded in version.txt (the target). */
     public DataVersion migrate() throws Exception {
+        Optional<DataVersion> atTarget = alreadyAtTargetLine();
+        if (atTarget.isPresent()) {
+            return recordTargetPatch(atTarget.get());
+        }
         Plan plan = plan();
         checkBinaries(plan);
         if (!dataDir.exists() || !dataDir.holdsData()) {
@@ -101,6 +112,34 @@ public final class Migration {
             log.info("data dir " + dataDir.path() + " is at " + options.target());
             return options.target();
         }
+    }
+
+    /**
+     * The common restart case: the data is at the target's minor line and storage, so no step runs and
+     * no catalog fact is needed; the target's binary in the bin dir (and BUNDLED_VERSIONS, if set) stands
+     * for "bundled". Anything else, or a staging dir a crash left, takes the planned path.
+     */
+    private Optional<DataVersion> alreadyAtTargetLine() throws IOException, DataDir.MalformedVersionFileException,
+            RefusedTransitionException {
+        DataVersion target = options.target();
+        if (!dataDir.exists() || !dataDir.holdsData() || Files.exists(dataDir.staging())
+                || options.bundledVersions().map(v -> !v.contains(target.version())).orElse(false)
+                || !Files.isExecutable(binDir.dir().resolve("etcd-" + target.version()))) {
+            return Optional.empty();
+        }
+        return dataDir.readVersion().filter(v -> v.storage() == target.storage() && v.version().sameLine(target.version()));
+    }
+
+    private DataVersion recordTargetPatch(DataVersion current) throws Exception {
+        DataVersion target = options.target();
+        log.info("plan " + current + " -> " + target + ": no etcd needs to run (same minor line and storage)");
+        if (!current.equals(target)) {
+            try (DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log)) {
+                dataDir.writeVersion(target);
+            }
+            log.info("version.txt = " + target);
+        }
+        return target;
     }
 
     private void runSteps(Plan plan) throws Exception {

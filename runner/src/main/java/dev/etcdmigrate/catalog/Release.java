@@ -190,10 +190,15 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
         }
     }
 
-    /** This line opens data of line {@code from} in place, once that line ran at least previousMinimumPatch. */
-    public record Upgrade(String from, String previousMinimumPatch) {
+    /**
+     * This line opens data of line {@code from} in place, once that line ran at least
+     * previousMinimumPatch; with previousSnapshotFirst, only after the previous line took a snapshot
+     * following its last write (3.7 cannot replay WAL entries in the v2 request format older lines wrote).
+     */
+    public record Upgrade(String from, String previousMinimumPatch, Boolean previousSnapshotFirst) {
         public Upgrade {
             MinorLine.parse(require(from, "upgrade.from"));
+            require(previousSnapshotFirst, "upgrade.previousSnapshotFirst");
             previousMinimumPatch = previousMinimumPatch == null ? "" : previousMinimumPatch;
             if (!previousMinimumPatch.isEmpty() && !EtcdVersion.parse(previousMinimumPatch).line().equals(MinorLine.parse(from))) {
                 throw new IllegalArgumentException("upgrade.previousMinimumPatch must be a " + from + ".x version");

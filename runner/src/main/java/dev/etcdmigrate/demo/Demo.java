@@ -83,7 +83,7 @@ public final class Demo {
                 "--target-version", newest.version(), "--target-storage", "etcd3", "--data-dir", data.toString(),
                 "--bin-dir", binDir.toString(), "--name", "demo", "--port", String.valueOf(ports.client()),
                 "--peer-port", String.valueOf(ports.peer()), "--no-exec"), System.getenv());
-        Migration migration = new Migration(MigrateOptions.from(migrateArgs), catalog, log, children, System.getenv());
+        Migration migration = new Migration(MigrateOptions.from(migrateArgs), () -> catalog, log, children, System.getenv());
         migration.plan().describe().forEach(line -> out.println("   " + line));
         long start = System.nanoTime();
         DataVersion reached = migration.migrate();

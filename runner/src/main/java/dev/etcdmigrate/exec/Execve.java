@@ -25,10 +25,20 @@ public final class Execve {
 
     private static final int CLOSE_RANGE_CLOEXEC = 1 << 2;
 
-    private Execve() {}
+    private final MethodHandle execve;
+    private final Optional<MethodHandle> closeRange;
+    private final MemoryLayout stateLayout;
+    private final VarHandle errnoHandle;
 
-    /** Returns only by throwing: on success this process is the new program. */
-    public static void exec(Path program, List<String> argv, Map<String, String> environment) throws ExecFailedException {
+    private Execve(MethodHandle execve, Optional<MethodHandle> closeRange, MemoryLayout stateLayout, VarHandle errnoHandle) {
+        this.execve = execve;
+        this.closeRange = closeRange;
+        this.stateLayout = stateLayout;
+        this.errnoHandle = errnoHandle;
+    }
+
+    /** Looks up execve and close_range in libc (the costly part, done once and covered by the AOT cache). */
+    public static Execve link() throws ExecFailedException {
         Linker linker = Linker.nativeLinker();
         SymbolLookup libc = linker.defaultLookup();
         MemoryLayout stateLayout = Linker.Option.captureStateLayout();
@@ -39,7 +49,11 @@ public final class Execve {
                 Linker.Option.captureCallState("errno"));
         Optional<MethodHandle> closeRange = libc.find("close_range").map(symbol -> linker.downcallHandle(symbol,
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT)));
+        return new Execve(execve, closeRange, stateLayout, errnoHandle);
+    }
 
+    /** Returns only by throwing: on success this process is the new program. */
+    public void exec(Path program, List<String> argv, Map<String, String> environment) throws ExecFailedException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment path = arena.allocateFrom(program.toString());
             MemorySegment args = cStringArray(arena, argv);

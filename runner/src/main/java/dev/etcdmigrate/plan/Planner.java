@@ -70,7 +70,15 @@ public final class Planner {
                 steps.add(new PatchFloor(at, patch, floor.get()));
                 at = patch.etcdVersion();
             }
-            steps.add(new MinorUpgrade(at, next, v2Checker(at, next)));
+            Optional<Release> snapshotter = Optional.empty();
+            if (next.line().upgrade().previousSnapshotFirst()) {
+                // the step that just ran the previous line leaves the snapshot; else that line runs once more
+                Step last = steps.isEmpty() ? null : steps.getLast();
+                if (last instanceof MinorUpgrade up) steps.set(steps.size() - 1, up.withSnapshotForNext());
+                else if (last instanceof PatchFloor floorStep) steps.set(steps.size() - 1, floorStep.withSnapshotForNext());
+                else snapshotter = Optional.of(snapshotter(at, next));
+            }
+            steps.add(new MinorUpgrade(at, next, v2Checker(at, next), snapshotter));
             at = next.etcdVersion();
         }
         if (!at.line().equals(to)) {
@@ -85,6 +93,13 @@ public final class Planner {
             return Optional.empty();
         }
         return catalog.line(at.line()).filter(r -> !r.line().v2ResidueRefused() && r.line().tools().checkV2Store());
+    }
+
+    /** The bundled release of the data's line, to take the snapshot the next line needs first. */
+    private Release snapshotter(EtcdVersion at, Release next) throws RefusedTransitionException {
+        return catalog.line(at.line()).orElseThrow(() -> new RefusedTransitionException("cannot upgrade " + at
+                + " to " + next.version() + ": etcd " + next.minorLine() + " needs etcd " + at.line()
+                + " to take a snapshot first, and no " + at.line() + " release is bundled"));
     }
 
     private List<Step> downgrade(EtcdVersion start, MinorLine to) throws RefusedTransitionException {

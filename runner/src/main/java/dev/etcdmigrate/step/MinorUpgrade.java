@@ -4,25 +4,47 @@ import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import dev.etcdmigrate.process.ToolRunner;
 
 /**
  * Opens the data with the next minor line's etcd: start it privately, wait for a write, stop it.
- * When that line refuses v2 content (3.6+), the previous line's {@code etcdutl check v2store} vets
- * the data first. Data that passed through etcd 2.x or 3.0 (or held v2 TTL keys) keeps old v2 WAL
- * entries; one start of the previous line with {@code --snapshot-count=1} puts a fresh snapshot after
- * them, so they are no longer replayed, and the check runs again. Real v2 keys still fail it: the
- * step refuses, with the data left at the previous line.
+ *
+ * <p>Before that, where the catalog asks, the previous line prepares the data:
+ * <ul>
+ *   <li>{@code v2Checker}: the next line refuses v2 content (3.6+), so the previous line's
+ *       {@code etcdutl check v2store} vets the data. Data that passed through etcd 2.x or 3.0 (or held
+ *       v2 TTL keys) keeps old v2 WAL entries; one start of the previous line with
+ *       {@code --snapshot-count=1} puts a fresh snapshot after them, and the check runs again. Real v2
+ *       keys still fail it: the step refuses, with the data left at the previous line.
+ *   <li>{@code snapshotter}: the next line replays no WAL entry in the v2 request format (3.7), so the
+ *       previous line runs once with {@code --snapshot-count=1} to leave them behind a snapshot.
+ * </ul>
  */
-public record MinorUpgrade(EtcdVersion from, Release release, Optional<Release> v2Checker) implements Step {
+public record MinorUpgrade(EtcdVersion from, Release release, Optional<Release> v2Checker, Optional<Release> snapshotter,
+        boolean snapshotForNext) implements Step {
+
+    /** Makes etcd snapshot right after its first writes, so no older WAL entry is replayed after it. */
+    static final List<String> SNAPSHOT_AT_ONCE = List.of("--snapshot-count=1");
+
+    public MinorUpgrade(EtcdVersion from, Release release, Optional<Release> v2Checker, Optional<Release> snapshotter) {
+        this(from, release, v2Checker, snapshotter, false);
+    }
+
+    /** The same step, its etcd also leaving a snapshot for the next line (instead of a second start there). */
+    public MinorUpgrade withSnapshotForNext() {
+        return new MinorUpgrade(from, release, v2Checker, snapshotter, true);
+    }
 
     @Override
     public String describe() {
         return "upgrade " + from + " -> " + release.version() + ": start etcd " + release.version()
                 + " on the data until a write succeeds"
-                + v2Checker.map(c -> ", after etcdutl " + c.version() + " confirms no v2 content").orElse("");
+                + v2Checker.map(c -> ", after etcdutl " + c.version() + " confirms no v2 content").orElse("")
+                + snapshotter.map(s -> ", after etcd " + s.version() + " takes a snapshot").orElse("")
+                + (snapshotForNext ? " (with --snapshot-count=1: the next line needs a snapshot)" : "");
     }
 
     @Override
@@ -32,8 +54,11 @@ public record MinorUpgrade(EtcdVersion from, Release release, Optional<Release> 
 
     @Override
     public List<Binary> binaries() {
-        return v2Checker.map(c -> List.of(new Binary("etcdutl", c), Binary.etcd(c), Binary.etcd(release)))
-                .orElse(List.of(Binary.etcd(release)));
+        List<Binary> binaries = new ArrayList<>();
+        v2Checker.ifPresent(c -> binaries.addAll(List.of(new Binary("etcdutl", c), Binary.etcd(c))));
+        snapshotter.ifPresent(s -> binaries.add(Binary.etcd(s)));
+        binaries.add(Binary.etcd(release));
+        return binaries.stream().distinct().toList();
     }
 
     @Override
@@ -41,7 +66,12 @@ public record MinorUpgrade(EtcdVersion from, Release release, Optional<Release> 
         if (v2Checker.isPresent()) {
             confirmNoV2Content(context, v2Checker.get());
         }
-        context.runUntilWrite(release, context.dataDir().path());
+        if (snapshotter.isPresent()) {
+            context.log().info("etcd " + release.version() + " replays no v2-format WAL entries: etcd "
+                    + snapshotter.get().version() + " runs once with --snapshot-count=1 to leave them behind a snapshot");
+            context.runUntilWrite(snapshotter.get(), context.dataDir().path(), SNAPSHOT_AT_ONCE);
+        }
+        context.runUntilWrite(release, context.dataDir().path(), snapshotForNext ? SNAPSHOT_AT_ONCE : List.of());
     }
 
     private void confirmNoV2Content(StepContext context, Release checker) throws Exception {
@@ -51,8 +81,8 @@ public record MinorUpgrade(EtcdVersion from, Release release, Optional<Release> 
             return;
         }
         context.log().info("etcdutl " + checker.version() + " found v2 content (" + StepContext.lastLines(first)
-                + "); starting etcd " + checker.version() + " once with --snapshot-count=1 so a fresh snapshot follows old v2 WAL entries");
-        context.runUntilWrite(checker, context.dataDir().path(), List.of("--snapshot-count=1"));
+                + "); etcd " + checker.version() + " runs once with --snapshot-count=1 so a fresh snapshot follows old v2 WAL entries");
+        context.runUntilWrite(checker, context.dataDir().path(), SNAPSHOT_AT_ONCE);
         context.runTool(checker, "etcdutl", check, "etcd " + release.version() + " refuses data with v2 content, and the data"
                 + " holds v2 keys (not only old WAL entries); they need the etcd2 conversion. The data is still valid "
                 + checker.minorLine() + " data");

@@ -10,12 +10,21 @@ import java.util.List;
  * Runs the bundled patch of the data's own minor line once, because the next line requires that
  * patch (or newer) to have run first (e.g. 3.5.32+ before 3.6).
  */
-public record PatchFloor(EtcdVersion from, Release release, EtcdVersion floor) implements Step {
+public record PatchFloor(EtcdVersion from, Release release, EtcdVersion floor, boolean snapshotForNext) implements Step {
+
+    public PatchFloor(EtcdVersion from, Release release, EtcdVersion floor) {
+        this(from, release, floor, false);
+    }
+
+    /** The same step, its etcd also leaving a snapshot for the next line. */
+    public PatchFloor withSnapshotForNext() {
+        return new PatchFloor(from, release, floor, true);
+    }
 
     @Override
     public String describe() {
         return "run etcd " + release.version() + " once on the " + from + " data: the next minor needs "
-                + floor + " or newer to have run first";
+                + floor + " or newer to have run first" + (snapshotForNext ? ", with --snapshot-count=1 for the next line" : "");
     }
 
     @Override
@@ -30,6 +39,6 @@ public record PatchFloor(EtcdVersion from, Release release, EtcdVersion floor) i
 
     @Override
     public void run(StepContext context) throws Exception {
-        context.runUntilWrite(release, context.dataDir().path());
+        context.runUntilWrite(release, context.dataDir().path(), snapshotForNext ? MinorUpgrade.SNAPSHOT_AT_ONCE : List.of());
     }
 }

@@ -37,15 +37,14 @@ import java.util.regex.Pattern;
  * </pre>
  *
  * <ul>
- *   <li>no-op start to execve: data already at the newest version; from spawning the launcher to its
- *       "exec" line, logged right before execve;
+ *   <li>no-op start to execve: data already at the newest version; from spawning the launcher until
+ *       its process runs the etcd binary;
  *   <li>one minor step on a small data dir (previous minor -> newest): the step's own time, etcd's
  *       start-to-first-write inside it, and the difference (the runner's overhead).
  * </ul>
  */
 public final class RunnerBenchmark {
 
-    private static final Pattern STAMP = Pattern.compile("^(\\S+Z) ");
     private static final Pattern STEP_DONE = Pattern.compile("step 1/1 done in (\\d+) ms");
     private static final Pattern FIRST_WRITE = Pattern.compile("accepted a write after (\\d+) ms");
 
@@ -116,29 +115,35 @@ public final class RunnerBenchmark {
         new DataDir(data).writeVersion(new DataVersion(release.etcdVersion(), StorageApi.ETCD3));
     }
 
+    /** From spawning the launcher until its PID runs the etcd binary (polling /proc/PID/exe every 0.2 ms). */
     private static long noopToExec(Path launcher, Path binDir, Path data, Release newest) throws Exception {
         ServerPorts ports = FreePorts.pick();
         String client = "http://127.0.0.1:" + ports.client();
+        Path etcd = binDir.resolve("etcd-" + newest.version()).toRealPath();
         List<String> command = List.of(launcher.toString(), "--data-dir", data.toString(), "--bin-dir", binDir.toString(),
                 "--target-version", newest.version(), "--name", "bench", "--", "--name", "bench",
                 "--listen-client-urls", client, "--advertise-client-urls", client,
                 "--listen-peer-urls", "http://127.0.0.1:" + ports.peer());
-        long spawned = System.currentTimeMillis();
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-            for (String line; (line = out.readLine()) != null; ) {
-                if (line.contains("[etcd-migrate] exec ")) {
-                    Matcher m = STAMP.matcher(line);
-                    if (!m.find()) throw new IllegalStateException("no timestamp: " + line);
-                    long exec = java.time.Instant.parse(m.group(1)).toEpochMilli();
-                    p.toHandle().destroy();
-                    drain(out);
-                    p.waitFor(20, TimeUnit.SECONDS);
-                    return exec - spawned;
+        long spawned = System.nanoTime();
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Path exe = Path.of("/proc/" + p.pid() + "/exe");
+        try {
+            long deadline = spawned + Duration.ofSeconds(30).toNanos();
+            while (System.nanoTime() < deadline) {
+                try {
+                    if (Files.readSymbolicLink(exe).equals(etcd)) {
+                        return (System.nanoTime() - spawned) / 1_000_000;
+                    }
+                } catch (java.io.IOException gone) {
+                    // not started yet, or already exited
                 }
+                if (!p.isAlive()) break;
+                Thread.onSpinWait();
+                java.util.concurrent.locks.LockSupport.parkNanos(200_000); // poll interval of a deadline-bound wait
             }
         } finally {
-            p.destroyForcibly().waitFor();
+            p.toHandle().destroy();
+            if (!p.waitFor(20, TimeUnit.SECONDS)) p.destroyForcibly().waitFor();
         }
         throw new IllegalStateException("the runner never exec'd etcd (exit " + p.exitValue() + ")");
     }
@@ -163,12 +168,6 @@ public final class RunnerBenchmark {
             throw new IllegalStateException("the minor step did not complete (exit " + p.exitValue() + ")");
         }
         return new long[] {step, write};
-    }
-
-    private static void drain(BufferedReader out) throws Exception {
-        while (out.readLine() != null) {
-            // let the exec'd etcd finish logging its shutdown
-        }
     }
 
     private static void copy(Path from, Path to) throws Exception {

@@ -159,6 +159,12 @@ class CatalogTest {
         assertTrue(BUNDLED.line(L3_5).orElseThrow().line().upgrade().minimumPatch().isEmpty());
     }
 
+    @Test
+    void only37NeedsThePreviousLineToSnapshotFirst() {
+        assertEquals(List.of("3.7"), BUNDLED.releases().stream().filter(r -> r.line().upgrade().previousSnapshotFirst())
+                .map(r -> r.minorLine().toString()).toList());
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("bundledReleases")
     void floorsAreMetByTheBundledPreviousLine(Release r) {
@@ -279,6 +285,7 @@ class CatalogTest {
                   upgrade:
                     from: "3.5"
                     previousMinimumPatch: 3.5.32
+                    previousSnapshotFirst: false
                   downgrade:
                     to: "3.5"
                     method: downgrade-api
@@ -335,6 +342,7 @@ class CatalogTest {
                 Arguments.of("        checkV2Store: true\n", "tools.checkV2Store"),
                 Arguments.of("        snapshotRestore: etcdutl\n", "tools.snapshotRestore"),
                 Arguments.of("        from: \"3.5\"\n", "upgrade.from"),
+                Arguments.of("        previousSnapshotFirst: false\n", "upgrade.previousSnapshotFirst"),
                 Arguments.of("        to: \"3.5\"\n", "downgrade.to"),
                 Arguments.of("        method: downgrade-api\n", "downgrade.method"));
     }

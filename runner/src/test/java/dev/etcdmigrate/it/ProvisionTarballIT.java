@@ -78,7 +78,7 @@ class ProvisionTarballIT {
                       downgradeCheckFlag: "--experimental-downgrade-check-time"
                       statusReportsDowngrade: false
                       tools: {etcdutl: true, etcdctlMigrate: false, checkV2Store: true, snapshotRestore: etcdutl}
-                      upgrade: {from: "3.4", previousMinimumPatch: ""}
+                      upgrade: {from: "3.4", previousMinimumPatch: "", previousSnapshotFirst: false}
                       downgrade: {to: "3.4", method: snapshot-restore}
                 """.formatted(VERSION, VERSION, tarball.toUri(), checksum);
         Path file = dir.resolve("catalog.yaml");
