@@ -8,6 +8,7 @@ import dev.etcdmigrate.cli.UsageException;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.demo.Demo;
 import dev.etcdmigrate.etcd.BinDir;
+import dev.etcdmigrate.exec.DataDirOwner;
 import dev.etcdmigrate.exec.Execve;
 import dev.etcdmigrate.plan.RefusedTransitionException;
 import dev.etcdmigrate.process.Children;
@@ -79,6 +80,7 @@ public final class Main {
     private static int migrate(ParsedArgs args, Log log, Children children) throws Exception {
         MigrateOptions options = MigrateOptions.from(args);
         log.info("etcd-migrate: data dir " + options.dataDir() + ", target " + options.target() + ", bin dir " + options.binDir());
+        DataDirOwner.become(options.dataDir(), log);
         migration(options, args, log, children).migrate();
         if (options.noExec()) {
             log.info("--no-exec: exiting after the migration");

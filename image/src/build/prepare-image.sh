@@ -1,0 +1,193 @@
+#!/bin/sh
+# Prepares what Jib puts into the etcd-migrate image (run by exec-maven-plugin in the image module's
+# prepare-package phase; each part is skipped when it is already up to date):
+#
+#   target/image/java/opt/java          jlink'd Java runtime (JAVA_HOME's jlink)
+#   target/image/glibc/lib...           glibc from Debian's libc6 package (apt-get download)
+#   target/image/etcd/usr/local/bin     etcd-<v>, etcdctl-<v>, etcdutl-<v> for every bundled version
+#   target/image/base/base.tar          Docker-format base image archive: /tmp (1777), /etc/passwd,
+#                                       /etc/group, /etc/nsswitch.conf and the relative symlinks
+#                                       /usr/local/bin/etcd, etcdctl, etcdutl -> <name>-<newest>
+#                                       (Jib follows symlinks, so they cannot come from its layers)
+#   target/image/app/app/etcd-migrate.aot   AOT cache of the runner (JDK 25 -XX:AOTCacheOutput),
+#                                       trained in a chroot of the image's file tree; skipped (with a
+#                                       warning) where chroot is not possible. The app jars are put
+#                                       into target/image/app/app by maven-dependency-plugin first.
+#
+# Usage: prepare-image.sh TARGET_DIR ETCD_BIN_DIR "V1,V2,..." NEWEST JAVA_MODULES AOT(true|false)
+set -eu
+
+target=$1
+bin_src=$2
+versions=$(echo "$3" | tr ',' ' ')
+newest=$4
+modules=$5
+aot=$6
+
+out=$target/image
+mkdir -p "$out"
+# Jib insists on the module's (empty) class output directory.
+mkdir -p "$target/classes"
+log() { echo "[prepare-image] $*" >&2; }
+
+java_home=${JAVA_HOME:?JAVA_HOME must point to a JDK 25}
+jdk_release=$(sed -n 's/^JAVA_RUNTIME_VERSION="\(.*\)"/\1/p' "$java_home/release")
+
+# Every file Jib copies gets mtime 1970-01-01T00:00:01Z in the image; the AOT cache checks the
+# mtimes of the runtime's modules file and of the jars, so the training tree uses the same.
+epoch_touch() { find "$1" -exec touch -h -d @1 {} +; }
+
+# ---------------------------------------------------------------- Java runtime (jlink)
+java_dir=$out/java
+java_stamp="jdk=$jdk_release modules=$modules"
+if [ "$(cat "$java_dir.stamp" 2>/dev/null || true)" != "$java_stamp" ]; then
+  log "jlink $modules ($jdk_release)"
+  rm -rf "$java_dir"
+  mkdir -p "$java_dir/opt"
+  "$java_home/bin/jlink" --add-modules "$modules" \
+    --strip-debug --no-header-files --no-man-pages --compress=zip-6 \
+    --output "$java_dir/opt/java"
+  # Not needed at run time: keytool, jexec, the CDS class list.
+  rm -f "$java_dir/opt/java/bin/keytool" "$java_dir/opt/java/lib/jexec" "$java_dir/opt/java/lib/classlist"
+  # Temurin's libjvm.so keeps its symbol table (5 MB); the JVM does not need it.
+  if command -v strip >/dev/null 2>&1; then
+    find "$java_dir/opt/java/lib" -name '*.so' -exec strip --strip-unneeded {} +
+  fi
+  epoch_touch "$java_dir"
+  echo "$java_stamp" >"$java_dir.stamp"
+fi
+
+# ---------------------------------------------------------------- glibc (Debian libc6)
+glibc_dir=$out/glibc
+if [ ! -f "$glibc_dir.stamp" ]; then
+  rm -rf "$glibc_dir" "$out/debs"
+  mkdir -p "$out/debs"
+  deb=""
+  if (cd "$out/debs" && apt-get download -o APT::Sandbox::User=root libc6 >&2); then
+    deb=$(ls "$out"/debs/libc6_*.deb | head -n 1)
+  else
+    deb=$(ls /var/cache/apt/archives/libc6_*_amd64.deb 2>/dev/null | tail -n 1 || true)
+  fi
+  [ -n "$deb" ] || { log "cannot get Debian's libc6 package (apt-get download libc6 failed)"; exit 1; }
+  log "glibc from $(basename "$deb")"
+  rm -rf "$out/libc6"
+  dpkg-deb -x "$deb" "$out/libc6"
+  mkdir -p "$glibc_dir/lib/x86_64-linux-gnu" "$glibc_dir/lib64" "$glibc_dir/usr/share/doc/libc6"
+  for lib in ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libdl.so.2 libpthread.so.0 librt.so.1 \
+             libresolv.so.2 libnss_files.so.2 libnss_dns.so.2; do
+    cp "$out/libc6/lib/x86_64-linux-gnu/$lib" "$glibc_dir/lib/x86_64-linux-gnu/$lib"
+  done
+  # Debian's lib64/ld-linux-x86-64.so.2 is an absolute symlink: copy the real loader instead.
+  cp "$out/libc6/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" "$glibc_dir/lib64/ld-linux-x86-64.so.2"
+  cp "$out/libc6/usr/share/doc/libc6/copyright" "$glibc_dir/usr/share/doc/libc6/copyright"
+  rm -rf "$out/libc6"
+  epoch_touch "$glibc_dir"
+  basename "$deb" >"$glibc_dir.stamp"
+fi
+
+# ---------------------------------------------------------------- etcd binaries
+etcd_dir=$out/etcd/usr/local/bin
+mkdir -p "$etcd_dir"
+wanted=""
+for v in $versions; do
+  for tool in etcd etcdctl etcdutl; do
+    src=$bin_src/$tool-$v
+    if [ ! -f "$src" ]; then
+      # 3.4 has no etcdutl; etcd and etcdctl are required for every version.
+      [ "$tool" = etcdutl ] && continue
+      log "missing $src: provision it first (runner/target/etcd-migrate provision --bin-dir $bin_src)"
+      exit 1
+    fi
+    wanted="$wanted $tool-$v"
+    dst=$etcd_dir/$tool-$v
+    if [ ! -f "$dst" ] || ! cmp -s "$src" "$dst"; then
+      log "bundling $tool-$v"
+      rm -f "$dst"
+      ln "$src" "$dst" 2>/dev/null || cp "$src" "$dst"
+    fi
+  done
+done
+for f in "$etcd_dir"/*; do
+  case " $wanted " in *" $(basename "$f") "*) ;; *) log "dropping $(basename "$f")"; rm -f "$f" ;; esac
+done
+
+# ---------------------------------------------------------------- base archive (Docker format)
+base=$out/base
+stamp="newest=$newest"
+if [ "$(cat "$base.stamp" 2>/dev/null || true)" != "$stamp" ] || [ ! -f "$base/base.tar" ]; then
+  log "base archive (symlinks to $newest)"
+  rm -rf "$base"
+  root=$base/rootfs
+  mkdir -p "$root/tmp" "$root/etc" "$root/usr/local/bin"
+  chmod 1777 "$root/tmp"
+  printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n' >"$root/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+  printf 'passwd: files\ngroup: files\nhosts: files dns\n' >"$root/etc/nsswitch.conf"
+  chmod 644 "$root/etc/passwd" "$root/etc/group" "$root/etc/nsswitch.conf"
+  for tool in etcd etcdctl etcdutl; do
+    ln -s "$tool-$newest" "$root/usr/local/bin/$tool"
+  done
+  mkdir -p "$base/archive"
+  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@1 --format=posix \
+    --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
+    -C "$root" -cf "$base/archive/layer.tar" tmp etc usr
+  diff_id=$(sha256sum "$base/archive/layer.tar" | cut -d' ' -f1)
+  printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/usr/local/bin:/opt/java/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"1970-01-01T00:00:01Z","created_by":"etcd-migrate image/src/build/prepare-image.sh"}]}' \
+    "$diff_id" >"$base/archive/config.json"
+  printf '[{"Config":"config.json","RepoTags":["etcd-migrate-base:local"],"Layers":["layer.tar"]}]' >"$base/archive/manifest.json"
+  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@1 -C "$base/archive" \
+    -cf "$base/base.tar" manifest.json config.json layer.tar
+  rm -rf "$base/archive"
+  echo "$stamp" >"$base.stamp"
+fi
+
+# ---------------------------------------------------------------- AOT cache
+app=$out/app/app
+cache=$app/etcd-migrate.aot
+[ -f "$app/etcd-migrate-runner.jar" ] || { log "missing $app/etcd-migrate-runner.jar (maven-dependency-plugin puts it there)"; exit 1; }
+epoch_touch "$out/app"
+aot_stamp="jdk=$jdk_release modules=$modules app=$(cd "$app" && find . -name '*.jar' -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-64)"
+if [ "$aot" != true ]; then
+  rm -f "$cache" "$out/aot.stamp"
+  log "AOT cache disabled"
+elif [ -f "$cache" ] && [ "$(cat "$out/aot.stamp" 2>/dev/null || true)" = "$aot_stamp" ]; then
+  :
+else
+  rm -f "$cache"
+  train=$out/aot-root
+  rm -rf "$train"
+  mkdir -p "$train"
+  # The training run must see the image's paths: a chroot made of hard links to the image's files.
+  cp -al "$java_dir/." "$glibc_dir/." "$out/app/." "$train/"
+  mkdir -p "$train/tmp/data/member" "$train/tmp/bin" "$train/etc"
+  cp "$base/rootfs/etc/passwd" "$base/rootfs/etc/group" "$base/rootfs/etc/nsswitch.conf" "$train/etc/"
+  printf '%s/etcd3\n' "$newest" >"$train/tmp/data/version.txt"
+  # A data dir already at the target: the runner plans nothing and goes straight to exec. The
+  # "etcd" here is not a program (execve fails with ENOEXEC), so the JVM exits and writes the cache.
+  printf 'not a program\n' >"$train/tmp/bin/etcd-$newest"
+  chmod 755 "$train/tmp/bin/etcd-$newest"
+  chmod 700 "$train/tmp/data"
+  mkdir -p "$train/proc"
+  # /proc is needed ($ORIGIN in the launcher's RPATH is resolved through /proc/self/exe): a private
+  # mount and PID namespace gets its own; -r maps the caller to root, so no privileges are needed
+  # where unprivileged user namespaces are allowed.
+  run_chroot() {
+    unshare -r -m -p -f --mount-proc="$train/proc" chroot "$train" "$@"
+  }
+  log "training the AOT cache in a chroot"
+  if run_chroot /opt/java/bin/java -XX:TieredStopAtLevel=1 --enable-native-access=ALL-UNNAMED -XX:+UseSerialGC \
+      -XX:-UsePerfData -XX:AOTCacheOutput=/app/etcd-migrate.aot -Xlog:aot=warning -Xlog:cds=warning \
+      -jar /app/etcd-migrate-runner.jar --target-version "$newest" --data-dir /tmp/data --bin-dir /tmp/bin \
+      --name train -- --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
+      >"$out/aot-train.log" 2>&1 || true; then :; fi
+  if [ -f "$train/app/etcd-migrate.aot" ]; then
+    mv "$train/app/etcd-migrate.aot" "$cache"
+    touch -h -d @1 "$cache"
+    echo "$aot_stamp" >"$out/aot.stamp"
+    log "AOT cache $(du -h "$cache" | cut -f1)"
+  else
+    log "WARNING: no AOT cache (chroot not possible?); the image starts without it. See $out/aot-train.log"
+    cat "$out/aot-train.log" >&2 || true
+  fi
+  rm -rf "$train"
+fi

@@ -1,0 +1,101 @@
+package dev.etcdmigrate.image;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * An etcd from the host's provisioned binaries (system property etcd.bin.dir) on loopback ports, to
+ * write a data dir the way an older deployment would have: start, write, stop with SIGTERM, then
+ * record version.txt the way the runner does.
+ */
+final class HostEtcd implements AutoCloseable {
+
+    static final String MEMBER = "etcd0";
+
+    private final Process process;
+    private final Gateway gateway;
+    private final Path log;
+
+    private HostEtcd(Process process, Gateway gateway, Path log) {
+        this.process = process;
+        this.gateway = gateway;
+        this.log = log;
+    }
+
+    /** Creates dataDir (mode 0700) and starts etcd VERSION on it; returns once a write succeeded. */
+    static HostEtcd start(String version, Path dataDir) throws Exception {
+        Path binary = Path.of(System.getProperty("etcd.bin.dir", "../.etcd-bin")).resolve("etcd-" + version);
+        if (!Files.isExecutable(binary)) {
+            throw new AssertionError(binary + " is missing: provision the etcd binaries first (see docs/image.md)");
+        }
+        Files.createDirectories(dataDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        int client = freePort();
+        int peer = freePort();
+        String clientUrl = "http://127.0.0.1:" + client;
+        String peerUrl = "http://127.0.0.1:" + peer;
+        Path log = Files.createTempFile("host-etcd-" + version, ".log");
+        ProcessBuilder builder = new ProcessBuilder(List.of(binary.toString(),
+                "--name", MEMBER, "--data-dir", dataDir.toString(),
+                "--listen-client-urls", clientUrl, "--advertise-client-urls", clientUrl,
+                "--listen-peer-urls", peerUrl, "--initial-advertise-peer-urls", peerUrl,
+                "--initial-cluster", MEMBER + "=" + peerUrl))
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile());
+        builder.environment().keySet().removeIf(k -> k.startsWith("ETCD_") || k.startsWith("ETCDCTL_"));
+        HostEtcd etcd = new HostEtcd(builder.start(), new Gateway("127.0.0.1", client), log);
+        try {
+            etcd.gateway.awaitWrite(Duration.ofSeconds(60));
+        } catch (AssertionError | InterruptedException e) {
+            etcd.close();
+            throw new AssertionError("etcd " + version + " did not serve; log: " + Files.readString(log), e);
+        }
+        return etcd;
+    }
+
+    /** Starts etcd VERSION on a fresh dataDir, writes the keys key-0..key-(count-1), stops it, writes version.txt. */
+    static void writeDataDir(String version, Path dataDir, int count) throws Exception {
+        try (HostEtcd etcd = start(version, dataDir)) {
+            for (int i = 0; i < count; i++) {
+                etcd.gateway.put("/image-it/key-" + i, "value-" + i);
+            }
+            etcd.stop();
+        }
+        Files.writeString(dataDir.resolve("version.txt"), version + "/etcd3\n");
+    }
+
+    Gateway gateway() {
+        return gateway;
+    }
+
+    /** SIGTERM, then waits: etcd closes bbolt and the WAL cleanly. */
+    void stop() throws InterruptedException, IOException {
+        process.destroy();
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            throw new AssertionError("etcd did not stop within 30 s of SIGTERM; log: " + Files.readString(log));
+        }
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor();
+            }
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
+    }
+}
