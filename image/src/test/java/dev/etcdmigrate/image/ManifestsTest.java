@@ -63,9 +63,15 @@ class ManifestsTest {
         return manifestFiles().stream().map(file -> DynamicTest.dynamicTest(file.getFileName().toString(), () -> check(file)));
     }
 
-    @Test
-    void dockerRunRecipeInDocs() throws IOException {
-        Path doc = DOCS.resolve("image.md");
+    /** The docker run recipes operators copy, in docs/image.md and the README. */
+    @TestFactory
+    Stream<DynamicTest> dockerRunRecipes() {
+        return Stream.of(DOCS.resolve("image.md"), DOCS.resolveSibling("README.md"))
+                .map(doc -> DynamicTest.dynamicTest(doc.getFileName().toString(), () -> checkDockerRuns(doc)));
+    }
+
+    private static void checkDockerRuns(Path doc) throws IOException {
+        String where = doc.getFileName().toString();
         assertTrue(Files.isRegularFile(doc), doc + " is missing");
         String text = Files.readString(doc).replace("\\\n", " ");
         Matcher run = Pattern.compile("(?m)^\\s*docker run [^\\n]*").matcher(text);
@@ -80,17 +86,17 @@ class ManifestsTest {
                 }
             }
             if (image < 0) continue;
-            checkImage(words.get(image), "docs/image.md: " + run.group().trim());
+            checkImage(words.get(image), where + ": " + run.group().trim());
             for (int i = 0; i < image; i++) {
                 if (words.get(i).equals("-e")) {
                     String name = words.get(i + 1).split("=", 2)[0];
-                    assertTrue(RUNNER_ENV.contains(name) || OTHER_ENV.contains(name), "docs/image.md: unknown variable " + name);
+                    assertTrue(RUNNER_ENV.contains(name) || OTHER_ENV.contains(name), where + ": unknown variable " + name);
                 }
             }
-            checkRunnerArgs(words.subList(image + 1, words.size()), "docs/image.md: " + run.group().trim(), Map.of());
+            checkRunnerArgs(words.subList(image + 1, words.size()), where + ": " + run.group().trim(), Map.of());
             checked++;
         }
-        assertTrue(checked > 0, "docs/image.md has no `docker run ... " + IMAGE_NAME + ":TAG` recipe");
+        assertTrue(checked > 0, where + " has no `docker run ... " + IMAGE_NAME + ":TAG` recipe");
     }
 
     // ------------------------------------------------------------------ checks
