@@ -7,6 +7,6 @@ cd "$(dirname "$0")/.."
 . scripts/java-home.sh
 BIN_DIR=${ETCD_BIN_DIR:-$PWD/.etcd-bin}
 
-./mvnw -B -q package -DskipTests -DskipITs -pl runner -am
+. scripts/build-runner.sh
 runner/target/etcd-migrate provision --bin-dir "$BIN_DIR"
 runner/target/etcd-migrate demo --bin-dir "$BIN_DIR" --work-dir .demo --keys "${DEMO_KEYS:-2000}"

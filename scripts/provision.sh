@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 . scripts/java-home.sh
 BIN_DIR=${1:-$PWD/.etcd-bin}
 shift || true
-./mvnw -B -q package -DskipTests -DskipITs -pl runner -am
+. scripts/build-runner.sh
 exec runner/target/etcd-migrate provision --bin-dir "$BIN_DIR" "$@"

@@ -36,6 +36,11 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
         return etcdVersion().line();
     }
 
+    /** The release's offline source of the given kind, if the catalog lists one. */
+    public <S extends Source> Optional<S> source(Class<S> kind) {
+        return sources.stream().filter(kind::isInstance).map(kind::cast).findFirst();
+    }
+
     /** The tools installed for this release: etcd and etcdctl always, etcdutl where the line has it. */
     public List<String> toolNames() {
         return line.tools().etcdutl() ? List.of("etcd", "etcdctl", "etcdutl") : List.of("etcd", "etcdctl");

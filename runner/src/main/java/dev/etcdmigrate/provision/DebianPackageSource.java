@@ -34,9 +34,7 @@ final class DebianPackageSource implements BinarySource {
 
     @Override
     public void fetch(Release release, Path into) throws Skipped {
-        Release.DebianPackages spec = release.sources().stream().filter(Release.DebianPackages.class::isInstance)
-                .map(Release.DebianPackages.class::cast).findFirst()
-                .orElseThrow(() -> new Skipped("the catalog has no Debian package source for it"));
+        Release.DebianPackages spec = release.source(Release.DebianPackages.class).orElseThrow(() -> new Skipped("the catalog has no Debian package source for it"));
         if (!Files.isExecutable(Path.of("/usr/bin/apt-get")) || !Files.isExecutable(Path.of("/usr/bin/dpkg-deb"))) {
             throw new Skipped("apt-get and dpkg-deb are needed (a Debian machine)");
         }

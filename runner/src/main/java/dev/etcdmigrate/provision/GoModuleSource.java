@@ -40,9 +40,7 @@ final class GoModuleSource implements BinarySource {
 
     @Override
     public void fetch(Release release, Path into) throws Skipped, ProvisionException {
-        Release.GoModules spec = release.sources().stream().filter(Release.GoModules.class::isInstance)
-                .map(Release.GoModules.class::cast).findFirst()
-                .orElseThrow(() -> new Skipped("the catalog has no Go module source for it"));
+        Release.GoModules spec = release.source(Release.GoModules.class).orElseThrow(() -> new Skipped("the catalog has no Go module source for it"));
         if (!Files.isExecutable(go)) {
             throw new Skipped("no Go toolchain at " + go + " (set --go or GO)");
         }

@@ -49,9 +49,7 @@ final class LegacyGoSource implements BinarySource {
 
     @Override
     public void fetch(Release release, Path into) throws Skipped, ProvisionException {
-        Release.GoLegacy spec = release.sources().stream().filter(Release.GoLegacy.class::isInstance)
-                .map(Release.GoLegacy.class::cast).findFirst()
-                .orElseThrow(() -> new Skipped("the catalog has no legacy Go source for it"));
+        Release.GoLegacy spec = release.source(Release.GoLegacy.class).orElseThrow(() -> new Skipped("the catalog has no legacy Go source for it"));
         if (!Files.isExecutable(hostGo)) {
             throw new Skipped("no Go toolchain at " + hostGo + " to fetch modules with (set --go or GO)");
         }

@@ -5,6 +5,7 @@ import dev.etcdmigrate.etcd.PrivateEtcd;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -42,14 +43,20 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
             context.awaitStorageVersion(etcd, target + ".0");
             etcd.stop(context.stopGrace());
         }
-        // The older etcd ends the downgrade job once it sees every member at the target; ask it to look
-        // soon, and wait for it where it can tell us, or the next downgrade would be refused as "in progress".
+        // The older etcd ends the downgrade job once it sees every member at the target: ask it to look
+        // soon, and wait for it where it can tell us, or the next downgrade would be refused as "in
+        // progress". It also snapshots at once (and after one more write): a later restart that replayed
+        // the WAL entries setting the newer cluster version would die with "invalid downgrade".
         String checkFlag = older.line().downgradeCheckFlag();
-        List<String> flags = checkFlag.isEmpty() ? List.of() : List.of(checkFlag + "=50ms");
+        List<String> flags = new ArrayList<>(MinorUpgrade.SNAPSHOT_AT_ONCE);
+        if (!checkFlag.isEmpty()) {
+            flags.add(checkFlag + "=50ms");
+        }
         try (PrivateEtcd etcd = context.startAndAwaitWrite(older, context.dataDir().path(), flags)) {
             if (older.line().statusReportsDowngrade()) {
                 context.awaitDowngradeFinished(etcd);
             }
+            etcd.awaitWrite(context.settings().startTimeout());
             etcd.stop(context.stopGrace());
         }
     }

@@ -6,13 +6,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.etcd.FreePorts;
-import dev.etcdmigrate.etcd.ServerPorts;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -43,12 +41,7 @@ class DataDirOwnerIT {
         etcd.seed(previous, data, 100);
         chownTree(data, UID);
 
-        ServerPorts real = FreePorts.pick();
-        String client = "http://127.0.0.1:" + real.client();
-        List<String> args = new ArrayList<>(RunnerArgs.common("migrate", data, newest.version()));
-        args.addAll(List.of("--", "--name", "it", "--listen-client-urls", client, "--advertise-client-urls", client,
-                "--listen-peer-urls", "http://127.0.0.1:" + real.peer()));
-        try (RunnerProcess runner = RunnerProcess.start(args, Map.of())) {
+        try (RunnerProcess runner = RunnerProcess.start(RunnerArgs.migrateAndServe(data, newest.version(), FreePorts.pick()), Map.of())) {
             runner.awaitLine("running as that user", Duration.ofMinutes(1));
             runner.awaitLine("\\[etcd-migrate\\] exec ", Duration.ofMinutes(2));
             String uids = awaitUidLine(runner.pid());

@@ -19,6 +19,15 @@ final class RunnerArgs {
         return args;
     }
 
+    /** `migrate` of dataDir to target, then exec etcd serving on the given loopback ports. */
+    static List<String> migrateAndServe(Path dataDir, String target, ServerPorts real) {
+        String client = "http://127.0.0.1:" + real.client();
+        List<String> args = new ArrayList<>(common("migrate", dataDir, target));
+        args.addAll(List.of("--", "--name", "it", "--listen-client-urls", client, "--advertise-client-urls", client,
+                "--listen-peer-urls", "http://127.0.0.1:" + real.peer()));
+        return args;
+    }
+
     static List<String> common(String command, Path dataDir, String target) {
         ServerPorts ports = FreePorts.pick();
         return List.of(command, "--data-dir", dataDir.toString(), "--bin-dir", EtcdFixture.binDir().toString(),

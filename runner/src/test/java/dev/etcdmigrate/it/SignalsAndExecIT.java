@@ -76,9 +76,7 @@ class SignalsAndExecIT {
         Keyspace before = etcd.seed(previous, data, 300);
         ServerPorts real = FreePorts.pick();
         String client = "http://127.0.0.1:" + real.client();
-        List<String> args = new ArrayList<>(RunnerArgs.common("migrate", data, newest.version()));
-        args.addAll(List.of("--", "--name", "it", "--listen-client-urls", client, "--advertise-client-urls", client,
-                "--listen-peer-urls", "http://127.0.0.1:" + real.peer()));
+        List<String> args = RunnerArgs.migrateAndServe(data, newest.version(), real);
 
         try (RunnerProcess runner = RunnerProcess.start(args, Map.of())) {
             long pid = runner.pid();
