@@ -37,6 +37,8 @@ import java.util.function.Supplier;
 public final class Migration {
 
     private static final Duration TOOL_TIMEOUT = Duration.ofMinutes(10);
+    /** The lease a key under TTL_KEYS_DIRECTORY gets when it had no TTL in v2 (the Kubernetes image's hour). */
+    private static final Duration DEFAULT_TTL_KEY_LEASE = Duration.ofHours(1);
 
     private final MigrateOptions options;
     private final Supplier<Catalog> catalogSource;
@@ -169,7 +171,8 @@ public final class Migration {
                 new ServerPorts(options.clientPort(), options.peerPort()), options.serverExtraArgs(),
                 options.startTimeout(), options.stopGrace(), environment, GatewayClient.newHttpClient());
         MemberIdentity member = new MemberIdentity(options.name(), options.initialCluster(), options.initialAdvertisePeerUrls());
-        return new StepContext(dataDir, settings, member, new ToolRunner(log, children), children, log, TOOL_TIMEOUT);
+        return new StepContext(dataDir, settings, member, new ToolRunner(log, children), children, log, TOOL_TIMEOUT,
+                new StepContext.Conversion(options.ttlKeysDirectory(), DEFAULT_TTL_KEY_LEASE));
     }
 
     /** Every program the plan runs, and the target etcd unless --no-exec, must be in the bin dir. */

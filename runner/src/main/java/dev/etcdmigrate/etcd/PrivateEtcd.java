@@ -5,6 +5,7 @@ import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.process.ChildEnvironment;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.LinePump;
+import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.nio.file.Path;
@@ -21,8 +22,9 @@ import java.util.concurrent.TimeUnit;
  */
 public final class PrivateEtcd implements AutoCloseable {
 
-    /** The key the write probe puts and deletes; outside any Kubernetes prefix. */
-    public static final String PROBE_KEY = "/etcd-migrate/probe";
+    /** The key the write probe puts and deletes; outside any Kubernetes prefix, and top-level so a v2
+     * probe leaves no directory behind. */
+    public static final String PROBE_KEY = "/etcd-migrate-probe";
 
     // A restarted single member waits out one election timeout before it takes writes: keep it short.
     private static final List<String> FAST_TIMERS = List.of("--heartbeat-interval=10", "--election-timeout=100");
@@ -33,15 +35,18 @@ public final class PrivateEtcd implements AutoCloseable {
     private final LinePump output;
     private final Children children;
     private final GatewayClient gateway;
+    private final V2Client v2;
     private final Log log;
     private final String label;
 
-    private PrivateEtcd(Release release, Process process, LinePump output, Children children, GatewayClient gateway, Log log) {
+    private PrivateEtcd(Release release, Process process, LinePump output, Children children, GatewayClient gateway, V2Client v2,
+            Log log) {
         this.release = release;
         this.process = process;
         this.output = output;
         this.children = children;
         this.gateway = gateway;
+        this.v2 = v2;
         this.log = log;
         this.label = "etcd-" + release.version();
     }
@@ -96,25 +101,36 @@ public final class PrivateEtcd implements AutoCloseable {
         }
         LinePump pump = new LinePump(log, "etcd-" + release.version()).start(process.getInputStream());
         GatewayClient gateway = new GatewayClient(settings.http(), settings.ports().clientUrl(), release.line().jsonGateway());
-        return new PrivateEtcd(release, process, pump, children, gateway, log);
+        V2Client v2 = new V2Client(settings.http(), settings.ports().clientUrl());
+        return new PrivateEtcd(release, process, pump, children, gateway, v2, log);
     }
 
     public GatewayClient gateway() {
         return gateway;
     }
 
+    public V2Client v2() {
+        return v2;
+    }
+
     public Release release() {
         return release;
     }
 
-    /**
-     * Polls until a v3 write succeeds (then deletes the probe key), the process dies, or the deadline
-     * passes. Returns the time it took.
-     */
+    /** Polls until a v3 write succeeds; see {@link #awaitWrite(Duration, StorageApi)}. */
     public Duration awaitWrite(Duration deadline) throws EtcdFailedException, InterruptedException {
-        if (!release.line().v3Api()) {
-            // a v2 write on a 3.x server would create v2 data that 3.6 refuses, so there is one probe per API
-            throw new EtcdFailedException(label + " has no v3 API to probe; etcd2 storage is not supported yet");
+        return awaitWrite(deadline, StorageApi.ETCD3);
+    }
+
+    /**
+     * Polls until a write through the data's own API succeeds (then deletes the probe key), the process
+     * dies, or the deadline passes; returns the time it took. etcd3 data gets v3 writes only (a v2 write
+     * would leave v2 content that 3.6 refuses); etcd2 data gets v2 writes (a v3 write would put
+     * revisions into the v3 store that `etcdctl migrate` later fills with the v2 indexes).
+     */
+    public Duration awaitWrite(Duration deadline, StorageApi api) throws EtcdFailedException, InterruptedException {
+        if (api == StorageApi.ETCD3 && !release.line().v3Api()) {
+            throw new EtcdFailedException(label + " has no v3 API: it cannot serve etcd3 data");
         }
         long start = System.nanoTime();
         long end = start + deadline.toNanos();
@@ -126,8 +142,13 @@ public final class PrivateEtcd implements AutoCloseable {
                         + String.join(" | ", output.lastLines()));
             }
             try {
-                gateway.put(PROBE_KEY, "ok");
-                gateway.delete(PROBE_KEY);
+                if (api == StorageApi.ETCD3) {
+                    gateway.put(PROBE_KEY, "ok");
+                    gateway.delete(PROBE_KEY);
+                } else {
+                    v2.put(PROBE_KEY, "ok", 0);
+                    v2.delete(PROBE_KEY);
+                }
                 Duration took = Duration.ofNanos(System.nanoTime() - start);
                 log.info(label + " accepted a write after " + took.toMillis() + " ms");
                 return took;

@@ -3,6 +3,7 @@ package dev.etcdmigrate.plan;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.catalog.Release.DowngradeMethod;
+import dev.etcdmigrate.step.ConvertToV3;
 import dev.etcdmigrate.step.MinorUpgrade;
 import dev.etcdmigrate.step.OnlineDowngrade;
 import dev.etcdmigrate.step.PatchFloor;
@@ -30,29 +31,78 @@ public final class Planner {
     }
 
     public Plan plan(DataVersion current, DataVersion target) throws RefusedTransitionException {
-        if (current.storage() == StorageApi.ETCD2 || target.storage() == StorageApi.ETCD2) {
-            throw new RefusedTransitionException("etcd2 storage is not supported yet (data " + current + ", target " + target
-                    + "): this runner migrates etcd3 data only; keep using the Kubernetes etcd image for etcd2 data");
-        }
         Release targetRelease = catalog.release(target.version()).orElseThrow(() -> new RefusedTransitionException(
                 "target " + target.version() + " is not bundled (bundled: " + catalog.versionList() + ")"));
         if (target.storage() == StorageApi.ETCD3 && !targetRelease.line().v3Api()) {
             throw new RefusedTransitionException("etcd " + targetRelease.version() + " has no v3 API, so it cannot serve etcd3 data");
         }
+        if (target.storage() == StorageApi.ETCD2 && targetRelease.line().v2Api() == Release.V2Api.NEVER) {
+            throw new RefusedTransitionException("etcd " + targetRelease.version() + " does not serve the v2 API, so it cannot"
+                    + " hold etcd2 data (the last lines that do are 3.4 and 3.5, with --enable-v2)");
+        }
+        if (current.storage() == StorageApi.ETCD3 && target.storage() == StorageApi.ETCD2) {
+            throw new RefusedTransitionException("rolling etcd3 data back to etcd2 (" + current + " -> " + target
+                    + ") is not supported yet");
+        }
+        if (current.storage() == StorageApi.ETCD3 && current.version().major() < 3) {
+            throw new RefusedTransitionException("etcd " + current.version() + " cannot have written etcd3 data; check version.txt");
+        }
         MinorLine from = current.version().line();
         MinorLine to = targetRelease.minorLine();
+        if (current.storage() == StorageApi.ETCD2) {
+            return new Plan(current, target, fromEtcd2(current.version(), target.storage(), to));
+        }
         List<Step> steps = from.equals(to) ? List.of()
-                : from.isOlderThan(to) ? upgrade(current.version(), to)
+                : from.isOlderThan(to) ? upgrade(current.version(), to, StorageApi.ETCD3)
                 : downgrade(current.version(), to);
         return new Plan(current, target, steps);
     }
 
-    private List<Step> upgrade(EtcdVersion start, MinorLine to) throws RefusedTransitionException {
+    /**
+     * etcd2 data goes up in etcd2 storage; to reach etcd3 it is converted at the newest bundled release
+     * between the data's line and the target's whose etcdctl has {@code migrate} (3.0-3.4), then goes on
+     * as etcd3. It never goes down: no etcd line downgrades v2 data.
+     */
+    private List<Step> fromEtcd2(EtcdVersion start, StorageApi targetStorage, MinorLine to) throws RefusedTransitionException {
+        if (to.isOlderThan(start.line())) {
+            throw new RefusedTransitionException("etcd2 data written by " + start + " cannot be downgraded to " + to);
+        }
+        if (targetStorage == StorageApi.ETCD2) {
+            return start.line().equals(to) ? List.of() : upgrade(start, to, StorageApi.ETCD2);
+        }
+        Release converter = catalog.releases().reversed().stream()
+                .filter(r -> r.line().tools().etcdctlMigrate() && !r.minorLine().isOlderThan(start.line()) && !to.isOlderThan(r.minorLine()))
+                .findFirst()
+                .orElseThrow(() -> new RefusedTransitionException("cannot convert etcd2 data written by " + start + " to etcd3 on the way"
+                        + " to " + to + ": no bundled release between them has `etcdctl migrate` (it exists in 3.0-3.4; bundled: "
+                        + catalog.versionList() + ")"));
+        List<Step> steps = new ArrayList<>();
+        if (!start.line().equals(converter.minorLine())) {
+            steps.addAll(upgrade(start, converter.minorLine(), StorageApi.ETCD2));
+        }
+        steps.add(new ConvertToV3(steps.isEmpty() ? start : steps.getLast().result().version(), converter));
+        if (!converter.minorLine().equals(to)) {
+            steps.addAll(upgrade(converter.etcdVersion(), to, StorageApi.ETCD3));
+        }
+        return steps;
+    }
+
+    private List<Step> upgrade(EtcdVersion start, MinorLine to, StorageApi storage) throws RefusedTransitionException {
         List<Step> steps = new ArrayList<>();
         EtcdVersion at = start;
         for (Release next : catalog.releases()) {
             MinorLine line = next.minorLine();
             if (!at.line().isOlderThan(line) || to.isOlderThan(line)) {
+                continue;
+            }
+            if (storage == StorageApi.ETCD2) {
+                if (next.line().v2Api() == Release.V2Api.NEVER || !next.line().upgrade().fromLine().equals(at.line())) {
+                    throw new RefusedTransitionException("cannot upgrade etcd2 data from " + at + " to " + next.version()
+                            + ": etcd " + line + (next.line().v2Api() == Release.V2Api.NEVER ? " does not serve the v2 API"
+                            : " opens data of " + next.line().upgrade().from() + " only"));
+                }
+                steps.add(MinorUpgrade.ofEtcd2(at, next));
+                at = next.etcdVersion();
                 continue;
             }
             MinorLine opens = next.line().upgrade().fromLine();

@@ -23,25 +23,31 @@ import dev.etcdmigrate.process.ToolRunner;
  *       previous line runs once with {@code --snapshot-count=1} to leave them behind a snapshot.
  * </ul>
  */
-public record MinorUpgrade(EtcdVersion from, Release release, Optional<Release> v2Checker, Optional<Release> snapshotter,
-        boolean snapshotForNext) implements Step {
+public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release, Optional<Release> v2Checker,
+        Optional<Release> snapshotter, boolean snapshotForNext) implements Step {
 
     /** Makes etcd snapshot right after its first writes, so no older WAL entry is replayed after it. */
     static final List<String> SNAPSHOT_AT_ONCE = List.of("--snapshot-count=1");
 
     public MinorUpgrade(EtcdVersion from, Release release, Optional<Release> v2Checker, Optional<Release> snapshotter) {
-        this(from, release, v2Checker, snapshotter, false);
+        this(StorageApi.ETCD3, from, release, v2Checker, snapshotter, false);
+    }
+
+    /** etcd2 data: the line's v2 switch on, probed with v2 writes; nothing else applies below 3.6. */
+    public static MinorUpgrade ofEtcd2(EtcdVersion from, Release release) {
+        return new MinorUpgrade(StorageApi.ETCD2, from, release, Optional.empty(), Optional.empty(), false);
     }
 
     /** The same step, its etcd also leaving a snapshot for the next line (instead of a second start there). */
     public MinorUpgrade withSnapshotForNext() {
-        return new MinorUpgrade(from, release, v2Checker, snapshotter, true);
+        return new MinorUpgrade(storage, from, release, v2Checker, snapshotter, true);
     }
 
     @Override
     public String describe() {
-        return "upgrade " + from + " -> " + release.version() + ": start etcd " + release.version()
-                + " on the data until a write succeeds"
+        return "upgrade " + from + " -> " + release.version() + (storage == StorageApi.ETCD2 ? " (etcd2 data)" : "")
+                + ": start etcd " + release.version() + " on the data until a " + (storage == StorageApi.ETCD2 ? "v2" : "v3")
+                + " write succeeds"
                 + v2Checker.map(c -> ", after etcdutl " + c.version() + " confirms no v2 content").orElse("")
                 + snapshotter.map(s -> ", after etcd " + s.version() + " takes a snapshot").orElse("")
                 + (snapshotForNext ? " (with --snapshot-count=1: the next line needs a snapshot)" : "");
@@ -49,7 +55,7 @@ public record MinorUpgrade(EtcdVersion from, Release release, Optional<Release> 
 
     @Override
     public DataVersion result() {
-        return new DataVersion(release.etcdVersion(), StorageApi.ETCD3);
+        return new DataVersion(release.etcdVersion(), storage);
     }
 
     @Override
@@ -71,7 +77,7 @@ public record MinorUpgrade(EtcdVersion from, Release release, Optional<Release> 
                     + snapshotter.get().version() + " runs once with --snapshot-count=1 to leave them behind a snapshot");
             context.runUntilWrite(snapshotter.get(), context.dataDir().path(), SNAPSHOT_AT_ONCE);
         }
-        context.runUntilWrite(release, context.dataDir().path(), snapshotForNext ? SNAPSHOT_AT_ONCE : List.of());
+        context.runUntilWrite(release, context.dataDir().path(), snapshotForNext ? SNAPSHOT_AT_ONCE : List.of(), storage);
     }
 
     private void confirmNoV2Content(StepContext context, Release checker) throws Exception {

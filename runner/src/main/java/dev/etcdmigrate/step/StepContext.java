@@ -7,6 +7,7 @@ import dev.etcdmigrate.etcd.PrivateEtcd;
 import dev.etcdmigrate.process.ChildEnvironment;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.ToolRunner;
+import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,7 +23,11 @@ public record StepContext(
         ToolRunner tools,
         Children children,
         Log log,
-        Duration toolTimeout) {
+        Duration toolTimeout,
+        Conversion conversion) {
+
+    /** What an etcd2 -> etcd3 conversion needs from the options: where TTL keys without a TTL live. */
+    public record Conversion(String ttlKeysDirectory, Duration defaultTtl) {}
 
     private static final Duration POLL = Duration.ofMillis(100);
 
@@ -36,9 +41,18 @@ public record StepContext(
     }
 
     public PrivateEtcd startAndAwaitWrite(Release release, Path dir, List<String> lineFlags) throws Exception {
-        PrivateEtcd etcd = PrivateEtcd.start(release, dir, settings, lineFlags, log, children);
+        return startAndAwaitWrite(release, dir, lineFlags, StorageApi.ETCD3);
+    }
+
+    /** For etcd2 data the line's v2 switch is added and the probe is a v2 write. */
+    public PrivateEtcd startAndAwaitWrite(Release release, Path dir, List<String> lineFlags, StorageApi api) throws Exception {
+        List<String> flags = new ArrayList<>(lineFlags);
+        if (api == StorageApi.ETCD2) {
+            flags.addAll(release.line().v2EnableFlags());
+        }
+        PrivateEtcd etcd = PrivateEtcd.start(release, dir, settings, flags, log, children);
         try {
-            etcd.awaitWrite(settings.startTimeout());
+            etcd.awaitWrite(settings.startTimeout(), api);
             return etcd;
         } catch (Exception | Error e) {
             etcd.close();
@@ -52,7 +66,11 @@ public record StepContext(
     }
 
     public void runUntilWrite(Release release, Path dir, List<String> lineFlags) throws Exception {
-        try (PrivateEtcd etcd = startAndAwaitWrite(release, dir, lineFlags)) {
+        runUntilWrite(release, dir, lineFlags, StorageApi.ETCD3);
+    }
+
+    public void runUntilWrite(Release release, Path dir, List<String> lineFlags, StorageApi api) throws Exception {
+        try (PrivateEtcd etcd = startAndAwaitWrite(release, dir, lineFlags, api)) {
             etcd.stop(settings.stopGrace());
         }
     }

@@ -80,6 +80,20 @@ final class EtcdFixture implements AutoCloseable {
         return etcd;
     }
 
+    /** An etcd on etcd2 data: the line's v2 switch on, probed with v2 writes only. */
+    PrivateEtcd startEtcd2(Release release, Path dataDir) throws Exception {
+        PrivateEtcd.Settings settings = new PrivateEtcd.Settings(new BinDir(binDir()), "it", FreePorts.pick(), List.of(),
+                Duration.ofMinutes(1), Duration.ofSeconds(20), System.getenv(), GatewayClient.newHttpClient());
+        PrivateEtcd etcd = PrivateEtcd.start(release, dataDir, settings, release.line().v2EnableFlags(), log, children);
+        try {
+            etcd.awaitWrite(settings.startTimeout(), dev.etcdmigrate.version.StorageApi.ETCD2);
+        } catch (Exception e) {
+            etcd.close();
+            throw e;
+        }
+        return etcd;
+    }
+
     /** Runs `work` against a started etcd with a jetcd client, then stops the etcd cleanly. */
     void withClient(Release release, Path dataDir, ClientWork work) throws Exception {
         try (PrivateEtcd etcd = start(release, dataDir)) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.step.ConvertToV3;
 import dev.etcdmigrate.step.MinorUpgrade;
 import dev.etcdmigrate.step.OnlineDowngrade;
 import dev.etcdmigrate.step.PatchFloor;
@@ -126,9 +127,23 @@ class PlannerTest {
                         "3.3.27 is not bundled", "(bundled: 3.4.23, 3.5.35, 3.6.16, 3.7.3)"),
                 refusesWith("target not in the full bundled catalog", BUNDLED, "3.5.35/etcd3", "3.8.0/etcd3",
                         "3.8.0 is not bundled", "(bundled: " + BUNDLED.versionList() + ")"),
-                refuses("etcd2 data", "2.2.1/etcd2", "3.4.23/etcd3", "etcd2", "2.2.1/etcd2"),
-                refuses("etcd2 data on a v3 version", "3.4.23/etcd2", "3.5.35/etcd3", "etcd2"),
-                refuses("etcd2 target", "3.4.23/etcd3", "3.4.23/etcd2", "etcd2", "3.4.23/etcd2"),
+                // etcd2 storage
+                plans("etcd2 at 3.4 converted there, then up as etcd3", "3.4.23/etcd2", "3.7.3/etcd3",
+                        "ConvertToV3 3.4.23 by 3.4.23",
+                        "MinorUpgrade 3.4.23->3.5.35",
+                        "MinorUpgrade 3.5.35->3.6.16 v2check 3.5.35",
+                        "MinorUpgrade 3.6.16->3.7.3"),
+                plans("etcd2 at an older 3.4 patch: the bundled 3.4 converts it", "3.4.13/etcd2", "3.4.23/etcd3",
+                        "ConvertToV3 3.4.13 by 3.4.23"),
+                refuses("etcd2 data of 2.2 without bundled 2.x-3.3 lines", "2.2.1/etcd2", "3.4.23/etcd3",
+                        "cannot upgrade etcd2 data from 2.2.1", "opens data of 3.3 only"),
+                refuses("etcd2 at 3.5: no bundled etcdctl migrate at or above it", "3.5.35/etcd2", "3.6.16/etcd3",
+                        "no bundled release between them has `etcdctl migrate`"),
+                refusesWith("etcd2 data cannot go down", BUNDLED, "3.4.23/etcd2", "3.3.27/etcd2", "cannot be downgraded"),
+                plans("etcd2 stays etcd2 up to 3.5", "3.4.23/etcd2", "3.5.35/etcd2",
+                        "MinorUpgrade 3.4.23->3.5.35 etcd2"),
+                refuses("etcd2 target on a line without the v2 API", "3.4.23/etcd2", "3.6.16/etcd2", "does not serve the v2 API"),
+                refuses("etcd3 -> etcd2 rollback not yet", "3.4.23/etcd3", "3.4.23/etcd2", "rolling etcd3 data back to etcd2"),
                 refuses("data newer than any bundled line", "3.8.0/etcd3", "3.7.3/etcd3",
                         "cannot downgrade 3.8.0", "no 3.8 release is bundled"),
                 refusesWith("upgrade through a missing 3.5", only("3.4.23", "3.6.16", "3.7.3"), "3.4.23/etcd3", "3.6.16/etcd3",
@@ -169,7 +184,20 @@ class PlannerTest {
                         "OnlineDowngrade 3.7.3->3.6.16 by 3.7.3",
                         "OnlineDowngrade 3.6.16->3.5.35 by 3.6.16",
                         "SnapshotDowngrade 3.5.35->3.4.23 by 3.5.35"),
-                refusesWith("full catalog: etcd2 data stays refused", BUNDLED, "2.3.8/etcd2", "3.0.17/etcd3", "etcd2"),
+                plansWith("full catalog: etcd2 from 2.2 up to 3.4 as etcd2, converted there", BUNDLED, "2.2.5/etcd2", "3.5.35/etcd3",
+                        "MinorUpgrade 2.2.5->2.3.8 etcd2",
+                        "MinorUpgrade 2.3.8->3.0.17 etcd2",
+                        "MinorUpgrade 3.0.17->3.1.20 etcd2",
+                        "MinorUpgrade 3.1.20->3.2.32 etcd2",
+                        "MinorUpgrade 3.2.32->3.3.27 etcd2",
+                        "MinorUpgrade 3.3.27->3.4.23 etcd2",
+                        "ConvertToV3 3.4.23 by 3.4.23",
+                        "MinorUpgrade 3.4.23->3.5.35"),
+                plansWith("full catalog: a target below 3.4 converts at the newest migrate on the way", BUNDLED, "2.3.8/etcd2", "3.2.32/etcd3",
+                        "MinorUpgrade 2.3.8->3.0.17 etcd2",
+                        "MinorUpgrade 3.0.17->3.1.20 etcd2",
+                        "MinorUpgrade 3.1.20->3.2.32 etcd2",
+                        "ConvertToV3 3.2.32 by 3.2.32"),
                 refusesWith("full catalog: a line without the v3 API cannot hold etcd3 data", BUNDLED, "3.0.17/etcd3", "2.3.8/etcd3",
                         "2.3.8 has no v3 API"),
                 plansWith("full catalog: 3.1 to 3.0 by snapshot", BUNDLED, "3.1.20/etcd3", "3.0.17/etcd3",
@@ -181,7 +209,9 @@ class PlannerTest {
         return switch (step) {
             case PatchFloor p -> "PatchFloor " + p.from() + "->" + p.release().version() + " floor " + p.floor();
             case MinorUpgrade u -> "MinorUpgrade " + u.from() + "->" + u.release().version()
+                    + (u.storage() == dev.etcdmigrate.version.StorageApi.ETCD2 ? " etcd2" : "")
                     + u.v2Checker().map(c -> " v2check " + c.version()).orElse("");
+            case ConvertToV3 c -> "ConvertToV3 " + c.from() + " by " + c.release().version();
             case OnlineDowngrade d -> "OnlineDowngrade " + d.from() + "->" + d.older().version() + " by " + d.newer().version();
             case SnapshotDowngrade d -> "SnapshotDowngrade " + d.from() + "->" + d.older().version() + " by " + d.newer().version();
         };
@@ -193,6 +223,7 @@ class PlannerTest {
             case MinorUpgrade u -> u.from();
             case OnlineDowngrade d -> d.from();
             case SnapshotDowngrade d -> d.from();
+            case ConvertToV3 c -> c.from();
         };
     }
 
@@ -224,10 +255,17 @@ class PlannerTest {
         DataVersion target = DataVersion.parse(c.target());
         List<Step> steps = new Planner(c.catalog()).plan(current, target).steps();
         EtcdVersion at = current.version();
+        dev.etcdmigrate.version.StorageApi storage = current.storage();
         for (Step step : steps) {
             assertEquals(at, from(step), () -> "step starts where the data is: " + step.describe());
-            assertEquals(dev.etcdmigrate.version.StorageApi.ETCD3, step.result().storage());
-            if (step instanceof PatchFloor) {
+            if (step instanceof ConvertToV3) {
+                assertEquals(dev.etcdmigrate.version.StorageApi.ETCD2, storage, "only etcd2 data is converted");
+                storage = dev.etcdmigrate.version.StorageApi.ETCD3;
+            }
+            assertEquals(storage, step.result().storage(), "storage changes only by conversion: " + step.describe());
+            if (step instanceof ConvertToV3) {
+                assertTrue(step.result().version().sameLine(at), "a conversion stays in its line: " + step.describe());
+            } else if (step instanceof PatchFloor) {
                 assertTrue(step.result().version().sameLine(at), "a patch floor stays in its line: " + step.describe());
                 assertTrue(at.isOlderThan(step.result().version()), "a patch floor moves up: " + step.describe());
             } else {
@@ -292,8 +330,8 @@ class PlannerTest {
     }
 
     @Test
-    void theTableCoversEveryStepType() {
+    void theTableCoversEveryStepType() { // keep in step with Step's permits
         Set<String> types = table().flatMap(c -> c.steps().stream()).map(s -> s.substring(0, s.indexOf(' '))).collect(Collectors.toSet());
-        assertEquals(Set.of("PatchFloor", "MinorUpgrade", "OnlineDowngrade", "SnapshotDowngrade"), types);
+        assertEquals(Set.of("PatchFloor", "MinorUpgrade", "OnlineDowngrade", "SnapshotDowngrade", "ConvertToV3"), types);
     }
 }

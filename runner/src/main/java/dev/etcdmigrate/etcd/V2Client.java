@@ -1,0 +1,53 @@
+package dev.etcdmigrate.etcd;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/** The v2 keys API (/v2/keys) over plain HTTP: writes for probes on etcd2 data and for a rollback's load. */
+public final class V2Client {
+
+    private final HttpClient http;
+    private final URI base;
+
+    public V2Client(HttpClient http, URI clientUrl) {
+        this.http = http;
+        this.base = clientUrl;
+    }
+
+    /** PUT key=value, with a TTL in seconds when ttl &gt; 0. */
+    public void put(String key, String value, long ttl) throws IOException, InterruptedException {
+        String form = "value=" + URLEncoder.encode(value, StandardCharsets.UTF_8) + (ttl > 0 ? "&ttl=" + ttl : "");
+        send(HttpRequest.newBuilder(keyUri(key)).header("Content-Type", "application/x-www-form-urlencoded")
+                .timeout(Duration.ofSeconds(10)).PUT(HttpRequest.BodyPublishers.ofString(form)).build(), 200, 201);
+    }
+
+    public void delete(String key) throws IOException, InterruptedException {
+        send(HttpRequest.newBuilder(keyUri(key)).timeout(Duration.ofSeconds(10)).DELETE().build(), 200);
+    }
+
+    /** /v2/keys followed by the key, each path segment percent-encoded. */
+    URI keyUri(String key) {
+        StringBuilder path = new StringBuilder("/v2/keys");
+        for (String segment : key.split("/", -1)) {
+            if (segment.isEmpty()) continue;
+            path.append('/').append(URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20"));
+        }
+        return base.resolve(path.toString());
+    }
+
+    private void send(HttpRequest request, int... ok) throws IOException, InterruptedException {
+        HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+        for (int code : ok) {
+            if (response.statusCode() == code) return;
+        }
+        String body = response.body();
+        throw new IOException(request.method() + " " + request.uri().getRawPath() + " answered " + response.statusCode() + ": "
+                + (body.length() > 200 ? body.substring(0, 200) + "..." : body));
+    }
+}

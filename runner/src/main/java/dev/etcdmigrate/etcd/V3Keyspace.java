@@ -1,0 +1,114 @@
+package dev.etcdmigrate.etcd;
+
+import dev.etcdmigrate.v2.ConversionPlan;
+import dev.etcdmigrate.v2.KeySetDigest;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Bulk work on a private etcd's v3 keyspace through jetcd (gRPC): applying a conversion's fix-ups in
+ * batched transactions, and digesting every key page by page. Memory stays bounded by the batch size.
+ */
+public final class V3Keyspace implements AutoCloseable {
+
+    /** etcd's default --max-txn-ops: every bundled line accepts it. */
+    static final int TXN_OPS = 128;
+    /** Below etcd's default 1.5 MiB request limit; a single larger value still goes alone. */
+    static final int TXN_BYTES = 1 << 20;
+    static final int IN_FLIGHT = 4;
+    private static final ByteSequence ALL = ByteSequence.from(new byte[] {0});
+    private static final int PAGE = 1000;
+
+    private final Client client;
+
+    public V3Keyspace(java.net.URI clientUrl) {
+        this.client = Client.builder().endpoints(clientUrl).build();
+    }
+
+    /** Applies the fix-ups; returns how many keys were put with a lease. */
+    public long apply(Path fixes) throws Exception {
+        Map<Long, Long> leaseByTtl = new HashMap<>();
+        List<Op> batch = new ArrayList<>();
+        long[] bytes = new long[1];
+        long[] leased = new long[1];
+        Deque<CompletableFuture<?>> inFlight = new ArrayDeque<>();
+        ConversionPlan.read(fixes, fix -> {
+            ByteSequence key = ByteSequence.from(fix.key().getBytes(StandardCharsets.UTF_8));
+            Op op;
+            if (fix.delete()) {
+                op = Op.delete(key, DeleteOption.DEFAULT);
+            } else if (fix.leaseTtlSeconds() > 0) {
+                Long lease = leaseByTtl.get(fix.leaseTtlSeconds());
+                if (lease == null) {
+                    lease = client.getLeaseClient().grant(fix.leaseTtlSeconds()).get(30, TimeUnit.SECONDS).getID();
+                    leaseByTtl.put(fix.leaseTtlSeconds(), lease);
+                }
+                op = Op.put(key, ByteSequence.from(fix.value()), PutOption.builder().withLeaseId(lease).build());
+                leased[0]++;
+            } else {
+                op = Op.put(key, ByteSequence.from(fix.value()), PutOption.DEFAULT);
+            }
+            long size = fix.key().length() + fix.value().length;
+            if (!batch.isEmpty() && (batch.size() == TXN_OPS || bytes[0] + size > TXN_BYTES)) {
+                send(batch, inFlight);
+                bytes[0] = 0;
+            }
+            batch.add(op);
+            bytes[0] += size;
+        });
+        if (!batch.isEmpty()) send(batch, inFlight);
+        while (!inFlight.isEmpty()) inFlight.removeFirst().get(60, TimeUnit.SECONDS);
+        return leased[0];
+    }
+
+    private void send(List<Op> batch, Deque<CompletableFuture<?>> inFlight) throws Exception {
+        if (inFlight.size() == IN_FLIGHT) inFlight.removeFirst().get(60, TimeUnit.SECONDS);
+        inFlight.addLast(client.getKVClient().txn().Then(batch.toArray(Op[]::new)).commit());
+        batch.clear();
+    }
+
+    /** Digest (see {@link KeySetDigest}) of every key and value, and how many keys carry a lease. */
+    public record Observed(String digest, long leased) {}
+
+    public Observed observe() throws Exception {
+        KeySetDigest digest = new KeySetDigest();
+        long leased = 0;
+        ByteSequence from = ALL;
+        while (true) {
+            GetResponse page = client.getKVClient().get(from, GetOption.builder().withRange(ALL).withLimit(PAGE)
+                    .withSortField(GetOption.SortTarget.KEY).withSortOrder(GetOption.SortOrder.ASCEND).build())
+                    .get(60, TimeUnit.SECONDS);
+            for (KeyValue kv : page.getKvs()) {
+                digest.add(kv.getKey().toString(StandardCharsets.UTF_8), kv.getValue().getBytes());
+                if (kv.getLease() != 0) leased++;
+            }
+            if (!page.isMore() || page.getKvs().isEmpty()) break;
+            byte[] last = page.getKvs().getLast().getKey().getBytes();
+            byte[] next = Arrays.copyOf(last, last.length + 1); // the smallest key after the last one
+            from = ByteSequence.from(next);
+        }
+        return new Observed(digest.value(), leased);
+    }
+
+    @Override
+    public void close() {
+        client.close();
+    }
+}

@@ -1,0 +1,127 @@
+package dev.etcdmigrate.step;
+
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.MemberSwap;
+import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.etcd.V3Keyspace;
+import dev.etcdmigrate.v2.ConversionPlan;
+import dev.etcdmigrate.v2.V2SnapshotReader;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.StorageApi;
+import java.io.IOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * etcd2 -> etcd3 at a release whose etcdctl still has {@code migrate} (3.0-3.4), on a copy of the
+ * member dir so the original stays whole until the swap:
+ * <ol>
+ *   <li>the release runs once on the copy with --snapshot-count=1, so the v2 store's snapshot file
+ *       holds everything; that snapshot is read (hidden keys and TTL expiry times included);
+ *   <li>{@code etcdctl migrate} turns the v2 keys into v3 keys with revision = v2 modified index;
+ *   <li>on the running release: expired keys deleted, TTL keys (and keys under TTL_KEYS_DIRECTORY)
+ *       put again with leases of about their remaining TTL, hidden keys (which migrate skips) put;
+ *       the keyspace must then match the v2 store's digest;
+ *   <li>a snapshot of it is restored into a fresh member dir, which drops every trace of v2 content
+ *       (3.6+ refuse it), and checked again; then it replaces the old member dir, kept as a backup.
+ * </ol>
+ * Leased and hidden keys get new mod revisions; every other key keeps its v2 indexes as revisions.
+ */
+public record ConvertToV3(EtcdVersion from, Release release) implements Step {
+
+    @Override
+    public String describe() {
+        return "convert the etcd2 data to etcd3 with etcd " + release.version() + ": etcdctl migrate (v2 indexes become"
+                + " revisions), TTLs re-attached as leases, v2 content dropped through a snapshot restore";
+    }
+
+    @Override
+    public DataVersion result() {
+        return new DataVersion(release.etcdVersion(), StorageApi.ETCD3);
+    }
+
+    @Override
+    public List<Binary> binaries() {
+        return List.of(Binary.etcd(release), new Binary("etcdctl", release),
+                new Binary(release.line().tools().snapshotRestore().toolName(), release));
+    }
+
+    @Override
+    public void run(StepContext context) throws Exception {
+        MemberSwap swap = new MemberSwap(context.dataDir(), context.log());
+        Path staged = swap.prepare();
+        Path staging = staged.getParent();
+        Path work = Files.createDirectories(staging.resolve("work"));
+        copyTree(context.dataDir().member(), work.resolve("member"));
+        context.log().info("copied " + context.dataDir().member() + " to " + work + "; the original stays untouched until the swap");
+
+        List<String> snapshotNow = new ArrayList<>(MinorUpgrade.SNAPSHOT_AT_ONCE);
+        context.runUntilWrite(release, work, snapshotNow, StorageApi.ETCD2);
+        Path snapshot = V2SnapshotReader.newestSnapshot(work.resolve("member"))
+                .orElseThrow(() -> new StepFailedException("etcd " + release.version() + " left no v2 snapshot in " + work));
+        Path fixes = staging.resolve("fixes.bin");
+        ConversionPlan.Summary v2 = ConversionPlan.write(snapshot, fixes, context.conversion().ttlKeysDirectory(),
+                context.conversion().defaultTtl(), Instant.now());
+        context.log().info("v2 store: " + v2.keys() + " live keys (" + v2.hidden() + " hidden, " + v2.leased() + " to lease), "
+                + v2.expired() + " with an expired TTL (not carried over); digest " + v2.digest());
+
+        context.runTool(release, "etcdctl", List.of("migrate", "--data-dir", work.toString()),
+                "etcdctl " + release.version() + " migrate failed; the data dir is unchanged");
+        Path snapshotDb = staging.resolve("converted.db");
+        try (PrivateEtcd etcd = context.startAndAwaitWrite(release, work, List.of());
+                V3Keyspace keyspace = new V3Keyspace(etcd.gateway().baseUrl())) {
+            long leased = keyspace.apply(fixes);
+            context.log().info("re-attached " + leased + " keys to leases, put hidden keys, deleted expired ones");
+            check(keyspace.observe(), v2, "after migrate");
+            context.runTool(release, "etcdctl", List.of("--endpoints", etcd.gateway().baseUrl().toString(), "snapshot", "save",
+                    snapshotDb.toString()), "etcd " + release.version() + " could not save a snapshot of the converted data");
+            etcd.stop(context.stopGrace());
+        }
+
+        List<String> restore = new ArrayList<>(List.of("snapshot", "restore", snapshotDb.toString(), "--data-dir", staged.toString()));
+        restore.addAll(context.member().restoreFlags());
+        context.runTool(release, release.line().tools().snapshotRestore().toolName(), restore,
+                "could not restore the converted snapshot with " + release.version());
+        try (PrivateEtcd etcd = context.startAndAwaitWrite(release, staged, List.of());
+                V3Keyspace keyspace = new V3Keyspace(etcd.gateway().baseUrl())) {
+            check(keyspace.observe(), v2, "after the restore");
+            etcd.stop(context.stopGrace());
+        }
+        Trees.deleteRecursively(work);
+        swap.markComplete(result());
+        swap.swap(new DataVersion(from, StorageApi.ETCD2), result());
+    }
+
+    private static void check(V3Keyspace.Observed v3, ConversionPlan.Summary v2, String when) throws StepFailedException {
+        if (!v3.digest().equals(v2.digest()) || v3.leased() != v2.leased()) {
+            throw new StepFailedException("the converted keyspace differs from the v2 store " + when + ": v2 digest " + v2.digest()
+                    + " with " + v2.leased() + " leased keys, v3 digest " + v3.digest() + " with " + v3.leased()
+                    + "; the original data dir is unchanged");
+        }
+    }
+
+    private static void copyTree(Path from, Path to) throws IOException {
+        Files.walkFileTree(from, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
+                Files.copy(dir, to.resolve(from.relativize(dir).toString()), StandardCopyOption.COPY_ATTRIBUTES);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                Files.copy(file, to.resolve(from.relativize(file).toString()), StandardCopyOption.COPY_ATTRIBUTES);
+                return FileVisitResult.CONTINUE;
+            }
+        });
+    }
+}

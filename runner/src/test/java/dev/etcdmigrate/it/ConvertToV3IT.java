@@ -1,0 +1,128 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.datadir.Permissions;
+import dev.etcdmigrate.demo.Keyspace;
+import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.version.DataVersion;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** etcd2 data written through /v2/keys on 3.4 carried to the newest etcd3, checked key by key. */
+class ConvertToV3IT {
+
+    private final EtcdFixture etcd = new EtcdFixture();
+
+    @AfterEach
+    void stopAll() {
+        etcd.close();
+    }
+
+    @Test
+    void etcd2DataAt34ReachesTheNewestEtcd3WithEveryKeyRevisionAndTtl(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        V2Dataset written = writeEtcd2(data, 10_000);
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, EtcdFixture.newest().version()))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            assertTrue(runner.output().contains("with an expired TTL"), runner.output());
+            assertFalse(runner.output().contains("found v2 content"), "no v2 content left for 3.6 to refuse:\n" + runner.output());
+            assertTrue(runner.output().contains("step 4/4 done"), runner.output());
+        }
+        assertEquals(EtcdFixture.newest().version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+        assertCarried(written, etcd.read(EtcdFixture.newest(), data));
+    }
+
+    /** From the oldest bundled line: etcd2 upgrades with v2 probes (2.2 -> ... -> 3.4), the conversion, then etcd3. */
+    @Test
+    void etcd2DataOf22ReachesTheNewestEtcd3(@TempDir Path dir) throws Exception {
+        Release oldest = EtcdFixture.CATALOG.releases().getFirst();
+        Path data = dir.resolve("data");
+        V2Dataset written = writeEtcd2(oldest, data, 500);
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, EtcdFixture.newest().version()))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            assertTrue(runner.output().contains("upgrade 2.3.8 -> 3.0.17 (etcd2 data)"), runner.output());
+        }
+        assertEquals(EtcdFixture.newest().version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+        assertCarried(written, etcd.read(EtcdFixture.newest(), data));
+    }
+
+    /** SIGKILL at moments inside the conversion, then a rerun: it converges and nothing is lost. */
+    @ParameterizedTest(name = "killed at /{0}/")
+    @ValueSource(strings = {"copied .* to .*work", "\\[etcdctl-3\\.4\\.23\\] finished transforming", "re-attached", "starting etcd 3\\.4\\.23 on .*staging/data"})
+    void killedDuringTheConversionThenRerunConverges(String moment, @TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        V2Dataset written = writeEtcd2(data, 300);
+        String target = "3.4.23";
+        try (RunnerProcess runner = RunnerProcess.start(RunnerArgs.migrate(data, target), Map.of())) {
+            runner.awaitLine(moment, Duration.ofMinutes(2));
+            runner.killHard();
+        }
+        assertEquals("3.4.23/etcd2", Files.readString(data.resolve("version.txt")), "the conversion had not completed");
+        try (RunnerProcess rerun = RunnerProcess.run(RunnerArgs.migrate(data, target))) {
+            assertEquals(0, rerun.exitCode(), rerun.output());
+        }
+        assertEquals(target + "/etcd3", Files.readString(data.resolve("version.txt")));
+        assertCarried(written, etcd.read(EtcdFixture.release(target), data));
+    }
+
+    private V2Dataset writeEtcd2(Path data, int plainKeys) throws Exception {
+        return writeEtcd2(EtcdFixture.release("3.4.23"), data, plainKeys);
+    }
+
+    private V2Dataset writeEtcd2(Release release, Path data, int plainKeys) throws Exception {
+        Permissions.ownerOnlyDir(data);
+        V2Dataset written;
+        try (PrivateEtcd server = etcd.startEtcd2(release, data)) {
+            written = V2Dataset.write(server, plainKeys);
+            server.stop(Duration.ofSeconds(20));
+        }
+        new DataDir(data).writeVersion(DataVersion.parse(release.version() + "/etcd2"));
+        // the one-second TTL key must have run out before the conversion reads the store
+        Instant expired = written.keys.get(written.expiredKey).at().plusMillis(1500);
+        while (Instant.now().isBefore(expired)) {
+            Thread.sleep(50); // waiting for wall-clock time to pass, bounded by the instant above
+        }
+        return written;
+    }
+
+    private static void assertCarried(V2Dataset written, EtcdFixture.Observed observed) {
+        Keyspace keyspace = observed.keyspace();
+        Map<String, V2Dataset.Written> live = written.live();
+        assertEquals(live.keySet(), keyspace.entries().keySet(), "the key set (the expired key gone, nothing added)");
+        Instant now = Instant.now();
+        live.forEach((key, v2) -> {
+            Keyspace.Entry v3 = keyspace.entries().get(key);
+            assertEquals(v2.value(), new String(v3.value(), StandardCharsets.UTF_8), "value of " + key);
+            boolean leased = v2.ttl() > 0 || key.startsWith(V2Dataset.TTL_DIR + "/");
+            if (leased) {
+                assertNotEquals(0, v3.lease(), key + " has a lease");
+                long ttl = observed.leaseTtl().get(v3.lease());
+                long expected = v2.ttl() > 0 ? v2.ttl() : 3600;
+                long elapsed = Duration.between(v2.at(), now).toSeconds();
+                assertTrue(ttl >= expected - elapsed - 3 && ttl <= expected + 2,
+                        key + ": lease TTL " + ttl + " s for a v2 TTL of " + expected + " s written " + elapsed + " s ago");
+            } else {
+                assertEquals(0, v3.lease(), key + " has no lease");
+            }
+            if (!leased && !V2Dataset.hidden(key)) {
+                assertEquals(v2.createdIndex(), v3.createRevision(), "create revision of " + key + " = v2 created index");
+                assertEquals(v2.modifiedIndex(), v3.modRevision(), "mod revision of " + key + " = v2 modified index");
+            }
+        });
+    }
+}
