@@ -93,6 +93,18 @@ public final class Migration {
         if (!dataDir.exists() || !dataDir.holdsData()) {
             dataDir.createOwnerOnly();
         }
+        boolean ownDirExisted = dataDir.hasOwnDir();
+        try {
+            return migrateLocked(plan);
+        } catch (Exception e) {
+            if (!ownDirExisted) {
+                dataDir.removeOwnDirIfOnlyLock();
+            }
+            throw e;
+        }
+    }
+
+    private DataVersion migrateLocked(Plan plan) throws Exception {
         try (DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log)) {
             Optional<DataVersion> recovered = new MemberSwap(dataDir, log).recover();
             if (recovered.isPresent()) {

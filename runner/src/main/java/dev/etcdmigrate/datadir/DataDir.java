@@ -137,6 +137,22 @@ public final class DataDir {
         return candidate;
     }
 
+    public boolean hasOwnDir() {
+        return Files.exists(ownDir());
+    }
+
+    /**
+     * Removes .etcd-migrate/ when it holds nothing but the lock file: a run that created it and then
+     * was refused leaves the data dir as it found it. Backups or staging keep it.
+     */
+    public void removeOwnDirIfOnlyLock() throws IOException {
+        if (!Files.isDirectory(ownDir())) return;
+        try (Stream<Path> entries = Files.list(ownDir())) {
+            if (!entries.allMatch(p -> p.getFileName().toString().equals("lock"))) return;
+        }
+        Trees.deleteRecursively(ownDir());
+    }
+
     public Path backupsDir() {
         return ownDir().resolve("backups");
     }

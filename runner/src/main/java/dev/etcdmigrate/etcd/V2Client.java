@@ -27,6 +27,46 @@ public final class V2Client {
                 .timeout(Duration.ofSeconds(10)).PUT(HttpRequest.BodyPublishers.ofString(form)).build(), 200, 201);
     }
 
+    /** Many PUTs at once, a bounded number in flight (HTTP/1.1 connections to one server). */
+    public final class Loader implements AutoCloseable {
+        private final java.util.concurrent.Semaphore window;
+        private final java.util.Queue<java.util.concurrent.CompletableFuture<?>> pending = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        private final java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+
+        private Loader(int inFlight) {
+            this.window = new java.util.concurrent.Semaphore(inFlight);
+        }
+
+        public void put(String key, String value, long ttl) throws IOException, InterruptedException {
+            if (failure.get() != null) throw new IOException("a v2 write failed: " + failure.get().getMessage(), failure.get());
+            String form = "value=" + URLEncoder.encode(value, StandardCharsets.UTF_8) + (ttl > 0 ? "&ttl=" + ttl : "");
+            HttpRequest request = HttpRequest.newBuilder(keyUri(key)).header("Content-Type", "application/x-www-form-urlencoded")
+                    .timeout(Duration.ofSeconds(30)).PUT(HttpRequest.BodyPublishers.ofString(form)).build();
+            window.acquire();
+            pending.add(http.sendAsync(request, HttpResponse.BodyHandlers.ofString()).whenComplete((response, error) -> {
+                window.release();
+                if (error != null) {
+                    failure.compareAndSet(null, error);
+                } else if (response.statusCode() != 200 && response.statusCode() != 201) {
+                    failure.compareAndSet(null, new IOException("PUT " + request.uri().getRawPath() + " answered "
+                            + response.statusCode() + ": " + response.body()));
+                }
+            }));
+            pending.removeIf(java.util.concurrent.CompletableFuture::isDone);
+        }
+
+        /** Waits for every PUT; fails if any did. */
+        @Override
+        public void close() throws IOException {
+            pending.forEach(f -> f.exceptionally(e -> null).join());
+            if (failure.get() != null) throw new IOException("a v2 write failed: " + failure.get().getMessage(), failure.get());
+        }
+    }
+
+    public Loader loader(int inFlight) {
+        return new Loader(inFlight);
+    }
+
     public void delete(String key) throws IOException, InterruptedException {
         send(HttpRequest.newBuilder(keyUri(key)).timeout(Duration.ofSeconds(10)).DELETE().build(), 200);
     }

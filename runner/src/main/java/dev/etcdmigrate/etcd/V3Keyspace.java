@@ -107,6 +107,40 @@ public final class V3Keyspace implements AutoCloseable {
         return new Observed(digest.value(), leased);
     }
 
+    /** A key, its value and its lease's remaining TTL in seconds (0: no lease). */
+    public record Entry(byte[] key, byte[] value, long leaseTtl) {}
+
+    public interface EntryConsumer {
+        void accept(Entry entry) throws Exception;
+    }
+
+    /** Every key in byte order, page by page, with the remaining TTL of its lease (looked up once per lease). */
+    public void dump(EntryConsumer consumer) throws Exception {
+        Map<Long, Long> ttlByLease = new HashMap<>();
+        ByteSequence from = ALL;
+        while (true) {
+            GetResponse page = client.getKVClient().get(from, GetOption.builder().withRange(ALL).withLimit(PAGE)
+                    .withSortField(GetOption.SortTarget.KEY).withSortOrder(GetOption.SortOrder.ASCEND).build())
+                    .get(60, TimeUnit.SECONDS);
+            for (KeyValue kv : page.getKvs()) {
+                long ttl = 0;
+                if (kv.getLease() != 0) {
+                    Long known = ttlByLease.get(kv.getLease());
+                    if (known == null) {
+                        known = client.getLeaseClient().timeToLive(kv.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT)
+                                .get(30, TimeUnit.SECONDS).getTTL();
+                        ttlByLease.put(kv.getLease(), known);
+                    }
+                    ttl = Math.max(known, -1); // -1: the lease is gone, the key expires with it
+                }
+                consumer.accept(new Entry(kv.getKey().getBytes(), kv.getValue().getBytes(), ttl));
+            }
+            if (!page.isMore() || page.getKvs().isEmpty()) break;
+            byte[] last = page.getKvs().getLast().getKey().getBytes();
+            from = ByteSequence.from(Arrays.copyOf(last, last.length + 1));
+        }
+    }
+
     @Override
     public void close() {
         client.close();

@@ -4,6 +4,7 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.catalog.Release.DowngradeMethod;
 import dev.etcdmigrate.step.ConvertToV3;
+import dev.etcdmigrate.step.RollbackToV2;
 import dev.etcdmigrate.step.MinorUpgrade;
 import dev.etcdmigrate.step.OnlineDowngrade;
 import dev.etcdmigrate.step.PatchFloor;
@@ -41,8 +42,11 @@ public final class Planner {
                     + " hold etcd2 data (the last lines that do are 3.4 and 3.5, with --enable-v2)");
         }
         if (current.storage() == StorageApi.ETCD3 && target.storage() == StorageApi.ETCD2) {
-            throw new RefusedTransitionException("rolling etcd3 data back to etcd2 (" + current + " -> " + target
-                    + ") is not supported yet");
+            // a logical dump and load: any line with the v3 API can dump, the target's line loads
+            Release dumper = catalog.line(current.version().line()).orElseThrow(() -> new RefusedTransitionException(
+                    "cannot roll " + current + " back to etcd2: the dump runs the data's own line, and no "
+                            + current.version().line() + " release is bundled (bundled: " + catalog.versionList() + ")"));
+            return new Plan(current, target, List.of(new RollbackToV2(current.version(), dumper, targetRelease)));
         }
         if (current.storage() == StorageApi.ETCD3 && current.version().major() < 3) {
             throw new RefusedTransitionException("etcd " + current.version() + " cannot have written etcd3 data; check version.txt");

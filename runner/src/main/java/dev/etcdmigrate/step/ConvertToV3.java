@@ -10,13 +10,8 @@ import dev.etcdmigrate.v2.V2SnapshotReader;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
-import java.io.IOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,7 +56,7 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
         Path staged = swap.prepare();
         Path staging = staged.getParent();
         Path work = Files.createDirectories(staging.resolve("work"));
-        copyTree(context.dataDir().member(), work.resolve("member"));
+        Trees.copy(context.dataDir().member(), work.resolve("member"));
         context.log().info("copied " + context.dataDir().member() + " to " + work + "; the original stays untouched until the swap");
 
         List<String> snapshotNow = new ArrayList<>(MinorUpgrade.SNAPSHOT_AT_ONCE);
@@ -79,9 +74,13 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
         Path snapshotDb = staging.resolve("converted.db");
         try (PrivateEtcd etcd = context.startAndAwaitWrite(release, work, List.of());
                 V3Keyspace keyspace = new V3Keyspace(etcd.gateway().baseUrl())) {
+            long start = System.nanoTime();
             long leased = keyspace.apply(fixes);
-            context.log().info("re-attached " + leased + " keys to leases, put hidden keys, deleted expired ones");
+            long millis = Math.max(1, (System.nanoTime() - start) / 1_000_000);
+            context.log().info("re-attached " + leased + " keys to leases, put hidden keys, deleted expired ones in " + millis
+                    + " ms (" + leased * 1000 / millis + " leased keys/s)");
             check(keyspace.observe(), v2, "after migrate");
+            context.log().info("the converted keyspace matches the v2 store (digest " + v2.digest() + ")");
             context.runTool(release, "etcdctl", List.of("--endpoints", etcd.gateway().baseUrl().toString(), "snapshot", "save",
                     snapshotDb.toString()), "etcd " + release.version() + " could not save a snapshot of the converted data");
             etcd.stop(context.stopGrace());
@@ -107,21 +106,5 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
                     + " with " + v2.leased() + " leased keys, v3 digest " + v3.digest() + " with " + v3.leased()
                     + "; the original data dir is unchanged");
         }
-    }
-
-    private static void copyTree(Path from, Path to) throws IOException {
-        Files.walkFileTree(from, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
-                Files.copy(dir, to.resolve(from.relativize(dir).toString()), StandardCopyOption.COPY_ATTRIBUTES);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Files.copy(file, to.resolve(from.relativize(file).toString()), StandardCopyOption.COPY_ATTRIBUTES);
-                return FileVisitResult.CONTINUE;
-            }
-        });
     }
 }

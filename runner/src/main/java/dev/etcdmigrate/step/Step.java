@@ -9,7 +9,7 @@ import java.util.List;
  * is done. The runner executes steps in order and records {@link #result()} in version.txt after
  * each, so a crash resumes at the first step not yet recorded.
  */
-public sealed interface Step permits PatchFloor, MinorUpgrade, OnlineDowngrade, SnapshotDowngrade, ConvertToV3 {
+public sealed interface Step permits PatchFloor, MinorUpgrade, OnlineDowngrade, SnapshotDowngrade, ConvertToV3, RollbackToV2 {
 
     /** One line for the plan and the log, with versions. */
     String describe();

@@ -10,6 +10,7 @@ import dev.etcdmigrate.step.ConvertToV3;
 import dev.etcdmigrate.step.MinorUpgrade;
 import dev.etcdmigrate.step.OnlineDowngrade;
 import dev.etcdmigrate.step.PatchFloor;
+import dev.etcdmigrate.step.RollbackToV2;
 import dev.etcdmigrate.step.SnapshotDowngrade;
 import dev.etcdmigrate.step.Step;
 import dev.etcdmigrate.version.DataVersion;
@@ -143,7 +144,12 @@ class PlannerTest {
                 plans("etcd2 stays etcd2 up to 3.5", "3.4.23/etcd2", "3.5.35/etcd2",
                         "MinorUpgrade 3.4.23->3.5.35 etcd2"),
                 refuses("etcd2 target on a line without the v2 API", "3.4.23/etcd2", "3.6.16/etcd2", "does not serve the v2 API"),
-                refuses("etcd3 -> etcd2 rollback not yet", "3.4.23/etcd3", "3.4.23/etcd2", "rolling etcd3 data back to etcd2"),
+                plans("etcd3 -> etcd2 rollback in one step, dumped by the data's line", "3.7.3/etcd3", "3.4.23/etcd2",
+                        "RollbackToV2 3.7.3->3.4.23 by 3.7.3"),
+                plansWith("full catalog: rollback to 2.2", BUNDLED, "3.4.23/etcd3", "2.2.5/etcd2",
+                        "RollbackToV2 3.4.23->2.2.5 by 3.4.23"),
+                refusesWith("rollback needs the data's own line to dump", only("3.4.23", "3.5.35"), "3.7.3/etcd3", "3.4.23/etcd2",
+                        "the dump runs the data's own line", "no 3.7 release is bundled"),
                 refuses("data newer than any bundled line", "3.8.0/etcd3", "3.7.3/etcd3",
                         "cannot downgrade 3.8.0", "no 3.8 release is bundled"),
                 refusesWith("upgrade through a missing 3.5", only("3.4.23", "3.6.16", "3.7.3"), "3.4.23/etcd3", "3.6.16/etcd3",
@@ -212,6 +218,7 @@ class PlannerTest {
                     + (u.storage() == dev.etcdmigrate.version.StorageApi.ETCD2 ? " etcd2" : "")
                     + u.v2Checker().map(c -> " v2check " + c.version()).orElse("");
             case ConvertToV3 c -> "ConvertToV3 " + c.from() + " by " + c.release().version();
+            case RollbackToV2 r -> "RollbackToV2 " + r.from() + "->" + r.target().version() + " by " + r.dumper().version();
             case OnlineDowngrade d -> "OnlineDowngrade " + d.from() + "->" + d.older().version() + " by " + d.newer().version();
             case SnapshotDowngrade d -> "SnapshotDowngrade " + d.from() + "->" + d.older().version() + " by " + d.newer().version();
         };
@@ -224,6 +231,7 @@ class PlannerTest {
             case OnlineDowngrade d -> d.from();
             case SnapshotDowngrade d -> d.from();
             case ConvertToV3 c -> c.from();
+            case RollbackToV2 r -> r.from();
         };
     }
 
@@ -261,6 +269,11 @@ class PlannerTest {
             if (step instanceof ConvertToV3) {
                 assertEquals(dev.etcdmigrate.version.StorageApi.ETCD2, storage, "only etcd2 data is converted");
                 storage = dev.etcdmigrate.version.StorageApi.ETCD3;
+            }
+            if (step instanceof RollbackToV2) {
+                assertEquals(dev.etcdmigrate.version.StorageApi.ETCD3, storage, "only etcd3 data is rolled back");
+                assertEquals(target, step.result(), "a rollback goes straight to the target");
+                continue;
             }
             assertEquals(storage, step.result().storage(), "storage changes only by conversion: " + step.describe());
             if (step instanceof ConvertToV3) {
@@ -332,6 +345,6 @@ class PlannerTest {
     @Test
     void theTableCoversEveryStepType() { // keep in step with Step's permits
         Set<String> types = table().flatMap(c -> c.steps().stream()).map(s -> s.substring(0, s.indexOf(' '))).collect(Collectors.toSet());
-        assertEquals(Set.of("PatchFloor", "MinorUpgrade", "OnlineDowngrade", "SnapshotDowngrade", "ConvertToV3"), types);
+        assertEquals(Set.of("PatchFloor", "MinorUpgrade", "OnlineDowngrade", "SnapshotDowngrade", "ConvertToV3", "RollbackToV2"), types);
     }
 }

@@ -1,0 +1,170 @@
+package dev.etcdmigrate.step;
+
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.MemberSwap;
+import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.etcd.V2Client;
+import dev.etcdmigrate.etcd.V3Keyspace;
+import dev.etcdmigrate.plan.RefusedTransitionException;
+import dev.etcdmigrate.v2.KeySetDigest;
+import dev.etcdmigrate.v2.V2KeyRules;
+import dev.etcdmigrate.v2.V2SnapshotReader;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.StorageApi;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * etcd3 -> etcd2 (no upstream tool): the data's own line dumps every v3 key with its lease's remaining
+ * TTL (from a copy of member/, so a refusal leaves the data dir as it was), checking that each can
+ * live in v2; the target release creates a fresh data dir and the keys are loaded through /v2/keys
+ * (TTL = remaining lease TTL); the new v2 store, read back from a forced snapshot, must match the dump;
+ * then it replaces member/, kept as a backup. Revisions are not kept: v2 assigns new indexes.
+ */
+public record RollbackToV2(EtcdVersion from, Release dumper, Release target) implements Step {
+
+    private static final int SHOWN_OFFENDERS = 5;
+    private static final int IN_FLIGHT = 64;
+
+    @Override
+    public String describe() {
+        return "roll etcd3 data back to etcd2: etcd " + dumper.version() + " dumps every key with its lease TTL, etcd "
+                + target.version() + " loads them through /v2/keys into a fresh data dir (revisions are not kept)";
+    }
+
+    @Override
+    public DataVersion result() {
+        return new DataVersion(target.etcdVersion(), StorageApi.ETCD2);
+    }
+
+    @Override
+    public List<Binary> binaries() {
+        return List.of(Binary.etcd(dumper), Binary.etcd(target));
+    }
+
+    @Override
+    public void run(StepContext context) throws Exception {
+        if (context.member().initialCluster().split(",").length > 1) {
+            throw new RefusedTransitionException("a rollback to etcd2 builds a new single-member data dir; the initial cluster '"
+                    + context.member().initialCluster() + "' names several members (roll back one member, then re-add the others)");
+        }
+        MemberSwap swap = new MemberSwap(context.dataDir(), context.log());
+        Path staged = swap.prepare();
+        Path staging = staged.getParent();
+        Path work = Files.createDirectories(staging.resolve("work"));
+        Trees.copy(context.dataDir().member(), work.resolve("member"));
+        Path dump = staging.resolve("dump.bin");
+        Dumped dumped;
+        try (PrivateEtcd etcd = context.startAndAwaitWrite(dumper, work, List.of());
+                V3Keyspace keyspace = new V3Keyspace(etcd.gateway().baseUrl())) {
+            dumped = dump(keyspace, dump);
+            etcd.stop(context.stopGrace());
+        }
+        Trees.deleteRecursively(work);
+        if (!dumped.offenders().isEmpty()) {
+            context.dataDir().deleteWorkDir("staging");
+            throw new RefusedTransitionException(dumped.offenderCount() + " key(s) cannot be carried into etcd2, e.g. "
+                    + String.join("; ", dumped.offenders()) + ". Keys that are also directories of other keys must be renamed;"
+                    + " binary values come from objects stored as protobuf: set STORAGE_MEDIA_TYPE=application/json on the"
+                    + " API server and rewrite the objects (e.g. kubectl get ... -o json | kubectl replace -f -), then retry");
+        }
+        context.log().info("dumped " + dumped.digest().count() + " keys (" + dumped.leased() + " with a lease TTL, " + dumped.expired()
+                + " whose lease ran out left behind); revisions are not carried into v2");
+
+        List<String> bootstrap = new ArrayList<>(List.of("--initial-advertise-peer-urls", context.member().advertisePeerUrls(),
+                "--initial-cluster", context.member().initialCluster()));
+        try (PrivateEtcd etcd = context.startAndAwaitWrite(target, staged, bootstrap, StorageApi.ETCD2)) {
+            long start = System.nanoTime();
+            load(etcd.v2(), dump);
+            long millis = Math.max(1, (System.nanoTime() - start) / 1_000_000);
+            context.log().info("loaded " + dumped.digest().count() + " keys through /v2/keys of etcd " + target.version() + " in "
+                    + millis + " ms (" + dumped.digest().count() * 1000 / millis + " keys/s)");
+            etcd.stop(context.stopGrace());
+        }
+        // a forced snapshot holds the whole new store, hidden keys included, to compare with the dump
+        context.runUntilWrite(target, staged, MinorUpgrade.SNAPSHOT_AT_ONCE, StorageApi.ETCD2);
+        KeySetDigest loaded = new KeySetDigest();
+        Path snapshot = V2SnapshotReader.newestSnapshot(staged.resolve("member"))
+                .orElseThrow(() -> new StepFailedException("etcd " + target.version() + " left no snapshot in " + staged));
+        V2SnapshotReader.read(snapshot, key -> loaded.add(key.key(), key.value().getBytes(StandardCharsets.UTF_8)));
+        if (!loaded.value().equals(dumped.digest().value())) {
+            throw new StepFailedException("the v2 store differs from the v3 dump: dump digest " + dumped.digest().value()
+                    + ", v2 digest " + loaded.value() + "; the data dir is unchanged");
+        }
+        context.log().info("the v2 store matches the dump (digest " + loaded.value() + ")");
+        swap.markComplete(result());
+        swap.swap(new DataVersion(from, StorageApi.ETCD3), result());
+    }
+
+    private record Dumped(KeySetDigest digest, long leased, long expired, long offenderCount, List<String> offenders) {}
+
+    private static Dumped dump(V3Keyspace keyspace, Path file) throws Exception {
+        V2KeyRules rules = new V2KeyRules();
+        KeySetDigest digest = new KeySetDigest();
+        long[] counts = new long[3]; // leased, expired, offenders
+        List<String> offenders = new ArrayList<>();
+        try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(file), 1 << 16))) {
+            keyspace.dump(entry -> {
+                var problem = rules.check(entry.key(), entry.value());
+                if (problem.isPresent()) {
+                    counts[2]++;
+                    if (offenders.size() < SHOWN_OFFENDERS) {
+                        offenders.add(printable(entry.key()) + ": " + problem.get());
+                    }
+                    return;
+                }
+                if (entry.leaseTtl() < 0) { // its lease ran out: etcd is deleting it, v2 would not have it
+                    counts[1]++;
+                    return;
+                }
+                String key = new String(entry.key(), StandardCharsets.UTF_8);
+                digest.add(key, entry.value());
+                if (entry.leaseTtl() > 0) counts[0]++;
+                out.writeLong(entry.leaseTtl());
+                out.writeInt(entry.key().length);
+                out.write(entry.key());
+                out.writeInt(entry.value().length);
+                out.write(entry.value());
+            });
+        }
+        return new Dumped(digest, counts[0], counts[1], counts[2], offenders);
+    }
+
+    private static void load(V2Client v2, Path file) throws Exception {
+        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16));
+                V2Client.Loader loader = v2.loader(IN_FLIGHT)) {
+            while (true) {
+                long ttl;
+                try {
+                    ttl = in.readLong();
+                } catch (EOFException end) {
+                    break;
+                }
+                String key = new String(in.readNBytes(in.readInt()), StandardCharsets.UTF_8);
+                String value = new String(in.readNBytes(in.readInt()), StandardCharsets.UTF_8);
+                loader.put(key, value, ttl);
+            }
+        }
+    }
+
+    /** A key for a message: printable characters kept, others escaped, long keys cut. */
+    private static String printable(byte[] key) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < Math.min(key.length, 80); i++) {
+            int c = key[i] & 0xff;
+            if (c >= 0x20 && c < 0x7f) b.append((char) c);
+            else b.append(String.format("\\x%02x", c));
+        }
+        return key.length > 80 ? b + "..." : b.toString();
+    }
+}

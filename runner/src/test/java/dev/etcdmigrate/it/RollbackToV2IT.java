@@ -1,0 +1,198 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.demo.SampleData;
+import dev.etcdmigrate.etcd.PrivateEtcd;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.options.PutOption;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** etcd3 data rolled back to etcd2 (3.4 with --enable-v2, and 2.2), checked through the v2 API. */
+class RollbackToV2IT {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final EtcdFixture etcd = new EtcdFixture();
+
+    @AfterEach
+    void stopAll() {
+        etcd.close();
+    }
+
+    /** What a key must be in v2 afterwards: its value, and the TTL its lease had (0: none). */
+    record Expected(String value, long ttl, Instant at) {}
+
+    @ParameterizedTest(name = "3.4.23/etcd3 -> {0}/etcd2")
+    @ValueSource(strings = {"3.4.23", "2.2.5"})
+    void everyKeyValueAndTtlComesBack(String targetVersion, @TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        Map<String, Expected> expected = seed(data, 10_000, Map.of());
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, targetVersion, "--target-storage", "etcd2"))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            assertTrue(runner.output().contains("revisions are not carried"), runner.output());
+        }
+        assertEquals(targetVersion + "/etcd2", Files.readString(data.resolve("version.txt")));
+        Release target = EtcdFixture.release(targetVersion);
+        try (PrivateEtcd server = etcd.startEtcd2(target, data)) {
+            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(V2Dataset::hidden).toList());
+            assertEquals(expected.keySet(), v2.keySet(), "the key set");
+            Instant now = Instant.now();
+            expected.forEach((key, want) -> {
+                JsonNode node = v2.get(key);
+                assertEquals(want.value(), node.path("value").asText(), "value of " + key);
+                if (want.ttl() > 0) {
+                    long ttl = node.path("ttl").asLong();
+                    long elapsed = Duration.between(want.at(), now).toSeconds();
+                    assertTrue(ttl > 0 && ttl >= want.ttl() - elapsed - 3 && ttl <= want.ttl() + 1,
+                            key + ": v2 TTL " + ttl + " for a lease of " + want.ttl() + " s granted " + elapsed + " s ago");
+                } else {
+                    assertTrue(node.path("ttl").isMissingNode(), key + " has no TTL");
+                }
+            });
+            server.stop(Duration.ofSeconds(20));
+        }
+    }
+
+    @Test
+    void keysThatAreAlsoDirectoriesAreRefusedWithTheDataDirUnchanged(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        seed(data, 20, Map.of("/registry/pods/ns-1", "a key that is also a directory".getBytes(StandardCharsets.UTF_8)));
+        assertRefused(data, "/registry/pods/ns-1", "which is a key itself");
+    }
+
+    @Test
+    void binaryValuesAreRefusedWithTheDataDirUnchanged(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        byte[] protobuf = {'k', '8', 's', 0, 0x0a, (byte) 0x89, (byte) 0xff, 0x12, 0x03};
+        seed(data, 20, Map.of("/registry/secrets/default/token", protobuf));
+        assertRefused(data, "/registry/secrets/default/token", "STORAGE_MEDIA_TYPE=application/json");
+    }
+
+    @ParameterizedTest(name = "killed at /{0}/")
+    @ValueSource(strings = {"dumped \\d+ keys", "the v2 store matches the dump"})
+    void killedDuringTheRollbackThenRerunConverges(String moment, @TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        Map<String, Expected> expected = seed(data, 300, Map.of());
+        List<String> args = RunnerArgs.migrate(data, "3.4.23", "--target-storage", "etcd2");
+        try (RunnerProcess runner = RunnerProcess.start(args, Map.of())) {
+            runner.awaitLine(moment, Duration.ofMinutes(2));
+            runner.killHard();
+        }
+        assertEquals("3.4.23/etcd3", Files.readString(data.resolve("version.txt")));
+        try (RunnerProcess rerun = RunnerProcess.run(RunnerArgs.migrate(data, "3.4.23", "--target-storage", "etcd2"))) {
+            assertEquals(0, rerun.exitCode(), rerun.output());
+        }
+        assertEquals("3.4.23/etcd2", Files.readString(data.resolve("version.txt")));
+        try (PrivateEtcd server = etcd.startEtcd2(EtcdFixture.release("3.4.23"), data)) {
+            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(V2Dataset::hidden).toList());
+            assertEquals(expected.keySet(), v2.keySet());
+            expected.forEach((key, want) -> assertEquals(want.value(), v2.get(key).path("value").asText(), key));
+            server.stop(Duration.ofSeconds(20));
+        }
+    }
+
+    private void assertRefused(Path data, String offender, String advice) throws Exception {
+        Map<String, String> untouched = TreeDigest.of(data);
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.4.23", "--target-storage", "etcd2"))) {
+            assertEquals(3, runner.exitCode(), runner.output());
+            assertTrue(runner.output().contains(offender) && runner.output().contains(advice), runner.output());
+        }
+        assertEquals(untouched, TreeDigest.of(data), "byte-identical after the refusal");
+    }
+
+    /** v3 data written by 3.4.23 through jetcd: the conversion dataset's shapes, plus extra raw keys. */
+    private Map<String, Expected> seed(Path data, int plainKeys, Map<String, byte[]> extra) throws Exception {
+        Map<String, Expected> expected = new TreeMap<>();
+        Release v34 = EtcdFixture.release("3.4.23");
+        dev.etcdmigrate.datadir.Permissions.ownerOnlyDir(data);
+        etcd.withClient(v34, data, client -> {
+            long lease600 = client.getLeaseClient().grant(600).get(30, TimeUnit.SECONDS).getID();
+            long lease300 = client.getLeaseClient().grant(300).get(30, TimeUnit.SECONDS).getID();
+            put(client, expected, "/registry/a/b/c/deep", "nested", 0, 0);
+            put(client, expected, "/registry/configmaps/empty", "", 0, 0);
+            put(client, expected, "/registry/_hidden", "hidden value", 0, 0);
+            put(client, expected, "/_top-hidden", "also hidden", 0, 0);
+            put(client, expected, "/registry/ünïcödé/ключ", "non-ascii key", 0, 0);
+            put(client, expected, "/registry/big", "x".repeat(1 << 20), 0, 0);
+            put(client, expected, "/registry/events/default/pod-1.event", "event", lease600, 600);
+            put(client, expected, "/registry/leases/kube-system/lease", "lease", lease300, 300);
+            List<CompletableFuture<?>> pending = new ArrayList<>();
+            for (int i = 0; i < plainKeys; i++) {
+                String key = "/registry/pods/ns-" + (i % 17) + "/pod-" + i;
+                String value = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"pod-" + i + "\"}}";
+                expected.put(key, new Expected(value, 0, Instant.now()));
+                pending.add(client.getKVClient().put(SampleData.bytes(key), SampleData.bytes(value)));
+                if (pending.size() == 256) {
+                    CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+                    pending.clear();
+                }
+            }
+            CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+            for (var e : extra.entrySet()) {
+                client.getKVClient().put(SampleData.bytes(e.getKey()), ByteSequence.from(e.getValue())).get(30, TimeUnit.SECONDS);
+            }
+        });
+        new dev.etcdmigrate.datadir.DataDir(data).writeVersion(dev.etcdmigrate.version.DataVersion.parse("3.4.23/etcd3"));
+        return expected;
+    }
+
+    private static void put(Client client, Map<String, Expected> expected, String key, String value, long lease, long ttl)
+            throws Exception {
+        PutOption option = lease == 0 ? PutOption.DEFAULT : PutOption.builder().withLeaseId(lease).build();
+        client.getKVClient().put(SampleData.bytes(key), SampleData.bytes(value), option).get(30, TimeUnit.SECONDS);
+        expected.put(key, new Expected(value, ttl, Instant.now()));
+    }
+
+    /** Every key the v2 API lists (recursive GET), plus the hidden ones fetched by name. */
+    private static Map<String, JsonNode> readV2(PrivateEtcd server, List<String> hidden) throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        Map<String, JsonNode> keys = new TreeMap<>();
+        HttpResponse<String> all = http.send(HttpRequest.newBuilder(server.gateway().baseUrl().resolve("/v2/keys/?recursive=true"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        collect(JSON.readTree(all.body()).path("node"), keys);
+        for (String key : hidden) {
+            StringBuilder path = new StringBuilder("/v2/keys");
+            for (String segment : key.substring(1).split("/")) {
+                path.append('/').append(URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20"));
+            }
+            HttpResponse<String> one = http.send(HttpRequest.newBuilder(server.gateway().baseUrl().resolve(path.toString())).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, one.statusCode(), "GET " + key + ": " + one.body());
+            keys.put(key, JSON.readTree(one.body()).path("node"));
+        }
+        return keys;
+    }
+
+    private static void collect(JsonNode node, Map<String, JsonNode> keys) {
+        if (node.path("dir").asBoolean(false)) {
+            node.path("nodes").forEach(child -> collect(child, keys));
+        } else if (node.has("key")) {
+            keys.put(node.path("key").asText(), node);
+        }
+    }
+}
