@@ -1,0 +1,149 @@
+package dev.etcdmigrate.bench;
+
+import dev.etcdmigrate.Log;
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.datadir.Permissions;
+import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.demo.SampleData;
+import dev.etcdmigrate.etcd.BinDir;
+import dev.etcdmigrate.etcd.FreePorts;
+import dev.etcdmigrate.etcd.GatewayClient;
+import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.etcd.ServerPorts;
+import dev.etcdmigrate.etcd.V2Client;
+import dev.etcdmigrate.process.Children;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.StorageApi;
+import io.etcd.jetcd.Client;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The etcd2 conversions at scale, with the runner's heap capped (-Xmx64m: they must stream):
+ * 100,000 TTL keys converted etcd2 -> etcd3 (the lease re-attachment rate), and 100,000 keys rolled back
+ * etcd3 -> etcd2 (the /v2/keys reload rate). Prints the rates the runner logs and the whole step.
+ *
+ * <pre>usage: Etcd2Benchmark LAUNCHER BIN_DIR [KEYS]</pre>
+ */
+public final class Etcd2Benchmark {
+
+    private static final Pattern REATTACH = Pattern.compile("re-attached (\\d+) keys .* in (\\d+) ms \\((\\d+) leased keys/s\\)");
+    private static final Pattern RELOAD = Pattern.compile("loaded (\\d+) keys .* in (\\d+) ms \\((\\d+) keys/s\\)");
+    private static final Pattern STEP = Pattern.compile("step 1/1 done in (\\d+) ms");
+
+    public static void main(String[] args) throws Exception {
+        Path launcher = Path.of(args[0]);
+        Path binDir = Path.of(args[1]);
+        int keys = args.length > 2 ? Integer.parseInt(args[2]) : 100_000;
+        Release v34 = Catalog.bundled().release(EtcdVersion.parse("3.4.23")).orElseThrow();
+        Path work = Files.createTempDirectory("etcd-migrate-bench2");
+        Children children = new Children(Duration.ofSeconds(10));
+        Log quiet = new Log(new PrintStream(OutputStream.nullOutputStream()));
+        try {
+            Path v2data = work.resolve("etcd2");
+            long written = writeV2TtlKeys(v34, v2data, binDir, keys, children, quiet);
+            String[] convert = run(launcher, binDir, v2data, "3.4.23", "etcd3", REATTACH);
+            System.out.printf("etcd2 -> etcd3, %d TTL keys, -Xmx64m: re-attached %s keys in %s ms = %s keys/s (goal >= 50,000);"
+                    + " whole conversion step %s ms%n", written, convert[0], convert[1], convert[2], convert[3]);
+
+            Path v3data = work.resolve("etcd3");
+            writeV3Keys(v34, v3data, binDir, keys, children, quiet);
+            String[] rollback = run(launcher, binDir, v3data, "3.4.23", "etcd2", RELOAD);
+            System.out.printf("etcd3 -> etcd2, %d keys, -Xmx64m: loaded %s keys in %s ms = %s keys/s (goal >= 10,000);"
+                    + " whole rollback step %s ms%n", keys, rollback[0], rollback[1], rollback[2], rollback[3]);
+        } finally {
+            children.stopAll();
+            Trees.deleteRecursively(work);
+        }
+    }
+
+    private static PrivateEtcd.Settings settings(Path binDir) {
+        return new PrivateEtcd.Settings(new BinDir(binDir), "bench", FreePorts.pick(), List.of(), Duration.ofMinutes(1),
+                Duration.ofSeconds(30), System.getenv(), GatewayClient.newHttpClient());
+    }
+
+    private static long writeV2TtlKeys(Release release, Path data, Path binDir, int keys, Children children, Log log) throws Exception {
+        Permissions.ownerOnlyDir(data);
+        PrivateEtcd.Settings settings = settings(binDir);
+        try (PrivateEtcd etcd = PrivateEtcd.start(release, data, settings, release.line().v2EnableFlags(), log, children)) {
+            etcd.awaitWrite(settings.startTimeout(), StorageApi.ETCD2);
+            try (V2Client.Loader loader = etcd.v2().loader(64)) {
+                for (int i = 0; i < keys; i++) {
+                    loader.put("/registry/events/ns-" + (i % 50) + "/event-" + i, "{\"kind\":\"Event\",\"n\":" + i + "}", 3600);
+                }
+            }
+            etcd.stop(settings.stopGrace());
+        }
+        new DataDir(data).writeVersion(new DataVersion(release.etcdVersion(), StorageApi.ETCD2));
+        return keys;
+    }
+
+    private static void writeV3Keys(Release release, Path data, Path binDir, int keys, Children children, Log log) throws Exception {
+        Permissions.ownerOnlyDir(data);
+        PrivateEtcd.Settings settings = settings(binDir);
+        try (PrivateEtcd etcd = PrivateEtcd.start(release, data, settings, List.of(), log, children)) {
+            etcd.awaitWrite(settings.startTimeout());
+            try (Client client = Client.builder().endpoints(etcd.gateway().baseUrl()).build()) {
+                long lease = client.getLeaseClient().grant(3600).get(30, TimeUnit.SECONDS).getID();
+                List<CompletableFuture<?>> pending = new ArrayList<>();
+                for (int i = 0; i < keys; i++) {
+                    var option = i % 10 == 0 ? io.etcd.jetcd.options.PutOption.builder().withLeaseId(lease).build()
+                            : io.etcd.jetcd.options.PutOption.DEFAULT;
+                    pending.add(client.getKVClient().put(SampleData.bytes("/registry/pods/ns-" + (i % 50) + "/pod-" + i),
+                            SampleData.bytes("{\"kind\":\"Pod\",\"n\":" + i + "}"), option));
+                    if (pending.size() == 512) {
+                        CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+                        pending.clear();
+                    }
+                }
+                CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+            }
+            etcd.stop(settings.stopGrace());
+        }
+        new DataDir(data).writeVersion(new DataVersion(release.etcdVersion(), StorageApi.ETCD3));
+    }
+
+    /** Runs the launcher with a 64 MiB heap; returns the rate line's three numbers and the step time. */
+    private static String[] run(Path launcher, Path binDir, Path data, String version, String storage, Pattern rate) throws Exception {
+        ServerPorts ports = FreePorts.pick();
+        ProcessBuilder builder = new ProcessBuilder(launcher.toString(), "--data-dir", data.toString(), "--bin-dir", binDir.toString(),
+                "--target-version", version, "--target-storage", storage, "--name", "bench", "--port", String.valueOf(ports.client()),
+                "--peer-port", String.valueOf(ports.peer()), "--no-exec").redirectErrorStream(true);
+        builder.environment().put("ETCD_MIGRATE_JAVA_OPTS", "-Xmx64m");
+        Process p = builder.start();
+        String[] found = new String[4];
+        List<String> tail = new ArrayList<>();
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            for (String line; (line = out.readLine()) != null; ) {
+                if (line.contains("[etcd-migrate]")) tail.add(line);
+                Matcher m = rate.matcher(line);
+                if (m.find()) {
+                    found[0] = m.group(1);
+                    found[1] = m.group(2);
+                    found[2] = m.group(3);
+                }
+                Matcher s = STEP.matcher(line);
+                if (s.find()) found[3] = s.group(1);
+            }
+        }
+        if (p.waitFor() != 0 || found[0] == null || found[3] == null) {
+            throw new IllegalStateException("the run failed (exit " + p.exitValue() + "):\n" + String.join("\n", tail));
+        }
+        return found;
+    }
+}
