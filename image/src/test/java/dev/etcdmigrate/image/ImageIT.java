@@ -116,6 +116,28 @@ class ImageIT {
         assertEquals("3.6.16/etcd3", versionTxt(data));
     }
 
+    /** etcd3 -> etcd2 through TARGET_VERSION / TARGET_STORAGE; etcd then serves the keys on /v2/keys. */
+    @Test
+    void rollbackToEtcd2ThroughEnvironmentVariables() throws Exception {
+        Path data = dataDir();
+        HostEtcd.writeDataDir("3.4.23", data, 5);
+        GenericContainer<?> etcd = new GenericContainer<>(IMAGE)
+                .withFileSystemBind(data.toString(), DATA, BindMode.READ_WRITE)
+                .withEnv("ETCD_NAME", HostEtcd.MEMBER)
+                .withEnv("TARGET_VERSION", "3.4.23")
+                .withEnv("TARGET_STORAGE", "etcd2")
+                .withExposedPorts(2379)
+                .withCommand("--", "--listen-client-urls", "http://0.0.0.0:2379", "--advertise-client-urls", "http://127.0.0.1:2379",
+                        "--enable-v2=true")
+                .waitingFor(health());
+        start(etcd);
+        assertEquals("3.4.23/etcd2", versionTxt(data));
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        java.net.URI key = java.net.URI.create("http://" + etcd.getHost() + ":" + etcd.getMappedPort(2379) + "/v2/keys/image-it/key-3");
+        String body = http.send(java.net.http.HttpRequest.newBuilder(key).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        assertTrue(body.contains("\"value\":\"value-3\""), body);
+    }
+
     @Test
     void etcdIsPid1AndStopsCleanlyOnSigterm() throws Exception {
         Path data = dataDir();

@@ -67,6 +67,70 @@ public final class V2Client {
         return new Loader(inFlight);
     }
 
+    /** A key's value, or null when it does not exist. */
+    public String get(String key) throws IOException, InterruptedException {
+        HttpResponse<java.io.InputStream> response = http.send(HttpRequest.newBuilder(keyUri(key)).timeout(Duration.ofSeconds(30)).GET().build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        try (var json = new com.fasterxml.jackson.core.JsonFactory().createParser(response.body())) {
+            if (response.statusCode() == 404) return null;
+            if (response.statusCode() != 200) throw new IOException("GET " + key + " answered " + response.statusCode());
+            String[] value = new String[1];
+            walk(json, (k, v) -> value[0] = v);
+            return value[0];
+        }
+    }
+
+    public interface KeyValueConsumer {
+        void accept(String key, String value) throws IOException;
+    }
+
+    /**
+     * Every key the v2 API lists (a recursive GET; hidden keys are not listed), streamed: memory does not
+     * grow with the store.
+     */
+    public void forEachListedKey(KeyValueConsumer consumer) throws IOException, InterruptedException {
+        HttpResponse<java.io.InputStream> response = http.send(HttpRequest.newBuilder(base.resolve("/v2/keys/?recursive=true"))
+                .timeout(Duration.ofMinutes(5)).GET().build(), HttpResponse.BodyHandlers.ofInputStream());
+        if (response.statusCode() != 200) {
+            response.body().close();
+            throw new IOException("GET /v2/keys/?recursive=true answered " + response.statusCode());
+        }
+        try (var json = new com.fasterxml.jackson.core.JsonFactory().createParser(response.body())) {
+            walk(json, consumer);
+        }
+    }
+
+    /** Walks a v2 answer ({"node": {...}}) and reports every node that is not a directory. */
+    private static void walk(com.fasterxml.jackson.core.JsonParser json, KeyValueConsumer consumer) throws IOException {
+        json.nextToken();
+        while (json.nextToken() == com.fasterxml.jackson.core.JsonToken.FIELD_NAME) {
+            String field = json.currentName();
+            json.nextToken();
+            if (field.equals("node")) node(json, consumer);
+            else json.skipChildren();
+        }
+    }
+
+    private static void node(com.fasterxml.jackson.core.JsonParser json, KeyValueConsumer consumer) throws IOException {
+        String key = null;
+        String value = null;
+        boolean dir = false;
+        while (json.nextToken() == com.fasterxml.jackson.core.JsonToken.FIELD_NAME) {
+            String field = json.currentName();
+            json.nextToken();
+            switch (field) {
+                case "key" -> key = json.getText();
+                case "value" -> value = json.getText();
+                case "dir" -> dir = json.getBooleanValue();
+                case "nodes" -> {
+                    while (json.nextToken() == com.fasterxml.jackson.core.JsonToken.START_OBJECT) node(json, consumer);
+                }
+                default -> json.skipChildren();
+            }
+        }
+        if (!dir && key != null) consumer.accept(key, value == null ? "" : value);
+    }
+
     public void delete(String key) throws IOException, InterruptedException {
         send(HttpRequest.newBuilder(keyUri(key)).timeout(Duration.ofSeconds(10)).DELETE().build(), 200);
     }

@@ -6,8 +6,12 @@ import java.util.Optional;
 /** A key (not a directory) of an etcd v2 store, as its snapshot holds it; hidden keys included. */
 public record V2Key(String key, String value, long createdIndex, long modifiedIndex, Optional<Instant> expireTime) {
 
-    /** A key whose name (last path segment) starts with '_' is hidden from v2 listings. */
+    /** A key with a path segment starting with '_' is hidden from v2 listings (its own or a parent's). */
     public boolean hidden() {
+        return isHidden(key);
+    }
+
+    public static boolean isHidden(String key) {
         for (String segment : key.split("/")) {
             if (segment.startsWith("_")) return true;
         }
