@@ -1,11 +1,3 @@
 #!/usr/bin/env bash
 # Runner start-up and per-step figures (docs/benchmarks.md). Usage: bash scripts/bench.sh [RUNS]
-set -euo pipefail
-cd "$(dirname "$0")/.."
-. scripts/java-home.sh
-BIN_DIR=${ETCD_BIN_DIR:-$PWD/.etcd-bin}
-./mvnw -B -q test-compile package -DskipTests -DskipITs -pl runner
-runner/target/etcd-migrate provision --bin-dir "$BIN_DIR" >/dev/null 2>&1
-cp=runner/target/test-classes:runner/target/etcd-migrate.jar:$(printf '%s:' runner/target/lib/*.jar)
-exec "$JAVA_HOME/bin/java" -cp "$cp" dev.etcdmigrate.bench.RunnerBenchmark \
-  "$PWD/runner/target/etcd-migrate" "$BIN_DIR" "${1:-10}"
+. "$(dirname "$0")/run-bench.sh" dev.etcdmigrate.bench.RunnerBenchmark "${1:-10}"

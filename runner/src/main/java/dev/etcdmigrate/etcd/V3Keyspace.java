@@ -90,24 +90,34 @@ public final class V3Keyspace implements AutoCloseable {
 
     public Observed observe() throws Exception {
         KeySetDigest digest = new KeySetDigest();
-        long leased = 0;
+        long[] leased = new long[1];
+        forEachKey(kv -> {
+            String key = kv.getKey().toString(StandardCharsets.UTF_8);
+            if (key.equals(PrivateEtcd.PROBE_KEY)) return;
+            digest.add(key, kv.getValue().getBytes());
+            if (kv.getLease() != 0) leased[0]++;
+        });
+        return new Observed(digest.value(), leased[0]);
+    }
+
+    private interface KeyValueConsumer {
+        void accept(KeyValue kv) throws Exception;
+    }
+
+    /** Every key in byte order, a page at a time. */
+    private void forEachKey(KeyValueConsumer consumer) throws Exception {
         ByteSequence from = ALL;
         while (true) {
             GetResponse page = client.getKVClient().get(from, GetOption.builder().withRange(ALL).withLimit(PAGE)
                     .withSortField(GetOption.SortTarget.KEY).withSortOrder(GetOption.SortOrder.ASCEND).build())
                     .get(60, TimeUnit.SECONDS);
             for (KeyValue kv : page.getKvs()) {
-                String key = kv.getKey().toString(StandardCharsets.UTF_8);
-                if (key.equals(PrivateEtcd.PROBE_KEY)) continue;
-                digest.add(key, kv.getValue().getBytes());
-                if (kv.getLease() != 0) leased++;
+                consumer.accept(kv);
             }
-            if (!page.isMore() || page.getKvs().isEmpty()) break;
+            if (!page.isMore() || page.getKvs().isEmpty()) return;
             byte[] last = page.getKvs().getLast().getKey().getBytes();
-            byte[] next = Arrays.copyOf(last, last.length + 1); // the smallest key after the last one
-            from = ByteSequence.from(next);
+            from = ByteSequence.from(Arrays.copyOf(last, last.length + 1)); // the smallest key after the last one
         }
-        return new Observed(digest.value(), leased);
     }
 
     /** A key, its value and its lease's remaining TTL in seconds (0: no lease). */
@@ -120,28 +130,19 @@ public final class V3Keyspace implements AutoCloseable {
     /** Every key in byte order, page by page, with the remaining TTL of its lease (looked up once per lease). */
     public void dump(EntryConsumer consumer) throws Exception {
         Map<Long, Long> ttlByLease = new HashMap<>();
-        ByteSequence from = ALL;
-        while (true) {
-            GetResponse page = client.getKVClient().get(from, GetOption.builder().withRange(ALL).withLimit(PAGE)
-                    .withSortField(GetOption.SortTarget.KEY).withSortOrder(GetOption.SortOrder.ASCEND).build())
-                    .get(60, TimeUnit.SECONDS);
-            for (KeyValue kv : page.getKvs()) {
-                long ttl = 0;
-                if (kv.getLease() != 0) {
-                    Long known = ttlByLease.get(kv.getLease());
-                    if (known == null) {
-                        known = client.getLeaseClient().timeToLive(kv.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT)
-                                .get(30, TimeUnit.SECONDS).getTTL();
-                        ttlByLease.put(kv.getLease(), known);
-                    }
-                    ttl = Math.max(known, -1); // -1: the lease is gone, the key expires with it
+        forEachKey(kv -> {
+            long ttl = 0;
+            if (kv.getLease() != 0) {
+                Long known = ttlByLease.get(kv.getLease());
+                if (known == null) {
+                    known = client.getLeaseClient().timeToLive(kv.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT)
+                            .get(30, TimeUnit.SECONDS).getTTL();
+                    ttlByLease.put(kv.getLease(), known);
                 }
-                consumer.accept(new Entry(kv.getKey().getBytes(), kv.getValue().getBytes(), ttl));
+                ttl = Math.max(known, -1); // -1: the lease is gone, the key expires with it
             }
-            if (!page.isMore() || page.getKvs().isEmpty()) break;
-            byte[] last = page.getKvs().getLast().getKey().getBytes();
-            from = ByteSequence.from(Arrays.copyOf(last, last.length + 1));
-        }
+            consumer.accept(new Entry(kv.getKey().getBytes(), kv.getValue().getBytes(), ttl));
+        });
     }
 
     @Override

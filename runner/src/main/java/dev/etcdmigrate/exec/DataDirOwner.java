@@ -32,11 +32,14 @@ public final class DataDirOwner {
         }
         int uid = (Integer) Files.getAttribute(dataDir, "unix:uid", LinkOption.NOFOLLOW_LINKS);
         int gid = (Integer) Files.getAttribute(dataDir, "unix:gid", LinkOption.NOFOLLOW_LINKS);
+        if (uid == 0) {
+            return; // root's data dir (a static pod's): nothing to switch, and no native call on this path
+        }
         Linker linker = Linker.nativeLinker();
         SymbolLookup libc = linker.defaultLookup();
         try {
             int euid = (int) handle(linker, libc, "geteuid", FunctionDescriptor.of(JAVA_INT)).invokeExact();
-            if (euid != 0 || uid == 0) {
+            if (euid != 0) {
                 return;
             }
             int groups = (int) handle(linker, libc, "setgroups", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS))

@@ -39,8 +39,9 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li>no-op start to execve: data already at the newest version; from spawning the launcher until
  *       its process runs the etcd binary;
- *   <li>one minor step on a small data dir (previous minor -> newest): the step's own time, etcd's
- *       start-to-first-write inside it, and the difference (the runner's overhead).
+ *   <li>one plain minor step on a small data dir (3.4 -> 3.5: no v2 check, no extra snapshot start):
+ *       the step's own time, etcd's start-to-first-write inside it, and the difference (the runner's
+ *       overhead).
  * </ul>
  */
 public final class RunnerBenchmark {
@@ -54,16 +55,16 @@ public final class RunnerBenchmark {
         int runs = args.length > 2 ? Integer.parseInt(args[2]) : 10;
         Catalog catalog = Catalog.bundled();
         Release newest = catalog.releases().getLast();
-        Release previous = catalog.releases().get(catalog.releases().size() - 2);
+        Release from = catalog.release(dev.etcdmigrate.version.EtcdVersion.parse("3.4.23")).orElseThrow();
+        Release to = catalog.release(dev.etcdmigrate.version.EtcdVersion.parse("3.5.35")).orElseThrow();
         Path work = Files.createTempDirectory("etcd-migrate-bench");
         try {
             Path template = work.resolve("template");
-            seed(previous, template, binDir);
+            seed(from, template, binDir);
 
             List<Long> noop = new ArrayList<>();
             Path noopData = work.resolve("noop");
-            copy(template, noopData);
-            new DataDir(noopData).writeVersion(new DataVersion(newest.etcdVersion(), StorageApi.ETCD3));
+            seed(newest, noopData, binDir); // written by the newest etcd: a real no-op restart
             for (int i = 0; i < runs + 1; i++) {
                 long ms = noopToExec(launcher, binDir, noopData, newest);
                 if (i > 0) noop.add(ms); // the first run warms the page cache and the class-data archive
@@ -75,13 +76,13 @@ public final class RunnerBenchmark {
             for (int i = 0; i < runs; i++) {
                 Path data = work.resolve("step-" + i);
                 copy(template, data);
-                long[] r = minorStep(launcher, binDir, data, newest);
+                long[] r = minorStep(launcher, binDir, data, to);
                 step.add(r[0]);
                 firstWrite.add(r[1]);
                 overhead.add(r[0] - r[1]);
                 Trees.deleteRecursively(data);
             }
-            System.out.println("runs: " + runs + " (etcd " + previous.version() + " -> " + newest.version() + ", "
+            System.out.println("runs: " + runs + " (no-op at " + newest.version() + "; step " + from.version() + " -> " + to.version() + ", "
                     + Runtime.getRuntime().availableProcessors() + " cores)");
             print("no-op start to execve", noop, 150);
             print("minor step, whole", step, 300);
@@ -148,10 +149,10 @@ public final class RunnerBenchmark {
         throw new IllegalStateException("the runner never exec'd etcd (exit " + p.exitValue() + ")");
     }
 
-    private static long[] minorStep(Path launcher, Path binDir, Path data, Release newest) throws Exception {
+    private static long[] minorStep(Path launcher, Path binDir, Path data, Release target) throws Exception {
         ServerPorts ports = FreePorts.pick();
         List<String> command = List.of(launcher.toString(), "--data-dir", data.toString(), "--bin-dir", binDir.toString(),
-                "--target-version", newest.version(), "--name", "bench", "--port", String.valueOf(ports.client()),
+                "--target-version", target.version(), "--name", "bench", "--port", String.valueOf(ports.client()),
                 "--peer-port", String.valueOf(ports.peer()), "--no-exec");
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         long step = -1;
