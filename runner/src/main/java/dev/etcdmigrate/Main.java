@@ -54,7 +54,8 @@ public final class Main {
                 case "plan" -> plan(ParsedArgs.parse(MigrateOptions.FLAGS, rest, environment), log, children);
                 default -> migrate(ParsedArgs.parse(MigrateOptions.FLAGS, rest, environment), log, children);
             };
-        } catch (UsageException | DataDir.MalformedVersionFileException | BinDir.MissingBinaryException | BadCatalogException e) {
+        } catch (UsageException | DataDir.MalformedVersionFileException | BinDir.MissingBinaryException | BadCatalogException
+                | Migration.PortInUseException | DataDir.UnusableDataDirException e) {
             log.error(e.getMessage());
             return USAGE;
         } catch (RefusedTransitionException e) {
@@ -80,6 +81,13 @@ public final class Main {
     private static int migrate(ParsedArgs args, Log log, Children children) throws Exception {
         MigrateOptions options = MigrateOptions.from(args);
         log.info("etcd-migrate: data dir " + options.dataDir() + ", target " + options.target() + ", bin dir " + options.binDir());
+        if (!options.noExec()) {
+            List<String> conflicts = dev.etcdmigrate.cli.EnvironmentCheck.conflicts(args.environment(), options.etcdArgs());
+            if (!conflicts.isEmpty()) {
+                throw new UsageException("the environment sets " + String.join(", ", conflicts) + ", which etcd's flags after -- also"
+                        + " give: etcd 3.4+ refuses to start with both. Drop one of each pair (nothing was changed)");
+            }
+        }
         DataDirOwner.become(options.dataDir(), log);
         migration(options, args, log, children).migrate();
         if (options.noExec()) {

@@ -84,12 +84,16 @@ public final class Migration {
 
     /** Migrates; returns the version now recorded in version.txt (the target). */
     public DataVersion migrate() throws Exception {
+        dataDir.refuseSymbolicLink();
         Optional<DataVersion> atTarget = alreadyAtTargetLine();
         if (atTarget.isPresent()) {
             return recordTargetPatch(atTarget.get());
         }
         Plan plan = plan();
         checkBinaries(plan);
+        if (!plan.steps().isEmpty()) {
+            checkPortsFree();
+        }
         if (!dataDir.exists() || !dataDir.holdsData()) {
             dataDir.createOwnerOnly();
         }
@@ -185,6 +189,26 @@ public final class Migration {
         MemberIdentity member = new MemberIdentity(options.name(), options.initialCluster(), options.initialAdvertisePeerUrls());
         return new StepContext(dataDir, settings, member, new ToolRunner(log, children), children, log, TOOL_TIMEOUT,
                 new StepContext.Conversion(options.ttlKeysDirectory(), DEFAULT_TTL_KEY_LEASE));
+    }
+
+    /** The private etcd's ports must be free before anything is touched: a clear error, not a failed step. */
+    private void checkPortsFree() throws PortInUseException {
+        for (int port : List.of(options.clientPort(), options.peerPort())) {
+            try (java.net.ServerSocket socket = new java.net.ServerSocket(port, 1, java.net.InetAddress.getByName(ServerPorts.LOOPBACK))) {
+                socket.setReuseAddress(true);
+            } catch (IOException e) {
+                throw new PortInUseException("port " + port + " on " + ServerPorts.LOOPBACK + " is taken (" + e.getMessage()
+                        + "): the migration's private etcd needs it; free it or choose another with --port / --peer-port"
+                        + " (nothing was changed)");
+            }
+        }
+    }
+
+    /** A private port is taken; reported like a usage error (exit 2). */
+    public static final class PortInUseException extends Exception {
+        PortInUseException(String message) {
+            super(message);
+        }
     }
 
     /** Every program the plan runs, and the target etcd unless --no-exec, must be in the bin dir. */

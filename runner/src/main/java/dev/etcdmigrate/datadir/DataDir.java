@@ -56,6 +56,14 @@ public final class DataDir {
         return Files.isDirectory(dir);
     }
 
+    /** A symbolic link as the data dir is refused: swaps and backups must stay on the real directory. */
+    public void refuseSymbolicLink() throws IOException, UnusableDataDirException {
+        if (Files.isSymbolicLink(dir)) {
+            throw new UnusableDataDirException("data dir " + dir + " is a symbolic link to " + Files.readSymbolicLink(dir)
+                    + "; point --data-dir / DATA_DIRECTORY at the real directory (nothing was changed)");
+        }
+    }
+
     /** True when it holds anything but our own files, version.txt or lost+found. */
     public boolean holdsData() throws IOException {
         try (Stream<Path> entries = Files.list(dir)) {
@@ -172,6 +180,13 @@ public final class DataDir {
             }
         }
         return b.toString();
+    }
+
+    /** The data dir cannot be worked on as given (e.g. a symbolic link); nothing was touched. */
+    public static final class UnusableDataDirException extends Exception {
+        public UnusableDataDirException(String message) {
+            super(message);
+        }
     }
 
     public static final class MalformedVersionFileException extends Exception {

@@ -1,0 +1,92 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.etcdmigrate.catalog.Release;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Bad input is refused with a clear message and exit 2, the data dir byte-identical afterwards. */
+class BadInputIT {
+
+    private final EtcdFixture etcd = new EtcdFixture();
+
+    @AfterEach
+    void stopAll() {
+        etcd.close();
+    }
+
+    /** Data one minor below the newest, so the runner has a step to run. */
+    private Path dataNeedingAStep(Path dir) throws Exception {
+        List<Release> releases = EtcdFixture.V3_RELEASES;
+        Path data = dir.resolve("data");
+        etcd.seed(releases.get(releases.size() - 2), data, 20);
+        return data;
+    }
+
+    private static void assertRefused(List<String> args, Map<String, String> env, Path data, String... fragments) throws Exception {
+        Map<String, String> before = TreeDigest.of(data.toRealPath());
+        try (RunnerProcess runner = RunnerProcess.run(args, env)) {
+            assertEquals(2, runner.exitCode(), runner.output());
+            for (String fragment : fragments) {
+                assertTrue(runner.output().contains(fragment), "'" + fragment + "' in:\n" + runner.output());
+            }
+            assertEquals(0, runner.countRunnerLines("starting etcd"), "no etcd was started");
+        }
+        assertEquals(before, TreeDigest.of(data.toRealPath()), "byte-identical");
+    }
+
+    @Test
+    void aTakenPrivatePortIsRefusedBeforeAnythingIsTouched(@TempDir Path dir) throws Exception {
+        Path data = dataNeedingAStep(dir);
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            List<String> args = new ArrayList<>(RunnerArgs.migrate(data, EtcdFixture.newest().version()));
+            args.addAll(List.of("--port", String.valueOf(taken.getLocalPort())));
+            assertRefused(args, Map.of(), data, "port " + taken.getLocalPort(), "is taken", "--port");
+        }
+    }
+
+    @Test
+    void aSymlinkedDataDirIsRefused(@TempDir Path dir) throws Exception {
+        Path data = dataNeedingAStep(dir);
+        Path link = Files.createSymbolicLink(dir.resolve("link"), data);
+        assertRefused(RunnerArgs.migrate(link, EtcdFixture.newest().version()), Map.of(), data, "is a symbolic link", "real directory");
+    }
+
+    @Test
+    void etcdVariablesThatDuplicateEtcdFlagsAreRefused(@TempDir Path dir) throws Exception {
+        Path data = dataNeedingAStep(dir);
+        List<String> args = new ArrayList<>(RunnerArgs.common("migrate", data, EtcdFixture.newest().version()));
+        args.addAll(List.of("--", "--name", "it", "--listen-client-urls", "http://127.0.0.1:1"));
+        assertRefused(args, Map.of("ETCD_NAME", "it", "ETCD_LISTEN_CLIENT_URLS", "http://0.0.0.0:2379"), data,
+                "ETCD_LISTEN_CLIENT_URLS (--listen-client-urls)", "ETCD_NAME (--name)");
+    }
+
+    @Test
+    void aBinaryThatIsNotExecutableIsRefused(@TempDir Path dir) throws Exception {
+        Path data = dataNeedingAStep(dir);
+        Path bin = Files.createDirectories(dir.resolve("bin"));
+        for (Release r : EtcdFixture.CATALOG.releases()) {
+            for (String tool : r.toolNames()) {
+                Path real = EtcdFixture.binDir().resolve(tool + "-" + r.version());
+                Files.createSymbolicLink(bin.resolve(tool + "-" + r.version()), real);
+            }
+        }
+        Path target = bin.resolve("etcd-" + EtcdFixture.newest().version());
+        Files.delete(target);
+        Files.createFile(target, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--")));
+        List<String> args = new ArrayList<>(RunnerArgs.migrate(data, EtcdFixture.newest().version()));
+        args.addAll(List.of("--bin-dir", bin.toString()));
+        assertRefused(args, Map.of(), data, target.toString(), "is not executable");
+    }
+}
