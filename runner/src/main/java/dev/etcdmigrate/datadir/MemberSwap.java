@@ -36,6 +36,16 @@ public final class MemberSwap {
         return dataDir.freshWorkDir("staging").resolve("data");
     }
 
+    /**
+     * A copy of member/ in staging/work/member, for a step that must leave the original alone until the
+     * swap; returns that work data dir. An interrupted staging (no marker) is discarded as a whole.
+     */
+    public Path copyMemberToWork() throws IOException {
+        Path work = Files.createDirectories(dataDir.staging().resolve("work"));
+        Trees.copy(dataDir.member(), work.resolve("member"));
+        return work;
+    }
+
     public Path stagedDataDir() {
         return dataDir.staging().resolve("data");
     }

@@ -38,7 +38,8 @@ public final class DataDirOwner {
         Linker linker = Linker.nativeLinker();
         SymbolLookup libc = linker.defaultLookup();
         try {
-            int euid = (int) handle(linker, libc, "geteuid", FunctionDescriptor.of(JAVA_INT)).invokeExact();
+            MethodHandle geteuid = handle(linker, libc, "geteuid", FunctionDescriptor.of(JAVA_INT));
+            int euid = (int) geteuid.invokeExact();
             if (euid != 0) {
                 return;
             }
@@ -46,7 +47,7 @@ public final class DataDirOwner {
                     .invokeExact(0L, MemorySegment.NULL);
             int setgid = (int) handle(linker, libc, "setgid", FunctionDescriptor.of(JAVA_INT, JAVA_INT)).invokeExact(gid);
             int setuid = (int) handle(linker, libc, "setuid", FunctionDescriptor.of(JAVA_INT, JAVA_INT)).invokeExact(uid);
-            int now = (int) handle(linker, libc, "geteuid", FunctionDescriptor.of(JAVA_INT)).invokeExact();
+            int now = (int) geteuid.invokeExact();
             if (groups != 0 || setgid != 0 || setuid != 0 || now != uid) {
                 throw new IOException("could not switch to uid " + uid + " / gid " + gid + ", the owner of " + dataDir);
             }

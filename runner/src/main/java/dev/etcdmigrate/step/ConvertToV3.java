@@ -10,7 +10,6 @@ import dev.etcdmigrate.v2.V2SnapshotReader;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -55,8 +54,7 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
         MemberSwap swap = new MemberSwap(context.dataDir(), context.log());
         Path staged = swap.prepare();
         Path staging = staged.getParent();
-        Path work = Files.createDirectories(staging.resolve("work"));
-        Trees.copy(context.dataDir().member(), work.resolve("member"));
+        Path work = swap.copyMemberToWork();
         context.log().info("copied " + context.dataDir().member() + " to " + work + "; the original stays untouched until the swap");
 
         List<String> snapshotNow = new ArrayList<>(MinorUpgrade.SNAPSHOT_AT_ONCE);

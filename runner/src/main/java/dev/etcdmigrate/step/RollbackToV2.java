@@ -62,8 +62,7 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
         MemberSwap swap = new MemberSwap(context.dataDir(), context.log());
         Path staged = swap.prepare();
         Path staging = staged.getParent();
-        Path work = Files.createDirectories(staging.resolve("work"));
-        Trees.copy(context.dataDir().member(), work.resolve("member"));
+        Path work = swap.copyMemberToWork();
         Path dump = staging.resolve("dump.bin");
         Dumped dumped;
         try (PrivateEtcd etcd = context.startAndAwaitWrite(dumper, work, List.of());
@@ -141,20 +140,9 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
         return new Dumped(digest, counts[0], counts[1], counts[2], offenders);
     }
 
-    private static void load(V2Client v2, Path file) throws Exception {
-        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16));
-                V2Client.Loader loader = v2.loader(IN_FLIGHT)) {
-            while (true) {
-                long ttl;
-                try {
-                    ttl = in.readLong();
-                } catch (EOFException end) {
-                    break;
-                }
-                String key = new String(in.readNBytes(in.readInt()), StandardCharsets.UTF_8);
-                String value = new String(in.readNBytes(in.readInt()), StandardCharsets.UTF_8);
-                loader.put(key, value, ttl);
-            }
+    private static void load(V2Client v2, Path dump) throws Exception {
+        try (V2Client.Loader loader = v2.loader(IN_FLIGHT)) {
+            readDump(dump, (key, value, ttl) -> loader.put(key, value, ttl));
         }
     }
 
@@ -167,19 +155,31 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
         v2.forEachListedKey((key, value) -> {
             if (!key.equals(PrivateEtcd.PROBE_KEY)) loaded.add(key, value.getBytes(StandardCharsets.UTF_8));
         });
+        readDump(dump, (key, ignoredValue, ignoredTtl) -> {
+            if (V2Key.isHidden(key)) {
+                String value = v2.get(key);
+                if (value != null) loaded.add(key, value.getBytes(StandardCharsets.UTF_8));
+            }
+        });
+    }
+
+    private interface DumpedKey {
+        void accept(String key, String value, long ttl) throws Exception;
+    }
+
+    /** Replays the records {@link #dump} wrote: ttl, key length, key, value length, value. */
+    private static void readDump(Path dump, DumpedKey consumer) throws Exception {
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(dump), 1 << 16))) {
             while (true) {
+                long ttl;
                 try {
-                    in.readLong();
+                    ttl = in.readLong();
                 } catch (EOFException end) {
                     return;
                 }
                 String key = new String(in.readNBytes(in.readInt()), StandardCharsets.UTF_8);
-                in.skipNBytes(in.readInt());
-                if (V2Key.isHidden(key)) {
-                    String value = v2.get(key);
-                    if (value != null) loaded.add(key, value.getBytes(StandardCharsets.UTF_8));
-                }
+                String value = new String(in.readNBytes(in.readInt()), StandardCharsets.UTF_8);
+                consumer.accept(key, value, ttl);
             }
         }
     }

@@ -108,42 +108,46 @@ public record StepContext(
 
     /** Polls Maintenance/Status until no downgrade is enabled any more (the server's monitor ended the job). */
     public void awaitDowngradeFinished(PrivateEtcd etcd) throws Exception {
-        long end = System.nanoTime() + settings.startTimeout().toNanos();
-        String seen = "";
-        while (System.nanoTime() < end) {
-            try {
-                var info = etcd.gateway().status().path("downgradeInfo");
-                if (!info.path("enabled").asBoolean(false)) {
-                    log.info("etcd " + etcd.release().version() + " reports the downgrade finished");
-                    return;
-                }
-                seen = info.toString();
-            } catch (IOException e) {
-                seen = "unreachable: " + e.getMessage();
-            }
-            Thread.sleep(POLL); // poll interval of a deadline-bound wait
+        Polled polled = poll(() -> etcd.gateway().status().path("downgradeInfo"), info -> !info.path("enabled").asBoolean(false));
+        if (!polled.reached()) {
+            throw new StepFailedException("etcd " + etcd.release().version() + " still reports a downgrade in progress after "
+                    + settings.startTimeout().toSeconds() + " s (" + polled.lastSeen() + ")");
         }
-        throw new StepFailedException("etcd " + etcd.release().version() + " still reports a downgrade in progress after "
-                + settings.startTimeout().toSeconds() + " s (" + seen + ")");
+        log.info("etcd " + etcd.release().version() + " reports the downgrade finished");
     }
 
     /** Polls /version until the storage version is the wanted one (3.6+ report it). */
     public void awaitStorageVersion(PrivateEtcd etcd, String wanted) throws Exception {
+        Polled polled = poll(() -> etcd.gateway().version().path("storage").asText(""), wanted::equals);
+        if (!polled.reached()) {
+            throw new StepFailedException("etcd " + etcd.release().version() + " did not reach storage version " + wanted
+                    + " within " + settings.startTimeout().toSeconds() + " s (last seen: '" + polled.lastSeen() + "')");
+        }
+        log.info("etcd " + etcd.release().version() + " reports storage version " + wanted);
+    }
+
+    private interface Reading<T> {
+        T read() throws IOException, InterruptedException;
+    }
+
+    /** Whether a reading reached the wanted state within the start timeout, and the last one taken. */
+    private record Polled(boolean reached, String lastSeen) {}
+
+    private <T> Polled poll(Reading<T> reading, java.util.function.Predicate<T> reached) throws InterruptedException {
         long end = System.nanoTime() + settings.startTimeout().toNanos();
         String seen = "";
         while (System.nanoTime() < end) {
             try {
-                seen = etcd.gateway().version().path("storage").asText("");
+                T value = reading.read();
+                seen = String.valueOf(value);
+                if (reached.test(value)) {
+                    return new Polled(true, seen);
+                }
             } catch (IOException e) {
                 seen = "unreachable: " + e.getMessage();
             }
-            if (seen.equals(wanted)) {
-                log.info("etcd " + etcd.release().version() + " reports storage version " + wanted);
-                return;
-            }
             Thread.sleep(POLL); // poll interval of a deadline-bound wait
         }
-        throw new StepFailedException("etcd " + etcd.release().version() + " did not reach storage version " + wanted
-                + " within " + settings.startTimeout().toSeconds() + " s (last seen: '" + seen + "')");
+        return new Polled(false, seen);
     }
 }

@@ -119,7 +119,7 @@ class ConvertToV3IT {
             } else {
                 assertEquals(0, v3.lease(), key + " has no lease");
             }
-            if (!leased && !V2Dataset.hidden(key)) {
+            if (!leased && !dev.etcdmigrate.v2.V2Key.isHidden(key)) {
                 assertEquals(v2.createdIndex(), v3.createRevision(), "create revision of " + key + " = v2 created index");
                 assertEquals(v2.modifiedIndex(), v3.modRevision(), "mod revision of " + key + " = v2 modified index");
             }

@@ -65,9 +65,14 @@ final class EtcdFixture implements AutoCloseable {
         return CATALOG.releases().getLast();
     }
 
-    PrivateEtcd start(Release release, Path dataDir, String... flags) throws Exception {
-        PrivateEtcd.Settings settings = new PrivateEtcd.Settings(new BinDir(binDir()), "it", FreePorts.pick(), List.of(),
+    /** Free loopback ports, a one-minute start deadline. */
+    private static PrivateEtcd.Settings settings() {
+        return new PrivateEtcd.Settings(new BinDir(binDir()), "it", FreePorts.pick(), List.of(),
                 Duration.ofMinutes(1), Duration.ofSeconds(20), System.getenv(), GatewayClient.newHttpClient());
+    }
+
+    PrivateEtcd start(Release release, Path dataDir, String... flags) throws Exception {
+        PrivateEtcd.Settings settings = settings();
         PrivateEtcd etcd = PrivateEtcd.start(release, dataDir, settings, List.of(flags), log, children);
         try {
             if (release.line().v3Api()) {
@@ -82,8 +87,7 @@ final class EtcdFixture implements AutoCloseable {
 
     /** An etcd on etcd2 data: the line's v2 switch on, probed with v2 writes only. */
     PrivateEtcd startEtcd2(Release release, Path dataDir) throws Exception {
-        PrivateEtcd.Settings settings = new PrivateEtcd.Settings(new BinDir(binDir()), "it", FreePorts.pick(), List.of(),
-                Duration.ofMinutes(1), Duration.ofSeconds(20), System.getenv(), GatewayClient.newHttpClient());
+        PrivateEtcd.Settings settings = settings();
         PrivateEtcd etcd = PrivateEtcd.start(release, dataDir, settings, release.line().v2EnableFlags(), log, children);
         try {
             etcd.awaitWrite(settings.startTimeout(), dev.etcdmigrate.version.StorageApi.ETCD2);

@@ -59,7 +59,7 @@ class RollbackToV2IT {
         assertEquals(targetVersion + "/etcd2", Files.readString(data.resolve("version.txt")));
         Release target = EtcdFixture.release(targetVersion);
         try (PrivateEtcd server = etcd.startEtcd2(target, data)) {
-            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(V2Dataset::hidden).toList());
+            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(dev.etcdmigrate.v2.V2Key::isHidden).toList());
             assertEquals(expected.keySet(), v2.keySet(), "the key set");
             Instant now = Instant.now();
             expected.forEach((key, want) -> {
@@ -109,7 +109,7 @@ class RollbackToV2IT {
         }
         assertEquals("3.4.23/etcd2", Files.readString(data.resolve("version.txt")));
         try (PrivateEtcd server = etcd.startEtcd2(EtcdFixture.release("3.4.23"), data)) {
-            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(V2Dataset::hidden).toList());
+            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(dev.etcdmigrate.v2.V2Key::isHidden).toList());
             assertEquals(expected.keySet(), v2.keySet());
             expected.forEach((key, want) -> assertEquals(want.value(), v2.get(key).path("value").asText(), key));
             server.stop(Duration.ofSeconds(20));

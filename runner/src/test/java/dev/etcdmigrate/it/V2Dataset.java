@@ -96,11 +96,4 @@ final class V2Dataset {
         live.remove(expiredKey);
         return live;
     }
-
-    static boolean hidden(String key) {
-        for (String segment : key.split("/")) {
-            if (segment.startsWith("_")) return true;
-        }
-        return false;
-    }
 }
