@@ -10,7 +10,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -41,7 +43,10 @@ class DataDirOwnerIT {
         etcd.seed(previous, data, 100);
         chownTree(data, UID);
 
-        try (RunnerProcess runner = RunnerProcess.start(RunnerArgs.migrateAndServe(data, newest.version(), FreePorts.pick()), Map.of())) {
+        List<String> args = new ArrayList<>(RunnerArgs.migrateAndServe(data, newest.version(), FreePorts.pick()));
+        args.addAll(args.indexOf("--"), List.of("--bin-dir", binDirReachableBy(dir, previous, newest).toString()));
+
+        try (RunnerProcess runner = RunnerProcess.start(args, Map.of())) {
             runner.awaitLine("running as that user", Duration.ofMinutes(1));
             runner.awaitLine("\\[etcd-migrate\\] exec ", Duration.ofMinutes(2));
             String uids = awaitUidLine(runner.pid());
@@ -53,6 +58,51 @@ class DataDirOwnerIT {
             assertEquals(List.of(), paths.filter(p -> owner(p) != UID).map(Path::toString).toList(), "files not owned by " + UID);
         }
         assertEquals(newest.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+    }
+
+    /**
+     * The runner refuses, before touching anything, a bin dir the owner cannot reach: a private home
+     * (/root is 0700) is where a provisioned cache often lives.
+     */
+    @Test
+    void aBinDirTheOwnerCannotReachIsRefused(@TempDir Path dir) throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "switching users needs root (CI runs as root)");
+        List<Release> releases = EtcdFixture.V3_RELEASES;
+        Release previous = releases.get(releases.size() - 2);
+        Release newest = EtcdFixture.newest();
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path data = dir.resolve("data");
+        etcd.seed(previous, data, 20);
+        chownTree(data, UID);
+        Path privateHome = Files.createDirectory(dir.resolve("home"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        Path bin = binDirReachableBy(privateHome, previous, newest);
+        Map<String, String> before = TreeDigest.of(data);
+
+        List<String> args = new ArrayList<>(RunnerArgs.migrate(data, newest.version()));
+        args.addAll(List.of("--bin-dir", bin.toString()));
+        try (RunnerProcess runner = RunnerProcess.run(args)) {
+            assertEquals(2, runner.exitCode(), runner.output());
+            assertTrue(runner.output().contains("is not reachable by uid " + UID), runner.output());
+            assertEquals(0, runner.countRunnerLines("starting etcd"), "no etcd was started");
+        }
+        assertEquals(before, TreeDigest.of(data), "byte-identical");
+    }
+
+    /** dir/bin (mode 0755) with the tools of the given releases, hard-linked or copied from the provisioned bin dir. */
+    private static Path binDirReachableBy(Path dir, Release... releases) throws IOException {
+        Path bin = Files.createDirectory(dir.resolve("bin"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+        for (Release release : releases) {
+            for (String tool : release.toolNames()) {
+                String name = tool + "-" + release.version();
+                Path source = EtcdFixture.binDir().resolve(name);
+                try {
+                    Files.createLink(bin.resolve(name), source);
+                } catch (IOException | UnsupportedOperationException e) { // another file system
+                    Files.copy(source, bin.resolve(name), StandardCopyOption.COPY_ATTRIBUTES);
+                }
+            }
+        }
+        return bin;
     }
 
     /** The exec'd etcd's credentials, once /proc shows the etcd binary. */
