@@ -6,12 +6,14 @@ import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.DataDirLock;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.etcd.BinDir;
+import dev.etcdmigrate.etcd.ClusterPeers;
 import dev.etcdmigrate.etcd.GatewayClient;
 import dev.etcdmigrate.etcd.PrivateEtcd;
 import dev.etcdmigrate.etcd.ServerPorts;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.Planner;
 import dev.etcdmigrate.plan.RefusedTransitionException;
+import dev.etcdmigrate.plan.RollingUpgradePolicy;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.ToolRunner;
 import dev.etcdmigrate.step.MemberIdentity;
@@ -68,7 +70,7 @@ public final class Migration {
         }
         Planner planner = new Planner(catalog);
         // A fresh dir still gets its target checked (bundled, storage supported).
-        return planner.plan(current.orElse(options.target()), options.target());
+        return RollingUpgradePolicy.check(planner.plan(current.orElse(options.target()), options.target()), options.members());
     }
 
     /** What `plan` prints: the steps, or what happens to a data dir without etcd data. */
@@ -186,14 +188,23 @@ public final class Migration {
         PrivateEtcd.Settings settings = new PrivateEtcd.Settings(binDir, options.name(),
                 new ServerPorts(options.clientPort(), options.peerPort()), options.serverExtraArgs(),
                 options.startTimeout(), options.stopGrace(), environment, GatewayClient.newHttpClient());
+        if (options.members() > 1) {
+            log.info("this data dir is one of " + options.members() + " members (" + options.initialCluster() + "): the private etcd"
+                    + " rejoins its peers on " + options.listenPeerUrls() + " while it migrates");
+            settings = settings.inCluster(new ClusterPeers(options.initialCluster(), options.initialAdvertisePeerUrls(),
+                    options.listenPeerUrls()));
+        }
         MemberIdentity member = new MemberIdentity(options.name(), options.initialCluster(), options.initialAdvertisePeerUrls());
         return new StepContext(dataDir, settings, member, new ToolRunner(log, children), children, log, TOOL_TIMEOUT,
                 new StepContext.Conversion(options.ttlKeysDirectory(), DEFAULT_TTL_KEY_LEASE));
     }
 
-    /** The private etcd's ports must be free before anything is touched: a clear error, not a failed step. */
+    /**
+     * The private etcd's ports must be free before anything is touched: a clear error, not a failed step.
+     * A cluster member's peer port is its real one, which its own stopped etcd just released.
+     */
     private void checkPortsFree() throws PortInUseException {
-        for (int port : List.of(options.clientPort(), options.peerPort())) {
+        for (int port : options.members() > 1 ? List.of(options.clientPort()) : List.of(options.clientPort(), options.peerPort())) {
             try (java.net.ServerSocket socket = new java.net.ServerSocket(port, 1, java.net.InetAddress.getByName(ServerPorts.LOOPBACK))) {
                 socket.setReuseAddress(true);
             } catch (IOException e) {

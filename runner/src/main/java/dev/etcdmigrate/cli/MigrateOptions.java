@@ -25,6 +25,7 @@ public record MigrateOptions(
         String name,
         String initialCluster,
         String initialAdvertisePeerUrls,
+        String listenPeerUrls,
         int clientPort,
         int peerPort,
         List<String> serverExtraArgs,
@@ -57,19 +58,22 @@ public record MigrateOptions(
             Flag.value("name", "ETCD_NAME", "NAME", "etcd-$ETCD_HOSTNAME, else etcd-$HOSTNAME",
                     "member name; used for the private etcd and when a snapshot is restored."),
             Flag.value("initial-cluster", "INITIAL_CLUSTER", "NAME=URL,...", "<name>=http://localhost:2380",
-                    "the real cluster's --initial-cluster; a snapshot restore gives the restored member these peers."),
+                    "the real cluster's --initial-cluster; a snapshot restore gives the restored member these peers."
+                            + " With two or more members the data dir is one member of a running cluster: only a rolling"
+                            + " upgrade by one minor is allowed, and the private etcd rejoins the peers (see --listen-peer-urls)."),
             Flag.value("initial-advertise-peer-urls", "INITIAL_ADVERTISE_PEER_URLS", "URLS", "this member's URL in --initial-cluster",
-                    "the member's advertised peer URLs, given to a snapshot restore."),
-            Flag.value("listen-peer-urls", "LISTEN_PEER_URLS", "URLS", "unused",
-                    "accepted for compatibility with the Kubernetes etcd image; the private etcd never listens on it"
-                            + " (it uses 127.0.0.1:--peer-port)."),
+                    "the member's advertised peer URLs, given to a snapshot restore and, in a multi-member cluster, to the"
+                            + " private etcd."),
+            Flag.value("listen-peer-urls", "LISTEN_PEER_URLS", "URLS", "--initial-advertise-peer-urls",
+                    "multi-member clusters only: where the private etcd listens for its peers while it migrates (peer TLS"
+                            + " flags go in ETCD_CREDS). A one-member cluster ignores it: its private etcd uses 127.0.0.1:--peer-port."),
             Flag.value("listen-client-urls", "LISTEN_CLIENT_URLS", "URLS", "unused",
                     "accepted for compatibility with the Kubernetes etcd image; the private etcd never listens on it"
                             + " (it uses 127.0.0.1:--port). Give the real etcd its URLs after --."),
             Flag.value("port", null, "PORT", "18629, or 18631 when the data dir path contains 'event'",
                     "client port of the private migration etcd, on 127.0.0.1 only."),
             Flag.value("peer-port", null, "PORT", "2380, or 2381 when the data dir path contains 'event'",
-                    "peer port of the private migration etcd, on 127.0.0.1 only."),
+                    "peer port of the private migration etcd of a one-member cluster, on 127.0.0.1 only."),
             Flag.value("etcd-server-extra-args", "ETCD_CREDS", "ARGS", "none",
                     "extra flags for the private etcd, split on blanks (e.g. peer TLS files)."),
             Flag.value("etcd-data-prefix", "ETCD_DATA_PREFIX", "PREFIX", "/registry",
@@ -117,6 +121,7 @@ public record MigrateOptions(
                 name,
                 initialCluster,
                 advertise,
+                args.get("listen-peer-urls").orElse(advertise),
                 port(args, "port", events ? 18631 : 18629),
                 port(args, "peer-port", events ? 2381 : 2380),
                 args.get("etcd-server-extra-args").map(s -> List.of(s.trim().split("\\s+"))).filter(l -> !l.getFirst().isEmpty())
@@ -131,6 +136,12 @@ public record MigrateOptions(
                 duration(args, "lock-timeout", Duration.ofSeconds(60)),
                 args.isSet("no-exec"),
                 args.passThrough());
+    }
+
+    /** How many members --initial-cluster names: two or more make this data dir one member of a cluster. */
+    public int members() {
+        return (int) java.util.Arrays.stream(initialCluster.split(",")).map(e -> e.split("=", 2)[0].trim())
+                .filter(n -> !n.isEmpty()).distinct().count();
     }
 
     /** The peer URLs that --initial-cluster gives this member (it may list it more than once), comma-joined. */

@@ -13,12 +13,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A bundled etcd run by a migration step on the data dir: single member, loopback-only ports,
- * short raft timers (no real peer takes part), a scrubbed environment. Started, probed with a
- * write, stopped with SIGTERM.
+ * A bundled etcd run by a migration step on the data dir: its client port on loopback only, a
+ * scrubbed environment; started, probed with a write, stopped with SIGTERM. Alone (one-member
+ * cluster) its peer port is loopback too and its raft timers are short, since no real peer takes
+ * part. As a member of a multi-member cluster it rejoins its peers on the member's own peer URLs
+ * with etcd's default timers, so the write probe is a real quorum write.
  */
 public final class PrivateEtcd implements AutoCloseable {
 
@@ -60,10 +63,21 @@ public final class PrivateEtcd implements AutoCloseable {
             Duration startTimeout,
             Duration stopGrace,
             Map<String, String> environment,
-            HttpClient http) {
+            HttpClient http,
+            Optional<ClusterPeers> cluster) {
 
         public Settings {
             extraServerArgs = List.copyOf(extraServerArgs);
+        }
+
+        /** A one-member cluster: loopback peer port, short timers. */
+        public Settings(BinDir binDir, String name, ServerPorts ports, List<String> extraServerArgs, Duration startTimeout,
+                Duration stopGrace, Map<String, String> environment, HttpClient http) {
+            this(binDir, name, ports, extraServerArgs, startTimeout, stopGrace, environment, http, Optional.empty());
+        }
+
+        public Settings inCluster(ClusterPeers peers) {
+            return new Settings(binDir, name, ports, extraServerArgs, startTimeout, stopGrace, environment, http, Optional.of(peers));
         }
 
         boolean peerTls() {
@@ -75,16 +89,20 @@ public final class PrivateEtcd implements AutoCloseable {
             Children children) throws BinDir.MissingBinaryException, IOException {
         Path binary = settings.binDir().etcd(release.etcdVersion());
         String client = settings.ports().clientUrl().toString();
-        String peer = settings.ports().peerUrl(settings.peerTls()).toString();
+        String peer = settings.cluster().map(ClusterPeers::listenPeerUrls).orElse(settings.ports().peerUrl(settings.peerTls()).toString());
         List<String> command = new ArrayList<>(List.of(binary.toString(),
                 "--name", settings.name(),
                 "--data-dir", dataDir.toString(),
                 "--listen-client-urls", client,
                 "--advertise-client-urls", client,
-                "--listen-peer-urls", peer,
-                "--initial-advertise-peer-urls", peer,
-                "--initial-cluster", settings.name() + "=" + peer));
-        command.addAll(FAST_TIMERS);
+                "--listen-peer-urls", peer));
+        if (settings.cluster().isPresent()) {
+            ClusterPeers cluster = settings.cluster().get();
+            command.addAll(List.of("--initial-advertise-peer-urls", cluster.advertisePeerUrls(), "--initial-cluster", cluster.initialCluster()));
+        } else {
+            command.addAll(List.of("--initial-advertise-peer-urls", peer, "--initial-cluster", settings.name() + "=" + peer));
+            command.addAll(FAST_TIMERS);
+        }
         command.addAll(release.line().logFlags());
         command.addAll(lineFlags);
         command.addAll(settings.extraServerArgs());
@@ -92,7 +110,8 @@ public final class PrivateEtcd implements AutoCloseable {
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().clear();
         builder.environment().putAll(ChildEnvironment.scrubbed(settings.environment(), Map.of()));
-        log.info("starting etcd " + release.version() + " on " + dataDir + " (client " + client + ", peer " + peer + ")");
+        log.info("starting etcd " + release.version() + " on " + dataDir + " (client " + client + ", peer " + peer
+                + (settings.cluster().isPresent() ? ", rejoining its cluster's peers" : "") + ")");
         Process process = builder.start();
         try {
             children.add(process);

@@ -1,0 +1,217 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.demo.Keyspace;
+import dev.etcdmigrate.etcd.FreePorts;
+import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.etcd.ServerPorts;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Three members on loopback with peer TLS (certificates made here, given to the runner through
+ * ETCD_CREDS): a rolling upgrade by one minor, one runner per member, while the other two keep
+ * serving writes. Every key is intact on every member and each version.txt names the new version.
+ */
+class MultiMemberIT {
+
+    private static final int MEMBERS = 3;
+    private static final Duration DEADLINE = Duration.ofMinutes(2);
+
+    private final List<RunnerProcess> runners = new ArrayList<>();
+    private final List<Client> clients = new ArrayList<>();
+
+    /** One member: its data dir, its real (serving) ports, the private client port its runner migrates on. */
+    record Member(String name, Path data, ServerPorts real, int privateClientPort, TestCertificates.Pem pem) {
+        String peerUrl() {
+            return "https://127.0.0.1:" + real.peer();
+        }
+
+        String clientUrl() {
+            return "http://127.0.0.1:" + real.client();
+        }
+    }
+
+    @AfterEach
+    void stopAll() throws Exception {
+        for (Client client : clients) client.close();
+        for (RunnerProcess runner : runners) runner.close();
+    }
+
+    @Test
+    void aRollingOneMinorUpgradeWithOneRunnerPerMemberKeepsEveryKey(@TempDir Path dir) throws Exception {
+        List<Release> releases = EtcdFixture.V3_RELEASES;
+        Release from = releases.get(releases.size() - 2);
+        Release to = EtcdFixture.newest();
+        TestCertificates certificates = TestCertificates.newCa(Files.createDirectory(dir.resolve("pki")));
+        List<Member> members = new ArrayList<>();
+        for (int i = 0; i < MEMBERS; i++) {
+            members.add(new Member("m" + i, dir.resolve("m" + i), FreePorts.pick(), FreePorts.pick().client(), certificates.issue("m" + i)));
+        }
+        String initialCluster = members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
+
+        // The cluster starts at the older minor: each runner finds an empty data dir and execs etcd.
+        List<RunnerProcess> serving = new ArrayList<>();
+        for (Member m : members) serving.add(startRunner(m, from, initialCluster, certificates));
+        for (RunnerProcess r : serving) r.awaitLine("\\[etcd-migrate\\] exec ", DEADLINE);
+        Client cluster = client(members.stream().map(Member::clientUrl).toArray(String[]::new));
+        for (int k = 0; k < 300; k++) {
+            put(cluster, "/registry/seed/" + k, "value-" + k);
+        }
+        Keyspace seeded = Keyspace.read(cluster);
+
+        Map<String, String> acked = new ConcurrentHashMap<>();
+        for (int i = 0; i < MEMBERS; i++) {
+            Member m = members.get(i);
+            Member other = members.get((i + 1) % MEMBERS);
+            RunnerProcess old = serving.get(i);
+            old.process().toHandle().destroy(); // SIGTERM to the exec'd etcd: the member goes down for its upgrade
+            int code = old.awaitExit(Duration.ofSeconds(30));
+            assertTrue(code == 0 || code == 143, "etcd " + m.name() + " stopped with " + code);
+
+            try (Writer writer = new Writer(client(other.clientUrl()), "/registry/rolling/" + m.name() + "/", acked)) {
+                long migrationStart = System.nanoTime();
+                RunnerProcess upgraded = startRunner(m, to, initialCluster, certificates);
+                serving.set(i, upgraded);
+                upgraded.awaitLine("rejoins its peers on " + m.peerUrl(), DEADLINE);
+                upgraded.awaitLine("step 1/1 done", DEADLINE);
+                long migrationEnd = System.nanoTime();
+                upgraded.awaitLine("\\[etcd-migrate\\] exec ", DEADLINE);
+                long during = writer.successesBetween(migrationStart, migrationEnd);
+                System.out.printf("%s: %s -> %s in %d ms; %s acknowledged %d writes meanwhile%n", m.name(), from.version(), to.version(),
+                        Duration.ofNanos(migrationEnd - migrationStart).toMillis(), other.name(), during);
+                assertTrue(during > 0, "member " + other.name() + " took writes while " + m.name() + " migrated ("
+                        + writer.successes.size() + " in all)");
+            }
+            assertEquals(to.version() + "/etcd3", Files.readString(m.data().resolve("version.txt")), m.name());
+            put(client(m.clientUrl()), "/registry/rolling/" + m.name() + "/back", "serving"); // serving before the next one goes
+            acked.put("/registry/rolling/" + m.name() + "/back", "serving");
+        }
+
+        awaitClusterVersion(members.getFirst(), to.minorLine().toString());
+        Keyspace reference = null;
+        for (Member m : members) {
+            Keyspace onMember = Keyspace.read(client(m.clientUrl()));
+            Map<String, String> seedDiff = seeded.differences(new Keyspace(onMember.revision(), onMember.entries().entrySet().stream()
+                    .filter(e -> seeded.entries().containsKey(e.getKey())).collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue))));
+            assertEquals(Map.of(), seedDiff, "seeded keys, values and revisions on " + m.name());
+            for (Map.Entry<String, String> e : acked.entrySet()) {
+                Keyspace.Entry entry = onMember.entries().get(e.getKey());
+                assertTrue(entry != null && e.getValue().equals(new String(entry.value(), StandardCharsets.UTF_8)),
+                        "acknowledged write " + e.getKey() + " on " + m.name());
+            }
+            assertTrue(!onMember.entries().containsKey(PrivateEtcd.PROBE_KEY), "no probe key left");
+            assertEquals(seeded.entries().size() + acked.size(), onMember.entries().size(), "no other key on " + m.name());
+            if (reference != null) assertEquals(reference.entries(), onMember.entries(), "members agree");
+            reference = onMember;
+        }
+    }
+
+    private RunnerProcess startRunner(Member m, Release version, String initialCluster, TestCertificates certificates) throws Exception {
+        String tls = "--peer-cert-file=" + m.pem().cert() + " --peer-key-file=" + m.pem().key() + " --peer-trusted-ca-file="
+                + certificates.caFile() + " --peer-client-cert-auth";
+        List<String> args = new ArrayList<>(List.of("migrate", "--data-dir", m.data().toString(), "--bin-dir", EtcdFixture.binDir().toString(),
+                "--target-version", version.version(), "--target-storage", "etcd3", "--name", m.name(),
+                "--initial-cluster", initialCluster, "--listen-peer-urls", m.peerUrl(), "--port", String.valueOf(m.privateClientPort()),
+                "--", "--name", m.name(), "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
+                "--initial-cluster-token", "rolling-it", "--initial-advertise-peer-urls", m.peerUrl(), "--listen-peer-urls", m.peerUrl(),
+                "--listen-client-urls", m.clientUrl(), "--advertise-client-urls", m.clientUrl()));
+        args.addAll(List.of(tls.split(" ")));
+        RunnerProcess runner = RunnerProcess.start(args, Map.of("ETCD_CREDS", tls));
+        runners.add(runner);
+        return runner;
+    }
+
+    private Client client(String... endpoints) {
+        Client client = Client.builder().endpoints(endpoints).build();
+        clients.add(client);
+        return client;
+    }
+
+    private static void put(Client client, String key, String value) throws Exception {
+        client.getKVClient().put(bytes(key), bytes(value)).get(30, TimeUnit.SECONDS);
+    }
+
+    private static ByteSequence bytes(String s) {
+        return ByteSequence.from(s, StandardCharsets.UTF_8);
+    }
+
+    /** Polls /version until the cluster version names the line: every member then runs it. */
+    private static void awaitClusterVersion(Member m, String line) throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        long end = System.nanoTime() + DEADLINE.toNanos();
+        String last = "";
+        while (System.nanoTime() < end) {
+            last = http.send(HttpRequest.newBuilder(URI.create(m.clientUrl() + "/version")).build(), HttpResponse.BodyHandlers.ofString()).body();
+            if (new ObjectMapper().readTree(last).path("etcdcluster").asText().startsWith(line + ".")) {
+                return;
+            }
+            Thread.sleep(100); // poll interval of a deadline-bound wait
+        }
+        throw new AssertionError("cluster version never reached " + line + ": " + last);
+    }
+
+    /** Writes to one member in a loop while another migrates, recording when each write was acknowledged. */
+    private static final class Writer implements AutoCloseable {
+        private final Client client;
+        private final String prefix;
+        private final Map<String, String> acked;
+        private final ConcurrentLinkedQueue<Long> successes = new ConcurrentLinkedQueue<>();
+        private final AtomicBoolean stop = new AtomicBoolean();
+        private final Thread thread;
+
+        Writer(Client client, String prefix, Map<String, String> acked) {
+            this.client = client;
+            this.prefix = prefix;
+            this.acked = acked;
+            this.thread = Thread.ofPlatform().name("writer-" + prefix).start(this::loop);
+        }
+
+        private void loop() {
+            for (int n = 0; !stop.get(); n++) {
+                String key = prefix + n;
+                try {
+                    put(client, key, "v" + n);
+                    acked.put(key, "v" + n);
+                    successes.add(System.nanoTime());
+                } catch (Exception e) {
+                    // a leader election while the member is down: the next write retries
+                    if (e instanceof InterruptedException) return;
+                }
+            }
+        }
+
+        long successesBetween(long start, long end) {
+            return successes.stream().filter(t -> t >= start && t <= end).count();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop.set(true);
+            thread.join(Duration.ofSeconds(40));
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package dev.etcdmigrate.plan;
+
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.version.DataVersion;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** What one member of a multi-member cluster may do alone: one minor up, with its patch floor. */
+class RollingUpgradePolicyTest {
+
+    private static final Planner PLANNER = new Planner(Catalog.bundled());
+
+    private static Plan plan(String current, String target) throws RefusedTransitionException {
+        return PLANNER.plan(DataVersion.parse(current), DataVersion.parse(target));
+    }
+
+    @ParameterizedTest(name = "{0} -> {1} with {2} members")
+    @CsvSource({
+            "3.6.16/etcd3, 3.7.3/etcd3, 3",  // one minor
+            "3.5.21/etcd3, 3.6.16/etcd3, 3", // patch floor, then one minor
+            "3.5.21/etcd3, 3.5.35/etcd3, 5", // a patch within the line: version.txt only
+            "3.4.23/etcd3, 3.7.3/etcd3, 1",  // a single member may jump several minors
+            "3.7.3/etcd3, 3.4.23/etcd3, 1",  // ... and downgrade
+    })
+    void allowed(String current, String target, int members) throws Exception {
+        Plan plan = plan(current, target);
+        assertSame(plan, RollingUpgradePolicy.check(plan, members));
+    }
+
+    @ParameterizedTest(name = "{0} -> {1}: {2}")
+    @CsvSource(delimiter = '|', value = {
+            "3.5.35/etcd3 | 3.7.3/etcd3  | crosses 2 minor versions; first every member to 3.6.16",
+            "3.4.23/etcd3 | 3.7.3/etcd3  | crosses 3 minor versions; first every member to 3.5.35",
+            "3.7.3/etcd3  | 3.6.16/etcd3 | downgrade is cluster-wide",
+            "3.5.35/etcd3 | 3.4.23/etcd3 | new cluster ID",
+            "3.4.23/etcd2 | 3.4.23/etcd3 | conversion rebuilds the member dir",
+            "3.4.23/etcd3 | 3.4.23/etcd2 | rollback to etcd2 rebuilds the member dir",
+            "3.3.27/etcd2 | 3.4.23/etcd2 | etcd2 data is migrated only as a one-member cluster",
+    })
+    void refused(String current, String target, String fragments) throws Exception {
+        Plan plan = plan(current, target);
+        RefusedTransitionException e = assertThrows(RefusedTransitionException.class, () -> RollingUpgradePolicy.check(plan, 3));
+        assertTrue(e.getMessage().contains("3-member cluster"), e.getMessage());
+        assertTrue(e.getMessage().contains("nothing was changed"), e.getMessage());
+        for (String fragment : fragments.split(";")) {
+            assertTrue(e.getMessage().contains(fragment.trim()), "'" + fragment.trim() + "' in: " + e.getMessage());
+        }
+    }
+}
