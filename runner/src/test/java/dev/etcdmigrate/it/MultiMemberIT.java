@@ -130,6 +130,27 @@ class MultiMemberIT {
         }
     }
 
+    /** Two minors at once on one member would leave it unable to talk to its peers: refused, nothing touched. */
+    @Test
+    void aMemberIsRefusedAJumpOfTwoMinors(@TempDir Path dir) throws Exception {
+        List<Release> releases = EtcdFixture.V3_RELEASES;
+        Release from = releases.get(releases.size() - 3);
+        Release to = EtcdFixture.newest();
+        Path data = dir.resolve("data");
+        try (EtcdFixture etcd = new EtcdFixture()) {
+            etcd.seed(from, data, 20);
+        }
+        Map<String, String> before = TreeDigest.of(data);
+        List<String> args = new ArrayList<>(RunnerArgs.migrate(data, to.version()));
+        args.addAll(List.of("--initial-cluster", "it=https://127.0.0.1:1,b=https://127.0.0.1:2,c=https://127.0.0.1:3"));
+        try (RunnerProcess runner = RunnerProcess.run(args)) {
+            assertEquals(3, runner.exitCode(), runner.output());
+            assertTrue(runner.output().contains("3-member cluster") && runner.output().contains("one minor at a time"), runner.output());
+            assertEquals(0, runner.countRunnerLines("starting etcd"), "no etcd was started");
+        }
+        assertEquals(before, TreeDigest.of(data), "byte-identical");
+    }
+
     private RunnerProcess startRunner(Member m, Release version, String initialCluster, TestCertificates certificates) throws Exception {
         String tls = "--peer-cert-file=" + m.pem().cert() + " --peer-key-file=" + m.pem().key() + " --peer-trusted-ca-file="
                 + certificates.caFile() + " --peer-client-cert-auth";
