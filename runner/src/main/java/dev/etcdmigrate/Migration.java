@@ -2,6 +2,7 @@ package dev.etcdmigrate;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.DataDirLock;
 import dev.etcdmigrate.datadir.MemberSwap;
@@ -49,6 +50,7 @@ public final class Migration {
     private final Children children;
     private final Map<String, String> environment;
     private final DataDir dataDir;
+    private final Backups backups;
     private final BinDir binDir;
 
     /** @param catalog read only when a plan needs it: parsing it is most of a no-op start */
@@ -59,6 +61,7 @@ public final class Migration {
         this.children = children;
         this.environment = environment;
         this.dataDir = new DataDir(options.dataDir());
+        this.backups = new Backups(dataDir, options.backupDir(), options.backupRetention(), options.name(), log);
         this.binDir = new BinDir(options.binDir());
     }
 
@@ -95,6 +98,7 @@ public final class Migration {
         checkBinaries(plan);
         if (!plan.steps().isEmpty()) {
             checkPortsFree();
+            backups.refuseUnusableLocation();
         }
         if (!dataDir.exists() || !dataDir.holdsData()) {
             dataDir.createOwnerOnly();
@@ -112,7 +116,8 @@ public final class Migration {
 
     private DataVersion migrateLocked(Plan plan) throws Exception {
         try (DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log)) {
-            Optional<DataVersion> recovered = new MemberSwap(dataDir, log).recover();
+            Optional<DataVersion> recovered = new MemberSwap(dataDir, backups, log).recover();
+            backups.recover();
             if (recovered.isPresent()) {
                 plan = plan();
                 checkBinaries(plan);
@@ -196,7 +201,7 @@ public final class Migration {
         }
         MemberIdentity member = new MemberIdentity(options.name(), options.initialCluster(), options.initialAdvertisePeerUrls());
         return new StepContext(dataDir, settings, member, new ToolRunner(log, children), children, log, TOOL_TIMEOUT,
-                new StepContext.Conversion(options.ttlKeysDirectory(), DEFAULT_TTL_KEY_LEASE));
+                new StepContext.Conversion(options.ttlKeysDirectory(), DEFAULT_TTL_KEY_LEASE), backups);
     }
 
     /**

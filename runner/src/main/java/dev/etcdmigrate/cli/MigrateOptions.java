@@ -35,11 +35,14 @@ public record MigrateOptions(
         Duration startTimeout,
         Duration stopGrace,
         Duration lockTimeout,
+        Optional<Path> backupDir,
+        int backupRetention,
         boolean noExec,
         List<String> etcdArgs) {
 
     public static final String DEFAULT_DATA_DIR = "/var/etcd/data";
     public static final String DEFAULT_BIN_DIR = "/usr/local/bin";
+    public static final int DEFAULT_BACKUP_RETENTION = 3;
 
     public static final List<Flag> FLAGS = List.of(
             Flag.value("target-version", "TARGET_VERSION", "VERSION", "required",
@@ -89,6 +92,13 @@ public record MigrateOptions(
                     "how long a private etcd may take to stop after SIGTERM before it is killed and the step fails."),
             Flag.value("lock-timeout", null, "DURATION", "60s",
                     "how long to wait for another etcd-migrate working on the same data dir."),
+            Flag.value("backup-dir", "BACKUP_DIR", "DIR", "<data dir>/.etcd-migrate/backups",
+                    "where the member dir is kept before each storage conversion, downgrade or member swap"
+                            + " (owner-only: 0700 dirs, 0600 files). Outside the data dir, a backup is copied there"
+                            + " and then removed from the data dir. Created with mode 0700 when missing."),
+            Flag.value("backup-retention", "BACKUP_RETENTION", "COUNT", String.valueOf(DEFAULT_BACKUP_RETENTION),
+                    "how many of this data dir's backups to keep (at least 1); the oldest beyond it are deleted"
+                            + " after each new backup."),
             Flag.toggle("no-exec", "init-container mode: exit 0 after migrating instead of exec'ing etcd."));
 
     public static MigrateOptions from(ParsedArgs args) throws UsageException {
@@ -134,6 +144,8 @@ public record MigrateOptions(
                 duration(args, "start-timeout", Duration.ofMinutes(2)),
                 duration(args, "stop-grace", Duration.ofSeconds(30)),
                 duration(args, "lock-timeout", Duration.ofSeconds(60)),
+                args.get("backup-dir").map(d -> Path.of(d).toAbsolutePath().normalize()),
+                retention(args),
                 args.isSet("no-exec"),
                 args.passThrough());
     }
@@ -189,6 +201,19 @@ public record MigrateOptions(
             // reported below
         }
         throw new UsageException("--" + flag + " must be a port number 1-65535, got '" + text.get() + "'");
+    }
+
+    private static int retention(ParsedArgs args) throws UsageException {
+        Optional<String> text = args.get("backup-retention");
+        if (text.isEmpty()) return DEFAULT_BACKUP_RETENTION;
+        try {
+            int count = Integer.parseInt(text.get().trim());
+            if (count >= 1) return count;
+        } catch (NumberFormatException ignored) {
+            // reported below
+        }
+        throw new UsageException(args.source("backup-retention") + " must be a whole number of backups to keep, at least 1"
+                + " (the backup a step just took is always kept), got '" + text.get() + "'");
     }
 
     /** Accepts 500ms, 90s, 2m, 1h, or a bare number of seconds. */

@@ -10,9 +10,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -28,7 +25,6 @@ public final class DataDir {
     static final String OWN_DIR = ".etcd-migrate";
     /** Entries that are not etcd data: ours, version.txt, and a fresh filesystem's lost+found. */
     private static final Set<String> NOT_DATA = Set.of(OWN_DIR, "lost+found", VERSION_FILE, VERSION_FILE + ".tmp");
-    private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
 
     private final Path dir;
 
@@ -134,17 +130,6 @@ public final class DataDir {
         Trees.deleteRecursively(ownDir().resolve(name));
     }
 
-    /** Where the member dir replaced at {@code version} is kept: .etcd-migrate/backups/&lt;stamp&gt;-&lt;version&gt;. */
-    Path newBackupDir(DataVersion replaced) throws IOException {
-        Path backups = Permissions.ownerOnlyDir(ownDir().resolve("backups"));
-        String base = STAMP.format(Instant.now()) + "-" + replaced.version() + "-" + replaced.storage();
-        Path candidate = backups.resolve(base);
-        for (int i = 1; Files.exists(candidate); i++) {
-            candidate = backups.resolve(base + "." + i);
-        }
-        return candidate;
-    }
-
     public boolean hasOwnDir() {
         return Files.exists(ownDir());
     }
@@ -161,6 +146,7 @@ public final class DataDir {
         Trees.deleteRecursively(ownDir());
     }
 
+    /** Where backups go by default, and where a swapped-out member dir lands first (see {@link Backups}). */
     public Path backupsDir() {
         return ownDir().resolve("backups");
     }

@@ -17,17 +17,20 @@ import java.util.Optional;
  *
  * <p>Staging protocol: a tool writes staging/data/member; {@link #markComplete} records the version it is
  * at in staging/complete (fsynced); {@link #swap} renames member/ to a backup, staging/data/member to
- * member/, writes version.txt, and only then removes staging/.
+ * member/, writes version.txt, and only then removes staging/. The backup is then finished by
+ * {@link Backups} (owner-only modes, moved to its location, retention).
  */
 public final class MemberSwap {
 
     private static final String COMPLETE = "complete";
 
     private final DataDir dataDir;
+    private final Backups backups;
     private final Log log;
 
-    public MemberSwap(DataDir dataDir, Log log) {
+    public MemberSwap(DataDir dataDir, Backups backups, Log log) {
         this.dataDir = dataDir;
+        this.backups = backups;
         this.log = log;
     }
 
@@ -67,12 +70,12 @@ public final class MemberSwap {
         Fsync.path(dataDir.staging());
     }
 
-    /** Moves the staged member in; returns where the old member/ went. */
+    /** Moves the staged member in; returns where the old member/ went (its backup), or null without one. */
     public Path swap(DataVersion replaced, DataVersion staged) throws IOException {
         Path backup = null;
         if (Files.exists(dataDir.member())) {
-            backup = dataDir.newBackupDir(replaced);
-            Permissions.ownerOnlyDir(backup);
+            // a rename on the data dir's filesystem: atomic, so a crash leaves member/ here or in the backup
+            backup = backups.startInDataDir(replaced);
             Files.move(dataDir.member(), backup.resolve("member"), StandardCopyOption.ATOMIC_MOVE);
             Fsync.path(backup);
             log.info("kept the " + replaced + " member dir as backup " + backup);
@@ -84,7 +87,7 @@ public final class MemberSwap {
         dataDir.writeVersion(staged);
         log.info("moved the " + staged + " member dir into " + dataDir.path() + "; version.txt says " + staged);
         dataDir.deleteWorkDir("staging");
-        return backup;
+        return backup == null ? null : backups.finish(backup);
     }
 
     /**

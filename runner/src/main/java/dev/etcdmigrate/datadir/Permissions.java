@@ -21,4 +21,14 @@ public final class Permissions {
         Files.setPosixFilePermissions(dir, DIR);
         return dir;
     }
+
+    /** Sets 0700 on every directory and 0600 on every file of a tree (a member dir moved into a backup). */
+    public static void ownerOnlyTree(Path root) throws IOException {
+        try (var walk = Files.walk(root)) {
+            for (Path p : walk.toList()) {
+                if (Files.isSymbolicLink(p)) continue; // chmod would follow it out of the tree
+                Files.setPosixFilePermissions(p, Files.isDirectory(p) ? DIR : FILE);
+            }
+        }
+    }
 }

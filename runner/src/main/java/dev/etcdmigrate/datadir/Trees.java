@@ -9,26 +9,63 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 
-/** Recursive delete that never follows symbolic links out of the tree. */
+/** Owner-only tree copies, and a recursive delete that never follows symbolic links out of the tree. */
 public final class Trees {
 
     private Trees() {}
 
-    /** Copies a tree (a member dir) keeping modes and times; {@code to} must not exist yet. */
+    /**
+     * Copies a tree (a member dir) keeping times; {@code to} must not exist yet. Member data holds the
+     * cluster's secrets, so every copy is owner-only (0700 dirs, 0600 files) whatever the source's modes.
+     */
     public static void copy(Path from, Path to) throws IOException {
+        copy(from, to, false);
+    }
+
+    /** The same, with every file and directory fsynced: for a backup that must survive a crash. */
+    public static void copyDurably(Path from, Path to) throws IOException {
+        copy(from, to, true);
+    }
+
+    private static void copy(Path from, Path to, boolean sync) throws IOException {
         Files.walkFileTree(from, new SimpleFileVisitor<>() {
             @Override
             public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
-                Files.copy(dir, to.resolve(from.relativize(dir).toString()), StandardCopyOption.COPY_ATTRIBUTES);
+                Path copy = to.resolve(from.relativize(dir).toString());
+                Files.copy(dir, copy, StandardCopyOption.COPY_ATTRIBUTES);
+                Files.setPosixFilePermissions(copy, Permissions.DIR);
                 return FileVisitResult.CONTINUE;
             }
 
             @Override
             public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Files.copy(file, to.resolve(from.relativize(file).toString()), StandardCopyOption.COPY_ATTRIBUTES);
+                Path copy = to.resolve(from.relativize(file).toString());
+                Files.copy(file, copy, StandardCopyOption.COPY_ATTRIBUTES);
+                Files.setPosixFilePermissions(copy, Permissions.FILE);
+                if (sync) Fsync.path(copy);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
+                if (exc != null) throw exc;
+                if (sync) Fsync.path(to.resolve(from.relativize(dir).toString()));
                 return FileVisitResult.CONTINUE;
             }
         });
+    }
+
+    /** Bytes in the regular files of a tree: what a copy of it needs. */
+    public static long size(Path root) throws IOException {
+        long[] total = new long[1];
+        Files.walkFileTree(root, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+                if (attrs.isRegularFile()) total[0] += attrs.size();
+                return FileVisitResult.CONTINUE;
+            }
+        });
+        return total[0];
     }
 
     public static void deleteRecursively(Path root) throws IOException {

@@ -51,7 +51,7 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
 
     @Override
     public void run(StepContext context) throws Exception {
-        MemberSwap swap = new MemberSwap(context.dataDir(), context.log());
+        MemberSwap swap = context.memberSwap();
         Path staged = swap.prepare();
         Path staging = staged.getParent();
         Path work = swap.copyMemberToWork();

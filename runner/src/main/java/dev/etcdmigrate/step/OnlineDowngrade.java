@@ -9,16 +9,18 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * One minor back through etcd's downgrade API (3.6+): on the running newer etcd, validate and enable
- * a downgrade to the older line, wait until the storage version reports it, stop, then start the
- * older etcd until a write succeeds.
+ * One minor back through etcd's downgrade API (3.6+): a backup copy of member/ first (etcd works on it
+ * in place, and no etcd runs yet), then on the running newer etcd, validate and enable a downgrade to
+ * the older line, wait until the storage version reports it, stop, then start the older etcd until a
+ * write succeeds.
  */
 public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) implements Step {
 
     @Override
     public String describe() {
-        return "downgrade " + from + " -> " + older.version() + ": etcd " + newer.version() + " enables a downgrade to "
-                + older.minorLine() + " (downgrade API), then etcd " + older.version() + " starts on the data";
+        return "downgrade " + from + " -> " + older.version() + ": member dir copied to a backup, etcd " + newer.version()
+                + " enables a downgrade to " + older.minorLine() + " (downgrade API), then etcd " + older.version()
+                + " starts on the data";
     }
 
     @Override
@@ -34,6 +36,7 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
     @Override
     public void run(StepContext context) throws Exception {
         String target = older.minorLine().toString();
+        context.backups().copyOf(context.dataDir().member(), new DataVersion(from, StorageApi.ETCD3));
         try (PrivateEtcd etcd = context.startAndAwaitWrite(newer, context.dataDir().path())) {
             String endpoint = context.settings().ports().clientUrl().toString();
             context.runTool(newer, "etcdctl", List.of("--endpoints", endpoint, "downgrade", "validate", target),

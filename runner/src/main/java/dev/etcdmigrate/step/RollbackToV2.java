@@ -59,7 +59,7 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
             throw new RefusedTransitionException("a rollback to etcd2 builds a new single-member data dir; the initial cluster '"
                     + context.member().initialCluster() + "' names several members (roll back one member, then re-add the others)");
         }
-        MemberSwap swap = new MemberSwap(context.dataDir(), context.log());
+        MemberSwap swap = context.memberSwap();
         Path staged = swap.prepare();
         Path staging = staged.getParent();
         Path work = swap.copyMemberToWork();

@@ -46,7 +46,7 @@ public record SnapshotDowngrade(EtcdVersion from, Release newer, Release older) 
             etcd.stop(context.stopGrace());
         }
 
-        MemberSwap swap = new MemberSwap(context.dataDir(), context.log());
+        MemberSwap swap = context.memberSwap();
         Path staged = swap.prepare();
         List<String> restore = new ArrayList<>(List.of("snapshot", "restore", snapshot.toString(),
                 "--data-dir", staged.toString()));

@@ -2,7 +2,9 @@ package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.Log;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.etcd.PrivateEtcd;
 import dev.etcdmigrate.process.ChildEnvironment;
 import dev.etcdmigrate.process.Children;
@@ -15,7 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-/** What steps run with: the data dir, the private server settings, the tools, the log. */
+/** What steps run with: the data dir and its backups, the private server settings, the tools, the log. */
 public record StepContext(
         DataDir dataDir,
         PrivateEtcd.Settings settings,
@@ -24,7 +26,8 @@ public record StepContext(
         Children children,
         Log log,
         Duration toolTimeout,
-        Conversion conversion) {
+        Conversion conversion,
+        Backups backups) {
 
     /** What an etcd2 -> etcd3 conversion needs from the options: where TTL keys without a TTL live. */
     public record Conversion(String ttlKeysDirectory, Duration defaultTtl) {}
@@ -33,6 +36,11 @@ public record StepContext(
 
     public Duration stopGrace() {
         return settings.stopGrace();
+    }
+
+    /** Swaps a staged member dir in, keeping the old one as a backup. */
+    public MemberSwap memberSwap() {
+        return new MemberSwap(dataDir, backups, log);
     }
 
     /** Starts a bundled etcd on dir and returns it once a write succeeded; stops it if that fails. */

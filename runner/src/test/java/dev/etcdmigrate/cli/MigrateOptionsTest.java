@@ -61,6 +61,8 @@ class MigrateOptionsTest {
         assertEquals(Duration.ofMinutes(2), o.startTimeout());
         assertEquals(Duration.ofSeconds(30), o.stopGrace());
         assertEquals(Duration.ofSeconds(60), o.lockTimeout());
+        assertEquals(Optional.empty(), o.backupDir(), "the data dir's own .etcd-migrate/backups");
+        assertEquals(3, o.backupRetention());
         assertFalse(o.noExec());
         assertEquals(List.of(), o.etcdArgs());
     }
@@ -297,5 +299,31 @@ class MigrateOptionsTest {
         MigrateOptions o = options(env("LISTEN_PEER_URLS", "http://0.0.0.0:2380"), "--listen-client-urls", "http://0.0.0.0:2379");
         assertEquals(18629, o.clientPort());
         assertEquals(2380, o.peerPort());
+    }
+
+    // ---- backups ---------------------------------------------------------------------------------
+
+    @Test
+    void backupDirAndRetentionFromFlagsOrEnvironment() throws UsageException {
+        MigrateOptions flags = options(env("BACKUP_DIR", "/elsewhere", "BACKUP_RETENTION", "7"),
+                "--backup-dir", "/srv/etcd-backups/../backups", "--backup-retention", "2");
+        assertEquals(Optional.of(Path.of("/srv/backups")), flags.backupDir());
+        assertEquals(2, flags.backupRetention());
+        MigrateOptions env = options(env("BACKUP_DIR", "/elsewhere", "BACKUP_RETENTION", "7"));
+        assertEquals(Optional.of(Path.of("/elsewhere")), env.backupDir());
+        assertEquals(7, env.backupRetention());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"0", "-1", "two", "1.5", " "})
+    void aBadRetentionIsAUsageError(String value) {
+        UsageException e = usage(env(), "--backup-retention", value);
+        assertTrue(e.getMessage().contains("--backup-retention must be a whole number of backups to keep, at least 1"), e.getMessage());
+    }
+
+    @Test
+    void aBadRetentionVariableIsNamed() {
+        UsageException e = usage(env("BACKUP_RETENTION", "0"));
+        assertTrue(e.getMessage().startsWith("$BACKUP_RETENTION must be"), e.getMessage());
     }
 }

@@ -39,7 +39,8 @@ class MemberSwapTest {
     void setUp() throws IOException {
         dataDir = new DataDir(dir);
         logged = new ByteArrayOutputStream();
-        swap = new MemberSwap(dataDir, new Log(new PrintStream(logged, true, StandardCharsets.UTF_8)));
+        Log log = new Log(new PrintStream(logged, true, StandardCharsets.UTF_8));
+        swap = new MemberSwap(dataDir, new Backups(dataDir, Optional.empty(), 3, "m1", log), log);
         // the member the data dir holds now
         Files.createDirectories(dir.resolve("member/snap"));
         Files.writeString(dir.resolve("member/snap/db"), "old data");
@@ -75,9 +76,45 @@ class MemberSwapTest {
         assertEquals(dataDir.backupsDir(), backup.getParent());
         assertTrue(backup.getFileName().toString().endsWith("-3.5.35-etcd3"), backup.toString());
         assertEquals("old data", Files.readString(backup.resolve("member/snap/db")));
+        assertEquals("3.5.35/etcd3", Files.readString(backup.resolve("version.txt")), "what a restore writes into version.txt");
         assertEquals(List.of(backup), backups());
         assertEquals(Optional.of(NEW), dataDir.readVersion());
         assertFalse(Files.exists(dataDir.staging()), "staging is removed once the swap is done");
+    }
+
+    @Test
+    void theSwappedOutMemberBecomesOwnerOnly() throws Exception {
+        // an old etcd may have written looser modes; the backup holds the cluster's secrets
+        Files.setPosixFilePermissions(dir.resolve("member/snap/db"), java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        Files.setPosixFilePermissions(dir.resolve("member/snap"), java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        stage();
+        swap.markComplete(NEW);
+
+        Path backup = swap.swap(OLD, NEW);
+
+        BackupsTest.assertOwnerOnly(backup);
+    }
+
+    @Test
+    void aSwapWithAnotherBackupLocationLeavesNothingInTheDataDir() throws Exception {
+        Path elsewhere = dir.resolveSibling(dir.getFileName() + "-backups");
+        Log log = new Log(new PrintStream(logged, true, StandardCharsets.UTF_8));
+        MemberSwap relocating = new MemberSwap(dataDir, new Backups(dataDir, Optional.of(elsewhere), 3, "m1", log), log);
+        try {
+            stage();
+            relocating.markComplete(NEW);
+
+            Path backup = relocating.swap(OLD, NEW);
+
+            assertEquals(elsewhere, backup.getParent());
+            assertEquals("old data", Files.readString(backup.resolve("member/snap/db")));
+            assertEquals("3.5.35/etcd3", Files.readString(backup.resolve("version.txt")));
+            BackupsTest.assertOwnerOnly(backup);
+            assertFalse(Files.exists(dataDir.backupsDir()), "moved out of .etcd-migrate/backups");
+            assertEquals("new data", Files.readString(dir.resolve("member/snap/db")));
+        } finally {
+            Trees.deleteRecursively(elsewhere);
+        }
     }
 
     @Test

@@ -1,0 +1,320 @@
+package dev.etcdmigrate.datadir;
+
+import dev.etcdmigrate.Log;
+import dev.etcdmigrate.version.DataVersion;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * The member dirs kept before destructive steps: where they go, what they are called, how many stay.
+ *
+ * <p>A backup is a directory {@code <UTC stamp>-<member name>-<data dir hash>-<version>-<storage>} holding
+ * {@code member/} and {@code version.txt} (what the data dir's version.txt must say when it is restored).
+ * The member name and the first 8 hex digits of the SHA-256 of the data dir's absolute path make names from
+ * different data dirs (another member on a shared volume, the events etcd of the same member) distinct,
+ * so retention in a shared location only ever counts and deletes this data dir's backups. The stamp comes
+ * first so that names sort by age.
+ *
+ * <p>A backup appears only complete: a copy is written to {@code <name>.partial}, fsynced and renamed; a
+ * member dir swapped out is renamed into {@code .etcd-migrate/backups/} (same filesystem, atomic) and,
+ * when the location is elsewhere, copied out the same way and then removed. {@link #recover} finishes or
+ * discards what a crash left. Backups are taken only while no etcd runs on the data dir.
+ */
+public final class Backups {
+
+    static final String PARTIAL = ".partial";
+    static final String VERSION_FILE = "version.txt";
+    private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
+    /** stamp, the rest of the name, and the counter two backups in one second get. */
+    private static final Pattern NAME = Pattern.compile("(\\d{8}T\\d{6}Z)-(.+?)(?:\\.(\\d+))?");
+
+    private final DataDir dataDir;
+    private final Path location;
+    private final int retention;
+    private final String identity;
+    private final Log log;
+    private final Clock clock;
+
+    /** @param location where backups end up; empty means the data dir's own .etcd-migrate/backups */
+    public Backups(DataDir dataDir, Optional<Path> location, int retention, String memberName, Log log) {
+        this(dataDir, location, retention, memberName, log, Clock.systemUTC());
+    }
+
+    Backups(DataDir dataDir, Optional<Path> location, int retention, String memberName, Log log, Clock clock) {
+        if (retention < 1) throw new IllegalArgumentException("retention must be at least 1, got " + retention);
+        this.dataDir = dataDir;
+        this.location = location.map(p -> p.toAbsolutePath().normalize()).orElse(dataDir.backupsDir());
+        this.retention = retention;
+        this.identity = safeName(memberName) + "-" + pathHash(dataDir.path());
+        this.log = log;
+        this.clock = clock;
+    }
+
+    public Path location() {
+        return location;
+    }
+
+    /** True when backups leave the data dir after the swap's rename. */
+    boolean relocates() {
+        return !location.equals(dataDir.backupsDir());
+    }
+
+    /** {@code <member name>-<data dir hash>}: what makes this data dir's backup names its own. */
+    String identity() {
+        return identity;
+    }
+
+    /**
+     * Refuses, before anything is touched, a location the runner could not write or one inside the data
+     * dir (etcd would see it as data, and a restore moving member/ aside could take it along).
+     */
+    public void refuseUnusableLocation() throws DataDir.UnusableDataDirException {
+        if (!relocates()) return;
+        if (location.startsWith(dataDir.path())) {
+            throw new DataDir.UnusableDataDirException("backup dir " + location + " is inside the data dir " + dataDir.path()
+                    + "; leave --backup-dir / BACKUP_DIR unset for " + dataDir.backupsDir() + ", or choose a directory"
+                    + " outside it (nothing was changed)");
+        }
+        Path existing = location;
+        while (existing != null && !Files.exists(existing)) existing = existing.getParent();
+        if (existing == null || !Files.isDirectory(existing) || !Files.isWritable(existing)) {
+            throw new DataDir.UnusableDataDirException("backup dir " + location + " cannot be created or written"
+                    + (existing == null ? "" : " (" + existing + (Files.isDirectory(existing) ? " is not writable" : " is not a directory") + ")")
+                    + "; fix it or choose another with --backup-dir / BACKUP_DIR (nothing was changed)");
+        }
+    }
+
+    /**
+     * For a member swap: a new backup dir in .etcd-migrate/backups holding version.txt, for member/ to be
+     * renamed into. Until member/ is in it, {@link #recover} treats it as debris.
+     */
+    Path startInDataDir(DataVersion replaced) throws IOException {
+        Path dir = Permissions.ownerOnlyDir(dataDir.backupsDir()).resolve(newName(replaced));
+        Permissions.ownerOnlyDir(dir);
+        writeVersion(dir, replaced);
+        Fsync.path(dir);
+        Fsync.path(dataDir.backupsDir());
+        return dir;
+    }
+
+    /**
+     * After a swap: makes a backup started by {@link #startInDataDir} owner-only throughout, moves it to the
+     * location when that is elsewhere, and applies retention; returns where it is now.
+     */
+    Path finish(Path inDataDir) throws IOException {
+        Permissions.ownerOnlyTree(inDataDir);
+        Path kept = relocates() ? relocate(inDataDir) : inDataDir;
+        retain(kept);
+        return kept;
+    }
+
+    /**
+     * A durable owner-only copy of a member dir that stays in place (a step that runs etcd on it in place);
+     * no etcd may run on it meanwhile. Returns the backup, after retention.
+     */
+    public Path copyOf(Path member, DataVersion version) throws IOException {
+        Path backup = ensureLocation().resolve(newName(version));
+        Path partial = partialOf(backup);
+        requireSpace(member, location);
+        Permissions.ownerOnlyDir(partial);
+        Trees.copyDurably(member, partial.resolve("member"));
+        writeVersion(partial, version);
+        Fsync.path(partial);
+        Files.move(partial, backup, StandardCopyOption.ATOMIC_MOVE);
+        Fsync.path(location);
+        log.info("copied the " + version + " member dir " + member + " to backup " + backup);
+        retain(backup);
+        return backup;
+    }
+
+    /**
+     * Finishes what a crashed run left: deletes partial copies (only this data dir's in a shared location)
+     * and backup dirs that never received member/; when the location is elsewhere, moves every backup
+     * still in .etcd-migrate/backups there, then applies retention.
+     */
+    public void recover() throws IOException {
+        Path own = dataDir.backupsDir();
+        for (Path entry : list(own)) {
+            String name = entry.getFileName().toString();
+            if (name.endsWith(PARTIAL)) {
+                log.info("deleting an incomplete backup copy a previous run left: " + entry);
+                Trees.deleteRecursively(entry);
+            } else if (NAME.matcher(name).matches() && !Files.isDirectory(entry.resolve("member"))) {
+                log.info("deleting a backup dir a previous run left before moving member/ into it: " + entry);
+                Trees.deleteRecursively(entry);
+            }
+        }
+        if (!relocates()) {
+            // a swap interrupted after its renames never got to finish(); modes are cheap to set again
+            for (Path backup : list(own)) {
+                if (mine(backup.getFileName().toString())) Permissions.ownerOnlyTree(backup);
+            }
+            return;
+        }
+        for (Path entry : list(location)) {
+            String name = entry.getFileName().toString();
+            if (name.endsWith(PARTIAL) && mine(name.substring(0, name.length() - PARTIAL.length()))) {
+                log.info("deleting an incomplete backup copy a previous run left: " + entry);
+                Trees.deleteRecursively(entry);
+            }
+        }
+        Path last = null;
+        for (Path backup : sortedOldestFirst(list(own).stream().filter(p -> NAME.matcher(p.getFileName().toString()).matches()).toList())) {
+            log.info("backup " + backup + " is still in the data dir; moving it to " + location);
+            last = relocate(backup);
+        }
+        if (last != null) retain(last);
+    }
+
+    /** Copies a complete backup from .etcd-migrate/backups to the location, then removes the original. */
+    private Path relocate(Path inDataDir) throws IOException {
+        Path target = ensureLocation().resolve(relocatedName(inDataDir.getFileName().toString()));
+        if (!Files.exists(target)) { // it exists when a crash came after the rename: that copy is complete
+            Path partial = partialOf(target);
+            Trees.deleteRecursively(partial);
+            requireSpace(inDataDir, location);
+            Trees.copyDurably(inDataDir, partial);
+            Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE);
+            Fsync.path(location);
+        }
+        Trees.deleteRecursively(inDataDir);
+        Fsync.path(dataDir.backupsDir());
+        log.info("moved backup " + inDataDir + " to " + target);
+        try (Stream<Path> left = Files.list(dataDir.backupsDir())) {
+            if (left.findAny().isEmpty()) Files.delete(dataDir.backupsDir());
+        }
+        return target;
+    }
+
+    /**
+     * Deletes this data dir's oldest complete backups beyond the retention count, never {@code justMade}
+     * (whatever its stamp says, should the clock have gone back).
+     */
+    void retain(Path justMade) throws IOException {
+        List<Path> others = new ArrayList<>(sortedOldestFirst(list(location).stream()
+                .filter(p -> mine(p.getFileName().toString()) && !p.equals(justMade)).toList()));
+        int excess = others.size() - (retention - 1);
+        for (int i = 0; i < excess; i++) {
+            Path old = others.get(i);
+            Trees.deleteRecursively(old);
+            log.info("deleted backup " + old + " (--backup-retention " + retention + ")");
+        }
+        if (excess > 0) Fsync.path(location);
+    }
+
+    /**
+     * Whether a complete backup name (no .partial) is this data dir's: in the data dir's own backups dir
+     * every stamped entry is (names without the identity predate it); elsewhere only names carrying it.
+     */
+    boolean mine(String name) {
+        if (name.endsWith(PARTIAL)) return false;
+        Matcher m = NAME.matcher(name);
+        return m.matches() && (!relocates() || m.group(2).startsWith(identity + "-"));
+    }
+
+    /** {@code <stamp>-<identity>-<version>-<storage>}, with {@code .N} when that name (or its partial) is taken. */
+    String newName(DataVersion version) {
+        String base = STAMP.format(clock.instant()) + "-" + identity + "-" + version.version() + "-" + version.storage();
+        String name = base;
+        for (int i = 1; taken(name); i++) {
+            name = base + "." + i;
+        }
+        return name;
+    }
+
+    private boolean taken(String name) {
+        for (Path dir : List.of(dataDir.backupsDir(), location)) {
+            if (Files.exists(dir.resolve(name)) || Files.exists(dir.resolve(name + PARTIAL))) return true;
+        }
+        return false;
+    }
+
+    /** A name from before backups carried the identity gets it on its way to a shared location. */
+    String relocatedName(String name) {
+        Matcher m = NAME.matcher(name);
+        if (!m.matches() || m.group(2).startsWith(identity + "-")) return name;
+        return m.group(1) + "-" + identity + "-" + name.substring(m.group(1).length() + 1);
+    }
+
+    /** By stamp, then by the counter of backups taken within one second. */
+    static List<Path> sortedOldestFirst(List<Path> backups) {
+        return backups.stream().sorted(Comparator.comparing((Path p) -> stampOf(p)).thenComparingInt(Backups::counterOf)).toList();
+    }
+
+    private static String stampOf(Path backup) {
+        Matcher m = NAME.matcher(backup.getFileName().toString());
+        return m.matches() ? m.group(1) : "";
+    }
+
+    private static int counterOf(Path backup) {
+        Matcher m = NAME.matcher(backup.getFileName().toString());
+        return m.matches() && m.group(3) != null ? Integer.parseInt(m.group(3)) : 0;
+    }
+
+    private Path ensureLocation() throws IOException {
+        if (!Files.isDirectory(location)) {
+            Permissions.ownerOnlyDir(location);
+        }
+        return location;
+    }
+
+    private static Path partialOf(Path backup) {
+        return backup.resolveSibling(backup.getFileName() + PARTIAL);
+    }
+
+    private static void writeVersion(Path backup, DataVersion version) throws IOException {
+        Path file = backup.resolve(VERSION_FILE);
+        Files.writeString(file, version.format(), StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
+        Files.setPosixFilePermissions(file, Permissions.FILE);
+    }
+
+    /** A copy that would fill the disk fails before it starts, with the numbers. */
+    private static void requireSpace(Path tree, Path into) throws IOException {
+        long need = Trees.size(tree);
+        long free = Files.getFileStore(into).getUsableSpace();
+        if (free < need) {
+            throw new IOException("not enough space for a backup in " + into + ": " + tree + " needs " + need + " bytes, "
+                    + free + " are free; free space there or choose another --backup-dir / BACKUP_DIR");
+        }
+    }
+
+    private static List<Path> list(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) return List.of();
+        try (Stream<Path> entries = Files.list(dir)) {
+            return entries.toList();
+        }
+    }
+
+    /** Member names become file names: anything but letters, digits, '.', '_' and '-' becomes '_'. */
+    static String safeName(String memberName) {
+        String safe = memberName.replaceAll("[^A-Za-z0-9._-]", "_");
+        return safe.isEmpty() ? "member" : safe;
+    }
+
+    static String pathHash(Path dataDir) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(dataDir.toString().getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest, 0, 4);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every Java runtime", e);
+        }
+    }
+}
