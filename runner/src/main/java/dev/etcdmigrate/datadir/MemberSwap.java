@@ -122,4 +122,16 @@ public final class MemberSwap {
         }
         return Optional.of(staged);
     }
+
+    /**
+     * After a failed step: a staging dir without the completion marker is deleted (half-made copies only
+     * fill the disk); a complete one stays for {@link #recover} to finish. Returns whether one was deleted.
+     */
+    public boolean discardIncomplete() throws IOException {
+        if (!Files.isDirectory(dataDir.staging()) || Files.isRegularFile(dataDir.staging().resolve(COMPLETE))) {
+            return false;
+        }
+        dataDir.deleteWorkDir("staging");
+        return true;
+    }
 }

@@ -14,8 +14,19 @@ public final class Trees {
 
     private Trees() {}
 
-    /** Copies a tree (a member dir) keeping modes and times; {@code to} must not exist yet. */
+    /**
+     * Copies a tree (a member dir) keeping modes and times; {@code to} must not exist yet. A failure names
+     * both paths (a full disk fails the write with only "No space left on device").
+     */
     public static void copy(Path from, Path to) throws IOException {
+        try {
+            copyTree(from, to);
+        } catch (IOException e) {
+            throw new IOException("could not copy " + from + " to " + to + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void copyTree(Path from, Path to) throws IOException {
         Files.walkFileTree(from, new SimpleFileVisitor<>() {
             @Override
             public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
