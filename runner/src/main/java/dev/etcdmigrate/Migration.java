@@ -2,10 +2,13 @@ package dev.etcdmigrate;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.cli.ServerArgsCheck;
+import dev.etcdmigrate.cli.UsageException;
 import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.DataDirLock;
 import dev.etcdmigrate.datadir.MemberSwap;
+import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.etcd.BinDir;
 import dev.etcdmigrate.etcd.ClusterPeers;
 import dev.etcdmigrate.etcd.GatewayClient;
@@ -26,7 +29,9 @@ import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -96,8 +101,12 @@ public final class Migration {
         }
         Plan plan = plan();
         checkBinaries(plan);
+        if (dataDir.exists()) {
+            dataDir.refuseReadOnly();
+        }
         if (!plan.steps().isEmpty()) {
             checkPortsFree();
+            checkServerArgs();
             backups.refuseUnusableLocation();
         }
         if (!dataDir.exists() || !dataDir.holdsData()) {
@@ -159,6 +168,7 @@ public final class Migration {
         DataVersion target = options.target();
         log.info("plan " + current + " -> " + target + ": no etcd needs to run (same minor line and storage)");
         if (!current.equals(target)) {
+            dataDir.refuseReadOnly();
             try (DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log)) {
                 dataDir.writeVersion(target);
             }
@@ -180,12 +190,38 @@ public final class Migration {
             long start = System.nanoTime();
             try {
                 step.run(context);
-            } catch (StepFailedException e) {
-                throw new StepFailedException(label + " failed: " + e.getMessage() + "; version.txt still says "
-                        + dataDir.readVersion().map(DataVersion::toString).orElse("nothing"), e);
+            } catch (Exception e) {
+                discardUnfinishedWork(label);
+                if (e instanceof StepFailedException || e instanceof IOException || e instanceof PrivateEtcd.EtcdFailedException) {
+                    throw new StepFailedException(label + " failed: " + e.getMessage() + "; version.txt still says "
+                            + dataDir.readVersion().map(DataVersion::toString).orElse("nothing"), e);
+                }
+                throw e;
             }
             dataDir.writeVersion(step.result());
             log.info(label + " done in " + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms; version.txt = " + step.result());
+        }
+    }
+
+    /**
+     * A failed step's half-made copies (staging without its completion marker, work dirs) only fill the
+     * disk: they go now. A complete staging stays for the next start to finish the swap.
+     */
+    private void discardUnfinishedWork(String label) {
+        try {
+            List<Path> removed = new ArrayList<>(dataDir.workDirs());
+            for (Path work : removed) {
+                Trees.deleteRecursively(work);
+            }
+            if (new MemberSwap(dataDir, backups, log).discardIncomplete()) {
+                removed.add(dataDir.staging());
+            }
+            if (!removed.isEmpty()) {
+                log.info(label + " did not finish: removed what it left in " + dataDir.path() + ": "
+                        + String.join(", ", removed.stream().map(p -> dataDir.path().relativize(p).toString()).toList()));
+            }
+        } catch (IOException e) {
+            log.warn("could not remove what " + label + " left unfinished (" + e.getMessage() + "); the next start discards it");
         }
     }
 
@@ -217,6 +253,15 @@ public final class Migration {
                         + "): the migration's private etcd needs it; free it or choose another with --port / --peer-port"
                         + " (nothing was changed)");
             }
+        }
+    }
+
+    /** The files ETCD_CREDS names must be there for the private etcd: a clear error, not a failed step. */
+    private void checkServerArgs() throws UsageException {
+        List<String> problems = ServerArgsCheck.problems(options.serverExtraArgs());
+        if (!problems.isEmpty()) {
+            throw new UsageException("--etcd-server-extra-args / ETCD_CREDS: " + String.join("; ", problems)
+                    + ". The migration's private etcd gets these flags and would not start (nothing was changed)");
         }
     }
 

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -57,6 +58,26 @@ public final class DataDir {
         if (Files.isSymbolicLink(dir)) {
             throw new UnusableDataDirException("data dir " + dir + " is a symbolic link to " + Files.readSymbolicLink(dir)
                     + "; point --data-dir / DATA_DIRECTORY at the real directory (nothing was changed)");
+        }
+    }
+
+    /**
+     * Every step writes here (the lock, staging, version.txt, etcd's WAL): a read-only mount, or an entry
+     * this process cannot write, is refused before anything starts rather than failing half-way. (The
+     * JDK's FileStore.isReadOnly misses a read-only bind mount; access(2) does not.)
+     */
+    public void refuseReadOnly() throws IOException, UnusableDataDirException {
+        Optional<Path> unwritable;
+        try (Stream<Path> entries = Files.walk(dir)) {
+            unwritable = entries.filter(p -> !Files.isWritable(p)).findFirst();
+        } catch (java.io.UncheckedIOException e) {
+            throw e.getCause();
+        }
+        if (unwritable.isPresent()) {
+            Path p = unwritable.get();
+            throw new UnusableDataDirException((p.equals(dir) ? "data dir " + dir : p + " in data dir " + dir) + " is read-only for"
+                    + " this process (a read-only mount, or its owner or mode): the migration writes its lock, staging and"
+                    + " version.txt there and etcd its WAL; make it writable (nothing was changed)");
         }
     }
 
@@ -128,6 +149,14 @@ public final class DataDir {
 
     public void deleteWorkDir(String name) throws IOException {
         Trees.deleteRecursively(ownDir().resolve(name));
+    }
+
+    /** What steps made under .etcd-migrate/ besides the lock, backups and staging (which MemberSwap manages). */
+    public List<Path> workDirs() throws IOException {
+        if (!Files.isDirectory(ownDir())) return List.of();
+        try (Stream<Path> entries = Files.list(ownDir())) {
+            return entries.filter(p -> !Set.of("lock", "backups", "staging").contains(p.getFileName().toString())).sorted().toList();
+        }
     }
 
     public boolean hasOwnDir() {

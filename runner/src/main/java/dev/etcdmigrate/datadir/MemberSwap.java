@@ -44,7 +44,8 @@ public final class MemberSwap {
      * swap; returns that work data dir. An interrupted staging (no marker) is discarded as a whole.
      */
     public Path copyMemberToWork() throws IOException {
-        Path work = Files.createDirectories(dataDir.staging().resolve("work"));
+        Permissions.ownerOnlyDir(dataDir.staging());
+        Path work = Permissions.ownerOnlyDir(dataDir.staging().resolve("work"));
         Trees.copy(dataDir.member(), work.resolve("member"));
         return work;
     }
@@ -124,5 +125,17 @@ public final class MemberSwap {
             dataDir.deleteWorkDir("staging");
         }
         return Optional.of(staged);
+    }
+
+    /**
+     * After a failed step: a staging dir without the completion marker is deleted (half-made copies only
+     * fill the disk); a complete one stays for {@link #recover} to finish. Returns whether one was deleted.
+     */
+    public boolean discardIncomplete() throws IOException {
+        if (!Files.isDirectory(dataDir.staging()) || Files.isRegularFile(dataDir.staging().resolve(COMPLETE))) {
+            return false;
+        }
+        dataDir.deleteWorkDir("staging");
+        return true;
     }
 }

@@ -17,6 +17,7 @@ public final class Trees {
     /**
      * Copies a tree (a member dir) keeping times; {@code to} must not exist yet. Member data holds the
      * cluster's secrets, so every copy is owner-only (0700 dirs, 0600 files) whatever the source's modes.
+     * A failure names both paths (a full disk fails the write with only "No space left on device").
      */
     public static void copy(Path from, Path to) throws IOException {
         copy(from, to, false);
@@ -28,6 +29,14 @@ public final class Trees {
     }
 
     private static void copy(Path from, Path to, boolean sync) throws IOException {
+        try {
+            copyTree(from, to, sync);
+        } catch (IOException e) {
+            throw new IOException("could not copy " + from + " to " + to + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void copyTree(Path from, Path to, boolean sync) throws IOException {
         Files.walkFileTree(from, new SimpleFileVisitor<>() {
             @Override
             public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {

@@ -35,9 +35,14 @@ class BadInputIT {
     }
 
     private static void assertRefused(List<String> args, Map<String, String> env, Path data, String... fragments) throws Exception {
+        assertRefused(2, args, env, data, fragments);
+    }
+
+    private static void assertRefused(int exitCode, List<String> args, Map<String, String> env, Path data, String... fragments)
+            throws Exception {
         Map<String, String> before = TreeDigest.of(data.toRealPath());
         try (RunnerProcess runner = RunnerProcess.run(args, env)) {
-            assertEquals(2, runner.exitCode(), runner.output());
+            assertEquals(exitCode, runner.exitCode(), runner.output());
             for (String fragment : fragments) {
                 assertTrue(runner.output().contains(fragment), "'" + fragment + "' in:\n" + runner.output());
             }
@@ -88,5 +93,40 @@ class BadInputIT {
         List<String> args = new ArrayList<>(RunnerArgs.migrate(data, EtcdFixture.newest().version()));
         args.addAll(List.of("--bin-dir", bin.toString()));
         assertRefused(args, Map.of(), data, target.toString(), "is not executable");
+    }
+
+    /** 3.6+ serve no v2 API, so they cannot hold etcd2 data: the plan is refused (exit 3) for each such line. */
+    @Test
+    void etcd2AtALineWithoutTheV2ApiIsRefused(@TempDir Path dir) throws Exception {
+        Path data = dataNeedingAStep(dir);
+        List<Release> withoutV2 = EtcdFixture.CATALOG.releases().stream().filter(r -> r.line().v2Api() == Release.V2Api.NEVER).toList();
+        assertTrue(withoutV2.size() >= 2, "3.6 and 3.7 serve no v2 API: " + withoutV2);
+        for (Release target : withoutV2) {
+            assertRefused(3, RunnerArgs.migrate(data, target.version(), "--target-storage", "etcd2"), Map.of(), data,
+                    "refused: etcd " + target.version() + " does not serve the v2 API", "nothing was changed");
+        }
+    }
+
+    /** Root ignores mode bits, so the data dir is made read-only by a read-only bind mount onto itself. */
+    @Test
+    void aReadOnlyDataDirIsRefusedBeforeAnyEtcdStarts(@TempDir Path dir) throws Exception {
+        Path data = dataNeedingAStep(dir);
+        try (Mount readOnly = Mount.readOnly(data)) {
+            assertRefused(RunnerArgs.migrate(data, EtcdFixture.newest().version()), Map.of(), data,
+                    "data dir " + data + " is read-only for this process", "a read-only mount", "nothing was changed");
+        }
+    }
+
+    /** ETCD_CREDS naming TLS files that are not there, or a certificate without its key, never reach etcd. */
+    @Test
+    void peerTlsFlagsInEtcdCredsThatCannotWorkAreRefused(@TempDir Path dir) throws Exception {
+        Path data = dataNeedingAStep(dir);
+        List<String> args = RunnerArgs.migrate(data, EtcdFixture.newest().version());
+        assertRefused(args, Map.of("ETCD_CREDS", "--peer-cert-file=/nonexistent/cert.pem --peer-key-file /nonexistent/key.pem"), data,
+                "ETCD_CREDS", "--peer-cert-file=/nonexistent/cert.pem: no such file", "--peer-key-file=/nonexistent/key.pem: no such file",
+                "would not start", "nothing was changed");
+        Path cert = Files.writeString(dir.resolve("peer.crt"), "not checked for content, only for being there");
+        assertRefused(args, Map.of("ETCD_CREDS", "--peer-cert-file=" + cert), data,
+                "ETCD_CREDS", "--peer-cert-file without --peer-key-file");
     }
 }

@@ -52,7 +52,7 @@ class ConvertToV3IT {
     void etcd2DataOf22ReachesTheNewestEtcd3(@TempDir Path dir) throws Exception {
         Release oldest = EtcdFixture.CATALOG.releases().getFirst();
         Path data = dir.resolve("data");
-        V2Dataset written = writeEtcd2(oldest, data, 500);
+        V2Dataset written = writeEtcd2(etcd, oldest, data, 500);
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, EtcdFixture.newest().version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
             assertTrue(runner.output().contains("upgrade 2.3.8 -> 3.0.17 (etcd2 data)"), runner.output());
@@ -81,10 +81,11 @@ class ConvertToV3IT {
     }
 
     private V2Dataset writeEtcd2(Path data, int plainKeys) throws Exception {
-        return writeEtcd2(EtcdFixture.release("3.4.23"), data, plainKeys);
+        return writeEtcd2(etcd, EtcdFixture.release("3.4.23"), data, plainKeys);
     }
 
-    private V2Dataset writeEtcd2(Release release, Path data, int plainKeys) throws Exception {
+    /** etcd2 data written by release through /v2/keys, version.txt recorded, its one-second TTL key run out. */
+    static V2Dataset writeEtcd2(EtcdFixture etcd, Release release, Path data, int plainKeys) throws Exception {
         Permissions.ownerOnlyDir(data);
         V2Dataset written;
         try (PrivateEtcd server = etcd.startEtcd2(release, data)) {
@@ -100,7 +101,7 @@ class ConvertToV3IT {
         return written;
     }
 
-    private static void assertCarried(V2Dataset written, EtcdFixture.Observed observed) {
+    static void assertCarried(V2Dataset written, EtcdFixture.Observed observed) {
         Keyspace keyspace = observed.keyspace();
         Map<String, V2Dataset.Written> live = written.live();
         assertEquals(live.keySet(), keyspace.entries().keySet(), "the key set (the expired key gone, nothing added)");

@@ -1,0 +1,129 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.etcdmigrate.catalog.Release;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The disk fills up during a step: the data dir sits on a small tmpfs, and a ballast file leaves less
+ * room than the step needs. The conversion of etcd2 data works on copies until its swap, so the data
+ * dir must come out byte-identical, with no copy left behind and nothing running on it; with the
+ * ballast gone, a rerun converges.
+ */
+class DiskFullIT {
+
+    private static final Release RELEASE = EtcdFixture.release("3.4.23");
+    private static final long MB = 1024 * 1024;
+
+    private final EtcdFixture etcd = new EtcdFixture();
+
+    @AfterEach
+    void stopAll() {
+        etcd.close();
+    }
+
+    /**
+     * Free space left: half the member dir (the runner's copy of it fails), or the member dir and 32 MB:
+     * the copy fits, then etcd wants 64 MB WAL segments; either the etcd restarting on the copy dies (it
+     * does when its WAL reader cannot preallocate) or, when it only warns, the restore's new WAL fails.
+     */
+    @ParameterizedTest(name = "full {0}")
+    @CsvSource(delimiter = '|', value = {
+        "while copying member/               | 50  | 0  | step 1/1 failed: could not copy .*/data/member to .*/staging/work/member: No space left",
+        "after copying member/               | 100 | 32 | copied .*/data/member to .*/staging/work;.*step 1/1 failed: .*[Nn]o space left"})
+    void aFullDiskFailsTheStepCleanlyAndARerunConverges(String when, long memberPercent, long extraMb, String failure,
+            @TempDir Path dir)
+            throws Exception {
+        Path fs = Files.createDirectories(dir.resolve("fs"));
+        try (Mount tmpfs = Mount.tmpfs(fs, 448)) {
+            Path data = fs.resolve("data");
+            V2Dataset written = ConvertToV3IT.writeEtcd2(etcd, RELEASE, data, 300);
+            long free = sizeOf(data.resolve("member")) * memberPercent / 100 + extraMb * MB;
+            Path ballast = fill(fs.resolve("ballast"), Files.getFileStore(fs).getUsableSpace() - free);
+            Map<String, String> before = TreeDigest.of(data);
+
+            try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, RELEASE.version()))) {
+                assertEquals(1, runner.exitCode(), runner.output());
+                String output = runner.output();
+                assertTrue(output.toLowerCase(Locale.ROOT).contains("no space left on device"), output);
+                assertTrue(output.contains("step 1/1 failed"), output);
+                assertTrue(Pattern.compile(failure, Pattern.DOTALL).matcher(output).find(), "failed " + when + ":\n" + output);
+                assertTrue(output.contains("version.txt still says " + RELEASE.version() + "/etcd2"), output);
+                assertEquals(1, runner.countRunnerLines("step 1/1 did not finish: removed what it left in .*: .etcd-migrate/staging"),
+                        output);
+            }
+            assertEquals(List.of(), processesUsing(fs), "nothing runs on the data any more");
+            assertEquals(before, TreeDigest.of(data), "byte-identical, no copy or lock left");
+
+            Files.delete(ballast);
+            try (RunnerProcess rerun = RunnerProcess.run(RunnerArgs.migrate(data, RELEASE.version()))) {
+                assertEquals(0, rerun.exitCode(), rerun.output());
+            }
+            assertEquals(RELEASE.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+            ConvertToV3IT.assertCarried(written, etcd.read(RELEASE, data));
+        }
+    }
+
+    private static long sizeOf(Path tree) throws IOException {
+        try (Stream<Path> walk = Files.walk(tree)) {
+            long bytes = 0;
+            for (Path p : walk.filter(Files::isRegularFile).toList()) {
+                bytes += Files.size(p);
+            }
+            return bytes;
+        }
+    }
+
+    /** A file of real zeros (tmpfs allocates written pages only, so no sparse file). */
+    private static Path fill(Path file, long bytes) throws IOException {
+        assertTrue(bytes > 0, "room for ballast");
+        ByteBuffer zeros = ByteBuffer.allocate((int) MB);
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            for (long left = bytes; left > 0; left -= MB) {
+                zeros.clear().limit((int) Math.min(MB, left));
+                while (zeros.hasRemaining()) {
+                    channel.write(zeros);
+                }
+            }
+        }
+        return file;
+    }
+
+    /** Processes with a file open, or their working directory, under root. */
+    private static List<String> processesUsing(Path root) {
+        return ProcessHandle.allProcesses().filter(p -> uses(p.pid(), root))
+                .map(p -> p.pid() + " " + p.info().commandLine().orElse("?")).toList();
+    }
+
+    private static boolean uses(long pid, Path root) {
+        Path proc = Path.of("/proc", String.valueOf(pid));
+        try (Stream<Path> fds = Files.list(proc.resolve("fd"))) {
+            return Files.readSymbolicLink(proc.resolve("cwd")).startsWith(root)
+                    || fds.anyMatch(fd -> {
+                        try {
+                            return Files.readSymbolicLink(fd).startsWith(root);
+                        } catch (IOException gone) {
+                            return false;
+                        }
+                    });
+        } catch (IOException | RuntimeException gone) {
+            return false; // exited meanwhile
+        }
+    }
+}
