@@ -85,6 +85,11 @@ class ConvertToV3IT {
     }
 
     private V2Dataset writeEtcd2(Release release, Path data, int plainKeys) throws Exception {
+        return writeEtcd2(etcd, release, data, plainKeys);
+    }
+
+    /** etcd2 data written by {@code release} through /v2/keys, version.txt recorded, the short TTL run out. */
+    static V2Dataset writeEtcd2(EtcdFixture etcd, Release release, Path data, int plainKeys) throws Exception {
         Permissions.ownerOnlyDir(data);
         V2Dataset written;
         try (PrivateEtcd server = etcd.startEtcd2(release, data)) {
@@ -100,7 +105,8 @@ class ConvertToV3IT {
         return written;
     }
 
-    private static void assertCarried(V2Dataset written, EtcdFixture.Observed observed) {
+    /** Every live v2 key served by etcd3 with its value, a lease for each TTL, v2 indexes as revisions. */
+    static void assertCarried(V2Dataset written, EtcdFixture.Observed observed) {
         Keyspace keyspace = observed.keyspace();
         Map<String, V2Dataset.Written> live = written.live();
         assertEquals(live.keySet(), keyspace.entries().keySet(), "the key set (the expired key gone, nothing added)");
