@@ -39,10 +39,17 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
         context.backups().copyOf(context.dataDir().member(), new DataVersion(from, StorageApi.ETCD3));
         try (PrivateEtcd etcd = context.startAndAwaitWrite(newer, context.dataDir().path())) {
             String endpoint = context.settings().ports().clientUrl().toString();
-            context.runTool(newer, "etcdctl", List.of("--endpoints", endpoint, "downgrade", "validate", target),
-                    "etcd " + newer.version() + " does not allow a downgrade to " + target);
-            context.runTool(newer, "etcdctl", List.of("--endpoints", endpoint, "downgrade", "enable", target),
-                    "etcd " + newer.version() + " refused to enable a downgrade to " + target);
+            if (downgradeEnabled(etcd, target)) {
+                // a crash after `downgrade enable`: the cluster version is already the target, which
+                // `downgrade validate` would reject as an invalid target
+                context.log().info("etcd " + newer.version() + " reports a downgrade to " + target + " already enabled by an"
+                        + " interrupted run; continuing it");
+            } else {
+                context.runTool(newer, "etcdctl", List.of("--endpoints", endpoint, "downgrade", "validate", target),
+                        "etcd " + newer.version() + " does not allow a downgrade to " + target);
+                context.runTool(newer, "etcdctl", List.of("--endpoints", endpoint, "downgrade", "enable", target),
+                        "etcd " + newer.version() + " refused to enable a downgrade to " + target);
+            }
             context.awaitStorageVersion(etcd, target + ".0");
             etcd.stop(context.stopGrace());
         }
@@ -62,5 +69,14 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
             etcd.awaitWrite(context.settings().startTimeout());
             etcd.stop(context.stopGrace());
         }
+    }
+
+    /** Whether the running newer etcd already has a downgrade to the target line enabled (3.6+ report it). */
+    private boolean downgradeEnabled(PrivateEtcd etcd, String targetLine) throws Exception {
+        if (!newer.line().statusReportsDowngrade()) {
+            return false;
+        }
+        var info = etcd.gateway().status().path("downgradeInfo");
+        return info.path("enabled").asBoolean(false) && info.path("targetVersion").asText("").equals(targetLine + ".0");
     }
 }

@@ -84,7 +84,7 @@ class ConvertToV3IT {
         return writeEtcd2(etcd, EtcdFixture.release("3.4.23"), data, plainKeys);
     }
 
-    /** etcd2 data written by release through /v2/keys, version.txt recorded, its one-second TTL key run out. */
+    /** etcd2 data written by {@code release} through /v2/keys, version.txt recorded, the short TTL run out. */
     static V2Dataset writeEtcd2(EtcdFixture etcd, Release release, Path data, int plainKeys) throws Exception {
         Permissions.ownerOnlyDir(data);
         V2Dataset written;
@@ -101,6 +101,7 @@ class ConvertToV3IT {
         return written;
     }
 
+    /** Every live v2 key served by etcd3 with its value, a lease for each TTL, v2 indexes as revisions. */
     static void assertCarried(V2Dataset written, EtcdFixture.Observed observed) {
         Keyspace keyspace = observed.keyspace();
         Map<String, V2Dataset.Written> live = written.live();

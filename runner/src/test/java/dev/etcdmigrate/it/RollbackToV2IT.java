@@ -108,7 +108,12 @@ class RollbackToV2IT {
             assertEquals(0, rerun.exitCode(), rerun.output());
         }
         assertEquals("3.4.23/etcd2", Files.readString(data.resolve("version.txt")));
-        try (PrivateEtcd server = etcd.startEtcd2(EtcdFixture.release("3.4.23"), data)) {
+        assertKeysAndValuesServed(etcd, EtcdFixture.release("3.4.23"), data, expected);
+    }
+
+    /** The etcd2 {@code target} serves exactly the expected keys with their values (through the v2 API). */
+    static void assertKeysAndValuesServed(EtcdFixture etcd, Release target, Path data, Map<String, Expected> expected) throws Exception {
+        try (PrivateEtcd server = etcd.startEtcd2(target, data)) {
             Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(dev.etcdmigrate.v2.V2Key::isHidden).toList());
             assertEquals(expected.keySet(), v2.keySet());
             expected.forEach((key, want) -> assertEquals(want.value(), v2.get(key).path("value").asText(), key));
@@ -127,6 +132,10 @@ class RollbackToV2IT {
 
     /** v3 data written by 3.4.23 through jetcd: the conversion dataset's shapes, plus extra raw keys. */
     private Map<String, Expected> seed(Path data, int plainKeys, Map<String, byte[]> extra) throws Exception {
+        return seed(etcd, data, plainKeys, extra);
+    }
+
+    static Map<String, Expected> seed(EtcdFixture etcd, Path data, int plainKeys, Map<String, byte[]> extra) throws Exception {
         Map<String, Expected> expected = new TreeMap<>();
         Release v34 = EtcdFixture.release("3.4.23");
         dev.etcdmigrate.datadir.Permissions.ownerOnlyDir(data);

@@ -42,7 +42,19 @@ final class RunnerProcess implements AutoCloseable {
     }
 
     static RunnerProcess start(List<String> args, Map<String, String> extraEnv) throws IOException {
-        List<String> command = new ArrayList<>();
+        return start(List.of(), args, extraEnv);
+    }
+
+    /**
+     * Starts the runner in a session and process group of its own (setsid execs it, same pid), so that
+     * {@link #killGroup()} reaches every process it started in one atomic signal.
+     */
+    static RunnerProcess startInOwnGroup(List<String> args) throws IOException {
+        return start(List.of("setsid"), args, Map.of());
+    }
+
+    private static RunnerProcess start(List<String> prefix, List<String> args, Map<String, String> extraEnv) throws IOException {
+        List<String> command = new ArrayList<>(prefix);
         command.add(launcher().toString());
         command.addAll(args);
         ProcessBuilder builder = new ProcessBuilder(command);
@@ -152,6 +164,20 @@ final class RunnerProcess implements AutoCloseable {
         for (ProcessHandle h : List.copyOf(seen)) h.destroyForcibly();
         process.waitFor(10, TimeUnit.SECONDS);
         for (ProcessHandle h : List.copyOf(seen)) h.onExit().orTimeout(10, TimeUnit.SECONDS).exceptionally(x -> h).join();
+    }
+
+    /**
+     * SIGKILL to the runner's whole process group (see {@link #startInOwnGroup}) at once, then to any
+     * descendant that left it; returns when none is running and the output is read to its end.
+     */
+    void killGroup() throws Exception {
+        rememberDescendants();
+        if (process.isAlive() && ProcessGroup.of(process.pid()).orElse(process.pid()) != process.pid()) {
+            fail("runner " + process.pid() + " is not its own process group leader (started without startInOwnGroup?)");
+        }
+        ProcessGroup.killAndAwait(process.pid(), Duration.ofSeconds(10));
+        killHard();
+        awaitExit(Duration.ofSeconds(10));
     }
 
     @Override
