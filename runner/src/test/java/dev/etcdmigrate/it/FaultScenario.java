@@ -62,6 +62,11 @@ enum FaultScenario {
         return "\\] step " + stepUnderTest + "/" + steps() + ": ";
     }
 
+    /** The runner's log line that closes the step under test (version.txt has been rewritten). */
+    String stepDoneLine() {
+        return "\\] step " + stepUnderTest + "/" + steps() + " done";
+    }
+
     List<String> args(Path data) {
         return RunnerArgs.migrate(data, target().version().toString(), "--target-storage", target().storage().toString());
     }
