@@ -11,7 +11,7 @@ import java.util.stream.Stream;
 
 /**
  * What a finished migration may leave in a data dir, as an allow-list: etcd's member/ (its content is
- * etcd's), version.txt, and in .etcd-migrate/ the lock file and backups/NAME/member. Anything else
+ * etcd's), version.txt, and in .etcd-migrate/ the lock file and backups/NAME/{member/,version.txt}. Anything else
  * (staging, snapshot or work dirs, version.txt.tmp, *.partial) is a leftover of an unfinished step.
  */
 final class DataDirLeftovers {
@@ -43,8 +43,11 @@ final class DataDirLeftovers {
                     for (Path backup : list(p)) {
                         if (!expectDirectory(data, backup, bad)) continue;
                         for (Path inBackup : list(backup)) {
-                            if (!inBackup.getFileName().toString().equals("member")) bad.add(data.relativize(inBackup).toString());
-                            else expectDirectory(data, inBackup, bad);
+                            switch (inBackup.getFileName().toString()) {
+                                case "member" -> expectDirectory(data, inBackup, bad);
+                                case "version.txt" -> expectFile(data, inBackup, bad);
+                                default -> bad.add(data.relativize(inBackup).toString());
+                            }
                         }
                     }
                 }
