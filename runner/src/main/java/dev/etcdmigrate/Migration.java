@@ -125,12 +125,16 @@ public final class Migration {
 
     private DataVersion migrateLocked(Plan plan) throws Exception {
         try (DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log)) {
-            Optional<DataVersion> recovered = new MemberSwap(dataDir, backups, log).recover();
+            new MemberSwap(dataDir, backups, log).recover();
             backups.recover();
-            if (recovered.isPresent()) {
-                plan = plan();
-                checkBinaries(plan);
+            // The plan made before the lock is stale when another runner moved the data while this one
+            // waited, or when recovery just finished a swap: plan again from what is there now.
+            Plan fresh = plan();
+            if (!fresh.current().equals(plan.current())) {
+                log.info("the data dir is at " + fresh.current() + " now, not " + plan.current() + " as planned: planning again");
             }
+            plan = fresh;
+            checkBinaries(plan);
             Optional<DataVersion> current = current();
             if (current.isEmpty()) {
                 log.info("data dir " + dataDir.path() + " holds no etcd data: recording " + options.target()

@@ -1,0 +1,99 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.demo.Keyspace;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two runners on one data dir (a static pod restarting fast, an operator's docker run): the second
+ * waits for the first's lock, then plans again from what the first left; or gives up after its
+ * timeout with a clear message. The first is frozen with SIGSTOP while it holds the lock, so the
+ * overlap is certain, not a race.
+ */
+class LockIT {
+
+    private final EtcdFixture etcd = new EtcdFixture();
+
+    @AfterEach
+    void stopAll() {
+        etcd.close();
+    }
+
+    @Test
+    void theSecondRunnerWaitsThenFindsTheDataAtTheTarget(@TempDir Path dir) throws Exception {
+        Release from = EtcdFixture.V3_RELEASES.get(EtcdFixture.V3_RELEASES.size() - 2);
+        Release to = EtcdFixture.newest();
+        Path data = dir.resolve("data");
+        Keyspace before = etcd.seed(from, data, 200);
+
+        try (RunnerProcess first = RunnerProcess.start(RunnerArgs.migrate(data, to.version()), Map.of())) {
+            first.awaitLine("\\] step 1/1: ", Duration.ofMinutes(1));
+            signal("STOP", first.pid());
+            try (RunnerProcess second = RunnerProcess.start(withLockTimeout(data, to, "2m"), Map.of())) {
+                second.awaitLine("waiting up to 120 s for another etcd-migrate", Duration.ofMinutes(1));
+                signal("CONT", first.pid());
+                assertEquals(0, first.awaitExit(Duration.ofMinutes(2)), first.output());
+                assertEquals(0, second.awaitExit(Duration.ofMinutes(2)), second.output());
+                assertEquals(0, second.countRunnerLines("starting etcd"), "the second runner planned again after the wait:\n"
+                        + second.output());
+            } finally {
+                resume(first); // also when an assertion failed, so close() can stop it
+            }
+        }
+        assertEquals(to.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+        assertEquals(Map.of(), before.differences(etcd.read(to, data).keyspace()));
+    }
+
+    @Test
+    void theSecondRunnerGivesUpAfterItsTimeout(@TempDir Path dir) throws Exception {
+        Release from = EtcdFixture.V3_RELEASES.get(EtcdFixture.V3_RELEASES.size() - 2);
+        Release to = EtcdFixture.newest();
+        Path data = dir.resolve("data");
+        Keyspace before = etcd.seed(from, data, 200);
+
+        try (RunnerProcess first = RunnerProcess.start(RunnerArgs.migrate(data, to.version()), Map.of())) {
+            first.awaitLine("\\] step 1/1: ", Duration.ofMinutes(1));
+            signal("STOP", first.pid());
+            try (RunnerProcess second = RunnerProcess.run(withLockTimeout(data, to, "1s"))) {
+                assertNotEquals(0, second.exitCode(), second.output());
+                assertTrue(second.output().contains("another etcd-migrate holds the lock " + data.resolve(".etcd-migrate/lock")
+                        + " and did not release it within 1 s"), second.output());
+                assertEquals(0, second.countRunnerLines("starting etcd"), "no etcd started by the second runner");
+            } finally {
+                resume(first); // also when an assertion failed, so close() can stop it
+            }
+            assertEquals(0, first.awaitExit(Duration.ofMinutes(2)), first.output());
+        }
+        assertEquals(to.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+        assertEquals(Map.of(), before.differences(etcd.read(to, data).keyspace()));
+    }
+
+    private static List<String> withLockTimeout(Path data, Release to, String timeout) {
+        List<String> args = new ArrayList<>(RunnerArgs.migrate(data, to.version()));
+        args.addAll(List.of("--lock-timeout", timeout));
+        return args;
+    }
+
+    private static void resume(RunnerProcess runner) throws Exception {
+        if (runner.process().isAlive()) {
+            new ProcessBuilder("kill", "-CONT", Long.toString(runner.pid())).inheritIO().start().waitFor();
+        }
+    }
+
+    private static void signal(String name, long pid) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).inheritIO().start();
+        assertEquals(0, kill.waitFor(), "kill -" + name + " " + pid);
+    }
+}
