@@ -14,6 +14,8 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** What the runner does with each kind of data dir it can meet, and that refusals touch nothing. */
 class DataDirCasesIT {
@@ -127,15 +129,18 @@ class DataDirCasesIT {
         }
     }
 
-    @Test
-    void aGarbageVersionTxtIsAnErrorThatSaysWhatWasFound(@TempDir Path dir) throws Exception {
+    /** Empty, garbage, a version without its storage: each quoted back, exit 2, nothing touched. */
+    @ParameterizedTest(name = "version.txt = \"{0}\"")
+    @CsvSource(delimiter = '|', value = {"''|found ''", "'hello\\n'|found 'hello\\n'", "3.5.21|found '3.5.21'"})
+    void aBadVersionTxtIsAnErrorThatSaysWhatWasFound(String content, String quoted, @TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         etcd.seed(EtcdFixture.oldest(), data, 20);
-        Files.writeString(data.resolve("version.txt"), "hello\n");
+        Files.writeString(data.resolve("version.txt"), content.replace("\\n", "\n"));
         Map<String, String> untouched = TreeDigest.of(data);
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, EtcdFixture.newest().version()))) {
             assertEquals(2, runner.exitCode(), runner.output());
-            assertTrue(runner.output().contains("found 'hello\\n'"), runner.output());
+            assertTrue(runner.output().contains("is not a valid version file") && runner.output().contains(quoted), runner.output());
+            assertEquals(0, runner.countRunnerLines("starting etcd"));
         }
         assertEquals(untouched, TreeDigest.of(data));
     }
