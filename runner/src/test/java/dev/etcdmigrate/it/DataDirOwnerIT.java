@@ -8,6 +8,7 @@ import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.etcd.FreePorts;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.StandardCopyOption;
@@ -49,7 +50,7 @@ class DataDirOwnerIT {
         try (RunnerProcess runner = RunnerProcess.start(args, Map.of())) {
             runner.awaitLine("running as that user", Duration.ofMinutes(1));
             runner.awaitLine("\\[etcd-migrate\\] exec ", Duration.ofMinutes(2));
-            String uids = awaitUidLine(runner.pid());
+            String uids = awaitUidLine(runner);
             assertTrue(uids.matches("Uid:\\s+" + UID + "\\s+" + UID + "\\s+" + UID + "\\s+" + UID), uids);
             runner.process().toHandle().destroy();
             assertEquals(143, runner.awaitExit(Duration.ofSeconds(10)));
@@ -105,17 +106,24 @@ class DataDirOwnerIT {
         return bin;
     }
 
-    /** The exec'd etcd's credentials, once /proc shows the etcd binary. */
-    private static String awaitUidLine(long pid) throws Exception {
+    /** The exec'd etcd's credentials, once /proc shows the etcd binary; its output if it died instead. */
+    private static String awaitUidLine(RunnerProcess runner) throws Exception {
+        Path proc = Path.of("/proc/" + runner.pid());
         long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (System.nanoTime() < end) {
-            if (Files.readSymbolicLink(Path.of("/proc/" + pid + "/exe")).getFileName().toString().startsWith("etcd-")) {
-                return Files.readAllLines(Path.of("/proc/" + pid + "/status")).stream().filter(l -> l.startsWith("Uid:"))
-                        .findFirst().orElseThrow();
+            try {
+                if (Files.readSymbolicLink(proc.resolve("exe")).getFileName().toString().startsWith("etcd-")) {
+                    return Files.readAllLines(proc.resolve("status")).stream().filter(l -> l.startsWith("Uid:")).findFirst().orElseThrow();
+                }
+            } catch (NoSuchFileException e) {
+                if (!runner.process().isAlive()) {
+                    throw new AssertionError("the exec'd etcd exited with " + runner.awaitExit(Duration.ofSeconds(5)) + ":\n"
+                            + runner.output());
+                }
             }
             Thread.sleep(10); // poll interval of a deadline-bound wait
         }
-        throw new AssertionError("PID " + pid + " never became etcd");
+        throw new AssertionError("PID " + runner.pid() + " never became etcd:\n" + runner.output());
     }
 
     private static void chownTree(Path root, int uid) throws IOException {
