@@ -51,7 +51,8 @@ final class Mount implements AutoCloseable {
         command.addAll(List.of(args));
         Result result = run(command);
         String lower = result.output().toLowerCase(java.util.Locale.ROOT);
-        if (result.code() != 0 && (lower.contains("permission denied") || lower.contains("not permitted"))) {
+        if (result.code() != 0 && (lower.contains("permission denied") || lower.contains("not permitted")
+                || lower.contains("must be superuser"))) {
             abort("mount is not permitted here (no CAP_SYS_ADMIN?): " + result.output());
         }
         assertEquals(0, result.code(), String.join(" ", command) + ": " + result.output());
@@ -60,7 +61,13 @@ final class Mount implements AutoCloseable {
     private record Result(int code, String output) {}
 
     private static Result run(List<String> command) throws Exception {
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        Process process;
+        try {
+            process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        } catch (java.io.IOException e) {
+            abort(command.getFirst() + " cannot run here (" + e.getMessage() + ")");
+            throw e; // not reached: abort throws
+        }
         try {
             if (!process.waitFor(30, TimeUnit.SECONDS)) {
                 fail(String.join(" ", command) + " did not finish within 30 s");
