@@ -55,10 +55,6 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
 
     @Override
     public void run(StepContext context) throws Exception {
-        if (context.member().initialCluster().split(",").length > 1) {
-            throw new RefusedTransitionException("a rollback to etcd2 builds a new single-member data dir; the initial cluster '"
-                    + context.member().initialCluster() + "' names several members (roll back one member, then re-add the others)");
-        }
         MemberSwap swap = context.memberSwap();
         Path staged = swap.prepare();
         Path staging = staged.getParent();
