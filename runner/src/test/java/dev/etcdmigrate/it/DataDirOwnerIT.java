@@ -26,6 +26,9 @@ class DataDirOwnerIT {
 
     private static final int UID = 1000;
 
+    /** The data is one minor below the newest, so a migration has a step to run as the owner. */
+    private final Release previous = EtcdFixture.V3_RELEASES.get(EtcdFixture.V3_RELEASES.size() - 2);
+    private final Release newest = EtcdFixture.newest();
     private final EtcdFixture etcd = new EtcdFixture();
 
     @AfterEach
@@ -35,14 +38,7 @@ class DataDirOwnerIT {
 
     @Test
     void aMigrationOnADataDirOwnedByAnotherUidRunsAsThatUid(@TempDir Path dir) throws Exception {
-        assumeTrue("root".equals(System.getProperty("user.name")), "switching users needs root (CI runs as root)");
-        List<Release> releases = EtcdFixture.V3_RELEASES;
-        Release previous = releases.get(releases.size() - 2);
-        Release newest = EtcdFixture.newest();
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x")); // let the uid reach its dir
-        Path data = dir.resolve("data");
-        etcd.seed(previous, data, 100);
-        chownTree(data, UID);
+        Path data = dataOwnedByUid(dir, 100);
 
         List<String> args = new ArrayList<>(RunnerArgs.migrateAndServe(data, newest.version(), FreePorts.pick()));
         args.addAll(args.indexOf("--"), List.of("--bin-dir", binDirReachableBy(dir, previous, newest).toString()));
@@ -67,14 +63,7 @@ class DataDirOwnerIT {
      */
     @Test
     void aBinDirTheOwnerCannotReachIsRefused(@TempDir Path dir) throws Exception {
-        assumeTrue("root".equals(System.getProperty("user.name")), "switching users needs root (CI runs as root)");
-        List<Release> releases = EtcdFixture.V3_RELEASES;
-        Release previous = releases.get(releases.size() - 2);
-        Release newest = EtcdFixture.newest();
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
-        Path data = dir.resolve("data");
-        etcd.seed(previous, data, 20);
-        chownTree(data, UID);
+        Path data = dataOwnedByUid(dir, 20);
         Path privateHome = Files.createDirectory(dir.resolve("home"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         Path bin = binDirReachableBy(privateHome, previous, newest);
         Map<String, String> before = TreeDigest.of(data);
@@ -87,6 +76,19 @@ class DataDirOwnerIT {
             assertEquals(0, runner.countRunnerLines("starting etcd"), "no etcd was started");
         }
         assertEquals(before, TreeDigest.of(data), "byte-identical");
+    }
+
+    /**
+     * dir/data written by the previous release with {@code keys} keys, every file owned by {@link #UID};
+     * dir itself opened up so that uid can reach it. Skips the test unless it runs as root.
+     */
+    private Path dataOwnedByUid(Path dir, int keys) throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "switching users needs root (CI runs as root)");
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path data = dir.resolve("data");
+        etcd.seed(previous, data, keys);
+        chownTree(data, UID);
+        return data;
     }
 
     /** dir/bin (mode 0755) with the tools of the given releases, hard-linked or copied from the provisioned bin dir. */

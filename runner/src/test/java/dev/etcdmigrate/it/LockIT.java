@@ -24,6 +24,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class LockIT {
 
+    private static final Release FROM = EtcdFixture.V3_RELEASES.get(EtcdFixture.V3_RELEASES.size() - 2);
+    private static final Release TO = EtcdFixture.newest();
+
     private final EtcdFixture etcd = new EtcdFixture();
 
     @AfterEach
@@ -33,55 +36,59 @@ class LockIT {
 
     @Test
     void theSecondRunnerWaitsThenFindsTheDataAtTheTarget(@TempDir Path dir) throws Exception {
-        Release from = EtcdFixture.V3_RELEASES.get(EtcdFixture.V3_RELEASES.size() - 2);
-        Release to = EtcdFixture.newest();
-        Path data = dir.resolve("data");
-        Keyspace before = etcd.seed(from, data, 200);
-
-        try (RunnerProcess first = RunnerProcess.start(RunnerArgs.migrate(data, to.version()), Map.of())) {
-            first.awaitLine("\\] step 1/1: ", Duration.ofMinutes(1));
-            signal("STOP", first.pid());
-            try (RunnerProcess second = RunnerProcess.start(withLockTimeout(data, to, "2m"), Map.of())) {
+        whileAFrozenRunnerHoldsTheLock(dir, (data, first) -> {
+            try (RunnerProcess second = RunnerProcess.start(withLockTimeout(data, "2m"), Map.of())) {
                 second.awaitLine("waiting up to 120 s for another etcd-migrate", Duration.ofMinutes(1));
                 signal("CONT", first.pid());
-                assertEquals(0, first.awaitExit(Duration.ofMinutes(2)), first.output());
                 assertEquals(0, second.awaitExit(Duration.ofMinutes(2)), second.output());
                 assertEquals(0, second.countRunnerLines("starting etcd"), "the second runner planned again after the wait:\n"
                         + second.output());
-            } finally {
-                resume(first); // also when an assertion failed, so close() can stop it
             }
-        }
-        assertEquals(to.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
-        assertEquals(Map.of(), before.differences(etcd.read(to, data).keyspace()));
+        });
     }
 
     @Test
     void theSecondRunnerGivesUpAfterItsTimeout(@TempDir Path dir) throws Exception {
-        Release from = EtcdFixture.V3_RELEASES.get(EtcdFixture.V3_RELEASES.size() - 2);
-        Release to = EtcdFixture.newest();
-        Path data = dir.resolve("data");
-        Keyspace before = etcd.seed(from, data, 200);
-
-        try (RunnerProcess first = RunnerProcess.start(RunnerArgs.migrate(data, to.version()), Map.of())) {
-            first.awaitLine("\\] step 1/1: ", Duration.ofMinutes(1));
-            signal("STOP", first.pid());
-            try (RunnerProcess second = RunnerProcess.run(withLockTimeout(data, to, "1s"))) {
+        whileAFrozenRunnerHoldsTheLock(dir, (data, first) -> {
+            try (RunnerProcess second = RunnerProcess.run(withLockTimeout(data, "1s"))) {
                 assertNotEquals(0, second.exitCode(), second.output());
                 assertTrue(second.output().contains("another etcd-migrate holds the lock " + data.resolve(".etcd-migrate/lock")
                         + " and did not release it within 1 s"), second.output());
                 assertEquals(0, second.countRunnerLines("starting etcd"), "no etcd started by the second runner");
+            }
+        });
+    }
+
+    /** What a test does with the data dir while the first runner, frozen mid-step, holds its lock. */
+    @FunctionalInterface
+    private interface SecondRunner {
+        void run(Path data, RunnerProcess first) throws Exception;
+    }
+
+    /**
+     * Seeds data one minor below the newest, starts a runner taking it to the newest, freezes it with
+     * SIGSTOP once its step began (the lock is held), runs {@code second}, resumes the first; then the
+     * first must have finished and every key must be intact at the target.
+     */
+    private void whileAFrozenRunnerHoldsTheLock(Path dir, SecondRunner second) throws Exception {
+        Path data = dir.resolve("data");
+        Keyspace before = etcd.seed(FROM, data, 200);
+        try (RunnerProcess first = RunnerProcess.start(RunnerArgs.migrate(data, TO.version()), Map.of())) {
+            first.awaitLine("\\] step 1/1: ", Duration.ofMinutes(1));
+            signal("STOP", first.pid());
+            try {
+                second.run(data, first);
             } finally {
                 resume(first); // also when an assertion failed, so close() can stop it
             }
             assertEquals(0, first.awaitExit(Duration.ofMinutes(2)), first.output());
         }
-        assertEquals(to.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
-        assertEquals(Map.of(), before.differences(etcd.read(to, data).keyspace()));
+        assertEquals(TO.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+        assertEquals(Map.of(), before.differences(etcd.read(TO, data).keyspace()));
     }
 
-    private static List<String> withLockTimeout(Path data, Release to, String timeout) {
-        List<String> args = new ArrayList<>(RunnerArgs.migrate(data, to.version()));
+    private static List<String> withLockTimeout(Path data, String timeout) {
+        List<String> args = new ArrayList<>(RunnerArgs.migrate(data, TO.version()));
         args.addAll(List.of("--lock-timeout", timeout));
         return args;
     }
