@@ -133,8 +133,11 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             Boolean statusReportsDowngrade,
             Tools tools,
             Upgrade upgrade,
-            Downgrade downgrade) {
+            Downgrade downgrade,
+            Map<String, String> flagReplacements) {
         public Line {
+            // optional: most lines rename nothing
+            flagReplacements = flagReplacements == null ? Map.of() : Map.copyOf(flagReplacements);
             require(v3Api, "line.v3Api");
             require(v2Api, "line.v2Api");
             v2EnableFlags = List.copyOf(require(v2EnableFlags, "line.v2EnableFlags"));
