@@ -73,7 +73,7 @@ public final class Main {
                 | Migration.PortInUseException | DataDir.UnusableDataDirException | BinaryCheck.WrongBinaryException
                 | BinaryCheck.RejectedFlagException e) {
             return fail(log, before, USAGE, e.getMessage());
-        } catch (RefusedTransitionException e) {
+        } catch (RefusedTransitionException | DataDir.ContradictionException e) {
             return fail(log, before, REFUSED, "refused: " + e.getMessage() + " (nothing was changed)");
         } catch (Exception e) {
             return fail(log, before, FAILED, e.getMessage() == null ? e.toString() : e.getMessage());

@@ -48,6 +48,7 @@ import java.util.function.Supplier;
 public final class Migration {
 
     private static final Duration TOOL_TIMEOUT = Duration.ofMinutes(10);
+    private static final Duration STATUS_TIMEOUT = Duration.ofSeconds(15);
     /** The lease a key under TTL_KEYS_DIRECTORY gets when it had no TTL in v2 (the Kubernetes image's hour). */
     private static final Duration DEFAULT_TTL_KEY_LEASE = Duration.ofHours(1);
 
@@ -164,6 +165,9 @@ public final class Migration {
         if (current.isPresent()) {
             dataDir.checkAgainst(current.get(), options.walDir());
             refuseMemberSwapsWithExternalWal(plan);
+            if (!plan.steps().isEmpty()) {
+                checkRecordedStorageVersion(current.get());
+            }
         }
         for (Step step : plan.steps()) {
             for (Step.Binary binary : step.binaries()) {
@@ -190,6 +194,38 @@ public final class Migration {
         }
         log.info("data dir " + dataDir.path() + " is at " + options.target());
         return options.target();
+    }
+
+    /**
+     * From 3.6 on, the backend records the storage version etcd last set: data that a newer line wrote
+     * than version.txt says is refused rather than "upgraded" by older binaries. Read offline with the
+     * newest bundled etcdutl that reports it (read-only; it waits on the db's lock, so a live etcd shows).
+     */
+    private void checkRecordedStorageVersion(DataVersion recorded) throws Exception {
+        Path db = dataDir.member().resolve("snap").resolve("db");
+        if (recorded.storage() != StorageApi.ETCD3 || !Files.isRegularFile(db)) return;
+        Optional<Release> reader = catalog.releases().reversed().stream()
+                .filter(r -> r.line().tools().statusReportsStorageVersion())
+                .filter(r -> Files.isExecutable(binDir.dir().resolve("etcdutl-" + r.version()))).findFirst();
+        if (reader.isEmpty()) return;
+        Path etcdutl = binDir.tool("etcdutl", reader.get().etcdVersion());
+        ToolRunner.Result status;
+        try {
+            status = new ToolRunner(log, children).runAllowingFailure("etcdutl-" + reader.get().version(),
+                    List.of(etcdutl.toString(), "snapshot", "status", db.toString(), "-w", "json"),
+                    dev.etcdmigrate.process.ChildEnvironment.scrubbed(environment, Map.of()), dataDir.path(), STATUS_TIMEOUT);
+        } catch (ToolRunner.ToolFailedException e) {
+            throw new DataDir.UnusableDataDirException("could not read the storage version recorded in " + db + " ("
+                    + e.getMessage() + "): is an etcd still running on this data dir? Stop it first (nothing was changed)");
+        }
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"version\":\"(\\d+\\.\\d+\\.\\d+)\"").matcher(status.output());
+        if (status.exitCode() != 0 || !m.find()) return; // 3.5 and older record none
+        EtcdVersion storage = EtcdVersion.parse(m.group(1));
+        if (recorded.version().line().isOlderThan(storage.line())) {
+            throw new DataDir.ContradictionException("version.txt says " + recorded + " but " + db + " records storage version "
+                    + storage + ", which only etcd " + storage.line() + " or newer writes: the data is newer than version.txt"
+                    + " claims. Write the version that really ran last into version.txt");
+        }
     }
 
     /** Remembered answers of earlier starts (a restart of an unchanged pod asks no binary again). */

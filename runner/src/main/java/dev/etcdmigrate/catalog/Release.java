@@ -171,8 +171,14 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
         @JsonProperty("never") NEVER
     }
 
-    public record Tools(Boolean etcdutl, Boolean etcdctlMigrate, Boolean checkV2Store, RestoreTool snapshotRestore) {
+    /**
+     * statusReportsStorageVersion: {@code etcdutl snapshot status DB -w json} reports the storage version
+     * the backend records (3.6+), read-only and offline, so version.txt can be checked against it.
+     */
+    public record Tools(Boolean etcdutl, Boolean etcdctlMigrate, Boolean checkV2Store, RestoreTool snapshotRestore,
+            Boolean statusReportsStorageVersion) {
         public Tools {
+            statusReportsStorageVersion = statusReportsStorageVersion != null && statusReportsStorageVersion;
             require(etcdutl, "tools.etcdutl");
             require(etcdctlMigrate, "tools.etcdctlMigrate");
             require(checkV2Store, "tools.checkV2Store");
