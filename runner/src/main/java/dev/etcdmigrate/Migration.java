@@ -29,6 +29,7 @@ import dev.etcdmigrate.step.StepContext;
 import dev.etcdmigrate.step.StepFailedException;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.MinorLine;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -221,10 +222,17 @@ public final class Migration {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"version\":\"(\\d+\\.\\d+\\.\\d+)\"").matcher(status.output());
         if (status.exitCode() != 0 || !m.find()) return; // 3.5 and older record none
         EtcdVersion storage = EtcdVersion.parse(m.group(1));
-        if (recorded.version().line().isOlderThan(storage.line())) {
+        // one minor above is what an upgrade step interrupted after its etcd ran leaves behind (version.txt is
+        // written after the step): resumable. Further above, no run of this tool can have written it.
+        MinorLine resumable = new MinorLine(recorded.version().major(), recorded.version().minor() + 1);
+        if (resumable.isOlderThan(storage.line())) {
             throw new DataDir.ContradictionException("version.txt says " + recorded + " but " + db + " records storage version "
                     + storage + ", which only etcd " + storage.line() + " or newer writes: the data is newer than version.txt"
                     + " claims. Write the version that really ran last into version.txt");
+        }
+        if (recorded.version().line().isOlderThan(storage.line())) {
+            log.info(db + " records storage version " + storage + ": an interrupted step to " + storage.line()
+                    + " had started etcd there before version.txt was written; the plan resumes it");
         }
     }
 

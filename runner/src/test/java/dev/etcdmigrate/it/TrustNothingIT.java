@@ -136,6 +136,26 @@ class TrustNothingIT {
         assertEquals(before, TreeDigest.of(dir));
     }
 
+    @Test
+    void aSnapshotRestoreGivesTheMemberThePeerUrlsEtcdsFlagsName(@TempDir Path dir) throws Exception {
+        Release newer = EtcdFixture.V3_RELEASES.stream().filter(r -> r.line().downgrade().method()
+                == Release.DowngradeMethod.SNAPSHOT_RESTORE).reduce((a, b) -> b).orElseThrow();
+        Release older = EtcdFixture.CATALOG.line(newer.line().downgrade().toLine()).orElseThrow();
+        Path data = dir.resolve("data");
+        Keyspace before = etcd.seed(newer, data, 100);
+        String peer = "http://127.0.0.1:" + dev.etcdmigrate.etcd.FreePorts.pick().peer();
+        List<String> args = new ArrayList<>(RunnerArgs.migrate(data, older.version()));
+        args.addAll(List.of("--", "--name", "it", "--initial-advertise-peer-urls", peer, "--initial-cluster", "it=" + peer));
+        try (RunnerProcess runner = RunnerProcess.run(args)) {
+            assertEquals(0, runner.exitCode(), runner.output());
+        }
+        List<String> peerUrls = new ArrayList<>();
+        etcd.withClient(older, data, client -> client.getClusterClient().listMember().get().getMembers()
+                .forEach(m -> m.getPeerURIs().forEach(u -> peerUrls.add(u.toString()))));
+        assertEquals(List.of(peer), peerUrls, "the restored member carries etcd's own peer URL, not a localhost default");
+        assertEquals(Map.of(), before.differences(etcd.read(older, data).keyspace()));
+    }
+
     // ---- 2. version.txt is a claim ---------------------------------------------------------------------
 
     @Test
@@ -161,7 +181,9 @@ class TrustNothingIT {
     void dataNewerThanVersionTxtClaimsIsRefused(@TempDir Path dir) throws Exception {
         Release recorder = EtcdFixture.V3_RELEASES.stream().filter(r -> r.line().tools().statusReportsStorageVersion())
                 .reduce((a, b) -> b).orElseThrow();
-        Release claimed = EtcdFixture.CATALOG.line(recorder.line().upgrade().fromLine()).orElseThrow();
+        // two lines below: one below is what an interrupted upgrade step leaves (resumable, see FaultInjectionIT)
+        Release below = EtcdFixture.CATALOG.line(recorder.line().upgrade().fromLine()).orElseThrow();
+        Release claimed = EtcdFixture.CATALOG.line(below.line().upgrade().fromLine()).orElseThrow();
         Path data = dir.resolve("data");
         etcd.seed(recorder, data, 50);
         // the storage version is set a few seconds after start: wait until the backend records it
