@@ -34,7 +34,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The kubeadm patches against kubeadm itself (profile `kubeadm`): for each covered kubeadm release
  * (built from the Go module proxy by scripts/build-kubernetes.sh), kubeadm renders its real local
  * etcd static pod (`kubeadm init phase etcd local --rootfs DIR`, no cluster), once as is and once
- * through `--patches` with each of manifests/kubeadm/{entrypoint,init-container}. The patched pod
+ * through its patches mechanism (InitConfiguration `patches.directory`) with each of manifests/kubeadm/{entrypoint,init-container}. The patched pod
  * must pass Kubernetes' schema strictly, keep everything kubeadm wrote except what the patch
  * changes (annotation, volumes, kubeadm's etcd flags after "--"), pass the runner's flag rules, have
  * its etcd flags accepted by the target etcd (`etcd <flags> --version`), be planned by the runner's
@@ -174,7 +174,6 @@ class KubeadmCheck {
                     }
                 }
             }
-            command.addAll(List.of("--patches", "/patches"));
         }
         Files.writeString(rootfs.resolve("kubeadm.yaml"), """
                 apiVersion: kubeadm.k8s.io/v1beta4
@@ -184,14 +183,23 @@ class KubeadmCheck {
                   bindPort: 6443
                 nodeRegistration:
                   name: %s
+                %s
                 ---
                 apiVersion: kubeadm.k8s.io/v1beta4
                 kind: ClusterConfiguration
                 kubernetesVersion: %s
+                certificatesDir: %s
                 etcd:
                   local:
                     dataDir: %s
-                """.formatted(ADVERTISE, NODE, version, dataDir.map(Path::toString).orElse("/var/lib/etcd")));
+                """.formatted(ADVERTISE, NODE,
+                        // kubeadm refuses --patches next to --config: the configuration names the directory
+                        patches.length > 0 ? "patches:\n  directory: /patches" : "", version,
+                        dataDir.map(d -> d.resolveSibling("pki").toString()).orElse("/etc/kubernetes/pki"),
+                        dataDir.map(Path::toString).orElse("/var/lib/etcd")));
+        if (dataDir.isPresent() && !Files.isDirectory(dataDir.get().resolveSibling("pki"))) {
+            certificates(kubeadm(version), rootfs, dataDir.get().resolveSibling("pki"));
+        }
         Result result = exec(command, Map.of(), 120);
         assertEquals(0, result.exit, String.join(" ", command) + ":\n" + result.output);
         Path manifest = rootfs.resolve("etc/kubernetes/manifests/etcd.yaml");
@@ -200,6 +208,22 @@ class KubeadmCheck {
         JsonNode pod = docs.getFirst();
         KubernetesSchema.validate(pod, version + " " + (patches.length == 0 ? "as kubeadm writes it" : String.join(",", patches)));
         return pod;
+    }
+
+    /**
+     * kubeadm's own etcd CA, server, peer and health-check certificates, so the TLS files the manifest
+     * names exist: written inside ROOTFS (kubeadm chroots), then moved to the same path on the host.
+     */
+    private static void certificates(Path kubeadm, Path rootfs, Path pki) throws Exception {
+        for (String cert : List.of("etcd-ca", "etcd-server", "etcd-peer", "etcd-healthcheck-client")) {
+            List<String> command = List.of(kubeadm.toString(), "init", "phase", "certs", cert, "--config", "/kubeadm.yaml",
+                    "--rootfs", rootfs.toString());
+            Result result = exec(command, Map.of(), 120);
+            assertEquals(0, result.exit, String.join(" ", command) + ":\n" + result.output);
+        }
+        Path written = rootfs.resolve(pki.toString().substring(1));
+        assertTrue(Files.isRegularFile(written.resolve("etcd/peer.crt")), "kubeadm wrote no " + written.resolve("etcd/peer.crt"));
+        Files.move(written, pki);
     }
 
     static Path kubeadm(String version) {
