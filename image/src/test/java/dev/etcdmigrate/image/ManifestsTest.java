@@ -42,6 +42,8 @@ class ManifestsTest {
     static final Path DOCS = Path.of(System.getProperty("docs.dir", "../docs"));
     static final String IMAGE_NAME = System.getProperty("image.name", "etcd-migrate");
     static final String IMAGE_TAG = System.getProperty("image.tag");
+    /** The one image reference the manifests use (image/pom.xml's image.reference, rendered in). */
+    static final String IMAGE_REFERENCE = System.getProperty("image.reference");
     static final List<String> BUNDLED = Arrays.asList(System.getProperty("etcd.bundled.versions").split(","));
     static final String NEWEST = System.getProperty("etcd.newest.version");
 
@@ -56,6 +58,34 @@ class ManifestsTest {
     @Test
     void thereAreManifests() throws IOException {
         assertTrue(manifestFiles().size() >= 2, "expected the static pod and the StatefulSet under " + MANIFESTS.toAbsolutePath());
+    }
+
+    /** The schema check is strict: a misspelt field (here a probe's) is refused, not ignored. */
+    @Test
+    void schemaRefusesAnUnknownField() throws IOException {
+        JsonNode pod = documents(MANIFESTS.resolve("etcd-static-pod.yaml")).getFirst();
+        KubernetesSchema.validate(pod, "as shipped");
+        ((com.fasterxml.jackson.databind.node.ObjectNode) pod.path("spec").path("containers").get(0).path("livenessProbe"))
+                .put("failureTreshold", 3);
+        AssertionError refused = org.junit.jupiter.api.Assertions.assertThrows(AssertionError.class,
+                () -> KubernetesSchema.validate(pod, "misspelt"));
+        assertTrue(refused.getMessage().contains("failureTreshold"), refused.getMessage());
+    }
+
+    /** Rendered from manifests/: every ${image.reference} filled in, the same reference everywhere. */
+    @Test
+    void oneImageReference() throws IOException {
+        assertTrue(IMAGE_REFERENCE != null && IMAGE_REFERENCE.endsWith("/" + IMAGE_NAME + ":" + IMAGE_TAG), IMAGE_REFERENCE);
+        try (Stream<Path> files = Files.walk(MANIFESTS)) {
+            for (Path file : files.filter(Files::isRegularFile).toList()) {
+                String text = Files.readString(file);
+                assertFalse(text.contains("${"), file + " still holds a ${...} placeholder");
+                Matcher image = Pattern.compile("(?m)^\\s*(?:image|value):\\s*(\\S*" + Pattern.quote(IMAGE_NAME) + ":\\S*)").matcher(text);
+                while (image.find()) {
+                    assertEquals(IMAGE_REFERENCE, image.group(1), file + ": an image reference other than image.reference");
+                }
+            }
+        }
     }
 
     @TestFactory
@@ -107,7 +137,7 @@ class ManifestsTest {
         }
     }
 
-    private static void check(Path file) throws IOException {
+    static List<JsonNode> documents(Path file) throws IOException {
         List<JsonNode> documents = new ArrayList<>();
         try (MappingIterator<JsonNode> it = YAML.readerFor(JsonNode.class).readValues(file.toFile())) {
             while (it.hasNext()) {
@@ -115,10 +145,16 @@ class ManifestsTest {
                 if (doc != null && !doc.isNull() && !doc.isMissingNode()) documents.add(doc);
             }
         }
+        return documents;
+    }
+
+    private static void check(Path file) throws IOException {
+        List<JsonNode> documents = documents(file);
         assertFalse(documents.isEmpty(), file + " holds no document");
         int images = 0;
         for (JsonNode doc : documents) {
             assertTrue(doc.hasNonNull("apiVersion") && doc.hasNonNull("kind"), file + ": a document without apiVersion/kind");
+            KubernetesSchema.validate(doc, file.getFileName() + " " + doc.path("kind").asText());
             JsonNode podSpec = switch (doc.path("kind").asText()) {
                 case "Pod" -> doc.path("spec");
                 case "StatefulSet", "Deployment", "DaemonSet", "ReplicaSet", "Job" -> doc.path("spec").path("template").path("spec");
@@ -131,7 +167,7 @@ class ManifestsTest {
     }
 
     /** Returns how many containers run the image. */
-    private static int checkPod(JsonNode spec, String where) {
+    static int checkPod(JsonNode spec, String where) {
         int images = 0;
         Optional<String> targetVersion = Optional.empty();
         List<JsonNode> all = new ArrayList<>();
@@ -143,6 +179,7 @@ class ManifestsTest {
             images++;
             String at = where + " container " + container.path("name").asText();
             checkImage(image, at);
+            assertEquals(IMAGE_REFERENCE, image, at + ": not the image reference the build sets (image.reference)");
             Map<String, String> env = new HashMap<>();
             container.path("env").forEach(e -> env.put(e.path("name").asText(), e.path("value").asText()));
             List<String> command = strings(container.path("command"));
@@ -173,13 +210,13 @@ class ManifestsTest {
         return images;
     }
 
-    private static void checkImage(String image, String at) {
+    static void checkImage(String image, String at) {
         String tag = image.substring(image.lastIndexOf(':') + 1);
         assertEquals(IMAGE_TAG, tag, at + ": image " + image + " is not the tag the build makes");
     }
 
     /** Checks the runner's flags (before "--") and etcd's (after); returns the target version. */
-    private static String checkRunnerArgs(List<String> args, String at, Map<String, String> env) {
+    static String checkRunnerArgs(List<String> args, String at, Map<String, String> env) {
         if (!args.isEmpty() && List.of("migrate", "plan").contains(args.getFirst())) {
             args = args.subList(1, args.size()); // the runner's commands that take the migrate flags
         }
