@@ -137,9 +137,11 @@ public final class Main {
             List<String> argv = new ArrayList<>();
             argv.add(etcd.toString());
             argv.addAll(options.finalEtcdArgs(args.environment()));
+            Execve execve = Execve.link();
+            execve.defaultSignals(); // a SIGTERM from now on ends the process, as it would end etcd
             log.info("exec " + String.join(" ", argv));
             log.flush();
-            Execve.link().exec(etcd, argv, args.environment());
+            execve.exec(etcd, argv, args.environment());
             return FAILED; // not reached: exec either replaced this process or threw
         }
     }

@@ -24,15 +24,20 @@ import java.util.Optional;
 public final class Execve {
 
     private static final int CLOSE_RANGE_CLOEXEC = 1 << 2;
+    private static final int SIGINT = 2;
+    private static final int SIGTERM = 15;
 
     private final MethodHandle execve;
     private final Optional<MethodHandle> closeRange;
+    private final MethodHandle signal;
     private final MemoryLayout stateLayout;
     private final VarHandle errnoHandle;
 
-    private Execve(MethodHandle execve, Optional<MethodHandle> closeRange, MemoryLayout stateLayout, VarHandle errnoHandle) {
+    private Execve(MethodHandle execve, Optional<MethodHandle> closeRange, MethodHandle signal, MemoryLayout stateLayout,
+            VarHandle errnoHandle) {
         this.execve = execve;
         this.closeRange = closeRange;
+        this.signal = signal;
         this.stateLayout = stateLayout;
         this.errnoHandle = errnoHandle;
     }
@@ -49,7 +54,24 @@ public final class Execve {
                 Linker.Option.captureCallState("errno"));
         Optional<MethodHandle> closeRange = libc.find("close_range").map(symbol -> linker.downcallHandle(symbol,
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT)));
-        return new Execve(execve, closeRange, stateLayout, errnoHandle);
+        MethodHandle signal = linker.downcallHandle(
+                libc.find("signal").orElseThrow(() -> new ExecFailedException("libc has no signal")),
+                FunctionDescriptor.of(ADDRESS, JAVA_INT, ADDRESS));
+        return new Execve(execve, closeRange, signal, stateLayout, errnoHandle);
+    }
+
+    /**
+     * From here on SIGTERM and SIGINT kill this process at once, as they would kill etcd: the JVM's own
+     * handler would take a signal that arrives just before execve and then lose it (a pod that is told to
+     * stop while the runner becomes etcd would keep running). Nothing is left to clean up at this point.
+     */
+    public void defaultSignals() throws ExecFailedException {
+        try {
+            MemorySegment ignored = (MemorySegment) signal.invokeExact(SIGTERM, MemorySegment.NULL); // SIG_DFL
+            ignored = (MemorySegment) signal.invokeExact(SIGINT, MemorySegment.NULL);
+        } catch (Throwable t) {
+            throw new ExecFailedException("signal(2) could not be called: " + t);
+        }
     }
 
     /** Returns only by throwing: on success this process is the new program. */
