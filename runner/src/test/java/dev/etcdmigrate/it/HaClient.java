@@ -39,14 +39,16 @@ public final class HaClient {
     private HaClient() {}
 
     public static void main(String[] args) throws Exception {
+        // generous: the connect timeout includes the TLS handshake of a cold JVM, slow on a loaded machine;
+        // a member that is down refuses at once anyway
         HttpClient http = HttpClient.newBuilder().sslContext(tls(Path.of(args[1]), Path.of(args[2]), Path.of(args[3])))
-                .connectTimeout(Duration.ofSeconds(2)).build();
+                .connectTimeout(Duration.ofSeconds(20)).build();
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         switch (args[0]) {
             case "write" -> write(http, out, args[4].split(","), args[5], Long.parseLong(args[6]), Duration.ofSeconds(Long.parseLong(args[7])));
-            case "post" -> out.println(send(http, HttpRequest.newBuilder(URI.create(args[4] + args[5]))
+            case "post" -> out.println(send(http, HttpRequest.newBuilder(URI.create(args[4] + args[5])).timeout(Duration.ofSeconds(20))
                     .POST(HttpRequest.BodyPublishers.ofString(args[6]))));
-            case "get" -> out.println(send(http, HttpRequest.newBuilder(URI.create(args[4] + args[5])).GET()));
+            case "get" -> out.println(send(http, HttpRequest.newBuilder(URI.create(args[4] + args[5])).timeout(Duration.ofSeconds(20)).GET()));
             default -> throw new IllegalArgumentException(args[0]);
         }
     }
@@ -71,7 +73,7 @@ public final class HaClient {
             String body = "{\"key\":\"" + b64(key) + "\",\"value\":\"" + b64("v-" + key) + "\"}";
             try {
                 String response = send(http, HttpRequest.newBuilder(URI.create(endpoints[e] + "/v3/kv/put"))
-                        .POST(HttpRequest.BodyPublishers.ofString(body)));
+                        .POST(HttpRequest.BodyPublishers.ofString(body)).timeout(Duration.ofSeconds(3)));
                 int at = response.indexOf("\"revision\":\"");
                 String revision = at < 0 ? "?" : response.substring(at + 12, response.indexOf('"', at + 12));
                 out.println("ACK " + e + " " + key + " " + revision + " " + System.currentTimeMillis());
@@ -84,7 +86,7 @@ public final class HaClient {
     }
 
     private static String send(HttpClient http, HttpRequest.Builder request) throws Exception {
-        HttpResponse<String> response = http.send(request.timeout(Duration.ofSeconds(3)).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
         if (response.statusCode() != 200) {
             throw new IllegalStateException("HTTP " + response.statusCode() + ": " + response.body());
         }

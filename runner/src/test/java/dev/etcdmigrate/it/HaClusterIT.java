@@ -184,7 +184,7 @@ class HaClusterIT {
         Process p = new ProcessBuilder(client(pem, args)).redirectErrorStream(true).start();
         clients.add(p);
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "client finished");
+        assertTrue(p.waitFor(2, TimeUnit.MINUTES), "client finished");
         if (p.exitValue() != 0) throw new IllegalStateException("client failed: " + out);
         return out;
     }
@@ -209,15 +209,19 @@ class HaClusterIT {
 
     /** After the last member the leader ends the downgrade job within its --downgrade-check-time. */
     private void awaitNoDowngradeJob(TestCertificates.Pem pem, List<Member> members) throws Exception {
-        long end = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        long end = System.nanoTime() + DEADLINE.toNanos();
         String last = "";
         while (System.nanoTime() < end) {
             boolean any = false;
-            for (Member m : members) {
-                last = request(pem, "post", m.clientUrl(), "/v3/maintenance/status", "{}");
-                any |= JSON.readTree(last).path("downgradeInfo").path("enabled").asBoolean(false);
+            try {
+                for (Member m : members) {
+                    last = request(pem, "post", m.clientUrl(), "/v3/maintenance/status", "{}");
+                    any |= JSON.readTree(last).path("downgradeInfo").path("enabled").asBoolean(false);
+                }
+                if (!any) return;
+            } catch (IllegalStateException e) {
+                last = e.getMessage(); // a slow answer on a loaded machine: asked again until the deadline
             }
-            if (!any) return;
             Thread.sleep(200); // poll interval of a deadline-bound wait
         }
         throw new AssertionError("a downgrade job is still enabled: " + last);
