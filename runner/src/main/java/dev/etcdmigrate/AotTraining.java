@@ -35,7 +35,11 @@ public final class AotTraining {
             Files.createFile(bin.resolve("etcd-" + newest.version()), PosixFilePermissions.asFileAttribute(
                     PosixFilePermissions.fromString("rwx------")));
             Path data = Permissions.ownerOnlyDir(work.resolve("data"));
+            // the layout the data dir checks expect of etcd3 data: a backend and a WAL
             Files.createDirectories(data.resolve("member/snap"));
+            Files.createFile(data.resolve("member/snap/db"));
+            Files.createDirectories(data.resolve("member/wal"));
+            Files.createFile(data.resolve("member/wal/0000000000000000-0000000000000000.wal"));
             Files.writeString(data.resolve("version.txt"), newest.version() + "/etcd3");
             Log quiet = new Log(new PrintStream(OutputStream.nullOutputStream()));
             int code = Main.run(List.of("--data-dir", data.toString(), "--bin-dir", bin.toString(), "--target-version",

@@ -8,15 +8,19 @@ import dev.etcdmigrate.cli.UsageException;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.demo.Demo;
 import dev.etcdmigrate.etcd.BinDir;
+import dev.etcdmigrate.etcd.BinaryCheck;
 import dev.etcdmigrate.exec.DataDirOwner;
 import dev.etcdmigrate.exec.Execve;
+import dev.etcdmigrate.exec.TerminationLog;
 import dev.etcdmigrate.plan.RefusedTransitionException;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.provision.ProvisionCommand;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** Entry point: dispatches to migrate (default), plan, provision or demo; maps failures to exit codes. */
 public final class Main {
@@ -35,41 +39,75 @@ public final class Main {
         System.exit(code);
     }
 
+    static final List<String> COMMANDS = List.of("migrate", "plan", "provision", "demo", "help");
+
     static int run(List<String> args, Map<String, String> environment, Log log) {
+        List<String> before = args.contains("--") ? args.subList(0, args.indexOf("--")) : args;
+        if (before.contains("--help") || !args.isEmpty() && args.getFirst().equals("help")) {
+            System.out.print(Help.text(MigrateOptions.FLAGS, ProvisionCommand.FLAGS, Demo.FLAGS));
+            return OK;
+        }
+        if (before.contains("--version")) {
+            System.out.print(versionText(before, environment));
+            return OK;
+        }
         List<String> rest = args;
         String command = "migrate";
-        if (!args.isEmpty() && List.of("migrate", "plan", "provision", "demo", "help").contains(args.getFirst())) {
+        if (!args.isEmpty() && !args.getFirst().startsWith("-")) {
+            if (!COMMANDS.contains(args.getFirst())) {
+                return fail(log, before, USAGE, "unknown command '" + args.getFirst() + "' (commands: "
+                        + String.join(", ", COMMANDS) + "; see --help); nothing was changed");
+            }
             command = args.getFirst();
             rest = args.subList(1, args.size());
-        }
-        if (command.equals("help") || rest.contains("--help") && !afterDoubleDash(rest)) {
-            System.out.print(Help.text(MigrateOptions.FLAGS, ProvisionCommand.FLAGS));
-            return OK;
         }
         Children children = new Children(Duration.ofSeconds(10)).installShutdownHook();
         try {
             return switch (command) {
                 case "provision" -> new ProvisionCommand(log, children).run(ParsedArgs.parse(ProvisionCommand.FLAGS, rest, environment));
-                case "demo" -> new Demo(log, children).run(ParsedArgs.parse(Demo.FLAGS, rest, environment));
-                case "plan" -> plan(ParsedArgs.parse(MigrateOptions.FLAGS, rest, environment), log, children);
-                default -> migrate(ParsedArgs.parse(MigrateOptions.FLAGS, rest, environment), log, children);
+                case "demo" -> new Demo(log, children).run(ParsedArgs.parse(Demo.FLAGS, rest, environment).withoutPositional("demo"));
+                case "plan" -> plan(ParsedArgs.parse(MigrateOptions.FLAGS, rest, environment).withoutPositional("plan"), log, children);
+                default -> migrate(ParsedArgs.parse(MigrateOptions.FLAGS, rest, environment).withoutPositional("migrate"), log, children);
             };
         } catch (UsageException | DataDir.MalformedVersionFileException | BinDir.MissingBinaryException | BadCatalogException
-                | Migration.PortInUseException | DataDir.UnusableDataDirException e) {
-            log.error(e.getMessage());
-            return USAGE;
-        } catch (RefusedTransitionException e) {
-            log.error("refused: " + e.getMessage() + " (nothing was changed)");
-            return REFUSED;
+                | Migration.PortInUseException | DataDir.UnusableDataDirException | BinaryCheck.WrongBinaryException
+                | BinaryCheck.RejectedFlagException e) {
+            return fail(log, before, USAGE, e.getMessage());
+        } catch (RefusedTransitionException | DataDir.ContradictionException e) {
+            return fail(log, before, REFUSED, "refused: " + e.getMessage() + " (nothing was changed)");
         } catch (Exception e) {
-            log.error(e.getMessage() == null ? e.toString() : e.getMessage());
-            return FAILED;
+            return fail(log, before, FAILED, e.getMessage() == null ? e.toString() : e.getMessage());
         }
     }
 
-    private static boolean afterDoubleDash(List<String> args) {
-        int dash = args.indexOf("--");
-        return dash >= 0 && args.indexOf("--help") > dash;
+    /** Logs the reason and leaves it where Kubernetes shows it (the container's termination message). */
+    private static int fail(Log log, List<String> args, int code, String message) {
+        log.error(message);
+        TerminationLog.write(Path.of(flagValue(args, "termination-log").orElse(MigrateOptions.DEFAULT_TERMINATION_LOG)), message);
+        return code;
+    }
+
+    /** The value of --name VALUE / --name=VALUE among the runner's own arguments, for what runs before parsing. */
+    private static Optional<String> flagValue(List<String> args, String name) {
+        for (int i = 0; i < args.size(); i++) {
+            if (args.get(i).equals("--" + name) && i + 1 < args.size()) return Optional.of(args.get(i + 1));
+            if (args.get(i).startsWith("--" + name + "=")) return Optional.of(args.get(i).substring(name.length() + 3));
+        }
+        return Optional.empty();
+    }
+
+    /** `--version`: this runner's version and the etcd versions it bundles, each marked when its binary is missing. */
+    static String versionText(List<String> args, Map<String, String> environment) {
+        String version = Optional.ofNullable(Main.class.getPackage().getImplementationVersion()).orElse("development build");
+        StringBuilder b = new StringBuilder("etcd-migrate " + version + "\n");
+        Path binDir = Path.of(flagValue(args, "bin-dir").orElse(MigrateOptions.DEFAULT_BIN_DIR)).toAbsolutePath();
+        Catalog catalog = flagValue(args, "catalog").map(Path::of).map(Catalog::load).orElseGet(Catalog::bundled);
+        b.append("bundled etcd versions (bin dir ").append(binDir).append("):");
+        for (var release : catalog.releases()) {
+            b.append(' ').append(release.version());
+            if (!java.nio.file.Files.isExecutable(binDir.resolve("etcd-" + release.version()))) b.append(" (missing)");
+        }
+        return b.append('\n').toString();
     }
 
     private static int plan(ParsedArgs args, Log log, Children children) throws Exception {
@@ -89,23 +127,21 @@ public final class Main {
             }
         }
         DataDirOwner.become(options.dataDir(), log);
-        migration(options, args, log, children).migrate();
-        if (options.noExec()) {
-            log.info("--no-exec: exiting after the migration");
-            return OK;
+        // the lock stays held until exec, which closes it; etcd's own WAL lock takes over
+        try (Migration.Done done = migration(options, args, log, children).migrate()) {
+            if (options.noExec()) {
+                log.info("--no-exec: exiting after the migration");
+                return OK;
+            }
+            var etcd = new BinDir(options.binDir()).etcd(options.target().version());
+            List<String> argv = new ArrayList<>();
+            argv.add(etcd.toString());
+            argv.addAll(options.finalEtcdArgs(args.environment()));
+            log.info("exec " + String.join(" ", argv));
+            log.flush();
+            Execve.link().exec(etcd, argv, args.environment());
+            return FAILED; // not reached: exec either replaced this process or threw
         }
-        var etcd = new BinDir(options.binDir()).etcd(options.target().version());
-        List<String> argv = new ArrayList<>();
-        argv.add(etcd.toString());
-        argv.addAll(options.etcdArgs());
-        if (options.etcdArgs().stream().noneMatch(a -> a.equals("--data-dir") || a.startsWith("--data-dir="))
-                && !args.environment().containsKey("ETCD_DATA_DIR")) {
-            argv.add("--data-dir=" + options.dataDir());
-        }
-        log.info("exec " + String.join(" ", argv));
-        log.flush();
-        Execve.link().exec(etcd, argv, args.environment());
-        return FAILED; // not reached: exec either replaced this process or threw
     }
 
     private static Migration migration(MigrateOptions options, ParsedArgs args, Log log, Children children) {

@@ -9,7 +9,10 @@ import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.DataDirLock;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.AtomicFile;
 import dev.etcdmigrate.etcd.BinDir;
+import dev.etcdmigrate.etcd.BinaryCheck;
 import dev.etcdmigrate.etcd.ClusterPeers;
 import dev.etcdmigrate.etcd.GatewayClient;
 import dev.etcdmigrate.etcd.PrivateEtcd;
@@ -26,6 +29,7 @@ import dev.etcdmigrate.step.StepContext;
 import dev.etcdmigrate.step.StepFailedException;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.MinorLine;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -45,6 +49,7 @@ import java.util.function.Supplier;
 public final class Migration {
 
     private static final Duration TOOL_TIMEOUT = Duration.ofMinutes(10);
+    private static final Duration STATUS_TIMEOUT = Duration.ofSeconds(15);
     /** The lease a key under TTL_KEYS_DIRECTORY gets when it had no TTL in v2 (the Kubernetes image's hour). */
     private static final Duration DEFAULT_TTL_KEY_LEASE = Duration.ofHours(1);
 
@@ -92,19 +97,31 @@ public final class Migration {
         return plan.describe();
     }
 
-    /** Migrates; returns the version now recorded in version.txt (the target). */
-    public DataVersion migrate() throws Exception {
+    /**
+     * The migrated data dir, its lock still held: the caller execs etcd (which closes the lock, and etcd's
+     * own WAL lock takes over) or closes it, so no second runner slips in between.
+     */
+    public record Done(DataVersion version, DataDirLock lock) implements AutoCloseable {
+        @Override
+        public void close() throws IOException {
+            lock.close();
+        }
+    }
+
+    /** Migrates; returns the version now recorded in version.txt (the target), with the lock held. */
+    public Done migrate() throws Exception {
         dataDir.refuseSymbolicLink();
         Optional<DataVersion> atTarget = alreadyAtTargetLine();
-        if (atTarget.isPresent()) {
-            return recordTargetPatch(atTarget.get());
+        Plan plan = atTarget.isPresent() ? null : plan();
+        if (plan != null) {
+            checkBinaries(plan);
+        } else if (!options.noExec()) {
+            binDir.etcd(options.target().version());
         }
-        Plan plan = plan();
-        checkBinaries(plan);
         if (dataDir.exists()) {
             dataDir.refuseReadOnly();
         }
-        if (!plan.steps().isEmpty()) {
+        if (plan != null && !plan.steps().isEmpty()) {
             checkPortsFree();
             checkServerArgs();
             backups.refuseUnusableLocation();
@@ -113,9 +130,12 @@ public final class Migration {
             dataDir.createOwnerOnly();
         }
         boolean ownDirExisted = dataDir.hasOwnDir();
+        // every path takes the lock, the no-op included: another runner's private etcd may be working here
+        DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log);
         try {
-            return migrateLocked(plan);
+            return new Done(migrateLocked(plan), lock);
         } catch (Exception e) {
+            lock.close();
             if (!ownDirExisted) {
                 dataDir.removeOwnDirIfOnlyLock();
             }
@@ -123,32 +143,147 @@ public final class Migration {
         }
     }
 
-    private DataVersion migrateLocked(Plan plan) throws Exception {
-        try (DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log)) {
-            new MemberSwap(dataDir, backups, log).recover();
-            backups.recover();
-            // The plan made before the lock is stale when another runner moved the data while this one
-            // waited, or when recovery just finished a swap: plan again from what is there now.
-            Plan fresh = plan();
-            if (!fresh.current().equals(plan.current())) {
-                log.info("the data dir is at " + fresh.current() + " now, not " + plan.current() + " as planned: planning again");
+    private DataVersion migrateLocked(Plan planned) throws Exception {
+        new MemberSwap(dataDir, backups, log).recover();
+        backups.recover();
+        BinaryCheck binaries = binaryCheck();
+        Optional<DataVersion> atTarget = alreadyAtTargetLine();
+        if (atTarget.isPresent()) {
+            // read again under the lock: a runner that waited must not trust what it saw before
+            dataDir.checkAgainst(atTarget.get(), options.walDir());
+            preflightTarget(binaries);
+            rememberChecks(binaries);
+            return recordTargetPatch(atTarget.get());
+        }
+        // The plan made before the lock is stale when another runner moved the data while this one
+        // waited, or when recovery just finished a swap: plan again from what is there now.
+        Plan plan = plan();
+        if (planned != null && !plan.current().equals(planned.current())) {
+            log.info("the data dir is at " + plan.current() + " now, not " + planned.current() + " as planned: planning again");
+        }
+        checkBinaries(plan);
+        Optional<DataVersion> current = current();
+        if (current.isPresent()) {
+            dataDir.checkAgainst(current.get(), options.walDir());
+            refuseMemberSwapsWithExternalWal(plan);
+            if (!plan.steps().isEmpty()) {
+                checkRecordedStorageVersion(current.get());
             }
-            plan = fresh;
-            checkBinaries(plan);
-            Optional<DataVersion> current = current();
-            if (current.isEmpty()) {
-                log.info("data dir " + dataDir.path() + " holds no etcd data: recording " + options.target()
-                        + "; etcd " + options.target().version() + " will initialize it");
-                dataDir.writeVersion(options.target());
-                return options.target();
+        }
+        for (Step step : plan.steps()) {
+            for (Step.Binary binary : step.binaries()) {
+                binaries.expect(binDir.tool(binary.tool(), binary.release().etcdVersion()), binary.tool(), binary.release());
             }
-            plan.describe().forEach(log::info);
-            runSteps(plan);
-            if (dataDir.writeVersion(options.target())) {
-                log.info("version.txt = " + options.target());
-            }
-            log.info("data dir " + dataDir.path() + " is at " + options.target());
+        }
+        preflightTarget(binaries);
+        if (planned == null || planned.steps().isEmpty() && !plan.steps().isEmpty()) {
+            checkPortsFree();
+            checkServerArgs();
+            backups.refuseUnusableLocation();
+        }
+        rememberChecks(binaries);
+        if (current.isEmpty()) {
+            log.info("data dir " + dataDir.path() + " holds no etcd data: recording " + options.target()
+                    + "; etcd " + options.target().version() + " will initialize it");
+            dataDir.writeVersion(options.target());
             return options.target();
+        }
+        plan.describe().forEach(log::info);
+        runSteps(plan);
+        if (dataDir.writeVersion(options.target())) {
+            log.info("version.txt = " + options.target());
+        }
+        log.info("data dir " + dataDir.path() + " is at " + options.target());
+        return options.target();
+    }
+
+    /**
+     * From 3.6 on, the backend records the storage version etcd last set: data that a newer line wrote
+     * than version.txt says is refused rather than "upgraded" by older binaries. Read offline with the
+     * newest bundled etcdutl that reports it (read-only; it waits on the db's lock, so a live etcd shows).
+     */
+    private void checkRecordedStorageVersion(DataVersion recorded) throws Exception {
+        Path db = dataDir.member().resolve("snap").resolve("db");
+        if (recorded.storage() != StorageApi.ETCD3 || !Files.isRegularFile(db)) return;
+        Optional<Release> reader = catalog.releases().reversed().stream()
+                .filter(r -> r.line().tools().statusReportsStorageVersion())
+                .filter(r -> Files.isExecutable(binDir.dir().resolve("etcdutl-" + r.version()))).findFirst();
+        if (reader.isEmpty()) return;
+        Path etcdutl = binDir.tool("etcdutl", reader.get().etcdVersion());
+        ToolRunner.Result status;
+        try {
+            status = new ToolRunner(log, children).runAllowingFailure("etcdutl-" + reader.get().version(),
+                    List.of(etcdutl.toString(), "snapshot", "status", db.toString(), "-w", "json"),
+                    dev.etcdmigrate.process.ChildEnvironment.scrubbed(environment, Map.of()), dataDir.path(), STATUS_TIMEOUT);
+        } catch (ToolRunner.ToolFailedException e) {
+            throw new DataDir.UnusableDataDirException("could not read the storage version recorded in " + db + " ("
+                    + e.getMessage() + "): is an etcd still running on this data dir? Stop it first (nothing was changed)");
+        }
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"version\":\"(\\d+\\.\\d+\\.\\d+)\"").matcher(status.output());
+        if (status.exitCode() != 0 || !m.find()) return; // 3.5 and older record none
+        EtcdVersion storage = EtcdVersion.parse(m.group(1));
+        // one minor above is what an upgrade step interrupted after its etcd ran leaves behind (version.txt is
+        // written after the step): resumable. Further above, no run of this tool can have written it.
+        MinorLine resumable = new MinorLine(recorded.version().major(), recorded.version().minor() + 1);
+        if (resumable.isOlderThan(storage.line())) {
+            throw new DataDir.ContradictionException("version.txt says " + recorded + " but " + db + " records storage version "
+                    + storage + ", which only etcd " + storage.line() + " or newer writes: the data is newer than version.txt"
+                    + " claims. Write the version that really ran last into version.txt");
+        }
+        if (recorded.version().line().isOlderThan(storage.line())) {
+            log.info(db + " records storage version " + storage + ": an interrupted step to " + storage.line()
+                    + " had started etcd there before version.txt was written; the plan resumes it");
+        }
+    }
+
+    /** Remembered answers of earlier starts (a restart of an unchanged pod asks no binary again). */
+    private BinaryCheck binaryCheck() throws IOException {
+        Path file = dataDir.binaryChecks();
+        List<String> lines = Files.isRegularFile(file) ? Files.readAllLines(file) : List.of();
+        return new BinaryCheck(children).remembering(lines);
+    }
+
+    /**
+     * The etcd this run ends in must accept the arguments it will be exec'd with (and be the version its
+     * name says), before any step: found after a migration, a rejected flag is a crash-looping pod.
+     */
+    private void preflightTarget(BinaryCheck binaries) throws Exception {
+        if (!options.noExec() || !options.etcdArgs().isEmpty()) {
+            EtcdVersion target = options.target().version();
+            binaries.targetAccepts(binDir.etcd(target), target, () -> catalogRelease(target), options.finalEtcdArgs(environment),
+                    environment);
+        }
+    }
+
+    /** Kept once every check passed, so a refusal leaves nothing of this run behind. */
+    private void rememberChecks(BinaryCheck binaries) throws IOException {
+        if (binaries.changed()) {
+            AtomicFile.write(dataDir.binaryChecks(), String.join("\n", binaries.remembered()) + "\n");
+        }
+    }
+
+    /** The target's catalog entry; parsed here only when a binary must actually be asked. */
+    private Optional<Release> catalogRelease(EtcdVersion version) {
+        if (catalog == null) {
+            catalog = catalogSource.get();
+        }
+        return catalog.release(version);
+    }
+
+    /**
+     * A step that builds a new member dir and swaps it in would leave an external WAL dir (etcd's --wal-dir)
+     * holding the old member's WAL: refused before anything is touched.
+     */
+    private void refuseMemberSwapsWithExternalWal(Plan plan) throws RefusedTransitionException {
+        if (options.walDir().isEmpty()) return;
+        for (Step step : plan.steps()) {
+            if (step.replacesMemberDir()) {
+                Path wal = options.walDir().get();
+                throw new RefusedTransitionException("'" + step.describe() + "' builds a new member dir and swaps it in,"
+                        + " but etcd's --wal-dir " + wal + " keeps the WAL outside it, where the swap cannot replace it"
+                        + " with the one the new member dir needs. With etcd stopped, move the WAL into the data dir (mv "
+                        + wal + "/* " + dataDir.member().resolve("wal") + "/) and drop --wal-dir for the migration");
+            }
         }
     }
 
@@ -171,11 +306,7 @@ public final class Migration {
     private DataVersion recordTargetPatch(DataVersion current) throws Exception {
         DataVersion target = options.target();
         log.info("plan " + current + " -> " + target + ": no etcd needs to run (same minor line and storage)");
-        if (!current.equals(target)) {
-            dataDir.refuseReadOnly();
-            try (DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log)) {
-                dataDir.writeVersion(target);
-            }
+        if (dataDir.writeVersion(target)) {
             log.info("version.txt = " + target);
         }
         return target;
@@ -230,9 +361,18 @@ public final class Migration {
     }
 
     private StepContext stepContext() {
+        // a member rejoining its peers needs the real etcd's peer TLS flags too
+        List<String> serverArgs = new ArrayList<>(options.serverExtraArgs());
+        if (options.members() > 1) {
+            serverArgs.addAll(options.peerTlsArgs());
+        }
         PrivateEtcd.Settings settings = new PrivateEtcd.Settings(binDir, options.name(),
-                new ServerPorts(options.clientPort(), options.peerPort()), options.serverExtraArgs(),
+                new ServerPorts(options.clientPort(), options.peerPort()), serverArgs,
                 options.startTimeout(), options.stopGrace(), environment, GatewayClient.newHttpClient());
+        if (options.walDir().isPresent()) {
+            log.info("the WAL lives in " + options.walDir().get() + " (etcd's --wal-dir): every private etcd on the data dir gets it");
+            settings = settings.withWalDir(new PrivateEtcd.WalDir(dataDir.path(), options.walDir().get()));
+        }
         if (options.members() > 1) {
             log.info("this data dir is one of " + options.members() + " members (" + options.initialCluster() + "): the private etcd"
                     + " rejoins its peers on " + options.listenPeerUrls() + " while it migrates");

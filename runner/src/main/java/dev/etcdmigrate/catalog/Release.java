@@ -133,8 +133,11 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             Boolean statusReportsDowngrade,
             Tools tools,
             Upgrade upgrade,
-            Downgrade downgrade) {
+            Downgrade downgrade,
+            Map<String, String> flagReplacements) {
         public Line {
+            // optional: most lines rename nothing
+            flagReplacements = flagReplacements == null ? Map.of() : Map.copyOf(flagReplacements);
             require(v3Api, "line.v3Api");
             require(v2Api, "line.v2Api");
             v2EnableFlags = List.copyOf(require(v2EnableFlags, "line.v2EnableFlags"));
@@ -168,8 +171,14 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
         @JsonProperty("never") NEVER
     }
 
-    public record Tools(Boolean etcdutl, Boolean etcdctlMigrate, Boolean checkV2Store, RestoreTool snapshotRestore) {
+    /**
+     * statusReportsStorageVersion: {@code etcdutl snapshot status DB -w json} reports the storage version
+     * the backend records (3.6+), read-only and offline, so version.txt can be checked against it.
+     */
+    public record Tools(Boolean etcdutl, Boolean etcdctlMigrate, Boolean checkV2Store, RestoreTool snapshotRestore,
+            Boolean statusReportsStorageVersion) {
         public Tools {
+            statusReportsStorageVersion = statusReportsStorageVersion != null && statusReportsStorageVersion;
             require(etcdutl, "tools.etcdutl");
             require(etcdctlMigrate, "tools.etcdctlMigrate");
             require(checkV2Store, "tools.checkV2Store");

@@ -7,7 +7,7 @@ public final class Help {
 
     private Help() {}
 
-    public static String text(List<Flag> migrateFlags, List<Flag> provisionFlags) {
+    public static String text(List<Flag> migrateFlags, List<Flag> provisionFlags, List<Flag> demoFlags) {
         StringBuilder b = new StringBuilder();
         b.append("""
                 etcd-migrate: carries an etcd data directory from the etcd version that last wrote it (version.txt)
@@ -18,7 +18,7 @@ public final class Help {
                   etcd-migrate plan [FLAGS]                          print the plan; change nothing
                   etcd-migrate provision --bin-dir DIR [VERSION...]  install etcd-<v>, etcdctl-<v>, etcdutl-<v>
                   etcd-migrate demo --bin-dir DIR --work-dir DIR     migrate a sample data dir end to end
-                  etcd-migrate --help
+                  etcd-migrate --help | --version                   this text | the runner's and the bundled etcd versions
 
                 Flags of migrate and plan (a flag overrides its environment variable; an empty variable is unset):
                 """);
@@ -38,11 +38,40 @@ public final class Help {
         appendFlags(b, provisionFlags);
         b.append("""
 
+                Flags of demo (writes sample keys with the oldest bundled etcd3 release into a fresh data dir under
+                --work-dir, migrates it to the newest, then checks every key, value, revision and lease):
+                """);
+        appendFlags(b, demoFlags);
+        b.append("""
+
                 Exit status: 0 done (or exec'd); 1 a step failed (version.txt names the last completed step);
-                2 bad flags, environment or version.txt (nothing touched); 3 transition refused (nothing touched);
-                143 stopped by SIGTERM (children stopped first).
+                2 bad flags, environment, binaries or version.txt (nothing touched); 3 refused: the transition, or the
+                data contradicts version.txt or etcd's flags (nothing touched); 143 stopped by SIGTERM (children stopped
+                first). A failed run also writes its reason to --termination-log when that file exists.
+
+                Before anything is touched, the runner checks: etcd's own --data-dir, --name, --initial-cluster,
+                --initial-advertise-peer-urls and --listen-peer-urls after -- (or their ETCD_* variables) agree with
+                its own settings (it takes etcd's where its own are unset); version.txt against the member dir
+                (etcd2/etcd3 layout, where the WAL is, the storage version 3.6+ record); that every bundled binary
+                the plan runs reports its own version; and that the target etcd accepts the arguments after --
+                (etcd <args> --version), naming a replacement where a flag was renamed between lines.
+                Unknown commands, stray words and single-dash flags are refused (exit 2).
                 """);
         return b.toString();
+    }
+
+    /** Appends text in lines of at most width characters, each starting with indent. */
+    static void wrap(StringBuilder b, String text, String indent, int width) {
+        StringBuilder line = new StringBuilder(indent);
+        for (String word : text.split(" ")) {
+            if (line.length() > indent.length() && line.length() + 1 + word.length() > width) {
+                b.append(line).append('\n');
+                line = new StringBuilder(indent);
+            }
+            if (line.length() > indent.length()) line.append(' ');
+            line.append(word);
+        }
+        b.append(line).append('\n');
     }
 
     private static void appendFlags(StringBuilder b, List<Flag> flags) {
@@ -51,7 +80,7 @@ public final class Help {
             if (f.takesValue()) b.append(' ').append(f.valueName());
             f.env().ifPresent(env -> b.append("   [env ").append(env).append(']'));
             b.append('\n');
-            b.append("      ").append(f.help()).append(" Default: ").append(f.defaultText()).append(".\n");
+            wrap(b, f.help() + " Default: " + f.defaultText() + ".", "      ", 104);
         }
     }
 }

@@ -38,38 +38,46 @@ public record MigrateOptions(
         Optional<Path> backupDir,
         int backupRetention,
         boolean noExec,
-        List<String> etcdArgs) {
+        List<String> etcdArgs,
+        Optional<Path> walDir,
+        List<String> peerTlsArgs,
+        Path terminationLog) {
 
     public static final String DEFAULT_DATA_DIR = "/var/etcd/data";
     public static final String DEFAULT_BIN_DIR = "/usr/local/bin";
     public static final int DEFAULT_BACKUP_RETENTION = 3;
+    public static final String DEFAULT_TERMINATION_LOG = "/dev/termination-log";
 
     public static final List<Flag> FLAGS = List.of(
             Flag.value("target-version", "TARGET_VERSION", "VERSION", "required",
                     "etcd version to end at, exactly one of the bundled versions (e.g. 3.6.16)."),
             Flag.value("target-storage", "TARGET_STORAGE", "etcd2|etcd3", "etcd3",
-                    "storage API to end at. etcd2 is refused until etcd2 support lands."),
-            Flag.value("data-dir", "DATA_DIRECTORY", "DIR", DEFAULT_DATA_DIR,
+                    "storage API to end at. etcd2 -> etcd3 converts the v2 keys and re-attaches TTLs as leases;"
+                            + " etcd3 -> etcd2 rolls the keys back into the v2 store of a line that serves v2."),
+            Flag.value("data-dir", "DATA_DIRECTORY", "DIR", "etcd's --data-dir after -- (or $ETCD_DATA_DIR), else " + DEFAULT_DATA_DIR,
                     "etcd data directory; version.txt in it records the version and storage that last wrote it."
-                            + " Created with mode 0700 when missing."),
+                            + " Created with mode 0700 when missing. When etcd's own --data-dir is given too, both must"
+                            + " name the same directory (exit 2 otherwise). etcd's --wal-dir after -- is honoured."),
             Flag.value("bin-dir", null, "DIR", DEFAULT_BIN_DIR,
                     "directory holding etcd-<v>, etcdctl-<v> and etcdutl-<v> for each bundled version."),
             Flag.value("catalog", null, "FILE", "the catalog in the runner's jar",
                     "versions catalog (versions/catalog.yaml) describing the bundled releases."),
             Flag.value("bundled-versions", "BUNDLED_VERSIONS", "V1,V2,...", "every catalog release",
                     "restrict the migration to these bundled versions (comma or space separated)."),
-            Flag.value("name", "ETCD_NAME", "NAME", "etcd-$ETCD_HOSTNAME, else etcd-$HOSTNAME",
+            Flag.value("name", "ETCD_NAME", "NAME", "etcd's --name after --, else etcd-$ETCD_HOSTNAME, else etcd-$HOSTNAME",
                     "member name; used for the private etcd and when a snapshot is restored."),
-            Flag.value("initial-cluster", "INITIAL_CLUSTER", "NAME=URL,...", "<name>=http://localhost:2380",
+            Flag.value("initial-cluster", "INITIAL_CLUSTER", "NAME=URL,...", "etcd's --initial-cluster, else <name>=http://localhost:2380",
                     "the real cluster's --initial-cluster; a snapshot restore gives the restored member these peers."
                             + " With two or more members the data dir is one member of a running cluster: only a rolling"
                             + " upgrade by one minor is allowed, and the private etcd rejoins the peers (see --listen-peer-urls)."),
-            Flag.value("initial-advertise-peer-urls", "INITIAL_ADVERTISE_PEER_URLS", "URLS", "this member's URL in --initial-cluster",
+            Flag.value("initial-advertise-peer-urls", "INITIAL_ADVERTISE_PEER_URLS", "URLS",
+                    "etcd's --initial-advertise-peer-urls, else this member's URL in --initial-cluster",
                     "the member's advertised peer URLs, given to a snapshot restore and, in a multi-member cluster, to the"
                             + " private etcd."),
-            Flag.value("listen-peer-urls", "LISTEN_PEER_URLS", "URLS", "--initial-advertise-peer-urls",
-                    "multi-member clusters only: where the private etcd listens for its peers while it migrates (peer TLS"
-                            + " flags go in ETCD_CREDS). A one-member cluster ignores it: its private etcd uses 127.0.0.1:--peer-port."),
+            Flag.value("listen-peer-urls", "LISTEN_PEER_URLS", "URLS", "etcd's --listen-peer-urls, else --initial-advertise-peer-urls",
+                    "multi-member clusters only: where the private etcd listens for its peers while it migrates (it also"
+                            + " gets etcd's --peer-* TLS flags and ETCD_CREDS). A one-member cluster ignores it: its private"
+                            + " etcd uses 127.0.0.1:--peer-port."),
             Flag.value("listen-client-urls", "LISTEN_CLIENT_URLS", "URLS", "unused",
                     "accepted for compatibility with the Kubernetes etcd image; the private etcd never listens on it"
                             + " (it uses 127.0.0.1:--port). Give the real etcd its URLs after --."),
@@ -99,7 +107,18 @@ public record MigrateOptions(
             Flag.value("backup-retention", "BACKUP_RETENTION", "COUNT", String.valueOf(DEFAULT_BACKUP_RETENTION),
                     "how many of this data dir's backups to keep (at least 1); the oldest beyond it are deleted"
                             + " after each new backup."),
+            Flag.value("termination-log", null, "FILE", DEFAULT_TERMINATION_LOG,
+                    "where a failed run writes its one-line reason, if that file exists (Kubernetes' termination message)."),
             Flag.toggle("no-exec", "init-container mode: exit 0 after migrating instead of exec'ing etcd."));
+
+    /** Where the runner's settings and etcd's own must agree: the same paths, the same URL lists. */
+    private static String canonicalPath(String path) {
+        return Path.of(path).toAbsolutePath().normalize().toString();
+    }
+
+    private static String canonicalList(String list) {
+        return String.join(",", Arrays.stream(list.split(",")).map(String::strip).filter(e -> !e.isEmpty()).toList());
+    }
 
     public static MigrateOptions from(ParsedArgs args) throws UsageException {
         Map<String, String> env = args.environment();
@@ -112,15 +131,21 @@ public record MigrateOptions(
         } catch (IllegalArgumentException e) {
             throw new UsageException(args.source("target-storage") + ": " + e.getMessage());
         }
-        Path dataDir = Path.of(args.get("data-dir").orElse(DEFAULT_DATA_DIR)).toAbsolutePath().normalize();
+        EtcdFlags etcd = EtcdFlags.read(args.passThrough(), env);
+        Path dataDir = Path.of(agree(args, "data-dir", etcd, MigrateOptions::canonicalPath).orElse(DEFAULT_DATA_DIR))
+                .toAbsolutePath().normalize();
         boolean events = dataDir.toString().contains("event");
-        String name = args.get("name")
+        String name = agree(args, "name", etcd, n -> n)
                 .or(() -> Optional.ofNullable(env.get("ETCD_HOSTNAME")).filter(h -> !h.isEmpty()).map(h -> "etcd-" + h))
                 .or(() -> Optional.ofNullable(env.get("HOSTNAME")).filter(h -> !h.isEmpty()).map(h -> "etcd-" + h))
                 .orElseThrow(() -> new UsageException("no member name: set --name, ETCD_NAME, ETCD_HOSTNAME or HOSTNAME"));
-        String initialCluster = args.get("initial-cluster").orElse(name + "=http://localhost:2380");
-        Optional<String> advertiseGiven = args.get("initial-advertise-peer-urls");
+        String initialCluster = agree(args, "initial-cluster", etcd, MigrateOptions::canonicalList)
+                .orElse(name + "=http://localhost:2380");
+        Optional<String> advertiseGiven = agree(args, "initial-advertise-peer-urls", etcd, MigrateOptions::canonicalList);
         String advertise = advertiseGiven.isPresent() ? advertiseGiven.get() : peerUrlOf(name, initialCluster);
+        Optional<String> listenPeer = agree(args, "listen-peer-urls", etcd, MigrateOptions::canonicalList);
+        List<String> serverExtraArgs = args.get("etcd-server-extra-args").map(s -> List.of(s.trim().split("\\s+")))
+                .filter(l -> !l.getFirst().isEmpty()).orElse(List.of());
         String prefix = args.get("etcd-data-prefix").orElse("/registry");
         return new MigrateOptions(
                 new DataVersion(targetVersion, storage),
@@ -131,11 +156,10 @@ public record MigrateOptions(
                 name,
                 initialCluster,
                 advertise,
-                args.get("listen-peer-urls").orElse(advertise),
+                listenPeer.orElse(advertise),
                 port(args, "port", events ? 18631 : 18629),
                 port(args, "peer-port", events ? 2381 : 2380),
-                args.get("etcd-server-extra-args").map(s -> List.of(s.trim().split("\\s+"))).filter(l -> !l.getFirst().isEmpty())
-                        .orElse(List.of()),
+                serverExtraArgs,
                 prefix,
                 args.get("ttl-keys-directory").orElse(prefix + "/events"),
                 args.get("initial-version").isPresent()
@@ -147,7 +171,60 @@ public record MigrateOptions(
                 args.get("backup-dir").map(d -> Path.of(d).toAbsolutePath().normalize()),
                 retention(args),
                 args.isSet("no-exec"),
-                args.passThrough());
+                args.passThrough(),
+                walDir(etcd, dataDir),
+                peerTlsArgs(etcd, serverExtraArgs),
+                Path.of(args.get("termination-log").orElse(DEFAULT_TERMINATION_LOG)));
+    }
+
+    /**
+     * The runner's setting where it has one, else etcd's; both given and different is a usage error:
+     * the runner would migrate one thing and etcd serve another (an empty data dir, a new member).
+     */
+    private static Optional<String> agree(ParsedArgs args, String flag, EtcdFlags etcd, java.util.function.UnaryOperator<String> canonical)
+            throws UsageException {
+        Optional<String> ours = args.get(flag);
+        Optional<String> theirs = etcd.get(flag);
+        if (ours.isPresent() && theirs.isPresent() && !canonical.apply(ours.get()).equals(canonical.apply(theirs.get()))) {
+            throw new UsageException(args.source(flag) + " is '" + ours.get() + "' but " + etcd.source(flag) + " is '"
+                    + theirs.get() + "': the runner would migrate one and etcd would serve the other. Give it once, or"
+                    + " the same in both places (nothing was changed)");
+        }
+        return ours.or(() -> theirs);
+    }
+
+    /** etcd's --wal-dir when it is not the default member/wal: every private etcd, backup and check must follow it. */
+    private static Optional<Path> walDir(EtcdFlags etcd, Path dataDir) {
+        return etcd.get("wal-dir").filter(w -> !w.isEmpty()).map(w -> Path.of(w).toAbsolutePath().normalize())
+                .filter(w -> !w.equals(dataDir.resolve("member").resolve("wal")));
+    }
+
+    /** etcd's peer TLS flags that ETCD_CREDS does not already give; the same flag with another value is an error. */
+    private static List<String> peerTlsArgs(EtcdFlags etcd, List<String> serverExtraArgs) throws UsageException {
+        EtcdFlags creds = EtcdFlags.read(serverExtraArgs, Map.of());
+        List<String> args = new java.util.ArrayList<>();
+        for (String flag : EtcdFlags.PEER_TLS) {
+            Optional<String> theirs = etcd.get(flag);
+            Optional<String> ours = creds.get(flag);
+            if (theirs.isPresent() && ours.isPresent() && !theirs.equals(ours)) {
+                throw new UsageException("$ETCD_CREDS gives --" + flag + "=" + ours.get() + " but " + etcd.source(flag) + " is '"
+                        + theirs.get() + "': the private etcd would rejoin its peers with other TLS files than the real one"
+                        + " (nothing was changed)");
+            }
+            if (theirs.isPresent() && ours.isEmpty()) args.add("--" + flag + "=" + theirs.get());
+        }
+        return List.copyOf(args);
+    }
+
+    /**
+     * The arguments the target etcd is exec'd with: those after --, and --data-dir when neither they nor
+     * ETCD_DATA_DIR name one (they name the same dir as the runner's, or options were refused).
+     */
+    public List<String> finalEtcdArgs(Map<String, String> environment) {
+        if (EtcdFlags.read(etcdArgs, environment).get("data-dir").isPresent()) return etcdArgs;
+        List<String> args = new java.util.ArrayList<>(etcdArgs);
+        args.add("--data-dir=" + dataDir);
+        return List.copyOf(args);
     }
 
     /** How many members --initial-cluster names: two or more make this data dir one member of a cluster. */

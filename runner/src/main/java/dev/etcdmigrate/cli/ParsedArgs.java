@@ -40,6 +40,10 @@ public final class ParsedArgs {
                 passThrough.addAll(args.subList(i + 1, args.size()));
                 break;
             }
+            if (arg.startsWith("-") && !arg.startsWith("--") && arg.length() > 1) {
+                throw new UsageException("'" + arg + "' has one dash: this runner's flags take two (--"
+                        + arg.substring(1).split("=", 2)[0] + "); etcd's own flags go after --");
+            }
             if (!arg.startsWith("--")) {
                 positional.add(arg);
                 continue;
@@ -87,6 +91,16 @@ public final class ParsedArgs {
 
     public List<String> positional() {
         return positional;
+    }
+
+    /** For commands that take no words: a stray one (a typo'd command, a value without its flag) is refused. */
+    public ParsedArgs withoutPositional(String command) throws UsageException {
+        if (!positional.isEmpty()) {
+            throw new UsageException(command + " takes no word here, got '" + positional.getFirst() + "'"
+                    + (positional.size() > 1 ? " (and " + (positional.size() - 1) + " more)" : "")
+                    + ": flags start with --, and etcd's own flags go after --");
+        }
+        return this;
     }
 
     public List<String> passThrough() {

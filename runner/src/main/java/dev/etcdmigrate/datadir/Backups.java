@@ -130,11 +130,18 @@ public final class Backups {
      * no etcd may run on it meanwhile. Returns the backup, after retention.
      */
     public Path copyOf(Path member, DataVersion version) throws IOException {
+        return copyOf(member, java.util.Optional.empty(), version);
+    }
+
+    /** The same, with the member's WAL from etcd's --wal-dir outside it, kept as wal/ beside member/. */
+    public Path copyOf(Path member, java.util.Optional<Path> walDir, DataVersion version) throws IOException {
         Path backup = ensureLocation().resolve(newName(version));
         Path partial = partialOf(backup);
         requireSpace(member, location);
+        if (walDir.isPresent()) requireSpace(walDir.get(), location);
         Permissions.ownerOnlyDir(partial);
         Trees.copyDurably(member, partial.resolve("member"));
+        if (walDir.isPresent()) Trees.copyDurably(walDir.get(), partial.resolve("wal"));
         writeVersion(partial, version);
         Fsync.path(partial);
         Files.move(partial, backup, StandardCopyOption.ATOMIC_MOVE);

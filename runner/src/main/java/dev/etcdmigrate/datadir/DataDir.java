@@ -24,6 +24,7 @@ public final class DataDir {
 
     public static final String VERSION_FILE = "version.txt";
     static final String OWN_DIR = ".etcd-migrate";
+    static final String BINARY_CHECKS = "binaries";
     /** Entries that are not etcd data: ours, version.txt, and a fresh filesystem's lost+found. */
     private static final Set<String> NOT_DATA = Set.of(OWN_DIR, "lost+found", VERSION_FILE, VERSION_FILE + ".tmp");
 
@@ -124,13 +125,7 @@ public final class DataDir {
         if (Files.exists(file) && Files.readString(file, StandardCharsets.UTF_8).equals(text)) {
             return false;
         }
-        Path temp = dir.resolve(VERSION_FILE + ".tmp");
-        Files.deleteIfExists(temp);
-        Files.createFile(temp, PosixFilePermissions.asFileAttribute(Permissions.FILE));
-        Files.writeString(temp, text, StandardCharsets.UTF_8, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
-        Fsync.path(temp);
-        Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        Fsync.path(dir);
+        AtomicFile.write(file, text);
         return true;
     }
 
@@ -155,7 +150,8 @@ public final class DataDir {
     public List<Path> workDirs() throws IOException {
         if (!Files.isDirectory(ownDir())) return List.of();
         try (Stream<Path> entries = Files.list(ownDir())) {
-            return entries.filter(p -> !Set.of("lock", "backups", "staging").contains(p.getFileName().toString())).sorted().toList();
+            return entries.filter(p -> !Set.of("lock", "backups", "staging", BINARY_CHECKS).contains(p.getFileName().toString()))
+                    .sorted().toList();
         }
     }
 
@@ -164,13 +160,13 @@ public final class DataDir {
     }
 
     /**
-     * Removes .etcd-migrate/ when it holds nothing but the lock file: a run that created it and then
-     * was refused leaves the data dir as it found it. Backups or staging keep it.
+     * Removes .etcd-migrate/ when it holds nothing but the lock file (and remembered binary checks): a run
+     * that created it and then was refused leaves the data dir as it found it. Backups or staging keep it.
      */
     public void removeOwnDirIfOnlyLock() throws IOException {
         if (!Files.isDirectory(ownDir())) return;
         try (Stream<Path> entries = Files.list(ownDir())) {
-            if (!entries.allMatch(p -> p.getFileName().toString().equals("lock"))) return;
+            if (!entries.allMatch(p -> Set.of("lock", BINARY_CHECKS).contains(p.getFileName().toString()))) return;
         }
         Trees.deleteRecursively(ownDir());
     }
@@ -184,6 +180,11 @@ public final class DataDir {
         return ownDir().resolve("staging");
     }
 
+    /** What binaries reported at earlier starts (see BinaryCheck): kept, so an unchanged restart asks none again. */
+    public Path binaryChecks() {
+        return ownDir().resolve(BINARY_CHECKS);
+    }
+
     /** Lists the entries of the data dir that are not ours, for messages. */
     public String describeContent() throws IOException {
         StringBuilder b = new StringBuilder();
@@ -195,6 +196,63 @@ public final class DataDir {
             }
         }
         return b.toString();
+    }
+
+    /**
+     * version.txt is a claim: checked against the member dir before any etcd starts. etcd3 data has its
+     * MVCC backend (member/snap/db), which 2.x never writes; the WAL must be exactly where etcd will be
+     * told to look, or etcd starts a new cluster's WAL over the old data.
+     */
+    public void checkAgainst(DataVersion recorded, Optional<Path> walDir) throws IOException, ContradictionException {
+        Path member = member();
+        if (!Files.isDirectory(member)) return; // nothing etcd wrote yet (or a pre-2.2 layout, which 2.2 converts)
+        Path db = member.resolve("snap/db");
+        boolean hasDb = Files.isRegularFile(db);
+        if (recorded.storage() == StorageApi.ETCD3 && !hasDb) {
+            throw new ContradictionException("version.txt says " + recorded + " but " + member + " has no v3 backend ("
+                    + db + " is missing): the member dir holds etcd2 (v2 store) data. Running etcd3 steps on it would serve an"
+                    + " empty v3 keyspace. If the data is etcd2, write " + recorded.version() + "/etcd2 into version.txt");
+        }
+        if (recorded.storage() == StorageApi.ETCD2 && recorded.version().major() < 3 && hasDb) {
+            throw new ContradictionException("version.txt says " + recorded + " but " + member + " has a v3 backend (" + db
+                    + "), which etcd " + recorded.version() + " never writes: an etcd 3.x wrote this data");
+        }
+        boolean inMember = hasWalFiles(member.resolve("wal"));
+        boolean hasSnap = Files.isDirectory(member.resolve("snap"));
+        if (walDir.isPresent()) {
+            boolean outside = hasWalFiles(walDir.get());
+            if (inMember && outside) {
+                throw new ContradictionException("etcd's --wal-dir " + walDir.get() + " holds a WAL, and so does " + member.resolve("wal")
+                        + ": two WALs for one member dir; keep the one etcd last wrote and remove the other");
+            }
+            if (inMember) {
+                throw new ContradictionException("etcd's --wal-dir " + walDir.get() + " holds no WAL but " + member.resolve("wal")
+                        + " does: with --wal-dir etcd would start a new cluster's WAL over the old data. Drop --wal-dir, or move"
+                        + " the WAL files into " + walDir.get() + " while etcd is stopped");
+            }
+            if (!outside && hasSnap) {
+                throw new ContradictionException("neither etcd's --wal-dir " + walDir.get() + " nor " + member.resolve("wal")
+                        + " holds a WAL, but " + member.resolve("snap") + " exists: the WAL is somewhere else; point --wal-dir at it");
+            }
+        } else if (!inMember && hasSnap) {
+            throw new ContradictionException(member + " has no WAL in " + member.resolve("wal") + " but has " + member.resolve("snap")
+                    + ": the data was written with --wal-dir. Pass etcd's same --wal-dir after -- (or ETCD_WAL_DIR), or etcd"
+                    + " would start a new cluster's WAL over the old data");
+        }
+    }
+
+    private static boolean hasWalFiles(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) return false;
+        try (Stream<Path> entries = Files.list(dir)) {
+            return entries.anyMatch(p -> p.getFileName().toString().endsWith(".wal"));
+        }
+    }
+
+    /** The data contradicts version.txt or etcd's flags; refused (exit 3), nothing touched. */
+    public static final class ContradictionException extends Exception {
+        public ContradictionException(String message) {
+            super(message);
+        }
     }
 
     /** The data dir cannot be worked on as given (e.g. a symbolic link); nothing was touched. */

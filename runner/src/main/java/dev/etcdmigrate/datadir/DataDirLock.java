@@ -31,7 +31,11 @@ public final class DataDirLock implements AutoCloseable {
     public static DataDirLock acquire(DataDir dataDir, Duration timeout, Log log) throws IOException, InterruptedException {
         Permissions.ownerOnlyDir(dataDir.ownDir());
         Path file = dataDir.ownDir().resolve("lock");
-        FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileChannel channel = FileChannel.open(file, java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
+                java.nio.file.attribute.PosixFilePermissions.asFileAttribute(Permissions.FILE));
+        if (!java.nio.file.Files.getPosixFilePermissions(file).equals(Permissions.FILE)) {
+            java.nio.file.Files.setPosixFilePermissions(file, Permissions.FILE); // one an older runner made 0644
+        }
         long deadline = System.nanoTime() + timeout.toNanos();
         boolean announced = false;
         try {

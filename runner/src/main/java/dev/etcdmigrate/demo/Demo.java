@@ -86,7 +86,10 @@ public final class Demo {
         Migration migration = new Migration(MigrateOptions.from(migrateArgs), () -> catalog, log, children, System.getenv());
         migration.plan().describe().forEach(line -> out.println("   " + line));
         long start = System.nanoTime();
-        DataVersion reached = migration.migrate();
+        DataVersion reached;
+        try (Migration.Done done = migration.migrate()) {
+            reached = done.version();
+        }
         out.println("   reached " + reached + " in " + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms; version.txt = "
                 + new DataDir(data).readVersion().orElseThrow());
 

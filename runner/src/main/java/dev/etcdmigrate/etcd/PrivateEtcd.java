@@ -68,7 +68,8 @@ public final class PrivateEtcd implements AutoCloseable {
             Duration stopGrace,
             Map<String, String> environment,
             HttpClient http,
-            Optional<ClusterPeers> cluster) {
+            Optional<ClusterPeers> cluster,
+            Optional<WalDir> wal) {
 
         public Settings {
             extraServerArgs = List.copyOf(extraServerArgs);
@@ -77,17 +78,26 @@ public final class PrivateEtcd implements AutoCloseable {
         /** A one-member cluster: loopback peer port, short timers. */
         public Settings(BinDir binDir, String name, ServerPorts ports, List<String> extraServerArgs, Duration startTimeout,
                 Duration stopGrace, Map<String, String> environment, HttpClient http) {
-            this(binDir, name, ports, extraServerArgs, startTimeout, stopGrace, environment, http, Optional.empty());
+            this(binDir, name, ports, extraServerArgs, startTimeout, stopGrace, environment, http, Optional.empty(), Optional.empty());
         }
 
         public Settings inCluster(ClusterPeers peers) {
-            return new Settings(binDir, name, ports, extraServerArgs, startTimeout, stopGrace, environment, http, Optional.of(peers));
+            return new Settings(binDir, name, ports, extraServerArgs, startTimeout, stopGrace, environment, http, Optional.of(peers), wal);
+        }
+
+        /** The data dir's WAL lives elsewhere (etcd's --wal-dir): every etcd started on that data dir is told so. */
+        public Settings withWalDir(WalDir walDir) {
+            return new Settings(binDir, name, ports, extraServerArgs, startTimeout, stopGrace, environment, http, cluster,
+                    Optional.of(walDir));
         }
 
         boolean peerTls() {
             return extraServerArgs.stream().anyMatch(a -> a.startsWith("--peer-cert-file"));
         }
     }
+
+    /** etcd's --wal-dir for one data dir; a staging dir next to it keeps its WAL inside, as a restore writes it. */
+    public record WalDir(Path dataDir, Path walDir) {}
 
     public static PrivateEtcd start(Release release, Path dataDir, Settings settings, List<String> lineFlags, Log log,
             Children children) throws BinDir.MissingBinaryException, IOException {
@@ -107,6 +117,8 @@ public final class PrivateEtcd implements AutoCloseable {
             command.addAll(List.of("--initial-advertise-peer-urls", peer, "--initial-cluster", settings.name() + "=" + peer));
             command.addAll(FAST_TIMERS);
         }
+        settings.wal().filter(w -> w.dataDir().equals(dataDir.toAbsolutePath().normalize()))
+                .ifPresent(w -> command.addAll(List.of("--wal-dir", w.walDir().toString())));
         command.addAll(release.line().logFlags());
         command.addAll(lineFlags);
         command.addAll(settings.extraServerArgs());
@@ -168,8 +180,14 @@ public final class PrivateEtcd implements AutoCloseable {
             }
             if (!process.isAlive()) {
                 output.join();
-                throw new EtcdFailedException(label + " exited with " + process.exitValue() + " before it accepted a write; last output: "
-                        + String.join(" | ", output.lastLines()));
+                throw new EtcdFailedException(label + " exited with " + process.exitValue() + " before it accepted a write: "
+                        + whyItDied());
+            }
+            if (output.fatalLine().isPresent()) {
+                // it said it is dying: do not wait out the deadline for the exit that follows
+                process.waitFor(2, TimeUnit.SECONDS);
+                throw new EtcdFailedException(label + " logged a fatal error before it accepted a write: \""
+                        + output.fatalLine().get() + "\"");
             }
             try {
                 if (api == StorageApi.ETCD3) {
@@ -191,6 +209,11 @@ public final class PrivateEtcd implements AutoCloseable {
                 + (last == null ? "" : " (last attempt: " + last.getMessage() + ")"));
     }
 
+    /** etcd's own fatal or panic line where it printed one (the reason), else its last lines. */
+    private String whyItDied() {
+        return output.fatalLine().map(l -> "\"" + l + "\"").orElseGet(() -> "last output: " + String.join(" | ", output.lastLines()));
+    }
+
     /** SIGTERM, wait up to the grace period, SIGKILL and fail if it lingers. */
     public void stop(Duration grace) throws EtcdFailedException, InterruptedException {
         Children.terminate(process);
@@ -206,8 +229,7 @@ public final class PrivateEtcd implements AutoCloseable {
         int code = process.exitValue();
         // etcd re-raises SIGTERM after closing its files, so a clean stop is "killed by signal 15".
         if (code != 143 && code != 0) {
-            throw new EtcdFailedException(label + " exited with " + code + " when stopped; last output: "
-                    + String.join(" | ", output.lastLines()));
+            throw new EtcdFailedException(label + " exited with " + code + " when stopped: " + whyItDied());
         }
         log.info(label + " stopped cleanly");
     }

@@ -20,6 +20,10 @@ public final class LinePump {
     private final String program;
     private final Deque<String> tail = new ArrayDeque<>();
     private final Consumer<String> listener;
+    /** The first line in which the child said it is dying (zap fatal/panic, capnslog critical, a Go panic). */
+    private volatile String fatal;
+    private static final java.util.regex.Pattern FATAL = java.util.regex.Pattern.compile(
+            "\"level\":\"(fatal|panic|dpanic)\"|^panic: |^fatal error: |\s[CF] \\| ");
     private Thread thread;
 
     public LinePump(Log log, String program) {
@@ -42,6 +46,9 @@ public final class LinePump {
         try (BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
             for (String line; (line = reader.readLine()) != null; ) {
                 log.child(program, line);
+                if (fatal == null && FATAL.matcher(line).find()) {
+                    fatal = line.length() > 600 ? line.substring(0, 600) + "..." : line;
+                }
                 synchronized (tail) {
                     if (tail.size() == TAIL) tail.removeFirst();
                     tail.addLast(line);
@@ -56,6 +63,10 @@ public final class LinePump {
     /** Waits until the child's output is fully copied (it has exited). */
     public void join() throws InterruptedException {
         if (thread != null) thread.join();
+    }
+
+    public java.util.Optional<String> fatalLine() {
+        return java.util.Optional.ofNullable(fatal);
     }
 
     public List<String> lastLines() {

@@ -39,6 +39,11 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
     }
 
     @Override
+    public boolean replacesMemberDir() {
+        return true;
+    }
+
+    @Override
     public DataVersion result() {
         return new DataVersion(release.etcdVersion(), StorageApi.ETCD3);
     }

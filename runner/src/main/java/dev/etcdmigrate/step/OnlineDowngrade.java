@@ -42,7 +42,8 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
     @Override
     public void run(StepContext context) throws Exception {
         String target = older.minorLine().toString();
-        context.backups().copyOf(context.dataDir().member(), new DataVersion(from, StorageApi.ETCD3));
+        context.backups().copyOf(context.dataDir().member(), context.settings().wal().map(PrivateEtcd.WalDir::walDir),
+                new DataVersion(from, StorageApi.ETCD3));
         try (PrivateEtcd etcd = context.startAndAwaitWrite(newer, context.dataDir().path())) {
             String endpoint = context.settings().ports().clientUrl().toString();
             String enabled = enabledDowngradeTarget(etcd);

@@ -44,6 +44,11 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
     }
 
     @Override
+    public boolean replacesMemberDir() {
+        return true;
+    }
+
+    @Override
     public DataVersion result() {
         return new DataVersion(target.etcdVersion(), StorageApi.ETCD2);
     }

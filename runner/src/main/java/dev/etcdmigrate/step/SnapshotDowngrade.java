@@ -26,6 +26,11 @@ public record SnapshotDowngrade(EtcdVersion from, Release newer, Release older) 
     }
 
     @Override
+    public boolean replacesMemberDir() {
+        return true;
+    }
+
+    @Override
     public DataVersion result() {
         return new DataVersion(older.etcdVersion(), StorageApi.ETCD3);
     }

@@ -22,6 +22,11 @@ public sealed interface Step permits PatchFloor, MinorUpgrade, OnlineDowngrade, 
 
     void run(StepContext context) throws Exception;
 
+    /** Whether it builds a new member dir and swaps it in (rather than letting etcd work on the data in place). */
+    default boolean replacesMemberDir() {
+        return false;
+    }
+
     /** A bundled program, e.g. etcdctl 3.6.16 (file etcdctl-3.6.16 in the bin dir). */
     record Binary(String tool, Release release) {
         public static Binary etcd(Release release) {

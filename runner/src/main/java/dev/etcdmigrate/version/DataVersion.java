@@ -9,9 +9,13 @@ public record DataVersion(EtcdVersion version, StorageApi storage) {
         return new DataVersion(EtcdVersion.parse(version), storage);
     }
 
-    /** Strict parse of version.txt content; one trailing newline is tolerated, nothing else. */
+    /**
+     * Parse of version.txt content. White space around the line (CRLF, spaces, trailing blank lines) is
+     * dropped, as the Kubernetes tool's TrimSpace did: nodes whose file it accepted must not crash-loop
+     * here. Anything else is an error that quotes the text.
+     */
     public static DataVersion parse(String text) {
-        String body = text.endsWith("\n") ? text.substring(0, text.length() - 1) : text;
+        String body = text.strip();
         int slash = body.indexOf('/');
         if (slash < 0 || body.indexOf('/', slash + 1) >= 0) {
             throw new IllegalArgumentException("expected <version>/<etcd2|etcd3>, e.g. 3.5.21/etcd3, found '" + printable(text) + "'");

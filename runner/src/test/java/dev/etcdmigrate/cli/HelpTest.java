@@ -3,6 +3,7 @@ package dev.etcdmigrate.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.etcdmigrate.demo.Demo;
 import dev.etcdmigrate.provision.ProvisionCommand;
 import java.util.HashSet;
 import java.util.List;
@@ -14,10 +15,12 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 class HelpTest {
 
-    private static final String HELP = Help.text(MigrateOptions.FLAGS, ProvisionCommand.FLAGS);
+    private static final String HELP = Help.text(MigrateOptions.FLAGS, ProvisionCommand.FLAGS, Demo.FLAGS);
+    /** The help text with its line wrapping undone. */
+    private static final String FLAT = HELP.replaceAll("\\s+", " ");
 
     static Stream<Flag> allFlags() {
-        return Stream.concat(MigrateOptions.FLAGS.stream(), ProvisionCommand.FLAGS.stream());
+        return Stream.of(MigrateOptions.FLAGS, ProvisionCommand.FLAGS, Demo.FLAGS).flatMap(List::stream);
     }
 
     @ParameterizedTest(name = "--{0}")
@@ -26,7 +29,7 @@ class HelpTest {
         String head = "  --" + f.name() + (f.takesValue() ? " " + f.valueName() : "")
                 + f.env().map(env -> "   [env " + env + "]").orElse("") + "\n";
         assertTrue(HELP.contains(head), "missing line: " + head);
-        assertTrue(HELP.contains(f.help() + " Default: " + f.defaultText() + "."), "help of --" + f.name());
+        assertTrue(FLAT.contains((f.help() + " Default: " + f.defaultText() + ".").replaceAll("\\s+", " ")), "help of --" + f.name());
     }
 
     @Test
@@ -60,9 +63,17 @@ class HelpTest {
 
     @Test
     void documentsTheExitStatusesAndVersionFile() {
-        for (String s : List.of("Exit status", "0 done", "1 a step failed", "2 bad flags", "3 transition refused", "143",
-                "version.txt", "3.5.21/etcd3", "--help")) {
-            assertTrue(HELP.contains(s), s);
+        for (String s : List.of("Exit status", "0 done", "1 a step failed", "2 bad flags", "3 refused", "143",
+                "version.txt", "3.5.21/etcd3", "--help", "--version", "etcd-migrate demo", "Flags of demo")) {
+            assertTrue(FLAT.contains(s), s);
         }
+    }
+
+    @Test
+    void isWrappedAndSaysNothingThatIsNoLongerTrue() {
+        for (String line : HELP.split("\n")) {
+            assertTrue(line.length() <= 110, "too long: " + line);
+        }
+        assertTrue(!FLAT.contains("etcd2 is refused"), "etcd2 conversions exist");
     }
 }

@@ -157,12 +157,62 @@ class MigrateOptionsTest {
         assertTrue(e.getMessage().contains("'" + port + "'"), e.getMessage());
     }
 
+    // ---- one source of truth: the runner's settings and etcd's own flags after -- --------------------
+
+    @Test
+    void etcdsOwnDataDirStandsInForTheRunnersAndMustAgreeWithIt() throws UsageException {
+        assertEquals(Path.of("/srv/etcd"), options(env(), "--", "--data-dir", "/srv/etcd").dataDir());
+        assertEquals(Path.of("/srv/etcd"), options(env("ETCD_DATA_DIR", "/srv/etcd")).dataDir());
+        assertEquals(Path.of("/srv/etcd"), options(env("DATA_DIRECTORY", "/srv/etcd/"), "--", "--data-dir=/srv/./etcd").dataDir(),
+                "the same directory spelled differently");
+        // flag against flag, and variable against variable: both ways refused, both named
+        UsageException flags = usage(env(), "--data-dir", "/a", "--", "--data-dir", "/b");
+        assertTrue(flags.getMessage().contains("--data-dir is '/a'") && flags.getMessage().contains("'/b'"), flags.getMessage());
+        UsageException vars = usage(env("DATA_DIRECTORY", "/a", "ETCD_DATA_DIR", "/b"));
+        assertTrue(vars.getMessage().contains("$DATA_DIRECTORY") && vars.getMessage().contains("$ETCD_DATA_DIR"), vars.getMessage());
+    }
+
+    @Test
+    void memberIdentityComesFromEtcdsFlagsWhereTheRunnerHasNone() throws UsageException {
+        MigrateOptions o = options(env(), "--", "--name=m2", "--initial-cluster=m1=https://10.0.0.1:2380,m2=https://10.0.0.2:2380",
+                "--initial-advertise-peer-urls", "https://10.0.0.2:2380", "--listen-peer-urls=https://10.0.0.2:2380",
+                "--peer-cert-file=/p.crt", "--peer-key-file=/p.key", "--wal-dir=/wal");
+        assertEquals("m2", o.name());
+        assertEquals(2, o.members());
+        assertEquals("https://10.0.0.2:2380", o.initialAdvertisePeerUrls());
+        assertEquals("https://10.0.0.2:2380", o.listenPeerUrls());
+        assertEquals(Optional.of(Path.of("/wal")), o.walDir());
+        assertEquals(List.of("--peer-cert-file=/p.crt", "--peer-key-file=/p.key"), o.peerTlsArgs());
+        UsageException cluster = usage(env("INITIAL_CLUSTER", "m2=http://localhost:2380"), "--", "--name=m2",
+                "--initial-cluster=m1=https://10.0.0.1:2380,m2=https://10.0.0.2:2380");
+        assertTrue(cluster.getMessage().contains("$INITIAL_CLUSTER"), cluster.getMessage());
+        UsageException tls = usage(env("ETCD_CREDS", "--peer-cert-file=/other.crt --peer-key-file=/p.key"), "--",
+                "--peer-cert-file=/p.crt");
+        assertTrue(tls.getMessage().contains("/other.crt") && tls.getMessage().contains("/p.crt"), tls.getMessage());
+    }
+
+    @Test
+    void aWalDirInsideTheMemberDirIsNotExternal() throws UsageException {
+        assertEquals(Optional.empty(), options(env(), "--data-dir", "/d", "--", "--wal-dir=/d/member/wal").walDir());
+        assertEquals(Optional.empty(), options(env()).walDir());
+    }
+
+    @Test
+    void theExecdEtcdGetsTheDataDirOnlyWhereNothingNamesIt() throws UsageException {
+        assertEquals(List.of("--name=x", "--data-dir=/d"), options(env(), "--data-dir", "/d", "--", "--name=x").finalEtcdArgs(env()));
+        assertEquals(List.of("-data-dir=/d"), options(env(), "--", "-data-dir=/d").finalEtcdArgs(env()));
+        assertEquals(List.of(), options(env("ETCD_DATA_DIR", "/d")).finalEtcdArgs(env("ETCD_DATA_DIR", "/d")));
+    }
+
     // ---- member identity -------------------------------------------------------------------------
 
     @Test
     void nameComesFromEtcdNameFirst() throws UsageException {
         assertEquals("member-a", options(env("ETCD_NAME", "member-a", "ETCD_HOSTNAME", "h1")).name());
-        assertEquals("flag", options(env("ETCD_NAME", "member-a"), "--name", "flag").name());
+        assertEquals("flag", options(env("ETCD_NAME", "flag"), "--name", "flag").name());
+        // etcd itself would run as member-a (its ETCD_NAME) while the runner restores a member called flag
+        UsageException e = usage(env("ETCD_NAME", "member-a"), "--name", "flag");
+        assertTrue(e.getMessage().contains("'flag'") && e.getMessage().contains("'member-a'"), e.getMessage());
     }
 
     @Test
@@ -291,7 +341,7 @@ class MigrateOptionsTest {
         assertEquals(Path.of("/opt/bin"), o.binDir());
         assertTrue(o.noExec());
         assertEquals(List.of("--listen-client-urls=http://0.0.0.0:2379", "--name", "other"), o.etcdArgs());
-        assertEquals("etcd-host0", o.name(), "the exec'd etcd's --name is not the runner's");
+        assertEquals("other", o.name(), "without its own --name the runner takes etcd's");
     }
 
     @Test

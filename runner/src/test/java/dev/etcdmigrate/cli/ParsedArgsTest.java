@@ -1,5 +1,6 @@
 package dev.etcdmigrate.cli;
 
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -112,8 +113,18 @@ class ParsedArgsTest {
 
     @Test
     void bareWordsArePositional() throws UsageException {
-        ParsedArgs a = parse(List.of("3.5.35", "--no-exec", "3.6.16", "-x"), Map.of());
-        assertEquals(List.of("3.5.35", "3.6.16", "-x"), a.positional());
+        ParsedArgs a = parse(List.of("3.5.35", "--no-exec", "3.6.16"), Map.of());
+        assertEquals(List.of("3.5.35", "3.6.16"), a.positional());
+        UsageException stray = assertThrows(UsageException.class, () -> a.withoutPositional("plan"));
+        assertTrue(stray.getMessage().contains("'3.5.35'"), stray.getMessage());
+    }
+
+    @Test
+    void singleDashFlagsAreRefusedWithTheTwoDashSpelling() {
+        UsageException e = assertThrows(UsageException.class, () -> parse(List.of("-data-dir", "/x"), Map.of()));
+        assertTrue(e.getMessage().contains("--data-dir"), e.getMessage());
+        assertThrows(UsageException.class, () -> parse(List.of("-x"), Map.of()));
+        assertDoesNotThrow(() -> parse(List.of("--no-exec", "--", "-data-dir", "/y"), Map.of()), "etcd's own flags after --");
     }
 
     @Test

@@ -99,8 +99,8 @@ final class EtcdFixture implements AutoCloseable {
     }
 
     /** Runs `work` against a started etcd with a jetcd client, then stops the etcd cleanly. */
-    void withClient(Release release, Path dataDir, ClientWork work) throws Exception {
-        try (PrivateEtcd etcd = start(release, dataDir)) {
+    void withClient(Release release, Path dataDir, ClientWork work, String... flags) throws Exception {
+        try (PrivateEtcd etcd = start(release, dataDir, flags)) {
             try (Client client = Client.builder().endpoints(etcd.gateway().baseUrl()).build()) {
                 work.accept(client);
             }
@@ -113,20 +113,20 @@ final class EtcdFixture implements AutoCloseable {
     }
 
     /** A data dir written by {@code release}: sample keys (every tenth leased), version.txt recorded. */
-    Keyspace seed(Release release, Path dataDir, int keys) throws Exception {
+    Keyspace seed(Release release, Path dataDir, int keys, String... flags) throws Exception {
         Permissions.ownerOnlyDir(dataDir);
         Keyspace[] result = new Keyspace[1];
         withClient(release, dataDir, client -> {
             SampleData.seed(client, keys, 3600);
             result[0] = Keyspace.read(client);
-        });
+        }, flags);
         new DataDir(dataDir).writeVersion(new DataVersion(release.etcdVersion(), StorageApi.ETCD3));
         assertTrue(result[0].entries().size() > keys / 2, "seeded keys");
         return result[0];
     }
 
     /** The keyspace as {@code release} serves it, and the remaining TTL of every lease a key is attached to. */
-    Observed read(Release release, Path dataDir) throws Exception {
+    Observed read(Release release, Path dataDir, String... flags) throws Exception {
         Observed[] result = new Observed[1];
         withClient(release, dataDir, client -> {
             Keyspace keyspace = Keyspace.read(client);
@@ -139,7 +139,7 @@ final class EtcdFixture implements AutoCloseable {
                 }
             }
             result[0] = new Observed(keyspace, canTime, ttl);
-        });
+        }, flags);
         return result[0];
     }
 

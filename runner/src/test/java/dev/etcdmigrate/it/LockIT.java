@@ -59,6 +59,20 @@ class LockIT {
         });
     }
 
+    @Test
+    void aRunnerWhoseTargetIsTheDataVersionWaitsForTheLockToo(@TempDir Path dir) throws Exception {
+        whileAFrozenRunnerHoldsTheLock(dir, (data, first) -> {
+            // the no-op path (target = what version.txt says now) must not exec etcd beside a working private etcd
+            List<String> noOp = new ArrayList<>(RunnerArgs.migrate(data, FROM.version()));
+            noOp.addAll(List.of("--lock-timeout", "1s"));
+            try (RunnerProcess second = RunnerProcess.run(noOp)) {
+                assertNotEquals(0, second.exitCode(), second.output());
+                assertEquals(0, second.countRunnerLines("starting etcd"), "no etcd started by the second runner");
+            }
+            assertEquals(FROM.version() + "/etcd3", Files.readString(data.resolve("version.txt")), "the first still works");
+        });
+    }
+
     /** What a test does with the data dir while the first runner, frozen mid-step, holds its lock. */
     @FunctionalInterface
     private interface SecondRunner {
