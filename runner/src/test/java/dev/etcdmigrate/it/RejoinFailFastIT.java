@@ -119,7 +119,7 @@ class RejoinFailFastIT {
                 "--target-version", version.version(), "--target-storage", "etcd3", "--name", m.name(), "--start-timeout", "5m",
                 "--initial-cluster", initialCluster, "--listen-peer-urls", peerUrl, "--port", String.valueOf(m.privateClientPort()),
                 "--", "--name", m.name(), "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
-                "--initial-cluster-token", "failfast-it", "--initial-advertise-peer-urls", m.peerUrl(), "--listen-peer-urls", m.peerUrl(),
+                "--initial-cluster-token", "failfast-it", "--initial-advertise-peer-urls", m.peerUrl(), "--listen-peer-urls", peerUrl,
                 "--listen-client-urls", m.clientUrl(), "--advertise-client-urls", m.clientUrl()));
         args.addAll(List.of(tls.split(" ")));
         RunnerProcess runner = RunnerProcess.start(args, Map.of("ETCD_CREDS", tls));
