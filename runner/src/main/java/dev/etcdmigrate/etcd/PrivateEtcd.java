@@ -32,6 +32,8 @@ public final class PrivateEtcd implements AutoCloseable {
     // A restarted single member waits out one election timeout before it takes writes: keep it short.
     private static final List<String> FAST_TIMERS = List.of("--heartbeat-interval=10", "--election-timeout=100");
     private static final Duration POLL = Duration.ofMillis(20);
+    // A member of a healthy cluster hears its leader within about one election timeout (1 s default).
+    private static final Duration REJOIN_PATIENCE = Duration.ofSeconds(5);
 
     private final Release release;
     private final Process process;
@@ -41,9 +43,11 @@ public final class PrivateEtcd implements AutoCloseable {
     private final V2Client v2;
     private final Log log;
     private final String label;
+    private final RejoinWatch rejoin;
 
     private PrivateEtcd(Release release, Process process, LinePump output, Children children, GatewayClient gateway, V2Client v2,
-            Log log) {
+            Log log, RejoinWatch rejoin) {
+        this.rejoin = rejoin;
         this.release = release;
         this.process = process;
         this.output = output;
@@ -130,10 +134,13 @@ public final class PrivateEtcd implements AutoCloseable {
         } catch (IllegalStateException shuttingDown) {
             throw new IOException(shuttingDown.getMessage(), shuttingDown);
         }
-        LinePump pump = new LinePump(log, "etcd-" + release.version()).start(process.getInputStream());
+        // only a rejoining member can be refused by its peers; a verdict stops it so no probe waits on
+        RejoinWatch rejoin = (settings.cluster().isPresent() ? new RejoinWatch(REJOIN_PATIENCE) : RejoinWatch.disabled())
+                .onVerdict(process::destroy);
+        LinePump pump = new LinePump(log, "etcd-" + release.version(), rejoin).start(process.getInputStream());
         GatewayClient gateway = new GatewayClient(settings.http(), settings.ports().clientUrl(), release.line().jsonGateway());
         V2Client v2 = new V2Client(settings.http(), settings.ports().clientUrl());
-        return new PrivateEtcd(release, process, pump, children, gateway, v2, log);
+        return new PrivateEtcd(release, process, pump, children, gateway, v2, log, rejoin);
     }
 
     public GatewayClient gateway() {
@@ -167,6 +174,10 @@ public final class PrivateEtcd implements AutoCloseable {
         long end = start + deadline.toNanos();
         Exception last = null;
         while (System.nanoTime() < end) {
+            if (rejoin.verdict().isPresent()) {
+                throw new EtcdFailedException(label + " cannot rejoin its cluster after " + Duration.ofNanos(System.nanoTime() - start).toMillis()
+                        + " ms: " + rejoin.verdict().get());
+            }
             if (!process.isAlive()) {
                 output.join();
                 throw new EtcdFailedException(label + " exited with " + process.exitValue() + " before it accepted a write: "

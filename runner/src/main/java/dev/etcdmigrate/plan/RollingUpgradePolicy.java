@@ -11,8 +11,10 @@ import dev.etcdmigrate.version.StorageApi;
 
 /**
  * What one member of a multi-member cluster may do on its own while its peers keep serving: a
- * rolling upgrade by one minor (with the patch floor it needs). The member's private etcd rejoins
- * the cluster for each step, so every step must be something a mixed-version cluster accepts.
+ * rolling upgrade by one minor (with the patch floor it needs), or a rolling downgrade by one minor
+ * where the newer line has etcd's cluster-wide downgrade API (the catalog's {@code downgrade-api}
+ * method: the planner makes an {@link OnlineDowngrade} step only there). The member's private etcd
+ * rejoins the cluster for each step, so every step must be something a mixed-version cluster accepts.
  */
 public final class RollingUpgradePolicy {
 
@@ -30,8 +32,7 @@ public final class RollingUpgradePolicy {
                 case PatchFloor floor -> null;
                 case MinorUpgrade up when up.storage() == StorageApi.ETCD3 -> null;
                 case MinorUpgrade up -> "etcd2 data is migrated only as a one-member cluster; shrink the cluster to one member, migrate, then add members";
-                case OnlineDowngrade down -> "etcd's downgrade is cluster-wide (`etcdctl downgrade enable` "
-                        + down.older().minorLine() + ", then every member restarted on " + down.older().minorLine() + ")";
+                case OnlineDowngrade down -> null;
                 case SnapshotDowngrade down -> "a snapshot restore gives this member a new cluster ID, so it could not rejoin its peers;"
                         + " restore the whole cluster from one member's snapshot instead";
                 case ConvertToV3 convert -> "the etcd2 -> etcd3 conversion rebuilds the member dir, so it could not rejoin its peers";
@@ -39,11 +40,13 @@ public final class RollingUpgradePolicy {
             };
             if (why != null) {
                 throw new RefusedTransitionException("refused for " + cluster + ": " + step.describe() + " — " + why
-                        + ". A multi-member cluster supports a rolling upgrade by one minor, one member at a time (nothing was changed)");
+                        + ". A multi-member cluster supports a rolling upgrade by one minor, or a rolling downgrade by one minor through"
+                        + " etcd's downgrade API, one member at a time (nothing was changed)");
             }
-            if (step instanceof MinorUpgrade && ++minorSteps > 1) {
+            if (crossesAMinor(step) && ++minorSteps > 1) {
                 throw new RefusedTransitionException("refused for " + cluster + ": " + plan.current() + " -> " + plan.target()
-                        + " crosses " + countMinors(plan) + " minor versions, and a member can only join peers one minor apart."
+                        + " crosses " + countMinors(plan) + " minor versions, and a member can only join peers one minor apart"
+                        + " (etcd's downgrade API, too, moves the cluster version one minor)."
                         + " Roll the whole cluster out one minor at a time (e.g. first every member to "
                         + firstMinorTarget(plan) + "), nothing was changed");
             }
@@ -51,12 +54,16 @@ public final class RollingUpgradePolicy {
         return plan;
     }
 
+    private static boolean crossesAMinor(Step step) {
+        return step instanceof MinorUpgrade || step instanceof OnlineDowngrade;
+    }
+
     private static long countMinors(Plan plan) {
-        return plan.steps().stream().filter(s -> s instanceof MinorUpgrade).count();
+        return plan.steps().stream().filter(RollingUpgradePolicy::crossesAMinor).count();
     }
 
     private static String firstMinorTarget(Plan plan) {
-        return plan.steps().stream().filter(s -> s instanceof MinorUpgrade).findFirst().map(s -> s.result().version().toString())
+        return plan.steps().stream().filter(RollingUpgradePolicy::crossesAMinor).findFirst().map(s -> s.result().version().toString())
                 .orElseThrow();
     }
 }

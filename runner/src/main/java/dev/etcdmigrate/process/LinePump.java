@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.function.Consumer;
 
 /** Copies a child's output into the runner's log line by line, keeping the last lines for errors. */
 public final class LinePump {
@@ -18,6 +19,7 @@ public final class LinePump {
     private final Log log;
     private final String program;
     private final Deque<String> tail = new ArrayDeque<>();
+    private final Consumer<String> listener;
     /** The first line in which the child said it is dying (zap fatal/panic, capnslog critical, a Go panic). */
     private volatile String fatal;
     private static final java.util.regex.Pattern FATAL = java.util.regex.Pattern.compile(
@@ -25,8 +27,14 @@ public final class LinePump {
     private Thread thread;
 
     public LinePump(Log log, String program) {
+        this(log, program, line -> {});
+    }
+
+    /** The listener sees every line too (e.g. a rejoin watch), on the pump's thread. */
+    public LinePump(Log log, String program, Consumer<String> listener) {
         this.log = log;
         this.program = program;
+        this.listener = listener;
     }
 
     public LinePump start(InputStream in) {
@@ -45,6 +53,7 @@ public final class LinePump {
                     if (tail.size() == TAIL) tail.removeFirst();
                     tail.addLast(line);
                 }
+                listener.accept(line);
             }
         } catch (IOException e) {
             // the child closed its output or was killed: nothing more to copy

@@ -11,8 +11,14 @@ import java.util.List;
 /**
  * One minor back through etcd's downgrade API (3.6+): a backup copy of member/ first (etcd works on it
  * in place, and no etcd runs yet), then on the running newer etcd, validate and enable a downgrade to
- * the older line, wait until the storage version reports it, stop, then start the older etcd until a
- * write succeeds.
+ * the older line, wait until the cluster version and this member's storage version report it, stop,
+ * then start the older etcd until a write succeeds.
+ *
+ * <p>The downgrade is cluster-wide: for a member of a multi-member cluster the newer etcd rejoins its
+ * peers, the first member's run enables the downgrade, later members' runs find the cluster version at
+ * the target already and go on; a downgrade to another version in progress is a refusal. The job ends
+ * when the leader sees every member on the older line (within its --downgrade-check-time, 5 s by
+ * default), so only a one-member cluster waits for that here.
  */
 public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) implements Step {
 
@@ -40,17 +46,23 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
                 new DataVersion(from, StorageApi.ETCD3));
         try (PrivateEtcd etcd = context.startAndAwaitWrite(newer, context.dataDir().path())) {
             String endpoint = context.settings().ports().clientUrl().toString();
-            if (downgradeEnabled(etcd, target)) {
-                // a crash after `downgrade enable`: the cluster version is already the target, which
-                // `downgrade validate` would reject as an invalid target
-                context.log().info("etcd " + newer.version() + " reports a downgrade to " + target + " already enabled by an"
-                        + " interrupted run; continuing it");
+            String enabled = enabledDowngradeTarget(etcd);
+            if (!enabled.isEmpty() && !enabled.equals(target + ".0")) {
+                throw new StepFailedException("the cluster has a downgrade to " + enabled + " in progress, not to " + target
+                        + ": finish that one (every member on it) or cancel it (`etcdctl downgrade cancel`) first");
+            }
+            if (!enabled.isEmpty() || clusterVersionIs(etcd, target)) {
+                // an earlier member (or an interrupted run) enabled it: the cluster version is the target
+                // already, which `downgrade validate` would reject as an invalid target
+                context.log().info("etcd " + newer.version() + " reports the cluster already downgraded to " + target
+                        + (enabled.isEmpty() ? "" : " (downgrade job in progress)") + "; continuing it on this member");
             } else {
                 context.runTool(newer, "etcdctl", List.of("--endpoints", endpoint, "downgrade", "validate", target),
                         "etcd " + newer.version() + " does not allow a downgrade to " + target);
                 context.runTool(newer, "etcdctl", List.of("--endpoints", endpoint, "downgrade", "enable", target),
                         "etcd " + newer.version() + " refused to enable a downgrade to " + target);
             }
+            context.awaitClusterVersion(etcd, target);
             context.awaitStorageVersion(etcd, target + ".0");
             etcd.stop(context.stopGrace());
         }
@@ -64,7 +76,7 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
             flags.add(checkFlag + "=50ms");
         }
         try (PrivateEtcd etcd = context.startAndAwaitWrite(older, context.dataDir().path(), flags)) {
-            if (older.line().statusReportsDowngrade()) {
+            if (older.line().statusReportsDowngrade() && context.settings().cluster().isEmpty()) {
                 context.awaitDowngradeFinished(etcd);
             }
             etcd.awaitWrite(context.settings().startTimeout());
@@ -72,12 +84,16 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
         }
     }
 
-    /** Whether the running newer etcd already has a downgrade to the target line enabled (3.6+ report it). */
-    private boolean downgradeEnabled(PrivateEtcd etcd, String targetLine) throws Exception {
+    /** The target of the downgrade the cluster has enabled ("3.6.0"), empty if none (3.6+ report it). */
+    private String enabledDowngradeTarget(PrivateEtcd etcd) throws Exception {
         if (!newer.line().statusReportsDowngrade()) {
-            return false;
+            return "";
         }
         var info = etcd.gateway().status().path("downgradeInfo");
-        return info.path("enabled").asBoolean(false) && info.path("targetVersion").asText("").equals(targetLine + ".0");
+        return info.path("enabled").asBoolean(false) ? info.path("targetVersion").asText("") : "";
+    }
+
+    private static boolean clusterVersionIs(PrivateEtcd etcd, String line) throws Exception {
+        return etcd.gateway().version().path("etcdcluster").asText("").startsWith(line + ".");
     }
 }

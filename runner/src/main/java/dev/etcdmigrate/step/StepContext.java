@@ -124,6 +124,16 @@ public record StepContext(
         log.info("etcd " + etcd.release().version() + " reports the downgrade finished");
     }
 
+    /** Polls /version until the cluster version is on the wanted line ("3.6"). */
+    public void awaitClusterVersion(PrivateEtcd etcd, String line) throws Exception {
+        Polled polled = poll(() -> etcd.gateway().version().path("etcdcluster").asText(""), v -> v.startsWith(line + "."));
+        if (!polled.reached()) {
+            throw new StepFailedException("etcd " + etcd.release().version() + " did not report cluster version " + line
+                    + " within " + settings.startTimeout().toSeconds() + " s (last seen: '" + polled.lastSeen() + "')");
+        }
+        log.info("etcd " + etcd.release().version() + " reports cluster version " + polled.lastSeen());
+    }
+
     /** Polls /version until the storage version is the wanted one (3.6+ report it). */
     public void awaitStorageVersion(PrivateEtcd etcd, String wanted) throws Exception {
         Polled polled = poll(() -> etcd.gateway().version().path("storage").asText(""), wanted::equals);

@@ -53,6 +53,11 @@ final class RunnerProcess implements AutoCloseable {
         return start(List.of("setsid"), args, Map.of());
     }
 
+    /** Starts the runner under a command prefix, e.g. {@code ip netns exec NS} (which execs it: same pid). */
+    static RunnerProcess startUnder(List<String> prefix, List<String> args, Map<String, String> extraEnv) throws IOException {
+        return start(prefix, args, extraEnv);
+    }
+
     private static RunnerProcess start(List<String> prefix, List<String> args, Map<String, String> extraEnv) throws IOException {
         List<String> command = new ArrayList<>(prefix);
         command.add(launcher().toString());

@@ -66,6 +66,11 @@ final class TestCertificates {
 
     /** A certificate for a peer on 127.0.0.1, good for both ends of a peer connection. */
     Pem issue(String name) throws Exception {
+        return issue(name, "127.0.0.1");
+    }
+
+    /** The same for a host with another address (server and client use, SAN = that address). */
+    Pem issue(String name, String address) throws Exception {
         KeyPair keys = ecKeys();
         X509CertificateHolder cert = new JcaX509v3CertificateBuilder(ca.getSubject(), BigInteger.valueOf(++serial), notBefore(), notAfter(),
                 new X500Name("CN=" + name), keys.getPublic())
@@ -74,7 +79,7 @@ final class TestCertificates {
                 .addExtension(Extension.extendedKeyUsage, false,
                         new ExtendedKeyUsage(new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth}))
                 .addExtension(Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName[] {
-                        new GeneralName(GeneralName.iPAddress, "127.0.0.1"), new GeneralName(GeneralName.dNSName, "localhost")}))
+                        new GeneralName(GeneralName.iPAddress, address), new GeneralName(GeneralName.dNSName, "localhost")}))
                 .build(new JcaContentSignerBuilder("SHA256withECDSA").build(caKeys.getPrivate()));
         Pem pem = new Pem(dir.resolve(name + ".pem"), dir.resolve(name + "-key.pem"));
         write(pem.cert(), cert);

@@ -5,11 +5,17 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.catalog.Catalog;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import dev.etcdmigrate.version.DataVersion;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** What one member of a multi-member cluster may do alone: one minor up, with its patch floor. */
+/** What one member of a multi-member cluster may do alone: one minor up, with its patch floor, or one minor down by the downgrade API. */
 class RollingUpgradePolicyTest {
 
     private static final Planner PLANNER = new Planner(Catalog.bundled());
@@ -25,6 +31,8 @@ class RollingUpgradePolicyTest {
             "3.5.21/etcd3, 3.5.35/etcd3, 5", // a patch within the line: version.txt only
             "3.4.23/etcd3, 3.7.3/etcd3, 1",  // a single member may jump several minors
             "3.7.3/etcd3, 3.4.23/etcd3, 1",  // ... and downgrade
+            "3.7.3/etcd3, 3.6.16/etcd3, 3",  // one minor down through the downgrade API
+            "3.6.16/etcd3, 3.5.35/etcd3, 3", // the same, one line lower
     })
     void allowed(String current, String target, int members) throws Exception {
         Plan plan = plan(current, target);
@@ -35,7 +43,9 @@ class RollingUpgradePolicyTest {
     @CsvSource(delimiter = '|', value = {
             "3.5.35/etcd3 | 3.7.3/etcd3  | crosses 2 minor versions; first every member to 3.6.16",
             "3.4.23/etcd3 | 3.7.3/etcd3  | crosses 3 minor versions; first every member to 3.5.35",
-            "3.7.3/etcd3  | 3.6.16/etcd3 | downgrade is cluster-wide",
+            "3.7.3/etcd3  | 3.5.35/etcd3 | crosses 2 minor versions; first every member to 3.6.16",
+            "3.6.16/etcd3 | 3.4.23/etcd3 | new cluster ID",
+            "3.7.3/etcd3  | 3.4.23/etcd3 | crosses 2 minor versions; first every member to 3.6.16",
             "3.5.35/etcd3 | 3.4.23/etcd3 | new cluster ID",
             "3.4.23/etcd2 | 3.4.23/etcd3 | conversion rebuilds the member dir",
             "3.4.23/etcd3 | 3.4.23/etcd2 | rollback to etcd2 rebuilds the member dir",
@@ -49,5 +59,20 @@ class RollingUpgradePolicyTest {
         for (String fragment : fragments.split(";")) {
             assertTrue(e.getMessage().contains(fragment.trim()), "'" + fragment.trim() + "' in: " + e.getMessage());
         }
+    }
+
+    /** Whether a line downgrades online is the catalog's fact: a catalog without the downgrade API for 3.7 refuses. */
+    @Test
+    void aLineWithoutTheDowngradeApiInTheCatalogIsRefused(@TempDir Path dir) throws Exception {
+        String yaml;
+        try (InputStream in = Catalog.class.getResourceAsStream("/dev/etcdmigrate/catalog/catalog.yaml")) {
+            yaml = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        int last = yaml.lastIndexOf("method: downgrade-api"); // the newest line's entry
+        Path edited = Files.writeString(dir.resolve("catalog.yaml"),
+                yaml.substring(0, last) + "method: snapshot-restore" + yaml.substring(last + "method: downgrade-api".length()));
+        Plan plan = new Planner(Catalog.load(edited)).plan(DataVersion.parse("3.7.3/etcd3"), DataVersion.parse("3.6.16/etcd3"));
+        RefusedTransitionException e = assertThrows(RefusedTransitionException.class, () -> RollingUpgradePolicy.check(plan, 3));
+        assertTrue(e.getMessage().contains("new cluster ID"), e.getMessage());
     }
 }

@@ -1,0 +1,85 @@
+package dev.etcdmigrate.it;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Hosts for a test, each a network namespace with one address on a shared /24: every host's eth0 is
+ * one end of a veth pair whose other end sits on a bridge in a namespace of its own, so the machine's
+ * root namespace gets neither an interface nor a route to the test addresses. Made by the test,
+ * removed by {@link #close()} (also on failure): every process still in a namespace is killed first.
+ */
+final class NetworkLab implements AutoCloseable {
+
+    private final String id;
+    private final String subnet;
+    private final List<String> hosts = new ArrayList<>();
+    private final String bridgeNs;
+
+    NetworkLab(int count) throws Exception {
+        // random names and subnet, so two runs on one machine do not meet
+        id = "em" + Integer.toString(ThreadLocalRandom.current().nextInt(1 << 20), 36);
+        subnet = "10.231." + ThreadLocalRandom.current().nextInt(1, 255) + ".";
+        bridgeNs = id + "-br";
+        try {
+            ip("netns", "add", bridgeNs);
+            ip("-n", bridgeNs, "link", "add", "br0", "type", "bridge");
+            ip("-n", bridgeNs, "link", "set", "br0", "up");
+            for (int i = 0; i < count; i++) {
+                String ns = id + "-h" + i;
+                ip("netns", "add", ns);
+                hosts.add(ns);
+                ip("-n", bridgeNs, "link", "add", "p" + i, "type", "veth", "peer", "name", "eth0", "netns", ns);
+                ip("-n", bridgeNs, "link", "set", "p" + i, "master", "br0", "up");
+                ip("-n", ns, "addr", "add", address(i) + "/24", "dev", "eth0");
+                ip("-n", ns, "link", "set", "eth0", "up");
+                ip("-n", ns, "link", "set", "lo", "up"); // the runner's private etcd listens on 127.0.0.1
+            }
+        } catch (Exception | Error e) {
+            close();
+            throw e;
+        }
+    }
+
+    String address(int host) {
+        return subnet + (host + 10);
+    }
+
+    /** The command prefix that runs a program on the host. */
+    List<String> exec(int host) {
+        return List.of("ip", "netns", "exec", hosts.get(host));
+    }
+
+    @Override
+    public void close() throws Exception {
+        List<String> all = new ArrayList<>(hosts);
+        all.add(bridgeNs);
+        for (String ns : all) {
+            Process pids = new ProcessBuilder("ip", "netns", "pids", ns).redirectErrorStream(true).start();
+            String out = new String(pids.getInputStream().readAllBytes()).trim();
+            pids.waitFor();
+            for (String pid : out.isEmpty() ? List.<String>of() : List.of(out.split("\\s+"))) {
+                if (!pid.matches("\\d+")) continue;
+                ProcessHandle.of(Long.parseLong(pid)).ifPresent(p -> {
+                    p.destroyForcibly();
+                    p.onExit().orTimeout(10, TimeUnit.SECONDS).exceptionally(t -> p).join();
+                });
+            }
+            new ProcessBuilder("ip", "netns", "del", ns).redirectErrorStream(true).start().waitFor();
+        }
+        hosts.clear();
+    }
+
+    private static void ip(String... args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of("ip"));
+        command.addAll(List.of(args));
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (p.waitFor() != 0) {
+            throw new IOException(String.join(" ", command) + " failed: " + out.trim());
+        }
+    }
+}
