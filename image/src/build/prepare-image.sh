@@ -4,7 +4,7 @@
 #
 #   target/image/java/opt/java          jlink'd Java runtime (JAVA_HOME's jlink)
 #   target/image/glibc/lib...           glibc from Debian's libc6 package (apt-get download)
-#   target/image/etcd/usr/local/bin     etcd-<v>, etcdctl-<v>, etcdutl-<v> for every bundled version
+#   target/image/etcd/<v>/usr/local/bin etcd-<v>, etcdctl-<v>, etcdutl-<v>, per bundled version
 #   target/image/base/base.tar          Docker-format base image archive: /tmp (1777), /etc/passwd,
 #                                       /etc/group, /etc/nsswitch.conf and the relative symlinks
 #                                       /usr/local/bin/etcd, etcdctl, etcdutl -> <name>-<newest>
@@ -59,7 +59,8 @@ fi
 
 # ---------------------------------------------------------------- glibc (Debian libc6)
 glibc_dir=$out/glibc
-if [ ! -f "$glibc_dir.stamp" ]; then
+# status.d: where image scanners (trivy, grype, syft) read package metadata in distroless-style images
+if [ ! -f "$glibc_dir.stamp" ] || ! grep -q '^Package: libc6$' "$glibc_dir/var/lib/dpkg/status.d/libc6" 2>/dev/null; then
   rm -rf "$glibc_dir" "$out/debs"
   mkdir -p "$out/debs"
   deb=""
@@ -80,16 +81,24 @@ if [ ! -f "$glibc_dir.stamp" ]; then
   # Debian's lib64/ld-linux-x86-64.so.2 is an absolute symlink: copy the real loader instead.
   cp "$out/libc6/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" "$glibc_dir/lib64/ld-linux-x86-64.so.2"
   cp "$out/libc6/usr/share/doc/libc6/copyright" "$glibc_dir/usr/share/doc/libc6/copyright"
+  # Debian's control fields of the package, as distroless writes them, so scanners see glibc's version.
+  mkdir -p "$glibc_dir/var/lib/dpkg/status.d"
+  { dpkg-deb -f "$deb" | grep '^Package:'; echo "Status: install ok installed"; dpkg-deb -f "$deb" | grep -v '^Package:'; } \
+    >"$glibc_dir/var/lib/dpkg/status.d/libc6"
   rm -rf "$out/libc6"
   epoch_touch "$glibc_dir"
   basename "$deb" >"$glibc_dir.stamp"
 fi
 
 # ---------------------------------------------------------------- etcd binaries
-etcd_dir=$out/etcd/usr/local/bin
-mkdir -p "$etcd_dir"
-wanted=""
+# One directory (so one Jib layer) per release: a new patch release adds one layer and leaves the
+# others' digests alone. Each image flavour lists the directories it bundles (image/pom.xml).
+etcd_root=$out/etcd
+mkdir -p "$etcd_root"
 for v in $versions; do
+  etcd_dir=$etcd_root/$v/usr/local/bin
+  mkdir -p "$etcd_dir"
+  wanted=""
   for tool in etcd etcdctl etcdutl; do
     src=$bin_src/$tool-$v
     if [ ! -f "$src" ]; then
@@ -106,9 +115,27 @@ for v in $versions; do
       ln "$src" "$dst" 2>/dev/null || cp "$src" "$dst"
     fi
   done
+  # What this layer holds, for scanners: a CycloneDX document per release, in the release's own layer.
+  go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+  sbom_dir=$etcd_root/$v/usr/share/doc/etcd-migrate/sbom
+  mkdir -p "$sbom_dir"
+  source=$(head -n 1 "$bin_src/.provisioned/$v" 2>/dev/null || echo unknown)
+  recipe=$(sed -n 's/^recipe: //p' "$bin_src/.provisioned/$v" 2>/dev/null || true)
+  components=""
+  for t in $wanted; do
+    gov=$("$go" version "$etcd_dir/$t" 2>/dev/null | sed -n 's/.*: \(go[0-9.]*\).*/\1/p')
+    components="$components${components:+,}{\"type\":\"application\",\"name\":\"${t%-$v}\",\"version\":\"$v\",\"purl\":\"pkg:github/etcd-io/etcd@v$v\",\"licenses\":[{\"license\":{\"id\":\"Apache-2.0\"}}],\"hashes\":[{\"alg\":\"SHA-256\",\"content\":\"$(sha256sum "$etcd_dir/$t" | cut -d' ' -f1)\"}],\"properties\":[{\"name\":\"dev.etcdmigrate:path\",\"value\":\"/usr/local/bin/$t\"},{\"name\":\"dev.etcdmigrate:goVersion\",\"value\":\"$gov\"},{\"name\":\"dev.etcdmigrate:source\",\"value\":\"$source\"},{\"name\":\"dev.etcdmigrate:recipe\",\"value\":\"$recipe\"}]}"
+  done
+  printf '{"bomFormat":"CycloneDX","specVersion":"1.5","version":1,"metadata":{"component":{"type":"application","name":"etcd","version":"%s"}},"components":[%s]}\n' \
+    "$v" "$components" >"$sbom_dir/etcd-$v.cdx.json.new"
+  if cmp -s "$sbom_dir/etcd-$v.cdx.json.new" "$sbom_dir/etcd-$v.cdx.json"; then rm "$sbom_dir/etcd-$v.cdx.json.new"; else mv "$sbom_dir/etcd-$v.cdx.json.new" "$sbom_dir/etcd-$v.cdx.json"; fi
+  touch -h -d @1 "$sbom_dir/etcd-$v.cdx.json"
+  for f in "$etcd_dir"/*; do
+    case " $wanted " in *" $(basename "$f") "*) ;; *) log "dropping $(basename "$f")"; rm -f "$f" ;; esac
+  done
 done
-for f in "$etcd_dir"/*; do
-  case " $wanted " in *" $(basename "$f") "*) ;; *) log "dropping $(basename "$f")"; rm -f "$f" ;; esac
+for d in "$etcd_root"/*; do
+  case " $versions " in *" $(basename "$d") "*) ;; *) log "dropping etcd $(basename "$d")"; rm -rf "$d" ;; esac
 done
 
 # ---------------------------------------------------------------- base archive (Docker format)

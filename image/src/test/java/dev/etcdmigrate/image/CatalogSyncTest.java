@@ -4,8 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /** The image module's etcd.bundled.versions / etcd.newest.version properties follow versions/catalog.yaml. */
@@ -23,5 +28,31 @@ class CatalogSyncTest {
         Release newest = Catalog.bundled().releases().stream().max((a, b) -> a.etcdVersion().compareTo(b.etcdVersion())).orElseThrow();
         assertEquals(newest.version(), System.getProperty("etcd.newest.version"),
                 "image/pom.xml <etcd.newest.version> (the image tag's version and the etcd/etcdctl/etcdutl aliases) must be the catalog's newest");
+    }
+
+    /** The default flavour bundles the catalog's newest releases from 3.4 on, oldest first, and nothing else. */
+    @Test
+    void defaultFlavourIsTheSupportedLines() {
+        List<String> all = Arrays.asList(System.getProperty("etcd.bundled.versions").split(","));
+        List<String> lean = Arrays.asList(System.getProperty("etcd.default.versions").split(","));
+        assertEquals(all.subList(all.indexOf("3.4.23"), all.size()), lean,
+                "image/pom.xml <etcd.default.versions> must be the catalog's releases from 3.4 on");
+    }
+
+    /** Each Jib execution's layer list (one etcd/<v> path per release) matches its flavour's versions. */
+    @Test
+    void jibLayersMatchTheFlavours() throws Exception {
+        String pom = Files.readString(Path.of(System.getProperty("image.pom")));
+        assertEquals(Arrays.asList(System.getProperty("etcd.default.versions").split(",")), etcdLayers(pom, "image-tar"));
+        assertEquals(Arrays.asList(System.getProperty("etcd.bundled.versions").split(",")), etcdLayers(pom, "image-tar-full"));
+    }
+
+    private static List<String> etcdLayers(String pom, String executionId) {
+        int start = pom.indexOf("<id>" + executionId + "</id>");
+        int end = pom.indexOf("</execution>", start);
+        Matcher m = Pattern.compile("/image/etcd/([0-9.]+)</from>").matcher(pom.substring(start, end));
+        List<String> versions = new ArrayList<>();
+        while (m.find()) versions.add(m.group(1));
+        return versions;
     }
 }

@@ -30,7 +30,9 @@ import org.testcontainers.utility.DockerImageName;
  */
 class ImageIT {
 
+    /** The default flavour (etcd 3.4-3.7) and `-full` (every bundled release, for etcd2 and pre-3.4 data). */
     static final DockerImageName IMAGE = DockerImageName.parse(System.getProperty("image", "etcd-migrate:3.7.3-0"));
+    static final DockerImageName IMAGE_FULL = DockerImageName.parse(System.getProperty("image.full", "etcd-migrate:3.7.3-0-full"));
     static final String NEWEST = System.getProperty("etcd.newest.version", "3.7.3");
     static final String DATA = "/var/etcd/data";
     /** etcd's own flags after `--`: inside a container it must listen on 0.0.0.0 for the published port. */
@@ -121,7 +123,7 @@ class ImageIT {
     void rollbackToEtcd2ThroughEnvironmentVariables() throws Exception {
         Path data = dataDir();
         HostEtcd.writeDataDir("3.4.23", data, 5);
-        GenericContainer<?> etcd = new GenericContainer<>(IMAGE)
+        GenericContainer<?> etcd = new GenericContainer<>(IMAGE_FULL)
                 .withFileSystemBind(data.toString(), DATA, BindMode.READ_WRITE)
                 .withEnv("ETCD_NAME", HostEtcd.MEMBER)
                 .withEnv("TARGET_VERSION", "3.4.23")
@@ -133,9 +135,31 @@ class ImageIT {
         start(etcd);
         assertEquals("3.4.23/etcd2", versionTxt(data));
         java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
-        java.net.URI key = java.net.URI.create("http://" + etcd.getHost() + ":" + etcd.getMappedPort(2379) + "/v2/keys/image-it/key-3");
-        String body = http.send(java.net.http.HttpRequest.newBuilder(key).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-        assertTrue(body.contains("\"value\":\"value-3\""), body);
+        for (int i = 0; i < 5; i++) {
+            java.net.URI key = java.net.URI.create("http://" + etcd.getHost() + ":" + etcd.getMappedPort(2379) + "/v2/keys/image-it/key-" + i);
+            String body = http.send(java.net.http.HttpRequest.newBuilder(key).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            assertTrue(body.contains("\"value\":\"value-" + i + "\""), "key-" + i + ": " + body);
+        }
+    }
+
+    /**
+     * The two flavours share every layer but the legacy releases': `-full` is the default plus exactly
+     * one layer per extra release, and each image's label lists what it bundles.
+     */
+    @Test
+    void flavoursShareLayersAndFullAddsOneLayerPerLegacyRelease() {
+        var docker = org.testcontainers.DockerClientFactory.instance().client();
+        var lean = docker.inspectImageCmd(IMAGE.asCanonicalNameString()).exec();
+        var full = docker.inspectImageCmd(IMAGE_FULL.asCanonicalNameString()).exec();
+        List<String> defaultVersions = List.of(System.getProperty("etcd.default.versions", "3.4.23,3.5.35,3.6.16,3.7.3").split(","));
+        List<String> allVersions = List.of(System.getProperty("etcd.bundled.versions", "").split(","));
+        assertEquals(String.join(",", defaultVersions), lean.getConfig().getLabels().get("dev.etcdmigrate.etcd.versions"));
+        assertEquals(String.join(",", allVersions), full.getConfig().getLabels().get("dev.etcdmigrate.etcd.versions"));
+        List<String> leanLayers = lean.getRootFS().getLayers();
+        List<String> fullLayers = full.getRootFS().getLayers();
+        assertTrue(fullLayers.containsAll(leanLayers), "every default layer is in -full: " + leanLayers + " vs " + fullLayers);
+        assertEquals(allVersions.size() - defaultVersions.size(), fullLayers.size() - leanLayers.size(),
+                "-full adds one layer per legacy release");
     }
 
     @Test

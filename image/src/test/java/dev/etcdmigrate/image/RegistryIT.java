@@ -55,7 +55,7 @@ class RegistryIT {
         // `compile` lets the reactor resolve the runner (provided) from runner/target/classes without a local install;
         // the image's layers are the ones this build's prepare-package already made under image/target/image
         Result jib = exec(List.of(ROOT.resolve("mvnw").toString(), "-B", "-q", "-f", ROOT.resolve("pom.xml").toString(),
-                "-pl", "runner,image", "-Pimage", "compile", "jib:build",
+                "-pl", "runner,image", "-Pimage", "compile", "jib:build@image-tar", // the default flavour's layers
                 "-Djib.skip=true", // the runner has no image; image/pom.xml's jib <skip>false</skip> wins over it
                 "-Dimage.name=" + pushed, "-Djib.allowInsecureRegistries=true"), Map.of("JAVA_HOME", System.getProperty("java.home")), 600);
         assertEquals(0, jib.exit, "jib:build to " + registry + ":\n" + jib.output);

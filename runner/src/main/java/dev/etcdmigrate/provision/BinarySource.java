@@ -9,6 +9,15 @@ interface BinarySource {
     String name();
 
     /**
+     * How this source makes the binaries (e.g. the Go build flags and platform), written into the
+     * install stamp: a bin dir filled by an older recipe is provisioned again. Empty when the bytes
+     * are taken as published (tarballs, packages).
+     */
+    default String recipe() {
+        return "";
+    }
+
+    /**
      * Writes the release's tools (etcd, etcdctl, and etcdutl where the line has it) into {@code into}
      * under their plain names.
      *

@@ -20,11 +20,21 @@ final class DebianPackageSource implements BinarySource {
     private static final Duration TIMEOUT = Duration.ofMinutes(10);
 
     private final Path cacheDir;
+    private final String arch;
+    private final boolean foreign;
     private final ToolRunner tools;
 
-    DebianPackageSource(Path cacheDir, ToolRunner tools) {
+    /** arch: Debian's (= Go's) architecture name; another than this machine's needs `dpkg --add-architecture`. */
+    DebianPackageSource(Path cacheDir, String arch, boolean foreign, ToolRunner tools) {
         this.cacheDir = cacheDir;
+        this.arch = arch;
+        this.foreign = foreign;
         this.tools = tools;
+    }
+
+    @Override
+    public String recipe() {
+        return foreign ? "arch=" + arch : ""; // this machine's packages: as stamped before recipes existed
     }
 
     @Override
@@ -45,7 +55,7 @@ final class DebianPackageSource implements BinarySource {
             Files.createDirectories(work);
             Set<String> packages = new LinkedHashSet<>(spec.packages().values());
             for (String pkg : packages) {
-                tools.run("apt-get", List.of("/usr/bin/apt-get", "download", pkg), env, work, TIMEOUT);
+                tools.run("apt-get", List.of("/usr/bin/apt-get", "download", foreign ? pkg + ":" + arch : pkg), env, work, TIMEOUT);
             }
             Path root = Files.createDirectories(work.resolve("root"));
             try (DirectoryStream<Path> debs = Files.newDirectoryStream(work, "*.deb")) {

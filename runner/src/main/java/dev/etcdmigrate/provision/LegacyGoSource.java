@@ -24,6 +24,9 @@ import java.util.stream.Stream;
  * Both the source (github.com/coreos/etcd@vX+incompatible) and the toolchain
  * (golang.org/toolchain@v0.0.1-goX.linux-ARCH) come from the Go module proxy through the host Go.
  * Go 1.22+ cannot be used: the binaries it makes of 2.x-3.2 panic at start in an old codec library.
+ * Like upstream's build script of those releases, etcd gets -X .../version.GitSHA (from the catalog);
+ * -s -w drop the symbol table and DWARF. The toolchain runs on this machine (hostGoArch) and
+ * cross-compiles for goArch.
  */
 final class LegacyGoSource implements BinarySource {
 
@@ -32,14 +35,23 @@ final class LegacyGoSource implements BinarySource {
 
     private final Path hostGo;
     private final Path cacheDir;
+    static final String LDFLAGS = "-s -w";
+
+    private final String hostGoArch;
     private final String goArch;
     private final ToolRunner tools;
 
-    LegacyGoSource(Path hostGo, Path cacheDir, String goArch, ToolRunner tools) {
+    LegacyGoSource(Path hostGo, Path cacheDir, String hostGoArch, String goArch, ToolRunner tools) {
         this.hostGo = hostGo;
         this.cacheDir = cacheDir;
+        this.hostGoArch = hostGoArch;
         this.goArch = goArch;
         this.tools = tools;
+    }
+
+    @Override
+    public String recipe() {
+        return "go build -trimpath -ldflags=" + LDFLAGS + " -X version.GitSHA GOARCH=" + goArch;
     }
 
     @Override
@@ -83,7 +95,7 @@ final class LegacyGoSource implements BinarySource {
                 if (pkg == null) {
                     throw new ProvisionException("the catalog's legacy Go source names no main package for " + tool);
                 }
-                String ldflags = tool.equals("etcd") ? "-s -X " + spec.module() + "/version.GitSHA=" + spec.gitSha() : "-s";
+                String ldflags = tool.equals("etcd") ? LDFLAGS + " -X " + spec.module() + "/version.GitSHA=" + spec.gitSha() : LDFLAGS;
                 tools.run(spec.toolchain() + "-" + release.version(), List.of(go.toString(), "build", "-trimpath",
                         "-installsuffix", "cgo", "-ldflags", ldflags, "-o", into.resolve(tool).toString(), pkg), env, root, TIMEOUT);
             }
@@ -106,11 +118,11 @@ final class LegacyGoSource implements BinarySource {
         if (Files.isExecutable(goRoot.resolve("bin/go"))) {
             return goRoot;
         }
-        Path zipDir = download("golang.org/toolchain@v0.0.1-" + version + ".linux-" + goArch, release);
+        Path zipDir = download("golang.org/toolchain@v0.0.1-" + version + ".linux-" + hostGoArch, release);
         Path partial = goRoot.resolveSibling(version + ".partial");
         Trees.deleteRecursively(partial);
         copyTree(zipDir, partial);
-        for (Path dir : List.of(partial.resolve("bin"), partial.resolve("pkg/tool/linux_" + goArch))) {
+        for (Path dir : List.of(partial.resolve("bin"), partial.resolve("pkg/tool/linux_" + hostGoArch))) {
             try (Stream<Path> files = Files.list(dir)) {
                 for (Path f : files.toList()) {
                     Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -145,6 +157,8 @@ final class LegacyGoSource implements BinarySource {
         env.put("GOROOT", goRoot.toString());
         env.put("GOTOOLCHAIN", "local");
         env.put("CGO_ENABLED", "0");
+        env.put("GOOS", "linux");
+        env.put("GOARCH", goArch);
         env.put("GOCACHE", cacheDir.resolve("legacy-gocache").toString());
         env.put("GOPROXY", System.getenv().getOrDefault("GOPROXY", "https://proxy.golang.org"));
         env.put("GOFLAGS", "");

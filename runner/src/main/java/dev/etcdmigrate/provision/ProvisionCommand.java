@@ -26,7 +26,7 @@ public final class ProvisionCommand {
                     "base directory for build work; it goes to DIR/etcd-migrate."),
             Flag.value("go", "GO", "PATH", "go on PATH, else /usr/local/go/bin/go",
                     "the Go toolchain for offline builds from the Go module proxy (build-time only)."),
-            Flag.value("platform", null, "OS/ARCH", "this machine's, e.g. linux/amd64", "which release tarball to fetch."),
+            Flag.value("platform", null, "OS/ARCH", "this machine's, e.g. linux/amd64", "which platform's binaries to install (linux/amd64 or linux/arm64; another than this machine's is checked under qemu-user-static)."),
             Flag.toggle("allow-unverified-download",
                     "use an official tarball even when the catalog has no confirmed SHA-256 for it (its SHA-256 is printed)."));
 
@@ -66,12 +66,21 @@ public final class ProvisionCommand {
         Path go = args.get("go").map(Path::of).orElseGet(ProvisionCommand::findGo);
         String platform = args.get("platform").orElseGet(ProvisionCommand::thisPlatform);
 
+        String host = thisPlatform();
+        if (!platform.matches("linux/(amd64|arm64)")) {
+            throw new UsageException("--platform must be linux/amd64 or linux/arm64, got " + platform);
+        }
+        String arch = platform.substring("linux/".length());
+        String hostArch = host.substring("linux/".length());
+        // A foreign binary must still prove its version: run it under qemu-user-static's emulator.
+        List<String> runPrefix = platform.equals(host) ? List.of() : List.of(findOnPath("qemu-" + (arch.equals("arm64") ? "aarch64" : "x86_64") + "-static"));
+
         ToolRunner tools = new ToolRunner(log, children);
         Provisioner provisioner = new Provisioner(binDir, List.of(
                 new TarballSource(platform, args.isSet("allow-unverified-download"), log),
-                new GoModuleSource(go, cacheDir, tools),
-                new LegacyGoSource(go, cacheDir, platform.substring(platform.indexOf('/') + 1), tools),
-                new DebianPackageSource(cacheDir, tools)), tools, log);
+                new GoModuleSource(go, cacheDir, arch, tools),
+                new LegacyGoSource(go, cacheDir, hostArch, arch, tools),
+                new DebianPackageSource(cacheDir, arch, !platform.equals(host), tools)), runPrefix, tools, log);
         Files.createDirectories(binDir);
         List<String> failures = new ArrayList<>();
         for (Release release : releases) {
@@ -98,6 +107,14 @@ public final class ProvisionCommand {
             if (Files.isExecutable(candidate)) return candidate;
         }
         return Path.of("/usr/local/go/bin/go");
+    }
+
+    private static String findOnPath(String name) throws UsageException {
+        for (String dir : Optional.ofNullable(System.getenv("PATH")).orElse("").split(":")) {
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, name))) return Path.of(dir, name).toString();
+        }
+        if (Files.isExecutable(Path.of("/usr/bin", name))) return "/usr/bin/" + name;
+        throw new UsageException(name + " is needed to check binaries of another platform (Debian: apt-get install qemu-user-static)");
     }
 
     static String thisPlatform() {

@@ -29,12 +29,15 @@ final class Provisioner {
 
     private final Path binDir;
     private final List<BinarySource> sources;
+    private final List<String> runPrefix;
     private final ToolRunner tools;
     private final Log log;
 
-    Provisioner(Path binDir, List<BinarySource> sources, ToolRunner tools, Log log) {
+    /** runPrefix: what runs a binary of the target platform here (empty, or qemu-user-static's emulator). */
+    Provisioner(Path binDir, List<BinarySource> sources, List<String> runPrefix, ToolRunner tools, Log log) {
         this.binDir = binDir;
         this.sources = List.copyOf(sources);
+        this.runPrefix = List.copyOf(runPrefix);
         this.tools = tools;
         this.log = log;
     }
@@ -49,7 +52,7 @@ final class Provisioner {
         try {
             Trees.deleteRecursively(staging);
             Files.createDirectories(staging);
-            String from = fetch(release, staging);
+            BinarySource from = fetch(release, staging);
             for (String tool : release.toolNames()) {
                 checkReportedVersion(release, tool, staging.resolve(tool));
             }
@@ -59,9 +62,9 @@ final class Provisioner {
                 Files.move(source, binDir.resolve(tool + "-" + v), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             }
             Files.createDirectories(stamp(release).getParent());
-            Files.writeString(stamp(release), from + "\n", StandardCharsets.UTF_8);
+            Files.writeString(stamp(release), stampText(from), StandardCharsets.UTF_8);
             log.info("etcd " + v + ": installed " + String.join(", ", release.toolNames().stream().map(t -> t + "-" + v).toList())
-                    + " from " + from);
+                    + " from " + from.name());
         } catch (IOException e) {
             throw new ProvisionException("could not install into " + binDir + ": " + e.getMessage(), e);
         } finally {
@@ -73,16 +76,44 @@ final class Provisioner {
         }
     }
 
+    /**
+     * Installed when the stamp exists, every tool is there, and the source that wrote the stamp would
+     * make the binaries the same way today (a stamp without a recipe line predates recipes: the Go
+     * builds of then were not stripped, so they are rebuilt).
+     */
     private boolean installed(Release release) {
-        return Files.isRegularFile(stamp(release)) && release.toolNames().stream()
-                .allMatch(tool -> Files.isExecutable(binDir.resolve(tool + "-" + release.version())));
+        if (!Files.isRegularFile(stamp(release)) || !release.toolNames().stream()
+                .allMatch(tool -> Files.isExecutable(binDir.resolve(tool + "-" + release.version())))) {
+            return false;
+        }
+        String written;
+        try {
+            written = Files.readString(stamp(release), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return false;
+        }
+        String sourceName = written.lines().findFirst().orElse("");
+        for (BinarySource source : sources) {
+            if (source.name().equals(sourceName)) {
+                if (written.equals(stampText(source))) {
+                    return true;
+                }
+                log.info("etcd " + release.version() + ": installed by an older recipe of " + sourceName + ", provisioning again");
+                return false;
+            }
+        }
+        return true; // written by a source this run does not use (e.g. another platform's tarball): keep it
+    }
+
+    static String stampText(BinarySource source) {
+        return source.recipe().isEmpty() ? source.name() + "\n" : source.name() + "\nrecipe: " + source.recipe() + "\n";
     }
 
     private Path stamp(Release release) {
         return binDir.resolve(".provisioned").resolve(release.version());
     }
 
-    private String fetch(Release release, Path staging) throws ProvisionException, IOException {
+    private BinarySource fetch(Release release, Path staging) throws ProvisionException, IOException {
         List<String> skipped = new ArrayList<>();
         for (BinarySource source : sources) {
             try {
@@ -93,7 +124,7 @@ final class Provisioner {
                         throw new BinarySource.Skipped(source.name() + " delivered no " + tool);
                     }
                 }
-                return source.name();
+                return source;
             } catch (BinarySource.Skipped e) {
                 log.info("etcd " + release.version() + ": " + source.name() + " skipped: " + e.getMessage());
                 skipped.add(source.name() + ": " + e.getMessage());
@@ -113,7 +144,8 @@ final class Provisioner {
         List<List<String>> asks = tool.equals("etcd") ? List.of(List.of("--version")) : List.of(List.of("version"), List.of("--version"));
         String reported = "nothing recognizable";
         for (List<String> ask : asks) {
-            List<String> command = new ArrayList<>(List.of(binary.toString()));
+            List<String> command = new ArrayList<>(runPrefix);
+            command.add(binary.toString());
             command.addAll(ask);
             ToolRunner.Result result;
             try {
