@@ -1,0 +1,188 @@
+package dev.etcdmigrate.k8s;
+
+import dev.etcdmigrate.etcd.FreePorts;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Deque;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real kube-apiserver (built from the Go module proxy by scripts/build-kubernetes.sh, cached) in
+ * front of a given etcd client URL: RBAC, a static admin token, a service-account key pair made
+ * here, its own self-signed serving certificate, a free loopback port. {@link #close()} stops it.
+ */
+public final class KubeApiServer implements AutoCloseable {
+
+    /** The release the tests run; the script caches one build per version. */
+    public static final String VERSION = System.getProperty("kubernetes.version", "v1.34.4");
+    /** TEST-NET-1: the API server refuses a loopback advertise address; this one receives no traffic. */
+    static final String ADVERTISE_ADDRESS = "192.0.2.10";
+
+    private final Process process;
+    private final Deque<String> tail = new ArrayDeque<>();
+    private final Thread pump;
+    private final KubeClient client;
+
+    private KubeApiServer(Process process, KubeClient client) {
+        this.process = process;
+        this.client = client;
+        this.pump = Thread.ofVirtual().start(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line; (line = r.readLine()) != null; ) {
+                    synchronized (tail) {
+                        tail.addLast(line);
+                        if (tail.size() > 60) tail.removeFirst();
+                    }
+                }
+            } catch (IOException ignored) {
+                // process gone
+            }
+        });
+    }
+
+    /** The cached binary, built on first use (cold: minutes; warm: well under a second). */
+    public static Path binary() throws IOException, InterruptedException {
+        String given = System.getProperty("kube.apiserver.binary");
+        if (given != null && !given.isBlank()) return Path.of(given);
+        Path script = repositoryRoot().resolve("scripts/build-kubernetes.sh");
+        Process build = new ProcessBuilder("bash", script.toString(), "--version", VERSION, "kube-apiserver")
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String out = new String(build.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        if (!build.waitFor(40, TimeUnit.MINUTES) || build.exitValue() != 0) {
+            build.destroyForcibly();
+            throw new IOException(script + " failed (exit " + (build.isAlive() ? "timeout" : build.exitValue()) + ")");
+        }
+        Path binary = Path.of(out.lines().reduce((a, b) -> b).orElseThrow());
+        if (!Files.isExecutable(binary)) throw new IOException("not executable: " + binary);
+        return binary;
+    }
+
+    private static Path repositoryRoot() {
+        for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
+            if (Files.isRegularFile(p.resolve("scripts/build-kubernetes.sh"))) return p;
+        }
+        throw new IllegalStateException("scripts/build-kubernetes.sh not found above " + Path.of("").toAbsolutePath());
+    }
+
+    /**
+     * Starts the API server on a free loopback port against etcdUrl and waits (deadline) until its
+     * /readyz answers 200. workDir holds its keys, token file and certificates.
+     */
+    public static KubeApiServer start(Path binary, URI etcdUrl, Path workDir, Duration deadline) throws Exception {
+        Files.createDirectories(workDir);
+        Path certDir = Files.createDirectories(workDir.resolve("certs"));
+        Path saKey = workDir.resolve("sa.key");
+        Path saPub = workDir.resolve("sa.pub");
+        if (!Files.exists(saKey)) {
+            // one key pair per work dir: a restarted server must accept the tokens it signed before
+            KeyPair keys = KeyPairGenerator.getInstance("RSA").generateKeyPair();
+            writePem(saKey, "PRIVATE KEY", keys.getPrivate().getEncoded());
+            writePem(saPub, "PUBLIC KEY", keys.getPublic().getEncoded());
+        }
+        Path tokens = workDir.resolve("tokens.csv");
+        if (!Files.exists(tokens)) {
+            writeOwnerOnly(tokens, UUID.randomUUID() + ",etcd-migrate-admin,etcd-migrate-admin,system:masters\n");
+        }
+        String token = Files.readString(tokens).split(",", 2)[0];
+        int port = FreePorts.pick().client();
+        List<String> command = new ArrayList<>(List.of(binary.toString(),
+                "--etcd-servers=" + etcdUrl,
+                "--bind-address=127.0.0.1",
+                "--secure-port=" + port,
+                "--advertise-address=" + ADVERTISE_ADDRESS,
+                "--cert-dir=" + certDir,
+                "--authorization-mode=RBAC",
+                "--token-auth-file=" + tokens,
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                "--service-account-key-file=" + saPub,
+                "--service-account-signing-key-file=" + saKey,
+                "--service-cluster-ip-range=10.96.0.0/12",
+                // the tests read old revisions: no compaction by the API server while they run
+                "--etcd-compaction-interval=0",
+                "--v=1"));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().keySet().removeIf(k -> k.startsWith("KUBE") || k.startsWith("ETCD"));
+        Process process = builder.start();
+        KubeApiServer server = null;
+        try {
+            KubeClient client = new KubeClient(URI.create("https://127.0.0.1:" + port), token, certDir.resolve("apiserver.crt"));
+            server = new KubeApiServer(process, client);
+            server.awaitReady(deadline);
+            return server;
+        } catch (Exception | Error e) {
+            if (server != null) server.close();
+            else process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            throw e;
+        }
+    }
+
+    /** Polls /readyz until 200 (every check green, etcd included) or the deadline. */
+    public void awaitReady(Duration deadline) throws Exception {
+        long end = System.nanoTime() + deadline.toNanos();
+        String last = "no answer";
+        while (true) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("kube-apiserver exited " + process.exitValue() + ":\n" + tail());
+            }
+            try {
+                HttpResponse<String> r = client.raw("GET", "/readyz", null);
+                if (r.statusCode() == 200) return;
+                last = r.statusCode() + " " + r.body();
+            } catch (IOException | IllegalStateException notYet) {
+                last = notYet.toString(); // no certificate yet, or not listening yet
+            }
+            if (System.nanoTime() > end) {
+                throw new IllegalStateException("kube-apiserver not ready after " + deadline + ": " + last + "\nlog tail:\n" + tail());
+            }
+            Thread.sleep(200); // poll interval of a deadline-bound wait
+        }
+    }
+
+    public KubeClient client() {
+        return client;
+    }
+
+    public String tail() {
+        synchronized (tail) {
+            return String.join("\n", tail);
+        }
+    }
+
+    private static void writePem(Path file, String type, byte[] der) throws IOException {
+        String body = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(der);
+        writeOwnerOnly(file, "-----BEGIN " + type + "-----\n" + body + "\n-----END " + type + "-----\n");
+    }
+
+    private static void writeOwnerOnly(Path file, String content) throws IOException {
+        Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        Files.writeString(file, content);
+    }
+
+    /** SIGTERM, then SIGKILL after a grace period; always reaped. */
+    @Override
+    public void close() throws InterruptedException {
+        if (process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                process.waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+        pump.join(5000);
+    }
+}
