@@ -7,6 +7,7 @@ import dev.etcdmigrate.etcd.PrivateEtcd;
 import dev.etcdmigrate.etcd.V3Keyspace;
 import dev.etcdmigrate.v2.ConversionPlan;
 import dev.etcdmigrate.v2.V2SnapshotReader;
+import dev.etcdmigrate.v2.WalIndex;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
@@ -57,10 +58,18 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
         Path work = swap.copyMemberToWork();
         context.log().info("copied " + context.dataDir().member() + " to " + work + "; the original stays untouched until the swap");
 
-        List<String> snapshotNow = new ArrayList<>(MinorUpgrade.SNAPSHOT_AT_ONCE);
-        context.runUntilWrite(release, work, snapshotNow, StorageApi.ETCD2);
-        Path snapshot = V2SnapshotReader.newestSnapshot(work.resolve("member"))
-                .orElseThrow(() -> new StepFailedException("etcd " + release.version() + " left no v2 snapshot in " + work));
+        // One snapshot, right after etcd has replayed the whole WAL: --snapshot-count=1 would snapshot after
+        // every apply batch of the replay and every v2 SYNC entry, each a JSON copy of the whole v2 store
+        // (quadratic, and at 300,000 TTL keys on a busy machine the probe write timed out behind them).
+        Path workMember = work.resolve("member");
+        long snapshotted = V2SnapshotReader.newestSnapshot(workMember).map(WalIndex::snapshotIndex).orElse(0L);
+        long walIndex = WalIndex.lastIndex(workMember.resolve("wal")).orElse(snapshotted);
+        List<String> snapshotOnce = List.of("--snapshot-count=" + Math.max(1, walIndex - snapshotted - 1));
+        context.runUntilWrite(release, work, snapshotOnce, StorageApi.ETCD2);
+        Path snapshot = V2SnapshotReader.newestSnapshot(workMember)
+                .filter(s -> WalIndex.snapshotIndex(s) >= walIndex)
+                .orElseThrow(() -> new StepFailedException("etcd " + release.version() + " left no v2 snapshot at or after raft index "
+                        + walIndex + " (the WAL's last entry) in " + work + "; the data dir is unchanged"));
         Path fixes = staging.resolve("fixes.bin");
         ConversionPlan.Summary v2 = ConversionPlan.write(snapshot, fixes, context.conversion().ttlKeysDirectory(),
                 context.conversion().defaultTtl(), Instant.now());
@@ -83,17 +92,20 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
                     snapshotDb.toString()), "etcd " + release.version() + " could not save a snapshot of the converted data");
             etcd.stop(context.stopGrace());
         }
+        // the work copy and the fix-ups are spent: free their room before the restore writes a new member dir
+        Trees.deleteRecursively(work);
+        java.nio.file.Files.delete(fixes);
 
         List<String> restore = new ArrayList<>(List.of("snapshot", "restore", snapshotDb.toString(), "--data-dir", staged.toString()));
         restore.addAll(context.member().restoreFlags());
         context.runTool(release, release.line().tools().snapshotRestore().toolName(), restore,
                 "could not restore the converted snapshot with " + release.version());
+        java.nio.file.Files.delete(snapshotDb);
         try (PrivateEtcd etcd = context.startAndAwaitWrite(release, staged, List.of());
                 V3Keyspace keyspace = new V3Keyspace(etcd.gateway().baseUrl())) {
             check(keyspace.observe(), v2, "after the restore");
             etcd.stop(context.stopGrace());
         }
-        Trees.deleteRecursively(work);
         swap.markComplete(result());
         swap.swap(new DataVersion(from, StorageApi.ETCD2), result());
     }

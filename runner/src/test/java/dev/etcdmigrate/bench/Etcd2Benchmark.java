@@ -57,15 +57,31 @@ public final class Etcd2Benchmark {
         try {
             Path v2data = work.resolve("etcd2");
             long written = writeV2TtlKeys(v34, v2data, binDir, keys, children, quiet);
-            String[] convert = run(launcher, binDir, v2data, "3.4.23", "etcd3", REATTACH);
+            long input = Trees.size(v2data);
+            DiskPeak disk = DiskPeak.watch(v2data);
+            String[] convert;
+            try {
+                convert = run(launcher, binDir, v2data, "3.4.23", "etcd3", REATTACH);
+            } finally {
+                disk.close();
+            }
             System.out.printf("etcd2 -> etcd3, %d TTL keys, -Xmx64m: re-attached %s keys in %s ms = %s keys/s (goal >= 50,000);"
-                    + " whole conversion step %s ms%n", written, convert[0], convert[1], convert[2], convert[3]);
+                    + " whole conversion step %s ms; data dir %s before, peak %s = %.2fx (goal <= 3x)%n", written, convert[0],
+                    convert[1], convert[2], convert[3], DiskPeak.mib(input), DiskPeak.mib(disk.peak()), disk.peak() / (double) input);
 
             Path v3data = work.resolve("etcd3");
             writeV3Keys(v34, v3data, binDir, keys, children, quiet);
-            String[] rollback = run(launcher, binDir, v3data, "3.4.23", "etcd2", RELOAD);
+            input = Trees.size(v3data);
+            disk = DiskPeak.watch(v3data);
+            String[] rollback;
+            try {
+                rollback = run(launcher, binDir, v3data, "3.4.23", "etcd2", RELOAD);
+            } finally {
+                disk.close();
+            }
             System.out.printf("etcd3 -> etcd2, %d keys, -Xmx64m: loaded %s keys in %s ms = %s keys/s (goal >= 10,000);"
-                    + " whole rollback step %s ms%n", keys, rollback[0], rollback[1], rollback[2], rollback[3]);
+                    + " whole rollback step %s ms; data dir %s before, peak %s = %.2fx (goal <= 3x)%n", keys, rollback[0],
+                    rollback[1], rollback[2], rollback[3], DiskPeak.mib(input), DiskPeak.mib(disk.peak()), disk.peak() / (double) input);
         } finally {
             children.stopAll();
             Trees.deleteRecursively(work);
