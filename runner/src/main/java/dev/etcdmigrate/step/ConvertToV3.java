@@ -26,8 +26,9 @@ import java.util.List;
  *   <li>on the running release: expired keys deleted, TTL keys (and keys under TTL_KEYS_DIRECTORY)
  *       put again with leases of about their remaining TTL, hidden keys (which migrate skips) put;
  *       the keyspace must then match the v2 store's digest;
- *   <li>a snapshot of it is restored into a fresh member dir, which drops every trace of v2 content
- *       (3.6+ refuse it), and checked again; then it replaces the old member dir, kept as a backup.
+ *   <li>its db (the etcd stopped cleanly) is restored into a fresh member dir, which drops every trace
+ *       of v2 content (3.6+ refuse it), and checked again; then it replaces the old member dir, kept as a
+ *       backup. Spent files go as soon as they are spent, so the data dir peaks near 3x its input.
  * </ol>
  * Leased and hidden keys get new mod revisions; every other key keeps its v2 indexes as revisions.
  */
@@ -70,6 +71,8 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
                 .filter(s -> WalIndex.snapshotIndex(s) >= walIndex)
                 .orElseThrow(() -> new StepFailedException("etcd " + release.version() + " left no v2 snapshot at or after raft index "
                         + walIndex + " (the WAL's last entry) in " + work + "; the data dir is unchanged"));
+        // what comes before that snapshot is spent, and this is a copy: its room goes back now (peak disk)
+        WalIndex.pruneBefore(workMember, snapshot);
         Path fixes = staging.resolve("fixes.bin");
         ConversionPlan.Summary v2 = ConversionPlan.write(snapshot, fixes, context.conversion().ttlKeysDirectory(),
                 context.conversion().defaultTtl(), Instant.now());
@@ -86,20 +89,22 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
             long millis = Math.max(1, (System.nanoTime() - start) / 1_000_000);
             context.log().info("re-attached " + leased + " keys to leases, put hidden keys, deleted expired ones in " + millis
                     + " ms (" + leased * 1000 / millis + " leased keys/s)");
+            java.nio.file.Files.delete(fixes);
             check(keyspace.observe(), v2, "after migrate");
             context.log().info("the converted keyspace matches the v2 store (digest " + v2.digest() + ")");
-            context.runTool(release, "etcdctl", List.of("--endpoints", etcd.gateway().baseUrl().toString(), "snapshot", "save",
-                    snapshotDb.toString()), "etcd " + release.version() + " could not save a snapshot of the converted data");
             etcd.stop(context.stopGrace());
         }
-        // the work copy and the fix-ups are spent: free their room before the restore writes a new member dir
+        // The cleanly stopped etcd's db is the checked keyspace: restored directly (--skip-hash-check: a data
+        // dir's db has no snapshot hash) instead of through a `snapshot save` copy, and the rest of the work
+        // copy goes before the restore writes a new member dir (peak disk).
+        java.nio.file.Files.move(workMember.resolve("snap").resolve("db"), snapshotDb);
         Trees.deleteRecursively(work);
-        java.nio.file.Files.delete(fixes);
 
-        List<String> restore = new ArrayList<>(List.of("snapshot", "restore", snapshotDb.toString(), "--data-dir", staged.toString()));
+        List<String> restore = new ArrayList<>(List.of("snapshot", "restore", snapshotDb.toString(), "--skip-hash-check",
+                "--data-dir", staged.toString()));
         restore.addAll(context.member().restoreFlags());
         context.runTool(release, release.line().tools().snapshotRestore().toolName(), restore,
-                "could not restore the converted snapshot with " + release.version());
+                "could not restore the converted db with " + release.version());
         java.nio.file.Files.delete(snapshotDb);
         try (PrivateEtcd etcd = context.startAndAwaitWrite(release, staged, List.of());
                 V3Keyspace keyspace = new V3Keyspace(etcd.gateway().baseUrl())) {

@@ -138,6 +138,36 @@ public final class WalIndex {
         }
     }
 
+    /**
+     * In a copy of a member dir, deletes what etcd no longer reads once {@code snapshot} exists: older
+     * .snap files, and WAL segments wholly before the one that holds the snapshot's index (segments are
+     * named {@code <seq>-<first index>.wal}; etcd itself opens the WAL at that segment).
+     */
+    public static void pruneBefore(Path member, Path snapshot) throws IOException {
+        long index = snapshotIndex(snapshot);
+        try (Stream<Path> snaps = Files.list(member.resolve("snap"))) {
+            for (Path old : snaps.filter(f -> f.getFileName().toString().endsWith(".snap") && !f.equals(snapshot)).toList()) {
+                Files.delete(old);
+            }
+        }
+        List<Path> segments;
+        try (Stream<Path> list = Files.list(member.resolve("wal"))) {
+            segments = list.filter(f -> f.getFileName().toString().endsWith(".wal")).sorted().toList();
+        }
+        int keepFrom = 0;
+        for (int i = 0; i < segments.size(); i++) {
+            if (firstIndex(segments.get(i)) <= index) keepFrom = i;
+        }
+        for (Path old : segments.subList(0, keepFrom)) {
+            Files.delete(old);
+        }
+    }
+
+    private static long firstIndex(Path segment) {
+        String name = segment.getFileName().toString();
+        return Long.parseUnsignedLong(name.substring(name.indexOf('-') + 1, name.indexOf(".wal")), 16);
+    }
+
     /** The raft index in a snapshot file's name (<term>-<index>.snap, hex). */
     public static long snapshotIndex(Path snapFile) {
         String name = snapFile.getFileName().toString();

@@ -157,6 +157,7 @@ public final class Etcd2Benchmark {
                 if (s.find()) found[3] = s.group(1);
             }
         }
+        if (Boolean.getBoolean("bench.verbose")) tail.forEach(System.out::println); // the phases, timestamped
         if (p.waitFor() != 0 || found[0] == null || found[3] == null) {
             throw new IllegalStateException("the run failed (exit " + p.exitValue() + "):\n" + String.join("\n", tail));
         }

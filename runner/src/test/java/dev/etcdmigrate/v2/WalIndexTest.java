@@ -41,6 +41,26 @@ class WalIndexTest {
     }
 
     @Test
+    void pruningKeepsTheSnapshotItsSegmentAndLaterOnes(@TempDir Path member) throws Exception {
+        Path snap = Files.createDirectories(member.resolve("snap"));
+        Path wal = Files.createDirectories(member.resolve("wal"));
+        for (String name : new String[] {"0000000000000001-0000000000000010.snap", "0000000000000002-0000000000000200.snap", "db"}) {
+            Files.write(snap.resolve(name), new byte[] {1});
+        }
+        for (String name : new String[] {"0000000000000000-0000000000000000.wal", "0000000000000001-0000000000000100.wal",
+                "0000000000000002-0000000000000180.wal", "0000000000000003-0000000000000300.wal"}) {
+            Files.write(wal.resolve(name), new byte[] {1});
+        }
+        WalIndex.pruneBefore(member, snap.resolve("0000000000000002-0000000000000200.snap"));
+        try (var s = Files.list(snap); var w = Files.list(wal)) {
+            assertEquals(java.util.Set.of("0000000000000002-0000000000000200.snap", "db"),
+                    s.map(p -> p.getFileName().toString()).collect(java.util.stream.Collectors.toSet()));
+            assertEquals(java.util.Set.of("0000000000000002-0000000000000180.wal", "0000000000000003-0000000000000300.wal"),
+                    w.map(p -> p.getFileName().toString()).collect(java.util.stream.Collectors.toSet()));
+        }
+    }
+
+    @Test
     void theSnapshotIndexIsInTheFileName() {
         assertEquals(0x493e2, WalIndex.snapshotIndex(Path.of("0000000000000002-00000000000493e2.snap")));
     }
