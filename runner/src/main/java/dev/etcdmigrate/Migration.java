@@ -11,6 +11,7 @@ import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.etcd.BinDir;
 import dev.etcdmigrate.etcd.ClusterPeers;
+import dev.etcdmigrate.etcd.BackendQuota;
 import dev.etcdmigrate.etcd.GatewayClient;
 import dev.etcdmigrate.etcd.PrivateEtcd;
 import dev.etcdmigrate.etcd.ServerPorts;
@@ -231,7 +232,8 @@ public final class Migration {
 
     private StepContext stepContext() {
         PrivateEtcd.Settings settings = new PrivateEtcd.Settings(binDir, options.name(),
-                new ServerPorts(options.clientPort(), options.peerPort()), options.serverExtraArgs(),
+                new ServerPorts(options.clientPort(), options.peerPort()),
+                BackendQuota.withRequested(options.serverExtraArgs(), options.etcdArgs(), environment),
                 options.startTimeout(), options.stopGrace(), environment, GatewayClient.newHttpClient());
         if (options.members() > 1) {
             log.info("this data dir is one of " + options.members() + " members (" + options.initialCluster() + "): the private etcd"
@@ -262,7 +264,13 @@ public final class Migration {
 
     /** The files ETCD_CREDS names must be there for the private etcd: a clear error, not a failed step. */
     private void checkServerArgs() throws UsageException {
-        List<String> problems = ServerArgsCheck.problems(options.serverExtraArgs());
+        List<String> problems = new ArrayList<>(ServerArgsCheck.problems(options.serverExtraArgs()));
+        try {
+            BackendQuota.withRequested(options.serverExtraArgs(), options.etcdArgs(), environment);
+            BackendQuota.requested(options.serverExtraArgs(), Map.of());
+        } catch (IllegalArgumentException e) {
+            problems.add(e.getMessage());
+        }
         if (!problems.isEmpty()) {
             throw new UsageException("--etcd-server-extra-args / ETCD_CREDS: " + String.join("; ", problems)
                     + ". The migration's private etcd gets these flags and would not start (nothing was changed)");
