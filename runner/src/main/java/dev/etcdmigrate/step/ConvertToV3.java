@@ -66,6 +66,8 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
         long snapshotted = V2SnapshotReader.newestSnapshot(workMember).map(WalIndex::snapshotIndex).orElse(0L);
         long walIndex = WalIndex.lastIndex(workMember.resolve("wal")).orElse(snapshotted);
         List<String> snapshotOnce = List.of("--snapshot-count=" + Math.max(1, walIndex - snapshotted - 1));
+        context.log().info("the WAL ends at raft index " + walIndex + ", the last v2 snapshot is at " + snapshotted + ": "
+                + snapshotOnce.getFirst() + " takes one snapshot after the replay");
         context.runUntilWrite(release, work, snapshotOnce, StorageApi.ETCD2);
         Path snapshot = V2SnapshotReader.newestSnapshot(workMember)
                 .filter(s -> WalIndex.snapshotIndex(s) >= walIndex)

@@ -139,7 +139,8 @@ public final class Etcd2Benchmark {
         ServerPorts ports = FreePorts.pick();
         ProcessBuilder builder = new ProcessBuilder(launcher.toString(), "--data-dir", data.toString(), "--bin-dir", binDir.toString(),
                 "--target-version", version, "--target-storage", storage, "--name", "bench", "--port", String.valueOf(ports.client()),
-                "--peer-port", String.valueOf(ports.peer()), "--no-exec").redirectErrorStream(true);
+                "--peer-port", String.valueOf(ports.peer()), "--no-exec", "--start-timeout", System.getProperty("bench.start.timeout", "2m"))
+                .redirectErrorStream(true);
         builder.environment().put("ETCD_MIGRATE_JAVA_OPTS", "-Xmx64m");
         Process p = builder.start();
         String[] found = new String[4];
