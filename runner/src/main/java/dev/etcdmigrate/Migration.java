@@ -14,6 +14,7 @@ import dev.etcdmigrate.datadir.AtomicFile;
 import dev.etcdmigrate.etcd.BinDir;
 import dev.etcdmigrate.etcd.BinaryCheck;
 import dev.etcdmigrate.etcd.ClusterPeers;
+import dev.etcdmigrate.etcd.BackendQuota;
 import dev.etcdmigrate.etcd.GatewayClient;
 import dev.etcdmigrate.etcd.PrivateEtcd;
 import dev.etcdmigrate.etcd.ServerPorts;
@@ -367,7 +368,8 @@ public final class Migration {
             serverArgs.addAll(options.peerTlsArgs());
         }
         PrivateEtcd.Settings settings = new PrivateEtcd.Settings(binDir, options.name(),
-                new ServerPorts(options.clientPort(), options.peerPort()), serverArgs,
+                new ServerPorts(options.clientPort(), options.peerPort()),
+                BackendQuota.withRequested(serverArgs, options.etcdArgs(), environment),
                 options.startTimeout(), options.stopGrace(), environment, GatewayClient.newHttpClient());
         if (options.walDir().isPresent()) {
             log.info("the WAL lives in " + options.walDir().get() + " (etcd's --wal-dir): every private etcd on the data dir gets it");
@@ -402,7 +404,13 @@ public final class Migration {
 
     /** The files ETCD_CREDS names must be there for the private etcd: a clear error, not a failed step. */
     private void checkServerArgs() throws UsageException {
-        List<String> problems = ServerArgsCheck.problems(options.serverExtraArgs());
+        List<String> problems = new ArrayList<>(ServerArgsCheck.problems(options.serverExtraArgs()));
+        try {
+            BackendQuota.withRequested(options.serverExtraArgs(), options.etcdArgs(), environment);
+            BackendQuota.requested(options.serverExtraArgs(), Map.of());
+        } catch (IllegalArgumentException e) {
+            problems.add(e.getMessage());
+        }
         if (!problems.isEmpty()) {
             throw new UsageException("--etcd-server-extra-args / ETCD_CREDS: " + String.join("; ", problems)
                     + ". The migration's private etcd gets these flags and would not start (nothing was changed)");

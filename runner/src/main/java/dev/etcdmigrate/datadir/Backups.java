@@ -152,6 +152,33 @@ public final class Backups {
     }
 
     /**
+     * Before a step that backs {@code member} up with {@link #copyOf} and then starts etcd on the data
+     * {@code etcdStarts} times: refuses unless both fit, with a margin ({@link DiskSpace}). Otherwise the
+     * backup could fit and etcd run out of room afterwards, and the kept backup would leave the original
+     * etcd no room to start again.
+     */
+    public void requireRoomForCopyAndStarts(Path member, int etcdStarts, String forWhat)
+            throws DiskSpace.NotEnoughSpaceException, IOException {
+        long copy = Trees.size(member);
+        long etcd = DiskSpace.needed(0, etcdStarts);
+        Path backupStore = location;
+        while (!Files.exists(backupStore)) backupStore = backupStore.getParent();
+        if (Files.getFileStore(backupStore).equals(Files.getFileStore(dataDir.path()))) {
+            if (FileClone.supported(member.getParent())) {
+                // a clone shares the member's blocks: what etcd then rewrites is within its own allowance
+                log.info("the file system of " + dataDir.path() + " clones files: the backup of member/ costs no data blocks");
+                copy = 0;
+            }
+            DiskSpace.require(dataDir.path(), copy + etcd, forWhat + " (a " + DiskSpace.mib(copy) + " backup of member/, then "
+                    + etcdStarts + " etcd start(s) with " + DiskSpace.mib(DiskSpace.WAL_SEGMENT) + " WAL segments, and a margin)");
+        } else {
+            DiskSpace.require(backupStore, copy, forWhat + " (a backup of member/)");
+            DiskSpace.require(dataDir.path(), etcd, forWhat + " (" + etcdStarts + " etcd start(s) with "
+                    + DiskSpace.mib(DiskSpace.WAL_SEGMENT) + " WAL segments, and a margin)");
+        }
+    }
+
+    /**
      * Finishes what a crashed run left: deletes partial copies (only this data dir's in a shared location)
      * and backup dirs that never received member/; when the location is elsewhere, moves every backup
      * still in .etcd-migrate/backups there, then applies retention.

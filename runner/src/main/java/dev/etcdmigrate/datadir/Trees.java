@@ -15,7 +15,8 @@ public final class Trees {
     private Trees() {}
 
     /**
-     * Copies a tree (a member dir) keeping times; {@code to} must not exist yet. Member data holds the
+     * Copies a tree (a member dir) keeping times, cloning files where the file system can ({@link
+     * FileClone}: no data blocks, no time); {@code to} must not exist yet. Member data holds the
      * cluster's secrets, so every copy is owner-only (0700 dirs, 0600 files) whatever the source's modes.
      * A failure names both paths (a full disk fails the write with only "No space left on device").
      */
@@ -37,6 +38,7 @@ public final class Trees {
     }
 
     private static void copyTree(Path from, Path to, boolean sync) throws IOException {
+        boolean[] cloning = {true}; // until the file system says it cannot: then plain copies for the rest
         Files.walkFileTree(from, new SimpleFileVisitor<>() {
             @Override
             public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
@@ -49,7 +51,13 @@ public final class Trees {
             @Override
             public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
                 Path copy = to.resolve(from.relativize(file).toString());
-                Files.copy(file, copy, StandardCopyOption.COPY_ATTRIBUTES);
+                boolean cloned = cloning[0] && attrs.isRegularFile() && FileClone.clone(file, copy);
+                if (cloned) {
+                    Files.setLastModifiedTime(copy, attrs.lastModifiedTime());
+                } else {
+                    cloning[0] &= !attrs.isRegularFile();
+                    Files.copy(file, copy, StandardCopyOption.COPY_ATTRIBUTES);
+                }
                 Files.setPosixFilePermissions(copy, Permissions.FILE);
                 if (sync) Fsync.path(copy);
                 return FileVisitResult.CONTINUE;

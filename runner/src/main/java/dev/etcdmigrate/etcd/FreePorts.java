@@ -38,10 +38,13 @@ public final class FreePorts {
                 }
             }
         }
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort(); // no room below the range, or all tried were taken
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        // no room below the range, or all tried were taken: let the kernel choose, never the port already picked
+        for (int i = 0; ; i++) {
+            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                if (socket.getLocalPort() != not || i == ATTEMPTS) return socket.getLocalPort();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
         }
     }
 

@@ -56,6 +56,25 @@ public final class GatewayClient {
         return post("/maintenance/status", "{}");
     }
 
+    /** An active alarm: the member that raised it (etcd's ID as a decimal string) and its type (NOSPACE, CORRUPT). */
+    public record Alarm(String memberId, String type) {}
+
+    /** Maintenance/Alarm GET: every active alarm of the cluster. */
+    public java.util.List<Alarm> alarms() throws IOException, InterruptedException {
+        JsonNode reply = post("/maintenance/alarm", "{\"action\":\"GET\"}");
+        java.util.List<Alarm> alarms = new java.util.ArrayList<>();
+        for (JsonNode alarm : reply.path("alarms")) {
+            alarms.add(new Alarm(alarm.path("memberID").asText("0"), alarm.path("alarm").asText("NOSPACE")));
+        }
+        return alarms;
+    }
+
+    /** Maintenance/Alarm DEACTIVATE of one member's alarm. */
+    public void disarm(Alarm alarm) throws IOException, InterruptedException {
+        post("/maintenance/alarm", "{\"action\":\"DEACTIVATE\",\"memberID\":\"" + alarm.memberId() + "\",\"alarm\":\""
+                + alarm.type() + "\"}");
+    }
+
     /** GET /version: etcdserver, etcdcluster and (3.6+) storage. */
     public JsonNode version() throws IOException, InterruptedException {
         HttpRequest request = HttpRequest.newBuilder(base.resolve("/version")).timeout(Duration.ofSeconds(5)).GET().build();

@@ -122,6 +122,7 @@ public final class PrivateEtcd implements AutoCloseable {
         command.addAll(release.line().logFlags());
         command.addAll(lineFlags);
         command.addAll(settings.extraServerArgs());
+        command.addAll(BackendQuota.flags(release, dataDir, command)); // last, so it wins: see BackendQuota
 
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().clear();
@@ -201,6 +202,9 @@ public final class PrivateEtcd implements AutoCloseable {
                 log.info(label + " accepted a write after " + took.toMillis() + " ms");
                 return took;
             } catch (IOException e) {
+                if (String.valueOf(e.getMessage()).contains(NO_SPACE)) {
+                    throw new NoSpaceException(label + " refuses writes: " + e.getMessage());
+                }
                 last = e;
             }
             Thread.sleep(POLL); // poll interval of a deadline-bound wait, not a synchronisation sleep
@@ -251,8 +255,18 @@ public final class PrivateEtcd implements AutoCloseable {
         children.remove(process);
     }
 
-    public static final class EtcdFailedException extends Exception {
+    public static class EtcdFailedException extends Exception {
         public EtcdFailedException(String message) {
+            super(message);
+        }
+    }
+
+    /** etcd's answer to a write while a NOSPACE alarm is active: it will not change by waiting. */
+    static final String NO_SPACE = "database space exceeded";
+
+    /** A write refused for a NOSPACE alarm (see {@link BackendQuota}); the caller decides whether to disarm it. */
+    public static final class NoSpaceException extends EtcdFailedException {
+        public NoSpaceException(String message) {
             super(message);
         }
     }

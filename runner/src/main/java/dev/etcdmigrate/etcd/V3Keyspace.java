@@ -104,19 +104,44 @@ public final class V3Keyspace implements AutoCloseable {
         void accept(KeyValue kv) throws Exception;
     }
 
-    /** Every key in byte order, a page at a time. */
+    /**
+     * Every key, a page at a time, each page a key range [from, end) that starts where the one before
+     * stopped, so the ranges tile the keyspace. No sort order is asked for: with one, etcd up to 3.4 drops
+     * the limit and reads every remaining key for each page; without one every line returns a range in
+     * key order anyway (its index is a B-tree). Every line still walks its whole in-memory index over
+     * the range asked for (to count it), so a range reaching to the end of the keyspace would make the
+     * walk quadratic: each range's end is estimated from the key distance the page before covered
+     * ({@link KeyRanges}), so a range holds about a page and a half of keys. {@link KeySetDigest} does
+     * not depend on the order.
+     */
     private void forEachKey(KeyValueConsumer consumer) throws Exception {
-        ByteSequence from = ALL;
+        byte[] from = {0};
+        java.math.BigInteger span = null; // unknown until a full page has been seen: the first range is open
         while (true) {
-            GetResponse page = client.getKVClient().get(from, GetOption.builder().withRange(ALL).withLimit(PAGE)
-                    .withSortField(GetOption.SortTarget.KEY).withSortOrder(GetOption.SortOrder.ASCEND).build())
+            byte[] end = span == null ? null : KeyRanges.end(from, span);
+            GetResponse page = client.getKVClient().get(ByteSequence.from(from),
+                    GetOption.builder().withRange(end == null ? ALL : ByteSequence.from(end)).withLimit(PAGE).build())
                     .get(60, TimeUnit.SECONDS);
+            byte[] previous = null;
             for (KeyValue kv : page.getKvs()) {
+                byte[] key = kv.getKey().getBytes();
+                // the next range starts after this page's last key: out of order, keys would be skipped
+                if (previous != null && Arrays.compareUnsigned(previous, key) >= 0) {
+                    throw new IllegalStateException("etcd returned a range page out of key order; cannot page through it");
+                }
+                previous = key;
                 consumer.accept(kv);
             }
-            if (!page.isMore() || page.getKvs().isEmpty()) return;
-            byte[] last = page.getKvs().getLast().getKey().getBytes();
-            from = ByteSequence.from(Arrays.copyOf(last, last.length + 1)); // the smallest key after the last one
+            if (page.isMore() && !page.getKvs().isEmpty()) {
+                byte[] first = page.getKvs().getFirst().getKey().getBytes();
+                span = KeyRanges.spanForNextPage(first, previous);
+                from = Arrays.copyOf(previous, previous.length + 1); // the smallest key after the last one
+            } else if (end == null) {
+                return; // the open range is exhausted: every key was seen
+            } else {
+                from = end; // this range is exhausted; the next one starts at its end, twice as wide
+                span = span.shiftLeft(1);
+            }
         }
     }
 
@@ -127,7 +152,7 @@ public final class V3Keyspace implements AutoCloseable {
         void accept(Entry entry) throws Exception;
     }
 
-    /** Every key in byte order, page by page, with the remaining TTL of its lease (looked up once per lease). */
+    /** Every key, page by page, with the remaining TTL of its lease (looked up once per lease). */
     public void dump(EntryConsumer consumer) throws Exception {
         Map<Long, Long> ttlByLease = new HashMap<>();
         forEachKey(kv -> {

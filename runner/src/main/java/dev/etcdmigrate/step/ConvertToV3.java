@@ -7,6 +7,7 @@ import dev.etcdmigrate.etcd.PrivateEtcd;
 import dev.etcdmigrate.etcd.V3Keyspace;
 import dev.etcdmigrate.v2.ConversionPlan;
 import dev.etcdmigrate.v2.V2SnapshotReader;
+import dev.etcdmigrate.v2.WalIndex;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
@@ -25,8 +26,9 @@ import java.util.List;
  *   <li>on the running release: expired keys deleted, TTL keys (and keys under TTL_KEYS_DIRECTORY)
  *       put again with leases of about their remaining TTL, hidden keys (which migrate skips) put;
  *       the keyspace must then match the v2 store's digest;
- *   <li>a snapshot of it is restored into a fresh member dir, which drops every trace of v2 content
- *       (3.6+ refuse it), and checked again; then it replaces the old member dir, kept as a backup.
+ *   <li>its db (the etcd stopped cleanly) is restored into a fresh member dir, which drops every trace
+ *       of v2 content (3.6+ refuse it), and checked again; then it replaces the old member dir, kept as a
+ *       backup. Spent files go as soon as they are spent, so the data dir peaks near 3x its input.
  * </ol>
  * Leased and hidden keys get new mod revisions; every other key keeps its v2 indexes as revisions.
  */
@@ -62,10 +64,22 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
         Path work = swap.copyMemberToWork();
         context.log().info("copied " + context.dataDir().member() + " to " + work + "; the original stays untouched until the swap");
 
-        List<String> snapshotNow = new ArrayList<>(MinorUpgrade.SNAPSHOT_AT_ONCE);
-        context.runUntilWrite(release, work, snapshotNow, StorageApi.ETCD2);
-        Path snapshot = V2SnapshotReader.newestSnapshot(work.resolve("member"))
-                .orElseThrow(() -> new StepFailedException("etcd " + release.version() + " left no v2 snapshot in " + work));
+        // One snapshot, right after etcd has replayed the whole WAL: --snapshot-count=1 would snapshot after
+        // every apply batch of the replay and every v2 SYNC entry, each a JSON copy of the whole v2 store
+        // (quadratic, and at 300,000 TTL keys on a busy machine the probe write timed out behind them).
+        Path workMember = work.resolve("member");
+        long snapshotted = V2SnapshotReader.newestSnapshot(workMember).map(WalIndex::snapshotIndex).orElse(0L);
+        long walIndex = WalIndex.lastIndex(workMember.resolve("wal")).orElse(snapshotted);
+        List<String> snapshotOnce = List.of("--snapshot-count=" + Math.max(1, walIndex - snapshotted - 1));
+        context.log().info("the WAL ends at raft index " + walIndex + ", the last v2 snapshot is at " + snapshotted + ": "
+                + snapshotOnce.getFirst() + " takes one snapshot after the replay");
+        context.runUntilWrite(release, work, snapshotOnce, StorageApi.ETCD2);
+        Path snapshot = V2SnapshotReader.newestSnapshot(workMember)
+                .filter(s -> WalIndex.snapshotIndex(s) >= walIndex)
+                .orElseThrow(() -> new StepFailedException("etcd " + release.version() + " left no v2 snapshot at or after raft index "
+                        + walIndex + " (the WAL's last entry) in " + work + "; the data dir is unchanged"));
+        // what comes before that snapshot is spent, and this is a copy: its room goes back now (peak disk)
+        WalIndex.pruneBefore(workMember, snapshot);
         Path fixes = staging.resolve("fixes.bin");
         ConversionPlan.Summary v2 = ConversionPlan.write(snapshot, fixes, context.conversion().ttlKeysDirectory(),
                 context.conversion().defaultTtl(), Instant.now());
@@ -82,23 +96,28 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
             long millis = Math.max(1, (System.nanoTime() - start) / 1_000_000);
             context.log().info("re-attached " + leased + " keys to leases, put hidden keys, deleted expired ones in " + millis
                     + " ms (" + leased * 1000 / millis + " leased keys/s)");
+            java.nio.file.Files.delete(fixes);
             check(keyspace.observe(), v2, "after migrate");
             context.log().info("the converted keyspace matches the v2 store (digest " + v2.digest() + ")");
-            context.runTool(release, "etcdctl", List.of("--endpoints", etcd.gateway().baseUrl().toString(), "snapshot", "save",
-                    snapshotDb.toString()), "etcd " + release.version() + " could not save a snapshot of the converted data");
             etcd.stop(context.stopGrace());
         }
+        // The cleanly stopped etcd's db is the checked keyspace: restored directly (--skip-hash-check: a data
+        // dir's db has no snapshot hash) instead of through a `snapshot save` copy, and the rest of the work
+        // copy goes before the restore writes a new member dir (peak disk).
+        java.nio.file.Files.move(workMember.resolve("snap").resolve("db"), snapshotDb);
+        Trees.deleteRecursively(work);
 
-        List<String> restore = new ArrayList<>(List.of("snapshot", "restore", snapshotDb.toString(), "--data-dir", staged.toString()));
+        List<String> restore = new ArrayList<>(List.of("snapshot", "restore", snapshotDb.toString(), "--skip-hash-check",
+                "--data-dir", staged.toString()));
         restore.addAll(context.member().restoreFlags());
         context.runTool(release, release.line().tools().snapshotRestore().toolName(), restore,
-                "could not restore the converted snapshot with " + release.version());
+                "could not restore the converted db with " + release.version());
+        java.nio.file.Files.delete(snapshotDb);
         try (PrivateEtcd etcd = context.startAndAwaitWrite(release, staged, List.of());
                 V3Keyspace keyspace = new V3Keyspace(etcd.gateway().baseUrl())) {
             check(keyspace.observe(), v2, "after the restore");
             etcd.stop(context.stopGrace());
         }
-        Trees.deleteRecursively(work);
         swap.markComplete(result());
         swap.swap(new DataVersion(from, StorageApi.ETCD2), result());
     }

@@ -42,6 +42,7 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
     @Override
     public void run(StepContext context) throws Exception {
         String target = older.minorLine().toString();
+        context.backups().requireRoomForCopyAndStarts(context.dataDir().member(), 2, "the downgrade to " + older.version());
         context.backups().copyOf(context.dataDir().member(), context.settings().wal().map(PrivateEtcd.WalDir::walDir),
                 new DataVersion(from, StorageApi.ETCD3));
         try (PrivateEtcd etcd = context.startAndAwaitWrite(newer, context.dataDir().path())) {

@@ -5,6 +5,7 @@ import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.MemberSwap;
+import dev.etcdmigrate.etcd.BackendAlarms;
 import dev.etcdmigrate.etcd.PrivateEtcd;
 import dev.etcdmigrate.process.ChildEnvironment;
 import dev.etcdmigrate.process.Children;
@@ -60,7 +61,12 @@ public record StepContext(
         }
         PrivateEtcd etcd = PrivateEtcd.start(release, dir, settings, flags, log, children);
         try {
-            etcd.awaitWrite(settings.startTimeout(), api);
+            try {
+                etcd.awaitWrite(settings.startTimeout(), api);
+            } catch (PrivateEtcd.NoSpaceException full) {
+                BackendAlarms.disarmOnArrival(etcd, dir, settings.extraServerArgs(), log);
+                etcd.awaitWrite(settings.startTimeout(), api);
+            }
             return etcd;
         } catch (Exception | Error e) {
             etcd.close();
@@ -79,6 +85,7 @@ public record StepContext(
 
     public void runUntilWrite(Release release, Path dir, List<String> lineFlags, StorageApi api) throws Exception {
         try (PrivateEtcd etcd = startAndAwaitWrite(release, dir, lineFlags, api)) {
+            if (api == StorageApi.ETCD3) BackendAlarms.checkNoneRaised(etcd); // a step must not leave an alarm it raised
             etcd.stop(settings.stopGrace());
         }
     }

@@ -43,6 +43,20 @@ final class Mount implements AutoCloseable {
         return new Mount(dir);
     }
 
+    /**
+     * An XFS file system with reflinks (file clones) on dir, in a sparse image file of the given size
+     * (loop device, freed on umount). Aborts the test where mkfs.xfs is missing (.ci/run installs xfsprogs).
+     */
+    static Mount xfs(Path dir, Path image, int megabytes) throws Exception {
+        try (java.io.RandomAccessFile file = new java.io.RandomAccessFile(image.toFile(), "rw")) {
+            file.setLength((long) megabytes << 20);
+        }
+        Result made = run(List.of("mkfs.xfs", "-q", "-m", "reflink=1", image.toString()));
+        assertEquals(0, made.code(), "mkfs.xfs: " + made.output());
+        mount("-o", "loop", image.toString(), dir.toString());
+        return new Mount(dir);
+    }
+
     private static void mount(String... args) throws Exception {
         if ((Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid") != 0) {
             abort("mounting needs root; this test runs only as root");

@@ -1,0 +1,89 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.demo.Keyspace;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Backups by clone: on XFS with reflinks, an online downgrade whose volume has room for half a copy of
+ * member/ (a plain copy would be refused up front) completes, its backup holds the member dir as it
+ * was, and the backup cost far fewer blocks than its size.
+ */
+class ReflinkBackupIT {
+
+    private static final long MB = 1024 * 1024;
+    private static final Release FROM = EtcdFixture.release("3.7.3");
+    private static final Release TO = EtcdFixture.release("3.6.16");
+
+    private final EtcdFixture etcd = new EtcdFixture();
+
+    @AfterEach
+    void stopAll() {
+        etcd.close();
+    }
+
+    @Test
+    void anOnlineDowngradeOnXfsClonesItsBackupAndFitsWhereACopyWouldNot(@TempDir Path dir) throws Exception {
+        Path fs = Files.createDirectories(dir.resolve("fs"));
+        try (Mount xfs = Mount.xfs(fs, dir.resolve("xfs.img"), 1024)) {
+            Path data = fs.resolve("data");
+            Keyspace before = etcd.seed(FROM, data, 2000);
+            long member = sizeOf(data.resolve("member"));
+            Path ballast = fill(fs.resolve("ballast"), Files.getFileStore(fs).getUsableSpace() - member / 2 - 200 * MB);
+            long freeBefore = Files.getFileStore(fs).getUsableSpace();
+
+            try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, TO.version()))) {
+                assertEquals(0, runner.exitCode(), runner.output());
+                assertTrue(runner.output().contains("clones files: the backup of member/ costs no data blocks"), runner.output());
+            }
+            assertEquals(TO.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+            assertEquals(java.util.Map.of(), before.differences(etcd.read(TO, data).keyspace()), "served by " + TO.version());
+
+            List<Path> backups;
+            try (Stream<Path> list = Files.list(data.resolve(".etcd-migrate/backups"))) {
+                backups = list.toList();
+            }
+            assertEquals(1, backups.size(), backups.toString());
+            assertEquals(member, sizeOf(backups.getFirst().resolve("member")), "the backup is the whole member dir");
+            assertEquals(FROM.version() + "/etcd3", Files.readString(backups.getFirst().resolve("version.txt")));
+            long used = freeBefore - Files.getFileStore(fs).getUsableSpace();
+            System.out.printf("ReflinkBackupIT: member/ %d MiB, backup %d MiB, free space used by the whole downgrade %d MiB%n",
+                    member / MB, member / MB, used / MB);
+            assertTrue(used < member / 2, "the clone shares blocks: " + used / MB + " MiB used for a " + member / MB + " MiB backup");
+            Files.delete(ballast);
+        }
+    }
+
+    private static long sizeOf(Path tree) throws IOException {
+        try (Stream<Path> walk = Files.walk(tree)) {
+            long bytes = 0;
+            for (Path p : walk.filter(Files::isRegularFile).toList()) bytes += Files.size(p);
+            return bytes;
+        }
+    }
+
+    private static Path fill(Path file, long bytes) throws IOException {
+        assertTrue(bytes > 0, "room for ballast");
+        ByteBuffer zeros = ByteBuffer.allocate((int) MB);
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            for (long left = bytes; left > 0; left -= MB) {
+                zeros.clear().limit((int) Math.min(MB, left));
+                while (zeros.hasRemaining()) channel.write(zeros);
+            }
+        }
+        return file;
+    }
+}
