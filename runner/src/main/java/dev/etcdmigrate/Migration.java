@@ -177,7 +177,8 @@ public final class Migration {
             }
         }
         preflightTarget(binaries);
-        if (planned == null || planned.steps().isEmpty() && !plan.steps().isEmpty()) {
+        if (!plan.steps().isEmpty() && (planned == null || planned.steps().isEmpty())) {
+            // steps the plan before the lock did not have: their checks were not made yet
             checkPortsFree();
             checkServerArgs();
             backups.refuseUnusableLocation();
