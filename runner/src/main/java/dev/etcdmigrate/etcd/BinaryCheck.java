@@ -41,7 +41,8 @@ public final class BinaryCheck {
 
     private final Children children;
     private final Map<String, String> known = new LinkedHashMap<>();
-    private boolean changed;
+    /** The answers this run relied on: only these are kept, so the file never outgrows one plan. */
+    private final Map<String, String> used = new LinkedHashMap<>();
 
     public BinaryCheck(Children children) {
         this.children = children;
@@ -56,19 +57,23 @@ public final class BinaryCheck {
         return this;
     }
 
-    /** What to keep for the next start (only successful answers are kept), and whether it changed. */
+    /** What to keep for the next start: the successful answers this run relied on. */
     public List<String> remembered() {
-        return known.entrySet().stream().map(e -> e.getKey() + "\t" + e.getValue()).toList();
+        return used.entrySet().stream().map(e -> e.getKey() + "\t" + e.getValue()).toList();
     }
 
+    /** Whether the file must be written: this run relied on other answers than it found there. */
     public boolean changed() {
-        return changed;
+        return !used.equals(known);
     }
 
     /** A bundled etcd, etcdctl or etcdutl reports the release's version. */
     public void expect(Path binary, String tool, Release release) throws WrongBinaryException, IOException, InterruptedException {
         String key = key(binary, tool);
-        if (release.version().equals(known.get(key))) return;
+        if (release.version().equals(known.get(key))) {
+            used.put(key, release.version());
+            return;
+        }
         Output out;
         if (tool.equals("etcdctl")) {
             // v3 etcdctl has a `version` command (3.0-3.3 with the line's ETCDCTL_API); v2 etcdctl only --version
@@ -101,7 +106,10 @@ public final class BinaryCheck {
         Map<String, String> etcdVariables = new TreeMap<>(environment);
         etcdVariables.keySet().removeIf(k -> !ChildEnvironment.isEtcdVariable(k));
         String key = key(binary, "target " + String.join("\u0000", args) + "\u0000" + etcdVariables);
-        if (target.toString().equals(known.get(key))) return;
+        if (target.toString().equals(known.get(key))) {
+            used.put(key, target.toString());
+            return;
+        }
         List<String> command = new ArrayList<>(args);
         command.add("--version");
         Output out = run(binary, command, environment);
@@ -137,7 +145,7 @@ public final class BinaryCheck {
     }
 
     private void remember(String key, String version) {
-        if (!version.equals(known.put(key, version))) changed = true;
+        used.put(key, version);
     }
 
     /** The binary's identity: its real path, inode, size and mtime, and what was asked of it. */
