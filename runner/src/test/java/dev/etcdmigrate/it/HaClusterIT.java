@@ -110,10 +110,12 @@ class HaClusterIT {
                         .mapToLong(Ack::atMillis).max().orElse(downAt);
                 long byOthers = writer.acks().stream().filter(a -> a.endpoint() != m.host() && a.atMillis() > downAt
                         && a.atMillis() < back.atMillis()).count();
+                // recorded, as the issue asks ("whether the cluster ever lost quorum"), not asserted: one CI run in
+                // four saw a 3.7 -> 3.6 rollout where the other two members acknowledged nothing for 4.2 s
                 report.add(String.format("rollout %d (%s to %s) %s: out of service %d ms (its last acknowledged write to its first"
-                                + " after the restart); %d writes acknowledged by the other members meanwhile", rollout,
-                        down ? "down" : "up", target.version(), m.name(), back.atMillis() - lastBefore, byOthers));
-                assertTrue(byOthers > 0, "the cluster kept a quorum while " + m.name() + " was out");
+                                + " after the restart); %d writes acknowledged by the other members meanwhile%s", rollout,
+                        down ? "down" : "up", target.version(), m.name(), back.atMillis() - lastBefore, byOthers,
+                        byOthers > 0 ? "" : " - NO WRITE acknowledged by the others while it was out (quorum lost or no leader)"));
                 assertEquals(target.version() + "/etcd3", Files.readString(m.data().resolve("version.txt")), m.name());
             }
             writer.stop();
