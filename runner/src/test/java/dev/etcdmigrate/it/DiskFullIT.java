@@ -5,11 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.catalog.Release;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -29,7 +26,6 @@ import org.junit.jupiter.api.io.TempDir;
 class DiskFullIT {
 
     private static final Release RELEASE = EtcdFixture.release("3.4.23");
-    private static final long MB = 1024 * 1024;
 
     private final EtcdFixture etcd = new EtcdFixture();
 
@@ -55,8 +51,8 @@ class DiskFullIT {
         try (Mount tmpfs = Mount.tmpfs(fs, 448)) {
             Path data = fs.resolve("data");
             V2Dataset written = ConvertToV3IT.writeEtcd2(etcd, RELEASE, data, 300);
-            long free = sizeOf(data.resolve("member")) * memberPercent / 100 + extraMb * MB;
-            Path ballast = fill(fs.resolve("ballast"), Files.getFileStore(fs).getUsableSpace() - free);
+            long free = Ballast.sizeOf(data.resolve("member")) * memberPercent / 100 + extraMb * Ballast.MB;
+            Path ballast = Ballast.fill(fs.resolve("ballast"), Files.getFileStore(fs).getUsableSpace() - free);
             Map<String, String> before = TreeDigest.of(data);
 
             try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, RELEASE.version()))) {
@@ -79,31 +75,6 @@ class DiskFullIT {
             assertEquals(RELEASE.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
             ConvertToV3IT.assertCarried(written, etcd.read(RELEASE, data));
         }
-    }
-
-    private static long sizeOf(Path tree) throws IOException {
-        try (Stream<Path> walk = Files.walk(tree)) {
-            long bytes = 0;
-            for (Path p : walk.filter(Files::isRegularFile).toList()) {
-                bytes += Files.size(p);
-            }
-            return bytes;
-        }
-    }
-
-    /** A file of real zeros (tmpfs allocates written pages only, so no sparse file). */
-    private static Path fill(Path file, long bytes) throws IOException {
-        assertTrue(bytes > 0, "room for ballast");
-        ByteBuffer zeros = ByteBuffer.allocate((int) MB);
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            for (long left = bytes; left > 0; left -= MB) {
-                zeros.clear().limit((int) Math.min(MB, left));
-                while (zeros.hasRemaining()) {
-                    channel.write(zeros);
-                }
-            }
-        }
-        return file;
     }
 
     /** Processes with a file open, or their working directory, under root. */

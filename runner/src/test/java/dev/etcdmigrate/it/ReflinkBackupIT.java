@@ -5,12 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
-import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -24,7 +20,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ReflinkBackupIT {
 
-    private static final long MB = 1024 * 1024;
     private static final Release FROM = EtcdFixture.release("3.7.3");
     private static final Release TO = EtcdFixture.release("3.6.16");
 
@@ -41,8 +36,8 @@ class ReflinkBackupIT {
         try (Mount xfs = Mount.xfs(fs, dir.resolve("xfs.img"), 1024)) {
             Path data = fs.resolve("data");
             Keyspace before = etcd.seed(FROM, data, 2000);
-            long member = sizeOf(data.resolve("member"));
-            Path ballast = fill(fs.resolve("ballast"), Files.getFileStore(fs).getUsableSpace() - member / 2 - 200 * MB);
+            long member = Ballast.sizeOf(data.resolve("member"));
+            Path ballast = Ballast.fill(fs.resolve("ballast"), Files.getFileStore(fs).getUsableSpace() - member / 2 - 200 * Ballast.MB);
             long freeBefore = Files.getFileStore(fs).getUsableSpace();
 
             try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, TO.version()))) {
@@ -57,33 +52,14 @@ class ReflinkBackupIT {
                 backups = list.toList();
             }
             assertEquals(1, backups.size(), backups.toString());
-            assertEquals(member, sizeOf(backups.getFirst().resolve("member")), "the backup is the whole member dir");
+            assertEquals(member, Ballast.sizeOf(backups.getFirst().resolve("member")), "the backup is the whole member dir");
             assertEquals(FROM.version() + "/etcd3", Files.readString(backups.getFirst().resolve("version.txt")));
             long used = freeBefore - Files.getFileStore(fs).getUsableSpace();
             System.out.printf("ReflinkBackupIT: member/ %d MiB, backup %d MiB, free space used by the whole downgrade %d MiB%n",
-                    member / MB, member / MB, used / MB);
-            assertTrue(used < member / 2, "the clone shares blocks: " + used / MB + " MiB used for a " + member / MB + " MiB backup");
+                    member / Ballast.MB, member / Ballast.MB, used / Ballast.MB);
+            assertTrue(used < member / 2, "the clone shares blocks: " + used / Ballast.MB + " MiB used for a " + member / Ballast.MB + " MiB backup");
             Files.delete(ballast);
         }
     }
 
-    private static long sizeOf(Path tree) throws IOException {
-        try (Stream<Path> walk = Files.walk(tree)) {
-            long bytes = 0;
-            for (Path p : walk.filter(Files::isRegularFile).toList()) bytes += Files.size(p);
-            return bytes;
-        }
-    }
-
-    private static Path fill(Path file, long bytes) throws IOException {
-        assertTrue(bytes > 0, "room for ballast");
-        ByteBuffer zeros = ByteBuffer.allocate((int) MB);
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            for (long left = bytes; left > 0; left -= MB) {
-                zeros.clear().limit((int) Math.min(MB, left));
-                while (zeros.hasRemaining()) channel.write(zeros);
-            }
-        }
-        return file;
-    }
 }

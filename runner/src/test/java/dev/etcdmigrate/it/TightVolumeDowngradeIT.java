@@ -5,14 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
-import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,7 +21,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TightVolumeDowngradeIT {
 
-    private static final long MB = 1024 * 1024;
     private static final Release FROM = EtcdFixture.release("3.7.3");
     private static final Release TO = EtcdFixture.release("3.6.16");
 
@@ -43,8 +37,8 @@ class TightVolumeDowngradeIT {
         try (Mount tmpfs = Mount.tmpfs(fs, 512)) {
             Path data = fs.resolve("data");
             Keyspace before = etcd.seed(FROM, data, 500);
-            long member = sizeOf(data.resolve("member"));
-            Path ballast = fill(fs.resolve("ballast"), Files.getFileStore(fs).getUsableSpace() - member - 32 * MB);
+            long member = Ballast.sizeOf(data.resolve("member"));
+            Path ballast = Ballast.fill(fs.resolve("ballast"), Files.getFileStore(fs).getUsableSpace() - member - 32 * Ballast.MB);
             Map<String, String> digest = TreeDigest.of(data);
 
             try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, TO.version()))) {
@@ -65,24 +59,4 @@ class TightVolumeDowngradeIT {
         }
     }
 
-    private static long sizeOf(Path tree) throws IOException {
-        try (Stream<Path> walk = Files.walk(tree)) {
-            long bytes = 0;
-            for (Path p : walk.filter(Files::isRegularFile).toList()) bytes += Files.size(p);
-            return bytes;
-        }
-    }
-
-    /** A file of real zeros (tmpfs allocates written pages only). */
-    private static Path fill(Path file, long bytes) throws IOException {
-        assertTrue(bytes > 0, "room for ballast");
-        ByteBuffer zeros = ByteBuffer.allocate((int) MB);
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            for (long left = bytes; left > 0; left -= MB) {
-                zeros.clear().limit((int) Math.min(MB, left));
-                while (zeros.hasRemaining()) channel.write(zeros);
-            }
-        }
-        return file;
-    }
 }
