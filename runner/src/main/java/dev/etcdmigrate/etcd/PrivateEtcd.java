@@ -85,6 +85,11 @@ public final class PrivateEtcd implements AutoCloseable {
             return new Settings(binDir, name, ports, extraServerArgs, startTimeout, stopGrace, environment, http, Optional.of(peers), wal);
         }
 
+        /** etcd's --wal-dir for an etcd (or tool) working on dataDir; none for a staging dir, which keeps its WAL inside. */
+        public Optional<Path> walDirFor(Path dataDir) {
+            return wal.filter(w -> w.dataDir().equals(dataDir.toAbsolutePath().normalize())).map(WalDir::walDir);
+        }
+
         /** The data dir's WAL lives elsewhere (etcd's --wal-dir): every etcd started on that data dir is told so. */
         public Settings withWalDir(WalDir walDir) {
             return new Settings(binDir, name, ports, extraServerArgs, startTimeout, stopGrace, environment, http, cluster,
@@ -117,8 +122,7 @@ public final class PrivateEtcd implements AutoCloseable {
             command.addAll(List.of("--initial-advertise-peer-urls", peer, "--initial-cluster", settings.name() + "=" + peer));
             command.addAll(FAST_TIMERS);
         }
-        settings.wal().filter(w -> w.dataDir().equals(dataDir.toAbsolutePath().normalize()))
-                .ifPresent(w -> command.addAll(List.of("--wal-dir", w.walDir().toString())));
+        settings.walDirFor(dataDir).ifPresent(w -> command.addAll(List.of("--wal-dir", w.toString())));
         command.addAll(release.line().logFlags());
         command.addAll(lineFlags);
         command.addAll(settings.extraServerArgs());

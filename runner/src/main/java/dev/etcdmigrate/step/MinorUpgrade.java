@@ -86,8 +86,7 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
 
     private void confirmNoV2Content(StepContext context, Release checker) throws Exception {
         List<String> check = new ArrayList<>(List.of("check", "v2store", "--data-dir", context.dataDir().path().toString()));
-        context.settings().wal().filter(w -> w.dataDir().equals(context.dataDir().path()))
-                .ifPresent(w -> check.addAll(List.of("--wal-dir", w.walDir().toString())));
+        context.settings().walDirFor(context.dataDir().path()).ifPresent(w -> check.addAll(List.of("--wal-dir", w.toString())));
         Optional<String> finding = v2Finding(context, checker, check);
         if (finding.isEmpty()) {
             return;

@@ -43,7 +43,7 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
     public void run(StepContext context) throws Exception {
         String target = older.minorLine().toString();
         context.backups().requireRoomForCopyAndStarts(context.dataDir().member(), 2, "the downgrade to " + older.version());
-        context.backups().copyOf(context.dataDir().member(), context.settings().wal().map(PrivateEtcd.WalDir::walDir),
+        context.backups().copyOf(context.dataDir().member(), context.settings().walDirFor(context.dataDir().path()),
                 new DataVersion(from, StorageApi.ETCD3));
         try (PrivateEtcd etcd = context.startAndAwaitWrite(newer, context.dataDir().path())) {
             String endpoint = context.settings().ports().clientUrl().toString();
