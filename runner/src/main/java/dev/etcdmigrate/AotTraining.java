@@ -41,9 +41,8 @@ public final class AotTraining {
             Files.createDirectories(data.resolve("member/wal"));
             Files.createFile(data.resolve("member/wal/0000000000000000-0000000000000000.wal"));
             Files.writeString(data.resolve("version.txt"), newest.version() + "/etcd3");
-            Log quiet = new Log(new PrintStream(OutputStream.nullOutputStream()));
             int code = Main.run(List.of("--data-dir", data.toString(), "--bin-dir", bin.toString(), "--target-version",
-                    newest.version(), "--name", "training", "--no-exec"), Map.of(), quiet);
+                    newest.version(), "--name", "training", "--no-exec"), Map.of(), new PrintStream(OutputStream.nullOutputStream()));
             if (code != 0) {
                 throw new IllegalStateException("the training migration exited with " + code);
             }

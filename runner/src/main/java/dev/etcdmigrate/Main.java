@@ -1,20 +1,27 @@
 package dev.etcdmigrate;
 
 import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.cli.EnvironmentCheck;
+import dev.etcdmigrate.cli.Flag;
 import dev.etcdmigrate.cli.Help;
 import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.cli.OutputFlags;
 import dev.etcdmigrate.cli.ParsedArgs;
-import dev.etcdmigrate.cli.UsageException;
-import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.demo.Demo;
+import dev.etcdmigrate.error.FailedException;
+import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.etcd.BinDir;
-import dev.etcdmigrate.etcd.BinaryCheck;
+import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.exec.DataDirOwner;
 import dev.etcdmigrate.exec.Execve;
 import dev.etcdmigrate.exec.TerminationLog;
-import dev.etcdmigrate.plan.RefusedTransitionException;
+import dev.etcdmigrate.log.Json;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.provision.ProvisionCommand;
+import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,105 +29,144 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** Entry point: dispatches to migrate (default), plan, provision or demo; maps failures to exit codes. */
+/** Entry point: dispatches to migrate (default), plan, provision or demo; maps the one exception root to exit codes. */
 public final class Main {
-
-    static final int OK = 0;
-    static final int FAILED = 1;
-    static final int USAGE = 2;
-    static final int REFUSED = 3;
 
     private Main() {}
 
-    public static void main(String[] args) {
-        Log log = new Log(System.err);
-        int code = run(List.of(args), System.getenv(), log);
-        log.flush();
-        System.exit(code);
-    }
-
     static final List<String> COMMANDS = List.of("migrate", "plan", "provision", "demo", "help");
 
-    static int run(List<String> args, Map<String, String> environment, Log log) {
+    /** plan's own flag: -o/--output text|json. */
+    static final List<Flag> PLAN_FLAGS = OutputFlags.with(withOutput(MigrateOptions.FLAGS));
+
+    public static void main(String[] args) {
+        System.exit(run(List.of(args), System.getenv(), System.err));
+    }
+
+    static int run(List<String> args, Map<String, String> environment, PrintStream err) {
         List<String> before = args.contains("--") ? args.subList(0, args.indexOf("--")) : args;
         if (before.contains("--help") || !args.isEmpty() && args.getFirst().equals("help")) {
-            System.out.print(Help.text(MigrateOptions.FLAGS, ProvisionCommand.FLAGS, Demo.FLAGS));
-            return OK;
+            System.out.print(Help.text(OutputFlags.with(MigrateOptions.FLAGS), OutputFlags.with(ProvisionCommand.FLAGS),
+                    OutputFlags.with(Demo.FLAGS)));
+            return MigrateException.OK;
         }
         if (before.contains("--version")) {
-            System.out.print(versionText(before, environment));
-            return OK;
+            System.out.print(versionText(before));
+            return MigrateException.OK;
         }
+        Log log;
+        try {
+            OutputFlags output = OutputFlags.read(before, environment);
+            log = Log.of(output.format(), output.etcdOutput(), err);
+        } catch (UsageException e) {
+            return fail(Log.text(err), before, e);
+        }
+        try {
+            return run(args, before, environment, log);
+        } finally {
+            log.flush();
+        }
+    }
+
+    private static int run(List<String> args, List<String> before, Map<String, String> environment, Log log) {
         List<String> rest = args;
         String command = "migrate";
         if (!args.isEmpty() && !args.getFirst().startsWith("-")) {
-            if (!COMMANDS.contains(args.getFirst())) {
-                return fail(log, before, USAGE, "unknown command '" + args.getFirst() + "' (commands: "
-                        + String.join(", ", COMMANDS) + "; see --help); nothing was changed");
-            }
             command = args.getFirst();
             rest = args.subList(1, args.size());
         }
-        Children children = new Children(Duration.ofSeconds(10)).installShutdownHook();
+        Children children = null;
         try {
+            if (!COMMANDS.contains(command)) {
+                throw new UsageException("unknown command '" + command + "' (commands: " + String.join(", ", COMMANDS)
+                        + "; see --help); nothing was changed");
+            }
+            children = new Children(Duration.ofSeconds(10)).installShutdownHook();
             return switch (command) {
-                case "provision" -> new ProvisionCommand(log, children).run(ParsedArgs.parse(ProvisionCommand.FLAGS, rest, environment));
-                case "demo" -> new Demo(log, children).run(ParsedArgs.parse(Demo.FLAGS, rest, environment).withoutPositional("demo"));
-                case "plan" -> plan(ParsedArgs.parse(MigrateOptions.FLAGS, rest, environment).withoutPositional("plan"), log, children);
-                default -> migrate(ParsedArgs.parse(MigrateOptions.FLAGS, rest, environment).withoutPositional("migrate"), log, children);
+                case "provision" -> new ProvisionCommand(log, children).run(ParsedArgs.parse(OutputFlags.with(ProvisionCommand.FLAGS),
+                        rest, environment));
+                case "demo" -> new Demo(log, children).run(ParsedArgs.parse(OutputFlags.with(Demo.FLAGS), rest, environment)
+                        .withoutPositional("demo"));
+                case "plan" -> plan(ParsedArgs.parse(PLAN_FLAGS, shortOutputFlag(rest), environment).withoutPositional("plan"), log,
+                        children);
+                default -> migrate(ParsedArgs.parse(OutputFlags.with(MigrateOptions.FLAGS), rest, environment)
+                        .withoutPositional("migrate"), log, children);
             };
-        } catch (UsageException | DataDir.MalformedVersionFileException | BinDir.MissingBinaryException | BadCatalogException
-                | Migration.PortInUseException | DataDir.UnusableDataDirException | BinaryCheck.WrongBinaryException
-                | BinaryCheck.RejectedFlagException e) {
-            return fail(log, before, USAGE, e.getMessage());
-        } catch (RefusedTransitionException | DataDir.ContradictionException e) {
-            return fail(log, before, REFUSED, "refused: " + e.getMessage() + " (nothing was changed)");
+        } catch (MigrateException e) {
+            return fail(log, before, e);
         } catch (Exception e) {
-            return fail(log, before, FAILED, e.getMessage() == null ? e.toString() : e.getMessage());
+            // not one of ours (a bug, or a library's unchecked failure): still a failed run with its reason
+            return fail(log, before, new FailedException(e.getMessage() == null ? e.toString() : e.getMessage(), e));
         }
     }
 
-    /** Logs the reason and leaves it where Kubernetes shows it (the container's termination message). */
-    private static int fail(Log log, List<String> args, int code, String message) {
-        log.error(message);
-        TerminationLog.write(Path.of(flagValue(args, "termination-log").orElse(MigrateOptions.DEFAULT_TERMINATION_LOG)), message);
-        return code;
-    }
-
-    /** The value of --name VALUE / --name=VALUE among the runner's own arguments, for what runs before parsing. */
-    private static Optional<String> flagValue(List<String> args, String name) {
-        for (int i = 0; i < args.size(); i++) {
-            if (args.get(i).equals("--" + name) && i + 1 < args.size()) return Optional.of(args.get(i + 1));
-            if (args.get(i).startsWith("--" + name + "=")) return Optional.of(args.get(i).substring(name.length() + 3));
-        }
-        return Optional.empty();
+    /** Reports why the run ends and leaves it where Kubernetes shows it (the container's termination message). */
+    private static int fail(Log log, List<String> args, MigrateException e) {
+        String reason = e.exitCode() == MigrateException.REFUSED ? "refused: " + e.getMessage() + " (nothing was changed)" : e.getMessage();
+        log.emit(e.exitCode() == MigrateException.FAILED ? new Event.Failed(e.exitCode(), reason) : new Event.Refused(e.exitCode(), reason));
+        TerminationLog.write(Path.of(OutputFlags.flagValue(args, "termination-log").orElse(MigrateOptions.DEFAULT_TERMINATION_LOG)), reason);
+        return e.exitCode();
     }
 
     /** `--version`: this runner's version and the etcd versions it bundles, each marked when its binary is missing. */
-    static String versionText(List<String> args, Map<String, String> environment) {
+    static String versionText(List<String> args) {
         String version = Optional.ofNullable(Main.class.getPackage().getImplementationVersion()).orElse("development build");
         StringBuilder b = new StringBuilder("etcd-migrate " + version + "\n");
-        Path binDir = Path.of(flagValue(args, "bin-dir").orElse(MigrateOptions.DEFAULT_BIN_DIR)).toAbsolutePath();
-        Catalog catalog = flagValue(args, "catalog").map(Path::of).map(Catalog::load).orElseGet(Catalog::bundled);
+        Path binDir = Path.of(OutputFlags.flagValue(args, "bin-dir").orElse(MigrateOptions.DEFAULT_BIN_DIR)).toAbsolutePath();
+        Catalog catalog = OutputFlags.flagValue(args, "catalog").map(Path::of).map(Catalog::load).orElseGet(Catalog::bundled);
         b.append("bundled etcd versions (bin dir ").append(binDir).append("):");
         for (var release : catalog.releases()) {
             b.append(' ').append(release.version());
-            if (!java.nio.file.Files.isExecutable(binDir.resolve("etcd-" + release.version()))) b.append(" (missing)");
+            if (!Files.isExecutable(binDir.resolve("etcd-" + release.version()))) b.append(" (missing)");
         }
         return b.append('\n').toString();
     }
 
+    private static List<Flag> withOutput(List<Flag> flags) {
+        List<Flag> all = new ArrayList<>(flags);
+        all.add(Flag.value("output", null, "text|json", "text", "plan only (also -o): the plan as lines, or as one JSON object on stdout."));
+        return all;
+    }
+
+    /** kubectl's habit: -o json, -o=json, -ojson mean --output json (the runner's other flags take two dashes). */
+    static List<String> shortOutputFlag(List<String> args) {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < args.size(); i++) {
+            String a = args.get(i);
+            if (a.equals("--")) {
+                out.addAll(args.subList(i, args.size()));
+                break;
+            }
+            if (a.equals("-o") && i + 1 < args.size()) {
+                out.add("--output");
+                out.add(args.get(++i));
+            } else if (a.startsWith("-o=")) {
+                out.add("--output=" + a.substring(3));
+            } else if (a.startsWith("-o") && !a.startsWith("--") && a.length() > 2) {
+                out.add("--output=" + a.substring(2));
+            } else {
+                out.add(a);
+            }
+        }
+        return out;
+    }
+
     private static int plan(ParsedArgs args, Log log, Children children) throws Exception {
+        String format = args.get("output").orElse("text");
+        if (!format.equals("text") && !format.equals("json")) {
+            throw new UsageException("-o/--output must be text or json, not '" + format + "'");
+        }
         MigrateOptions options = MigrateOptions.from(args);
-        migration(options, args, log, children).describePlan().forEach(System.out::println);
-        return OK;
+        Event.PlanMade plan = migration(options, args, log, children).planEvent();
+        System.out.println(format.equals("json") ? Json.object(plan) : plan.message());
+        return MigrateException.OK;
     }
 
     private static int migrate(ParsedArgs args, Log log, Children children) throws Exception {
         MigrateOptions options = MigrateOptions.from(args);
-        log.info("etcd-migrate: data dir " + options.dataDir() + ", target " + options.target() + ", bin dir " + options.binDir());
+        log.emit(new Event.RunStarted("migrate", options.dataDir().toString(), options.target().toString(), options.binDir().toString()));
         if (!options.noExec()) {
-            List<String> conflicts = dev.etcdmigrate.cli.EnvironmentCheck.conflicts(args.environment(), options.etcdArgs());
+            List<String> conflicts = EnvironmentCheck.conflicts(args.environment(), options.etcdArgs());
             if (!conflicts.isEmpty()) {
                 throw new UsageException("the environment sets " + String.join(", ", conflicts) + ", which etcd's flags after -- also"
                         + " give: etcd 3.4+ refuses to start with both. Drop one of each pair (nothing was changed)");
@@ -131,18 +177,18 @@ public final class Main {
         try (Migration.Done done = migration(options, args, log, children).migrate()) {
             if (options.noExec()) {
                 log.info("--no-exec: exiting after the migration");
-                return OK;
+                return MigrateException.OK;
             }
-            var etcd = new BinDir(options.binDir()).etcd(options.target().version());
+            Path etcd = new BinDir(options.binDir()).etcd(options.target().version());
             List<String> argv = new ArrayList<>();
             argv.add(etcd.toString());
             argv.addAll(options.finalEtcdArgs(args.environment()));
             Execve execve = Execve.link();
             execve.defaultSignals(); // a SIGTERM from now on ends the process, as it would end etcd
-            log.info("exec " + String.join(" ", argv));
+            log.emit(new Event.Exec(etcd.toString(), argv));
             log.flush();
             execve.exec(etcd, argv, args.environment());
-            return FAILED; // not reached: exec either replaced this process or threw
+            return MigrateException.FAILED; // not reached: exec either replaced this process or threw
         }
     }
 
@@ -151,19 +197,12 @@ public final class Main {
     }
 
     /** The catalog a run plans with; a bad one is a usage error (exit 2). */
-    private static Catalog catalog(MigrateOptions options) {
+    private static Catalog catalog(MigrateOptions options) throws UsageException {
         try {
             Catalog catalog = options.catalogFile().map(Catalog::load).orElseGet(Catalog::bundled);
             return options.bundledVersions().map(catalog::restrictTo).orElse(catalog);
         } catch (IllegalArgumentException | java.io.UncheckedIOException e) {
-            throw new BadCatalogException(e.getMessage());
-        }
-    }
-
-    /** Unchecked, because the catalog is loaded lazily inside the migration. */
-    static final class BadCatalogException extends RuntimeException {
-        BadCatalogException(String message) {
-            super(message);
+            throw new UsageException(e.getMessage());
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.cli;
 
+import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;

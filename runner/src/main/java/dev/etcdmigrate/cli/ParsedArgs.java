@@ -1,5 +1,6 @@
 package dev.etcdmigrate.cli;
 
+import dev.etcdmigrate.error.UsageException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

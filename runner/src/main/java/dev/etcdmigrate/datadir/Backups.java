@@ -1,6 +1,7 @@
 package dev.etcdmigrate.datadir;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.version.DataVersion;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -146,7 +147,7 @@ public final class Backups {
         Fsync.path(partial);
         Files.move(partial, backup, StandardCopyOption.ATOMIC_MOVE);
         Fsync.path(location);
-        log.info("copied the " + version + " member dir " + member + " to backup " + backup);
+        log.emit(new Event.BackupMade(backup.toString(), version.toString(), "copied"));
         retain(backup);
         return backup;
     }
@@ -248,7 +249,7 @@ public final class Backups {
         for (int i = 0; i < excess; i++) {
             Path old = others.get(i);
             Trees.deleteRecursively(old);
-            log.info("deleted backup " + old + " (--backup-retention " + retention + ")");
+            log.emit(new Event.BackupDeleted(old.toString(), retention));
         }
         if (excess > 0) Fsync.path(location);
     }

@@ -23,10 +23,8 @@ import java.util.stream.Stream;
 public final class DataDir {
 
     public static final String VERSION_FILE = "version.txt";
-    static final String OWN_DIR = ".etcd-migrate";
-    static final String BINARY_CHECKS = "binaries";
     /** Entries that are not etcd data: ours, version.txt, and a fresh filesystem's lost+found. */
-    private static final Set<String> NOT_DATA = Set.of(OWN_DIR, "lost+found", VERSION_FILE, VERSION_FILE + ".tmp");
+    private static final Set<String> NOT_DATA = Set.of(OwnDir.NAME, "lost+found", VERSION_FILE, VERSION_FILE + ".tmp");
 
     private final Path dir;
 
@@ -46,8 +44,9 @@ public final class DataDir {
         return dir.resolve(VERSION_FILE);
     }
 
-    Path ownDir() {
-        return dir.resolve(OWN_DIR);
+    /** The runner's own corner, .etcd-migrate/: its layout lives in {@link OwnDir}. */
+    public OwnDir own() {
+        return OwnDir.of(dir);
     }
 
     public boolean exists() {
@@ -134,55 +133,21 @@ public final class DataDir {
         return Files.isRegularFile(dir.resolve("member/snap/db")) ? StorageApi.ETCD3 : StorageApi.ETCD2;
     }
 
-    /** A fresh owner-only work directory under .etcd-migrate/, removed first if a crash left one. */
-    public Path freshWorkDir(String name) throws IOException {
-        Path work = ownDir().resolve(name);
-        Trees.deleteRecursively(work);
-        Permissions.ownerOnlyDir(ownDir());
-        return Permissions.ownerOnlyDir(work);
-    }
-
-    public void deleteWorkDir(String name) throws IOException {
-        Trees.deleteRecursively(ownDir().resolve(name));
-    }
-
-    /** What steps made under .etcd-migrate/ besides the lock, backups and staging (which MemberSwap manages). */
-    public List<Path> workDirs() throws IOException {
-        if (!Files.isDirectory(ownDir())) return List.of();
-        try (Stream<Path> entries = Files.list(ownDir())) {
-            return entries.filter(p -> !Set.of("lock", "backups", "staging", BINARY_CHECKS).contains(p.getFileName().toString()))
-                    .sorted().toList();
-        }
-    }
-
-    public boolean hasOwnDir() {
-        return Files.exists(ownDir());
-    }
-
     /**
-     * Removes .etcd-migrate/ when it holds nothing but the lock file (and remembered binary checks): a run
-     * that created it and then was refused leaves the data dir as it found it. Backups or staging keep it.
+     * Removes .etcd-migrate/ when it holds only the runner's bookkeeping: a run that created it and then
+     * was refused leaves the data dir as it found it. Backups or staging keep it.
      */
-    public void removeOwnDirIfOnlyLock() throws IOException {
-        if (!Files.isDirectory(ownDir())) return;
-        try (Stream<Path> entries = Files.list(ownDir())) {
-            if (!entries.allMatch(p -> Set.of("lock", BINARY_CHECKS).contains(p.getFileName().toString()))) return;
-        }
-        Trees.deleteRecursively(ownDir());
+    public void removeOwnDirIfOnlyBookkeeping() throws IOException {
+        if (own().holdsOnlyBookkeeping()) Trees.deleteRecursively(own().path());
     }
 
     /** Where backups go by default, and where a swapped-out member dir lands first (see {@link Backups}). */
     public Path backupsDir() {
-        return ownDir().resolve("backups");
+        return own().backups();
     }
 
     public Path staging() {
-        return ownDir().resolve("staging");
-    }
-
-    /** What binaries reported at earlier starts (see BinaryCheck): kept, so an unchanged restart asks none again. */
-    public Path binaryChecks() {
-        return ownDir().resolve(BINARY_CHECKS);
+        return own().staging();
     }
 
     /** Lists the entries of the data dir that are not ours, for messages. */
@@ -249,20 +214,20 @@ public final class DataDir {
     }
 
     /** The data contradicts version.txt or etcd's flags; refused (exit 3), nothing touched. */
-    public static final class ContradictionException extends Exception {
+    public static final class ContradictionException extends dev.etcdmigrate.error.RefusedException {
         public ContradictionException(String message) {
             super(message);
         }
     }
 
     /** The data dir cannot be worked on as given (e.g. a symbolic link); nothing was touched. */
-    public static final class UnusableDataDirException extends Exception {
+    public static final class UnusableDataDirException extends dev.etcdmigrate.error.UsageException {
         public UnusableDataDirException(String message) {
             super(message);
         }
     }
 
-    public static final class MalformedVersionFileException extends Exception {
+    public static final class MalformedVersionFileException extends dev.etcdmigrate.error.UsageException {
         public MalformedVersionFileException(String message) {
             super(message);
         }

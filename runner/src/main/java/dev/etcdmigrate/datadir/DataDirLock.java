@@ -1,6 +1,6 @@
 package dev.etcdmigrate.datadir;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -29,8 +29,8 @@ public final class DataDirLock implements AutoCloseable {
     }
 
     public static DataDirLock acquire(DataDir dataDir, Duration timeout, Log log) throws IOException, InterruptedException {
-        Permissions.ownerOnlyDir(dataDir.ownDir());
-        Path file = dataDir.ownDir().resolve("lock");
+        Permissions.ownerOnlyDir(dataDir.own().path());
+        Path file = dataDir.own().lock();
         FileChannel channel = FileChannel.open(file, java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
                 java.nio.file.attribute.PosixFilePermissions.asFileAttribute(Permissions.FILE));
         if (!java.nio.file.Files.getPosixFilePermissions(file).equals(Permissions.FILE)) {

@@ -38,7 +38,7 @@ public final class DiskSpace {
         return (bytes + (1 << 20) - 1) / (1 << 20) + " MiB";
     }
 
-    public static final class NotEnoughSpaceException extends Exception {
+    public static final class NotEnoughSpaceException extends dev.etcdmigrate.error.FailedException {
         public NotEnoughSpaceException(String message) {
             super(message);
         }

@@ -1,6 +1,7 @@
 package dev.etcdmigrate.datadir;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.version.DataVersion;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -36,7 +37,7 @@ public final class MemberSwap {
 
     /** A fresh staging dir; returns the data dir a restore tool must create (it holds the staged member/). */
     public Path prepare() throws IOException {
-        return dataDir.freshWorkDir("staging").resolve("data");
+        return dataDir.own().freshWorkDir(dataDir.staging()).resolve("data");
     }
 
     /**
@@ -79,7 +80,7 @@ public final class MemberSwap {
             backup = backups.startInDataDir(replaced);
             Files.move(dataDir.member(), backup.resolve("member"), StandardCopyOption.ATOMIC_MOVE);
             Fsync.path(backup);
-            log.info("kept the " + replaced + " member dir as backup " + backup);
+            log.emit(new Event.BackupMade(backup.toString(), replaced.toString(), "kept"));
         }
         if (Files.exists(stagedMember())) {
             Files.move(stagedMember(), dataDir.member(), StandardCopyOption.ATOMIC_MOVE);
@@ -87,7 +88,7 @@ public final class MemberSwap {
         Fsync.path(dataDir.path());
         dataDir.writeVersion(staged);
         log.info("moved the " + staged + " member dir into " + dataDir.path() + "; version.txt says " + staged);
-        dataDir.deleteWorkDir("staging");
+        Trees.deleteRecursively(dataDir.staging());
         return backup == null ? null : backups.finish(backup);
     }
 
@@ -103,7 +104,7 @@ public final class MemberSwap {
         Path marker = staging.resolve(COMPLETE);
         if (!Files.isRegularFile(marker)) {
             log.info("discarding an incomplete staging dir a previous run left: " + staging);
-            dataDir.deleteWorkDir("staging");
+            Trees.deleteRecursively(dataDir.staging());
             return Optional.empty();
         }
         DataVersion staged;
@@ -112,7 +113,7 @@ public final class MemberSwap {
         } catch (IllegalArgumentException | IOException e) {
             // member/ is touched only after a complete marker exists: an unreadable one means the swap never began
             log.info("discarding a staging dir whose completion marker is unreadable (" + e.getMessage() + "): " + staging);
-            dataDir.deleteWorkDir("staging");
+            Trees.deleteRecursively(dataDir.staging());
             return Optional.empty();
         }
         log.info("a previous run was interrupted while swapping in a " + staged + " member dir; finishing the swap");
@@ -122,7 +123,7 @@ public final class MemberSwap {
         } else {
             // both renames happened; only version.txt and the cleanup may be missing
             dataDir.writeVersion(staged);
-            dataDir.deleteWorkDir("staging");
+            Trees.deleteRecursively(dataDir.staging());
         }
         return Optional.of(staged);
     }
@@ -135,7 +136,7 @@ public final class MemberSwap {
         if (!Files.isDirectory(dataDir.staging()) || Files.isRegularFile(dataDir.staging().resolve(COMPLETE))) {
             return false;
         }
-        dataDir.deleteWorkDir("staging");
+        Trees.deleteRecursively(dataDir.staging());
         return true;
     }
 }

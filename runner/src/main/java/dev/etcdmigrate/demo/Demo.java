@@ -1,13 +1,13 @@
 package dev.etcdmigrate.demo;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.Migration;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.Flag;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cli.ParsedArgs;
-import dev.etcdmigrate.cli.UsageException;
+import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.Permissions;
 import dev.etcdmigrate.datadir.Trees;

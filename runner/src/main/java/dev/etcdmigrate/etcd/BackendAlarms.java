@@ -1,6 +1,6 @@
 package dev.etcdmigrate.etcd;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import java.nio.file.Path;
 import java.util.List;
 

@@ -53,7 +53,7 @@ public record BinDir(Path dir) {
         }
     }
 
-    public static final class MissingBinaryException extends Exception {
+    public static final class MissingBinaryException extends dev.etcdmigrate.error.UsageException {
         public MissingBinaryException(String message) {
             super(message);
         }

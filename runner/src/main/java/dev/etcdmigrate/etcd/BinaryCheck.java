@@ -212,14 +212,14 @@ public final class BinaryCheck {
     }
 
     /** A binary reports another version than its name says; a usage error (exit 2), nothing touched. */
-    public static final class WrongBinaryException extends Exception {
+    public static final class WrongBinaryException extends dev.etcdmigrate.error.UsageException {
         public WrongBinaryException(String message) {
             super(message);
         }
     }
 
     /** The target etcd refuses the arguments it would be exec'd with; a usage error (exit 2), nothing touched. */
-    public static final class RejectedFlagException extends Exception {
+    public static final class RejectedFlagException extends dev.etcdmigrate.error.UsageException {
         public RejectedFlagException(String message) {
             super(message);
         }

@@ -1,7 +1,8 @@
 package dev.etcdmigrate.etcd;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.process.ChildEnvironment;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.LinePump;
@@ -131,9 +132,8 @@ public final class PrivateEtcd implements AutoCloseable {
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().clear();
         builder.environment().putAll(ChildEnvironment.scrubbed(settings.environment(), Map.of()));
-        log.info("starting etcd " + release.version() + " on " + dataDir + " (client " + client + ", peer " + peer
-                + (settings.cluster().isPresent() ? ", rejoining its cluster's peers" : "") + ")");
         Process process = builder.start();
+        log.emit(new Event.EtcdStarted(release.version(), dataDir.toString(), client, peer, settings.cluster().isPresent(), process.pid()));
         try {
             children.add(process);
         } catch (IllegalStateException shuttingDown) {
@@ -203,7 +203,7 @@ public final class PrivateEtcd implements AutoCloseable {
                     v2.delete(PROBE_KEY);
                 }
                 Duration took = Duration.ofNanos(System.nanoTime() - start);
-                log.info(label + " accepted a write after " + took.toMillis() + " ms");
+                log.emit(new Event.EtcdAcceptedWrite(release.version(), took.toMillis()));
                 return took;
             } catch (IOException e) {
                 if (String.valueOf(e.getMessage()).contains(NO_SPACE)) {
@@ -237,9 +237,10 @@ public final class PrivateEtcd implements AutoCloseable {
         int code = process.exitValue();
         // etcd re-raises SIGTERM after closing its files, so a clean stop is "killed by signal 15".
         if (code != 143 && code != 0) {
+            log.emit(new Event.EtcdStopped(release.version(), false, code));
             throw new EtcdFailedException(label + " exited with " + code + " when stopped: " + whyItDied());
         }
-        log.info(label + " stopped cleanly");
+        log.emit(new Event.EtcdStopped(release.version(), true, code));
     }
 
     /** Leaves nothing running when a step fails half-way. */
@@ -259,7 +260,7 @@ public final class PrivateEtcd implements AutoCloseable {
         children.remove(process);
     }
 
-    public static class EtcdFailedException extends Exception {
+    public static class EtcdFailedException extends dev.etcdmigrate.error.FailedException {
         public EtcdFailedException(String message) {
             super(message);
         }

@@ -105,7 +105,7 @@ public final class Execve {
         return array;
     }
 
-    public static final class ExecFailedException extends Exception {
+    public static final class ExecFailedException extends dev.etcdmigrate.error.FailedException {
         public ExecFailedException(String message) {
             super(message);
         }

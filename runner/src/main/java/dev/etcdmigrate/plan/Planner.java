@@ -1,6 +1,8 @@
 package dev.etcdmigrate.plan;
 
 import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.catalog.CatalogSource;
+import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.catalog.Release.DowngradeMethod;
 import dev.etcdmigrate.step.ConvertToV3;
@@ -17,6 +19,7 @@ import dev.etcdmigrate.version.StorageApi;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * Pure planning: (data version, target, catalog) -> ordered steps, or a refusal before anything is
@@ -25,13 +28,45 @@ import java.util.Optional;
  */
 public final class Planner {
 
-    private final Catalog catalog;
+    private final CatalogSource catalogSource;
+    private Catalog catalog; // read on the first plan that needs it
 
     public Planner(Catalog catalog) {
+        this.catalogSource = () -> catalog;
         this.catalog = catalog;
     }
 
+    /** @param catalog asked for only when a plan needs a catalog fact (a restart at the target needs none) */
+    public Planner(CatalogSource catalog) {
+        this.catalogSource = catalog;
+    }
+
+    /**
+     * The plan for a data dir: {@code current} is what wrote it (empty: no etcd data); {@code installed}
+     * says whether the target's etcd is there to run, which is all a restart at the target's line and
+     * storage needs to know: that plan has no steps and parses no catalog.
+     */
+    public Plan plan(Optional<DataVersion> current, DataVersion target, Predicate<EtcdVersion> installed)
+            throws RefusedTransitionException, UsageException {
+        if (current.isPresent() && current.get().storage() == target.storage() && current.get().version().sameLine(target.version())
+                && installed.test(target.version())) {
+            return new Plan(current.get(), target, List.of());
+        }
+        if (catalog == null) {
+            catalog = catalogSource.get();
+        }
+        if (current.isEmpty()) {
+            plan(target, target); // a fresh dir still gets its target checked (bundled, storage supported)
+            return Plan.fresh(target);
+        }
+        return plan(current.get(), target);
+    }
+
+    /** The plan with every catalog fact at hand (a Planner made with its catalog, or after the catalog was read). */
     public Plan plan(DataVersion current, DataVersion target) throws RefusedTransitionException {
+        if (catalog == null) {
+            throw new IllegalStateException("the catalog is read by plan(Optional, DataVersion, Predicate) first");
+        }
         Release targetRelease = catalog.release(target.version()).orElseThrow(() -> new RefusedTransitionException(
                 "target " + target.version() + " is not bundled (bundled: " + catalog.versionList() + ")"));
         if (target.storage() == StorageApi.ETCD3 && !targetRelease.line().v3Api()) {
@@ -39,7 +74,9 @@ public final class Planner {
         }
         if (target.storage() == StorageApi.ETCD2 && targetRelease.line().v2Api() == Release.V2Api.NEVER) {
             throw new RefusedTransitionException("etcd " + targetRelease.version() + " does not serve the v2 API, so it cannot"
-                    + " hold etcd2 data (the last lines that do are 3.4 and 3.5, with --enable-v2)");
+                    + " hold etcd2 data (bundled lines that do: " + catalog.releases().stream()
+                            .filter(r -> r.line().v2Api() != Release.V2Api.NEVER).map(r -> r.minorLine().toString()).distinct()
+                            .toList() + ")");
         }
         if (current.storage() == StorageApi.ETCD3 && target.storage() == StorageApi.ETCD2) {
             // a logical dump and load: any line with the v3 API can dump, the target's line loads

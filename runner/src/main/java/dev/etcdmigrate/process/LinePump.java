@@ -1,6 +1,6 @@
 package dev.etcdmigrate.process;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,6 +1,6 @@
 package dev.etcdmigrate.process;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -89,7 +89,7 @@ public final class ToolRunner {
         }
     }
 
-    public static final class ToolFailedException extends Exception {
+    public static final class ToolFailedException extends dev.etcdmigrate.error.FailedException {
         public ToolFailedException(String message) {
             super(message);
         }

@@ -1,11 +1,11 @@
 package dev.etcdmigrate.provision;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.Flag;
 import dev.etcdmigrate.cli.ParsedArgs;
-import dev.etcdmigrate.cli.UsageException;
+import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.ToolRunner;
 import dev.etcdmigrate.version.EtcdVersion;

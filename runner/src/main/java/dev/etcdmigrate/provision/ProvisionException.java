@@ -1,7 +1,7 @@
 package dev.etcdmigrate.provision;
 
 /** A release could not be provisioned; nothing of it was left in the bin dir. */
-public final class ProvisionException extends Exception {
+public final class ProvisionException extends dev.etcdmigrate.error.FailedException {
     public ProvisionException(String message) {
         super(message);
     }

@@ -1,6 +1,6 @@
 package dev.etcdmigrate.provision;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.process.ToolRunner;

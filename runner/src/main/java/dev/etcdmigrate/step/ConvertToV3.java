@@ -3,17 +3,16 @@ package dev.etcdmigrate.step;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
-import dev.etcdmigrate.etcd.PrivateEtcd;
-import dev.etcdmigrate.etcd.V3Keyspace;
+import dev.etcdmigrate.step.EtcdOperations.Tuning;
 import dev.etcdmigrate.v2.ConversionPlan;
 import dev.etcdmigrate.v2.V2SnapshotReader;
 import dev.etcdmigrate.v2.WalIndex;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -46,6 +45,16 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
     }
 
     @Override
+    public long extraDisk(long memberBytes) {
+        return 2 * memberBytes;
+    }
+
+    @Override
+    public String keeps() {
+        return "the etcd2 member dir as a backup";
+    }
+
+    @Override
     public DataVersion result() {
         return new DataVersion(release.etcdVersion(), StorageApi.ETCD3);
     }
@@ -58,6 +67,7 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
 
     @Override
     public void run(StepContext context) throws Exception {
+        EtcdOperations etcd = context.etcd();
         MemberSwap swap = context.memberSwap();
         Path staged = swap.prepare();
         Path staging = staged.getParent();
@@ -70,10 +80,10 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
         Path workMember = work.resolve("member");
         long snapshotted = V2SnapshotReader.newestSnapshot(workMember).map(WalIndex::snapshotIndex).orElse(0L);
         long walIndex = WalIndex.lastIndex(workMember.resolve("wal")).orElse(snapshotted);
-        List<String> snapshotOnce = List.of("--snapshot-count=" + Math.max(1, walIndex - snapshotted - 1));
-        context.log().info("the WAL ends at raft index " + walIndex + ", the last v2 snapshot is at " + snapshotted + ": "
-                + snapshotOnce.getFirst() + " takes one snapshot after the replay");
-        context.runUntilWrite(release, work, snapshotOnce, StorageApi.ETCD2);
+        Tuning snapshotOnce = Tuning.snapshotAfter(Math.max(1, walIndex - snapshotted - 1));
+        context.log().info("the WAL ends at raft index " + walIndex + ", the last v2 snapshot is at " + snapshotted + ": --snapshot-count="
+                + snapshotOnce.snapshotCount() + " takes one snapshot after the replay");
+        etcd.runUntilWrite(release, work, snapshotOnce, StorageApi.ETCD2);
         Path snapshot = V2SnapshotReader.newestSnapshot(workMember)
                 .filter(s -> WalIndex.snapshotIndex(s) >= walIndex)
                 .orElseThrow(() -> new StepFailedException("etcd " + release.version() + " left no v2 snapshot at or after raft index "
@@ -86,43 +96,36 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
         context.log().info("v2 store: " + v2.keys() + " live keys (" + v2.hidden() + " hidden, " + v2.leased() + " to lease), "
                 + v2.expired() + " with an expired TTL (not carried over); digest " + v2.digest());
 
-        context.runTool(release, "etcdctl", List.of("migrate", "--data-dir", work.toString()),
-                "etcdctl " + release.version() + " migrate failed; the data dir is unchanged");
+        etcd.migrateV2Keys(release, work);
         Path snapshotDb = staging.resolve("converted.db");
-        try (PrivateEtcd etcd = context.startAndAwaitWrite(release, work, List.of());
-                V3Keyspace keyspace = new V3Keyspace(etcd.gateway().baseUrl())) {
+        try (EtcdOperations.Running running = etcd.start(release, work)) {
             long start = System.nanoTime();
-            long leased = keyspace.apply(fixes);
+            long leased = etcd.applyFixes(running, fixes);
             long millis = Math.max(1, (System.nanoTime() - start) / 1_000_000);
             context.log().info("re-attached " + leased + " keys to leases, put hidden keys, deleted expired ones in " + millis
                     + " ms (" + leased * 1000 / millis + " leased keys/s)");
-            java.nio.file.Files.delete(fixes);
-            check(keyspace.observe(), v2, "after migrate");
+            Files.delete(fixes);
+            check(etcd.digestV3(running), v2, "after migrate");
             context.log().info("the converted keyspace matches the v2 store (digest " + v2.digest() + ")");
-            etcd.stop(context.stopGrace());
+            running.stop();
         }
-        // The cleanly stopped etcd's db is the checked keyspace: restored directly (--skip-hash-check: a data
-        // dir's db has no snapshot hash) instead of through a `snapshot save` copy, and the rest of the work
-        // copy goes before the restore writes a new member dir (peak disk).
-        java.nio.file.Files.move(workMember.resolve("snap").resolve("db"), snapshotDb);
+        // The cleanly stopped etcd's db is the checked keyspace: restored directly (a data dir's db has no
+        // snapshot hash) instead of through a `snapshot save` copy, and the rest of the work copy goes before
+        // the restore writes a new member dir (peak disk).
+        Files.move(workMember.resolve("snap").resolve("db"), snapshotDb);
         Trees.deleteRecursively(work);
 
-        List<String> restore = new ArrayList<>(List.of("snapshot", "restore", snapshotDb.toString(), "--skip-hash-check",
-                "--data-dir", staged.toString()));
-        restore.addAll(context.member().restoreFlags());
-        context.runTool(release, release.line().tools().snapshotRestore().toolName(), restore,
-                "could not restore the converted db with " + release.version());
-        java.nio.file.Files.delete(snapshotDb);
-        try (PrivateEtcd etcd = context.startAndAwaitWrite(release, staged, List.of());
-                V3Keyspace keyspace = new V3Keyspace(etcd.gateway().baseUrl())) {
-            check(keyspace.observe(), v2, "after the restore");
-            etcd.stop(context.stopGrace());
+        etcd.restoreSnapshot(release, snapshotDb, staged, true);
+        Files.delete(snapshotDb);
+        try (EtcdOperations.Running running = etcd.start(release, staged)) {
+            check(etcd.digestV3(running), v2, "after the restore");
+            running.stop();
         }
         swap.markComplete(result());
         swap.swap(new DataVersion(from, StorageApi.ETCD2), result());
     }
 
-    private static void check(V3Keyspace.Observed v3, ConversionPlan.Summary v2, String when) throws StepFailedException {
+    private static void check(EtcdOperations.KeyspaceDigest v3, ConversionPlan.Summary v2, String when) throws StepFailedException {
         if (!v3.digest().equals(v2.digest()) || v3.leased() != v2.leased()) {
             throw new StepFailedException("the converted keyspace differs from the v2 store " + when + ": v2 digest " + v2.digest()
                     + " with " + v2.leased() + " leased keys, v3 digest " + v3.digest() + " with " + v3.leased()

@@ -7,7 +7,8 @@ import dev.etcdmigrate.version.StorageApi;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import dev.etcdmigrate.process.ToolRunner;
+import dev.etcdmigrate.step.EtcdOperations.Tuning;
+import java.nio.file.Path;
 
 /**
  * Opens the data with the next minor line's etcd: start it privately, wait for a write, stop it.
@@ -25,9 +26,6 @@ import dev.etcdmigrate.process.ToolRunner;
  */
 public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release, Optional<Release> v2Checker,
         Optional<Release> snapshotter, boolean snapshotForNext) implements Step {
-
-    /** Makes etcd snapshot right after its first writes, so no older WAL entry is replayed after it. */
-    static final List<String> SNAPSHOT_AT_ONCE = List.of("--snapshot-count=1");
 
     public MinorUpgrade(EtcdVersion from, Release release, Optional<Release> v2Checker, Optional<Release> snapshotter) {
         this(StorageApi.ETCD3, from, release, v2Checker, snapshotter, false);
@@ -69,49 +67,33 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
 
     @Override
     public void run(StepContext context) throws Exception {
+        EtcdOperations etcd = context.etcd();
+        Path data = context.dataDir().path();
         if (v2Checker.isPresent()) {
             confirmNoV2Content(context, v2Checker.get());
         }
         if (snapshotter.isPresent()) {
             context.log().info("etcd " + release.version() + " replays no v2-format WAL entries: etcd "
                     + snapshotter.get().version() + " runs once with --snapshot-count=1 to leave them behind a snapshot");
-            context.runUntilWrite(snapshotter.get(), context.dataDir().path(), SNAPSHOT_AT_ONCE);
+            etcd.runUntilWrite(snapshotter.get(), data, Tuning.snapshotAtOnce());
         }
-        context.runUntilWrite(release, context.dataDir().path(), snapshotForNext ? SNAPSHOT_AT_ONCE : List.of(), storage);
+        etcd.runUntilWrite(release, data, snapshotForNext ? Tuning.snapshotAtOnce() : Tuning.NONE, storage);
     }
 
-    /** What etcdutl check v2store says when it finds v2 content ("detected custom v2 content in WAL records",
-     * "... in v2store"); any other failure is the tool's, not a finding about the data. */
-    static final String V2_FINDING = "detected custom";
-
     private void confirmNoV2Content(StepContext context, Release checker) throws Exception {
-        List<String> check = new ArrayList<>(List.of("check", "v2store", "--data-dir", context.dataDir().path().toString()));
-        context.settings().walDirFor(context.dataDir().path()).ifPresent(w -> check.addAll(List.of("--wal-dir", w.toString())));
-        Optional<String> finding = v2Finding(context, checker, check);
+        Path data = context.dataDir().path();
+        Optional<String> finding = context.etcd().v2ContentIn(checker, data);
         if (finding.isEmpty()) {
             return;
         }
         context.log().info("etcdutl " + checker.version() + " found v2 content (" + finding.get() + "); etcd " + checker.version()
                 + " runs once with --snapshot-count=1 so a fresh snapshot follows old v2 WAL entries");
-        context.runUntilWrite(checker, context.dataDir().path(), SNAPSHOT_AT_ONCE);
-        Optional<String> still = v2Finding(context, checker, check);
+        context.etcd().runUntilWrite(checker, data, Tuning.snapshotAtOnce());
+        Optional<String> still = context.etcd().v2ContentIn(checker, data);
         if (still.isPresent()) {
             throw new StepFailedException("etcd " + release.version() + " refuses data with v2 content, and the data holds v2 keys"
                     + " (not only old WAL entries: " + still.get() + "); they need the etcd2 conversion. The data is still valid "
                     + checker.minorLine() + " data");
         }
-    }
-
-    /** What etcdutl check v2store found, if anything; a failure that is not a finding is the tool's own, reported as such. */
-    private static Optional<String> v2Finding(StepContext context, Release checker, List<String> check) throws Exception {
-        ToolRunner.Result result = context.runToolAllowingFailure(checker, "etcdutl", check);
-        if (result.exitCode() == 0) {
-            return Optional.empty();
-        }
-        if (result.lines().stream().noneMatch(l -> l.contains(V2_FINDING))) {
-            throw new StepFailedException("etcdutl " + checker.version() + " check v2store failed (exit " + result.exitCode()
-                    + "), which says nothing about the data: " + StepContext.lastLines(result));
-        }
-        return Optional.of(StepContext.lastLines(result));
     }
 }

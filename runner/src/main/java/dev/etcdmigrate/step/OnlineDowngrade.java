@@ -1,11 +1,13 @@
 package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.step.EtcdOperations.Tuning;
+import dev.etcdmigrate.version.MinorLine;
+import java.nio.file.Path;
+import java.util.Optional;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -30,6 +32,16 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
     }
 
     @Override
+    public long extraDisk(long memberBytes) {
+        return memberBytes;
+    }
+
+    @Override
+    public String keeps() {
+        return "a copy of the member dir as a backup";
+    }
+
+    @Override
     public DataVersion result() {
         return new DataVersion(older.etcdVersion(), StorageApi.ETCD3);
     }
@@ -41,60 +53,40 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
 
     @Override
     public void run(StepContext context) throws Exception {
-        String target = older.minorLine().toString();
+        EtcdOperations etcd = context.etcd();
+        Path data = context.dataDir().path();
+        MinorLine target = older.minorLine();
         context.backups().requireRoomForCopyAndStarts(context.dataDir().member(), 2, "the downgrade to " + older.version());
-        context.backups().copyOf(context.dataDir().member(), context.settings().walDirFor(context.dataDir().path()),
-                new DataVersion(from, StorageApi.ETCD3));
-        try (PrivateEtcd etcd = context.startAndAwaitWrite(newer, context.dataDir().path())) {
-            String endpoint = context.settings().ports().clientUrl().toString();
-            String enabled = enabledDowngradeTarget(etcd);
-            if (!enabled.isEmpty() && !enabled.equals(target + ".0")) {
-                throw new StepFailedException("the cluster has a downgrade to " + enabled + " in progress, not to " + target
+        context.backups().copyOf(context.dataDir().member(), context.walDir(), new DataVersion(from, StorageApi.ETCD3));
+        try (EtcdOperations.Running running = etcd.start(newer, data)) {
+            Optional<MinorLine> enabled = etcd.enabledDowngrade(running);
+            if (enabled.isPresent() && !enabled.get().equals(target)) {
+                throw new StepFailedException("the cluster has a downgrade to " + enabled.get() + " in progress, not to " + target
                         + ": finish that one (every member on it) or cancel it (`etcdctl downgrade cancel`) first");
             }
-            if (!enabled.isEmpty() || clusterVersionIs(etcd, target)) {
+            if (enabled.isPresent() || etcd.clusterVersionIs(running, target)) {
                 // an earlier member (or an interrupted run) enabled it: the cluster version is the target
                 // already, which `downgrade validate` would reject as an invalid target
                 context.log().info("etcd " + newer.version() + " reports the cluster already downgraded to " + target
                         + (enabled.isEmpty() ? "" : " (downgrade job in progress)") + "; continuing it on this member");
             } else {
-                context.runTool(newer, "etcdctl", List.of("--endpoints", endpoint, "downgrade", "validate", target),
-                        "etcd " + newer.version() + " does not allow a downgrade to " + target);
-                context.runTool(newer, "etcdctl", List.of("--endpoints", endpoint, "downgrade", "enable", target),
-                        "etcd " + newer.version() + " refused to enable a downgrade to " + target);
+                etcd.enableDowngrade(running, target);
             }
-            context.awaitClusterVersion(etcd, target);
-            context.awaitStorageVersion(etcd, target + ".0");
-            etcd.stop(context.stopGrace());
+            etcd.awaitClusterVersion(running, target);
+            etcd.awaitStorageVersion(running, target);
+            running.stop();
         }
         // The older etcd ends the downgrade job once it sees every member at the target: ask it to look
         // soon, and wait for it where it can tell us, or the next downgrade would be refused as "in
         // progress". It also snapshots at once (and after one more write): a later restart that replayed
         // the WAL entries setting the newer cluster version would die with "invalid downgrade".
-        String checkFlag = older.line().downgradeCheckFlag();
-        List<String> flags = new ArrayList<>(MinorUpgrade.SNAPSHOT_AT_ONCE);
-        if (!checkFlag.isEmpty()) {
-            flags.add(checkFlag + "=50ms");
-        }
-        try (PrivateEtcd etcd = context.startAndAwaitWrite(older, context.dataDir().path(), flags)) {
-            if (older.line().statusReportsDowngrade() && context.settings().cluster().isEmpty()) {
-                context.awaitDowngradeFinished(etcd);
+        try (EtcdOperations.Running running = etcd.start(older, data, Tuning.snapshotAtOnce().withQuickDowngradeCheck(),
+                StorageApi.ETCD3)) {
+            if (older.line().statusReportsDowngrade() && !etcd.rejoinsCluster()) {
+                etcd.awaitDowngradeFinished(running);
             }
-            etcd.awaitWrite(context.settings().startTimeout());
-            etcd.stop(context.stopGrace());
+            running.awaitWrite();
+            running.stop();
         }
-    }
-
-    /** The target of the downgrade the cluster has enabled ("3.6.0"), empty if none (3.6+ report it). */
-    private String enabledDowngradeTarget(PrivateEtcd etcd) throws Exception {
-        if (!newer.line().statusReportsDowngrade()) {
-            return "";
-        }
-        var info = etcd.gateway().status().path("downgradeInfo");
-        return info.path("enabled").asBoolean(false) ? info.path("targetVersion").asText("") : "";
-    }
-
-    private static boolean clusterVersionIs(PrivateEtcd etcd, String line) throws Exception {
-        return etcd.gateway().version().path("etcdcluster").asText("").startsWith(line + ".");
     }
 }

@@ -39,6 +39,7 @@ public record PatchFloor(EtcdVersion from, Release release, EtcdVersion floor, b
 
     @Override
     public void run(StepContext context) throws Exception {
-        context.runUntilWrite(release, context.dataDir().path(), snapshotForNext ? MinorUpgrade.SNAPSHOT_AT_ONCE : List.of());
+        context.etcd().runUntilWrite(release, context.dataDir().path(),
+                snapshotForNext ? EtcdOperations.Tuning.snapshotAtOnce() : EtcdOperations.Tuning.NONE);
     }
 }

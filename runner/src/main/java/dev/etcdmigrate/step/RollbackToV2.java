@@ -3,10 +3,7 @@ package dev.etcdmigrate.step;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
-import dev.etcdmigrate.etcd.PrivateEtcd;
-import dev.etcdmigrate.etcd.V2Client;
-import dev.etcdmigrate.etcd.V3Keyspace;
-import dev.etcdmigrate.plan.RefusedTransitionException;
+import dev.etcdmigrate.step.EtcdOperations.Tuning;
 import dev.etcdmigrate.v2.KeySetDigest;
 import dev.etcdmigrate.v2.V2KeyRules;
 import dev.etcdmigrate.v2.V2Key;
@@ -36,6 +33,8 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
     private static final int SHOWN_OFFENDERS = 5;
     /** v2 writes in flight: the server batches concurrent proposals, which sets the reload rate. */
     private static final int IN_FLIGHT = 256;
+    /** A snapshot count no load reaches: etcd takes no snapshot while the keys go in. */
+    private static final long NO_SNAPSHOT_DURING_LOAD = 100_000_000;
 
     @Override
     public String describe() {
@@ -46,6 +45,16 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
     @Override
     public boolean replacesMemberDir() {
         return true;
+    }
+
+    @Override
+    public long extraDisk(long memberBytes) {
+        return 3 * memberBytes;
+    }
+
+    @Override
+    public String keeps() {
+        return "the etcd3 member dir as a backup";
     }
 
     @Override
@@ -60,21 +69,21 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
 
     @Override
     public void run(StepContext context) throws Exception {
+        EtcdOperations etcd = context.etcd();
         MemberSwap swap = context.memberSwap();
         Path staged = swap.prepare();
         Path staging = staged.getParent();
         Path work = swap.copyMemberToWork();
         Path dump = staging.resolve("dump.bin");
         Dumped dumped;
-        try (PrivateEtcd etcd = context.startAndAwaitWrite(dumper, work, List.of());
-                V3Keyspace keyspace = new V3Keyspace(etcd.gateway().baseUrl())) {
-            dumped = dump(keyspace, dump);
-            etcd.stop(context.stopGrace());
+        try (EtcdOperations.Running running = etcd.start(dumper, work)) {
+            dumped = dump(etcd, running, dump);
+            running.stop();
         }
         Trees.deleteRecursively(work);
         if (!dumped.offenders().isEmpty()) {
-            context.dataDir().deleteWorkDir("staging");
-            throw new RefusedTransitionException(dumped.offenderCount() + " key(s) cannot be carried into etcd2, e.g. "
+            Trees.deleteRecursively(context.dataDir().staging());
+            throw new StepRefusedException(dumped.offenderCount() + " key(s) cannot be carried into etcd2, e.g. "
                     + String.join("; ", dumped.offenders()) + ". Keys that are also directories of other keys must be renamed;"
                     + " binary values come from objects stored as protobuf: set STORAGE_MEDIA_TYPE=application/json on the"
                     + " API server and rewrite the objects (e.g. kubectl get ... -o json | kubectl replace -f -), then retry");
@@ -83,17 +92,18 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
                 + " whose lease ran out left behind); revisions are not carried into v2");
 
         // no v2 store snapshot (a JSON copy of the whole store) in the middle of the load; one is forced after it
-        List<String> bootstrap = new ArrayList<>(List.of("--initial-advertise-peer-urls", context.member().advertisePeerUrls(),
-                "--initial-cluster", context.member().initialCluster(), "--snapshot-count=100000000"));
         KeySetDigest loaded = new KeySetDigest();
-        try (PrivateEtcd etcd = context.startAndAwaitWrite(target, staged, bootstrap, StorageApi.ETCD2)) {
+        try (EtcdOperations.Running running = etcd.startNewMember(target, staged, Tuning.snapshotAfter(NO_SNAPSHOT_DURING_LOAD),
+                StorageApi.ETCD2)) {
             long start = System.nanoTime();
-            load(etcd.v2(), dump);
+            try (EtcdOperations.V2Loader loader = etcd.loadV2(running, IN_FLIGHT)) {
+                readDump(dump, loader::put);
+            }
             long millis = Math.max(1, (System.nanoTime() - start) / 1_000_000);
             context.log().info("loaded " + dumped.digest().count() + " keys through /v2/keys of etcd " + target.version() + " in "
                     + millis + " ms (" + dumped.digest().count() * 1000 / millis + " keys/s)");
-            readBack(etcd.v2(), dump, loaded);
-            etcd.stop(context.stopGrace());
+            readBack(etcd, running, dump, loaded);
+            running.stop();
         }
         if (!loaded.value().equals(dumped.digest().value())) {
             throw new StepFailedException("the v2 store differs from the v3 dump: dump digest " + dumped.digest().value()
@@ -106,16 +116,13 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
 
     private record Dumped(KeySetDigest digest, long leased, long expired, long offenderCount, List<String> offenders) {}
 
-    private static Dumped dump(V3Keyspace keyspace, Path file) throws Exception {
+    private static Dumped dump(EtcdOperations etcd, EtcdOperations.Running running, Path file) throws Exception {
         V2KeyRules rules = new V2KeyRules();
         KeySetDigest digest = new KeySetDigest();
         long[] counts = new long[3]; // leased, expired, offenders
         List<String> offenders = new ArrayList<>();
         try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(file), 1 << 16))) {
-            keyspace.dump(entry -> {
-                if (java.util.Arrays.equals(entry.key(), PrivateEtcd.PROBE_KEY.getBytes(StandardCharsets.UTF_8))) {
-                    return; // the runner's own probe, never data
-                }
+            etcd.dumpV3(running, entry -> {
                 var problem = rules.check(entry.key(), entry.value());
                 if (problem.isPresent()) {
                     counts[2]++;
@@ -141,24 +148,16 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
         return new Dumped(digest, counts[0], counts[1], counts[2], offenders);
     }
 
-    private static void load(V2Client v2, Path dump) throws Exception {
-        try (V2Client.Loader loader = v2.loader(IN_FLIGHT)) {
-            readDump(dump, (key, value, ttl) -> loader.put(key, value, ttl));
-        }
-    }
-
     /**
      * What the loaded store serves, through the v2 API: every listed key, and the hidden ones (never
      * listed) by name from the dump. (Not from a forced snapshot: etcd 2.2 dies when SIGTERM meets a
      * snapshot in progress.)
      */
-    private static void readBack(V2Client v2, Path dump, KeySetDigest loaded) throws Exception {
-        v2.forEachListedKey((key, value) -> {
-            if (!key.equals(PrivateEtcd.PROBE_KEY)) loaded.add(key, value.getBytes(StandardCharsets.UTF_8));
-        });
+    private static void readBack(EtcdOperations etcd, EtcdOperations.Running running, Path dump, KeySetDigest loaded) throws Exception {
+        etcd.listV2(running, (key, value) -> loaded.add(key, value.getBytes(StandardCharsets.UTF_8)));
         readDump(dump, (key, ignoredValue, ignoredTtl) -> {
             if (V2Key.isHidden(key)) {
-                String value = v2.get(key);
+                String value = etcd.getV2(running, key);
                 if (value != null) loaded.add(key, value.getBytes(StandardCharsets.UTF_8));
             }
         });

@@ -2,12 +2,11 @@ package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.MemberSwap;
-import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -31,6 +30,16 @@ public record SnapshotDowngrade(EtcdVersion from, Release newer, Release older) 
     }
 
     @Override
+    public long extraDisk(long memberBytes) {
+        return 2 * memberBytes;
+    }
+
+    @Override
+    public String keeps() {
+        return "the old member dir as a backup";
+    }
+
+    @Override
     public DataVersion result() {
         return new DataVersion(older.etcdVersion(), StorageApi.ETCD3);
     }
@@ -43,26 +52,22 @@ public record SnapshotDowngrade(EtcdVersion from, Release newer, Release older) 
 
     @Override
     public void run(StepContext context) throws Exception {
-        Path work = context.dataDir().freshWorkDir("snapshot");
+        EtcdOperations etcd = context.etcd();
+        Path work = context.dataDir().own().freshWorkDir(context.dataDir().own().snapshotWork());
         Path snapshot = work.resolve("snapshot.db");
-        try (PrivateEtcd etcd = context.startAndAwaitWrite(newer, context.dataDir().path())) {
-            context.runTool(newer, "etcdctl", List.of("--endpoints", context.settings().ports().clientUrl().toString(),
-                    "snapshot", "save", snapshot.toString()), "etcd " + newer.version() + " could not save a snapshot");
-            etcd.stop(context.stopGrace());
+        try (EtcdOperations.Running running = etcd.start(newer, context.dataDir().path())) {
+            etcd.saveSnapshot(running, snapshot);
+            running.stop();
         }
 
         MemberSwap swap = context.memberSwap();
         Path staged = swap.prepare();
-        List<String> restore = new ArrayList<>(List.of("snapshot", "restore", snapshot.toString(),
-                "--data-dir", staged.toString()));
-        restore.addAll(context.member().restoreFlags());
-        context.runTool(older, older.line().tools().snapshotRestore().toolName(), restore,
-                "could not restore the " + newer.version() + " snapshot with " + older.version());
-        context.runUntilWrite(older, staged);
+        etcd.restoreSnapshot(older, snapshot, staged, false);
+        etcd.runUntilWrite(older, staged, EtcdOperations.Tuning.NONE);
 
         // gone before the staging is marked complete: a crash after that mark is finished by recovery
         // at the target, where no step would run to remove a snapshot (a copy of every key) left behind
-        context.dataDir().deleteWorkDir("snapshot");
+        Trees.deleteRecursively(work);
         DataVersion before = new DataVersion(from, StorageApi.ETCD3);
         swap.markComplete(result());
         swap.swap(before, result());

@@ -27,6 +27,31 @@ public sealed interface Step permits PatchFloor, MinorUpgrade, OnlineDowngrade, 
         return false;
     }
 
+    /** The step's type in events and `plan -o json`: its name in kebab case (MinorUpgrade -> minor-upgrade). */
+    default String kind() {
+        String simple = getClass().getSimpleName();
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < simple.length(); i++) {
+            char c = simple.charAt(i);
+            if (Character.isUpperCase(c) && i > 0) b.append('-');
+            b.append(Character.toLowerCase(c));
+        }
+        return b.toString();
+    }
+
+    /**
+     * About how much disk the step needs beyond the data dir as it is, for a member dir of
+     * {@code memberBytes}: its copies, snapshots and staged member dirs at their peak (a clone costs less).
+     */
+    default long extraDisk(long memberBytes) {
+        return 0;
+    }
+
+    /** What the step keeps afterwards besides the migrated data (e.g. the old member dir as a backup). */
+    default String keeps() {
+        return "nothing";
+    }
+
     /** A bundled program, e.g. etcdctl 3.6.16 (file etcdctl-3.6.16 in the bin dir). */
     record Binary(String tool, Release release) {
         public static Binary etcd(Release release) {

@@ -1,6 +1,6 @@
 package dev.etcdmigrate.bench;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
@@ -53,7 +53,7 @@ public final class Etcd2Benchmark {
         Release v34 = Catalog.bundled().release(EtcdVersion.parse("3.4.23")).orElseThrow();
         Path work = Files.createTempDirectory("etcd-migrate-bench2");
         Children children = new Children(Duration.ofSeconds(10));
-        Log quiet = new Log(new PrintStream(OutputStream.nullOutputStream()));
+        Log quiet = Log.text(new PrintStream(OutputStream.nullOutputStream()));
         try {
             Path v2data = work.resolve("etcd2");
             long written = writeV2TtlKeys(v34, v2data, binDir, keys, children, quiet);

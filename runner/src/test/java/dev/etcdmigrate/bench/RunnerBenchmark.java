@@ -1,6 +1,6 @@
 package dev.etcdmigrate.bench;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
@@ -108,7 +108,7 @@ public final class RunnerBenchmark {
     private static void seed(Release release, Path data, Path binDir) throws Exception {
         Permissions.ownerOnlyDir(data);
         Children children = new Children(Duration.ofSeconds(10));
-        Log quiet = new Log(new PrintStream(OutputStream.nullOutputStream()));
+        Log quiet = Log.text(new PrintStream(OutputStream.nullOutputStream()));
         PrivateEtcd.Settings settings = new PrivateEtcd.Settings(new BinDir(binDir), "bench", FreePorts.pick(), List.of(),
                 Duration.ofMinutes(1), Duration.ofSeconds(20), System.getenv(), GatewayClient.newHttpClient());
         try (PrivateEtcd etcd = PrivateEtcd.start(release, data, settings, List.of(), quiet, children)) {

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.cli;
 
+import dev.etcdmigrate.error.UsageException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;

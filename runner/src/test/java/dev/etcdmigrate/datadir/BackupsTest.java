@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.version.DataVersion;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -38,6 +38,7 @@ class BackupsTest {
     Path shared;
     DataDir dataDir;
     ByteArrayOutputStream logged;
+    List<dev.etcdmigrate.event.Event> events;
     Log log;
 
     @BeforeEach
@@ -46,7 +47,8 @@ class BackupsTest {
         shared = tmp.resolve("shared");
         dataDir = new DataDir(data);
         logged = new ByteArrayOutputStream();
-        log = new Log(new PrintStream(logged, true, StandardCharsets.UTF_8));
+        events = new java.util.ArrayList<>();
+        log = Log.text(new PrintStream(logged, true, StandardCharsets.UTF_8)).subscribe(events::add);
         Files.createDirectories(data.resolve("member/snap"));
         Files.writeString(data.resolve("member/snap/db"), "live data");
         Files.setPosixFilePermissions(data.resolve("member/snap/db"), PosixFilePermissions.fromString("rw-r--r--"));
@@ -120,7 +122,7 @@ class BackupsTest {
         assertEquals(List.of(backup.getFileName().toString()), names(dataDir.backupsDir()), "no .partial left");
         assertEquals("rw-r--r--", PosixFilePermissions.toString(Files.getPosixFilePermissions(data.resolve("member/snap/db"))),
                 "the live member dir is not touched");
-        assertTrue(log().contains("copied the 3.7.3/etcd3 member dir " + dataDir.member() + " to backup " + backup), log());
+        assertEquals(List.of(new dev.etcdmigrate.event.Event.BackupMade(backup.toString(), "3.7.3/etcd3", "copied")), events);
     }
 
     @Test
@@ -133,8 +135,8 @@ class BackupsTest {
         Path made = backups(Optional.empty(), 2, NOW).copyOf(dataDir.member(), V37);
 
         assertEquals(List.of(newer.getFileName().toString(), made.getFileName().toString()), names(own));
-        assertTrue(log().contains("deleted backup " + oldest + " (--backup-retention 2)"), log());
-        assertTrue(log().contains("deleted backup " + older + " (--backup-retention 2)"), log());
+        assertTrue(events.contains(new dev.etcdmigrate.event.Event.BackupDeleted(oldest.toString(), 2)), events.toString());
+        assertTrue(events.contains(new dev.etcdmigrate.event.Event.BackupDeleted(older.toString(), 2)), events.toString());
         assertEquals(2, log().lines().filter(l -> l.contains("deleted backup")).count(), log());
     }
 

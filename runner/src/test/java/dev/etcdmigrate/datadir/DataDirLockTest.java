@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -26,7 +26,7 @@ class DataDirLockTest {
     Path dir;
 
     final ByteArrayOutputStream logged = new ByteArrayOutputStream();
-    final Log log = new Log(new PrintStream(logged, true, StandardCharsets.UTF_8));
+    final Log log = Log.text(new PrintStream(logged, true, StandardCharsets.UTF_8));
 
     @Test
     void lockFileLivesInOurOwnOwnerOnlyDir() throws Exception {

@@ -195,28 +195,28 @@ class DataDirTest {
     @Test
     void freshWorkDirStartsEmptyAndOwnerOnly() throws IOException {
         DataDir d = new DataDir(dir);
-        Path work = d.freshWorkDir("snapshot");
+        Path work = d.own().freshWorkDir(d.own().snapshotWork());
         assertEquals(dir.resolve(".etcd-migrate/snapshot"), work);
         Files.writeString(work.resolve("snapshot.db"), "left by a crash");
-        Path again = d.freshWorkDir("snapshot");
+        Path again = d.own().freshWorkDir(d.own().snapshotWork());
         assertEquals(work, again);
         try (var s = Files.list(again)) {
             assertEquals(0, s.count());
         }
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(again)));
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve(".etcd-migrate"))));
-        d.deleteWorkDir("snapshot");
+        Trees.deleteRecursively(work);
         assertFalse(Files.exists(work));
     }
 
     @Test
-    void deleteWorkDirDoesNotFollowSymlinksOutOfTheTree() throws IOException {
+    void deletingAWorkDirDoesNotFollowSymlinksOutOfTheTree() throws IOException {
         Path outside = Files.createDirectory(dir.resolve("outside"));
         Files.writeString(outside.resolve("precious"), "keep");
         DataDir d = new DataDir(dir.resolve("data"));
-        Path work = d.freshWorkDir("snapshot");
+        Path work = d.own().freshWorkDir(d.own().snapshotWork());
         Files.createSymbolicLink(work.resolve("link"), outside);
-        d.deleteWorkDir("snapshot");
+        Trees.deleteRecursively(work);
         assertFalse(Files.exists(work, LinkOption.NOFOLLOW_LINKS));
         assertEquals("keep", Files.readString(outside.resolve("precious")));
     }

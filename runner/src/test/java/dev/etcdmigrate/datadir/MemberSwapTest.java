@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.version.DataVersion;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -39,7 +39,7 @@ class MemberSwapTest {
     void setUp() throws IOException {
         dataDir = new DataDir(dir);
         logged = new ByteArrayOutputStream();
-        Log log = new Log(new PrintStream(logged, true, StandardCharsets.UTF_8));
+        Log log = Log.text(new PrintStream(logged, true, StandardCharsets.UTF_8));
         swap = new MemberSwap(dataDir, new Backups(dataDir, Optional.empty(), 3, "m1", log), log);
         // the member the data dir holds now
         Files.createDirectories(dir.resolve("member/snap"));
@@ -98,7 +98,7 @@ class MemberSwapTest {
     @Test
     void aSwapWithAnotherBackupLocationLeavesNothingInTheDataDir() throws Exception {
         Path elsewhere = dir.resolveSibling(dir.getFileName() + "-backups");
-        Log log = new Log(new PrintStream(logged, true, StandardCharsets.UTF_8));
+        Log log = Log.text(new PrintStream(logged, true, StandardCharsets.UTF_8));
         MemberSwap relocating = new MemberSwap(dataDir, new Backups(dataDir, Optional.of(elsewhere), 3, "m1", log), log);
         try {
             stage();

@@ -3,7 +3,7 @@ package dev.etcdmigrate.it;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
@@ -41,7 +41,7 @@ final class EtcdFixture implements AutoCloseable {
     static final List<Release> V3_RELEASES = CATALOG.releases().stream().filter(r -> r.line().v3Api()).toList();
 
     private final Children children = new Children(Duration.ofSeconds(10));
-    private final Log log = new Log(new PrintStream(OutputStream.nullOutputStream()));
+    private final Log log = Log.text(new PrintStream(OutputStream.nullOutputStream()));
 
     static Path binDir() {
         String dir = System.getProperty("etcd.bin.dir");

@@ -2,7 +2,7 @@ package dev.etcdmigrate.provision;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.process.Children;
@@ -56,7 +56,7 @@ class ProvisionerRecipeTest {
     }
 
     private Provisioner provisioner(BinarySource source) {
-        Log log = new Log(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        Log log = Log.text(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
         return new Provisioner(binDir, List.of(source), List.of(), new ToolRunner(log, new Children(Duration.ofSeconds(5))), log);
     }
 

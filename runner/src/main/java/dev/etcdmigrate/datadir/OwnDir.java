@@ -1,0 +1,90 @@
+package dev.etcdmigrate.datadir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+
+/**
+ * The runner's corner of a data dir, {@code .etcd-migrate/}: the one place its layout is spelled out.
+ * <ul>
+ *   <li>{@code lock}: held from before planning until exec (see {@link DataDirLock});
+ *   <li>{@code binaries}: what bundled binaries answered at earlier starts (see BinaryCheck);
+ *   <li>{@code etcd-output.log}: every line the private etcds and tools printed in the last run with steps;
+ *   <li>{@code backups/}: member dirs kept before destructive steps (default location, see {@link Backups});
+ *   <li>{@code staging/}: a member dir being built, swapped in by {@link MemberSwap};
+ *   <li>{@code snapshot/} and any other entry: a step's work dir, discarded when the step did not finish.
+ * </ul>
+ */
+public record OwnDir(Path path) {
+
+    static final String NAME = ".etcd-migrate";
+    private static final String LOCK = "lock";
+    private static final String BINARIES = "binaries";
+    private static final String ETCD_OUTPUT = "etcd-output.log";
+    private static final String BACKUPS = "backups";
+    private static final String STAGING = "staging";
+    private static final String SNAPSHOT = "snapshot";
+    /** Kept between runs; everything else is a step's work. */
+    private static final Set<String> KEPT = Set.of(LOCK, BINARIES, ETCD_OUTPUT, BACKUPS, STAGING);
+    /** What a run that changed nothing may leave: its own bookkeeping. */
+    private static final Set<String> BOOKKEEPING = Set.of(LOCK, BINARIES, ETCD_OUTPUT);
+
+    static OwnDir of(Path dataDir) {
+        return new OwnDir(dataDir.resolve(NAME));
+    }
+
+    public Path lock() {
+        return path.resolve(LOCK);
+    }
+
+    public Path binaryChecks() {
+        return path.resolve(BINARIES);
+    }
+
+    public Path etcdOutput() {
+        return path.resolve(ETCD_OUTPUT);
+    }
+
+    public Path backups() {
+        return path.resolve(BACKUPS);
+    }
+
+    public Path staging() {
+        return path.resolve(STAGING);
+    }
+
+    /** Where a snapshot downgrade keeps the snapshot between save and restore. */
+    public Path snapshotWork() {
+        return path.resolve(SNAPSHOT);
+    }
+
+    public boolean exists() {
+        return Files.exists(path);
+    }
+
+    /** A fresh owner-only directory for a step's work, removed first if a crash left one. */
+    public Path freshWorkDir(Path work) throws IOException {
+        Trees.deleteRecursively(work);
+        Permissions.ownerOnlyDir(path);
+        return Permissions.ownerOnlyDir(work);
+    }
+
+    /** What steps made besides what is kept between runs (which MemberSwap and Backups manage). */
+    public List<Path> workDirs() throws IOException {
+        if (!Files.isDirectory(path)) return List.of();
+        try (Stream<Path> entries = Files.list(path)) {
+            return entries.filter(p -> !KEPT.contains(p.getFileName().toString())).sorted().toList();
+        }
+    }
+
+    /** True when it holds only the runner's bookkeeping (lock, remembered checks, the last etcd output). */
+    public boolean holdsOnlyBookkeeping() throws IOException {
+        if (!Files.isDirectory(path)) return false;
+        try (Stream<Path> entries = Files.list(path)) {
+            return entries.allMatch(p -> BOOKKEEPING.contains(p.getFileName().toString()));
+        }
+    }
+}

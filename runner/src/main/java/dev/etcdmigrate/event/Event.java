@@ -1,0 +1,221 @@
+package dev.etcdmigrate.event;
+
+import java.util.List;
+
+/**
+ * What the runner did or decided, as data. Text logs, JSON logs and tests subscribe to these (see
+ * {@code log.Log}); nothing here ever carries a key's value. Each event knows its kebab-case name
+ * (the JSON "event" field) and the sentence an operator reads.
+ */
+public sealed interface Event {
+
+    enum Level { INFO, WARN, ERROR }
+
+    /** The sentence the text log prints; JSON logs carry it as "message" next to the fields. */
+    String message();
+
+    default Level level() {
+        return Level.INFO;
+    }
+
+    /** The JSON "event" name: the record's name in kebab case (StepStarted -> step-started). */
+    default String name() {
+        String simple = getClass().getSimpleName();
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < simple.length(); i++) {
+            char c = simple.charAt(i);
+            if (Character.isUpperCase(c) && i > 0) b.append('-');
+            b.append(Character.toLowerCase(c));
+        }
+        return b.toString();
+    }
+
+    /** A diary line with no fields of its own. */
+    record Note(Level level, String message) implements Event {}
+
+    /** The run's inputs as read: the data dir, the target, and the bin dir. */
+    record RunStarted(String command, String dataDir, String target, String binDir) implements Event {
+        public String message() {
+            return "etcd-migrate: data dir " + dataDir + ", target " + target + ", bin dir " + binDir;
+        }
+    }
+
+    /** What the data dir holds, and how that was learnt (version.txt, or --initial-version plus inference). */
+    record DataDirRead(String dataDir, String version, String source) implements Event {
+        public String message() {
+            return "data dir " + dataDir + ": " + (version.isEmpty() ? "no etcd data" : version) + " (" + source + ")";
+        }
+    }
+
+    /** One planned step; {@code replacesMemberDir} steps keep the old member dir as a backup. */
+    record PlannedStep(int index, String kind, String description, String result, long diskBytes, String keeps) {}
+
+    /**
+     * The plan: no steps means only version.txt may change (the no-op). A data dir without etcd data has
+     * no current version; {@code fresh} then says what the dir is ("does not exist", "holds no etcd data").
+     */
+    record PlanMade(String current, String target, List<PlannedStep> steps, String fresh) implements Event {
+        public PlanMade {
+            steps = List.copyOf(steps);
+        }
+
+        /** About how much disk the steps need at their peak (the largest step's). */
+        public long diskBytes() {
+            return steps.stream().mapToLong(PlannedStep::diskBytes).max().orElse(0);
+        }
+
+        public String message() {
+            if (current.isEmpty()) {
+                return "data dir " + fresh + ": it will be created with mode 0700 if missing and record " + target + "; etcd "
+                        + target.split("/", 2)[0] + " initializes it";
+            }
+            StringBuilder b = new StringBuilder("plan " + current + " -> " + target + ": "
+                    + (steps.isEmpty() ? "no etcd needs to run" : steps.size() + " step(s)"));
+            for (PlannedStep s : steps) {
+                b.append("\n  ").append(s.index()).append(". ").append(s.description()).append(" [then version.txt = ")
+                        .append(s.result()).append(s.diskBytes() > 0 ? "; needs about " + mib(s.diskBytes()) + " free" : "")
+                        .append(s.keeps().equals("nothing") ? "" : "; keeps " + s.keeps()).append(']');
+            }
+            if (steps.isEmpty() && !current.equals(target)) {
+                b.append("\n  same minor line and storage: record ").append(target).append(" in version.txt");
+            }
+            return b.toString();
+        }
+    }
+
+    private static String mib(long bytes) {
+        return (bytes + (1 << 20) - 1) / (1 << 20) + " MiB";
+    }
+
+    record StepStarted(int index, int total, String kind, String description) implements Event {
+        public String message() {
+            return "step " + index + "/" + total + ": " + description;
+        }
+    }
+
+    record StepFinished(int index, int total, String kind, long tookMillis, String versionTxt) implements Event {
+        public String message() {
+            return "step " + index + "/" + total + " done in " + tookMillis + " ms; version.txt = " + versionTxt;
+        }
+    }
+
+    /** The run's Failed (or Refused) event that follows says why in full. */
+    record StepFailed(int index, int total, String kind, long tookMillis, String reason, String versionTxt) implements Event {
+        public Level level() {
+            return Level.ERROR;
+        }
+
+        public String message() {
+            return "step " + index + "/" + total + " did not complete after " + tookMillis + " ms; version.txt still says " + versionTxt;
+        }
+    }
+
+    /** version.txt was rewritten (atomically). */
+    record VersionRecorded(String version) implements Event {
+        public String message() {
+            return "version.txt = " + version;
+        }
+    }
+
+    record EtcdStarted(String version, String dataDir, String clientUrl, String peerUrl, boolean rejoining, long pid) implements Event {
+        public String message() {
+            return "starting etcd " + version + " on " + dataDir + " (client " + clientUrl + ", peer " + peerUrl
+                    + (rejoining ? ", rejoining its cluster's peers" : "") + ")";
+        }
+    }
+
+    record EtcdAcceptedWrite(String version, long afterMillis) implements Event {
+        public String message() {
+            return "etcd-" + version + " accepted a write after " + afterMillis + " ms";
+        }
+    }
+
+    record EtcdStopped(String version, boolean clean, long exitCode) implements Event {
+        public Level level() {
+            return clean ? Level.INFO : Level.WARN;
+        }
+
+        public String message() {
+            return "etcd-" + version + (clean ? " stopped cleanly" : " stopped with exit code " + exitCode);
+        }
+    }
+
+    /** A one-shot tool (etcdctl, etcdutl) ran; its arguments name no key value. */
+    record ToolRan(String tool, List<String> args, int exitCode, long tookMillis) implements Event {
+        public ToolRan {
+            args = List.copyOf(args);
+        }
+
+        public String message() {
+            return tool + " " + String.join(" ", args) + ": exit " + exitCode + " after " + tookMillis + " ms";
+        }
+    }
+
+    /** One line a child process printed; {@code source} is the program and version ("etcd-3.6.16"). */
+    record ChildOutput(String source, String line, boolean important) implements Event {
+        public String message() {
+            return line;
+        }
+    }
+
+    /** {@code how}: "copied" (a copy before an in-place step) or "kept" (the member dir a swap replaced). */
+    record BackupMade(String path, String version, String how) implements Event {
+        public String message() {
+            return how.equals("kept") ? "kept the " + version + " member dir as backup " + path
+                    : "copied the " + version + " member dir to backup " + path;
+        }
+    }
+
+    record BackupDeleted(String path, int retention) implements Event {
+        public String message() {
+            return "deleted backup " + path + " (--backup-retention " + retention + ")";
+        }
+    }
+
+    /** Long work's progress at a steady interval: done of total (0 = unknown) units, a rate, an estimate. */
+    record Progress(String work, String unit, long done, long total, long perSecond, long etaSeconds) implements Event {
+        public String message() {
+            return work + ": " + done + (total > 0 ? " of " + total : "") + " " + unit + ", " + perSecond + " " + unit + "/s"
+                    + (etaSeconds >= 0 ? ", about " + etaSeconds + " s left" : "");
+        }
+    }
+
+    /** The data dir is at the target; the lock is still held. */
+    record Migrated(String dataDir, String version) implements Event {
+        public String message() {
+            return "data dir " + dataDir + " is at " + version;
+        }
+    }
+
+    record Exec(String binary, List<String> argv) implements Event {
+        public Exec {
+            argv = List.copyOf(argv);
+        }
+
+        public String message() {
+            return "exec " + String.join(" ", argv);
+        }
+    }
+
+    /** The run ends without a change to the data: exit 2 (bad input) or 3 (refused transition or contradiction). */
+    record Refused(int exitCode, String reason) implements Event {
+        public Level level() {
+            return Level.ERROR;
+        }
+
+        public String message() {
+            return reason;
+        }
+    }
+
+    /** The run failed (exit 1); a step failure says which step and what version.txt says. */
+    record Failed(int exitCode, String reason) implements Event {
+        public Level level() {
+            return Level.ERROR;
+        }
+
+        public String message() {
+            return reason;
+        }
+    }
+}

@@ -1,0 +1,148 @@
+package dev.etcdmigrate.step;
+
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.version.MinorLine;
+import dev.etcdmigrate.version.StorageApi;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * What steps ask of etcd, and nothing else: the one port between the step scripts and the bundled
+ * binaries. Its adapter ({@code etcd.EtcdAdapter}) owns the private etcd processes, the tool runner,
+ * the write probe and every etcdctl/etcdutl flag; step unit tests use a fake. Every private etcd
+ * listens on loopback only (a rejoining cluster member: its own peer URL).
+ */
+public interface EtcdOperations {
+
+    /** A private etcd that has accepted a write through the data's API. */
+    interface Running extends AutoCloseable {
+        Release release();
+
+        /** Polls until another write succeeds (e.g. after the cluster version moved). */
+        void awaitWrite() throws Exception;
+
+        /** SIGTERM and a clean exit within the stop grace, else the step fails. */
+        void stop() throws Exception;
+
+        /** Leaves nothing running (failure paths); a no-op after {@link #stop()}. */
+        @Override
+        void close();
+    }
+
+    /**
+     * How a step wants its etcd to behave beyond serving the data: snapshot after this many applied entries
+     * (0: etcd's default; 1: right after the first writes, so no older WAL entry is replayed after it), and
+     * whether the downgrade monitor should look at once (where the line has one).
+     */
+    record Tuning(long snapshotCount, boolean quickDowngradeCheck) {
+        public static final Tuning NONE = new Tuning(0, false);
+
+        public static Tuning snapshotAtOnce() {
+            return new Tuning(1, false);
+        }
+
+        public static Tuning snapshotAfter(long entries) {
+            return new Tuning(entries, false);
+        }
+
+        public Tuning withQuickDowngradeCheck() {
+            return new Tuning(snapshotCount, true);
+        }
+    }
+
+    /**
+     * Starts {@code release}'s etcd on the existing data in {@code dir}, and returns once a write through
+     * {@code api} succeeded (a NOSPACE alarm found on arrival is disarmed only where safe).
+     */
+    Running start(Release release, Path dir, Tuning tuning, StorageApi api) throws Exception;
+
+    default Running start(Release release, Path dir) throws Exception {
+        return start(release, dir, Tuning.NONE, StorageApi.ETCD3);
+    }
+
+    /** Starts a new member in the empty dir {@code dir}, as this member of its real cluster (name and peer URLs). */
+    Running startNewMember(Release release, Path dir, Tuning tuning, StorageApi api) throws Exception;
+
+    /** The minor-step core: start until a write succeeds, check it raised no alarm, stop cleanly. */
+    void runUntilWrite(Release release, Path dir, Tuning tuning, StorageApi api) throws Exception;
+
+    default void runUntilWrite(Release release, Path dir, Tuning tuning) throws Exception {
+        runUntilWrite(release, dir, tuning, StorageApi.ETCD3);
+    }
+
+    /** {@code etcdctl snapshot save} against the running etcd. */
+    void saveSnapshot(Running etcd, Path file) throws Exception;
+
+    /**
+     * Restores {@code snapshot} with {@code release}'s restore tool into the new data dir {@code into}, as this
+     * member of its real cluster (name and peer URLs); {@code fromDataDirDb}: a data dir's db, which has no
+     * snapshot hash.
+     */
+    void restoreSnapshot(Release release, Path snapshot, Path into, boolean fromDataDirDb) throws Exception;
+
+    /** {@code etcdctl migrate}: the v2 keys of the data dir become v3 keys, revision = v2 modified index. */
+    void migrateV2Keys(Release release, Path dataDir) throws Exception;
+
+    /** What {@code etcdutl check v2store} reports as v2 content in the data dir; empty when it finds none. */
+    Optional<String> v2ContentIn(Release checker, Path dataDir) throws Exception;
+
+    /** The line a cluster-wide downgrade is enabled to, if one is (3.6+ report it). */
+    Optional<MinorLine> enabledDowngrade(Running etcd) throws Exception;
+
+    boolean clusterVersionIs(Running etcd, MinorLine line) throws Exception;
+
+    /** {@code etcdctl downgrade validate} then {@code enable}. */
+    void enableDowngrade(Running etcd, MinorLine target) throws Exception;
+
+    void awaitClusterVersion(Running etcd, MinorLine line) throws Exception;
+
+    void awaitStorageVersion(Running etcd, MinorLine line) throws Exception;
+
+    /** Until no downgrade is enabled any more (the server's monitor ended the job). */
+    void awaitDowngradeFinished(Running etcd) throws Exception;
+
+    /** True for a member of a multi-member cluster (its private etcd rejoins the peers). */
+    boolean rejoinsCluster();
+
+    // the v3 keyspace (probe key excluded)
+
+    /** Applies a conversion's fix-ups (see v2.ConversionPlan); returns how many keys were put with a lease. */
+    long applyFixes(Running etcd, Path fixes) throws Exception;
+
+    /** Digest (see v2.KeySetDigest) of every key and value, and how many keys carry a lease. */
+    KeyspaceDigest digestV3(Running etcd) throws Exception;
+
+    record KeyspaceDigest(String digest, long leased) {}
+
+    /** A key, its value and its lease's remaining TTL in seconds (0: no lease, -1: the lease ran out). */
+    record DumpedKey(byte[] key, byte[] value, long leaseTtl) {}
+
+    interface DumpedKeyConsumer {
+        void accept(DumpedKey key) throws Exception;
+    }
+
+    void dumpV3(Running etcd, DumpedKeyConsumer consumer) throws Exception;
+
+    // the v2 keyspace (probe key excluded)
+
+    interface V2Loader extends AutoCloseable {
+        void put(String key, String value, long ttl) throws Exception;
+
+        /** Waits for every put in flight. */
+        @Override
+        void close() throws Exception;
+    }
+
+    /** Puts through /v2/keys with up to {@code inFlight} requests outstanding (the server batches them). */
+    V2Loader loadV2(Running etcd, int inFlight);
+
+    interface V2KeyConsumer {
+        void accept(String key, String value) throws java.io.IOException;
+    }
+
+    /** Every key a recursive listing shows (hidden keys are never listed). */
+    void listV2(Running etcd, V2KeyConsumer consumer) throws Exception;
+
+    /** One key's value, or null when it does not exist. */
+    String getV2(Running etcd, String key) throws Exception;
+}
