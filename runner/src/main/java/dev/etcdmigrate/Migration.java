@@ -178,10 +178,6 @@ public final class Migration {
         rememberChecks(binaries);
 
         log.emit(planEvent(plan));
-        if (plan.fresh()) {
-            log.info("data dir " + dataDir.path() + " holds no etcd data: recording " + options.target()
-                    + "; etcd " + options.target().version() + " will initialize it");
-        }
         if (!plan.steps().isEmpty()) {
             try (ChildOutputFile etcdOutput = ChildOutputFile.create(dataDir.own().etcdOutput())) {
                 log.subscribe(etcdOutput);

@@ -165,14 +165,15 @@ public final class Backups {
         Path backupStore = location;
         while (!Files.exists(backupStore)) backupStore = backupStore.getParent();
         if (Files.getFileStore(backupStore).equals(Files.getFileStore(dataDir.path()))) {
-            if (FileClone.supported(member.getParent())) {
-                // a clone shares the member's blocks: what etcd then rewrites is within its own allowance
-                log.info("the file system of " + dataDir.path() + " clones files: the backup of member/ costs no data blocks");
-                copy = 0;
+            boolean clones = FileClone.supported(member.getParent());
+            if (clones) {
+                copy = 0; // a clone shares the member's blocks: what etcd then rewrites is within its own allowance
             }
+            log.emit(new Event.SpaceChecked(forWhat, dataDir.path().toString(), copy + etcd, clones));
             DiskSpace.require(dataDir.path(), copy + etcd, forWhat + " (a " + DiskSpace.mib(copy) + " backup of member/, then "
                     + etcdStarts + " etcd start(s) with " + DiskSpace.mib(DiskSpace.WAL_SEGMENT) + " WAL segments, and a margin)");
         } else {
+            log.emit(new Event.SpaceChecked(forWhat, backupStore.toString(), copy, false));
             DiskSpace.require(backupStore, copy, forWhat + " (a backup of member/)");
             DiskSpace.require(dataDir.path(), etcd, forWhat + " (" + etcdStarts + " etcd start(s) with "
                     + DiskSpace.mib(DiskSpace.WAL_SEGMENT) + " WAL segments, and a margin)");
@@ -189,10 +190,12 @@ public final class Backups {
         for (Path entry : list(own)) {
             String name = entry.getFileName().toString();
             if (name.endsWith(PARTIAL)) {
-                log.info("deleting an incomplete backup copy a previous run left: " + entry);
+                log.emit(new Event.Recovered("partial-backup", entry.toString(), "deleted",
+                        "deleting an incomplete backup copy a previous run left: " + entry));
                 Trees.deleteRecursively(entry);
             } else if (NAME.matcher(name).matches() && !Files.isDirectory(entry.resolve("member"))) {
-                log.info("deleting a backup dir a previous run left before moving member/ into it: " + entry);
+                log.emit(new Event.Recovered("empty-backup-dir", entry.toString(), "deleted",
+                        "deleting a backup dir a previous run left before moving member/ into it: " + entry));
                 Trees.deleteRecursively(entry);
             }
         }
@@ -206,7 +209,8 @@ public final class Backups {
         for (Path entry : list(location)) {
             String name = entry.getFileName().toString();
             if (name.endsWith(PARTIAL) && mine(name.substring(0, name.length() - PARTIAL.length()))) {
-                log.info("deleting an incomplete backup copy a previous run left: " + entry);
+                log.emit(new Event.Recovered("partial-backup", entry.toString(), "deleted",
+                        "deleting an incomplete backup copy a previous run left: " + entry));
                 Trees.deleteRecursively(entry);
             }
         }
@@ -231,7 +235,7 @@ public final class Backups {
         }
         Trees.deleteRecursively(inDataDir);
         Fsync.path(dataDir.backupsDir());
-        log.info("moved backup " + inDataDir + " to " + target);
+        log.emit(new Event.Recovered("backup", target.toString(), "moved", "moved backup " + inDataDir + " to " + target));
         try (Stream<Path> left = Files.list(dataDir.backupsDir())) {
             if (left.findAny().isEmpty()) Files.delete(dataDir.backupsDir());
         }

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.datadir;
 
+import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -54,7 +55,7 @@ public final class DataDirLock implements AutoCloseable {
                             + timeout.toSeconds() + " s; is a second runner working on " + dataDir.path() + "?");
                 }
                 if (!announced) {
-                    log.info("waiting up to " + timeout.toSeconds() + " s for another etcd-migrate to release " + file);
+                    log.emit(new Event.LockWaiting(file.toString(), timeout.toSeconds()));
                     announced = true;
                 }
                 Thread.sleep(POLL); // poll interval of a deadline-bound wait

@@ -87,7 +87,7 @@ public final class MemberSwap {
         }
         Fsync.path(dataDir.path());
         dataDir.writeVersion(staged);
-        log.info("moved the " + staged + " member dir into " + dataDir.path() + "; version.txt says " + staged);
+        log.emit(new Event.MemberSwapped(dataDir.path().toString(), staged.toString()));
         Trees.deleteRecursively(dataDir.staging());
         return backup == null ? null : backups.finish(backup);
     }
@@ -103,7 +103,8 @@ public final class MemberSwap {
         }
         Path marker = staging.resolve(COMPLETE);
         if (!Files.isRegularFile(marker)) {
-            log.info("discarding an incomplete staging dir a previous run left: " + staging);
+            log.emit(new Event.Recovered("staging", staging.toString(), "discarded",
+                    "discarding an incomplete staging dir a previous run left: " + staging));
             Trees.deleteRecursively(dataDir.staging());
             return Optional.empty();
         }
@@ -112,11 +113,13 @@ public final class MemberSwap {
             staged = DataVersion.parse(Files.readString(marker, StandardCharsets.UTF_8));
         } catch (IllegalArgumentException | IOException e) {
             // member/ is touched only after a complete marker exists: an unreadable one means the swap never began
-            log.info("discarding a staging dir whose completion marker is unreadable (" + e.getMessage() + "): " + staging);
+            log.emit(new Event.Recovered("staging", staging.toString(), "discarded",
+                    "discarding a staging dir whose completion marker is unreadable (" + e.getMessage() + "): " + staging));
             Trees.deleteRecursively(dataDir.staging());
             return Optional.empty();
         }
-        log.info("a previous run was interrupted while swapping in a " + staged + " member dir; finishing the swap");
+        log.emit(new Event.Recovered("staging", staging.toString(), "finished",
+                "a previous run was interrupted while swapping in a " + staged + " member dir; finishing the swap"));
         DataVersion replaced = dataDir.readVersion().orElse(staged);
         if (Files.exists(stagedMember())) {
             swap(replaced, staged);

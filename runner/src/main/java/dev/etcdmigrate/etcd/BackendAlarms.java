@@ -1,5 +1,6 @@
 package dev.etcdmigrate.etcd;
 
+import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
 import java.nio.file.Path;
 import java.util.List;
@@ -37,10 +38,7 @@ public final class BackendAlarms {
         for (GatewayClient.Alarm alarm : alarms) {
             etcd.gateway().disarm(alarm);
         }
-        log.warn("the data carried a NOSPACE alarm of this member (raised before this run, when its db reached the quota it ran"
-                + " with): the db is " + mib(db) + " and this migration's etcd runs with a quota of " + mib(quota)
-                + ", so it was disarmed. Give the target etcd --quota-backend-bytes of at least " + BackendQuota.needed(db)
-                + " or it raises the alarm again");
+        log.emit(new Event.AlarmDisarmed("NOSPACE", self, db, quota, BackendQuota.needed(db)));
     }
 
     /** Fails if an alarm is active now that was not there when the step's etcd took its first write. */

@@ -1,6 +1,7 @@
 package dev.etcdmigrate.etcd;
 
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.ChildEnvironment;
 import dev.etcdmigrate.process.Children;
@@ -210,7 +211,7 @@ public final class EtcdAdapter implements EtcdOperations {
             throw new FailedException("etcd " + etcd.release().version() + " did not report cluster version " + line
                     + " within " + settings.startTimeout().toSeconds() + " s (last seen: '" + polled.lastSeen() + "')");
         }
-        log.info("etcd " + etcd.release().version() + " reports cluster version " + polled.lastSeen());
+        log.emit(new Event.EtcdReported(etcd.release().version(), "cluster version", polled.lastSeen()));
     }
 
     @Override
@@ -220,7 +221,7 @@ public final class EtcdAdapter implements EtcdOperations {
             throw new FailedException("etcd " + etcd.release().version() + " did not reach storage version " + line
                     + " within " + settings.startTimeout().toSeconds() + " s (last seen: '" + polled.lastSeen() + "')");
         }
-        log.info("etcd " + etcd.release().version() + " reports storage version " + polled.lastSeen());
+        log.emit(new Event.EtcdReported(etcd.release().version(), "storage version", polled.lastSeen()));
     }
 
     @Override
@@ -230,7 +231,7 @@ public final class EtcdAdapter implements EtcdOperations {
             throw new FailedException("etcd " + etcd.release().version() + " still reports a downgrade in progress after "
                     + settings.startTimeout().toSeconds() + " s (" + polled.lastSeen() + ")");
         }
-        log.info("etcd " + etcd.release().version() + " reports the downgrade finished");
+        log.emit(new Event.EtcdReported(etcd.release().version(), "downgrade", "finished"));
     }
 
     @Override

@@ -172,6 +172,91 @@ public sealed interface Event {
         }
     }
 
+    /** What a start found a crashed run had left, and what it did about it ({@code action}: e.g. "discarded", "finished"). */
+    record Recovered(String what, String path, String action, String message) implements Event {}
+
+    /** A staged member dir replaced member/; version.txt says {@code version}. */
+    record MemberSwapped(String dataDir, String version) implements Event {
+        public String message() {
+            return "moved the " + version + " member dir into " + dataDir + "; version.txt says " + version;
+        }
+    }
+
+    /** Another runner holds the data dir's lock: this one waits up to the timeout. */
+    record LockWaiting(String lock, long timeoutSeconds) implements Event {
+        public String message() {
+            return "waiting up to " + timeoutSeconds + " s for another etcd-migrate to release " + lock;
+        }
+    }
+
+    /** Disk room for a backup copy and etcd starts; {@code clones}: the file system clones files, the copy costs no blocks. */
+    record SpaceChecked(String forWhat, String dir, long neededBytes, boolean clones) implements Event {
+        public String message() {
+            return (clones ? "the file system of " + dir + " clones files: the backup of member/ costs no data blocks; " : "")
+                    + forWhat + " needs about " + mib(neededBytes) + " free in " + dir;
+        }
+    }
+
+    /** {@code etcdutl check v2store} found v2 content; {@code remains}: after a fresh snapshot it is still there (real v2 keys). */
+    record V2ContentFound(String checker, String finding, boolean remains) implements Event {
+        public String message() {
+            return remains ? "etcdutl " + checker + " still finds v2 content after a fresh snapshot: " + finding
+                    : "etcdutl " + checker + " found v2 content (" + finding + "); etcd " + checker
+                            + " runs once with --snapshot-count=1 so a fresh snapshot follows old v2 WAL entries";
+        }
+    }
+
+    /** A NOSPACE alarm of this member, found on arrival, was disarmed (the private etcd's quota leaves the db room). */
+    record AlarmDisarmed(String type, String memberId, long dbBytes, long quotaBytes, long neededQuotaBytes) implements Event {
+        public Level level() {
+            return Level.WARN;
+        }
+
+        public String message() {
+            return "the data carried a " + type + " alarm of this member (raised before this run, when its db reached the quota it"
+                    + " ran with): the db is " + mib(dbBytes) + " and this migration's etcd runs with a quota of " + mib(quotaBytes)
+                    + ", so it was disarmed. Give the target etcd --quota-backend-bytes of at least " + neededQuotaBytes
+                    + " or it raises the alarm again";
+        }
+    }
+
+    /** An etcd2 conversion read the v2 store: live keys (hidden and to-be-leased among them), expired ones dropped. */
+    record V2StoreRead(long keys, long hidden, long leased, long expired, String digest) implements Event {
+        public String message() {
+            return "v2 store: " + keys + " live keys (" + hidden + " hidden, " + leased + " to lease), " + expired
+                    + " with an expired TTL (not carried over); digest " + digest;
+        }
+    }
+
+    /** A keyspace was compared with what it must hold ({@code when}: e.g. "after migrate", "after the restore") and matched. */
+    record KeyspaceMatched(String digest, long keys, String when) implements Event {
+        public String message() {
+            return "the keyspace matches (digest " + digest + ", " + keys + " keys) " + when;
+        }
+    }
+
+    /** A rollback to etcd2 dumped the v3 keys; revisions are not carried into v2. */
+    record KeysDumped(long keys, long leased, long expired) implements Event {
+        public String message() {
+            return "dumped " + keys + " keys (" + leased + " with a lease TTL, " + expired
+                    + " whose lease ran out left behind); revisions are not carried into v2";
+        }
+    }
+
+    /** Keys written into a store: a conversion's lease re-attachment, or a rollback's load through /v2/keys. */
+    record KeysLoaded(String into, long keys, long millis) implements Event {
+        public String message() {
+            return "loaded " + keys + " keys " + into + " in " + millis + " ms (" + keys * 1000 / Math.max(1, millis) + " keys/s)";
+        }
+    }
+
+    /** A private etcd reported a cluster-wide state a step waits for ({@code what}: cluster-version, storage-version, downgrade). */
+    record EtcdReported(String version, String what, String value) implements Event {
+        public String message() {
+            return "etcd " + version + " reports " + what + " " + value;
+        }
+    }
+
     /** Long work's progress at a steady interval: done of total (0 = unknown) units, a rate, an estimate. */
     record Progress(String work, String unit, long done, long total, long perSecond, long etaSeconds) implements Event {
         public String message() {

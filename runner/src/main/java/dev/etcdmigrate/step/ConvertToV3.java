@@ -1,6 +1,8 @@
 package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.DiskSpace;
+import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.step.EtcdOperations.Tuning;
@@ -46,7 +48,7 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
 
     @Override
     public long extraDisk(long memberBytes) {
-        return 2 * memberBytes;
+        return DiskSpace.needed(2 * memberBytes, 3);
     }
 
     @Override
@@ -93,8 +95,7 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
         Path fixes = staging.resolve("fixes.bin");
         ConversionPlan.Summary v2 = ConversionPlan.write(snapshot, fixes, context.conversion().ttlKeysDirectory(),
                 context.conversion().defaultTtl(), Instant.now());
-        context.log().info("v2 store: " + v2.keys() + " live keys (" + v2.hidden() + " hidden, " + v2.leased() + " to lease), "
-                + v2.expired() + " with an expired TTL (not carried over); digest " + v2.digest());
+        context.log().emit(new Event.V2StoreRead(v2.keys(), v2.hidden(), v2.leased(), v2.expired(), v2.digest()));
 
         etcd.migrateV2Keys(release, work);
         Path snapshotDb = staging.resolve("converted.db");
@@ -102,11 +103,9 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
             long start = System.nanoTime();
             long leased = etcd.applyFixes(running, fixes);
             long millis = Math.max(1, (System.nanoTime() - start) / 1_000_000);
-            context.log().info("re-attached " + leased + " keys to leases, put hidden keys, deleted expired ones in " + millis
-                    + " ms (" + leased * 1000 / millis + " leased keys/s)");
+            context.log().emit(new Event.KeysLoaded("with leases (hidden keys put, expired ones deleted)", leased, millis));
             Files.delete(fixes);
-            check(etcd.digestV3(running), v2, "after migrate");
-            context.log().info("the converted keyspace matches the v2 store (digest " + v2.digest() + ")");
+            check(context, etcd.digestV3(running), v2, "after etcdctl migrate and the fix-ups");
             running.stop();
         }
         // The cleanly stopped etcd's db is the checked keyspace: restored directly (a data dir's db has no
@@ -118,18 +117,20 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
         etcd.restoreSnapshot(release, snapshotDb, staged, true);
         Files.delete(snapshotDb);
         try (EtcdOperations.Running running = etcd.start(release, staged)) {
-            check(etcd.digestV3(running), v2, "after the restore");
+            check(context, etcd.digestV3(running), v2, "after the restore into a fresh member dir");
             running.stop();
         }
         swap.markComplete(result());
         swap.swap(new DataVersion(from, StorageApi.ETCD2), result());
     }
 
-    private static void check(EtcdOperations.KeyspaceDigest v3, ConversionPlan.Summary v2, String when) throws StepFailedException {
+    private static void check(StepContext context, EtcdOperations.KeyspaceDigest v3, ConversionPlan.Summary v2, String when)
+            throws StepFailedException {
         if (!v3.digest().equals(v2.digest()) || v3.leased() != v2.leased()) {
             throw new StepFailedException("the converted keyspace differs from the v2 store " + when + ": v2 digest " + v2.digest()
                     + " with " + v2.leased() + " leased keys, v3 digest " + v3.digest() + " with " + v3.leased()
                     + "; the original data dir is unchanged");
         }
+        context.log().emit(new Event.KeyspaceMatched(v2.digest(), v2.keys(), when));
     }
 }

@@ -1,6 +1,8 @@
 package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.DiskSpace;
+import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
@@ -52,6 +54,12 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
     }
 
     @Override
+    public long extraDisk(long memberBytes) {
+        // each etcd start may preallocate a WAL segment
+        return DiskSpace.needed(0, (int) binaries().stream().filter(b -> b.tool().equals("etcd")).count());
+    }
+
+    @Override
     public DataVersion result() {
         return new DataVersion(release.etcdVersion(), storage);
     }
@@ -86,11 +94,11 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
         if (finding.isEmpty()) {
             return;
         }
-        context.log().info("etcdutl " + checker.version() + " found v2 content (" + finding.get() + "); etcd " + checker.version()
-                + " runs once with --snapshot-count=1 so a fresh snapshot follows old v2 WAL entries");
+        context.log().emit(new Event.V2ContentFound(checker.version(), finding.get(), false));
         context.etcd().runUntilWrite(checker, data, Tuning.snapshotAtOnce());
         Optional<String> still = context.etcd().v2ContentIn(checker, data);
         if (still.isPresent()) {
+            context.log().emit(new Event.V2ContentFound(checker.version(), still.get(), true));
             throw new StepFailedException("etcd " + release.version() + " refuses data with v2 content, and the data holds v2 keys"
                     + " (not only old WAL entries: " + still.get() + "); they need the etcd2 conversion. The data is still valid "
                     + checker.minorLine() + " data");

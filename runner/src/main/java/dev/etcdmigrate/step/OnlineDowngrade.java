@@ -1,6 +1,7 @@
 package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.step.EtcdOperations.Tuning;
 import dev.etcdmigrate.version.MinorLine;
 import java.nio.file.Path;
@@ -33,7 +34,7 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
 
     @Override
     public long extraDisk(long memberBytes) {
-        return memberBytes;
+        return DiskSpace.needed(memberBytes, 2);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
@@ -25,6 +26,11 @@ public record PatchFloor(EtcdVersion from, Release release, EtcdVersion floor, b
     public String describe() {
         return "run etcd " + release.version() + " once on the " + from + " data: the next minor needs "
                 + floor + " or newer to have run first" + (snapshotForNext ? ", with --snapshot-count=1 for the next line" : "");
+    }
+
+    @Override
+    public long extraDisk(long memberBytes) {
+        return DiskSpace.needed(0, 1); // each etcd start may preallocate a WAL segment
     }
 
     @Override

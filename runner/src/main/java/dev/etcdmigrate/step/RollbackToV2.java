@@ -1,6 +1,8 @@
 package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.DiskSpace;
+import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.step.EtcdOperations.Tuning;
@@ -49,7 +51,7 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
 
     @Override
     public long extraDisk(long memberBytes) {
-        return 3 * memberBytes;
+        return DiskSpace.needed(3 * memberBytes, 2);
     }
 
     @Override
@@ -88,8 +90,7 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
                     + " binary values come from objects stored as protobuf: set STORAGE_MEDIA_TYPE=application/json on the"
                     + " API server and rewrite the objects (e.g. kubectl get ... -o json | kubectl replace -f -), then retry");
         }
-        context.log().info("dumped " + dumped.digest().count() + " keys (" + dumped.leased() + " with a lease TTL, " + dumped.expired()
-                + " whose lease ran out left behind); revisions are not carried into v2");
+        context.log().emit(new Event.KeysDumped(dumped.digest().count(), dumped.leased(), dumped.expired()));
 
         // no v2 store snapshot (a JSON copy of the whole store) in the middle of the load; one is forced after it
         KeySetDigest loaded = new KeySetDigest();
@@ -100,8 +101,7 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
                 readDump(dump, loader::put);
             }
             long millis = Math.max(1, (System.nanoTime() - start) / 1_000_000);
-            context.log().info("loaded " + dumped.digest().count() + " keys through /v2/keys of etcd " + target.version() + " in "
-                    + millis + " ms (" + dumped.digest().count() * 1000 / millis + " keys/s)");
+            context.log().emit(new Event.KeysLoaded("through /v2/keys of etcd " + target.version(), dumped.digest().count(), millis));
             readBack(etcd, running, dump, loaded);
             running.stop();
         }
@@ -109,7 +109,7 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
             throw new StepFailedException("the v2 store differs from the v3 dump: dump digest " + dumped.digest().value()
                     + ", v2 digest " + loaded.value() + "; the data dir is unchanged");
         }
-        context.log().info("the v2 store matches the dump (digest " + loaded.value() + ")");
+        context.log().emit(new Event.KeyspaceMatched(loaded.value(), dumped.digest().count(), "in the v2 store, read back against the dump"));
         swap.markComplete(result());
         swap.swap(new DataVersion(from, StorageApi.ETCD3), result());
     }

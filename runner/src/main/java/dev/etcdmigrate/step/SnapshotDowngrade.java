@@ -1,6 +1,7 @@
 package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.version.DataVersion;
@@ -31,7 +32,7 @@ public record SnapshotDowngrade(EtcdVersion from, Release newer, Release older) 
 
     @Override
     public long extraDisk(long memberBytes) {
-        return 2 * memberBytes;
+        return DiskSpace.needed(2 * memberBytes, 2);
     }
 
     @Override

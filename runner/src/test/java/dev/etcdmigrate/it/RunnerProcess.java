@@ -14,13 +14,22 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.Set;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
  * The runner's real command line (runner/target/etcd-migrate) as a child process, its output
- * collected line by line. {@link #close()} kills it and every process it left behind.
+ * collected line by line. It runs with {@code LOG_FORMAT=json}: tests assert on its events
+ * ({@link #events}, {@link #awaitEvent}), never on log wording; {@link #output()} renders the lines
+ * as the text diary would, for failure messages. {@link #close()} kills it and every process it left
+ * behind.
  */
 final class RunnerProcess implements AutoCloseable {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Process process;
     private final List<String> lines = new ArrayList<>();
@@ -65,6 +74,7 @@ final class RunnerProcess implements AutoCloseable {
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().keySet().removeIf(k -> k.startsWith("ETCD") || k.equals("TARGET_VERSION") || k.equals("TARGET_STORAGE")
                 || k.equals("DATA_DIRECTORY"));
+        builder.environment().put("LOG_FORMAT", "json");
         builder.environment().putAll(extraEnv);
         return new RunnerProcess(builder.start());
     }
@@ -115,37 +125,133 @@ final class RunnerProcess implements AutoCloseable {
         return process.exitValue();
     }
 
-    /** Waits until a line matching the pattern appears (or the process ends / the deadline passes). */
+    /** Waits until a rendered line matching the pattern appears (or the process ends / the deadline passes). */
     String awaitLine(String regex, Duration deadline) throws InterruptedException {
         Pattern pattern = Pattern.compile(regex);
         long end = System.nanoTime() + deadline.toNanos();
-        synchronized (lines) {
-            int checked = 0;
-            while (true) {
-                for (; checked < lines.size(); checked++) {
-                    if (pattern.matcher(lines.get(checked)).find()) return lines.get(checked);
+        while (true) {
+            for (String line : lines()) {
+                if (pattern.matcher(line).find()) return line;
+            }
+            rememberDescendants();
+            boolean ended;
+            synchronized (lines) {
+                ended = !process.isAlive() && pumps.stream().noneMatch(Thread::isAlive);
+                if (!ended && System.nanoTime() < end) lines.wait(50);
+            }
+            if (ended || System.nanoTime() >= end) {
+                for (String line : lines()) {
+                    if (pattern.matcher(line).find()) return line;
                 }
-                rememberDescendants();
-                long left = end - System.nanoTime();
-                if (left <= 0 || (!process.isAlive() && checked == lines.size())) {
-                    fail("no line matching /" + regex + "/ from the runner; output:\n" + String.join("\n", lines));
-                }
-                lines.wait(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 50)));
+                fail("no line matching /" + regex + "/ from the runner; output:\n" + output());
             }
         }
     }
 
-    /** Lines that came from the runner itself (not the children it pumps through). */
+    /** Lines that came from the runner itself (not the children it pumps through), rendered as text. */
     List<String> runnerLines() {
+        return lines().stream().filter(l -> l.contains("[etcd-migrate]")).toList();
+    }
+
+    /** Every line, a JSON line rendered as the text diary shows it ("LEVEL [source] message"; etcd's as "[source] line"). */
+    List<String> lines() {
+        List<String> raw;
         synchronized (lines) {
-            return lines.stream().filter(l -> l.contains("[etcd-migrate]")).toList();
+            raw = List.copyOf(lines);
+        }
+        List<String> rendered = new ArrayList<>();
+        for (String line : raw) {
+            JsonNode json = parse(line);
+            if (json == null || !json.has("source")) {
+                rendered.add(line);
+            } else if (json.path("source").asText().equals("etcd-migrate")) {
+                for (String part : json.path("message").asText().split("\n", -1)) {
+                    rendered.add(json.path("level").asText().toUpperCase(java.util.Locale.ROOT) + " [etcd-migrate] " + part);
+                }
+            } else {
+                rendered.add("[" + json.path("source").asText() + "] " + (json.has("line") ? json.path("line").asText() : line));
+            }
+        }
+        return rendered;
+    }
+
+    private static JsonNode parse(String line) {
+        if (!line.startsWith("{")) return null;
+        try {
+            return JSON.readTree(line);
+        } catch (IOException e) {
+            return null;
         }
     }
 
-    List<String> lines() {
+    /** The runner's own events so far, in order (each with "event", "level", "message" and its fields). */
+    List<JsonNode> events() {
+        List<String> raw;
         synchronized (lines) {
-            return List.copyOf(lines);
+            raw = List.copyOf(lines);
         }
+        List<JsonNode> events = new ArrayList<>();
+        for (String line : raw) {
+            JsonNode json = parse(line);
+            if (json != null && json.path("source").asText().equals("etcd-migrate")) events.add(json);
+        }
+        return events;
+    }
+
+    /** The runner's events of one kind ("step-finished", "etcd-started", ...). */
+    List<JsonNode> events(String name) {
+        return events().stream().filter(e -> e.path("event").asText().equals(name)).toList();
+    }
+
+    long count(String name) {
+        return events(name).size();
+    }
+
+    /** The event that ended a run that refused (exit 2/3) or failed (exit 1). */
+    JsonNode ending() {
+        List<JsonNode> ends = events().stream().filter(e -> Set.of("refused", "failed").contains(e.path("event").asText())).toList();
+        if (ends.isEmpty()) fail("the runner reported no refused/failed event; output:\n" + output());
+        return ends.getLast();
+    }
+
+    /** Lines a child printed (etcd's JSON lines, or wrapped ones), for sources starting with the prefix ("etcd-3.6"). */
+    List<JsonNode> childLines(String sourcePrefix) {
+        List<String> raw;
+        synchronized (lines) {
+            raw = List.copyOf(lines);
+        }
+        List<JsonNode> found = new ArrayList<>();
+        for (String line : raw) {
+            JsonNode json = parse(line);
+            if (json != null && json.path("source").asText().startsWith(sourcePrefix)) found.add(json);
+        }
+        return found;
+    }
+
+    /** Waits until an event of that kind matching the test appears (or the process ends / the deadline passes). */
+    JsonNode awaitEvent(String name, Predicate<JsonNode> test, Duration deadline) throws InterruptedException {
+        long end = System.nanoTime() + deadline.toNanos();
+        while (true) {
+            for (JsonNode e : events(name)) {
+                if (test.test(e)) return e;
+            }
+            rememberDescendants();
+            boolean ended;
+            synchronized (lines) {
+                ended = !process.isAlive() && pumps.stream().noneMatch(Thread::isAlive);
+                if (!ended && System.nanoTime() < end) lines.wait(50);
+            }
+            if (ended || System.nanoTime() >= end) {
+                for (JsonNode e : events(name)) {
+                    if (test.test(e)) return e;
+                }
+                fail("no '" + name + "' event as wanted from the runner; output:\n" + output());
+            }
+        }
+    }
+
+    JsonNode awaitEvent(String name, Duration deadline) throws InterruptedException {
+        return awaitEvent(name, e -> true, deadline);
     }
 
     String output() {
