@@ -11,8 +11,8 @@ import java.util.stream.Stream;
 
 /**
  * What a finished migration may leave in a data dir, as an allow-list: etcd's member/ (its content is
- * etcd's), version.txt, and in .etcd-migrate/ the lock file, the remembered binary checks (binaries) and
- * backups/NAME/{member/,version.txt}. Anything else
+ * etcd's), version.txt, and in .etcd-migrate/ the lock file, the remembered binary checks (binaries), the
+ * last run's etcd output (etcd-output.log) and backups/NAME/{member/,version.txt}. Anything else
  * (staging, snapshot or work dirs, version.txt.tmp, *.partial) is a leftover of an unfinished step.
  */
 final class DataDirLeftovers {
@@ -38,7 +38,7 @@ final class DataDirLeftovers {
         if (!expectDirectory(data, own, bad)) return;
         for (Path p : list(own)) {
             switch (p.getFileName().toString()) {
-                case "lock", "binaries" -> expectFile(data, p, bad);
+                case "lock", "binaries", "etcd-output.log" -> expectFile(data, p, bad);
                 case "backups" -> {
                     if (!expectDirectory(data, p, bad)) continue;
                     for (Path backup : list(p)) {
