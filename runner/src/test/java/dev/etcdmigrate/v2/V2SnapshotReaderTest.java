@@ -3,7 +3,6 @@ package dev.etcdmigrate.v2;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -30,34 +29,11 @@ class V2SnapshotReaderTest {
              "WatcherHub":{"EventHistory":{"Queue":{"Events":[]}}},"CurrentIndex":9,"CurrentVersion":2}
             """;
 
-    static byte[] snapshotFile(byte[] storeJson) throws IOException {
-        ByteArrayOutputStream raft = new ByteArrayOutputStream();
-        raft.write(0x0a);
-        varint(raft, storeJson.length);
-        raft.write(storeJson);
-        raft.write(new byte[] {0x12, 0x02, 0x08, 0x09}); // metadata {index: 9}
-        ByteArrayOutputStream file = new ByteArrayOutputStream();
-        file.write(0x08);
-        varint(file, 123456); // crc
-        file.write(0x12);
-        varint(file, raft.size());
-        file.write(raft.toByteArray());
-        return file.toByteArray();
-    }
-
-    private static void varint(ByteArrayOutputStream out, long v) {
-        while ((v & ~0x7fL) != 0) {
-            out.write((int) ((v & 0x7f) | 0x80));
-            v >>>= 7;
-        }
-        out.write((int) v);
-    }
-
     @Test
     void readsEveryUserKeyWithHiddenOnesAndExpiryButNotDirsOrMembership(@TempDir Path dir) throws IOException {
         Path snap = Files.createDirectories(dir.resolve("member/snap"));
         Files.write(snap.resolve("0000000000000002-0000000000000004.snap"), new byte[] {0x08, 0x01});
-        Files.write(snap.resolve("0000000000000002-0000000000000009.snap"), snapshotFile(STORE.getBytes(StandardCharsets.UTF_8)));
+        Files.write(snap.resolve("0000000000000002-0000000000000009.snap"), V2SnapshotFiles.snapshotFile(STORE.getBytes(StandardCharsets.UTF_8)));
         Path newest = V2SnapshotReader.newestSnapshot(dir.resolve("member")).orElseThrow();
         assertEquals("0000000000000002-0000000000000009.snap", newest.getFileName().toString());
         List<V2Key> keys = new ArrayList<>();
@@ -70,7 +46,7 @@ class V2SnapshotReaderTest {
 
     @Test
     void aTruncatedFileIsAnError(@TempDir Path dir) throws IOException {
-        byte[] whole = snapshotFile(STORE.getBytes(StandardCharsets.UTF_8));
+        byte[] whole = V2SnapshotFiles.snapshotFile(STORE.getBytes(StandardCharsets.UTF_8));
         Path cut = dir.resolve("cut.snap");
         Files.write(cut, java.util.Arrays.copyOf(whole, whole.length / 2));
         assertThrows(IOException.class, () -> V2SnapshotReader.read(cut, k -> {}));
