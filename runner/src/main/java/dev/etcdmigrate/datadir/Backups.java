@@ -8,7 +8,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
@@ -42,9 +41,6 @@ public final class Backups {
 
     static final String PARTIAL = ".partial";
     static final String VERSION_FILE = "version.txt";
-    private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
-    /** stamp, the rest of the name, and the counter two backups in one second get. */
-    private static final Pattern NAME = Pattern.compile("(\\d{8}T\\d{6}Z)-(.+?)(?:\\.(\\d+))?");
 
     private final DataDir dataDir;
     private final Path location;
@@ -193,7 +189,7 @@ public final class Backups {
                 log.emit(new Event.Recovered("partial-backup", entry.toString(), "deleted",
                         "deleting an incomplete backup copy a previous run left: " + entry));
                 Trees.deleteRecursively(entry);
-            } else if (NAME.matcher(name).matches() && !Files.isDirectory(entry.resolve("member"))) {
+            } else if (BackupName.parse(name).isPresent() && !Files.isDirectory(entry.resolve("member"))) {
                 log.emit(new Event.Recovered("empty-backup-dir", entry.toString(), "deleted",
                         "deleting a backup dir a previous run left before moving member/ into it: " + entry));
                 Trees.deleteRecursively(entry);
@@ -215,7 +211,7 @@ public final class Backups {
             }
         }
         Path last = null;
-        for (Path backup : sortedOldestFirst(list(own).stream().filter(p -> NAME.matcher(p.getFileName().toString()).matches()).toList())) {
+        for (Path backup : sortedOldestFirst(list(own).stream().filter(p -> BackupName.of(p).isPresent()).toList())) {
             log.info("backup " + backup + " is still in the data dir; moving it to " + location);
             last = relocate(backup);
         }
@@ -264,18 +260,16 @@ public final class Backups {
      */
     boolean mine(String name) {
         if (name.endsWith(PARTIAL)) return false;
-        Matcher m = NAME.matcher(name);
-        return m.matches() && (!relocates() || m.group(2).startsWith(identity + "-"));
+        return BackupName.parse(name).filter(n -> !relocates() || n.carries(identity)).isPresent();
     }
 
     /** {@code <stamp>-<identity>-<version>-<storage>}, with {@code .N} when that name (or its partial) is taken. */
     String newName(DataVersion version) {
-        String base = STAMP.format(clock.instant()) + "-" + identity + "-" + version.version() + "-" + version.storage();
-        String name = base;
-        for (int i = 1; taken(name); i++) {
-            name = base + "." + i;
+        BackupName name = BackupName.of(clock.instant(), identity, version);
+        for (int i = 1; taken(name.toString()); i++) {
+            name = name.withCounter(i);
         }
-        return name;
+        return name.toString();
     }
 
     private boolean taken(String name) {
@@ -287,24 +281,12 @@ public final class Backups {
 
     /** A name from before backups carried the identity gets it on its way to a shared location. */
     String relocatedName(String name) {
-        Matcher m = NAME.matcher(name);
-        if (!m.matches() || m.group(2).startsWith(identity + "-")) return name;
-        return m.group(1) + "-" + identity + "-" + name.substring(m.group(1).length() + 1);
+        return BackupName.parse(name).map(n -> n.withIdentity(identity).toString()).orElse(name);
     }
 
-    /** By stamp, then by the counter of backups taken within one second. */
+    /** By stamp, then by the counter of backups taken within one second (every path is a backup name). */
     static List<Path> sortedOldestFirst(List<Path> backups) {
-        return backups.stream().sorted(Comparator.comparing((Path p) -> stampOf(p)).thenComparingInt(Backups::counterOf)).toList();
-    }
-
-    private static String stampOf(Path backup) {
-        Matcher m = NAME.matcher(backup.getFileName().toString());
-        return m.matches() ? m.group(1) : "";
-    }
-
-    private static int counterOf(Path backup) {
-        Matcher m = NAME.matcher(backup.getFileName().toString());
-        return m.matches() && m.group(3) != null ? Integer.parseInt(m.group(3)) : 0;
+        return backups.stream().sorted(Comparator.comparing((Path p) -> BackupName.of(p).orElseThrow(), BackupName.OLDEST_FIRST)).toList();
     }
 
     private Path ensureLocation() throws IOException {
@@ -319,10 +301,7 @@ public final class Backups {
     }
 
     private static void writeVersion(Path backup, DataVersion version) throws IOException {
-        Path file = backup.resolve(VERSION_FILE);
-        Files.writeString(file, version.format(), StandardCharsets.UTF_8, StandardOpenOption.CREATE,
-                StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
-        Files.setPosixFilePermissions(file, Permissions.FILE);
+        AtomicFile.write(backup.resolve(VERSION_FILE), version.format());
     }
 
     /** A copy that would fill the disk fails before it starts, with the numbers. */

@@ -8,7 +8,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.Optional;
 
 /**
@@ -63,13 +62,7 @@ public final class MemberSwap {
         if (!Files.isDirectory(stagedMember())) {
             throw new IOException("nothing staged at " + stagedMember());
         }
-        // written aside and renamed, so the marker is either absent or complete
-        Path marker = dataDir.staging().resolve(COMPLETE);
-        Path temp = dataDir.staging().resolve(COMPLETE + ".tmp");
-        Files.writeString(temp, staged.format(), StandardCharsets.UTF_8, StandardOpenOption.CREATE,
-                StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
-        Files.move(temp, marker, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        Fsync.path(dataDir.staging());
+        AtomicFile.write(dataDir.staging().resolve(COMPLETE), staged.format()); // the marker is either absent or complete
     }
 
     /** Moves the staged member in; returns where the old member/ went (its backup), or null without one. */

@@ -1,0 +1,117 @@
+package dev.etcdmigrate.log;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.etcdmigrate.event.Event;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The text diary, the JSON lines and the etcd output file, fed the same events. */
+class LogFormatsTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String ETCD_INFO = "{\"level\":\"info\",\"ts\":\"2026-11-23T01:00:00Z\",\"msg\":\"closed etcd server\",\"name\":\"m1\"}";
+    private static final String ETCD_WARN = "{\"level\":\"warn\",\"ts\":\"2026-11-23T01:00:01Z\",\"msg\":\"slow fdatasync\"}";
+
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+
+    private List<String> lines() {
+        return out.toString(StandardCharsets.UTF_8).lines().toList();
+    }
+
+    @Test
+    void jsonLinesCarryTheEventItsFieldsAndTheSentence() throws Exception {
+        Log log = Log.json(new PrintStream(out, true, StandardCharsets.UTF_8));
+        log.emit(new Event.StepFinished(2, 3, "minor-upgrade", 1234, "3.6.16/etcd3"));
+        JsonNode line = JSON.readTree(lines().getFirst());
+        assertEquals("etcd-migrate", line.path("source").asText());
+        assertEquals("step-finished", line.path("event").asText());
+        assertEquals(2, line.path("index").asInt());
+        assertEquals(1234, line.path("tookMillis").asLong());
+        assertEquals("3.6.16/etcd3", line.path("versionTxt").asText());
+        assertEquals("info", line.path("level").asText());
+        assertTrue(line.path("message").asText().contains("3.6.16/etcd3"));
+    }
+
+    @Test
+    void etcdsJsonLinesPassThroughWithTheirSourceInFront() throws Exception {
+        Log log = Log.json(new PrintStream(out, true, StandardCharsets.UTF_8));
+        log.child("etcd-3.6.16", ETCD_INFO);
+        log.child("etcd-2.3.8", "2026-11-23 01:00:00.000000 I | etcdserver: name = m1 \"quoted\"");
+        String passed = lines().get(0);
+        assertEquals("{\"source\":\"etcd-3.6.16\"," + ETCD_INFO.substring(1), passed, "etcd's own fields byte for byte");
+        JsonNode wrapped = JSON.readTree(lines().get(1));
+        assertEquals("etcd-2.3.8", wrapped.path("source").asText());
+        assertEquals("child-output", wrapped.path("event").asText());
+        assertTrue(wrapped.path("line").asText().endsWith("name = m1 \"quoted\""));
+    }
+
+    @Test
+    void aMultiLineSentenceIsOneJsonObjectAndSeveralTextLines() throws Exception {
+        Event plan = new Event.PlanMade("3.5.35/etcd3", "3.6.16/etcd3",
+                List.of(new Event.PlannedStep(1, "minor-upgrade", "upgrade 3.5.35 -> 3.6.16", "3.6.16/etcd3", 1 << 20, "nothing")), "");
+        Log.json(new PrintStream(out, true, StandardCharsets.UTF_8)).emit(plan);
+        assertEquals(1, lines().size());
+        assertEquals(1, JSON.readTree(lines().getFirst()).path("steps").size());
+        out.reset();
+        Log.text(new PrintStream(out, true, StandardCharsets.UTF_8)).emit(plan);
+        assertEquals(2, lines().size());
+        assertTrue(lines().stream().allMatch(l -> l.contains(" INFO  [etcd-migrate] ")), lines().toString());
+    }
+
+    @Test
+    void theTextLogShowsOnlyEtcdsWarningsAndErrorsWhenAsked() {
+        Log log = Log.text(new PrintStream(out, true, StandardCharsets.UTF_8), EtcdOutput.ERRORS);
+        log.child("etcd-3.6.16", ETCD_INFO);
+        log.child("etcd-3.6.16", ETCD_WARN);
+        log.child("etcd-2.3.8", "2026-11-23 01:00:00.000000 E | rafthttp: failed to dial");
+        log.child("etcd-2.3.8", "2026-11-23 01:00:00.000000 I | etcdserver: published");
+        log.info("runner lines are always shown");
+        assertEquals(3, lines().size(), lines().toString());
+        assertFalse(out.toString(StandardCharsets.UTF_8).contains("closed etcd server"));
+        out.reset();
+        Log.text(new PrintStream(out, true, StandardCharsets.UTF_8), EtcdOutput.ALL).child("etcd-3.6.16", ETCD_INFO);
+        assertEquals(1, lines().size());
+    }
+
+    @Test
+    void theEtcdOutputFileKeepsEveryChildLineOwnerOnly(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("etcd-output.log");
+        Files.writeString(file, "a previous run's lines\n");
+        Log log = Log.text(new PrintStream(out, true, StandardCharsets.UTF_8), EtcdOutput.ERRORS);
+        try (ChildOutputFile kept = ChildOutputFile.create(file)) {
+            log.subscribe(kept);
+            log.child("etcd-3.6.16", ETCD_INFO);
+            log.info("not a child line");
+            log.unsubscribe(kept);
+        }
+        List<String> kept = Files.readAllLines(file);
+        assertEquals(1, kept.size(), kept.toString());
+        assertTrue(kept.getFirst().endsWith("[etcd-3.6.16] " + ETCD_INFO));
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
+    }
+
+    @Test
+    void everyEventTypeRendersAsJson() throws Exception {
+        for (Class<?> type : Event.class.getPermittedSubclasses()) {
+            assertTrue(type.isRecord(), type + " is a record");
+        }
+        Event refused = new Event.Refused(3, "refused: a \"quoted\"\nreason\t(nothing was changed)");
+        JsonNode line = JSON.readTree(JsonFormat.line(refused, java.time.Instant.EPOCH));
+        assertEquals("refused", line.path("event").asText());
+        assertEquals(3, line.path("exitCode").asInt());
+        assertEquals("refused: a \"quoted\"\nreason\t(nothing was changed)", line.path("reason").asText());
+        assertEquals("error", line.path("level").asText());
+    }
+}
