@@ -82,9 +82,9 @@ public record MigrateOptions(
             Flag.value("listen-client-urls", "LISTEN_CLIENT_URLS", "URLS", "unused",
                     "accepted for compatibility with the Kubernetes etcd image; the private etcd never listens on it"
                             + " (it uses 127.0.0.1:--port). Give the real etcd its URLs after --."),
-            Flag.value("port", null, "PORT", "18629, or 18631 when the data dir path contains 'event'",
+            Flag.value("port", null, "PORT", PrivatePorts.defaultText(PrivatePorts.MAIN.client(), PrivatePorts.EVENTS.client()),
                     "client port of the private migration etcd, on 127.0.0.1 only."),
-            Flag.value("peer-port", null, "PORT", "2380, or 2381 when the data dir path contains 'event'",
+            Flag.value("peer-port", null, "PORT", PrivatePorts.defaultText(PrivatePorts.MAIN.peer(), PrivatePorts.EVENTS.peer()),
                     "peer port of the private migration etcd of a one-member cluster, on 127.0.0.1 only."),
             Flag.value("etcd-server-extra-args", "ETCD_CREDS", "ARGS", "none",
                     "extra flags for the private etcd, split on blanks (e.g. peer TLS files)."),
@@ -135,7 +135,7 @@ public record MigrateOptions(
         EtcdFlags etcd = EtcdFlags.read(args.passThrough(), env);
         Path dataDir = Path.of(agree(args, "data-dir", etcd, MigrateOptions::canonicalPath).orElse(DEFAULT_DATA_DIR))
                 .toAbsolutePath().normalize();
-        boolean events = dataDir.toString().contains("event");
+        PrivatePorts ports = PrivatePorts.forDataDir(dataDir);
         String name = agree(args, "name", etcd, n -> n)
                 .or(() -> Optional.ofNullable(env.get("ETCD_HOSTNAME")).filter(h -> !h.isEmpty()).map(h -> "etcd-" + h))
                 .or(() -> Optional.ofNullable(env.get("HOSTNAME")).filter(h -> !h.isEmpty()).map(h -> "etcd-" + h))
@@ -158,8 +158,8 @@ public record MigrateOptions(
                 initialCluster,
                 advertise,
                 listenPeer.orElse(advertise),
-                port(args, "port", events ? 18631 : 18629),
-                port(args, "peer-port", events ? 2381 : 2380),
+                port(args, "port", ports.client()),
+                port(args, "peer-port", ports.peer()),
                 serverExtraArgs,
                 prefix,
                 args.get("ttl-keys-directory").orElse(prefix + "/events"),

@@ -20,10 +20,14 @@ public sealed interface Event {
 
     /** The JSON "event" name: the record's name in kebab case (StepStarted -> step-started). */
     default String name() {
-        String simple = getClass().getSimpleName();
+        return kebabCase(getClass().getSimpleName());
+    }
+
+    /** "StepStarted" -> "step-started": how types are named in events. */
+    static String kebabCase(String typeName) {
         StringBuilder b = new StringBuilder();
-        for (int i = 0; i < simple.length(); i++) {
-            char c = simple.charAt(i);
+        for (int i = 0; i < typeName.length(); i++) {
+            char c = typeName.charAt(i);
             if (Character.isUpperCase(c) && i > 0) b.append('-');
             b.append(Character.toLowerCase(c));
         }

@@ -1,6 +1,7 @@
 package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.version.DataVersion;
 import java.util.List;
 
@@ -29,14 +30,7 @@ public sealed interface Step permits PatchFloor, MinorUpgrade, OnlineDowngrade, 
 
     /** The step's type in events and `plan -o json`: its name in kebab case (MinorUpgrade -> minor-upgrade). */
     default String kind() {
-        String simple = getClass().getSimpleName();
-        StringBuilder b = new StringBuilder();
-        for (int i = 0; i < simple.length(); i++) {
-            char c = simple.charAt(i);
-            if (Character.isUpperCase(c) && i > 0) b.append('-');
-            b.append(Character.toLowerCase(c));
-        }
-        return b.toString();
+        return Event.kebabCase(getClass().getSimpleName());
     }
 
     /**
