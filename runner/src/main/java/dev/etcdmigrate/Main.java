@@ -1,7 +1,6 @@
 package dev.etcdmigrate;
 
 import dev.etcdmigrate.catalog.Catalog;
-import dev.etcdmigrate.cli.EnvironmentCheck;
 import dev.etcdmigrate.cli.Flag;
 import dev.etcdmigrate.cli.Help;
 import dev.etcdmigrate.cli.MigrateOptions;
@@ -165,13 +164,6 @@ public final class Main {
     private static int migrate(ParsedArgs args, Log log, Children children) throws Exception {
         MigrateOptions options = MigrateOptions.from(args);
         log.emit(new Event.RunStarted("migrate", options.dataDir().toString(), options.target().toString(), options.binDir().toString()));
-        if (!options.noExec()) {
-            List<String> conflicts = EnvironmentCheck.conflicts(args.environment(), options.etcdArgs());
-            if (!conflicts.isEmpty()) {
-                throw new UsageException("the environment sets " + String.join(", ", conflicts) + ", which etcd's flags after -- also"
-                        + " give: etcd 3.4+ refuses to start with both. Drop one of each pair (nothing was changed)");
-            }
-        }
         DataDirOwner.become(options.dataDir(), log);
         // the lock stays held until exec, which closes it; etcd's own WAL lock takes over
         try (Migration.Done done = migration(options, args, log, children).migrate()) {

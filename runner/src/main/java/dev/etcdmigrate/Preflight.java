@@ -100,7 +100,7 @@ final class Preflight {
         List<String> conflicts = EnvironmentCheck.conflicts(environment, options.etcdArgs());
         if (!conflicts.isEmpty()) {
             throw new UsageException("the environment sets " + String.join(", ", conflicts) + ", which etcd's flags after -- also"
-                    + " give: etcd 3.4+ refuses to start with both. Drop one of each pair (nothing was changed)");
+                    + " give: the target etcd refuses to start with both. Drop one of each pair (nothing was changed)");
         }
     }
 

@@ -115,8 +115,9 @@ public final class Planner {
                 .filter(r -> r.line().tools().etcdctlMigrate() && !r.minorLine().isOlderThan(start.line()) && !to.isOlderThan(r.minorLine()))
                 .findFirst()
                 .orElseThrow(() -> new RefusedTransitionException("cannot convert etcd2 data written by " + start + " to etcd3 on the way"
-                        + " to " + to + ": no bundled release between them has `etcdctl migrate` (it exists in 3.0-3.4; bundled: "
-                        + catalog.versionList() + ")"));
+                        + " to " + to + ": no bundled release between them has `etcdctl migrate` (bundled releases that have it: "
+                        + catalog.releases().stream().filter(r -> r.line().tools().etcdctlMigrate()).map(Release::version).toList()
+                        + "; bundled: " + catalog.versionList() + ")"));
         List<Step> steps = new ArrayList<>();
         if (!start.line().equals(converter.minorLine())) {
             steps.addAll(upgrade(start, converter.minorLine(), StorageApi.ETCD2));
