@@ -2,6 +2,7 @@ package dev.etcdmigrate.datadir;
 
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.log.ProgressMeter;
 import dev.etcdmigrate.version.DataVersion;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -137,8 +138,11 @@ public final class Backups {
         requireSpace(member, location);
         if (walDir.isPresent()) requireSpace(walDir.get(), location);
         Permissions.ownerOnlyDir(partial);
-        Trees.copyDurably(member, partial.resolve("member"));
-        if (walDir.isPresent()) Trees.copyDurably(walDir.get(), partial.resolve("wal"));
+        try (ProgressMeter progress = ProgressMeter.watching(log, "copying member/ to backup " + backup.getFileName(), "bytes",
+                Trees.size(member) + (walDir.isPresent() ? Trees.size(walDir.get()) : 0), () -> Trees.size(partial))) {
+            Trees.copyDurably(member, partial.resolve("member"));
+            if (walDir.isPresent()) Trees.copyDurably(walDir.get(), partial.resolve("wal"));
+        }
         writeVersion(partial, version);
         Fsync.path(partial);
         Files.move(partial, backup, StandardCopyOption.ATOMIC_MOVE);
@@ -225,7 +229,10 @@ public final class Backups {
             Path partial = partialOf(target);
             Trees.deleteRecursively(partial);
             requireSpace(inDataDir, location);
-            Trees.copyDurably(inDataDir, partial);
+            try (ProgressMeter progress = ProgressMeter.watching(log, "moving backup " + inDataDir.getFileName() + " to " + location,
+                    "bytes", Trees.size(inDataDir), () -> Trees.size(partial))) {
+                Trees.copyDurably(inDataDir, partial);
+            }
             Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE);
             Fsync.path(location);
         }

@@ -2,6 +2,7 @@ package dev.etcdmigrate.datadir;
 
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.log.ProgressMeter;
 import dev.etcdmigrate.version.DataVersion;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -46,7 +47,10 @@ public final class MemberSwap {
     public Path copyMemberToWork() throws IOException {
         Permissions.ownerOnlyDir(dataDir.staging());
         Path work = Permissions.ownerOnlyDir(dataDir.staging().resolve("work"));
-        Trees.copy(dataDir.member(), work.resolve("member"));
+        try (ProgressMeter progress = ProgressMeter.watching(log, "copying member/ to " + dataDir.path().relativize(work), "bytes",
+                Trees.size(dataDir.member()), () -> Trees.size(work))) {
+            Trees.copy(dataDir.member(), work.resolve("member"));
+        }
         return work;
     }
 

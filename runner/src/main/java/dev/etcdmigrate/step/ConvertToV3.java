@@ -3,6 +3,7 @@ package dev.etcdmigrate.step;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.log.ProgressMeter;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.step.EtcdOperations.Tuning;
@@ -114,7 +115,10 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
         Files.move(workMember.resolve("snap").resolve("db"), snapshotDb);
         Trees.deleteRecursively(work);
 
-        etcd.restoreSnapshot(release, snapshotDb, staged, true);
+        try (ProgressMeter progress = ProgressMeter.watching(context.log(), "restoring the converted db", "bytes",
+                Files.size(snapshotDb), () -> Trees.size(staged))) {
+            etcd.restoreSnapshot(release, snapshotDb, staged, true);
+        }
         Files.delete(snapshotDb);
         try (EtcdOperations.Running running = etcd.start(release, staged)) {
             check(context, etcd.digestV3(running), v2, "after the restore into a fresh member dir");

@@ -3,6 +3,7 @@ package dev.etcdmigrate.step;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.log.ProgressMeter;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.step.EtcdOperations.Tuning;
@@ -97,8 +98,13 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
         try (EtcdOperations.Running running = etcd.startNewMember(target, staged, Tuning.snapshotAfter(NO_SNAPSHOT_DURING_LOAD),
                 StorageApi.ETCD2)) {
             long start = System.nanoTime();
-            try (EtcdOperations.V2Loader loader = etcd.loadV2(running, IN_FLIGHT)) {
-                readDump(dump, loader::put);
+            try (EtcdOperations.V2Loader loader = etcd.loadV2(running, IN_FLIGHT);
+                    ProgressMeter progress = ProgressMeter.counting(context.log(), "loading keys through /v2/keys", "keys",
+                            dumped.digest().count())) {
+                readDump(dump, (key, value, ttl) -> {
+                    loader.put(key, value, ttl);
+                    progress.advance(1);
+                });
             }
             long millis = Math.max(1, (System.nanoTime() - start) / 1_000_000);
             context.log().emit(new Event.KeysLoaded("through /v2/keys of etcd " + target.version(), dumped.digest().count(), millis));

@@ -4,6 +4,8 @@ import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.log.ProgressMeter;
+import java.nio.file.Files;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
@@ -56,14 +58,20 @@ public record SnapshotDowngrade(EtcdVersion from, Release newer, Release older) 
         EtcdOperations etcd = context.etcd();
         Path work = context.dataDir().own().freshWorkDir(context.dataDir().own().snapshotWork());
         Path snapshot = work.resolve("snapshot.db");
-        try (EtcdOperations.Running running = etcd.start(newer, context.dataDir().path())) {
+        Path db = context.dataDir().member().resolve("snap/db");
+        try (EtcdOperations.Running running = etcd.start(newer, context.dataDir().path());
+                ProgressMeter progress = ProgressMeter.watching(context.log(), "saving a snapshot", "bytes",
+                        Files.size(db), () -> Files.size(snapshot))) {
             etcd.saveSnapshot(running, snapshot);
             running.stop();
         }
 
         MemberSwap swap = context.memberSwap();
         Path staged = swap.prepare();
-        etcd.restoreSnapshot(older, snapshot, staged, false);
+        try (ProgressMeter progress = ProgressMeter.watching(context.log(), "restoring the snapshot", "bytes", Files.size(snapshot),
+                () -> Trees.size(staged))) {
+            etcd.restoreSnapshot(older, snapshot, staged, false);
+        }
         etcd.runUntilWrite(older, staged, EtcdOperations.Tuning.NONE);
 
         // gone before the staging is marked complete: a crash after that mark is finished by recovery

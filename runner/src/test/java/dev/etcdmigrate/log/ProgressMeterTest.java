@@ -1,0 +1,53 @@
+package dev.etcdmigrate.log;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.etcdmigrate.event.Event;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class ProgressMeterTest {
+
+    private final List<Event.Progress> reports = new CopyOnWriteArrayList<>();
+    private final Log log = Log.silent().subscribe(e -> {
+        if (e instanceof Event.Progress p) reports.add(p);
+    });
+
+    @AfterEach
+    void defaultInterval() {
+        ProgressMeter.interval = Duration.ofSeconds(5);
+    }
+
+    @Test
+    void reportsAtTheIntervalWithRateAndEstimateUntilClosed() throws Exception {
+        ProgressMeter.interval = Duration.ofMillis(30);
+        try (ProgressMeter meter = ProgressMeter.counting(log, "loading keys", "keys", 1000)) {
+            meter.advance(100);
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (reports.size() < 2 && System.nanoTime() < deadline) {
+                Thread.onSpinWait(); // polling the reports the meter's own thread makes, with a deadline
+            }
+        }
+        int afterClose = reports.size();
+        assertTrue(afterClose >= 2, reports.toString());
+        Event.Progress first = reports.getFirst();
+        assertEquals("loading keys", first.work());
+        assertEquals(100, first.done());
+        assertEquals(1000, first.total());
+        assertTrue(first.perSecond() > 0, first.toString());
+        assertTrue(first.etaSeconds() >= 0, first.toString());
+        assertEquals(afterClose, reports.size(), "close() joined the reporter: no report after it");
+    }
+
+    @Test
+    void workThatEndsWithinOneIntervalReportsNothing() {
+        try (ProgressMeter meter = ProgressMeter.watching(log, "copying", "bytes", 0, () -> 42)) {
+            meter.advance(1);
+        }
+        assertEquals(List.of(), reports);
+    }
+}
