@@ -15,7 +15,7 @@ public final class Help {
 
                 Usage:
                   etcd-migrate [migrate] [FLAGS] [-- ETCD-ARGS...]   migrate, then exec etcd-<target> with ETCD-ARGS
-                  etcd-migrate plan [FLAGS]                          print the plan; change nothing
+                  etcd-migrate plan [-o json] [FLAGS]                print the plan (-o json: as data); change nothing
                   etcd-migrate provision --bin-dir DIR [VERSION...]  install etcd-<v>, etcdctl-<v>, etcdutl-<v>
                   etcd-migrate demo --bin-dir DIR --work-dir DIR     migrate a sample data dir end to end
                   etcd-migrate --help | --version                   this text | the runner's and the bundled etcd versions
@@ -43,6 +43,11 @@ public final class Help {
                 """);
         appendFlags(b, demoFlags);
         b.append("""
+
+                Every run reports typed events: the text diary on stderr by default, or with --log-format=json one
+                object per line ("event": run-started, plan-made, step-started, step-finished, step-failed,
+                etcd-started, etcd-accepted-write, etcd-stopped, backup-made, backup-deleted, progress, exec,
+                refused, failed, ...), each with its fields and a "message"; no event carries a key's value.
 
                 Exit status: 0 done (or exec'd); 1 a step failed (version.txt names the last completed step);
                 2 bad flags, environment, binaries or version.txt (nothing touched); 3 refused: the transition, or the
