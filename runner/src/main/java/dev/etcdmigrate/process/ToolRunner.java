@@ -1,5 +1,6 @@
 package dev.etcdmigrate.process;
 
+import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -68,6 +69,7 @@ public final class ToolRunner {
         executor.setProcessDestroyer(children);
         executor.setExitValues(null);
         int exit;
+        long start = System.nanoTime();
         try {
             exit = executor.execute(line, environment);
         } catch (ExecuteException e) {
@@ -84,6 +86,7 @@ public final class ToolRunner {
         if (watchdog.killedProcess()) {
             throw new ToolFailedException(label + " did not finish within " + timeout.toSeconds() + " s and was killed");
         }
+        log.emit(new Event.ToolRan(label, command.subList(1, command.size()), exit, (System.nanoTime() - start) / 1_000_000));
         synchronized (lines) {
             return new Result(exit, List.copyOf(lines));
         }
