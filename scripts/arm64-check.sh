@@ -101,8 +101,9 @@ if $build; then
 fi
 index=image/target/jib-image-index.tar
 [ -f "$index" ] || { echo "$index is missing (run without --no-build)"; exit 1; }
-tag=$(tar -xOf "$index" index.json | sed -n 's/.*"org.opencontainers.image.ref.name":"\([^"]*\)".*/\1/p')
-echo "   $index: $(stat -c %s "$index") bytes, index $(cat "$index.digest"), tag $tag"
+ref=$(tar -xOf "$index" index.json | sed -n 's/.*"org.opencontainers.image.ref.name":"\([^"]*\)".*/\1/p')
+name=${ref%:*}; tag=${ref##*:}
+echo "   $index: $(stat -c %s "$index") bytes, index $(cat "$index.digest"), $ref"
 for t in image/target/jib-image.tar image/target/jib-image-arm64.tar; do
   echo "   $t: $(stat -c %s "$t") bytes (compressed layers + config)"
 done
@@ -126,11 +127,11 @@ until curl -s -o /dev/null "http://127.0.0.1:$rport/v2/"; do
   [ "$(now_ms)" -lt "$deadline" ] || { cat "$work/registry.log"; exit 1; }
   sleep 0.1
 done
-remote=127.0.0.1:$rport/etcd-migrate:$tag
+remote=127.0.0.1:$rport/$name:$tag
 # plain HTTP on loopback: podman 4.3's `manifest inspect` has no --tls-verify, so a registries.conf says so
 printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$rport" >"$work/registries.conf"
 export CONTAINERS_REGISTRIES_CONF=$work/registries.conf
-skopeo copy -q --all --dest-tls-verify=false "oci-archive:$index:$tag" "docker://$remote"
+skopeo copy -q --all --dest-tls-verify=false "oci-archive:$index:$ref" "docker://$remote"
 podman manifest inspect "$remote" >"$work/manifest.json"
 platforms=$(grep -o '"architecture": *"[a-z0-9]*"' "$work/manifest.json" | sed 's/.*"\([a-z0-9]*\)"$/\1/' | sort | tr '\n' ' ')
 echo "   platforms in the registry's index: $platforms"

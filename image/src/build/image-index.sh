@@ -6,13 +6,15 @@
 # the archive gets a fixed mtime and owner, so the same inputs give a byte-identical archive.
 #
 # Usage: image-index.sh OUT.tar NAME:TAG ARCH=IMAGE.tar [ARCH=IMAGE.tar...]
+# The index's org.opencontainers.image.ref.name is NAME:TAG: `podman load -i OUT.tar` names this machine's
+# platform's image localhost/NAME:TAG (as loading Jib's single-platform tarball does); another platform's:
+# `podman pull --arch arm64 oci-archive:OUT.tar:NAME:TAG`.
 #   e.g. image-index.sh target/jib-image-index.tar etcd-migrate:3.7.3-0 amd64=target/jib-image.tar arm64=target/jib-image-arm64.tar
-# Load: `skopeo copy --all oci-archive:OUT.tar:TAG docker://REGISTRY/NAME:TAG` or `podman manifest` (docs/image.md).
+# To a registry, both platforms: `skopeo copy --all oci-archive:OUT.tar:NAME:TAG docker://REGISTRY/NAME:TAG`.
 set -eu
 out=$1
 ref=$2
 shift 2
-tag=${ref##*:}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 layout=$work/layout
@@ -61,7 +63,7 @@ printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json"
 set -- $(blob "$work/index-image.json")
 log "index sha256:$1 ($ref)"
 printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.index.v1+json","digest":"sha256:%s","size":%s,"annotations":{"org.opencontainers.image.ref.name":"%s"}}]}' \
-  "$1" "$2" "$tag" >"$layout/index.json"
+  "$1" "$2" "$ref" >"$layout/index.json"
 printf '{"imageLayoutVersion":"1.0.0"}' >"$layout/oci-layout"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@1 --format=posix \
   --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
