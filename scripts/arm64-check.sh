@@ -34,12 +34,17 @@ work=$(mktemp -d /tmp/arm64-check.XXXXXX)
 registry_pid=""
 host_etcd_pid=""
 binfmt_registered=""
+binfmt_mounted=""
 containers=()
 cleanup() {
   for c in "${containers[@]}"; do podman rm -f -t 5 "$c" >/dev/null 2>&1 || true; done
   [ -z "$host_etcd_pid" ] || { kill "$host_etcd_pid" 2>/dev/null || true; wait "$host_etcd_pid" 2>/dev/null || true; }
   [ -z "$registry_pid" ] || { kill "$registry_pid" 2>/dev/null || true; wait "$registry_pid" 2>/dev/null || true; }
   [ -z "$binfmt_registered" ] || echo -1 >"/proc/sys/fs/binfmt_misc/$binfmt_registered" || true
+  # unmount binfmt_misc if this script mounted it and nothing else got registered meanwhile
+  if [ -n "$binfmt_mounted" ] && [ "$(ls /proc/sys/fs/binfmt_misc | grep -cv '^register$\|^status$')" = 0 ]; then
+    umount /proc/sys/fs/binfmt_misc || true
+  fi
   [ -z "${pulled:-}" ] || podman rmi -f "$pulled" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -145,7 +150,10 @@ took
 
 # ------------------------------------------------------------------ 5. binfmt + runs
 step "binfmt_misc: qemu-aarch64 (F flag)"
-mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+if ! mountpoint -q /proc/sys/fs/binfmt_misc; then
+  mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+  binfmt_mounted=true
+fi
 if [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] && grep -q '^enabled' /proc/sys/fs/binfmt_misc/qemu-aarch64; then
   echo "   qemu-aarch64 already registered: using it"
 else
