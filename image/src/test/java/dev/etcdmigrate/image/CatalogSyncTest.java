@@ -45,12 +45,14 @@ class CatalogSyncTest {
         String pom = Files.readString(Path.of(System.getProperty("image.pom")));
         assertEquals(Arrays.asList(System.getProperty("etcd.default.versions").split(",")), etcdLayers(pom, "image-tar"));
         assertEquals(Arrays.asList(System.getProperty("etcd.bundled.versions").split(",")), etcdLayers(pom, "image-tar-full"));
+        // -Parm64: the default flavour for linux/arm64
+        assertEquals(Arrays.asList(System.getProperty("etcd.default.versions").split(",")), etcdLayers(pom, "image-tar-arm64"));
     }
 
     private static List<String> etcdLayers(String pom, String executionId) {
         int start = pom.indexOf("<id>" + executionId + "</id>");
         int end = pom.indexOf("</execution>", start);
-        Matcher m = Pattern.compile("/image/etcd/([0-9.]+)</from>").matcher(pom.substring(start, end));
+        Matcher m = Pattern.compile("/image(?:-arm64)?/etcd/([0-9.]+)</from>").matcher(pom.substring(start, end));
         List<String> versions = new ArrayList<>();
         while (m.find()) versions.add(m.group(1));
         return versions;

@@ -5,15 +5,21 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.Flag;
 import dev.etcdmigrate.cli.ParsedArgs;
+import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.ToolRunner;
 import dev.etcdmigrate.version.EtcdVersion;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 
 /** `etcd-migrate provision --bin-dir DIR [VERSION...]`: installs the catalog's binaries into DIR. */
@@ -72,10 +78,9 @@ public final class ProvisionCommand {
         }
         String arch = platform.substring("linux/".length());
         String hostArch = host.substring("linux/".length());
-        // A foreign binary must still prove its version: run it under qemu-user-static's emulator.
-        List<String> runPrefix = platform.equals(host) ? List.of() : List.of(findOnPath("qemu-" + (arch.equals("arm64") ? "aarch64" : "x86_64") + "-static"));
-
         ToolRunner tools = new ToolRunner(log, children);
+        // A foreign binary must still prove its version: run it under qemu-user-static's emulator.
+        List<String> runPrefix = platform.equals(host) ? List.of() : emulator(arch, cacheDir, tools);
         Provisioner provisioner = new Provisioner(binDir, List.of(
                 new TarballSource(platform, args.isSet("allow-unverified-download"), log),
                 new GoModuleSource(go, cacheDir, arch, tools),
@@ -97,6 +102,45 @@ public final class ProvisionCommand {
         }
         log.info("provisioned " + releases.size() + " release(s) in " + binDir);
         return 0;
+    }
+
+    /**
+     * qemu-user-static for arch, with `-L SYSROOT` when this machine lacks arch's dynamic loader: Debian's
+     * 3.4.23 binaries are dynamically linked against glibc (the Go builds are static), so their version check
+     * needs the target's glibc, taken from Debian's libc6:ARCH package (`dpkg --add-architecture ARCH` and
+     * `apt-get update` first). Without it the static binaries still check and the dynamic ones are refused.
+     * etcd 2.3-3.3 exit at start, even for --version, on a platform their etcdmain does not support (arm64
+     * became supported in 3.4) unless ETCD_UNSUPPORTED_ARCH names it: the check runs them with it set.
+     */
+    private List<String> emulator(String arch, Path cacheDir, ToolRunner tools) throws UsageException {
+        String qemu = findOnPath("qemu-" + (arch.equals("arm64") ? "aarch64" : "x86_64") + "-static");
+        List<String> prefix = List.of("/usr/bin/env", "ETCD_UNSUPPORTED_ARCH=" + arch, qemu);
+        String loader = arch.equals("arm64") ? "lib/ld-linux-aarch64.so.1" : "lib64/ld-linux-x86-64.so.2";
+        if (Files.exists(Path.of("/", loader))) {
+            return prefix;
+        }
+        Path sysroot = cacheDir.resolve("sysroot-" + arch);
+        if (!Files.exists(sysroot.resolve(loader))) {
+            Path debs = cacheDir.resolve("sysroot-" + arch + ".debs");
+            try {
+                Trees.deleteRecursively(debs);
+                Files.createDirectories(debs);
+                Map<String, String> env = new HashMap<>(System.getenv());
+                tools.run("apt-get", List.of("/usr/bin/apt-get", "download", "-o", "APT::Sandbox::User=root", "libc6:" + arch),
+                        env, debs, Duration.ofMinutes(5));
+                try (DirectoryStream<Path> found = Files.newDirectoryStream(debs, "libc6_*.deb")) {
+                    for (Path deb : found) {
+                        tools.run("dpkg-deb", List.of("/usr/bin/dpkg-deb", "-x", deb.toString(), sysroot.toString()), env, debs,
+                                Duration.ofMinutes(5));
+                    }
+                }
+                Trees.deleteRecursively(debs);
+            } catch (ToolRunner.ToolFailedException | IOException e) {
+                log.warn("no glibc for " + arch + " to check dynamically linked binaries under " + qemu + ": " + e.getMessage());
+                return prefix;
+            }
+        }
+        return List.of(prefix.get(0), prefix.get(1), qemu, "-L", sysroot.toString());
     }
 
     static Path findGo() {

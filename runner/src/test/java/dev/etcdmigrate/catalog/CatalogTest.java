@@ -43,6 +43,17 @@ class CatalogTest {
 
     // ---- the bundled catalog -------------------------------------------------------------------
 
+    /** A filled tarball checksum is a SHA-256 (64 lowercase hex digits) and names its release's tarball. */
+    @ParameterizedTest
+    @MethodSource("bundledReleases")
+    void tarballChecksumsAreWellFormed(Release release) {
+        for (Release.Tarball tarball : release.upstream().tarballs()) {
+            assertTrue(tarball.sha256().isEmpty() || tarball.sha256().matches("[0-9a-f]{64}"), tarball.url());
+            assertTrue(tarball.url().endsWith("/v" + release.version() + "/etcd-v" + release.version() + "-"
+                    + tarball.platform().replace('/', '-') + ".tar.gz"), tarball.url());
+        }
+    }
+
     static final MinorLine L3_0 = MinorLine.parse("3.0");
     static final MinorLine L3_4 = MinorLine.parse("3.4");
     static final MinorLine L3_5 = MinorLine.parse("3.5");
