@@ -128,7 +128,7 @@ public final class Migration {
 
     /** Migrates; returns the version now recorded in version.txt (the target), with the lock held. */
     public Done migrate() throws Exception {
-        Preflight.run(List.of(new Preflight.Check("data dir is not a symbolic link", dataDir::refuseSymbolicLink)));
+        Preflight.run(preflight.beforePlan());
         Plan planned = plan();
         Preflight.run(preflight.beforeLock(planned));
         if (!dataDir.exists() || !dataDir.holdsData()) {

@@ -22,9 +22,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Every "nothing was changed" refusal that needs no lock, in the order they run: each is a named check
- * that throws the exception carrying its exit code. The checks under the lock (the data dir's state, the
- * binaries' answers) are in {@link Migration}, since they need what only the lock makes stable.
+ * The "nothing was changed" refusals, as ordered lists of named checks, each throwing the exception that
+ * carries its exit code: {@link #beforePlan}, {@link #beforeLock} (for the plan) and, under the lock, the
+ * list {@link Migration} makes from these and {@link DataDirState}'s checks (the data dir's state and the
+ * binaries' answers need what only the lock makes stable).
  */
 final class Preflight {
 
@@ -49,11 +50,16 @@ final class Preflight {
         this.environment = environment;
     }
 
+    /** What needs no plan: the inputs themselves. */
+    List<Check> beforePlan() {
+        return List.of(
+                new Check("environment against etcd's flags", this::refuseEnvironmentConflicts),
+                new Check("data dir is not a symbolic link", dataDir::refuseSymbolicLink));
+    }
+
     /** The checks before the lock, for a plan; the ones only steps need are left out of a plan without steps. */
     List<Check> beforeLock(Plan plan) {
         List<Check> checks = new ArrayList<>(List.of(
-                new Check("environment against etcd's flags", this::refuseEnvironmentConflicts),
-                new Check("data dir is not a symbolic link", dataDir::refuseSymbolicLink),
                 new Check("bundled binaries present", () -> requireBinaries(plan)),
                 new Check("data dir writable", () -> {
                     if (dataDir.exists()) dataDir.refuseReadOnly();
