@@ -46,8 +46,8 @@ final class DataDirState {
         this.log = log;
     }
 
-    /** What wrote the data dir: empty for a missing or empty dir. */
-    Optional<DataVersion> current() throws IOException, MigrateException {
+    /** What wrote the data dir: empty for a missing or empty dir; an inference is reported when {@code report}. */
+    Optional<DataVersion> current(boolean report) throws IOException, MigrateException {
         if (!dataDir.exists() || !dataDir.holdsData()) {
             return Optional.empty();
         }
@@ -65,7 +65,7 @@ final class DataDirState {
             throw new RefusedTransitionException("--initial-version " + initial + " cannot have written etcd3 data, but "
                     + dataDir.path() + " has member/snap/db");
         }
-        log.emit(new Event.DataDirRead(dataDir.path().toString(), inferred.toString(), "no version.txt: taking " + inferred
+        if (report) log.emit(new Event.DataDirRead(dataDir.path().toString(), inferred.toString(), "no version.txt: taking " + inferred
                 + " (version from --initial-version/INITIAL_VERSION, storage inferred from " + (inferred.storage() == StorageApi.ETCD3
                         ? "member/snap/db" : "the absence of member/snap/db") + ")"));
         return Optional.of(inferred);

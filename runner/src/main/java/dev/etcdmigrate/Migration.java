@@ -86,7 +86,7 @@ public final class Migration {
 
     /** The plan from the data dir as it is now; reads only. */
     public Plan plan() throws IOException, MigrateException {
-        return plan(state.current());
+        return plan(state.current(true));
     }
 
     private Plan plan(Optional<DataVersion> current) throws MigrateException {
@@ -129,7 +129,7 @@ public final class Migration {
     /** Migrates; returns the version now recorded in version.txt (the target), with the lock held. */
     public Done migrate() throws Exception {
         Preflight.run(preflight.beforePlan());
-        Plan planned = plan();
+        Plan planned = plan(state.current(false)); // read again under the lock, and reported then
         Preflight.run(preflight.beforeLock(planned));
         if (!dataDir.exists() || !dataDir.holdsData()) {
             dataDir.createOwnerOnly();
@@ -153,7 +153,7 @@ public final class Migration {
         backups.recover();
         // The plan made before the lock is stale when another runner moved the data while this one
         // waited, or when recovery just finished a swap: read and plan again from what is there now.
-        Optional<DataVersion> current = state.current();
+        Optional<DataVersion> current = state.current(true);
         Plan plan = plan(current);
         if (!plan.current().equals(planned.current())) {
             log.info("the data dir is at " + plan.current() + " now, not " + planned.current() + " as planned: planning again");

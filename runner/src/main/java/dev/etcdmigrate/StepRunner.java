@@ -85,8 +85,8 @@ final class StepRunner {
                 removed.add(dataDir.staging());
             }
             if (!removed.isEmpty()) {
-                log.info(label + " did not finish: removed what it left in " + dataDir.path() + ": "
-                        + String.join(", ", removed.stream().map(p -> dataDir.path().relativize(p).toString()).toList()));
+                log.emit(new Event.WorkDiscarded(index, total, dataDir.path().toString(),
+                        removed.stream().map(p -> dataDir.path().relativize(p).toString()).toList()));
             }
         } catch (IOException e) {
             log.warn("could not remove what " + label + " left unfinished (" + e.getMessage() + "); the next start discards it");

@@ -47,10 +47,12 @@ public final class MemberSwap {
     public Path copyMemberToWork() throws IOException {
         Permissions.ownerOnlyDir(dataDir.staging());
         Path work = Permissions.ownerOnlyDir(dataDir.staging().resolve("work"));
+        long bytes = Trees.size(dataDir.member());
         try (ProgressMeter progress = ProgressMeter.watching(log, "copying member/ to " + dataDir.path().relativize(work), "bytes",
-                Trees.size(dataDir.member()), () -> Trees.size(work))) {
+                bytes, () -> Trees.size(work))) {
             Trees.copy(dataDir.member(), work.resolve("member"));
         }
+        log.emit(new Event.WorkCopied(dataDir.member().toString(), work.toString(), bytes));
         return work;
     }
 

@@ -45,9 +45,9 @@ public sealed interface Event {
     }
 
     /** What the data dir holds, and how that was learnt (version.txt, or --initial-version plus inference). */
-    record DataDirRead(String dataDir, String version, String source) implements Event {
+    record DataDirRead(String dataDir, String version, String how) implements Event {
         public String message() {
-            return "data dir " + dataDir + ": " + (version.isEmpty() ? "no etcd data" : version) + " (" + source + ")";
+            return "data dir " + dataDir + ": " + (version.isEmpty() ? "no etcd data" : version) + " (" + how + ")";
         }
     }
 
@@ -178,6 +178,43 @@ public sealed interface Event {
 
     /** What a start found a crashed run had left, and what it did about it ({@code action}: e.g. "discarded", "finished"). */
     record Recovered(String what, String path, String action, String message) implements Event {}
+
+    /** member/ was copied into a work dir: a step that must leave the original alone until its swap works there. */
+    record WorkCopied(String from, String to, long bytes) implements Event {
+        public String message() {
+            return "copied " + from + " to " + to + "; the original stays untouched until the swap";
+        }
+    }
+
+    /** A step that did not finish left half-made copies; they were removed (a complete staging stays). */
+    record WorkDiscarded(int index, int total, String dataDir, List<String> removed) implements Event {
+        public WorkDiscarded {
+            removed = List.copyOf(removed);
+        }
+
+        public String message() {
+            return "step " + index + "/" + total + " did not finish: removed what it left in " + dataDir + ": " + String.join(", ", removed);
+        }
+    }
+
+    /** A release's binaries in the bin dir: {@code how} "installed" from {@code from}, or "already" there. */
+    record Provisioned(String version, String binDir, List<String> binaries, String how, String from) implements Event {
+        public Provisioned {
+            binaries = List.copyOf(binaries);
+        }
+
+        public String message() {
+            return how.equals("already") ? "etcd " + version + ": already provisioned in " + binDir + " (" + from + ")"
+                    : "etcd " + version + ": installed " + String.join(", ", binaries) + " from " + from;
+        }
+    }
+
+    /** A source was asked for a release: {@code outcome} "trying" or "skipped" (with the reason). */
+    record ProvisionSource(String version, String source, String outcome, String reason) implements Event {
+        public String message() {
+            return "etcd " + version + ": " + (outcome.equals("trying") ? "trying " + source : source + " skipped: " + reason);
+        }
+    }
 
     /** A staged member dir replaced member/; version.txt says {@code version}. */
     record MemberSwapped(String dataDir, String version) implements Event {

@@ -92,13 +92,13 @@ public final class ProvisionCommand {
             try {
                 provisioner.provision(release);
             } catch (ProvisionException e) {
-                log.error("etcd " + release.version() + ": " + e.getMessage());
-                failures.add(release.version());
+                failures.add("etcd " + release.version() + ": " + e.getMessage());
             }
         }
         if (!failures.isEmpty()) {
-            log.error("could not provision " + String.join(", ", failures) + " (see above); " + binDir + " holds only complete installs");
-            return 1;
+            // every release was tried; the run fails with each one's reason (exit 1)
+            throw new ProvisionException("could not provision " + String.join("; ", failures) + ". " + binDir
+                    + " holds only complete installs");
         }
         log.info("provisioned " + releases.size() + " release(s) in " + binDir);
         return 0;

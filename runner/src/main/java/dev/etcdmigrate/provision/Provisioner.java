@@ -1,5 +1,6 @@
 package dev.etcdmigrate.provision;
 
+import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.Trees;
@@ -45,7 +46,7 @@ final class Provisioner {
     void provision(Release release) throws ProvisionException {
         String v = release.version();
         if (installed(release)) {
-            log.info("etcd " + v + ": already provisioned in " + binDir + " (" + stamp(release).getFileName() + ")");
+            log.emit(new Event.Provisioned(v, binDir.toString(), binaries(release), "already", stamp(release).getFileName().toString()));
             return;
         }
         Path staging = binDir.resolve(".staging-" + v);
@@ -63,8 +64,7 @@ final class Provisioner {
             }
             Files.createDirectories(stamp(release).getParent());
             Files.writeString(stamp(release), stampText(from), StandardCharsets.UTF_8);
-            log.info("etcd " + v + ": installed " + String.join(", ", release.toolNames().stream().map(t -> t + "-" + v).toList())
-                    + " from " + from.name());
+            log.emit(new Event.Provisioned(v, binDir.toString(), binaries(release), "installed", from.name()));
         } catch (IOException e) {
             throw new ProvisionException("could not install into " + binDir + ": " + e.getMessage(), e);
         } finally {
@@ -109,6 +109,10 @@ final class Provisioner {
         return source.recipe().isEmpty() ? source.name() + "\n" : source.name() + "\nrecipe: " + source.recipe() + "\n";
     }
 
+    private static List<String> binaries(Release release) {
+        return release.toolNames().stream().map(t -> t + "-" + release.version()).toList();
+    }
+
     private Path stamp(Release release) {
         return binDir.resolve(".provisioned").resolve(release.version());
     }
@@ -117,7 +121,7 @@ final class Provisioner {
         List<String> skipped = new ArrayList<>();
         for (BinarySource source : sources) {
             try {
-                log.info("etcd " + release.version() + ": trying " + source.name());
+                log.emit(new Event.ProvisionSource(release.version(), source.name(), "trying", ""));
                 source.fetch(release, staging);
                 for (String tool : release.toolNames()) {
                     if (!Files.isRegularFile(staging.resolve(tool))) {
@@ -126,7 +130,7 @@ final class Provisioner {
                 }
                 return source;
             } catch (BinarySource.Skipped e) {
-                log.info("etcd " + release.version() + ": " + source.name() + " skipped: " + e.getMessage());
+                log.emit(new Event.ProvisionSource(release.version(), source.name(), "skipped", e.getMessage()));
                 skipped.add(source.name() + ": " + e.getMessage());
                 Trees.deleteRecursively(staging);
                 Files.createDirectories(staging);

@@ -75,7 +75,6 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
         Path staged = swap.prepare();
         Path staging = staged.getParent();
         Path work = swap.copyMemberToWork();
-        context.log().info("copied " + context.dataDir().member() + " to " + work + "; the original stays untouched until the swap");
 
         // One snapshot, right after etcd has replayed the whole WAL: --snapshot-count=1 would snapshot after
         // every apply batch of the replay and every v2 SYNC entry, each a JSON copy of the whole v2 store
