@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.Permissions;
@@ -83,8 +84,13 @@ class BigDataIT {
         try (RunnerProcess up = RunnerProcess.start(RunnerArgs.migrate(data, "3.7.3"), Map.of())) {
             up.awaitExit(RUN_DEADLINE);
             assertEquals(0, up.exitCode(), up.output());
-            assertTrue(up.output().contains("carried a NOSPACE alarm of this member") && up.output().contains("so it was disarmed"),
-                    up.output());
+            List<JsonNode> disarmed = up.events("alarm-disarmed");
+            assertEquals(1, disarmed.size(), up.output());
+            JsonNode alarm = disarmed.getFirst();
+            assertEquals("NOSPACE", alarm.path("type").asText(), up.output());
+            assertTrue(alarm.path("dbBytes").asLong() > 2 * GIB, "the db it carried: " + alarm);
+            assertTrue(alarm.path("quotaBytes").asLong() > alarm.path("dbBytes").asLong(), "the private etcd's quota leaves the db room: " + alarm);
+            assertTrue(alarm.path("neededQuotaBytes").asLong() > alarm.path("dbBytes").asLong(), "the quota the target needs: " + alarm);
         }
         assertEquals("3.7.3/etcd3", Files.readString(data.resolve("version.txt")));
 
@@ -93,7 +99,8 @@ class BigDataIT {
             down.awaitExit(RUN_DEADLINE);
             assertEquals(0, down.exitCode(), down.output());
             // etcd logs the quota it enforces ("enabled backend quota")
-            assertTrue(down.output().contains("\"quota-size-bytes\":" + 8 * GIB), "the operator's quota reaches the private etcd");
+            assertTrue(down.childLines("etcd-").stream().anyMatch(l -> l.path("quota-size-bytes").asLong() == 8 * GIB),
+                    "the operator's quota reaches the private etcd");
         }
         assertEquals("3.5.35/etcd3", Files.readString(data.resolve("version.txt")));
 

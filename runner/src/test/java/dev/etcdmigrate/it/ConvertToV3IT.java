@@ -1,10 +1,10 @@
 package dev.etcdmigrate.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.Permissions;
@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -39,9 +40,18 @@ class ConvertToV3IT {
         V2Dataset written = writeEtcd2(data, 10_000);
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, EtcdFixture.newest().version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            assertTrue(runner.output().contains("with an expired TTL"), runner.output());
-            assertFalse(runner.output().contains("found v2 content"), "no v2 content left for 3.6 to refuse:\n" + runner.output());
-            assertTrue(runner.output().contains("step 4/4 done"), runner.output());
+            List<JsonNode> read = runner.events("v2-store-read");
+            assertEquals(1, read.size(), runner.output());
+            assertEquals(written.live().size(), read.getFirst().path("keys").asLong(), "live keys:\n" + runner.output());
+            assertEquals(written.live().keySet().stream().filter(dev.etcdmigrate.v2.V2Key::isHidden).count(),
+                    read.getFirst().path("hidden").asLong(), "hidden keys:\n" + runner.output());
+            // the one key whose TTL ran out is dropped: by the conversion, or already by etcd2's own expiry when it ran on the copy
+            assertTrue(read.getFirst().path("expired").asLong() <= 1, "expired keys:\n" + runner.output());
+            assertEquals(0, runner.count("v2-content-found"), "no v2 content left for 3.6 to refuse:\n" + runner.output());
+            List<JsonNode> finished = runner.events("step-finished");
+            assertEquals(4, finished.size(), runner.output());
+            assertEquals(4, finished.getLast().path("index").asInt(), runner.output());
+            assertEquals(4, finished.getLast().path("total").asInt(), runner.output());
         }
         assertEquals(EtcdFixture.newest().version() + "/etcd3", Files.readString(data.resolve("version.txt")));
         assertCarried(written, etcd.read(EtcdFixture.newest(), data));
@@ -55,21 +65,24 @@ class ConvertToV3IT {
         V2Dataset written = writeEtcd2(etcd, oldest, data, 500);
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, EtcdFixture.newest().version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            assertTrue(runner.output().contains("upgrade 2.3.8 -> 3.0.17 (etcd2 data)"), runner.output());
+            // one step takes the etcd2 data from 2.3.8 to 3.0.17, still etcd2
+            List<String> recorded = runner.events("step-finished").stream().map(e -> e.path("versionTxt").asText()).toList();
+            int at = recorded.indexOf("2.3.8/etcd2");
+            assertTrue(at >= 0 && at + 1 < recorded.size() && recorded.get(at + 1).equals("3.0.17/etcd2"), recorded + "\n" + runner.output());
         }
         assertEquals(EtcdFixture.newest().version() + "/etcd3", Files.readString(data.resolve("version.txt")));
         assertCarried(written, etcd.read(EtcdFixture.newest(), data));
     }
 
     /** SIGKILL at moments inside the conversion, then a rerun: it converges and nothing is lost. */
-    @ParameterizedTest(name = "killed at /{0}/")
-    @ValueSource(strings = {"copied .* to .*work", "\\[etcdctl-3\\.4\\.23\\] finished transforming", "re-attached", "starting etcd 3\\.4\\.23 on .*staging/data"})
+    @ParameterizedTest(name = "killed {0}")
+    @ValueSource(strings = {"after the member copy", "after etcdctl migrate", "after the lease re-attachment", "on the restored member"})
     void killedDuringTheConversionThenRerunConverges(String moment, @TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         V2Dataset written = writeEtcd2(data, 300);
         String target = "3.4.23";
         try (RunnerProcess runner = RunnerProcess.start(RunnerArgs.migrate(data, target), Map.of())) {
-            runner.awaitLine(moment, Duration.ofMinutes(2));
+            awaitMoment(runner, moment, target);
             runner.killHard();
         }
         assertEquals("3.4.23/etcd2", Files.readString(data.resolve("version.txt")), "the conversion had not completed");
@@ -78,6 +91,23 @@ class ConvertToV3IT {
         }
         assertEquals(target + "/etcd3", Files.readString(data.resolve("version.txt")));
         assertCarried(written, etcd.read(EtcdFixture.release(target), data));
+    }
+
+    /** Waits for the conversion to reach the moment (see the parameters above). */
+    private static void awaitMoment(RunnerProcess runner, String moment, String target) throws InterruptedException {
+        Duration deadline = Duration.ofMinutes(2);
+        switch (moment) {
+            // TODO(event): no event says the member dir was copied to staging/work (ConvertToV3.run logs it as a Note); wanted
+            // e.g. "member-copied" {from, to} emitted right after MemberSwap.copyMemberToWork() in ConvertToV3.run
+            case "after the member copy" -> runner.awaitLine("copied .* to .*work", deadline);
+            // etcd starts on the work copy twice: to snapshot the v2 store, then (right after `etcdctl migrate` exited) for the fix-ups
+            case "after etcdctl migrate" -> runner.awaitEvent("etcd-started", e -> runner.events("etcd-started").stream()
+                    .filter(s -> s.path("dataDir").asText().endsWith("/staging/work")).count() >= 2, deadline);
+            case "after the lease re-attachment" -> runner.awaitEvent("keys-loaded", deadline);
+            case "on the restored member" -> runner.awaitEvent("etcd-started", e -> e.path("version").asText().equals(target)
+                    && e.path("dataDir").asText().endsWith("/staging/data"), deadline);
+            default -> throw new IllegalArgumentException(moment);
+        }
     }
 
     private V2Dataset writeEtcd2(Path data, int plainKeys) throws Exception {

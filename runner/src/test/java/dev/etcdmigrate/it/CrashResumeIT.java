@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -36,7 +38,8 @@ class CrashResumeIT {
         int steps = EtcdFixture.V3_RELEASES.size() - 1;
 
         try (RunnerProcess runner = RunnerProcess.start(RunnerArgs.migrate(data, newest.version()), Map.of())) {
-            runner.awaitLine("step " + completedSteps + "/" + steps + " done", Duration.ofMinutes(2));
+            runner.awaitEvent("step-finished", e -> e.path("index").asInt() == completedSteps && e.path("total").asInt() == steps,
+                    Duration.ofMinutes(2));
             runner.killHard();
         }
         String recorded = Files.readString(data.resolve("version.txt"));
@@ -63,7 +66,8 @@ class CrashResumeIT {
 
         try (RunnerProcess runner = RunnerProcess.start(RunnerArgs.migrate(data, to.version()), Map.of())) {
             // the restored member is being proven in staging: the old member/ is still in place
-            runner.awaitLine("starting etcd " + to.version() + " on .*staging", Duration.ofMinutes(2));
+            runner.awaitEvent("etcd-started", e -> e.path("version").asText().equals(to.version())
+                    && e.path("dataDir").asText().contains("/.etcd-migrate/staging/"), Duration.ofMinutes(2));
             runner.killHard();
         }
         assertEquals(from.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
@@ -71,7 +75,11 @@ class CrashResumeIT {
 
         try (RunnerProcess rerun = RunnerProcess.run(RunnerArgs.migrate(data, to.version()))) {
             assertEquals(0, rerun.exitCode(), rerun.output());
-            assertTrue(rerun.output().contains("discarding an incomplete staging dir"), rerun.output());
+            List<JsonNode> recovered = rerun.events("recovered");
+            assertEquals(1, recovered.size(), rerun.output());
+            assertEquals("staging", recovered.getFirst().path("what").asText(), rerun.output());
+            assertEquals("discarded", recovered.getFirst().path("action").asText(), rerun.output());
+            assertEquals(data.resolve(".etcd-migrate/staging").toString(), recovered.getFirst().path("path").asText(), rerun.output());
         }
         assertEquals(to.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
         assertFalse(Files.exists(data.resolve(".etcd-migrate/staging")));

@@ -4,11 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -37,8 +40,12 @@ class DataDirCasesIT {
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, newest.version()),
                 Map.of("ETCD_MIGRATE_JAVA_OPTS", "-Xlog:class+load=info:file=" + classes))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            assertEquals(0, runner.countRunnerLines("starting etcd"), runner.output());
-            assertTrue(runner.output().contains("no etcd needs to run"), runner.output());
+            assertEquals(0, runner.count("etcd-started"), runner.output());
+            List<JsonNode> plans = runner.events("plan-made");
+            assertEquals(1, plans.size(), runner.output());
+            assertEquals(newest.version() + "/etcd3", plans.getFirst().path("current").asText(), runner.output());
+            assertEquals(0, plans.getFirst().path("steps").size(), "a plan without steps: " + runner.output());
+            assertTrue(plans.getFirst().path("steps").isArray(), runner.output());
         }
         List<String> loaded = Files.readAllLines(classes);
         assertTrue(loaded.size() > 100, "the class-load log was written");
@@ -58,7 +65,7 @@ class DataDirCasesIT {
         Files.writeString(data.resolve("version.txt"), olderPatch + "/etcd3");
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, newest.version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            assertEquals(0, runner.countRunnerLines("starting etcd"), runner.output());
+            assertEquals(0, runner.count("etcd-started"), runner.output());
         }
         assertEquals(newest.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
     }
@@ -69,7 +76,7 @@ class DataDirCasesIT {
         String target = EtcdFixture.newest().version();
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, target))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            assertEquals(0, runner.countRunnerLines("starting etcd"), runner.output());
+            assertEquals(0, runner.count("etcd-started"), runner.output());
         }
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(data)));
         assertEquals(target + "/etcd3", Files.readString(data.resolve("version.txt")));
@@ -99,13 +106,17 @@ class DataDirCasesIT {
 
         try (RunnerProcess refused = RunnerProcess.run(RunnerArgs.migrate(data, to.version()))) {
             assertEquals(3, refused.exitCode(), refused.output());
-            assertTrue(refused.output().contains("no version.txt") && refused.output().contains("--initial-version"), refused.output());
-            assertTrue(refused.output().contains("2.2.1"), "explains the historical default: " + refused.output());
+            String reason = refusal(refused, 3);
+            assertTrue(reason.contains(data.toString()) && reason.contains("--initial-version"), refused.output());
+            assertTrue(reason.contains("2.2.1/etcd2"), "explains the historical default: " + refused.output());
         }
         assertEquals(untouched, TreeDigest.of(data), "byte-identical after the refusal");
 
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, to.version(), "--initial-version", from.version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
+            // TODO(event): the "data-dir-read" event exists, but its field "source" repeats the envelope's "source" key (the JSON
+            // line has two; a JSON reader keeps the last, so RunnerProcess.events() does not see the event). Wanted: that field
+            // renamed (e.g. "how"), in Event.DataDirRead; then: events("data-dir-read") has version == from.version() + "/etcd3".
             assertTrue(runner.output().contains("taking 3.5.35/etcd3"), runner.output());
         }
         assertEquals(to.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
@@ -122,25 +133,26 @@ class DataDirCasesIT {
                 RunnerArgs.migrate(data, "3.9.9"))) {
             try (RunnerProcess runner = RunnerProcess.run(args)) {
                 assertEquals(3, runner.exitCode(), runner.output());
-                assertTrue(runner.output().contains("refused"), runner.output());
-                assertEquals(0, runner.countRunnerLines("starting etcd"));
+                refusal(runner, 3);
+                assertEquals(0, runner.count("etcd-started"), runner.output());
             }
             assertEquals(untouched, TreeDigest.of(data));
         }
     }
 
-    /** Empty, garbage, a version without its storage: each quoted back, exit 2, nothing touched. */
+    /** Empty, garbage, a version without its storage: each quoted back (as data: the file and what it holds), exit 2, nothing touched. */
     @ParameterizedTest(name = "version.txt = \"{0}\"")
-    @CsvSource(delimiter = '|', value = {"''|found ''", "'hello\\n'|found 'hello\\n'", "3.5.21|found '3.5.21'"})
-    void aBadVersionTxtIsAnErrorThatSaysWhatWasFound(String content, String quoted, @TempDir Path dir) throws Exception {
+    @CsvSource(delimiter = '|', value = {"''|''", "'hello\\n'|hello\\n", "3.5.21|3.5.21"})
+    void aBadVersionTxtIsAnErrorThatSaysWhatWasFound(String content, String shown, @TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         etcd.seed(EtcdFixture.oldest(), data, 20);
         Files.writeString(data.resolve("version.txt"), content.replace("\\n", "\n"));
         Map<String, String> untouched = TreeDigest.of(data);
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, EtcdFixture.newest().version()))) {
             assertEquals(2, runner.exitCode(), runner.output());
-            assertTrue(runner.output().contains("is not a valid version file") && runner.output().contains(quoted), runner.output());
-            assertEquals(0, runner.countRunnerLines("starting etcd"));
+            String reason = refusal(runner, 2);
+            assertTrue(reason.contains(data.resolve("version.txt").toString()) && reason.contains("'" + shown + "'"), runner.output());
+            assertEquals(0, runner.count("etcd-started"), runner.output());
         }
         assertEquals(untouched, TreeDigest.of(data));
     }
@@ -150,7 +162,8 @@ class DataDirCasesIT {
         Path data = dir.resolve("data");
         try (RunnerProcess runner = RunnerProcess.run(List.of("migrate", "--data-dir", data.toString(), "--name", "it", "--no-exec"))) {
             assertEquals(2, runner.exitCode(), runner.output());
-            assertTrue(runner.output().contains("TARGET_VERSION"), runner.output());
+            String reason = refusal(runner, 2);
+            assertTrue(reason.contains("--target-version") && reason.contains("TARGET_VERSION"), runner.output());
         }
         assertFalse(Files.exists(data));
     }
@@ -160,13 +173,41 @@ class DataDirCasesIT {
         Path data = dir.resolve("data");
         etcd.seed(EtcdFixture.oldest(), data, 20);
         Map<String, String> untouched = TreeDigest.of(data);
-        List<String> args = RunnerArgs.common("plan", data, EtcdFixture.newest().version());
+        List<String> args = new ArrayList<>(RunnerArgs.common("plan", data, EtcdFixture.newest().version()));
+        args.addAll(List.of("-o", "json"));
         try (RunnerProcess runner = RunnerProcess.run(args)) {
             assertEquals(0, runner.exitCode(), runner.output());
-            assertTrue(runner.output().contains("plan " + EtcdFixture.oldest().version() + "/etcd3 -> "), runner.output());
-            assertEquals(EtcdFixture.V3_RELEASES.size() - 1, runner.lines().stream().filter(l -> l.matches("\\s+\\d+\\. .*")).count(),
-                    runner.output());
+            JsonNode plan = printedPlan(runner);
+            assertEquals(EtcdFixture.oldest().version() + "/etcd3", plan.path("current").asText(), runner.output());
+            assertEquals(EtcdFixture.newest().version() + "/etcd3", plan.path("target").asText(), runner.output());
+            JsonNode steps = plan.path("steps");
+            assertEquals(EtcdFixture.V3_RELEASES.size() - 1, steps.size(), runner.output());
+            for (int i = 0; i < steps.size(); i++) {
+                assertEquals(i + 1, steps.get(i).path("index").asInt(), runner.output());
+                assertEquals(EtcdFixture.V3_RELEASES.get(i + 1).version() + "/etcd3", steps.get(i).path("result").asText(),
+                        "one minor per step: " + runner.output());
+            }
         }
         assertEquals(untouched, TreeDigest.of(data));
+    }
+
+    /** The run ended in a "refused" event with this exit code; its reason. */
+    private static String refusal(RunnerProcess runner, int exitCode) {
+        JsonNode ending = runner.ending();
+        assertEquals("refused", ending.path("event").asText(), runner.output());
+        assertEquals(exitCode, ending.path("exitCode").asInt(), runner.output());
+        return ending.path("reason").asText();
+    }
+
+    /** The plan `plan -o json` printed on stdout: the one JSON line that is not a log line. */
+    private static JsonNode printedPlan(RunnerProcess runner) throws Exception {
+        List<JsonNode> printed = new ArrayList<>();
+        for (String line : runner.lines()) { // stdout's line passes through as printed
+            if (!line.startsWith("{")) continue;
+            JsonNode json = new ObjectMapper().readTree(line);
+            if (!json.has("source") && json.has("steps")) printed.add(json);
+        }
+        assertEquals(1, printed.size(), "one plan on stdout: " + runner.output());
+        return printed.getFirst();
     }
 }

@@ -3,6 +3,7 @@ package dev.etcdmigrate.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -10,7 +11,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -42,9 +42,9 @@ class DiskFullIT {
      */
     @ParameterizedTest(name = "full {0}")
     @CsvSource(delimiter = '|', value = {
-        "while copying member/               | 50  | 0  | step 1/1 failed: could not copy .*/data/member to .*/staging/work/member: No space left",
-        "after copying member/               | 100 | 1  | copied .*/data/member to .*/staging/work;.*step 1/1 failed: .*[Nn]o space left"})
-    void aFullDiskFailsTheStepCleanlyAndARerunConverges(String when, long memberPercent, long extraMb, String failure,
+        "while copying member/               | 50  | 0  | false",
+        "after copying member/               | 100 | 1  | true"})
+    void aFullDiskFailsTheStepCleanlyAndARerunConverges(String when, long memberPercent, long extraMb, boolean copied,
             @TempDir Path dir)
             throws Exception {
         Path fs = Files.createDirectories(dir.resolve("fs"));
@@ -58,10 +58,29 @@ class DiskFullIT {
             try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, RELEASE.version()))) {
                 assertEquals(1, runner.exitCode(), runner.output());
                 String output = runner.output();
-                assertTrue(output.toLowerCase(Locale.ROOT).contains("no space left on device"), output);
-                assertTrue(output.contains("step 1/1 failed"), output);
-                assertTrue(Pattern.compile(failure, Pattern.DOTALL).matcher(output).find(), "failed " + when + ":\n" + output);
-                assertTrue(output.contains("version.txt still says " + RELEASE.version() + "/etcd2"), output);
+                assertEquals(1, runner.ending().path("exitCode").asInt(), output);
+                List<JsonNode> failed = runner.events("step-failed");
+                assertEquals(1, failed.size(), output);
+                JsonNode step = failed.getFirst();
+                assertEquals("1/1 convert-to-v3", step.path("index").asInt() + "/" + step.path("total").asInt() + " "
+                        + step.path("kind").asText(), output);
+                assertEquals(RELEASE.version() + "/etcd2", step.path("versionTxt").asText(), "what version.txt still says:\n" + output);
+                String reason = step.path("reason").asText();
+                Path work = data.resolve(".etcd-migrate/staging/work");
+                List<JsonNode> onCopy = runner.events("etcd-started").stream().filter(e -> e.path("dataDir").asText().equals(work.toString()))
+                        .toList();
+                if (copied) {
+                    // the copy fitted: etcd started on it and met the full disk (it died, or a later write failed)
+                    assertTrue(onCopy.size() >= 1, "failed " + when + ":\n" + output);
+                    assertTrue(reason.toLowerCase(Locale.ROOT).contains("no space left on device") || runner.childLines("etcd-").stream()
+                            .anyMatch(l -> l.toString().toLowerCase(Locale.ROOT).contains("no space left on device")), output);
+                } else {
+                    assertEquals(0, runner.count("etcd-started"), "failed " + when + ":\n" + output);
+                    assertTrue(reason.contains(data.resolve("member").toString()) && reason.contains(work.resolve("member").toString())
+                            && reason.toLowerCase(Locale.ROOT).contains("no space left on device"), "failed " + when + ":\n" + output);
+                }
+                // TODO(event): the removal of a failed step's leftovers is a Note; wanted e.g. "work-removed" {index, total,
+                // dataDir, removed: [".etcd-migrate/staging", ...]} emitted by StepRunner.discardUnfinishedWork
                 assertEquals(1, runner.countRunnerLines("step 1/1 did not finish: removed what it left in .*: .etcd-migrate/staging"),
                         output);
             }

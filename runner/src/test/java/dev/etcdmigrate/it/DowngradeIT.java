@@ -3,11 +3,13 @@ package dev.etcdmigrate.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -57,8 +59,16 @@ class DowngradeIT {
         Keyspace before = etcd.seed(from, data, 1000);
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, to.version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            assertTrue(runner.output().contains(steps + " step(s)"), runner.output());
-            assertTrue(runner.output().contains("step " + steps + "/" + steps + " done"), runner.output());
+            List<JsonNode> plans = runner.events("plan-made");
+            assertEquals(1, plans.size(), runner.output());
+            assertEquals(steps, plans.getFirst().path("steps").size(), "planned steps:\n" + runner.output());
+            List<JsonNode> finished = runner.events("step-finished");
+            assertEquals(steps, finished.size(), runner.output());
+            for (int i = 0; i < steps; i++) {
+                assertEquals(i + 1, finished.get(i).path("index").asInt(), runner.output());
+                assertEquals(steps, finished.get(i).path("total").asInt(), runner.output());
+            }
+            assertEquals(to.version() + "/etcd3", finished.getLast().path("versionTxt").asText(), runner.output());
         }
         assertEquals(to.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(data)));

@@ -6,10 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.OutputStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
@@ -92,6 +96,16 @@ class ProvisionTarballIT {
         }
     }
 
+    /** Each file's inode and modification time: a file written again gets another. */
+    private static Map<String, String> identities(Path dir) throws Exception {
+        Map<String, String> ids = new TreeMap<>();
+        for (String name : listing(dir)) {
+            BasicFileAttributes a = Files.readAttributes(dir.resolve(name), BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            ids.put(name, a.fileKey() + " " + a.lastModifiedTime().toMillis());
+        }
+        return ids;
+    }
+
     @Test
     void aTarballWhoseChecksumDiffersIsRefusedAndLeavesTheBinDirUnchanged(@TempDir Path dir) throws Exception {
         Path bin = Files.createDirectories(dir.resolve("bin"));
@@ -101,6 +115,10 @@ class ProvisionTarballIT {
         try (RunnerProcess runner = RunnerProcess.run(List.of("provision", "--bin-dir", bin.toString(), "--platform", "linux/amd64",
                 "--catalog", catalog(dir, wrong).toString()))) {
             assertNotEquals(0, runner.exitCode(), runner.output());
+            // TODO(event): a failed provision ends without a "failed" event (ProvisionCommand.run logs Notes with log.error and
+            // returns 1). Wanted: "failed" {exitCode 1, reason naming the release, the tarball URL and both checksums}, or a
+            // per-source event (e.g. "source-refused" {version, source, reason}) where ProvisionCommand logs each release's error;
+            // then: its reason contains wrong, sha256 and the tarball URL.
             assertTrue(runner.output().contains("SHA-256 mismatch"), runner.output());
             assertTrue(runner.output().contains(wrong) && runner.output().contains(sha256), "both checksums are named");
         }
@@ -114,6 +132,8 @@ class ProvisionTarballIT {
                 "--catalog", catalog(dir, sha256).toString());
         try (RunnerProcess first = RunnerProcess.run(args)) {
             assertEquals(0, first.exitCode(), first.output());
+            // TODO(event): provisioning emits only Notes; wanted e.g. "binaries-installed" {version, tools, source, platform}
+            // emitted by Provisioner where it logs "installed ..." (provision/Provisioner.java)
             assertTrue(first.output().contains("installed etcd-" + VERSION + ", etcdctl-" + VERSION + ", etcdutl-" + VERSION
                     + " from the official linux/amd64 tarball"), first.output());
         }
@@ -123,11 +143,15 @@ class ProvisionTarballIT {
             assertEquals(Files.size(EtcdFixture.binDir().resolve(tool + "-" + VERSION)), Files.size(installed));
         }
         assertTrue(listing(bin).stream().noneMatch(p -> p.contains("staging") || p.contains("README")), listing(bin).toString());
+        Map<String, String> installed = identities(bin);
 
         try (RunnerProcess again = RunnerProcess.run(args)) {
             assertEquals(0, again.exitCode(), again.output());
+            // TODO(event): wanted e.g. "binaries-cached" {version, stamp} where Provisioner logs "already provisioned", and
+            // "source-tried" {version, source} where it logs "trying <source>" (provision/Provisioner.java)
             assertTrue(again.output().contains("etcd " + VERSION + ": already provisioned"), again.output());
             assertTrue(again.runnerLines().stream().noneMatch(l -> l.contains("trying")), "a cached version fetches nothing");
         }
+        assertEquals(installed, identities(bin), "a cached version is not installed again");
     }
 }

@@ -3,6 +3,7 @@ package dev.etcdmigrate.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
 import java.nio.file.Files;
@@ -42,7 +43,13 @@ class ReflinkBackupIT {
 
             try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, TO.version()))) {
                 assertEquals(0, runner.exitCode(), runner.output());
-                assertTrue(runner.output().contains("clones files: the backup of member/ costs no data blocks"), runner.output());
+                List<JsonNode> checked = runner.events("space-checked");
+                assertEquals(1, checked.size(), runner.output());
+                assertTrue(checked.getFirst().path("clones").asBoolean(), "the file system clones files:\n" + runner.output());
+                assertEquals(data.toString(), checked.getFirst().path("dir").asText(), runner.output());
+                List<JsonNode> made = runner.events("backup-made");
+                assertEquals(1, made.size(), runner.output());
+                assertEquals(FROM.version() + "/etcd3", made.getFirst().path("version").asText(), runner.output());
             }
             assertEquals(TO.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
             assertEquals(java.util.Map.of(), before.differences(etcd.read(TO, data).keyspace()), "served by " + TO.version());

@@ -3,10 +3,12 @@ package dev.etcdmigrate.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -43,8 +45,22 @@ class TightVolumeDowngradeIT {
 
             try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, TO.version()))) {
                 assertEquals(1, runner.exitCode(), runner.output());
-                assertTrue(runner.output().contains("the downgrade to " + TO.version() + " (a "), runner.output());
-                assertTrue(runner.output().contains("refused before anything was written"), runner.output());
+                assertEquals(1, runner.ending().path("exitCode").asInt(), runner.output());
+                List<JsonNode> checked = runner.events("space-checked");
+                assertEquals(1, checked.size(), runner.output());
+                JsonNode space = checked.getFirst();
+                assertTrue(space.path("forWhat").asText().contains(TO.version()), "the downgrade to " + TO.version() + ":\n" + runner.output());
+                assertEquals(data.toString(), space.path("dir").asText(), runner.output());
+                assertTrue(space.path("neededBytes").asLong() > member + 32 * Ballast.MB, "more than is free:\n" + runner.output());
+                List<JsonNode> failed = runner.events("step-failed");
+                assertEquals(1, failed.size(), runner.output());
+                assertEquals("online-downgrade", failed.getFirst().path("kind").asText(), runner.output());
+                assertEquals(FROM.version() + "/etcd3", failed.getFirst().path("versionTxt").asText(), runner.output());
+                String reason = runner.ending().path("reason").asText();
+                assertTrue(reason.contains(data.toString()) && reason.contains("--backup-dir"), "where, and the way out:\n" + runner.output());
+                // refused before anything was written: no backup, no etcd
+                assertEquals(0, runner.count("backup-made"), runner.output());
+                assertEquals(0, runner.count("etcd-started"), runner.output());
             }
             assertEquals(digest, TreeDigest.of(data), "byte-identical: no backup, no lock left");
             // the original etcd starts on the tight volume and serves every key

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.demo.Keyspace;
@@ -49,8 +50,7 @@ class TrustNothingIT {
         List<String> args = new ArrayList<>(RunnerArgs.migrate(data, NEWEST.version()));
         args.addAll(List.of("--", "--data-dir", other.toString()));
         try (RunnerProcess runner = RunnerProcess.run(args)) {
-            assertEquals(2, runner.exitCode(), runner.output());
-            assertEquals(0, runner.countRunnerLines("starting etcd"), runner.output());
+            assertRefusedBeforeAnyEtcd(runner, 2);
         }
         assertEquals(before, TreeDigest.of(dir), "nothing touched, the other dir not created");
     }
@@ -66,7 +66,7 @@ class TrustNothingIT {
         args.remove(flag);
         try (RunnerProcess runner = RunnerProcess.run(args, Map.of("DATA_DIRECTORY", data.toString(),
                 "ETCD_DATA_DIR", dir.resolve("other").toString()))) {
-            assertEquals(2, runner.exitCode(), runner.output());
+            assertRefusedBeforeAnyEtcd(runner, 2);
         }
         assertEquals(before, TreeDigest.of(dir));
     }
@@ -98,7 +98,7 @@ class TrustNothingIT {
         args.addAll(List.of("--", "--wal-dir", wal.toString()));
         try (RunnerProcess runner = RunnerProcess.run(args)) {
             assertEquals(0, runner.exitCode(), runner.output());
-            assertTrue(runner.countRunnerLines("starting etcd") > 0, runner.output());
+            assertTrue(runner.count("etcd-started") > 0, runner.output());
         }
         assertFalse(Files.exists(data.resolve("member/wal")), "no second WAL started inside the member dir");
         assertEquals(NEWEST.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
@@ -112,8 +112,7 @@ class TrustNothingIT {
         etcd.seed(PREVIOUS, data, 50, "--wal-dir", wal.toString());
         Map<String, String> before = TreeDigest.of(dir);
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, NEWEST.version()))) {
-            assertEquals(3, runner.exitCode(), runner.output());
-            assertEquals(0, runner.countRunnerLines("starting etcd"), runner.output());
+            assertRefusedBeforeAnyEtcd(runner, 3);
         }
         assertEquals(before, TreeDigest.of(dir), "no new WAL was started over the old data");
     }
@@ -130,8 +129,7 @@ class TrustNothingIT {
         List<String> args = new ArrayList<>(RunnerArgs.migrate(data, older.version()));
         args.addAll(List.of("--", "--wal-dir", wal.toString()));
         try (RunnerProcess runner = RunnerProcess.run(args)) {
-            assertEquals(3, runner.exitCode(), runner.output());
-            assertEquals(0, runner.countRunnerLines("starting etcd"), runner.output());
+            assertRefusedBeforeAnyEtcd(runner, 3);
         }
         assertEquals(before, TreeDigest.of(dir));
     }
@@ -171,8 +169,7 @@ class TrustNothingIT {
         new DataDir(data).writeVersion(DataVersion.parse(EtcdFixture.oldest().version() + "/etcd3"));
         Map<String, String> before = TreeDigest.of(dir);
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, NEWEST.version()))) {
-            assertEquals(3, runner.exitCode(), runner.output());
-            assertEquals(0, runner.countRunnerLines("starting etcd"), runner.output());
+            assertRefusedBeforeAnyEtcd(runner, 3);
         }
         assertEquals(before, TreeDigest.of(dir));
     }
@@ -191,8 +188,7 @@ class TrustNothingIT {
         new DataDir(data).writeVersion(DataVersion.parse(claimed.version() + "/etcd3"));
         Map<String, String> before = TreeDigest.of(dir);
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, recorder.version()))) {
-            assertEquals(3, runner.exitCode(), runner.output());
-            assertEquals(0, runner.countRunnerLines("starting etcd"), runner.output());
+            assertRefusedBeforeAnyEtcd(runner, 3);
         }
         assertEquals(before, TreeDigest.of(dir));
     }
@@ -250,8 +246,7 @@ class TrustNothingIT {
         List<String> args = new ArrayList<>(RunnerArgs.migrate(data, NEWEST.version()));
         args.set(args.indexOf("--bin-dir") + 1, bin.toString());
         try (RunnerProcess runner = RunnerProcess.run(args)) {
-            assertEquals(2, runner.exitCode(), runner.output());
-            assertEquals(0, runner.countRunnerLines("starting etcd"), runner.output());
+            assertRefusedBeforeAnyEtcd(runner, 2);
         }
         assertEquals(before, TreeDigest.of(data));
         assertEquals(PREVIOUS.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
@@ -271,8 +266,7 @@ class TrustNothingIT {
         List<String> args = new ArrayList<>(RunnerArgs.migrate(data, NEWEST.version()));
         args.addAll(List.of("--termination-log", termination.toString(), "--", rejected + "=true"));
         try (RunnerProcess runner = RunnerProcess.run(args)) {
-            assertEquals(2, runner.exitCode(), runner.output());
-            assertEquals(0, runner.countRunnerLines("starting etcd"), runner.output());
+            assertRefusedBeforeAnyEtcd(runner, 2);
         }
         assertEquals(before, TreeDigest.of(data));
         String reason = Files.readString(termination);
@@ -298,8 +292,7 @@ class TrustNothingIT {
         }
         args.addAll(rest);
         try (RunnerProcess runner = RunnerProcess.run(args)) {
-            assertEquals(2, runner.exitCode(), runner.output());
-            assertEquals(0, runner.countRunnerLines("starting etcd"), runner.output());
+            assertRefusedBeforeAnyEtcd(runner, 2);
         }
         assertEquals(before, TreeDigest.of(data));
     }
@@ -308,6 +301,7 @@ class TrustNothingIT {
     void versionPrintsTheRunnerAndEveryBundledEtcd() throws Exception {
         try (RunnerProcess runner = RunnerProcess.run(List.of("--version", "--bin-dir", EtcdFixture.binDir().toString()))) {
             assertEquals(0, runner.exitCode(), runner.output());
+            // --version prints on stdout, not as events: each bundled version (data), and "(missing)" marks an absent binary
             for (Release r : EtcdFixture.CATALOG.releases()) {
                 assertTrue(runner.output().contains(" " + r.version()), r.version() + " in " + runner.output());
             }
@@ -330,13 +324,17 @@ class TrustNothingIT {
         long start = System.nanoTime();
         try (RunnerProcess runner = RunnerProcess.run(args)) {
             assertEquals(1, runner.exitCode(), runner.output());
+            assertEquals(1, runner.ending().path("exitCode").asInt(), runner.output());
+            List<JsonNode> failed = runner.events("step-failed");
+            assertEquals(1, failed.size(), runner.output());
+            assertEquals(PREVIOUS.version() + "/etcd3", failed.getFirst().path("versionTxt").asText(), "what version.txt still says");
         }
         Duration took = Duration.ofNanos(System.nanoTime() - start);
         assertTrue(took.compareTo(Duration.ofSeconds(60)) < 0, "failed in " + took + ", not at --start-timeout");
         String reason = Files.readString(termination);
         assertTrue(reason.contains("\"level\":\"fatal\"") || reason.contains("\"level\":\"panic\"") || reason.contains("panic:"),
                 "etcd's own fatal line: " + reason);
-        assertTrue(reason.contains("version.txt still says " + PREVIOUS.version()), reason);
+        assertTrue(reason.contains(PREVIOUS.version() + "/etcd3"), "the termination message names what version.txt says: " + reason);
     }
 
     @Test
@@ -348,5 +346,14 @@ class TrustNothingIT {
         }
         assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
                 Files.getPosixFilePermissions(data.resolve(".etcd-migrate/lock"))));
+    }
+
+    /** The run ended in a "refused" event with this exit code, and no private etcd was started. */
+    private static void assertRefusedBeforeAnyEtcd(RunnerProcess runner, int exitCode) {
+        assertEquals(exitCode, runner.exitCode(), runner.output());
+        JsonNode ending = runner.ending();
+        assertEquals("refused", ending.path("event").asText(), runner.output());
+        assertEquals(exitCode, ending.path("exitCode").asInt(), runner.output());
+        assertEquals(0, runner.count("etcd-started"), runner.output());
     }
 }

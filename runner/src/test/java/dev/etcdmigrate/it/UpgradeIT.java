@@ -1,8 +1,10 @@
 package dev.etcdmigrate.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.demo.Keyspace;
@@ -52,15 +54,19 @@ class UpgradeIT {
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, newest.version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
             List<Release> chain = EtcdFixture.V3_RELEASES.subList(EtcdFixture.V3_RELEASES.indexOf(from) + 1, EtcdFixture.V3_RELEASES.size());
-            // one start per minor, plus one of 3.5 where data that saw 2.x/3.0 still holds v2 WAL entries, and
-            // one of 3.6 when the data starts at 3.6 (3.7 needs a snapshot taken after 3.5's last entries)
-            long purges = runner.countRunnerLines("found v2 content");
-            long snapshots = runner.countRunnerLines("to leave them behind a snapshot");
-            assertTrue(purges <= 1 && snapshots == (from.minorLine().toString().equals("3.6") ? 1 : 0), runner.output());
-            assertEquals(chain.size() + purges + snapshots, runner.countRunnerLines("\\] starting etcd "),
-                    "one start per minor:\n" + runner.output());
+            // one start per minor, plus one of the v2 checker (3.5) where data that saw 2.x/3.0 still holds v2 WAL
+            // entries, and one of 3.6 first when the data starts at 3.6 (3.7 needs a snapshot taken after 3.5's last entries)
+            List<String> started = runner.events("etcd-started").stream().map(e -> e.path("version").asText()).toList();
+            List<JsonNode> purges = runner.events("v2-content-found");
+            assertTrue(purges.size() <= 1 && purges.stream().noneMatch(e -> e.path("remains").asBoolean()), runner.output());
+            purges.forEach(p -> assertTrue(started.contains(p.path("checker").asText()), "the checker ran once: " + started));
+            long snapshots = from.minorLine().toString().equals("3.6") ? 1 : 0;
+            assertEquals(chain.size() + purges.size() + snapshots, started.size(), "one start per minor: " + started + "\n" + runner.output());
+            if (snapshots == 1) {
+                assertEquals(from.version(), started.getFirst(), "the snapshot run of " + from.version() + " comes first: " + started);
+            }
             for (Release r : chain) {
-                assertTrue(runner.countRunnerLines("\\] starting etcd " + r.version() + " on") >= 1, "etcd " + r.version() + " started");
+                assertTrue(started.contains(r.version()), "etcd " + r.version() + " started: " + started);
             }
         }
         assertEquals(newest.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
@@ -93,7 +99,9 @@ class UpgradeIT {
         }
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, v36.version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            assertTrue(runner.output().contains("found v2 content"), "the WAL held v2 entries:\n" + runner.output());
+            List<JsonNode> found = runner.events("v2-content-found");
+            assertEquals(1, found.size(), "the WAL held v2 entries:\n" + runner.output());
+            assertFalse(found.getFirst().path("remains").asBoolean(), "gone after a fresh snapshot:\n" + runner.output());
         }
         assertEquals(v36.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
         assertEquals(Map.of(), before.differences(etcd.read(v36, data).keyspace()));
@@ -111,7 +119,13 @@ class UpgradeIT {
         }
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.6.16"))) {
             assertEquals(1, runner.exitCode(), runner.output());
-            assertTrue(runner.output().contains("holds v2 keys"), runner.output());
+            assertEquals(1, runner.ending().path("exitCode").asInt(), runner.output());
+            assertTrue(runner.events("v2-content-found").stream().anyMatch(e -> e.path("remains").asBoolean()),
+                    "v2 content remains after a fresh snapshot (live v2 keys):\n" + runner.output());
+            List<JsonNode> failed = runner.events("step-failed");
+            assertEquals(1, failed.size(), runner.output());
+            assertEquals("minor-upgrade", failed.getFirst().path("kind").asText(), runner.output());
+            assertEquals("3.5.35/etcd3", failed.getFirst().path("versionTxt").asText(), runner.output());
         }
         assertEquals("3.5.35/etcd3", Files.readString(data.resolve("version.txt")));
     }
@@ -127,9 +141,15 @@ class UpgradeIT {
 
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, line36.version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            assertTrue(runner.output().contains("step 1/2: run etcd 3.5.35 once on the 3.5.21 data"), runner.output());
-            assertTrue(runner.output().contains("step 1/2 done") && runner.output().contains("version.txt = 3.5.35/etcd3"));
-            assertTrue(runner.output().contains("step 2/2: upgrade 3.5.35 -> 3.6.16"), runner.output());
+            assertEquals("3.5.21/etcd3", runner.events("plan-made").getFirst().path("current").asText(), runner.output());
+            List<JsonNode> steps = runner.events("step-started");
+            assertEquals(List.of("1/2 patch-floor", "2/2 minor-upgrade"), steps.stream()
+                    .map(e -> e.path("index").asInt() + "/" + e.path("total").asInt() + " " + e.path("kind").asText()).toList(), runner.output());
+            assertEquals(List.of("1/2 3.5.35/etcd3", "2/2 3.6.16/etcd3"), runner.events("step-finished").stream()
+                    .map(e -> e.path("index").asInt() + "/" + e.path("total").asInt() + " " + e.path("versionTxt").asText()).toList(),
+                    runner.output());
+            assertEquals(List.of("3.5.35", "3.6.16"), runner.events("etcd-started").stream().map(e -> e.path("version").asText()).toList(),
+                    "etcd 3.5.35 runs once on the 3.5.21 data, then 3.6.16:\n" + runner.output());
         }
         assertEquals("3.6.16/etcd3", Files.readString(data.resolve("version.txt")));
         assertEquals(Map.of(), before.differences(etcd.read(line36, data).keyspace()));
