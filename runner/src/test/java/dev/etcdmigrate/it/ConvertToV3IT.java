@@ -97,9 +97,7 @@ class ConvertToV3IT {
     private static void awaitMoment(RunnerProcess runner, String moment, String target) throws InterruptedException {
         Duration deadline = Duration.ofMinutes(2);
         switch (moment) {
-            // TODO(event): no event says the member dir was copied to staging/work (ConvertToV3.run logs it as a Note); wanted
-            // e.g. "member-copied" {from, to} emitted right after MemberSwap.copyMemberToWork() in ConvertToV3.run
-            case "after the member copy" -> runner.awaitLine("copied .* to .*work", deadline);
+            case "after the member copy" -> runner.awaitEvent("work-copied", e -> e.path("to").asText().endsWith("/staging/work"), deadline);
             // etcd starts on the work copy twice: to snapshot the v2 store, then (right after `etcdctl migrate` exited) for the fix-ups
             case "after etcdctl migrate" -> runner.awaitEvent("etcd-started", e -> runner.events("etcd-started").stream()
                     .filter(s -> s.path("dataDir").asText().endsWith("/staging/work")).count() >= 2, deadline);

@@ -79,10 +79,11 @@ class DiskFullIT {
                     assertTrue(reason.contains(data.resolve("member").toString()) && reason.contains(work.resolve("member").toString())
                             && reason.toLowerCase(Locale.ROOT).contains("no space left on device"), "failed " + when + ":\n" + output);
                 }
-                // TODO(event): the removal of a failed step's leftovers is a Note; wanted e.g. "work-removed" {index, total,
-                // dataDir, removed: [".etcd-migrate/staging", ...]} emitted by StepRunner.discardUnfinishedWork
-                assertEquals(1, runner.countRunnerLines("step 1/1 did not finish: removed what it left in .*: .etcd-migrate/staging"),
-                        output);
+                var discarded = runner.events("work-discarded");
+                assertEquals(1, discarded.size(), output);
+                assertEquals(1, discarded.getFirst().path("index").asInt());
+                assertTrue(java.util.stream.StreamSupport.stream(discarded.getFirst().path("removed").spliterator(), false)
+                        .anyMatch(r -> r.asText().equals(".etcd-migrate/staging")), output);
             }
             assertEquals(List.of(), processesUsing(fs), "nothing runs on the data any more");
             assertEquals(before, TreeDigest.of(data), "byte-identical, no copy or lock left");

@@ -106,6 +106,9 @@ class ProvisionTarballIT {
         return ids;
     }
 
+    private static final java.util.function.Function<com.fasterxml.jackson.databind.JsonNode, List<String>> JSON_LIST =
+            array -> java.util.stream.StreamSupport.stream(array.spliterator(), false).map(n -> n.asText()).toList();
+
     @Test
     void aTarballWhoseChecksumDiffersIsRefusedAndLeavesTheBinDirUnchanged(@TempDir Path dir) throws Exception {
         Path bin = Files.createDirectories(dir.resolve("bin"));
@@ -114,13 +117,12 @@ class ProvisionTarballIT {
         String wrong = sha256.substring(1) + (sha256.charAt(0) == '0' ? "1" : "0");
         try (RunnerProcess runner = RunnerProcess.run(List.of("provision", "--bin-dir", bin.toString(), "--platform", "linux/amd64",
                 "--catalog", catalog(dir, wrong).toString()))) {
-            assertNotEquals(0, runner.exitCode(), runner.output());
-            // TODO(event): a failed provision ends without a "failed" event (ProvisionCommand.run logs Notes with log.error and
-            // returns 1). Wanted: "failed" {exitCode 1, reason naming the release, the tarball URL and both checksums}, or a
-            // per-source event (e.g. "source-refused" {version, source, reason}) where ProvisionCommand logs each release's error;
-            // then: its reason contains wrong, sha256 and the tarball URL.
-            assertTrue(runner.output().contains("SHA-256 mismatch"), runner.output());
-            assertTrue(runner.output().contains(wrong) && runner.output().contains(sha256), "both checksums are named");
+            assertEquals(1, runner.exitCode(), runner.output());
+            String reason = runner.ending().path("reason").asText();
+            assertEquals("failed", runner.ending().path("event").asText());
+            assertTrue(reason.contains(VERSION) && reason.contains(wrong) && reason.contains(sha256), "the release and both checksums: "
+                    + reason);
+            assertEquals(0, runner.events("provisioned").size(), runner.output());
         }
         assertEquals(before, listing(bin));
     }
@@ -132,10 +134,13 @@ class ProvisionTarballIT {
                 "--catalog", catalog(dir, sha256).toString());
         try (RunnerProcess first = RunnerProcess.run(args)) {
             assertEquals(0, first.exitCode(), first.output());
-            // TODO(event): provisioning emits only Notes; wanted e.g. "binaries-installed" {version, tools, source, platform}
-            // emitted by Provisioner where it logs "installed ..." (provision/Provisioner.java)
-            assertTrue(first.output().contains("installed etcd-" + VERSION + ", etcdctl-" + VERSION + ", etcdutl-" + VERSION
-                    + " from the official linux/amd64 tarball"), first.output());
+            var provisioned = first.events("provisioned");
+            assertEquals(1, provisioned.size(), first.output());
+            assertEquals("installed", provisioned.getFirst().path("how").asText());
+            assertEquals(VERSION, provisioned.getFirst().path("version").asText());
+            assertEquals(List.of("etcd-" + VERSION, "etcdctl-" + VERSION, "etcdutl-" + VERSION),
+                    JSON_LIST.apply(provisioned.getFirst().path("binaries")));
+            assertEquals("trying", first.events("provision-source").getFirst().path("outcome").asText());
         }
         for (String tool : List.of("etcd", "etcdctl", "etcdutl")) {
             Path installed = bin.resolve(tool + "-" + VERSION);
@@ -147,10 +152,8 @@ class ProvisionTarballIT {
 
         try (RunnerProcess again = RunnerProcess.run(args)) {
             assertEquals(0, again.exitCode(), again.output());
-            // TODO(event): wanted e.g. "binaries-cached" {version, stamp} where Provisioner logs "already provisioned", and
-            // "source-tried" {version, source} where it logs "trying <source>" (provision/Provisioner.java)
-            assertTrue(again.output().contains("etcd " + VERSION + ": already provisioned"), again.output());
-            assertTrue(again.runnerLines().stream().noneMatch(l -> l.contains("trying")), "a cached version fetches nothing");
+            assertEquals("already", again.events("provisioned").getFirst().path("how").asText(), again.output());
+            assertEquals(0, again.count("provision-source"), "a cached version fetches nothing");
         }
         assertEquals(installed, identities(bin), "a cached version is not installed again");
     }
