@@ -177,7 +177,11 @@ public sealed interface Event {
     }
 
     /** What a start found a crashed run had left, and what it did about it ({@code action}: e.g. "discarded", "finished"). */
-    record Recovered(String what, String path, String action, String message) implements Event {}
+    record Recovered(String what, String path, String action, String sentence) implements Event {
+        public String message() {
+            return sentence;
+        }
+    }
 
     /** member/ was copied into a work dir: a step that must leave the original alone until its swap works there. */
     record WorkCopied(String from, String to, long bytes) implements Event {
@@ -210,9 +214,9 @@ public sealed interface Event {
     }
 
     /** A source was asked for a release: {@code outcome} "trying" or "skipped" (with the reason). */
-    record ProvisionSource(String version, String source, String outcome, String reason) implements Event {
+    record ProvisionSource(String version, String from, String outcome, String reason) implements Event {
         public String message() {
-            return "etcd " + version + ": " + (outcome.equals("trying") ? "trying " + source : source + " skipped: " + reason);
+            return "etcd " + version + ": " + (outcome.equals("trying") ? "trying " + from : from + " skipped: " + reason);
         }
     }
 
