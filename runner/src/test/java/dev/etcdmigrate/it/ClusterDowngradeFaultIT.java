@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.it.ClusterMembers.Member;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.demo.Keyspace;
 import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.it.ClusterMembers.Member;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import java.net.URI;
