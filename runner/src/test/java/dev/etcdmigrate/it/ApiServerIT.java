@@ -85,7 +85,7 @@ class ApiServerIT {
             new DataDir(data).writeVersion(new DataVersion(source.etcdVersion(), dev.etcdmigrate.version.StorageApi.ETCD3));
 
             try (RunnerProcess runner = RunnerProcess.start(RunnerArgs.migrateAndServe(data, to, ports), Map.of())) {
-                runner.awaitLine("\\] exec ", Duration.ofMinutes(5));
+                runner.awaitEvent("exec", Duration.ofMinutes(5));
                 // the API server that wrote the objects reconnects to the runner's etcd on the same URL
                 api.awaitReady(API_READY);
                 KubeClient c = api.client();
@@ -196,7 +196,7 @@ class ApiServerIT {
     }
 
     private static KubeApiServer startAfter(RunnerProcess runner, ServerPorts ports, Path dir) throws Exception {
-        runner.awaitLine("\\] exec ", Duration.ofMinutes(5));
+        runner.awaitEvent("exec", Duration.ofMinutes(5));
         return KubeApiServer.start(apiServer, ports.clientUrl(), dir.resolve("apiserver"), API_READY);
     }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.demo.Keyspace;
 import java.io.IOException;
@@ -13,11 +14,13 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -43,16 +46,21 @@ class BackupsIT {
         Path data = dir.resolve("data");
         etcd.seed(EtcdFixture.release("3.7.3"), data, 300);
         Map<String, String> before = contents(data.resolve("member"));
+        List<JsonNode> copies;
 
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.6.16"))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            assertEquals(1, runner.countRunnerLines("copied the 3\\.7\\.3/etcd3 member dir .* to backup "), runner.output());
+            copies = runner.events("backup-made");
+            assertEquals(1, copies.size(), runner.output());
         }
 
         assertEquals("3.6.16/etcd3", Files.readString(data.resolve("version.txt")));
         Path backup = single(backups(data.resolve(".etcd-migrate/backups")));
         assertTrue(backup.getFileName().toString().matches(NAME + "3\\.7\\.3-etcd3"), backup.toString());
         assertEquals("3.7.3/etcd3", Files.readString(backup.resolve("version.txt")));
+        JsonNode copy = copies.getFirst();
+        assertEquals(List.of("copied", "3.7.3/etcd3", backup.toString()),
+                List.of(copy.path("how").asText(), copy.path("version").asText(), copy.path("path").asText()), copy.toString());
         assertOwnerOnly(backup);
         assertEquals(before, contents(backup.resolve("member")), "byte for byte the member dir before the step");
     }
@@ -87,7 +95,7 @@ class BackupsIT {
         Path foreign = Files.createDirectories(shared.resolve("20200101T000000Z-other-00000000-3.5.35-etcd3/member"));
 
         String[] external = {"--backup-dir", shared.toString(), "--backup-retention", "2"};
-        List<String> deletions = new ArrayList<>();
+        List<JsonNode> deletions = new ArrayList<>();
         List<String> targets = List.of("3.4.23", "3.3.27", "3.2.32");
         for (int i = 0; i < targets.size(); i++) {
             // the second run takes the location and count from the image's variables instead of flags
@@ -95,7 +103,7 @@ class BackupsIT {
             Map<String, String> env = i == 1 ? Map.of("BACKUP_DIR", shared.toString(), "BACKUP_RETENTION", "2") : Map.of();
             try (RunnerProcess runner = RunnerProcess.run(args, env)) {
                 assertEquals(0, runner.exitCode(), runner.output());
-                runner.runnerLines().stream().filter(l -> l.contains("deleted backup ")).forEach(deletions::add);
+                runner.events("backup-deleted").forEach(deletions::add);
             }
         }
 
@@ -108,7 +116,9 @@ class BackupsIT {
         ours.forEach(BackupsIT::assertOwnerOnly);
         assertTrue(Files.isDirectory(foreign), "another data dir's backup is kept");
         assertEquals(1, deletions.size(), deletions.toString());
-        assertTrue(deletions.getFirst().matches(".*deleted backup " + shared + "/" + NAME + "3\\.5\\.35-etcd3 .*"), deletions.toString());
+        assertTrue(deletions.getFirst().path("path").asText().matches(Pattern.quote(shared + "/") + NAME + "3\\.5\\.35-etcd3"),
+                deletions.toString());
+        assertEquals(2, deletions.getFirst().path("retention").asInt(), deletions.toString());
         try (Stream<Path> all = Files.list(shared)) {
             assertTrue(all.noneMatch(p -> p.getFileName().toString().endsWith(".partial")), "no partial copy left");
         }
@@ -137,7 +147,10 @@ class BackupsIT {
         assertSameKeys(seeded, etcd.read(EtcdFixture.release("3.7.3"), data).keyspace());
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.7.3"))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            assertTrue(runner.output().contains("no etcd needs to run"), runner.output());
+            JsonNode plan = runner.awaitEvent("plan-made", Duration.ZERO);
+            assertEquals("3.7.3/etcd3", plan.path("current").asText(), runner.output());
+            assertEquals(0, plan.path("steps").size(), "no etcd needs to run: " + runner.output());
+            assertEquals(0, runner.count("etcd-started"), runner.output());
         }
     }
 
@@ -146,7 +159,10 @@ class BackupsIT {
         Path data = dir.resolve("data");
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.7.3", "--backup-retention", "0"))) {
             assertEquals(2, runner.exitCode(), runner.output());
-            assertTrue(runner.output().contains("--backup-retention must be a whole number of backups to keep, at least 1"), runner.output());
+            JsonNode refused = runner.ending();
+            assertEquals("refused", refused.path("event").asText(), runner.output());
+            assertEquals(2, refused.path("exitCode").asInt(), runner.output());
+            assertTrue(refused.path("reason").asText().contains("--backup-retention"), runner.output());
         }
         assertFalse(Files.exists(data), "nothing created");
     }

@@ -7,9 +7,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.demo.Keyspace;
-import dev.etcdmigrate.etcd.FreePorts;
 import dev.etcdmigrate.etcd.PrivateEtcd;
-import dev.etcdmigrate.etcd.ServerPorts;
+import dev.etcdmigrate.it.ClusterMembers.Member;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import java.net.URI;
@@ -26,7 +25,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -45,27 +43,13 @@ class ClusterDowngradeFaultIT {
     private static final int MEMBERS = 3;
     private static final Duration DEADLINE = Duration.ofMinutes(3);
 
-    private final List<RunnerProcess> runners = new ArrayList<>();
     private final List<Client> clients = new ArrayList<>();
-
-    record Member(String name, Path data, ServerPorts real, int privateClientPort, TestCertificates.Pem pem) {
-        String peerUrl() {
-            return "https://127.0.0.1:" + real.peer();
-        }
-
-        String clientUrl() {
-            return "http://127.0.0.1:" + real.client();
-        }
-
-        Member in(Path dir) {
-            return new Member(name, dir.resolve(name), real, privateClientPort, pem);
-        }
-    }
+    private ClusterMembers cluster;
 
     @AfterEach
     void stopAll() throws Exception {
         for (Client c : clients) c.close();
-        for (RunnerProcess r : runners) r.close();
+        if (cluster != null) cluster.close();
     }
 
     @Test
@@ -78,18 +62,14 @@ class ClusterDowngradeFaultIT {
         System.out.println("[fault] cluster downgrade " + newer.version() + " -> " + older.version() + ": " + trials
                 + " trials, -Dfault.seed=" + seed);
 
-        TestCertificates certificates = TestCertificates.newCa(Files.createDirectory(dir.resolve("pki")));
         Path template = dir.resolve("template");
-        List<Member> members = new ArrayList<>();
-        for (int i = 0; i < MEMBERS; i++) {
-            members.add(new Member("m" + i, template.resolve("m" + i), FreePorts.pick(), FreePorts.pick().client(), certificates.issue("m" + i)));
-        }
-        String initialCluster = members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
+        cluster = ClusterMembers.create(dir, template, MEMBERS, "downgrade-fault-it");
+        List<Member> members = cluster.members();
 
         // the template: a 3.7 cluster with seeded keys, every member stopped
         List<RunnerProcess> serving = new ArrayList<>();
-        for (Member m : members) serving.add(startRunner(m, newer, initialCluster, certificates, false));
-        for (RunnerProcess r : serving) r.awaitLine("ready to serve client requests", DEADLINE);
+        for (Member m : members) serving.add(cluster.start(m, newer));
+        for (int i = 0; i < MEMBERS; i++) ClusterMembers.awaitServing(members.get(i), serving.get(i), DEADLINE);
         Client seeder = client(members.stream().map(Member::clientUrl).toArray(String[]::new));
         for (int k = 0; k < 200; k++) {
             seeder.getKVClient().put(bytes("/registry/seed/" + k), bytes("value-" + k)).get(30, TimeUnit.SECONDS);
@@ -104,16 +84,16 @@ class ClusterDowngradeFaultIT {
             Trees.copy(template, trialDir);
             List<Member> here = members.stream().map(m -> m.in(trialDir)).toList();
             List<RunnerProcess> running = new ArrayList<>();
-            for (Member m : here) running.add(startRunner(m, newer, initialCluster, certificates, false));
-            for (RunnerProcess r : running) r.awaitLine("ready to serve client requests", DEADLINE);
+            for (Member m : here) running.add(cluster.start(m, newer));
+            for (int i = 0; i < MEMBERS; i++) ClusterMembers.awaitServing(here.get(i), running.get(i), DEADLINE);
             for (int i = 0; i < MEMBERS; i++) {
                 Member m = here.get(i);
                 stop(running.get(i));
                 if (trial == 0 || i == MEMBERS - 1) {
-                    RunnerProcess clean = startRunner(m, older, initialCluster, certificates, false);
-                    clean.awaitLine("\\] step 1/1: ", DEADLINE);
+                    RunnerProcess clean = cluster.start(m, older);
+                    ItConv2Events.awaitStepStarted(clean, 1, 1, DEADLINE);
                     long start = System.nanoTime();
-                    clean.awaitLine("\\] step 1/1 done", DEADLINE);
+                    ItConv2Events.awaitStepFinished(clean, 1, 1, DEADLINE);
                     if (trial == 0 && i == 0) {
                         window = Duration.ofNanos(System.nanoTime() - start);
                         System.out.println("[fault] cluster downgrade: window " + window.toMillis() + " ms (first member's step)");
@@ -121,23 +101,24 @@ class ClusterDowngradeFaultIT {
                     running.set(i, clean);
                 } else {
                     double fraction = random.nextDouble();
-                    RunnerProcess victim = startRunner(m, older, initialCluster, certificates, true);
-                    victim.awaitLine("\\] step 1/1: ", DEADLINE);
+                    // own process group: one SIGKILL reaches the runner and every etcd/etcdctl it started
+                    RunnerProcess victim = cluster.start(m, older, cluster.certificates().caFile(), m.peerUrl(), true);
+                    ItConv2Events.awaitStepStarted(victim, 1, 1, DEADLINE);
                     boolean exited = victim.process().waitFor((long) (fraction * window.toNanos()), TimeUnit.NANOSECONDS);
                     victim.killGroup();
                     String recorded = Files.readString(m.data().resolve("version.txt"));
                     assertTrue(recorded.equals(newer.version() + "/etcd3") || recorded.equals(older.version() + "/etcd3"),
                             "version.txt after the kill: " + recorded);
                     String where = "trial " + trial + " " + m.name() + " killed at " + String.format("%.3f", fraction) + " of the window, "
-                            + (exited ? "after exit" : victim.countRunnerLines("\\] step 1/1 done") > 0 ? "after the step" : "inside the step")
+                            + (exited ? "after exit" : ItConv2Events.stepFinished(victim, 1, 1) ? "after the step" : "inside the step")
                             + ", version.txt " + recorded;
                     landed.add(where);
                     System.out.println("[fault] " + where);
-                    RunnerProcess rerun = startRunner(m, older, initialCluster, certificates, false);
-                    rerun.awaitLine("\\[etcd-migrate\\] exec ", DEADLINE);
+                    RunnerProcess rerun = cluster.start(m, older);
+                    rerun.awaitEvent("exec", DEADLINE);
                     running.set(i, rerun);
                 }
-                running.get(i).awaitLine("ready to serve client requests", DEADLINE);
+                ClusterMembers.awaitServing(m, running.get(i), DEADLINE);
                 assertEquals(older.version() + "/etcd3", Files.readString(m.data().resolve("version.txt")), m.name());
             }
             for (int i = 0; i < MEMBERS; i++) {
@@ -184,24 +165,6 @@ class ClusterDowngradeFaultIT {
             Thread.sleep(200); // poll interval of a deadline-bound wait
         }
         throw new AssertionError(what + " on " + m.name() + " never seen: " + last);
-    }
-
-    private RunnerProcess startRunner(Member m, Release version, String initialCluster, TestCertificates certificates, boolean ownGroup)
-            throws Exception {
-        String tls = "--peer-cert-file=" + m.pem().cert() + " --peer-key-file=" + m.pem().key() + " --peer-trusted-ca-file="
-                + certificates.caFile() + " --peer-client-cert-auth";
-        List<String> args = new ArrayList<>(List.of("migrate", "--data-dir", m.data().toString(), "--bin-dir", EtcdFixture.binDir().toString(),
-                "--target-version", version.version(), "--target-storage", "etcd3", "--name", m.name(),
-                "--initial-cluster", initialCluster, "--listen-peer-urls", m.peerUrl(), "--port", String.valueOf(m.privateClientPort()),
-                "--", "--name", m.name(), "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
-                "--initial-cluster-token", "downgrade-fault-it", "--initial-advertise-peer-urls", m.peerUrl(), "--listen-peer-urls", m.peerUrl(),
-                "--listen-client-urls", m.clientUrl(), "--advertise-client-urls", m.clientUrl()));
-        args.addAll(List.of(tls.split(" ")));
-        Map<String, String> env = Map.of("ETCD_CREDS", tls);
-        // own process group: one SIGKILL reaches the runner and every etcd/etcdctl it started
-        RunnerProcess runner = ownGroup ? RunnerProcess.startUnder(List.of("setsid"), args, env) : RunnerProcess.start(args, env);
-        runners.add(runner);
-        return runner;
     }
 
     private Client client(String... endpoints) {

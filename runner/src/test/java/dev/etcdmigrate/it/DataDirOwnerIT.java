@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.etcd.FreePorts;
 import java.io.IOException;
@@ -44,8 +45,10 @@ class DataDirOwnerIT {
         args.addAll(args.indexOf("--"), List.of("--bin-dir", binDirReachableBy(dir, previous, newest).toString()));
 
         try (RunnerProcess runner = RunnerProcess.start(args, Map.of())) {
+            // TODO(event): DataDirOwner.become logs the switch as a note only; needs an event such as
+            // "owner-adopted" {dataDir, uid, gid} emitted after setuid/setgid succeed, to await here by uid.
             runner.awaitLine("running as that user", Duration.ofMinutes(1));
-            runner.awaitLine("\\[etcd-migrate\\] exec ", Duration.ofMinutes(2));
+            runner.awaitEvent("exec", Duration.ofMinutes(2));
             String uids = awaitUidLine(runner);
             assertTrue(uids.matches("Uid:\\s+" + UID + "\\s+" + UID + "\\s+" + UID + "\\s+" + UID), uids);
             runner.process().toHandle().destroy();
@@ -72,8 +75,15 @@ class DataDirOwnerIT {
         args.addAll(List.of("--bin-dir", bin.toString()));
         try (RunnerProcess runner = RunnerProcess.run(args)) {
             assertEquals(2, runner.exitCode(), runner.output());
-            assertTrue(runner.output().contains("is not reachable by uid " + UID), runner.output());
-            assertEquals(0, runner.countRunnerLines("starting etcd"), "no etcd was started");
+            JsonNode refused = runner.ending();
+            assertEquals("refused", refused.path("event").asText(), runner.output());
+            assertEquals(2, refused.path("exitCode").asInt(), runner.output());
+            String reason = refused.path("reason").asText();
+            assertTrue(reason.contains(bin + "/"), "the refusal names a binary in the unreachable bin dir: " + runner.output());
+            // TODO(event): the uid the binary is unreachable by is only in the sentence ("is not reachable by uid N");
+            // needs a field, e.g. a "binary-unreachable" event {path, uid} before the refusal, or uid on the refusal.
+            assertTrue(reason.contains("is not reachable by uid " + UID), runner.output());
+            assertEquals(0, runner.count("etcd-started"), "no etcd was started");
         }
         assertEquals(before, TreeDigest.of(data), "byte-identical");
     }

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Crash-resume by fault injection: for each step type, the runner and every process it started are
  * SIGKILLed (one atomic signal to its process group) at a uniformly random moment within one clean
- * run's duration after the step's start line, then run again. The rerun must exit 0 with version.txt
+ * run's duration after the step's step-started event, then run again. The rerun must exit 0 with version.txt
  * at the target, every key served by the target etcd, and nothing but the allowed files left; right
  * after the kill, version.txt must name a version of the plan that fits the data and the steps done.
  *
@@ -59,7 +59,7 @@ class FaultInjectionIT {
         Path template = dir.resolve("template");
         FaultScenario.Seeded seeded = scenario.seed(etcd, template);
         Duration window = cleanRun(scenario, template, dir.resolve("clean"));
-        System.out.println("[fault] " + scenario.name() + ": window " + window.toMillis() + " ms from the step's start line to its done line");
+        System.out.println("[fault] " + scenario.name() + ": window " + window.toMillis() + " ms from the step's step-started to its step-finished event");
 
         Map<String, Integer> landed = new TreeMap<>();
         List<String> failures = new ArrayList<>();
@@ -96,8 +96,8 @@ class FaultInjectionIT {
     }
 
     /**
-     * One undisturbed run: exits 0, at the target, clean; returns the time from the step's start line to
-     * its done line, so that every random kill lands inside the step under test (or at its very end).
+     * One undisturbed run: exits 0, at the target, clean; returns the time from the step-started event to
+     * its step-finished event, so that every random kill lands inside the step under test (or at its very end).
      */
     private Duration cleanRun(FaultScenario scenario, Path template, Path dir) throws Exception {
         Path data = dir.resolve("data");
@@ -105,9 +105,9 @@ class FaultInjectionIT {
         Trees.copy(template, data);
         try (RunnerProcess runner = RunnerProcess.startInOwnGroup(scenario.args(data));
                 ListenerSampler sampler = ListenerSampler.watch(runner)) {
-            runner.awaitLine(scenario.stepStartLine(), RUN_DEADLINE);
+            scenario.awaitStepStarted(runner, RUN_DEADLINE);
             long start = System.nanoTime();
-            runner.awaitLine(scenario.stepDoneLine(), RUN_DEADLINE);
+            scenario.awaitStepFinished(runner, RUN_DEADLINE);
             Duration window = Duration.ofNanos(System.nanoTime() - start);
             assertEquals(0, runner.awaitExit(RUN_DEADLINE), runner.output());
             assertEquals(scenario.target().format(), Files.readString(data.resolve("version.txt")));
@@ -121,13 +121,13 @@ class FaultInjectionIT {
 
     /**
      * Starts the runner on {@code data}, SIGKILLs its process group {@code delay} after the step's start
-     * line, and checks version.txt against the data; returns where the kill landed.
+     * event, and checks version.txt against the data; returns where the kill landed.
      */
     private String killAt(FaultScenario scenario, Path data, Duration delay) throws Exception {
         String where;
         try (RunnerProcess runner = RunnerProcess.startInOwnGroup(scenario.args(data));
                 ListenerSampler sampler = ListenerSampler.watch(runner)) {
-            runner.awaitLine(scenario.stepStartLine(), RUN_DEADLINE);
+            scenario.awaitStepStarted(runner, RUN_DEADLINE);
             // the random moment itself; returns early if the runner ends first
             boolean exited = runner.process().waitFor(delay.toNanos(), TimeUnit.NANOSECONDS);
             runner.killGroup();
@@ -135,7 +135,7 @@ class FaultInjectionIT {
             assertEquals(List.of(), sampler.nonLoopback(), "listeners of the runner's processes off loopback");
             // after SIGKILL and the pipes read to their end: exactly what the runner printed before it died
             int done = 0;
-            while (done < scenario.steps() && runner.countRunnerLines("\\] step " + (done + 1) + "/" + scenario.steps() + " done") > 0) {
+            while (done < scenario.steps() && ItConv2Events.stepFinished(runner, done + 1, scenario.steps())) {
                 done++;
             }
             int k = scenario.stepUnderTest();
@@ -150,7 +150,7 @@ class FaultInjectionIT {
 
     /**
      * version.txt names the start or a version a step reached: the one of the last step logged done,
-     * or of the next one when the kill fell between its version.txt write and its log line. Without a
+     * or of the next one when the kill fell between its version.txt write and its step-finished event. Without a
      * complete staging dir, member/ is in place, with an MVCC store when version.txt names etcd3 (etcd2
      * data written by 3.x has one too, so etcd2 is not told apart by its absence).
      */

@@ -8,6 +8,7 @@ import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.demo.Keyspace;
 import dev.etcdmigrate.version.DataVersion;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
@@ -57,14 +58,14 @@ enum FaultScenario {
         return stepUnderTest;
     }
 
-    /** The runner's log line that opens the step under test. */
-    String stepStartLine() {
-        return "\\] step " + stepUnderTest + "/" + steps() + ": ";
+    /** Waits for the runner's step-started event of the step under test. */
+    void awaitStepStarted(RunnerProcess runner, Duration deadline) throws InterruptedException {
+        ItConv2Events.awaitStepStarted(runner, stepUnderTest, steps(), deadline);
     }
 
-    /** The runner's log line that closes the step under test (version.txt has been rewritten). */
-    String stepDoneLine() {
-        return "\\] step " + stepUnderTest + "/" + steps() + " done";
+    /** Waits for the runner's step-finished event of the step under test (version.txt has been rewritten). */
+    void awaitStepFinished(RunnerProcess runner, Duration deadline) throws InterruptedException {
+        ItConv2Events.awaitStepFinished(runner, stepUnderTest, steps(), deadline);
     }
 
     List<String> args(Path data) {

@@ -86,7 +86,7 @@ class HaClusterIT {
 
         RunnerProcess[] serving = new RunnerProcess[MEMBERS];
         for (Member m : members) serving[m.host()] = startRunner(m, v35, initialCluster);
-        for (RunnerProcess r : serving) r.awaitLine("\\[etcd-migrate\\] exec ", DEADLINE);
+        for (RunnerProcess r : serving) r.awaitEvent("exec", DEADLINE);
         WriterRun seed = writer(writerPem, endpoints, "/registry/seed/", 200, Duration.ofSeconds(120));
         seed.awaitDone();
         assertEquals(200, seed.acks().size(), "seed writes acknowledged");
@@ -103,8 +103,8 @@ class HaClusterIT {
                 long downAt = System.currentTimeMillis(); // a write acknowledged after this went through the new etcd
                 assertTrue(code == 0 || code == 143, m.name() + " stopped with " + code);
                 serving[m.host()] = startRunner(m, target, initialCluster);
-                serving[m.host()].awaitLine("step 1/1 done", DEADLINE);
-                serving[m.host()].awaitLine("\\[etcd-migrate\\] exec ", DEADLINE);
+                ItConv2Events.awaitStepFinished(serving[m.host()], 1, 1, DEADLINE);
+                serving[m.host()].awaitEvent("exec", DEADLINE);
                 Ack back = writer.awaitAckFrom(m.host(), downAt, DEADLINE);
                 long lastBefore = writer.acks().stream().filter(a -> a.endpoint() == m.host() && a.atMillis() <= downAt)
                         .mapToLong(Ack::atMillis).max().orElse(downAt);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
 import java.nio.file.Files;
@@ -38,11 +39,13 @@ class LockIT {
     void theSecondRunnerWaitsThenFindsTheDataAtTheTarget(@TempDir Path dir) throws Exception {
         whileAFrozenRunnerHoldsTheLock(dir, (data, first) -> {
             try (RunnerProcess second = RunnerProcess.start(withLockTimeout(data, "2m"), Map.of())) {
-                second.awaitLine("waiting up to 120 s for another etcd-migrate", Duration.ofMinutes(1));
+                JsonNode waiting = second.awaitEvent("lock-waiting", Duration.ofMinutes(1));
+                assertEquals(data.resolve(".etcd-migrate/lock").toString(), waiting.path("lock").asText(), second.output());
+                assertEquals(120, waiting.path("timeoutSeconds").asLong(), second.output());
                 signal("CONT", first.pid());
                 assertEquals(0, second.awaitExit(Duration.ofMinutes(2)), second.output());
-                assertEquals(0, second.countRunnerLines("starting etcd"), "the second runner planned again after the wait:\n"
-                        + second.output());
+                assertEquals(0, second.count("etcd-started"), "the second runner planned again after the wait:\n" + second.output());
+                assertEquals(0, second.count("step-started"), "the second runner planned again after the wait:\n" + second.output());
             }
         });
     }
@@ -52,9 +55,12 @@ class LockIT {
         whileAFrozenRunnerHoldsTheLock(dir, (data, first) -> {
             try (RunnerProcess second = RunnerProcess.run(withLockTimeout(data, "1s"))) {
                 assertNotEquals(0, second.exitCode(), second.output());
-                assertTrue(second.output().contains("another etcd-migrate holds the lock " + data.resolve(".etcd-migrate/lock")
-                        + " and did not release it within 1 s"), second.output());
-                assertEquals(0, second.countRunnerLines("starting etcd"), "no etcd started by the second runner");
+                assertEquals(1, second.count("lock-waiting"), second.output());
+                assertEquals(1, second.events("lock-waiting").getFirst().path("timeoutSeconds").asLong(), second.output());
+                JsonNode ending = second.ending();
+                assertEquals(second.exitCode(), ending.path("exitCode").asInt(), second.output());
+                assertTrue(ending.path("reason").asText().contains(data.resolve(".etcd-migrate/lock").toString()), second.output());
+                assertEquals(0, second.count("etcd-started"), "no etcd started by the second runner");
             }
         });
     }
@@ -67,7 +73,9 @@ class LockIT {
             noOp.addAll(List.of("--lock-timeout", "1s"));
             try (RunnerProcess second = RunnerProcess.run(noOp)) {
                 assertNotEquals(0, second.exitCode(), second.output());
-                assertEquals(0, second.countRunnerLines("starting etcd"), "no etcd started by the second runner");
+                assertEquals(1, second.count("lock-waiting"), "the no-op waited for the lock too:\n" + second.output());
+                assertTrue(second.ending().path("reason").asText().contains(data.resolve(".etcd-migrate/lock").toString()), second.output());
+                assertEquals(0, second.count("etcd-started"), "no etcd started by the second runner");
             }
             assertEquals(FROM.version() + "/etcd3", Files.readString(data.resolve("version.txt")), "the first still works");
         });
@@ -88,7 +96,7 @@ class LockIT {
         Path data = dir.resolve("data");
         Keyspace before = etcd.seed(FROM, data, 200);
         try (RunnerProcess first = RunnerProcess.start(RunnerArgs.migrate(data, TO.version()), Map.of())) {
-            first.awaitLine("\\] step 1/1: ", Duration.ofMinutes(1));
+            ItConv2Events.awaitStepStarted(first, 1, 1, Duration.ofMinutes(1));
             signal("STOP", first.pid());
             try {
                 second.run(data, first);

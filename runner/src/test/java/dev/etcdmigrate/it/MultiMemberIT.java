@@ -4,11 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
-import dev.etcdmigrate.etcd.FreePorts;
 import dev.etcdmigrate.etcd.PrivateEtcd;
-import dev.etcdmigrate.etcd.ServerPorts;
+import dev.etcdmigrate.it.ClusterMembers.Member;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import java.net.URI;
@@ -41,24 +41,13 @@ class MultiMemberIT {
     private static final int MEMBERS = 3;
     private static final Duration DEADLINE = Duration.ofMinutes(2);
 
-    private final List<RunnerProcess> runners = new ArrayList<>();
     private final List<Client> clients = new ArrayList<>();
-
-    /** One member: its data dir, its real (serving) ports, the private client port its runner migrates on. */
-    record Member(String name, Path data, ServerPorts real, int privateClientPort, TestCertificates.Pem pem) {
-        String peerUrl() {
-            return "https://127.0.0.1:" + real.peer();
-        }
-
-        String clientUrl() {
-            return "http://127.0.0.1:" + real.client();
-        }
-    }
+    private ClusterMembers cluster;
 
     @AfterEach
     void stopAll() throws Exception {
         for (Client client : clients) client.close();
-        for (RunnerProcess runner : runners) runner.close();
+        if (cluster != null) cluster.close();
     }
 
     @Test
@@ -66,22 +55,18 @@ class MultiMemberIT {
         List<Release> releases = EtcdFixture.V3_RELEASES;
         Release from = releases.get(releases.size() - 2);
         Release to = EtcdFixture.newest();
-        TestCertificates certificates = TestCertificates.newCa(Files.createDirectory(dir.resolve("pki")));
-        List<Member> members = new ArrayList<>();
-        for (int i = 0; i < MEMBERS; i++) {
-            members.add(new Member("m" + i, dir.resolve("m" + i), FreePorts.pick(), FreePorts.pick().client(), certificates.issue("m" + i)));
-        }
-        String initialCluster = members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
+        cluster = ClusterMembers.create(dir, dir, MEMBERS, "rolling-it");
+        List<Member> members = cluster.members();
 
         // The cluster starts at the older minor: each runner finds an empty data dir and execs etcd.
         List<RunnerProcess> serving = new ArrayList<>();
-        for (Member m : members) serving.add(startRunner(m, from, initialCluster, certificates));
-        for (RunnerProcess r : serving) r.awaitLine("\\[etcd-migrate\\] exec ", DEADLINE);
-        Client cluster = client(members.stream().map(Member::clientUrl).toArray(String[]::new));
+        for (Member m : members) serving.add(cluster.start(m, from));
+        for (RunnerProcess r : serving) r.awaitEvent("exec", DEADLINE);
+        Client all = client(members.stream().map(Member::clientUrl).toArray(String[]::new));
         for (int k = 0; k < 300; k++) {
-            put(cluster, "/registry/seed/" + k, "value-" + k);
+            put(all, "/registry/seed/" + k, "value-" + k);
         }
-        Keyspace seeded = Keyspace.read(cluster);
+        Keyspace seeded = Keyspace.read(all);
 
         Map<String, String> acked = new ConcurrentHashMap<>();
         for (int i = 0; i < MEMBERS; i++) {
@@ -94,12 +79,14 @@ class MultiMemberIT {
 
             try (Writer writer = new Writer(client(other.clientUrl()), "/registry/rolling/" + m.name() + "/", acked)) {
                 long migrationStart = System.nanoTime();
-                RunnerProcess upgraded = startRunner(m, to, initialCluster, certificates);
+                RunnerProcess upgraded = cluster.start(m, to);
                 serving.set(i, upgraded);
-                upgraded.awaitLine("rejoins its peers on " + m.peerUrl(), DEADLINE);
-                upgraded.awaitLine("step 1/1 done", DEADLINE);
+                // the step's private etcd rejoins the cluster's peers on the member's own peer URL
+                upgraded.awaitEvent("etcd-started", e -> e.path("version").asText().equals(to.version())
+                        && e.path("rejoining").asBoolean() && e.path("peerUrl").asText().equals(m.peerUrl()), DEADLINE);
+                ItConv2Events.awaitStepFinished(upgraded, 1, 1, DEADLINE);
                 long migrationEnd = System.nanoTime();
-                upgraded.awaitLine("\\[etcd-migrate\\] exec ", DEADLINE);
+                upgraded.awaitEvent("exec", DEADLINE);
                 long during = writer.successesBetween(migrationStart, migrationEnd);
                 System.out.printf("%s: %s -> %s in %d ms; %s acknowledged %d writes meanwhile%n", m.name(), from.version(), to.version(),
                         Duration.ofNanos(migrationEnd - migrationStart).toMillis(), other.name(), during);
@@ -145,25 +132,21 @@ class MultiMemberIT {
         args.addAll(List.of("--initial-cluster", "it=https://127.0.0.1:1,b=https://127.0.0.1:2,c=https://127.0.0.1:3"));
         try (RunnerProcess runner = RunnerProcess.run(args)) {
             assertEquals(3, runner.exitCode(), runner.output());
-            assertTrue(runner.output().contains("3-member cluster") && runner.output().contains("one minor at a time"), runner.output());
-            assertEquals(0, runner.countRunnerLines("starting etcd"), "no etcd was started");
+            JsonNode refused = runner.ending();
+            assertEquals("refused", refused.path("event").asText(), runner.output());
+            assertEquals(3, refused.path("exitCode").asInt(), runner.output());
+            // the refusal names both ends and the one minor a member may go to first (the line between them)
+            String reason = refused.path("reason").asText();
+            Release between = releases.get(releases.size() - 2);
+            for (Release named : List.of(from, to, between)) {
+                assertTrue(reason.contains(named.version()), named.version() + " in " + runner.output());
+            }
+            // TODO(event): "3-member cluster" and "one minor at a time" are wording; needs the refusal to say which
+            // rule refused as data, e.g. Refused{rule: "rolling-one-minor", members: 3, firstTarget: <version>}.
+            assertTrue(reason.contains("3-member cluster") && reason.contains("one minor at a time"), runner.output());
+            assertEquals(0, runner.count("etcd-started"), "no etcd was started");
         }
         assertEquals(before, TreeDigest.of(data), "byte-identical");
-    }
-
-    private RunnerProcess startRunner(Member m, Release version, String initialCluster, TestCertificates certificates) throws Exception {
-        String tls = "--peer-cert-file=" + m.pem().cert() + " --peer-key-file=" + m.pem().key() + " --peer-trusted-ca-file="
-                + certificates.caFile() + " --peer-client-cert-auth";
-        List<String> args = new ArrayList<>(List.of("migrate", "--data-dir", m.data().toString(), "--bin-dir", EtcdFixture.binDir().toString(),
-                "--target-version", version.version(), "--target-storage", "etcd3", "--name", m.name(),
-                "--initial-cluster", initialCluster, "--listen-peer-urls", m.peerUrl(), "--port", String.valueOf(m.privateClientPort()),
-                "--", "--name", m.name(), "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
-                "--initial-cluster-token", "rolling-it", "--initial-advertise-peer-urls", m.peerUrl(), "--listen-peer-urls", m.peerUrl(),
-                "--listen-client-urls", m.clientUrl(), "--advertise-client-urls", m.clientUrl()));
-        args.addAll(List.of(tls.split(" ")));
-        RunnerProcess runner = RunnerProcess.start(args, Map.of("ETCD_CREDS", tls));
-        runners.add(runner);
-        return runner;
     }
 
     private Client client(String... endpoints) {

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.etcd.FreePorts;
-import dev.etcdmigrate.etcd.ServerPorts;
+import dev.etcdmigrate.it.ClusterMembers.Member;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -33,21 +33,11 @@ class RejoinFailFastIT {
     /** Well under the start timeout: the watch's patience (5 s) plus the runner's own start and stop. */
     private static final Duration FAST = Duration.ofSeconds(30);
 
-    private final List<RunnerProcess> runners = new ArrayList<>();
-
-    record Member(String name, Path data, ServerPorts real, int privateClientPort, TestCertificates.Pem pem) {
-        String peerUrl() {
-            return "https://127.0.0.1:" + real.peer();
-        }
-
-        String clientUrl() {
-            return "http://127.0.0.1:" + real.client();
-        }
-    }
+    private ClusterMembers cluster;
 
     @AfterEach
     void stopAll() throws Exception {
-        for (RunnerProcess runner : runners) runner.close();
+        if (cluster != null) cluster.close();
     }
 
     @Test
@@ -57,35 +47,32 @@ class RejoinFailFastIT {
         // --snapshot-count=1, and a restarted member applies its own committed log: that snapshot changes files)
         Release from = releases.get(releases.size() - 3);
         Release to = releases.get(releases.size() - 2);
-        TestCertificates certificates = TestCertificates.newCa(Files.createDirectory(dir.resolve("pki")));
+        cluster = ClusterMembers.create(dir, dir, MEMBERS, "failfast-it");
+        Path ca = cluster.certificates().caFile();
         TestCertificates otherCa = TestCertificates.newCa(Files.createDirectory(dir.resolve("other-pki")));
-        List<Member> members = new ArrayList<>();
-        for (int i = 0; i < MEMBERS; i++) {
-            members.add(new Member("m" + i, dir.resolve("m" + i), FreePorts.pick(), FreePorts.pick().client(), certificates.issue("m" + i)));
-        }
-        String initialCluster = members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
+        List<Member> members = cluster.members();
         List<RunnerProcess> serving = new ArrayList<>();
-        for (Member m : members) serving.add(startRunner(m, from, initialCluster, certificates.caFile(), m.peerUrl()));
-        for (RunnerProcess r : serving) r.awaitLine("\\[etcd-migrate\\] exec ", DEADLINE);
+        for (Member m : members) serving.add(startRunner(m, from, ca, m.peerUrl()));
+        for (RunnerProcess r : serving) r.awaitEvent("exec", DEADLINE);
         // etcd itself runs (a SIGTERM in the runner's last moments before execve is lost, see the report)
-        for (RunnerProcess r : serving) r.awaitLine("ready to serve client requests", DEADLINE);
+        for (int i = 0; i < MEMBERS; i++) ClusterMembers.awaitServing(members.get(i), serving.get(i), DEADLINE);
 
         Member m0 = members.getFirst();
         stop(serving.getFirst());
         Map<String, String> before = memberState(m0, to, dir);
 
-        failsFast("wrong peer CA", startRunner(m0, to, initialCluster, otherCa.caFile(), m0.peerUrl()),
-                "cannot rejoin its cluster", "x509");
+        failsFast("wrong peer CA", startRunner(m0, to, otherCa.caFile(), m0.peerUrl()), "x509",
+                "cannot rejoin its cluster");
         assertEquals(before, memberState(m0, to, dir), "member dir untouched after the wrong CA");
 
         // TEST-NET-1 (RFC 5737): never an address of this host
-        failsFast("peer address not this host's", startRunner(m0, to, initialCluster, certificates.caFile(), "https://192.0.2.1:2380"),
-                "not an address of this host", "192.0.2.1");
+        failsFast("peer address not this host's", startRunner(m0, to, ca, "https://192.0.2.1:2380"), "192.0.2.1",
+                "not an address of this host");
         assertEquals(before, memberState(m0, to, dir), "member dir untouched after the foreign address");
 
         stop(serving.get(1));
         stop(serving.get(2));
-        failsFast("no quorum", startRunner(m0, to, initialCluster, certificates.caFile(), m0.peerUrl()),
+        failsFast("no quorum", startRunner(m0, to, ca, m0.peerUrl()), null,
                 "cannot rejoin its cluster", "no raft leader");
         assertEquals(before, memberState(m0, to, dir), "member dir untouched without quorum");
         assertEquals(from.version() + "/etcd3", Files.readString(m0.data().resolve("version.txt")), "version.txt unchanged");
@@ -97,34 +84,40 @@ class RejoinFailFastIT {
         assertTrue(code == 0 || code == 143, "etcd stopped with " + code);
     }
 
-    private static void failsFast(String what, RunnerProcess runner, String... fragments) throws Exception {
+    /**
+     * The runner fails (exit 1) within {@link #FAST}: its step-failed event, and the failed event whose reason
+     * carries {@code etcdSaid} (what etcd logged: an address, the TLS library's name; null: nothing to check).
+     */
+    private static void failsFast(String what, RunnerProcess runner, String etcdSaid, String... wording) throws Exception {
         long start = System.nanoTime();
         int code = runner.awaitExit(Duration.ofMinutes(6));
         Duration took = Duration.ofNanos(System.nanoTime() - start);
-        System.out.printf("%s: runner exited with %d after %d ms; %s%n", what, code, took.toMillis(), runner.output().lines()
-                .filter(l -> l.contains("ERROR") && l.contains("[etcd-migrate]")).map(l -> l.length() > 600 ? l.substring(0, 600) + "..." : l)
-                .collect(Collectors.joining(" / ")));
+        System.out.printf("%s: runner exited with %d after %d ms; %s%n", what, code, took.toMillis(), runner.events().stream()
+                .filter(e -> e.path("level").asText().equals("error")).map(e -> e.path("message").asText())
+                .map(l -> l.length() > 600 ? l.substring(0, 600) + "..." : l).collect(Collectors.joining(" / ")));
         assertNotEquals(0, code, runner.output());
         assertTrue(took.compareTo(FAST) < 0, what + " took " + took.toMillis() + " ms: " + runner.output());
-        for (String fragment : fragments) {
-            assertTrue(runner.output().contains(fragment), what + ": '" + fragment + "' in " + runner.output());
+        JsonNode failed = runner.ending();
+        assertEquals("failed", failed.path("event").asText(), runner.output());
+        assertEquals(code, failed.path("exitCode").asInt(), runner.output());
+        List<JsonNode> stepFailed = runner.events("step-failed");
+        assertEquals(1, stepFailed.size(), runner.output());
+        assertTrue(ItConv2Events.step(1, 1).test(stepFailed.getFirst()), runner.output());
+        if (etcdSaid != null) {
+            assertTrue(stepFailed.getFirst().path("reason").asText().contains(etcdSaid), what + ": '" + etcdSaid + "' in " + runner.output());
+            assertTrue(failed.path("reason").asText().contains(etcdSaid), what + ": '" + etcdSaid + "' in " + runner.output());
         }
-        assertEquals(0, runner.countRunnerLines("\\[etcd-migrate\\] exec "), "no exec after a failed step");
+        // TODO(event): that the private etcd could not rejoin (and why: peer address not local, TLS, no leader) is only
+        // in the sentence; needs e.g. a "rejoin-failed" event {version, peerUrl, symptom, leaderlessSeconds, etcdLine}
+        // emitted in PrivateEtcd.awaitWrite when RejoinWatch reaches its verdict.
+        for (String fragment : wording) {
+            assertTrue(failed.path("reason").asText().contains(fragment), what + ": '" + fragment + "' in " + runner.output());
+        }
+        assertEquals(0, runner.count("exec"), "no exec after a failed step");
     }
 
-    private RunnerProcess startRunner(Member m, Release version, String initialCluster, Path trustedCa, String peerUrl) throws Exception {
-        String tls = "--peer-cert-file=" + m.pem().cert() + " --peer-key-file=" + m.pem().key() + " --peer-trusted-ca-file="
-                + trustedCa + " --peer-client-cert-auth";
-        List<String> args = new ArrayList<>(List.of("migrate", "--data-dir", m.data().toString(), "--bin-dir", EtcdFixture.binDir().toString(),
-                "--target-version", version.version(), "--target-storage", "etcd3", "--name", m.name(), "--start-timeout", "5m",
-                "--initial-cluster", initialCluster, "--listen-peer-urls", peerUrl, "--port", String.valueOf(m.privateClientPort()),
-                "--", "--name", m.name(), "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
-                "--initial-cluster-token", "failfast-it", "--initial-advertise-peer-urls", m.peerUrl(), "--listen-peer-urls", peerUrl,
-                "--listen-client-urls", m.clientUrl(), "--advertise-client-urls", m.clientUrl()));
-        args.addAll(List.of(tls.split(" ")));
-        RunnerProcess runner = RunnerProcess.start(args, Map.of("ETCD_CREDS", tls));
-        runners.add(runner);
-        return runner;
+    private RunnerProcess startRunner(Member m, Release version, Path trustedCa, String peerUrl) throws Exception {
+        return cluster.start(m, version, trustedCa, peerUrl, false, "--start-timeout", "5m");
     }
 
     /** WAL and snapshot files by digest, plus `etcdutl hashkv` of a copy of the db (the tool must not touch the member). */

@@ -3,6 +3,7 @@ package dev.etcdmigrate.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
 import dev.etcdmigrate.etcd.FreePorts;
@@ -16,8 +17,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -40,7 +39,7 @@ class SignalsAndExecIT {
         Release second = EtcdFixture.V3_RELEASES.get(2);
         try (RunnerProcess runner = RunnerProcess.start(RunnerArgs.migrate(data, EtcdFixture.newest().version()), Map.of())) {
             // a line the child etcd printed itself: it is running
-            runner.awaitLine("\\[etcd-" + Pattern.quote(second.version()) + "\\]", Duration.ofMinutes(2));
+            awaitChildLine(runner, "etcd-" + second.version(), Duration.ofMinutes(2));
             runner.rememberDescendants();
             List<ProcessHandle> children = runner.process().toHandle().descendants().toList();
             assertTrue(children.stream().anyMatch(c -> c.info().command().orElse("").endsWith("etcd-" + second.version())),
@@ -56,15 +55,28 @@ class SignalsAndExecIT {
         }
     }
 
-    /** The last "version.txt = X" the runner logged. */
+    /** The last version.txt the runner reported writing (a step finished, or the final record), else the seed's. */
     private static String lastRecorded(RunnerProcess runner) {
-        Pattern p = Pattern.compile("version\\.txt = (\\S+)$");
         String last = EtcdFixture.oldest().version() + "/etcd3";
-        for (String line : runner.runnerLines()) {
-            Matcher m = p.matcher(line);
-            if (m.find()) last = m.group(1);
+        for (JsonNode e : runner.events()) {
+            switch (e.path("event").asText()) {
+                case "step-finished" -> last = e.path("versionTxt").asText();
+                case "version-recorded" -> last = e.path("version").asText();
+                default -> { }
+            }
         }
         return last;
+    }
+
+    /** Waits for a line printed by the child whose source is exactly {@code source} ("etcd-3.4.23"). */
+    private static void awaitChildLine(RunnerProcess runner, String source, Duration deadline) throws InterruptedException {
+        long end = System.nanoTime() + deadline.toNanos();
+        while (runner.childLines(source).stream().noneMatch(l -> l.path("source").asText().equals(source))) {
+            if (System.nanoTime() >= end || !runner.process().isAlive()) {
+                throw new AssertionError("no line from " + source + "; output:\n" + runner.output());
+            }
+            Thread.sleep(20); // poll interval of a deadline-bound wait
+        }
     }
 
     @Test
@@ -80,7 +92,8 @@ class SignalsAndExecIT {
 
         try (RunnerProcess runner = RunnerProcess.start(args, Map.of())) {
             long pid = runner.pid();
-            runner.awaitLine("exec .*etcd-" + Pattern.quote(newest.version()), Duration.ofMinutes(2));
+            JsonNode exec = runner.awaitEvent("exec", Duration.ofMinutes(2));
+            assertEquals(EtcdFixture.binDir().resolve("etcd-" + newest.version()).toString(), exec.path("binary").asText(), runner.output());
             GatewayClient gateway = new GatewayClient(GatewayClient.newHttpClient(), java.net.URI.create(client), newest.line().jsonGateway());
             awaitWrite(gateway);
 
