@@ -180,6 +180,8 @@ public final class PrivateEtcd implements AutoCloseable {
         Exception last = null;
         while (System.nanoTime() < end) {
             if (rejoin.verdict().isPresent()) {
+                rejoin.finding().ifPresent(f -> log.emit(new Event.RejoinFailed(release.version(), f.kind(), f.definitive(),
+                        f.leaderlessSeconds(), f.etcdLine())));
                 throw new EtcdFailedException(label + " cannot rejoin its cluster after " + Duration.ofNanos(System.nanoTime() - start).toMillis()
                         + " ms: " + rejoin.verdict().get());
             }

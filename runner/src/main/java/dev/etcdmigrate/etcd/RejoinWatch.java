@@ -18,25 +18,26 @@ import java.util.function.LongSupplier;
 public final class RejoinWatch implements Consumer<String> {
 
     /** A substring of etcd's output (any 3.x logger) and what it means for the member. */
-    record Symptom(String fragment, String meaning, boolean definitive) {}
+    /** What etcd logs ({@code fragment}), what it means, and its kind as events name it. */
+    record Symptom(String kind, String fragment, String meaning, boolean definitive) {}
 
     // Ordered by how much they explain: the first kind seen is the one reported.
     private static final List<Symptom> SYMPTOMS = List.of(
-            new Symptom("bind: cannot assign requested address", "its peer URL's address is not an address of this host", true),
-            new Symptom("bind: address already in use", "its peer port is already taken on this host", true),
-            new Symptom("x509: certificate signed by unknown authority",
+            new Symptom("address-not-local", "bind: cannot assign requested address", "its peer URL's address is not an address of this host", true),
+            new Symptom("port-taken", "bind: address already in use", "its peer port is already taken on this host", true),
+            new Symptom("tls-unknown-ca", "x509: certificate signed by unknown authority",
                     "a TLS handshake with a peer failed: the certificates are not signed by the CA the other side trusts"
                             + " (check --peer-trusted-ca-file on this member and the peers)", false),
-            new Symptom("x509: certificate is valid for",
+            new Symptom("tls-wrong-name", "x509: certificate is valid for",
                     "a TLS handshake with a peer failed: a certificate does not name the address it is used on", false),
-            new Symptom("tls: bad certificate", "a TLS handshake with a peer failed: the peers reject this member's certificate", false),
-            new Symptom("tls: unknown certificate authority",
+            new Symptom("tls-rejected", "tls: bad certificate", "a TLS handshake with a peer failed: the peers reject this member's certificate", false),
+            new Symptom("tls-untrusted-ca", "tls: unknown certificate authority",
                     "a TLS handshake with a peer failed: the peers do not trust the CA of this member's certificate", false),
-            new Symptom("remote error: tls", "a TLS handshake with a peer failed", false),
-            new Symptom("connection refused", "its peers refuse connections: too few members are running for a quorum", false),
-            new Symptom("no route to host", "its peers cannot be reached over the network", false),
-            new Symptom("i/o timeout", "its peers do not answer over the network", false),
-            new Symptom("failed to reach the peer url", "its peers cannot be reached", false));
+            new Symptom("tls-failed", "remote error: tls", "a TLS handshake with a peer failed", false),
+            new Symptom("peers-refuse", "connection refused", "its peers refuse connections: too few members are running for a quorum", false),
+            new Symptom("no-route", "no route to host", "its peers cannot be reached over the network", false),
+            new Symptom("peers-silent", "i/o timeout", "its peers do not answer over the network", false),
+            new Symptom("peers-unreachable", "failed to reach the peer url", "its peers cannot be reached", false));
 
     private static final int QUOTE = 400;
 
@@ -101,6 +102,16 @@ public final class RejoinWatch implements Consumer<String> {
     /** Why the member cannot rejoin, quoting etcd; empty while it may still get in. */
     public synchronized Optional<String> verdict() {
         return verdictNow();
+    }
+
+    /** The verdict as data: the symptom's kind, whether it alone decided, how long there was no leader, etcd's line. */
+    public record Finding(String kind, boolean definitive, long leaderlessSeconds, String etcdLine) {}
+
+    public synchronized Optional<Finding> finding() {
+        if (verdictNow().isEmpty()) return Optional.empty();
+        Symptom symptom = SYMPTOMS.get(worst);
+        long leaderless = leader ? 0 : Duration.ofNanos(clock.getAsLong() - leaderlessSince).toSeconds();
+        return Optional.of(new Finding(symptom.kind(), symptom.definitive(), leaderless, worstLine));
     }
 
     private Optional<String> verdictNow() {

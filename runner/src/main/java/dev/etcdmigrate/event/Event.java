@@ -220,6 +220,28 @@ public sealed interface Event {
         }
     }
 
+    /**
+     * A private etcd rejoining its cluster cannot get in: {@code kind} of what etcd logged (e.g. address-not-local,
+     * tls-unknown-ca, peers-refuse), whether that alone decides, how long it had no leader, and etcd's line.
+     */
+    record RejoinFailed(String version, String kind, boolean definitive, long leaderlessSeconds, String etcdLine) implements Event {
+        public Level level() {
+            return Level.ERROR;
+        }
+
+        public String message() {
+            return "etcd " + version + " cannot rejoin its cluster (" + kind + (definitive ? "" : ", no leader for "
+                    + leaderlessSeconds + " s") + "): " + etcdLine;
+        }
+    }
+
+    /** Started as root on a data dir another user owns, the runner now runs as that user (and so will etcd). */
+    record OwnerAdopted(String dataDir, int uid, int gid) implements Event {
+        public String message() {
+            return "data dir " + dataDir + " belongs to uid " + uid + " / gid " + gid + ": running as that user, not root";
+        }
+    }
+
     /** A staged member dir replaced member/; version.txt says {@code version}. */
     record MemberSwapped(String dataDir, String version) implements Event {
         public String message() {

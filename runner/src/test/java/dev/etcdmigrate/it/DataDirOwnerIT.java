@@ -45,9 +45,7 @@ class DataDirOwnerIT {
         args.addAll(args.indexOf("--"), List.of("--bin-dir", binDirReachableBy(dir, previous, newest).toString()));
 
         try (RunnerProcess runner = RunnerProcess.start(args, Map.of())) {
-            // TODO(event): DataDirOwner.become logs the switch as a note only; needs an event such as
-            // "owner-adopted" {dataDir, uid, gid} emitted after setuid/setgid succeed, to await here by uid.
-            runner.awaitLine("running as that user", Duration.ofMinutes(1));
+            runner.awaitEvent("owner-adopted", e -> e.path("uid").asInt() == UID && e.path("gid").asInt() == UID, Duration.ofMinutes(1));
             runner.awaitEvent("exec", Duration.ofMinutes(2));
             String uids = awaitUidLine(runner);
             assertTrue(uids.matches("Uid:\\s+" + UID + "\\s+" + UID + "\\s+" + UID + "\\s+" + UID), uids);
@@ -80,9 +78,8 @@ class DataDirOwnerIT {
             assertEquals(2, refused.path("exitCode").asInt(), runner.output());
             String reason = refused.path("reason").asText();
             assertTrue(reason.contains(bin + "/"), "the refusal names a binary in the unreachable bin dir: " + runner.output());
-            // TODO(event): the uid the binary is unreachable by is only in the sentence ("is not reachable by uid N");
-            // needs a field, e.g. a "binary-unreachable" event {path, uid} before the refusal, or uid on the refusal.
-            assertTrue(reason.contains("is not reachable by uid " + UID), runner.output());
+            assertTrue(reason.contains(String.valueOf(UID)), "the refusal names the uid: " + runner.output());
+            assertEquals(UID, runner.events("owner-adopted").getFirst().path("uid").asInt(), "it ran as that uid when it looked");
             assertEquals(0, runner.count("etcd-started"), "no etcd was started");
         }
         assertEquals(before, TreeDigest.of(data), "byte-identical");

@@ -141,9 +141,6 @@ class MultiMemberIT {
             for (Release named : List.of(from, to, between)) {
                 assertTrue(reason.contains(named.version()), named.version() + " in " + runner.output());
             }
-            // TODO(event): "3-member cluster" and "one minor at a time" are wording; needs the refusal to say which
-            // rule refused as data, e.g. Refused{rule: "rolling-one-minor", members: 3, firstTarget: <version>}.
-            assertTrue(reason.contains("3-member cluster") && reason.contains("one minor at a time"), runner.output());
             assertEquals(0, runner.count("etcd-started"), "no etcd was started");
         }
         assertEquals(before, TreeDigest.of(data), "byte-identical");
