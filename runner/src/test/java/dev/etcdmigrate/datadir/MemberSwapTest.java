@@ -34,12 +34,13 @@ class MemberSwapTest {
     DataDir dataDir;
     ByteArrayOutputStream logged;
     MemberSwap swap;
+    final List<dev.etcdmigrate.event.Event> events = new java.util.ArrayList<>();
 
     @BeforeEach
     void setUp() throws IOException {
         dataDir = new DataDir(dir);
         logged = new ByteArrayOutputStream();
-        Log log = Log.text(new PrintStream(logged, true, StandardCharsets.UTF_8));
+        Log log = Log.text(new PrintStream(logged, true, StandardCharsets.UTF_8)).subscribe(events::add);
         swap = new MemberSwap(dataDir, new Backups(dataDir, Optional.empty(), 3, "m1", log), log);
         // the member the data dir holds now
         Files.createDirectories(dir.resolve("member/snap"));
@@ -166,7 +167,8 @@ class MemberSwapTest {
         assertEquals("old data", Files.readString(dir.resolve("member/snap/db")));
         assertEquals(Optional.of(OLD), dataDir.readVersion());
         assertEquals(List.of(), backups());
-        assertTrue(logged.toString(StandardCharsets.UTF_8).contains("discarding an incomplete staging dir"), logged.toString());
+        assertEquals(List.of(new dev.etcdmigrate.event.Event.Recovered("staging", dataDir.staging().toString(), "discarded",
+                "discarding an incomplete staging dir a previous run left: " + dataDir.staging())), events);
     }
 
     @Test

@@ -16,7 +16,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.Set;
 import java.util.function.Predicate;
-import java.util.regex.Pattern;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -24,7 +23,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * The runner's real command line (runner/target/etcd-migrate) as a child process, its output
  * collected line by line. It runs with {@code LOG_FORMAT=json}: tests assert on its events
  * ({@link #events}, {@link #awaitEvent}), never on log wording; {@link #output()} renders the lines
- * as the text diary would, for failure messages. {@link #close()} kills it and every process it left
+ * as the text diary would, only for failure messages. {@link #close()} kills it and every process it left
  * behind.
  */
 final class RunnerProcess implements AutoCloseable {
@@ -123,34 +122,6 @@ final class RunnerProcess implements AutoCloseable {
 
     int exitCode() {
         return process.exitValue();
-    }
-
-    /** Waits until a rendered line matching the pattern appears (or the process ends / the deadline passes). */
-    String awaitLine(String regex, Duration deadline) throws InterruptedException {
-        Pattern pattern = Pattern.compile(regex);
-        long end = System.nanoTime() + deadline.toNanos();
-        while (true) {
-            for (String line : lines()) {
-                if (pattern.matcher(line).find()) return line;
-            }
-            rememberDescendants();
-            boolean ended;
-            synchronized (lines) {
-                ended = !process.isAlive() && pumps.stream().noneMatch(Thread::isAlive);
-                if (!ended && System.nanoTime() < end) lines.wait(50);
-            }
-            if (ended || System.nanoTime() >= end) {
-                for (String line : lines()) {
-                    if (pattern.matcher(line).find()) return line;
-                }
-                fail("no line matching /" + regex + "/ from the runner; output:\n" + output());
-            }
-        }
-    }
-
-    /** Lines that came from the runner itself (not the children it pumps through), rendered as text. */
-    List<String> runnerLines() {
-        return lines().stream().filter(l -> l.contains("[etcd-migrate]")).toList();
     }
 
     /** Every line, a JSON line rendered as the text diary shows it ("LEVEL [source] message"; etcd's as "[source] line"). */
@@ -256,11 +227,6 @@ final class RunnerProcess implements AutoCloseable {
 
     String output() {
         return String.join("\n", lines());
-    }
-
-    long countRunnerLines(String regex) {
-        Pattern p = Pattern.compile(regex);
-        return runnerLines().stream().filter(l -> p.matcher(l).find()).count();
     }
 
     /** Children die with us only if we stop them: remember who they are while the runner lives. */
