@@ -105,7 +105,7 @@ public final class RunnerBenchmark {
                 sorted.getLast(), goal > 0 ? "   (goal <= " + goal + " ms)" : "");
     }
 
-    private static void seed(Release release, Path data, Path binDir) throws Exception {
+    static void seed(Release release, Path data, Path binDir) throws Exception {
         Permissions.ownerOnlyDir(data);
         Children children = new Children(Duration.ofSeconds(10));
         Log quiet = new Log(new PrintStream(OutputStream.nullOutputStream()));

@@ -41,8 +41,11 @@ import java.util.regex.Pattern;
  * own start-to-first-write on the same data, measured in the same run.
  *
  * <pre>
- * usage: ScaleBenchmark LAUNCHER BIN_DIR [SIZES_MIB=100,1024,4096] [RUNS=3]
+ * usage: ScaleBenchmark LAUNCHER[#JAVA_OPTS][,LAUNCHER2[#JAVA_OPTS]...] BIN_DIR [SIZES_MIB=100,1024,4096] [RUNS=3]
  * </pre>
+ *
+ * <p>Several launchers (another commit's build, or the same one with ETCD_MIGRATE_JAVA_OPTS after '#') are
+ * measured side by side, each on its own copy, in the same run.
  *
  * <p>Per size: a data dir written by etcd 3.4.23 (32 KiB values, --quota-backend-bytes 8 GiB,
  * --snapshot-count 5000) until its db reaches the size, cached under
@@ -63,7 +66,9 @@ public final class ScaleBenchmark {
     private static final Pattern STAMP = Pattern.compile("^(\\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z) (INFO |WARN |ERROR|     ) \\[([^\\]]+)\\] (.*)$");
 
     public static void main(String[] args) throws Exception {
-        Path launcher = Path.of(args[0]);
+        // BENCH_VARIANTS (env): more launchers, comma-separated, each LAUNCHER[#ETCD_MIGRATE_JAVA_OPTS]
+        String more = System.getenv().getOrDefault("BENCH_VARIANTS", "");
+        List<String> variants = List.of((args[0] + (more.isBlank() ? "" : "," + more)).split(","));
         Path binDir = Path.of(args[1]);
         List<Long> sizes = args.length > 2 ? java.util.Arrays.stream(args[2].split(",")).map(Long::parseLong).toList()
                 : List.of(100L, 1024L, 4096L);
@@ -83,41 +88,55 @@ public final class ScaleBenchmark {
                 long seedBytes = new DiskPeakProbe(seed).bytes();
                 long db = Files.size(seed.resolve("member/snap/db"));
                 requireFree(work, 4 * seedBytes, "runs at " + mib + " MiB");
-                List<Long> runner = new ArrayList<>();
+                int n = variants.size();
+                List<List<Long>> runner = new ArrayList<>();
+                List<List<Long>> rss = new ArrayList<>();
+                List<List<Long>> extra = new ArrayList<>();
+                for (int v = 0; v < n; v++) {
+                    runner.add(new ArrayList<>());
+                    rss.add(new ArrayList<>());
+                    extra.add(new ArrayList<>());
+                }
                 List<Long> floor = new ArrayList<>();
-                List<Long> rss = new ArrayList<>();
-                List<Long> extra = new ArrayList<>();
                 for (int i = 0; i < runs; i++) {
                     boolean floorFirst = i % 2 == 1; // alternate the order: a slow spell of the machine hits both
                     long[] f = null;
-                    long[] r = null;
                     if (floorFirst) f = floor(catalog, binDir, seed, work);
-                    r = runner(launcher, binDir, seed, work, logs.resolve(mib + "mib-run" + i + ".log"));
+                    long[][] r = new long[n][];
+                    for (int k = 0; k < n; k++) {
+                        int v = (i + k) % n; // and the variants' order
+                        Path log = logs.resolve(mib + "mib-run" + i + "-v" + v + ".log");
+                        r[v] = runner(variants.get(v), binDir, seed, work, log);
+                    }
                     if (!floorFirst) f = floor(catalog, binDir, seed, work);
-                    runner.add(r[0]);
-                    rss.add(r[1]);
-                    extra.add(r[2] - seedBytes);
                     floor.add(f[0]);
-                    System.out.printf("%5d MiB run %d: runner %6d ms, floor %6d ms (3.5 %d, 3.6 %d, 3.7 %d), ratio %.2f, runner peak RSS"
-                            + " %d MiB, peak extra disk %s (%.0f%% of the %s dir)%n", mib, i + 1, r[0], f[0], f[1], f[2], f[3],
-                            r[0] / (double) f[0], r[1] >> 20, DiskPeak.mib(r[2] - seedBytes), 100.0 * (r[2] - seedBytes) / seedBytes,
-                            DiskPeak.mib(seedBytes));
-                    printPhases(logs.resolve(mib + "mib-run" + i + ".log"), r[3], r[3] + r[0]);
+                    for (int v = 0; v < n; v++) {
+                        runner.get(v).add(r[v][0]);
+                        rss.get(v).add(r[v][1]);
+                        extra.get(v).add(r[v][2] - seedBytes);
+                        System.out.printf("%5d MiB run %d%s: runner %6d ms, floor %6d ms (3.5 %d, 3.6 %d, 3.7 %d), ratio %.2f, runner peak"
+                                + " RSS %d MiB, peak extra disk %s (%.0f%% of the %s dir)%n", mib, i + 1, n > 1 ? " [" + variants.get(v) + "]" : "",
+                                r[v][0], f[0], f[1], f[2], f[3], r[v][0] / (double) f[0], r[v][1] >> 20, DiskPeak.mib(r[v][2] - seedBytes),
+                                100.0 * (r[v][2] - seedBytes) / seedBytes, DiskPeak.mib(seedBytes));
+                        printPhases(logs.resolve(mib + "mib-run" + i + "-v" + v + ".log"), r[v][3], r[v][3] + r[v][0]);
+                    }
                 }
-                long rm = median(runner);
                 long fm = median(floor);
-                summary.add(String.format("| %d MiB (db %s, dir %s) | %d | %d ms | %d ms | %.2f | %s | %d MiB | %s (%.0f%%) |", mib,
-                        DiskPeak.mib(db), DiskPeak.mib(seedBytes), runs, rm, fm, rm / (double) fm,
-                        ratios(runner, floor), median(rss) >> 20, DiskPeak.mib(Collections.max(extra)),
-                        100.0 * Collections.max(extra) / seedBytes));
+                for (int v = 0; v < n; v++) {
+                    long rm = median(runner.get(v));
+                    summary.add(String.format("| %d MiB (db %s, dir %s) |%s %d | %d ms | %d ms | %.2f | %s | %d MiB | %s (%.0f%%) |", mib,
+                            DiskPeak.mib(db), DiskPeak.mib(seedBytes), n > 1 ? " " + variants.get(v) + " |" : "", runs, rm, fm,
+                            rm / (double) fm, ratios(runner.get(v), floor), median(rss.get(v)) >> 20,
+                            DiskPeak.mib(Collections.max(extra.get(v))), 100.0 * Collections.max(extra.get(v)) / seedBytes));
+                }
             }
         } finally {
             Trees.deleteRecursively(work);
         }
         System.out.println();
-        System.out.println("| size | runs | runner, median | floor, median | ratio of medians | ratio per run | runner peak RSS, median |"
+        System.out.println("| size |" + (variants.size() > 1 ? " runner |" : "") + " runs | runner, median | floor, median | ratio of medians | ratio per run | runner peak RSS, median |"
                 + " peak extra disk, max |");
-        System.out.println("|---|---|---|---|---|---|---|---|");
+        System.out.println("|---|---|---|---|---|---|---|---|" + (variants.size() > 1 ? "---|" : ""));
         summary.forEach(System.out::println);
     }
 
@@ -208,7 +227,8 @@ public final class ScaleBenchmark {
     }
 
     /** {wall ms, peak RSS bytes, peak bytes of the copy's parent, spawn epoch ms}. */
-    private static long[] runner(Path launcher, Path binDir, Path seed, Path work, Path logFile) throws Exception {
+    private static long[] runner(String variant, Path binDir, Path seed, Path work, Path logFile) throws Exception {
+        Path launcher = Path.of(variant.split("#", 2)[0]);
         Path data = copy(seed, work, "runner");
         try {
             ServerPorts ports = FreePorts.pick();
@@ -217,6 +237,7 @@ public final class ScaleBenchmark {
                     String.valueOf(ports.peer()), "--no-exec");
             ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(logFile.toFile());
             builder.environment().put("ETCD_QUOTA_BACKEND_BYTES", String.valueOf(QUOTA));
+            if (variant.contains("#")) builder.environment().put("ETCD_MIGRATE_JAVA_OPTS", variant.split("#", 2)[1]);
             try (DiskPeak disk = DiskPeak.watch(data.getParent())) {
                 long epoch = System.currentTimeMillis();
                 long spawned = System.nanoTime();
