@@ -16,8 +16,8 @@ import java.util.Optional;
  * key (a few KiB whatever the db's size). {@code etcdutl snapshot status} answers the same question but
  * hashes every page of the db first (0.5 s at 100 MiB, seconds at 4 GiB).
  *
- * <p>Read-only and lock-free: unlike etcdutl it does not wait on bbolt's file lock, so it does not tell
- * whether an etcd holds the db open (the caller's other checks must).
+ * <p>Read-only and lock-free: unlike etcdutl it does not wait on bbolt's file lock. Whether an etcd holds
+ * the db open is asked separately ({@link #lockHolder}): bbolt's flock shows in /proc/locks.
  *
  * <p>bbolt's layout (go.etcd.io/bbolt, little-endian on the platforms etcd ships for): a page starts with
  * {id u64, flags u16, count u16, overflow u32}; pages 0 and 1 are meta pages {magic u32, version u32,
@@ -60,6 +60,42 @@ public final class BackendStorageVersion {
                     false, 0, db);
             return value.map(v -> StandardCharsets.UTF_8.decode(v).toString());
         }
+    }
+
+    /**
+     * The PID of a process holding a flock on the db (bbolt takes one for as long as it has the file open: a
+     * running etcd, etcdutl), from /proc/locks; empty when none, or on a system without /proc/locks.
+     */
+    public static java.util.OptionalLong lockHolder(Path db) throws IOException {
+        Path locks = Path.of("/proc/locks");
+        if (!java.nio.file.Files.isReadable(locks)) return java.util.OptionalLong.empty();
+        long dev = ((Number) java.nio.file.Files.getAttribute(db, "unix:dev")).longValue();
+        long ino = ((Number) java.nio.file.Files.getAttribute(db, "unix:ino")).longValue();
+        return lockHolder(java.nio.file.Files.readAllLines(locks), dev, ino);
+    }
+
+    /** The holder among /proc/locks lines ("1: FLOCK  ADVISORY  WRITE 4242 fe:00:123 0 EOF") of the file dev:ino. */
+    static java.util.OptionalLong lockHolder(java.util.List<String> procLocks, long dev, long ino) {
+        // glibc's major()/minor() of st_dev, printed by the kernel as %02x:%02x:%lu
+        long major = ((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL);
+        long minor = (dev & 0xff) | ((dev >>> 12) & ~0xffL);
+        for (String line : procLocks) {
+            String[] f = line.trim().split("\\s+");
+            // "N:" then, for a lock someone waits on, "->"; then type, mode, access, pid, dev:ino, start, end
+            int i = 1;
+            if (i < f.length && f[i].equals("->")) continue; // a waiter, not a holder
+            if (f.length < i + 5 || !f[i].equals("FLOCK")) continue;
+            String[] id = f[i + 4].split(":");
+            if (id.length != 3) continue;
+            try {
+                if (Long.parseLong(id[0], 16) == major && Long.parseLong(id[1], 16) == minor && Long.parseLong(id[2]) == ino) {
+                    return java.util.OptionalLong.of(Long.parseLong(f[i + 3]));
+                }
+            } catch (NumberFormatException ignored) {
+                // a line of another format
+            }
+        }
+        return java.util.OptionalLong.empty();
     }
 
     private record Meta(int pageSize, long root, long txid) {}

@@ -55,6 +55,19 @@ class BackendStorageVersionIT {
     }
 
     @Test
+    void aRunningEtcdShowsAsTheDbsLockHolder(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        etcd.seed(EtcdFixture.release("3.5.35"), data, 100);
+        Path db = data.resolve("member/snap/db");
+        assertTrue(BackendStorageVersion.lockHolder(db).isEmpty(), "no etcd runs yet");
+        try (var running = etcd.start(EtcdFixture.release("3.5.35"), data)) {
+            assertTrue(BackendStorageVersion.lockHolder(db).isPresent(), "etcd holds bbolt's flock while it runs");
+            running.stop(java.time.Duration.ofSeconds(20));
+        }
+        assertTrue(BackendStorageVersion.lockHolder(db).isEmpty(), "released when etcd stopped");
+    }
+
+    @Test
     void aFileThatIsNotBboltIsRefused(@TempDir Path dir) throws Exception {
         Path junk = dir.resolve("db");
         Files.write(junk, "not a bbolt file, just text long enough to cover two meta pages? no".repeat(200)
