@@ -42,7 +42,8 @@ public final class PeerBenchmark {
     private static final List<String> BUNDLED = List.of("3.4.23", "3.5.35", "3.6.16");
 
     public static void main(String[] args) throws Exception {
-        Path launcher = Path.of(args[0]);
+        // BENCH_LAUNCHER (env): another build of the runner (e.g. a proposed change) instead of this tree's
+        Path launcher = Path.of(System.getenv().getOrDefault("BENCH_LAUNCHER", args[0]));
         Path binDir = Path.of(args[1]);
         Path k8s = Path.of(args[2]);
         List<Long> sizes = args.length > 3 ? java.util.Arrays.stream(args[3].split(",")).map(Long::parseLong).toList() : List.of(0L, 250L);
@@ -51,7 +52,7 @@ public final class PeerBenchmark {
         Catalog catalog = Catalog.bundled();
         Path cache = Path.of(System.getProperty("user.home"), ".cache", "etcd-migrate", "bench-data");
         Path work = Files.createTempDirectory(Path.of("/var/tmp"), "etcd-migrate-peer");
-        System.out.println("Kubernetes' tool: " + k8s + "; " + Runtime.getRuntime().availableProcessors() + " cores; load "
+        System.out.println("ours: " + launcher + "; Kubernetes' tool: " + k8s + "; " + Runtime.getRuntime().availableProcessors() + " cores; load "
                 + Files.readString(Path.of("/proc/loadavg")).trim());
         List<String> table = new ArrayList<>();
         try {
