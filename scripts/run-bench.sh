@@ -1,5 +1,6 @@
 # Sourced by the bench scripts: builds the runner and its test classes, provisions the binaries, and
 # runs the benchmark class given as $1 with the launcher and bin dir (then the script's arguments).
+# BENCH_JAVA_OPTS: JVM options of the benchmark itself, e.g. -Dbench.start.timeout=10m -Dbench.verbose=true.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/java-home.sh
@@ -9,4 +10,4 @@ runner/target/etcd-migrate provision --bin-dir "$BIN_DIR" >/dev/null 2>&1
 cp=runner/target/test-classes:runner/target/etcd-migrate.jar:$(printf '%s:' runner/target/lib/*.jar)
 bench_class=$1
 shift
-exec "$JAVA_HOME/bin/java" -cp "$cp" "$bench_class" "$PWD/runner/target/etcd-migrate" "$BIN_DIR" "$@"
+exec "$JAVA_HOME/bin/java" ${BENCH_JAVA_OPTS:-} -cp "$cp" "$bench_class" "$PWD/runner/target/etcd-migrate" "$BIN_DIR" "$@"

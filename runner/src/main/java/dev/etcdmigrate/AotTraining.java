@@ -19,12 +19,39 @@ import java.util.Map;
 /**
  * The training run behind the runner's AOT cache (JDK 25, -XX:AOTCacheOutput), made at build time:
  * it walks the no-op restart path (options, version.txt, the at-target check), links execve without
- * calling it, and plans with the catalog, so those classes come loaded and linked at start. It
- * touches only a temp dir and starts no process.
+ * calling it, and plans with the catalog, so those classes come loaded and linked at start. Then the
+ * first things a run with steps does: the storage version read from a db file, the HTTP client of the
+ * private etcds (one request to a loopback port nobody listens on: the request and connect path, refused)
+ * and the JSON of their answers. It touches only a temp dir and loopback, and starts no process.
  */
 public final class AotTraining {
 
     private AotTraining() {}
+
+    /** What a run with steps needs before and at its first step, without an etcd. */
+    static void trainStepPath(Path emptyDb) throws Exception {
+        try {
+            dev.etcdmigrate.etcd.BackendStorageVersion.read(emptyDb);
+        } catch (java.io.IOException expected) {
+            // an empty file is no bbolt db: the reader's paths up to the meta page check
+        }
+        dev.etcdmigrate.etcd.BackendStorageVersion.lockHolder(emptyDb);
+        java.net.http.HttpClient http = dev.etcdmigrate.etcd.GatewayClient.newHttpClient();
+        try (http) {
+            int port;
+            try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+                port = s.getLocalPort(); // closed again: the request below is refused
+            }
+            dev.etcdmigrate.etcd.GatewayClient gateway = new dev.etcdmigrate.etcd.GatewayClient(http,
+                    java.net.URI.create("http://127.0.0.1:" + port), "/v3");
+            try {
+                gateway.put("/etcd-migrate-aot-training", "x");
+            } catch (java.io.IOException refused) {
+                // nobody listens there
+            }
+        }
+        new com.fasterxml.jackson.databind.ObjectMapper().readTree("{\"header\":{\"revision\":\"1\"},\"alarms\":[]}");
+    }
 
     public static void main(String[] args) throws Exception {
         Path work = Files.createTempDirectory("etcd-migrate-aot");
@@ -47,6 +74,7 @@ public final class AotTraining {
                 throw new IllegalStateException("the training migration exited with " + code);
             }
             Execve.link();
+            trainStepPath(data.resolve("member/snap/db"));
             new Planner(catalog).plan(new DataVersion(catalog.releases().get(catalog.releases().size() - 2).etcdVersion(),
                     StorageApi.ETCD3), new DataVersion(newest.etcdVersion(), StorageApi.ETCD3));
         } finally {

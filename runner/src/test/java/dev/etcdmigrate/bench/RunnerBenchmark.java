@@ -39,6 +39,8 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li>no-op start to execve: data already at the newest version; from spawning the launcher until
  *       its process runs the etcd binary;
+ *   <li>launch to step 1: from spawning the launcher to the timestamp of its "step 1/1:" line (the
+ *       millisecond clock of this JVM and of the runner's log are the same wall clock);
  *   <li>one plain minor step on a small data dir (3.4 -> 3.5: no v2 check, no extra snapshot start):
  *       the step's own time, etcd's start-to-first-write inside it, and the difference (the runner's
  *       overhead).
@@ -47,6 +49,7 @@ import java.util.regex.Pattern;
 public final class RunnerBenchmark {
 
     private static final Pattern STEP_DONE = Pattern.compile("step 1/1 done in (\\d+) ms");
+    private static final Pattern STEP_ONE = Pattern.compile("^(\\S+Z) INFO  \\[etcd-migrate\\] step 1/1: ");
     private static final Pattern FIRST_WRITE = Pattern.compile("accepted a write after (\\d+) ms");
 
     public static void main(String[] args) throws Exception {
@@ -62,40 +65,54 @@ public final class RunnerBenchmark {
             Path template = work.resolve("template");
             seed(from, template, binDir);
 
-            List<Long> noop = new ArrayList<>();
+            // BENCH_VARIANTS (env): more launchers (another commit's build), measured alternating with this one
+            String more = System.getenv().getOrDefault("BENCH_VARIANTS", "");
+            List<Path> launchers = new ArrayList<>(List.of(launcher));
+            for (String v : more.split(",")) if (!v.isBlank()) launchers.add(Path.of(v));
+            int n = launchers.size();
             Path noopData = work.resolve("noop");
             seed(newest, noopData, binDir); // written by the newest etcd: a real no-op restart
             // a pod's restart: the same flags every time (the first start also asks the target etcd to parse them)
             ServerPorts noopPorts = FreePorts.pick();
-            long first = 0;
-            for (int i = 0; i < runs + 1; i++) {
-                long ms = noopToExec(launcher, binDir, noopData, newest, noopPorts);
-                if (i > 0) noop.add(ms); // the first run warms the page cache and the class-data archive
-                else first = ms;
+            List<List<Long>> noop = lists(n), step = lists(n), firstWrite = lists(n), overhead = lists(n), toStep1 = lists(n);
+            for (int v = 0; v < n; v++) {
+                long first = noopToExec(launchers.get(v), binDir, noopData, newest, noopPorts); // warms the page cache, the AOT cache
+                System.out.println("no-op first start of " + launchers.get(v) + " (etcd asked to parse its flags, answer remembered): "
+                        + first + " ms");
             }
-            System.out.println("no-op first start (etcd asked to parse its flags, answer remembered): " + first + " ms");
-
-            List<Long> step = new ArrayList<>();
-            List<Long> firstWrite = new ArrayList<>();
-            List<Long> overhead = new ArrayList<>();
             for (int i = 0; i < runs; i++) {
-                Path data = work.resolve("step-" + i);
-                copy(template, data);
-                long[] r = minorStep(launcher, binDir, data, to);
-                step.add(r[0]);
-                firstWrite.add(r[1]);
-                overhead.add(r[0] - r[1]);
-                Trees.deleteRecursively(data);
+                for (int k = 0; k < n; k++) {
+                    int v = (i + k) % n;
+                    noop.get(v).add(noopToExec(launchers.get(v), binDir, noopData, newest, noopPorts));
+                    Path data = work.resolve("step-" + i + "-" + v);
+                    copy(template, data);
+                    long[] r = minorStep(launchers.get(v), binDir, data, to);
+                    step.get(v).add(r[0]);
+                    firstWrite.get(v).add(r[1]);
+                    overhead.get(v).add(r[0] - r[1]);
+                    toStep1.get(v).add(r[2]);
+                    Trees.deleteRecursively(data);
+                }
             }
             System.out.println("runs: " + runs + " (no-op at " + newest.version() + "; step " + from.version() + " -> " + to.version() + ", "
-                    + Runtime.getRuntime().availableProcessors() + " cores)");
-            print("no-op start to execve", noop, 150);
-            print("minor step, whole", step, 300);
-            print("  etcd start to first write", firstWrite, -1);
-            print("  runner overhead (step - first write)", overhead, 50);
+                    + Runtime.getRuntime().availableProcessors() + " cores; load " + Files.readString(Path.of("/proc/loadavg")).trim() + ")");
+            for (int v = 0; v < n; v++) {
+                if (n > 1) System.out.println(launchers.get(v) + ":");
+                print("no-op start to execve", noop.get(v), 100);
+                print("launch to step 1 (3.4 -> 3.5, --no-exec)", toStep1.get(v), 150);
+                print("minor step, whole", step.get(v), 300);
+                print("  etcd start to first write", firstWrite.get(v), -1);
+                print("  runner overhead (step - first write)", overhead.get(v), 50);
+            }
         } finally {
             Trees.deleteRecursively(work);
         }
+    }
+
+    private static List<List<Long>> lists(int n) {
+        List<List<Long>> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) out.add(new ArrayList<>());
+        return out;
     }
 
     private static void print(String what, List<Long> ms, long goal) {
@@ -105,7 +122,7 @@ public final class RunnerBenchmark {
                 sorted.getLast(), goal > 0 ? "   (goal <= " + goal + " ms)" : "");
     }
 
-    private static void seed(Release release, Path data, Path binDir) throws Exception {
+    static void seed(Release release, Path data, Path binDir) throws Exception {
         Permissions.ownerOnlyDir(data);
         Children children = new Children(Duration.ofSeconds(10));
         Log quiet = Log.text(new PrintStream(OutputStream.nullOutputStream()));
@@ -158,21 +175,25 @@ public final class RunnerBenchmark {
         List<String> command = List.of(launcher.toString(), "--data-dir", data.toString(), "--bin-dir", binDir.toString(),
                 "--target-version", target.version(), "--name", "bench", "--port", String.valueOf(ports.client()),
                 "--peer-port", String.valueOf(ports.peer()), "--no-exec");
+        long spawned = System.currentTimeMillis();
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         long step = -1;
         long write = -1;
+        long step1 = -1;
         try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = out.readLine()) != null; ) {
                 Matcher s = STEP_DONE.matcher(line);
                 if (s.find()) step = Long.parseLong(s.group(1));
                 Matcher w = FIRST_WRITE.matcher(line);
                 if (w.find()) write = Long.parseLong(w.group(1));
+                Matcher one = STEP_ONE.matcher(line);
+                if (one.find()) step1 = java.time.Instant.parse(one.group(1)).toEpochMilli() - spawned;
             }
         }
         if (p.waitFor() != 0 || step < 0 || write < 0) {
             throw new IllegalStateException("the minor step did not complete (exit " + p.exitValue() + ")");
         }
-        return new long[] {step, write};
+        return new long[] {step, write, step1};
     }
 
     private static void copy(Path from, Path to) throws Exception {

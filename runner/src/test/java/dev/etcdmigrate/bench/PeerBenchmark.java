@@ -1,0 +1,203 @@
+package dev.etcdmigrate.bench;
+
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.etcd.FreePorts;
+import dev.etcdmigrate.etcd.GatewayClient;
+import dev.etcdmigrate.etcd.ServerPorts;
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Downtime against Kubernetes' own migrate tool (k8s.io/kubernetes/cluster/images/etcd/migrate, built by
+ * scripts/build-kubernetes.sh etcd-migrate-k8s): both tools, alternating, on fresh copies of the same
+ * 3.4.23 data, from spawning the tool until the target etcd acknowledges a write on its real client port.
+ *
+ * <pre>
+ * usage: PeerBenchmark LAUNCHER BIN_DIR K8S_MIGRATE [SIZES_MIB=0,250] [RUNS=5] [TARGETS=3.5.35,3.6.16]
+ * </pre>
+ *
+ * <ul>
+ *   <li>ours: {@code etcd-migrate --target-version T ... -- <etcd flags>}: it migrates, then execs etcd-T
+ *       with the flags after {@code --};
+ *   <li>theirs: {@code migrate --target-version T --bundled-versions 3.4.23,3.5.35,3.6.16 ...} until it
+ *       exits 0, then etcd-T started with the same etcd flags (what their image's migrate-if-needed.sh
+ *       does: exec etcd after the tool). Their tool starts private etcds with {@code --debug}, which 3.5
+ *       and 3.6 builds reject: it gets a bin dir whose etcd-&lt;v&gt; is a shell wrapper that drops that flag
+ *       and execs the real binary (so its etcds run as long as ours).
+ * </ul>
+ *
+ * Size 0 is a data dir of 200 small keys; any other size is ScaleBenchmark's cached 3.4.23 data dir of
+ * that many MiB of db.
+ */
+public final class PeerBenchmark {
+
+    private static final List<String> BUNDLED = List.of("3.4.23", "3.5.35", "3.6.16");
+
+    public static void main(String[] args) throws Exception {
+        // BENCH_LAUNCHER (env): another build of the runner (e.g. a proposed change) instead of this tree's
+        Path launcher = Path.of(System.getenv().getOrDefault("BENCH_LAUNCHER", args[0]));
+        Path binDir = Path.of(args[1]);
+        Path k8s = Path.of(args[2]);
+        List<Long> sizes = args.length > 3 ? java.util.Arrays.stream(args[3].split(",")).map(Long::parseLong).toList() : List.of(0L, 250L);
+        int runs = args.length > 4 ? Integer.parseInt(args[4]) : 5;
+        List<String> targets = args.length > 5 ? List.of(args[5].split(",")) : List.of("3.5.35", "3.6.16");
+        Catalog catalog = Catalog.bundled();
+        Path cache = Path.of(System.getProperty("user.home"), ".cache", "etcd-migrate", "bench-data");
+        Path work = Files.createTempDirectory(Path.of("/var/tmp"), "etcd-migrate-peer");
+        System.out.println("ours: " + launcher + "; Kubernetes' tool: " + k8s + "; " + Runtime.getRuntime().availableProcessors() + " cores; load "
+                + Files.readString(Path.of("/proc/loadavg")).trim());
+        List<String> table = new ArrayList<>();
+        try {
+            Path wrapped = wrapperBinDir(binDir, work.resolve("k8s-bin"));
+            for (long mib : sizes) {
+                Path seed = mib == 0 ? smallSeed(catalog, binDir, cache) : ScaleBenchmark.seed(catalog, binDir, cache, mib);
+                for (String target : targets) {
+                    List<Long> ours = new ArrayList<>();
+                    List<Long> theirs = new ArrayList<>();
+                    for (int i = 0; i < runs; i++) {
+                        boolean theirsFirst = i % 2 == 1;
+                        if (theirsFirst) theirs.add(theirs(k8s, wrapped, binDir, seed, work, target));
+                        ours.add(ours(launcher, binDir, seed, work, target));
+                        if (!theirsFirst) theirs.add(theirs(k8s, wrapped, binDir, seed, work, target));
+                        System.out.printf("%s 3.4.23 -> %s run %d: ours %d ms, Kubernetes' %d ms%n", mib == 0 ? "small" : mib + " MiB",
+                                target, i + 1, ours.getLast(), theirs.getLast());
+                    }
+                    long o = ScaleBenchmark.median(ours);
+                    long t = ScaleBenchmark.median(theirs);
+                    table.add(String.format("| 3.4.23 -> %s | %s | %d | %d ms (%s) | %d ms (%s) | %.2f |", target,
+                            mib == 0 ? "200 keys" : mib + " MiB db", runs, o, join(ours), t, join(theirs), o / (double) t));
+                }
+            }
+        } finally {
+            Trees.deleteRecursively(work);
+        }
+        System.out.println();
+        System.out.println("| transition | data | runs | ours, median (all) | Kubernetes' migrate + etcd, median (all) | ratio |");
+        System.out.println("|---|---|---|---|---|---|");
+        table.forEach(System.out::println);
+    }
+
+    private static String join(List<Long> values) {
+        return String.join(", ", values.stream().map(String::valueOf).toList());
+    }
+
+    /** etcd-&lt;v&gt; wrappers that drop --debug (3.5+ reject it) and exec the real binary; etcdctl-&lt;v&gt; links. */
+    static Path wrapperBinDir(Path real, Path dir) throws IOException {
+        Files.createDirectories(dir);
+        for (String v : BUNDLED) {
+            Path etcd = dir.resolve("etcd-" + v);
+            Files.writeString(etcd, "#!/bin/sh\n# Kubernetes' migrate passes --debug, which etcd 3.5+ rejects: drop it, exec the real etcd\n"
+                    + "for a do shift; [ \"$a\" = --debug ] || set -- \"$@\" \"$a\"; done\n"
+                    + "exec " + real.resolve("etcd-" + v).toRealPath() + " \"$@\"\n");
+            Files.setPosixFilePermissions(etcd, PosixFilePermissions.fromString("rwx------"));
+            Files.createSymbolicLink(dir.resolve("etcdctl-" + v), real.resolve("etcdctl-" + v).toRealPath());
+        }
+        return dir;
+    }
+
+    private static Path smallSeed(Catalog catalog, Path binDir, Path cache) throws Exception {
+        Path dir = cache.resolve("3.4.23-small");
+        Path data = dir.resolve("data");
+        if (Files.isRegularFile(dir.resolve("done"))) return data;
+        Trees.deleteRecursively(dir);
+        Files.createDirectories(dir);
+        RunnerBenchmark.seed(catalog.release(dev.etcdmigrate.version.EtcdVersion.parse("3.4.23")).orElseThrow(), data, binDir);
+        Files.writeString(dir.resolve("done"), "200 keys\n");
+        return data;
+    }
+
+    private static List<String> etcdFlags(Path data, ServerPorts real) {
+        String client = "http://127.0.0.1:" + real.client();
+        String peer = "http://127.0.0.1:" + real.peer();
+        return List.of("--name", "bench", "--data-dir", data.toString(), "--listen-client-urls", client, "--advertise-client-urls",
+                client, "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "bench=" + peer);
+    }
+
+    private static long ours(Path launcher, Path binDir, Path seed, Path work, String target) throws Exception {
+        Path data = ScaleBenchmark.copy(seed, work, "ours");
+        ServerPorts real = FreePorts.pick();
+        ServerPorts priv = FreePorts.pick();
+        List<String> command = new ArrayList<>(List.of(launcher.toString(), "--data-dir", data.toString(), "--bin-dir", binDir.toString(),
+                "--target-version", target, "--name", "bench", "--port", String.valueOf(priv.client()), "--peer-port",
+                String.valueOf(priv.peer()), "--"));
+        command.addAll(etcdFlags(data, real));
+        long start = System.nanoTime();
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(work.resolve("ours.log").toFile()).start();
+        try {
+            awaitWrite(real, target, p, start, work.resolve("ours.log"));
+            return (System.nanoTime() - start) / 1_000_000;
+        } finally {
+            stop(p);
+            Trees.deleteRecursively(data.getParent());
+        }
+    }
+
+    private static long theirs(Path k8s, Path wrapped, Path binDir, Path seed, Path work, String target) throws Exception {
+        Path data = ScaleBenchmark.copy(seed, work, "theirs");
+        ServerPorts real = FreePorts.pick();
+        ServerPorts priv = FreePorts.pick();
+        List<String> command = List.of(k8s.toString(), "--data-dir", data.toString(), "--bin-dir", wrapped.toString(), "--target-version",
+                target, "--target-storage", "etcd3", "--bundled-versions", String.join(",", BUNDLED), "--name", "bench", "--port",
+                String.valueOf(priv.client()), "--peer-port", String.valueOf(priv.peer()), "--initial-cluster",
+                "bench=http://localhost:" + priv.peer(), "--listen-peer-urls", "http://localhost:" + priv.peer(),
+                "--initial-advertise-peer-urls", "http://localhost:" + priv.peer());
+        Path log = work.resolve("theirs.log");
+        long start = System.nanoTime();
+        Process tool = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        if (!tool.waitFor(10, TimeUnit.MINUTES) || tool.exitValue() != 0) {
+            stop(tool);
+            throw new IllegalStateException("Kubernetes' migrate failed (exit " + (tool.isAlive() ? "none" : tool.exitValue()) + "): "
+                    + tail(log));
+        }
+        List<String> etcd = new ArrayList<>(List.of(binDir.resolve("etcd-" + target).toString()));
+        etcd.addAll(etcdFlags(data, real));
+        Process p = new ProcessBuilder(etcd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        try {
+            awaitWrite(real, target, p, start, log);
+            return (System.nanoTime() - start) / 1_000_000;
+        } finally {
+            stop(p);
+            Trees.deleteRecursively(data.getParent());
+        }
+    }
+
+    /** Polls a v3 put on the real client port every 5 ms until it is acknowledged. */
+    private static void awaitWrite(ServerPorts real, String target, Process p, long start, Path log) throws Exception {
+        HttpClient http = GatewayClient.newHttpClient();
+        GatewayClient gateway = new GatewayClient(http, real.clientUrl(), "/v3");
+        long deadline = start + Duration.ofMinutes(5).toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!p.isAlive()) throw new IllegalStateException("exited with " + p.exitValue() + " before a write: " + tail(log));
+            try {
+                gateway.put("/bench-probe", "ok");
+                return;
+            } catch (IOException notYet) {
+                // not serving yet
+            }
+            p.waitFor(5, TimeUnit.MILLISECONDS); // poll interval of a deadline-bound wait
+        }
+        throw new IllegalStateException("no write within 5 minutes: " + tail(log));
+    }
+
+    private static void stop(Process p) throws InterruptedException {
+        p.destroy();
+        if (!p.waitFor(60, TimeUnit.SECONDS)) p.destroyForcibly().waitFor();
+    }
+
+    private static String tail(Path log) {
+        try {
+            List<String> lines = Files.readAllLines(log);
+            return String.join(" | ", lines.subList(Math.max(0, lines.size() - 8), lines.size()));
+        } catch (IOException e) {
+            return "(no log: " + e.getMessage() + ")";
+        }
+    }
+}
