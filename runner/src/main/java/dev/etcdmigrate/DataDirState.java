@@ -1,17 +1,12 @@
 package dev.etcdmigrate;
 
-import dev.etcdmigrate.catalog.Catalog;
-import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
-import dev.etcdmigrate.etcd.BinDir;
+import dev.etcdmigrate.etcd.BackendStorageVersion;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.plan.RefusedTransitionException;
-import dev.etcdmigrate.process.ChildEnvironment;
-import dev.etcdmigrate.process.Children;
-import dev.etcdmigrate.process.ToolRunner;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.MinorLine;
@@ -19,10 +14,8 @@ import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.List;
-import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -33,8 +26,7 @@ import java.util.regex.Pattern;
  */
 final class DataDirState {
 
-    private static final Duration STATUS_TIMEOUT = Duration.ofSeconds(15);
-    private static final Pattern STORAGE_VERSION = Pattern.compile("\"version\":\"(\\d+\\.\\d+\\.\\d+)\"");
+    private static final Pattern STORAGE_VERSION = Pattern.compile("(\\d+\\.\\d+\\.\\d+)");
 
     private final DataDir dataDir;
     private final MigrateOptions options;
@@ -78,29 +70,27 @@ final class DataDirState {
 
     /**
      * From 3.6 on, the backend records the storage version etcd last set: data that a newer line wrote
-     * than version.txt says is refused rather than "upgraded" by older binaries. Read offline with the
-     * newest bundled etcdutl that reports it (read-only; it waits on the db's lock, so a live etcd shows).
+     * than version.txt says is refused rather than "upgraded" by older binaries. Read offline from the db's
+     * meta bucket (a few pages, where `etcdutl snapshot status` hashed the whole db first); a db an etcd
+     * holds open is refused, as etcdutl's wait on its lock showed before.
      */
-    void checkRecordedStorageVersion(DataVersion recorded, Catalog catalog, BinDir binDir, Children children,
-            Map<String, String> environment) throws IOException, InterruptedException, MigrateException {
+    void checkRecordedStorageVersion(DataVersion recorded) throws IOException, MigrateException {
         Path db = dataDir.member().resolve("snap").resolve("db");
         if (recorded.storage() != StorageApi.ETCD3 || !Files.isRegularFile(db)) return;
-        Optional<Release> reader = catalog.releases().reversed().stream()
-                .filter(r -> r.line().tools().statusReportsStorageVersion())
-                .filter(r -> Files.isExecutable(binDir.dir().resolve("etcdutl-" + r.version()))).findFirst();
-        if (reader.isEmpty()) return;
-        Path etcdutl = binDir.tool("etcdutl", reader.get().etcdVersion());
-        ToolRunner.Result status;
-        try {
-            status = new ToolRunner(log, children).runAllowingFailure("etcdutl-" + reader.get().version(),
-                    List.of(etcdutl.toString(), "snapshot", "status", db.toString(), "-w", "json"),
-                    ChildEnvironment.scrubbed(environment, Map.of()), dataDir.path(), STATUS_TIMEOUT);
-        } catch (ToolRunner.ToolFailedException e) {
-            throw new DataDir.UnusableDataDirException("could not read the storage version recorded in " + db + " (" + e.getMessage()
-                    + "): is an etcd still running on this data dir? Stop it first (nothing was changed)");
+        OptionalLong holder = BackendStorageVersion.lockHolder(db);
+        if (holder.isPresent()) {
+            throw new DataDir.UnusableDataDirException(db + " is held open by process " + holder.getAsLong()
+                    + ": is an etcd still running on this data dir? Stop it first (nothing was changed)");
         }
-        Matcher m = STORAGE_VERSION.matcher(status.output());
-        if (status.exitCode() != 0 || !m.find()) return; // lines before 3.6 record none
+        Optional<String> recordedStorage;
+        try {
+            recordedStorage = BackendStorageVersion.read(db);
+        } catch (IOException e) {
+            throw new DataDir.UnusableDataDirException("could not read the storage version recorded in " + db + " ("
+                    + e.getMessage() + "); nothing was changed");
+        }
+        Matcher m = STORAGE_VERSION.matcher(recordedStorage.orElse(""));
+        if (!m.find()) return; // lines before 3.6 record none
         EtcdVersion storage = EtcdVersion.parse(m.group(1));
         // one minor above is what an upgrade step interrupted after its etcd ran leaves behind (version.txt is
         // written after the step): resumable. Further above, no run of this tool can have written it.

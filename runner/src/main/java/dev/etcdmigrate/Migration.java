@@ -165,8 +165,7 @@ public final class Migration {
             checks.add(new Preflight.Check("data dir against version.txt and etcd's flags", () -> state.crossCheck(current.get())));
             checks.add(preflight.externalWalAgainstSwaps(plan));
             if (!plan.steps().isEmpty()) {
-                checks.add(new Preflight.Check("storage version recorded in the db", () -> state.checkRecordedStorageVersion(current.get(),
-                        catalog(), binDir, children, environment)));
+                checks.add(new Preflight.Check("storage version recorded in the db", () -> state.checkRecordedStorageVersion(current.get())));
             }
         }
         checks.add(new Preflight.Check("bundled binaries report their versions", () -> expectBinaries(plan, binaries)));

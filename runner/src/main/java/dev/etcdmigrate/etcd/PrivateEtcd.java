@@ -6,6 +6,7 @@ import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.process.ChildEnvironment;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.LinePump;
+import dev.etcdmigrate.v2.V2Key;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -26,9 +27,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class PrivateEtcd implements AutoCloseable {
 
-    /** The key the write probe puts and deletes; outside any Kubernetes prefix, and top-level so a v2
-     * probe leaves no directory behind. */
-    public static final String PROBE_KEY = "/etcd-migrate-probe";
+    /** The key the write probe puts and deletes (see {@link V2Key#PROBE}). */
+    public static final String PROBE_KEY = V2Key.PROBE;
 
     // A restarted single member waits out one election timeout before it takes writes: keep it short.
     private static final List<String> FAST_TIMERS = List.of("--heartbeat-interval=10", "--election-timeout=100");

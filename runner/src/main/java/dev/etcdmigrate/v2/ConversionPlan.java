@@ -1,6 +1,5 @@
 package dev.etcdmigrate.v2;
 
-import dev.etcdmigrate.etcd.PrivateEtcd;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -47,7 +46,7 @@ public final class ConversionPlan {
         String ttlPrefix = ttlDirectory.endsWith("/") ? ttlDirectory : ttlDirectory + "/";
         try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(fixes), 1 << 16))) {
             V2SnapshotReader.read(snapshot, key -> {
-                if (key.key().equals(PrivateEtcd.PROBE_KEY)) {
+                if (key.key().equals(V2Key.PROBE)) {
                     return; // a snapshot can fall between the probe's put and its delete
                 }
                 byte[] value = key.value().getBytes(StandardCharsets.UTF_8);

@@ -1,6 +1,6 @@
 package dev.etcdmigrate.bench;
 
-import dev.etcdmigrate.Log;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
@@ -171,7 +171,7 @@ public final class ScaleBenchmark {
         Permissions.ownerOnlyDir(data);
         Release v34 = catalog.release(EtcdVersion.parse("3.4.23")).orElseThrow();
         Children children = new Children(Duration.ofSeconds(10));
-        Log quiet = new Log(new PrintStream(OutputStream.nullOutputStream()));
+        Log quiet = Log.text(new PrintStream(OutputStream.nullOutputStream()));
         PrivateEtcd.Settings settings = new PrivateEtcd.Settings(new BinDir(binDir), "bench", FreePorts.pick(),
                 List.of("--quota-backend-bytes=" + QUOTA, "--snapshot-count=5000"), Duration.ofMinutes(5), Duration.ofSeconds(60),
                 System.getenv(), GatewayClient.newHttpClient());
@@ -275,7 +275,7 @@ public final class ScaleBenchmark {
         Path data = copy(seed, work, "floor");
         try {
             Children children = new Children(Duration.ofSeconds(10));
-            Log quiet = new Log(new PrintStream(OutputStream.nullOutputStream()));
+            Log quiet = Log.text(new PrintStream(OutputStream.nullOutputStream()));
             PrivateEtcd.Settings settings = new PrivateEtcd.Settings(new BinDir(binDir), "bench", FreePorts.pick(),
                     List.of("--quota-backend-bytes=" + QUOTA), Duration.ofMinutes(5), Duration.ofSeconds(60), System.getenv(),
                     GatewayClient.newHttpClient());
