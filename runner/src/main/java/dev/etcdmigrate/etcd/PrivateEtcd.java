@@ -226,6 +226,7 @@ public final class PrivateEtcd implements AutoCloseable {
 
     /** SIGTERM, wait up to the grace period, SIGKILL and fail if it lingers. */
     public void stop(Duration grace) throws EtcdFailedException, InterruptedException {
+        output.stopping();
         Children.terminate(process);
         boolean exited = process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS);
         if (!exited) {

@@ -14,8 +14,12 @@ public enum EtcdOutput {
     private static final Pattern IMPORTANT = Pattern.compile(
             "\"level\":\"(warn|error|dpanic|panic|fatal)\"|\\s[WECF] \\| |^panic: |^fatal error: |^Error: |^\\{\"level\":\"(warn|error)");
 
+    // etcd's warning about the runner's own files in the data dir (.etcd-migrate/, version.txt): expected, not the operator's concern
+    private static final Pattern OURS = Pattern.compile("found invalid file(/dir)? .*(\\.etcd-migrate|version\\.txt)"
+            + "|\"msg\":\"found invalid file under data directory\",\"filename\":\"(\\.etcd-migrate|version\\.txt)\"");
+
     public static boolean isImportant(String line) {
-        return IMPORTANT.matcher(line).find();
+        return IMPORTANT.matcher(line).find() && !OURS.matcher(line).find();
     }
 
     /** @throws IllegalArgumentException naming the accepted values */

@@ -75,7 +75,12 @@ public final class Log {
 
     /** A line a child process printed, with the program and version that printed it. */
     public void child(String program, String line) {
-        emit(new Event.ChildOutput(program, line, EtcdOutput.isImportant(line)));
+        child(program, line, EtcdOutput.isImportant(line));
+    }
+
+    /** The same, its importance decided by the caller (e.g. etcd's shutdown complaints after a SIGTERM it was sent). */
+    public void child(String program, String line, boolean important) {
+        emit(new Event.ChildOutput(program, line, important));
     }
 
     public void flush() {

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.process;
 
+import dev.etcdmigrate.log.EtcdOutput;
 import dev.etcdmigrate.log.Log;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -25,6 +26,7 @@ public final class LinePump {
     private static final java.util.regex.Pattern FATAL = java.util.regex.Pattern.compile(
             "\"level\":\"(fatal|panic|dpanic)\"|^panic: |^fatal error: |\s[CF] \\| ");
     private Thread thread;
+    private volatile boolean stopping;
 
     public LinePump(Log log, String program) {
         this(log, program, line -> {});
@@ -45,7 +47,9 @@ public final class LinePump {
     private void pump(InputStream in) {
         try (BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
             for (String line; (line = reader.readLine()) != null; ) {
-                log.child(program, line);
+                // once it was told to stop, etcd's shutdown complaints ("server closed") are a normal stop's noise;
+                // an unclean stop is reported with its last lines anyway
+                log.child(program, line, !stopping && EtcdOutput.isImportant(line));
                 if (fatal == null && FATAL.matcher(line).find()) {
                     fatal = line.length() > 600 ? line.substring(0, 600) + "..." : line;
                 }
@@ -58,6 +62,11 @@ public final class LinePump {
         } catch (IOException e) {
             // the child closed its output or was killed: nothing more to copy
         }
+    }
+
+    /** The child was sent SIGTERM: what it prints from now on is not shown as a warning or error. */
+    public void stopping() {
+        stopping = true;
     }
 
     /** Waits until the child's output is fully copied (it has exited). */

@@ -77,6 +77,8 @@ class LogFormatsTest {
         log.child("etcd-3.6.16", ETCD_WARN);
         log.child("etcd-2.3.8", "2026-11-23 01:00:00.000000 E | rafthttp: failed to dial");
         log.child("etcd-2.3.8", "2026-11-23 01:00:00.000000 I | etcdserver: published");
+        log.child("etcd-3.2.32", "2026-11-23 02:27:32.815943 W | etcdmain: found invalid file/dir .etcd-migrate under data dir /d");
+        log.child("etcd-3.7.3", "{\"level\":\"warn\",\"msg\":\"found invalid file under data directory\",\"filename\":\"version.txt\"}");
         log.info("runner lines are always shown");
         assertEquals(3, lines().size(), lines().toString());
         assertFalse(out.toString(StandardCharsets.UTF_8).contains("closed etcd server"));
