@@ -347,4 +347,44 @@ class PlannerTest {
         Set<String> types = table().flatMap(c -> c.steps().stream()).map(s -> s.substring(0, s.indexOf(' '))).collect(Collectors.toSet());
         assertEquals(Set.of("PatchFloor", "MinorUpgrade", "OnlineDowngrade", "SnapshotDowngrade", "ConvertToV3", "RollbackToV2"), types);
     }
+
+    // ---- the no-op and a fresh data dir: plans too (what the runner executes is always a Planner's plan)
+
+    private static final dev.etcdmigrate.catalog.CatalogSource UNREADABLE = () -> {
+        throw new AssertionError("a restart at the target's line and storage reads no catalog");
+    };
+
+    static Stream<String[]> restartsAtTheTargetLine() {
+        return Stream.of(new String[] {"3.7.3/etcd3", "3.7.3/etcd3"}, new String[] {"3.7.0/etcd3", "3.7.3/etcd3"},
+                new String[] {"3.4.23/etcd2", "3.4.23/etcd2"});
+    }
+
+    @ParameterizedTest(name = "{0} -> {1}")
+    @MethodSource("restartsAtTheTargetLine")
+    void aRestartAtTheTargetsLineIsAPlanWithoutStepsAndReadsNoCatalog(String current, String target) throws Exception {
+        Plan plan = new Planner(UNREADABLE).plan(java.util.Optional.of(DataVersion.parse(current)), DataVersion.parse(target), v -> true);
+        assertEquals(List.of(), plan.steps());
+        assertEquals(DataVersion.parse(current), plan.current());
+        assertFalse(plan.fresh());
+    }
+
+    @Test
+    void withoutTheTargetsBinaryTheCatalogDecides() throws Exception {
+        assertThrows(AssertionError.class, () -> new Planner(UNREADABLE).plan(java.util.Optional.of(DataVersion.parse("3.7.3/etcd3")),
+                DataVersion.parse("3.7.3/etcd3"), v -> false));
+        Plan plan = new Planner(() -> BUNDLED).plan(java.util.Optional.of(DataVersion.parse("3.7.3/etcd3")),
+                DataVersion.parse("3.7.3/etcd3"), v -> false);
+        assertEquals(List.of(), plan.steps());
+    }
+
+    @Test
+    void aDataDirWithoutEtcdDataIsAFreshPlanWhoseTargetIsStillChecked() throws Exception {
+        Plan plan = new Planner(() -> BUNDLED).plan(java.util.Optional.empty(), DataVersion.parse("3.7.3/etcd3"), v -> true);
+        assertTrue(plan.fresh());
+        assertEquals(List.of(), plan.steps());
+        assertThrows(RefusedTransitionException.class, () -> new Planner(() -> BUNDLED).plan(java.util.Optional.empty(),
+                DataVersion.parse("3.7.3/etcd2"), v -> true), "3.7 serves no v2 API");
+        assertThrows(RefusedTransitionException.class, () -> new Planner(() -> BUNDLED).plan(java.util.Optional.empty(),
+                DataVersion.parse("9.9.9/etcd3"), v -> true), "not bundled");
+    }
 }
