@@ -85,9 +85,12 @@ final class DataDirState {
         Optional<String> recordedStorage;
         try {
             recordedStorage = BackendStorageVersion.read(db);
-        } catch (IOException e) {
-            throw new DataDir.UnusableDataDirException("could not read the storage version recorded in " + db + " ("
-                    + e.getMessage() + "); nothing was changed");
+        } catch (BackendStorageVersion.UnreadableBackendException e) {
+            // not a db this reader understands: etcd itself judges it when the first step starts it (as when
+            // etcdutl failed on it), and a damaged db fails that step with etcd's own fatal line
+            log.warn("could not read the storage version recorded in " + db + " (" + e.getMessage()
+                    + "): the step's etcd will judge the db");
+            return;
         }
         Matcher m = STORAGE_VERSION.matcher(recordedStorage.orElse(""));
         if (!m.find()) return; // lines before 3.6 record none
