@@ -47,6 +47,11 @@ class BackendStorageVersionIT {
                     while (again.gateway().version().path("storage").asText("").isEmpty() && System.nanoTime() < end) {
                         Thread.sleep(100); // poll interval of a deadline-bound wait
                     }
+                    // reported is not yet committed: wait until the db file itself holds it (etcd commits in batches)
+                    Path db = data.resolve("member/snap/db");
+                    while (BackendStorageVersion.read(db).isEmpty() && System.nanoTime() < end) {
+                        Thread.sleep(100); // poll interval of a deadline-bound wait
+                    }
                     again.awaitWrite(java.time.Duration.ofSeconds(30));
                     again.stop(java.time.Duration.ofSeconds(20));
                 }
