@@ -134,16 +134,17 @@ public final class Backups {
         requireSpace(member, location);
         if (walDir.isPresent()) requireSpace(walDir.get(), location);
         Permissions.ownerOnlyDir(partial);
+        boolean cloned;
         try (ProgressMeter progress = ProgressMeter.watching(log, "copying member/ to backup " + backup.getFileName(), "bytes",
                 Trees.size(member) + (walDir.isPresent() ? Trees.size(walDir.get()) : 0), () -> Trees.size(partial))) {
-            Trees.copyDurably(member, partial.resolve("member"));
-            if (walDir.isPresent()) Trees.copyDurably(walDir.get(), partial.resolve("wal"));
+            cloned = Trees.copyDurably(member, partial.resolve("member"));
+            if (walDir.isPresent()) cloned &= Trees.copyDurably(walDir.get(), partial.resolve("wal"));
         }
         writeVersion(partial, version);
         Fsync.path(partial);
         Files.move(partial, backup, StandardCopyOption.ATOMIC_MOVE);
         Fsync.path(location);
-        log.emit(new Event.BackupMade(backup.toString(), version.toString(), "copied"));
+        log.emit(new Event.BackupMade(backup.toString(), version.toString(), cloned ? "cloned" : "copied"));
         retain(backup);
         return backup;
     }
@@ -266,12 +267,26 @@ public final class Backups {
         return BackupName.parse(name).filter(n -> !relocates() || n.carries(identity)).isPresent();
     }
 
-    /** {@code <stamp>-<identity>-<version>-<storage>}, with {@code .N} when that name (or its partial) is taken. */
-    String newName(DataVersion version) {
+    /**
+     * {@code <stamp>-<identity>-<version>-<storage>}, with {@code .N} when this data dir already has a backup
+     * from the same second (of any version; a downgrade chain takes several): the counter orders them.
+     */
+    String newName(DataVersion version) throws IOException {
         BackupName name = BackupName.of(clock.instant(), identity, version);
-        for (int i = 1; taken(name.toString()); i++) {
-            name = name.withCounter(i);
+        int counter = -1;
+        for (Path dir : List.of(dataDir.backupsDir(), location)) {
+            for (Path entry : list(dir)) {
+                String entryName = entry.getFileName().toString();
+                if (entryName.endsWith(PARTIAL)) entryName = entryName.substring(0, entryName.length() - PARTIAL.length());
+                Optional<BackupName> other = BackupName.parse(entryName);
+                if (other.isPresent() && other.get().stamp().equals(name.stamp())
+                        && (other.get().carries(identity) || !relocates() && dir.equals(dataDir.backupsDir()))) {
+                    counter = Math.max(counter, other.get().counter());
+                }
+            }
         }
+        name = counter < 0 ? name : name.withCounter(counter + 1);
+        while (taken(name.toString())) name = name.withCounter(name.counter() + 1); // a name another writer took meanwhile
         return name.toString();
     }
 

@@ -24,20 +24,21 @@ public final class Trees {
         copy(from, to, false);
     }
 
-    /** The same, with every file and directory fsynced: for a backup that must survive a crash. */
-    public static void copyDurably(Path from, Path to) throws IOException {
-        copy(from, to, true);
+    /** The same, with every file and directory fsynced: for a backup that must survive a crash. Returns whether every file was cloned. */
+    public static boolean copyDurably(Path from, Path to) throws IOException {
+        return copy(from, to, true);
     }
 
-    private static void copy(Path from, Path to, boolean sync) throws IOException {
+    private static boolean copy(Path from, Path to, boolean sync) throws IOException {
         try {
-            copyTree(from, to, sync);
+            return copyTree(from, to, sync);
         } catch (IOException e) {
             throw new IOException("could not copy " + from + " to " + to + ": " + e.getMessage(), e);
         }
     }
 
-    private static void copyTree(Path from, Path to, boolean sync) throws IOException {
+    /** Returns whether every regular file was cloned (none needed a byte copy). */
+    private static boolean copyTree(Path from, Path to, boolean sync) throws IOException {
         boolean[] cloning = {true}; // until the file system says it cannot: then plain copies for the rest
         Files.walkFileTree(from, new SimpleFileVisitor<>() {
             @Override
@@ -70,6 +71,7 @@ public final class Trees {
                 return FileVisitResult.CONTINUE;
             }
         });
+        return cloning[0];
     }
 
     /** Bytes in the regular files of a tree: what a copy of it needs. */

@@ -162,11 +162,14 @@ public sealed interface Event {
         }
     }
 
-    /** {@code how}: "copied" (a copy before an in-place step) or "kept" (the member dir a swap replaced). */
+    /**
+     * {@code how}: "copied" or "cloned" (a copy before an in-place step; a clone shares the member's blocks), or
+     * "kept" (the member dir a swap replaced).
+     */
     record BackupMade(String path, String version, String how) implements Event {
         public String message() {
             return how.equals("kept") ? "kept the " + version + " member dir as backup " + path
-                    : "copied the " + version + " member dir to backup " + path;
+                    : how + " the " + version + " member dir to backup " + path;
         }
     }
 

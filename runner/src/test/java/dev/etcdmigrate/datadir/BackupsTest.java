@@ -88,7 +88,18 @@ class BackupsTest {
     }
 
     @Test
-    void aNameCarriesTheStampTheMemberTheDataDirAndTheVersion() {
+    void backupsOfOneDataDirWithinOneSecondAreOrderedByTheirCounterWhateverTheirVersion() throws Exception {
+        Backups b = backups(Optional.empty(), 5, NOW);
+        Path first = b.copyOf(dataDir.member(), V37);
+        Path second = b.copyOf(dataDir.member(), DataVersion.parse("3.6.16/etcd3"));
+        Path third = b.copyOf(dataDir.member(), DataVersion.parse("3.5.35/etcd3"));
+        assertTrue(second.getFileName().toString().endsWith("-3.6.16-etcd3.1"), second.toString());
+        assertTrue(third.getFileName().toString().endsWith("-3.5.35-etcd3.2"), third.toString());
+        assertEquals(List.of(first, second, third), Backups.sortedOldestFirst(List.of(third, first, second)));
+    }
+
+    @Test
+    void aNameCarriesTheStampTheMemberTheDataDirAndTheVersion() throws IOException {
         Backups b = backups(Optional.empty(), 3, NOW);
         String name = b.newName(V37);
         assertEquals("20250601T120000Z-m1-" + Backups.pathHash(data) + "-3.7.3-etcd3", name);

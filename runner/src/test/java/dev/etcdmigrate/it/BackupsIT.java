@@ -33,6 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 class BackupsIT {
 
     private static final String NAME = "\\d{8}T\\d{6}Z-it-[0-9a-f]{8}-";
+    /** Backups of one data dir taken within one second are numbered .1, .2, ... in order. */
+    private static final String COUNTER = "(\\.\\d+)?";
 
     private final EtcdFixture etcd = new EtcdFixture();
 
@@ -56,7 +58,7 @@ class BackupsIT {
 
         assertEquals("3.6.16/etcd3", Files.readString(data.resolve("version.txt")));
         Path backup = single(backups(data.resolve(".etcd-migrate/backups")));
-        assertTrue(backup.getFileName().toString().matches(NAME + "3\\.7\\.3-etcd3"), backup.toString());
+        assertTrue(backup.getFileName().toString().matches(NAME + "3\\.7\\.3-etcd3" + COUNTER), backup.toString());
         assertEquals("3.7.3/etcd3", Files.readString(backup.resolve("version.txt")));
         JsonNode copy = copies.getFirst();
         assertEquals(List.of("copied", "3.7.3/etcd3", backup.toString()),
@@ -75,7 +77,7 @@ class BackupsIT {
         }
 
         Path backup = single(backups(data.resolve(".etcd-migrate/backups")));
-        assertTrue(backup.getFileName().toString().matches(NAME + "3\\.5\\.35-etcd3"), backup.toString());
+        assertTrue(backup.getFileName().toString().matches(NAME + "3\\.5\\.35-etcd3" + COUNTER), backup.toString());
         assertEquals("3.5.35/etcd3", Files.readString(backup.resolve("version.txt")));
         assertOwnerOnly(backup);
         // the pre-step data: etcd 3.5.35 on a copy of the backup serves every seeded key as it was
@@ -109,14 +111,14 @@ class BackupsIT {
 
         List<Path> ours = backups(shared).stream().filter(p -> !p.equals(foreign.getParent())).toList();
         assertEquals(2, ours.size(), ours.toString());
-        assertTrue(ours.get(0).getFileName().toString().matches(NAME + "3\\.4\\.23-etcd3"), ours.toString());
-        assertTrue(ours.get(1).getFileName().toString().matches(NAME + "3\\.3\\.27-etcd3"), ours.toString());
+        assertTrue(ours.get(0).getFileName().toString().matches(NAME + "3\\.4\\.23-etcd3" + COUNTER), ours.toString());
+        assertTrue(ours.get(1).getFileName().toString().matches(NAME + "3\\.3\\.27-etcd3" + COUNTER), ours.toString());
         assertEquals("3.4.23/etcd3", Files.readString(ours.get(0).resolve("version.txt")));
         assertEquals("3.3.27/etcd3", Files.readString(ours.get(1).resolve("version.txt")));
         ours.forEach(BackupsIT::assertOwnerOnly);
         assertTrue(Files.isDirectory(foreign), "another data dir's backup is kept");
         assertEquals(1, deletions.size(), deletions.toString());
-        assertTrue(deletions.getFirst().path("path").asText().matches(Pattern.quote(shared + "/") + NAME + "3\\.5\\.35-etcd3"),
+        assertTrue(deletions.getFirst().path("path").asText().matches(Pattern.quote(shared + "/") + NAME + "3\\.5\\.35-etcd3" + COUNTER),
                 deletions.toString());
         assertEquals(2, deletions.getFirst().path("retention").asInt(), deletions.toString());
         try (Stream<Path> all = Files.list(shared)) {

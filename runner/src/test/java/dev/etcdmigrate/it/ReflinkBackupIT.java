@@ -50,6 +50,7 @@ class ReflinkBackupIT {
                 List<JsonNode> made = runner.events("backup-made");
                 assertEquals(1, made.size(), runner.output());
                 assertEquals(FROM.version() + "/etcd3", made.getFirst().path("version").asText(), runner.output());
+                assertEquals("cloned", made.getFirst().path("how").asText(), "every file cloned (FICLONE), none copied byte by byte");
             }
             assertEquals(TO.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
             assertEquals(java.util.Map.of(), before.differences(etcd.read(TO, data).keyspace()), "served by " + TO.version());
@@ -62,11 +63,14 @@ class ReflinkBackupIT {
             assertEquals(member, Ballast.sizeOf(backups.getFirst().resolve("member")), "the backup is the whole member dir");
             assertEquals(FROM.version() + "/etcd3", Files.readString(backups.getFirst().resolve("version.txt")));
             long used = freeBefore - Files.getFileStore(fs).getUsableSpace();
+            // Free space counts, besides the backup, what the private etcds wrote meanwhile: when etcd replaces a file
+            // (e.g. cuts a new 64 MB WAL segment and purges the old one) the backup alone keeps the old blocks. A byte
+            // copy costs the whole member dir on top of that; a clone never more than what etcd replaced.
             System.out.printf("ReflinkBackupIT: member/ %d MiB, backup %d MiB, free space used by the whole downgrade %d MiB%n",
                     member / Ballast.MB, member / Ballast.MB, used / Ballast.MB);
-            assertTrue(used < member / 2, "the clone shares blocks: " + used / Ballast.MB + " MiB used for a " + member / Ballast.MB + " MiB backup");
+            assertTrue(used < member, "the clone shares blocks: " + used / Ballast.MB + " MiB used for a " + member / Ballast.MB
+                    + " MiB backup");
             Files.delete(ballast);
         }
     }
-
 }
