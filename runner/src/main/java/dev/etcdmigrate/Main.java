@@ -101,7 +101,8 @@ public final class Main {
 
     /** Reports why the run ends and leaves it where Kubernetes shows it (the container's termination message). */
     private static int fail(Log log, List<String> args, MigrateException e) {
-        String reason = e.exitCode() == MigrateException.REFUSED ? "refused: " + e.getMessage() + " (nothing was changed)" : e.getMessage();
+        String reason = e.exitCode() != MigrateException.REFUSED ? e.getMessage()
+                : "refused: " + e.getMessage() + (e.getMessage().contains("nothing was changed") ? "" : " (nothing was changed)");
         log.emit(e.exitCode() == MigrateException.FAILED ? new Event.Failed(e.exitCode(), reason) : new Event.Refused(e.exitCode(), reason));
         TerminationLog.write(Path.of(OutputFlags.flagValue(args, "termination-log").orElse(MigrateOptions.DEFAULT_TERMINATION_LOG)), reason);
         return e.exitCode();

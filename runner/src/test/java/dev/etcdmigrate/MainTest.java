@@ -53,6 +53,8 @@ class MainTest {
         assertEquals(3, end.path("exitCode").asInt());
         assertFalse(Files.exists(dir.resolve("data/version.txt")));
         assertFalse(Files.exists(dir.resolve("data/.etcd-migrate")), "nothing was changed");
+        String reason = end.path("reason").asText();
+        assertEquals(reason.indexOf("nothing was changed"), reason.lastIndexOf("nothing was changed"), "said once: " + reason);
     }
 
     @Test

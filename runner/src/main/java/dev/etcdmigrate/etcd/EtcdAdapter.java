@@ -186,7 +186,7 @@ public final class EtcdAdapter implements EtcdOperations {
         }
         var info = etcd(etcd).gateway().status().path("downgradeInfo");
         return info.path("enabled").asBoolean(false)
-                ? Optional.of(EtcdVersion.parse(info.path("targetVersion").asText("")).line()) : Optional.empty();
+                ? Optional.of(EtcdVersion.parse(info.path("targetVersion").asText("").split("-", 2)[0]).line()) : Optional.empty();
     }
 
     @Override
