@@ -37,11 +37,8 @@ final class StepRunner {
 
     /** A step failed: which one, why, and what version.txt still says; exit 1 unless the step refused (exit 3). */
     static final class StepFailure extends FailedException {
-        final int index;
-
         StepFailure(int index, int total, String reason, String versionTxt, Throwable cause) {
             super("step " + index + "/" + total + " failed: " + reason + "; version.txt still says " + versionTxt, cause);
-            this.index = index;
         }
     }
 

@@ -174,9 +174,9 @@ public final class EtcdAdapter implements EtcdOperations {
         }
         if (result.lines().stream().noneMatch(l -> l.contains(V2_FINDING))) {
             throw new FailedException("etcdutl " + checker.version() + " check v2store failed (exit " + result.exitCode()
-                    + "), which says nothing about the data: " + lastLines(result));
+                    + "), which says nothing about the data: " + result.lastLines());
         }
-        return Optional.of(lastLines(result));
+        return Optional.of(result.lastLines());
     }
 
     @Override
@@ -308,7 +308,7 @@ public final class EtcdAdapter implements EtcdOperations {
         ToolRunner.Result result = runToolAllowingFailure(release, tool, args);
         if (result.exitCode() != 0) {
             throw new FailedException(meaningOfFailure + ": " + tool + "-" + release.version() + " exited with "
-                    + result.exitCode() + ": " + lastLines(result));
+                    + result.exitCode() + ": " + result.lastLines());
         }
         return result;
     }
@@ -325,11 +325,6 @@ public final class EtcdAdapter implements EtcdOperations {
         } catch (ToolRunner.ToolFailedException e) {
             throw new FailedException(tool + "-" + release.version() + " could not run: " + e.getMessage(), e);
         }
-    }
-
-    static String lastLines(ToolRunner.Result result) {
-        List<String> lines = result.lines();
-        return String.join(" | ", lines.subList(Math.max(0, lines.size() - 8), lines.size()));
     }
 
     private interface Reading<T> {

@@ -63,11 +63,6 @@ public sealed interface Event {
             steps = List.copyOf(steps);
         }
 
-        /** About how much disk the steps need at their peak (the largest step's). */
-        public long diskBytes() {
-            return steps.stream().mapToLong(PlannedStep::diskBytes).max().orElse(0);
-        }
-
         public String message() {
             if (current.isEmpty()) {
                 return "data dir " + fresh + ": it will be created with mode 0700 if missing and record " + target + "; etcd "

@@ -35,15 +35,18 @@ public final class ToolRunner {
         public String output() {
             return String.join("\n", lines);
         }
+
+        /** The last 8 lines on one line, for a message about a failed run. */
+        public String lastLines() {
+            return String.join(" | ", lines.subList(Math.max(0, lines.size() - 8), lines.size()));
+        }
     }
 
     public Result run(String label, List<String> command, Map<String, String> environment, Path workDir, Duration timeout)
             throws ToolFailedException {
         Result result = runAllowingFailure(label, command, environment, workDir, timeout);
         if (result.exitCode() != 0) {
-            List<String> lines = result.lines();
-            throw new ToolFailedException(label + " exited with " + result.exitCode() + ": "
-                    + String.join(" | ", lines.subList(Math.max(0, lines.size() - 8), lines.size())));
+            throw new ToolFailedException(label + " exited with " + result.exitCode() + ": " + result.lastLines());
         }
         return result;
     }

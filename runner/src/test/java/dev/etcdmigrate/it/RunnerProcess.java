@@ -157,16 +157,21 @@ final class RunnerProcess implements AutoCloseable {
 
     /** The runner's own events so far, in order (each with "event", "level", "message" and its fields). */
     List<JsonNode> events() {
+        return jsonLines(source -> source.equals("etcd-migrate"));
+    }
+
+    /** The JSON lines so far whose "source" passes the test, in order. */
+    private List<JsonNode> jsonLines(Predicate<String> source) {
         List<String> raw;
         synchronized (lines) {
             raw = List.copyOf(lines);
         }
-        List<JsonNode> events = new ArrayList<>();
+        List<JsonNode> found = new ArrayList<>();
         for (String line : raw) {
             JsonNode json = parse(line);
-            if (json != null && json.path("source").asText().equals("etcd-migrate")) events.add(json);
+            if (json != null && source.test(json.path("source").asText())) found.add(json);
         }
-        return events;
+        return found;
     }
 
     /** The runner's events of one kind ("step-finished", "etcd-started", ...). */
@@ -187,16 +192,7 @@ final class RunnerProcess implements AutoCloseable {
 
     /** Lines a child printed (etcd's JSON lines, or wrapped ones), for sources starting with the prefix ("etcd-3.6"). */
     List<JsonNode> childLines(String sourcePrefix) {
-        List<String> raw;
-        synchronized (lines) {
-            raw = List.copyOf(lines);
-        }
-        List<JsonNode> found = new ArrayList<>();
-        for (String line : raw) {
-            JsonNode json = parse(line);
-            if (json != null && json.path("source").asText().startsWith(sourcePrefix)) found.add(json);
-        }
-        return found;
+        return jsonLines(source -> source.startsWith(sourcePrefix));
     }
 
     /** Waits until an event of that kind matching the test appears (or the process ends / the deadline passes). */
