@@ -204,11 +204,20 @@ class BackupsIT {
     }
 
     /** Complete backups in a backup dir, oldest first (names start with their UTC stamp). */
+    /** The backups in a location, oldest first: by the name's stamp, then by the counter same-second backups get. */
     static List<Path> backups(Path location) throws IOException {
         assertTrue(Files.isDirectory(location), "no backup dir " + location);
         try (Stream<Path> entries = Files.list(location)) {
-            return entries.filter(p -> !p.getFileName().toString().endsWith(".partial")).sorted().toList();
+            return entries.filter(p -> !p.getFileName().toString().endsWith(".partial"))
+                    .sorted(java.util.Comparator.comparing((Path p) -> p.getFileName().toString().substring(0, 16))
+                            .thenComparingInt(BackupsIT::counterOf))
+                    .toList();
         }
+    }
+
+    private static int counterOf(Path backup) {
+        java.util.regex.Matcher m = Pattern.compile("\\.(\\d+)$").matcher(backup.getFileName().toString());
+        return m.find() ? Integer.parseInt(m.group(1)) : 0;
     }
 
     static Path single(List<Path> backups) {
