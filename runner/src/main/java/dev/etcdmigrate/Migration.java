@@ -99,7 +99,7 @@ public final class Migration {
         boolean installed = options.bundledVersions().map(v -> v.contains(target.version())).orElse(true)
                 && Files.isExecutable(binDir.dir().resolve("etcd-" + target.version()));
         Plan plan = new Planner(this::catalog).plan(current, target, v -> installed);
-        return RollingUpgradePolicy.check(plan, options.members());
+        return RollingUpgradePolicy.check(options.members() == 1 ? plan.withSnapshotForTheTarget() : plan, options.members());
     }
 
     /** The plan as data: steps, versions, what each keeps and about how much disk it needs (`plan`, `plan -o json`). */
@@ -176,8 +176,8 @@ public final class Migration {
                 checks.add(new Preflight.Check("storage version recorded in the db", () -> state.checkRecordedStorageVersion(current.get())));
             }
         }
-        checks.add(new Preflight.Check("bundled binaries report their versions", () -> expectBinaries(plan, binaries)));
-        checks.add(new Preflight.Check("target etcd accepts its arguments", () -> preflightTarget(binaries)));
+        checks.add(new Preflight.Check("bundled binaries report their versions, the target etcd accepts its arguments",
+                () -> BinaryCheck.askAll(binaryQuestions(plan, binaries))));
         if (!plan.steps().isEmpty() && planned.steps().isEmpty()) {
             checks.addAll(preflight.forSteps()); // steps the plan before the lock did not have: their checks were not made yet
         }
@@ -216,25 +216,28 @@ public final class Migration {
         return new BinaryCheck(children).remembering(lines);
     }
 
-    /** Each program a step runs must be the release its name says. */
-    private void expectBinaries(Plan plan, BinaryCheck binaries) throws IOException, InterruptedException, MigrateException {
-        for (Step step : plan.steps()) {
-            for (Step.Binary binary : step.binaries()) {
-                binaries.expect(binDir.tool(binary.tool(), binary.release().etcdVersion()), binary.tool(), binary.release());
-            }
-        }
-    }
-
     /**
-     * The etcd this run ends in must accept the arguments it will be exec'd with (and be the version its
-     * name says), before any step: found after a migration, a rejected flag is a crash-looping pod.
+     * Each program a step runs must be the release its name says; and the etcd this run ends in must accept
+     * the arguments it will be exec'd with (and be the version its name says), before any step: found after
+     * a migration, a rejected flag is a crash-looping pod.
      */
-    private void preflightTarget(BinaryCheck binaries) throws IOException, InterruptedException, MigrateException {
-        if (!options.noExec() || !options.etcdArgs().isEmpty()) {
-            EtcdVersion target = options.target().version();
-            binaries.targetAccepts(binDir.etcd(target), target, () -> catalogRelease(target), options.finalEtcdArgs(environment),
-                    environment);
+    private List<BinaryCheck.Question> binaryQuestions(Plan plan, BinaryCheck binaries) throws MigrateException {
+        List<BinaryCheck.Question> questions = new ArrayList<>();
+        EtcdVersion target = options.target().version();
+        boolean askTarget = !options.noExec() || !options.etcdArgs().isEmpty();
+        for (Step.Binary binary : plan.steps().stream().flatMap(s -> s.binaries().stream()).distinct().toList()) {
+            if (askTarget && binary.tool().equals("etcd") && binary.release().etcdVersion().equals(target)) {
+                continue; // the target's own question below checks its version too: one process fewer
+            }
+            Path path = binDir.tool(binary.tool(), binary.release().etcdVersion());
+            questions.add(() -> binaries.expect(path, binary.tool(), binary.release()));
         }
+        if (askTarget) {
+            Path etcd = binDir.etcd(target);
+            List<String> args = options.finalEtcdArgs(environment);
+            questions.add(() -> binaries.targetAccepts(etcd, target, () -> catalogRelease(target), args, environment));
+        }
+        return questions;
     }
 
     /** Kept once every check passed, so a refusal leaves nothing of this run behind. */

@@ -38,7 +38,10 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
         return new MinorUpgrade(StorageApi.ETCD2, from, release, Optional.empty(), Optional.empty(), false);
     }
 
-    /** The same step, its etcd also leaving a snapshot for the next line (instead of a second start there). */
+    /**
+     * The same step, its etcd also leaving a snapshot for the etcd that starts next: the next line's when
+     * that line needs one (instead of a second start there), or the target's ({@code Plan.withSnapshotForTheTarget}).
+     */
     public MinorUpgrade withSnapshotForNext() {
         return new MinorUpgrade(storage, from, release, v2Checker, snapshotter, true);
     }
@@ -50,7 +53,7 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
                 + " write succeeds"
                 + v2Checker.map(c -> ", after etcdutl " + c.version() + " confirms no v2 content").orElse("")
                 + snapshotter.map(s -> ", after etcd " + s.version() + " takes a snapshot").orElse("")
-                + (snapshotForNext ? " (with --snapshot-count=1: the next line needs a snapshot)" : "");
+                + (snapshotForNext ? " (with --snapshot-count=1: it leaves a snapshot for the etcd that starts next)" : "");
     }
 
     @Override

@@ -333,6 +333,36 @@ class PlannerTest {
         assertTrue(lines.get(2).endsWith("[then version.txt = 3.6.16/etcd3]"), lines.get(2));
     }
 
+    /** Which steps run their etcd with --snapshot-count=1 (a MinorUpgrade's or PatchFloor's flag). */
+    private static List<Boolean> leavesSnapshot(Plan plan) {
+        return plan.steps().stream().map(s -> switch (s) {
+            case MinorUpgrade u -> u.snapshotForNext();
+            case PatchFloor p -> p.snapshotForNext();
+            default -> false;
+        }).toList();
+    }
+
+    @Test
+    void theTargetFindsASnapshotAfterAnEtcd3UpgradeOnly() throws RefusedTransitionException {
+        Planner planner = new Planner(BUNDLED);
+        Plan upTo35 = planner.plan(DataVersion.parse("3.3.27/etcd3"), DataVersion.parse("3.5.35/etcd3"));
+        assertEquals(List.of(false, false), leavesSnapshot(upTo35));
+        assertEquals(List.of(false, true), leavesSnapshot(upTo35.withSnapshotForTheTarget()));
+        assertTrue(upTo35.withSnapshotForTheTarget().steps().getLast().describe().contains("--snapshot-count=1"));
+        // 3.6 already leaves one for 3.7; the last step now does too
+        Plan upTo37 = planner.plan(DataVersion.parse("3.4.23/etcd3"), DataVersion.parse("3.7.3/etcd3"));
+        assertEquals(List.of(false, true, false), leavesSnapshot(upTo37));
+        assertEquals(List.of(false, true, true), leavesSnapshot(upTo37.withSnapshotForTheTarget()));
+        // a downgrade, an etcd2 upgrade (one snapshot is the whole v2 store, per apply batch of the replay), a rollback
+        for (String[] fromTo : List.of(new String[] {"3.5.35/etcd3", "3.4.23/etcd3"}, new String[] {"3.3.27/etcd2", "3.4.23/etcd2"},
+                new String[] {"3.4.23/etcd3", "3.4.23/etcd2"})) {
+            Plan plan = planner.plan(DataVersion.parse(fromTo[0]), DataVersion.parse(fromTo[1]));
+            assertEquals(plan, plan.withSnapshotForTheTarget(), fromTo[0] + " -> " + fromTo[1]);
+        }
+        Plan none = planner.plan(DataVersion.parse("3.5.21/etcd3"), DataVersion.parse("3.5.35/etcd3"));
+        assertEquals(none, none.withSnapshotForTheTarget());
+    }
+
     @Test
     void describeOfAPatchOnlyChangeSaysOnlyVersionTxtChanges() throws RefusedTransitionException {
         Plan plan = new Planner(BUNDLED).plan(DataVersion.parse("3.5.21/etcd3"), DataVersion.parse("3.5.35/etcd3"));
