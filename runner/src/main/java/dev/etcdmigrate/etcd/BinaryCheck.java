@@ -76,6 +76,10 @@ public final class BinaryCheck {
      */
     public static void askAll(List<Question> questions) throws WrongBinaryException, RejectedFlagException, IOException,
             InterruptedException {
+        if (questions.size() <= 1) {
+            for (Question question : questions) question.ask(); // a restart's one remembered answer: no thread to start
+            return;
+        }
         List<Thread> threads = new ArrayList<>();
         Exception[] failures = new Exception[questions.size()];
         for (int i = 0; i < questions.size(); i++) {

@@ -42,8 +42,12 @@ public final class PeerBenchmark {
     private static final List<String> BUNDLED = List.of("3.4.23", "3.5.35", "3.6.16");
 
     public static void main(String[] args) throws Exception {
-        // BENCH_LAUNCHER (env): another build of the runner (e.g. a proposed change) instead of this tree's
-        Path launcher = Path.of(System.getenv().getOrDefault("BENCH_LAUNCHER", args[0]));
+        // BENCH_LAUNCHER (env): another build of the runner (e.g. a proposed change) instead of this tree's;
+        // BENCH_VARIANTS (env): more builds, comma-separated, measured in the same rotation (each its own row)
+        List<Path> launchers = new ArrayList<>(List.of(Path.of(System.getenv().getOrDefault("BENCH_LAUNCHER", args[0]))));
+        for (String more : System.getenv().getOrDefault("BENCH_VARIANTS", "").split(",")) {
+            if (!more.isBlank()) launchers.add(Path.of(more.strip()));
+        }
         Path binDir = Path.of(args[1]);
         Path k8s = Path.of(args[2]);
         List<Long> sizes = args.length > 3 ? java.util.Arrays.stream(args[3].split(",")).map(Long::parseLong).toList() : List.of(0L, 250L);
@@ -52,36 +56,43 @@ public final class PeerBenchmark {
         Catalog catalog = Catalog.bundled();
         Path cache = Path.of(System.getProperty("user.home"), ".cache", "etcd-migrate", "bench-data");
         Path work = Files.createTempDirectory(Path.of("/var/tmp"), "etcd-migrate-peer");
-        System.out.println("ours: " + launcher + "; Kubernetes' tool: " + k8s + "; " + Runtime.getRuntime().availableProcessors() + " cores; load "
-                + Files.readString(Path.of("/proc/loadavg")).trim());
+        System.out.println("ours: " + launchers + "; Kubernetes' tool: " + k8s + "; " + Runtime.getRuntime().availableProcessors()
+                + " cores; load " + Files.readString(Path.of("/proc/loadavg")).trim());
         List<String> table = new ArrayList<>();
         try {
             Path wrapped = wrapperBinDir(binDir, work.resolve("k8s-bin"));
             for (long mib : sizes) {
                 Path seed = mib == 0 ? smallSeed(catalog, binDir, cache) : ScaleBenchmark.seed(catalog, binDir, cache, mib);
                 for (String target : targets) {
-                    List<Long> ours = new ArrayList<>();
+                    List<List<Long>> ours = new ArrayList<>();
+                    launchers.forEach(l -> ours.add(new ArrayList<>()));
                     List<Long> theirs = new ArrayList<>();
                     for (int i = 0; i < runs; i++) {
                         boolean theirsFirst = i % 2 == 1;
                         if (theirsFirst) theirs.add(theirs(k8s, wrapped, binDir, seed, work, target));
-                        ours.add(ours(launcher, binDir, seed, work, target));
+                        for (int l = 0; l < launchers.size(); l++) {
+                            int at = (l + i) % launchers.size(); // the builds take turns going first
+                            ours.get(at).add(ours(launchers.get(at), binDir, seed, work, target));
+                        }
                         if (!theirsFirst) theirs.add(theirs(k8s, wrapped, binDir, seed, work, target));
-                        System.out.printf("%s 3.4.23 -> %s run %d: ours %d ms, Kubernetes' %d ms%n", mib == 0 ? "small" : mib + " MiB",
-                                target, i + 1, ours.getLast(), theirs.getLast());
+                        System.out.printf("%s 3.4.23 -> %s run %d: ours %s ms, Kubernetes' %d ms%n", mib == 0 ? "small" : mib + " MiB",
+                                target, i + 1, ours.stream().map(o -> String.valueOf(o.getLast())).toList(), theirs.getLast());
                     }
-                    long o = ScaleBenchmark.median(ours);
                     long t = ScaleBenchmark.median(theirs);
-                    table.add(String.format("| 3.4.23 -> %s | %s | %d | %d ms (%s) | %d ms (%s) | %.2f |", target,
-                            mib == 0 ? "200 keys" : mib + " MiB db", runs, o, join(ours), t, join(theirs), o / (double) t));
+                    for (int l = 0; l < launchers.size(); l++) {
+                        long o = ScaleBenchmark.median(ours.get(l));
+                        table.add(String.format("| 3.4.23 -> %s | %s | %s | %d | %d ms (%s) | %d ms (%s) | %.2f |", target,
+                                mib == 0 ? "200 keys" : mib + " MiB db", launchers.get(l), runs, o, join(ours.get(l)), t, join(theirs),
+                                o / (double) t));
+                    }
                 }
             }
         } finally {
             Trees.deleteRecursively(work);
         }
         System.out.println();
-        System.out.println("| transition | data | runs | ours, median (all) | Kubernetes' migrate + etcd, median (all) | ratio |");
-        System.out.println("|---|---|---|---|---|---|");
+        System.out.println("| transition | data | ours (launcher) | runs | ours, median (all) | Kubernetes' migrate + etcd, median (all) | ratio |");
+        System.out.println("|---|---|---|---|---|---|---|");
         table.forEach(System.out::println);
     }
 
