@@ -11,7 +11,6 @@ import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.step.Step;
 import dev.etcdmigrate.step.StepContext;
-import dev.etcdmigrate.step.V2Precheck;
 import dev.etcdmigrate.version.DataVersion;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -45,15 +44,6 @@ final class StepRunner {
 
     void run(Plan plan, StepContext context) throws IOException, MigrateException {
         List<Step> steps = plan.steps();
-        V2Precheck precheck = V2Precheck.startFor(steps, context);
-        try {
-            run(steps, context.with(precheck));
-        } finally {
-            precheck.await(); // its etcdutl has ended before the run goes on, also after a failed step
-        }
-    }
-
-    private void run(List<Step> steps, StepContext context) throws IOException, MigrateException {
         for (int i = 0; i < steps.size(); i++) {
             Step step = steps.get(i);
             int index = i + 1;

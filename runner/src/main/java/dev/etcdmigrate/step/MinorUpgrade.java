@@ -92,11 +92,6 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
     }
 
     private void confirmNoV2Content(StepContext context, Release checker) throws Exception {
-        if (context.v2Precheck().foundNothing(checker)) {
-            // checked alongside the steps before, which add no v2 content (V2Precheck)
-            context.log().info("etcdutl " + checker.version() + " check v2store found no v2 content, checked while the steps before ran");
-            return;
-        }
         Path data = context.dataDir().path();
         Optional<String> finding = context.etcd().v2ContentIn(checker, data);
         if (finding.isEmpty()) {

@@ -10,7 +10,6 @@ import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.demo.Keyspace;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -106,31 +105,6 @@ class UpgradeIT {
         }
         assertEquals(v36.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
         assertEquals(Map.of(), before.differences(etcd.read(v36, data).keyspace()));
-    }
-
-    /**
-     * 3.4 -> 3.6: the 3.6 step's `check v2store` reads the data while step 1's etcd 3.5 runs, and its clean
-     * answer is taken: one check in the run, started before step 1 finished; every key intact.
-     */
-    @Test
-    void theV2CheckOfThe36StepRunsAlongsideStep1(@TempDir Path dir) throws Exception {
-        Path data = dir.resolve("data");
-        Keyspace before = etcd.seed(EtcdFixture.release("3.4.23"), data, 200);
-        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.6.16"))) {
-            assertEquals(0, runner.exitCode(), runner.output());
-            List<JsonNode> checks = runner.events("tool-ran").stream()
-                    .filter(e -> e.path("args").toString().contains("v2store")).toList();
-            assertEquals(1, checks.size(), runner.output());
-            assertEquals(0, checks.getFirst().path("exitCode").asInt(), runner.output());
-            Instant checkStarted = Instant.parse(checks.getFirst().path("time").asText())
-                    .minusMillis(checks.getFirst().path("tookMillis").asLong());
-            JsonNode step1 = runner.events("step-finished").getFirst();
-            assertEquals(1, step1.path("index").asInt(), runner.output());
-            assertTrue(checkStarted.isBefore(Instant.parse(step1.path("time").asText())),
-                    "the check started before step 1 finished:\n" + runner.output());
-            assertEquals(0, runner.count("v2-content-found"), runner.output());
-        }
-        assertEquals(Map.of(), before.differences(etcd.read(EtcdFixture.release("3.6.16"), data).keyspace()));
     }
 
     /** A v2 key that still exists is real v2 data: the step to 3.6 refuses and the data stays at 3.5. */

@@ -76,44 +76,6 @@ class StepScriptsTest {
                 new StepContext.Conversion("/registry/events", Duration.ofHours(1)));
     }
 
-    private static long checks(FakeEtcd etcd) {
-        return etcd.calls.stream().filter(c -> c.startsWith("check v2store 3.5.35")).count();
-    }
-
-    @Test
-    void aV2CheckMadeAlongsideTheStepsBeforeIsNotRepeatedWhenClean() throws Exception {
-        MinorUpgrade into35 = new MinorUpgrade(EtcdVersion.parse("3.4.23"), release("3.5.35"), Optional.empty(), Optional.empty());
-        MinorUpgrade into36 = new MinorUpgrade(EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")),
-                Optional.empty());
-
-        DataDir clean = seed("precheck-clean", v3("3.4.23"));
-        FakeEtcd etcd = new FakeEtcd(clean.path(), new FakeEtcd.Cluster());
-        StepContext context = context(clean, etcd);
-        V2Precheck precheck = V2Precheck.startFor(List.of(into35, into36), context);
-        precheck.await(); // the fake's call list is not for two threads at once
-        into35.run(context.with(precheck));
-        into36.run(context.with(precheck));
-        assertEquals(1, checks(etcd), etcd.calls.toString());
-
-        // content found early: the step looks itself (finds the old WAL entries, snapshots them away, checks again)
-        DataDir found = seed("precheck-found", v3("3.4.23"));
-        FakeEtcd etcd2 = new FakeEtcd(found.path(), new FakeEtcd.Cluster());
-        etcd2.v2Findings.add(Optional.of("detected custom v2 content in WAL records"));
-        etcd2.v2Findings.add(Optional.of("detected custom v2 content in WAL records"));
-        StepContext context2 = context(found, etcd2);
-        V2Precheck precheck2 = V2Precheck.startFor(List.of(into35, into36), context2);
-        precheck2.await();
-        into35.run(context2.with(precheck2));
-        into36.run(context2.with(precheck2));
-        assertEquals(3, checks(etcd2), etcd2.calls.toString());
-
-        // nothing to overlap when the check's step is step 1, nor across a step that swaps member dirs
-        assertEquals(V2Precheck.none(), V2Precheck.startFor(List.of(into36), context));
-        assertEquals(V2Precheck.none(), V2Precheck.startFor(List.of(new ConvertToV3(EtcdVersion.parse("3.4.23"), release("3.4.23")),
-                into35, into36), context));
-        assertEquals(1, checks(etcd), "no check started for those: " + etcd.calls);
-    }
-
     /** The calls of an uninterrupted run on a fresh data dir. */
     private List<String> cleanRun(Step step, DataVersion from, Consumer<FakeEtcd> setup) throws Exception {
         DataDir dataDir = seed("clean", from);
