@@ -22,7 +22,9 @@ import java.util.Map;
  * calling it, and plans with the catalog, so those classes come loaded and linked at start. Then the
  * first things a run with steps does: the storage version read from a db file, the HTTP client of the
  * private etcds (one request to a loopback port nobody listens on: the request and connect path, refused)
- * and the JSON of their answers. It touches only a temp dir and loopback, and starts no process.
+ * and the JSON of their answers; a run with one step up to its first etcd ({@link #trainRunWithSteps}); the
+ * no-op again in JSON lines. It touches only a temp dir and loopback; its only processes are stand-in
+ * binaries in that dir.
  */
 public final class AotTraining {
 
@@ -53,6 +55,41 @@ public final class AotTraining {
         new com.fasterxml.jackson.databind.ObjectMapper().readTree("{\"header\":{\"revision\":\"1\"},\"alarms\":[]}");
     }
 
+    /**
+     * A one-step run (the previous line to the newest) up to its first etcd: stand-in binaries that only
+     * print their version, so the checks of a plan with steps (the binaries asked at once, free ports, the
+     * server flags), the plan, and the step's start run; the stand-in etcd exits at once, so the step fails
+     * (exit 1). The only processes of the training, in its temp dir.
+     */
+    static void trainRunWithSteps(Catalog catalog, Path work) throws Exception {
+        Release newest = catalog.releases().getLast();
+        Release previous = catalog.releases().get(catalog.releases().size() - 2);
+        Path bin = Permissions.ownerOnlyDir(work.resolve("bin"));
+        for (Release release : List.of(previous, newest)) {
+            Files.writeString(Files.createFile(bin.resolve("etcd-" + release.version()), PosixFilePermissions.asFileAttribute(
+                    PosixFilePermissions.fromString("rwx------"))), "#!/bin/sh\necho 'etcd Version: " + release.version() + "'\n");
+        }
+        Path data = Permissions.ownerOnlyDir(work.resolve("data"));
+        Files.createDirectories(data.resolve("member/snap"));
+        Files.createFile(data.resolve("member/snap/db"));
+        Files.createDirectories(data.resolve("member/wal"));
+        Files.createFile(data.resolve("member/wal/0000000000000000-0000000000000000.wal"));
+        Files.writeString(data.resolve("version.txt"), previous.version() + "/etcd3");
+        int client;
+        int peer;
+        try (java.net.ServerSocket a = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+                java.net.ServerSocket b = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            client = a.getLocalPort();
+            peer = b.getLocalPort();
+        }
+        int code = Main.run(List.of("--data-dir", data.toString(), "--bin-dir", bin.toString(), "--target-version", newest.version(),
+                "--name", "training", "--port", String.valueOf(client), "--peer-port", String.valueOf(peer), "--start-timeout", "10s",
+                "--", "--snapshot-count=10000"), Map.of(), new PrintStream(OutputStream.nullOutputStream()));
+        if (code != 1) {
+            throw new IllegalStateException("the training run with a step exited with " + code + ", not 1 (its stand-in etcd exits)");
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         Path work = Files.createTempDirectory("etcd-migrate-aot");
         try {
@@ -75,6 +112,10 @@ public final class AotTraining {
             }
             Execve.link();
             trainStepPath(data.resolve("member/snap/db"));
+            trainRunWithSteps(catalog, work.resolve("steps"));
+            // the same no-op in JSON lines (LOG_FORMAT=json, what tests and log collectors use)
+            Main.run(List.of("--data-dir", data.toString(), "--bin-dir", bin.toString(), "--target-version", newest.version(),
+                    "--name", "training", "--no-exec"), Map.of("LOG_FORMAT", "json"), new PrintStream(OutputStream.nullOutputStream()));
             new Planner(catalog).plan(new DataVersion(catalog.releases().get(catalog.releases().size() - 2).etcdVersion(),
                     StorageApi.ETCD3), new DataVersion(newest.etcdVersion(), StorageApi.ETCD3));
         } finally {
