@@ -4,10 +4,13 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.Permissions;
 import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.etcd.FreePorts;
+import dev.etcdmigrate.etcd.ServerPorts;
 import dev.etcdmigrate.exec.Execve;
 import dev.etcdmigrate.plan.Planner;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.StorageApi;
+import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -66,28 +69,32 @@ public final class AotTraining {
         Release previous = catalog.releases().get(catalog.releases().size() - 2);
         Path bin = Permissions.ownerOnlyDir(work.resolve("bin"));
         for (Release release : List.of(previous, newest)) {
-            Files.writeString(Files.createFile(bin.resolve("etcd-" + release.version()), PosixFilePermissions.asFileAttribute(
-                    PosixFilePermissions.fromString("rwx------"))), "#!/bin/sh\necho 'etcd Version: " + release.version() + "'\n");
+            executable(bin.resolve("etcd-" + release.version()), "#!/bin/sh\necho 'etcd Version: " + release.version() + "'\n");
         }
-        Path data = Permissions.ownerOnlyDir(work.resolve("data"));
+        Path data = etcd3DataDir(work.resolve("data"), previous);
+        ServerPorts ports = FreePorts.pick();
+        int code = Main.run(List.of("--data-dir", data.toString(), "--bin-dir", bin.toString(), "--target-version", newest.version(),
+                "--name", "training", "--port", String.valueOf(ports.client()), "--peer-port", String.valueOf(ports.peer()),
+                "--start-timeout", "10s", "--", "--snapshot-count=10000"), Map.of(), new PrintStream(OutputStream.nullOutputStream()));
+        if (code != 1) {
+            throw new IllegalStateException("the training run with a step exited with " + code + ", not 1 (its stand-in etcd exits)");
+        }
+    }
+
+    /** The layout the data dir checks expect of etcd3 data (a backend and a WAL, both empty), written by {@code release}. */
+    private static Path etcd3DataDir(Path dir, Release release) throws IOException {
+        Path data = Permissions.ownerOnlyDir(dir);
         Files.createDirectories(data.resolve("member/snap"));
         Files.createFile(data.resolve("member/snap/db"));
         Files.createDirectories(data.resolve("member/wal"));
         Files.createFile(data.resolve("member/wal/0000000000000000-0000000000000000.wal"));
-        Files.writeString(data.resolve("version.txt"), previous.version() + "/etcd3");
-        int client;
-        int peer;
-        try (java.net.ServerSocket a = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
-                java.net.ServerSocket b = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            client = a.getLocalPort();
-            peer = b.getLocalPort();
-        }
-        int code = Main.run(List.of("--data-dir", data.toString(), "--bin-dir", bin.toString(), "--target-version", newest.version(),
-                "--name", "training", "--port", String.valueOf(client), "--peer-port", String.valueOf(peer), "--start-timeout", "10s",
-                "--", "--snapshot-count=10000"), Map.of(), new PrintStream(OutputStream.nullOutputStream()));
-        if (code != 1) {
-            throw new IllegalStateException("the training run with a step exited with " + code + ", not 1 (its stand-in etcd exits)");
-        }
+        Files.writeString(data.resolve("version.txt"), release.version() + "/etcd3");
+        return data;
+    }
+
+    private static void executable(Path file, String content) throws IOException {
+        Files.writeString(Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"))),
+                content);
     }
 
     public static void main(String[] args) throws Exception {
@@ -96,17 +103,11 @@ public final class AotTraining {
             Catalog catalog = Catalog.bundled();
             Release newest = catalog.releases().getLast();
             Path bin = Permissions.ownerOnlyDir(work.resolve("bin"));
-            Files.createFile(bin.resolve("etcd-" + newest.version()), PosixFilePermissions.asFileAttribute(
-                    PosixFilePermissions.fromString("rwx------")));
-            Path data = Permissions.ownerOnlyDir(work.resolve("data"));
-            // the layout the data dir checks expect of etcd3 data: a backend and a WAL
-            Files.createDirectories(data.resolve("member/snap"));
-            Files.createFile(data.resolve("member/snap/db"));
-            Files.createDirectories(data.resolve("member/wal"));
-            Files.createFile(data.resolve("member/wal/0000000000000000-0000000000000000.wal"));
-            Files.writeString(data.resolve("version.txt"), newest.version() + "/etcd3");
-            int code = Main.run(List.of("--data-dir", data.toString(), "--bin-dir", bin.toString(), "--target-version",
-                    newest.version(), "--name", "training", "--no-exec"), Map.of(), new PrintStream(OutputStream.nullOutputStream()));
+            executable(bin.resolve("etcd-" + newest.version()), "");
+            Path data = etcd3DataDir(work.resolve("data"), newest);
+            List<String> noOp = List.of("--data-dir", data.toString(), "--bin-dir", bin.toString(), "--target-version",
+                    newest.version(), "--name", "training", "--no-exec");
+            int code = Main.run(noOp, Map.of(), new PrintStream(OutputStream.nullOutputStream()));
             if (code != 0) {
                 throw new IllegalStateException("the training migration exited with " + code);
             }
@@ -114,8 +115,7 @@ public final class AotTraining {
             trainStepPath(data.resolve("member/snap/db"));
             trainRunWithSteps(catalog, work.resolve("steps"));
             // the same no-op in JSON lines (LOG_FORMAT=json, what tests and log collectors use)
-            Main.run(List.of("--data-dir", data.toString(), "--bin-dir", bin.toString(), "--target-version", newest.version(),
-                    "--name", "training", "--no-exec"), Map.of("LOG_FORMAT", "json"), new PrintStream(OutputStream.nullOutputStream()));
+            Main.run(noOp, Map.of("LOG_FORMAT", "json"), new PrintStream(OutputStream.nullOutputStream()));
             new Planner(catalog).plan(new DataVersion(catalog.releases().get(catalog.releases().size() - 2).etcdVersion(),
                     StorageApi.ETCD3), new DataVersion(newest.etcdVersion(), StorageApi.ETCD3));
         } finally {
