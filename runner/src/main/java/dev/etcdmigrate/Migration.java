@@ -99,7 +99,14 @@ public final class Migration {
         boolean installed = options.bundledVersions().map(v -> v.contains(target.version())).orElse(true)
                 && Files.isExecutable(binDir.dir().resolve("etcd-" + target.version()));
         Plan plan = new Planner(this::catalog).plan(current, target, v -> installed);
-        return RollingUpgradePolicy.check(options.members() == 1 ? plan.withSnapshotForTheTarget() : plan, options.members());
+        if (options.members() == 1) {
+            plan = plan.withSnapshotForTheTarget();
+            // an operator's --v2-deprecation (e.g. write-only-skip-check) would change what 3.6 refuses at start
+            if (options.serverExtraArgs().stream().noneMatch(a -> a.matches("--?v2-deprecation(=.*)?"))) {
+                plan = plan.withV2JudgedAtStart();
+            }
+        }
+        return RollingUpgradePolicy.check(plan, options.members());
     }
 
     /** The plan as data: steps, versions, what each keeps and about how much disk it needs (`plan`, `plan -o json`). */

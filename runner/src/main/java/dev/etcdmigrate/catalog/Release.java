@@ -134,10 +134,12 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             Tools tools,
             Upgrade upgrade,
             Downgrade downgrade,
-            Map<String, String> flagReplacements) {
+            Map<String, String> flagReplacements,
+            List<String> v2Refusals) {
         public Line {
-            // optional: most lines rename nothing
+            // optional: most lines rename nothing, and only 3.6 says why it refuses v2 content
             flagReplacements = flagReplacements == null ? Map.of() : Map.copyOf(flagReplacements);
+            v2Refusals = v2Refusals == null ? List.of() : List.copyOf(v2Refusals);
             require(v3Api, "line.v3Api");
             require(v2Api, "line.v2Api");
             v2EnableFlags = List.copyOf(require(v2EnableFlags, "line.v2EnableFlags"));
@@ -158,6 +160,12 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             }
             if (statusReportsDowngrade && downgradeCheckFlag.isEmpty()) {
                 throw new IllegalArgumentException("line.statusReportsDowngrade needs a downgradeCheckFlag");
+            }
+            if (!v2Refusals.isEmpty() && !v2ResidueRefused) {
+                throw new IllegalArgumentException("line.v2Refusals are for a line that refuses v2 content (v2ResidueRefused)");
+            }
+            if (v2Refusals.stream().anyMatch(String::isBlank)) {
+                throw new IllegalArgumentException("line.v2Refusals must not hold a blank line: it would match any output");
             }
             if (v2Api == V2Api.FLAG && v2EnableFlags.isEmpty()) {
                 throw new IllegalArgumentException("line.v2EnableFlags must name the flags when v2Api is 'flag'");

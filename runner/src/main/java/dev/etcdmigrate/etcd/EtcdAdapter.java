@@ -112,6 +112,16 @@ public final class EtcdAdapter implements EtcdOperations {
         }
     }
 
+    @Override
+    public Optional<String> runUntilWriteUnlessV2Refused(Release release, Path dir, Tuning tuning) throws Exception {
+        try {
+            runUntilWrite(release, dir, tuning, StorageApi.ETCD3);
+            return Optional.empty();
+        } catch (PrivateEtcd.V2RefusedException refused) {
+            return Optional.of(refused.refusal());
+        }
+    }
+
     private static List<String> flags(Release release, Tuning tuning, StorageApi api) {
         List<String> flags = new ArrayList<>();
         if (tuning.snapshotCount() > 0) flags.add("--snapshot-count=" + tuning.snapshotCount());

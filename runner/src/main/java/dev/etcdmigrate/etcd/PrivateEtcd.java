@@ -45,10 +45,12 @@ public final class PrivateEtcd implements AutoCloseable {
     private final Log log;
     private final String label;
     private final RejoinWatch rejoin;
+    private final V2RefusalWatch refusals;
 
     private PrivateEtcd(Release release, Process process, LinePump output, Children children, GatewayClient gateway, V2Client v2,
-            Log log, RejoinWatch rejoin) {
+            Log log, RejoinWatch rejoin, V2RefusalWatch refusals) {
         this.rejoin = rejoin;
+        this.refusals = refusals;
         this.release = release;
         this.process = process;
         this.output = output;
@@ -142,10 +144,36 @@ public final class PrivateEtcd implements AutoCloseable {
         // only a rejoining member can be refused by its peers; a verdict stops it so no probe waits on
         RejoinWatch rejoin = (settings.cluster().isPresent() ? new RejoinWatch(REJOIN_PATIENCE) : RejoinWatch.disabled())
                 .onVerdict(process::destroy);
-        LinePump pump = new LinePump(log, "etcd-" + release.version(), rejoin).start(process.getInputStream());
+        V2RefusalWatch refusals = new V2RefusalWatch(release.line().v2Refusals());
+        LinePump pump = new LinePump(log, "etcd-" + release.version(), rejoin.andThen(refusals)).start(process.getInputStream());
         GatewayClient gateway = new GatewayClient(settings.http(), settings.ports().clientUrl(), release.line().jsonGateway());
         V2Client v2 = new V2Client(settings.http(), settings.ports().clientUrl());
-        return new PrivateEtcd(release, process, pump, children, gateway, v2, log, rejoin);
+        return new PrivateEtcd(release, process, pump, children, gateway, v2, log, rejoin, refusals);
+    }
+
+    /** The first of the line's v2 refusals (catalog) that the etcd's output contained. */
+    private static final class V2RefusalWatch implements java.util.function.Consumer<String> {
+        private final List<String> refusals;
+        private volatile String seen;
+
+        V2RefusalWatch(List<String> refusals) {
+            this.refusals = refusals;
+        }
+
+        @Override
+        public void accept(String line) {
+            if (seen != null) return;
+            for (String refusal : refusals) {
+                if (line.contains(refusal)) {
+                    seen = refusal;
+                    return;
+                }
+            }
+        }
+
+        Optional<String> seen() {
+            return Optional.ofNullable(seen);
+        }
     }
 
     public GatewayClient gateway() {
@@ -187,12 +215,16 @@ public final class PrivateEtcd implements AutoCloseable {
             }
             if (!process.isAlive()) {
                 output.join();
+                throwIfV2Refused();
                 throw new EtcdFailedException(label + " exited with " + process.exitValue() + " before it accepted a write: "
                         + whyItDied());
             }
             if (output.fatalLine().isPresent()) {
                 // it said it is dying: do not wait out the deadline for the exit that follows
-                process.waitFor(2, TimeUnit.SECONDS);
+                if (process.waitFor(2, TimeUnit.SECONDS)) {
+                    output.join(); // the pump has seen every line, a refusal too
+                    throwIfV2Refused();
+                }
                 throw new EtcdFailedException(label + " logged a fatal error before it accepted a write: \""
                         + output.fatalLine().get() + "\"");
             }
@@ -217,6 +249,15 @@ public final class PrivateEtcd implements AutoCloseable {
         }
         throw new EtcdFailedException(label + " did not accept a write within " + deadline.toSeconds() + " s"
                 + (last == null ? "" : " (last attempt: " + last.getMessage() + ")"));
+    }
+
+    /** An etcd that exited having said one of its line's v2 refusals refused the data, and said so. */
+    private void throwIfV2Refused() throws V2RefusedException {
+        Optional<String> refusal = refusals.seen();
+        if (refusal.isPresent()) {
+            throw new V2RefusedException(label + " refused the data for v2 content before it accepted a write: " + whyItDied(),
+                    refusal.get());
+        }
     }
 
     /** etcd's own fatal or panic line where it printed one (the reason), else its last lines. */
@@ -266,6 +307,20 @@ public final class PrivateEtcd implements AutoCloseable {
     public static class EtcdFailedException extends dev.etcdmigrate.error.FailedException {
         public EtcdFailedException(String message) {
             super(message);
+        }
+    }
+
+    /** The etcd exited before a write, having refused the data for v2 content with {@code refusal} (its line's catalog line). */
+    public static final class V2RefusedException extends EtcdFailedException {
+        private final String refusal;
+
+        V2RefusedException(String message, String refusal) {
+            super(message);
+            this.refusal = refusal;
+        }
+
+        public String refusal() {
+            return refusal;
         }
     }
 

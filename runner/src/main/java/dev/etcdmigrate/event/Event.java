@@ -271,6 +271,18 @@ public sealed interface Event {
         }
     }
 
+    /**
+     * The next line's etcd, started first (see {@code MinorUpgrade}), refused the data for v2 content at start with
+     * {@code refusal} (one of its line's catalog lines); the data is as the previous line left it, and the
+     * previous line's {@code etcdutl check v2store} decides what the content is.
+     */
+    record V2ContentRefused(String etcd, String refusal, String checker) implements Event {
+        public String message() {
+            return "etcd " + etcd + " refused the data at start for v2 content (\"" + refusal + "\"); the data is still etcd "
+                    + checker + " data, and etcdutl " + checker + " check v2store decides what the content is";
+        }
+    }
+
     /** A NOSPACE alarm of this member, found on arrival, was disarmed (the private etcd's quota leaves the db room). */
     record AlarmDisarmed(String type, String memberId, long dbBytes, long quotaBytes, long neededQuotaBytes) implements Event {
         public Level level() {

@@ -70,6 +70,13 @@ public interface EtcdOperations {
         runUntilWrite(release, dir, tuning, StorageApi.ETCD3);
     }
 
+    /**
+     * {@link #runUntilWrite} for etcd3 data, except that where the etcd exits before a write having said one of its
+     * line's v2 refusals (catalog: {@code line.v2Refusals}), that refusal is returned instead of a failure; empty
+     * when the etcd accepted a write. The etcd has exited either way.
+     */
+    Optional<String> runUntilWriteUnlessV2Refused(Release release, Path dir, Tuning tuning) throws Exception;
+
     /** {@code etcdctl snapshot save} against the running etcd. */
     void saveSnapshot(Running etcd, Path file) throws Exception;
 

@@ -24,18 +24,42 @@ import java.nio.file.Path;
  *       keys still fail it: the step refuses, with the data left at the previous line.
  *   <li>{@code snapshotter}: the next line replays no WAL entry in the v2 request format (3.7), so the
  *       previous line runs once with {@code --snapshot-count=1} to leave them behind a snapshot.
+ *   <li>{@code v2JudgedAtStart}: the step before this one ran the checker's line and left a snapshot after
+ *       its last entries ({@code Plan.withV2JudgedAtStart}). The next line's etcd then meets any v2 content
+ *       in that snapshot's v2 store, which 3.6 checks at bootstrap, before it opens the WAL for writing and
+ *       long before it could record a 3.6 cluster or storage version; at most the one or two entries that
+ *       etcd applied after its snapshot are replayed, and 3.6 would panic on a v2 one before its first
+ *       cluster version update. It refuses either with a line the catalog knows ({@code line.v2Refusals}).
+ *       So it starts first, and the check runs only after such a refusal, as above.
  * </ul>
  */
 public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release, Optional<Release> v2Checker,
-        Optional<Release> snapshotter, boolean snapshotForNext) implements Step {
+        Optional<Release> snapshotter, boolean snapshotForNext, boolean v2JudgedAtStart) implements Step {
+
+    public MinorUpgrade {
+        if (v2JudgedAtStart && (v2Checker.isEmpty() || snapshotter.isPresent() || release.line().v2Refusals().isEmpty())) {
+            throw new IllegalArgumentException("only a step with a v2 checker, no snapshotter and a line that names its v2"
+                    + " refusals lets the etcd judge its v2 content");
+        }
+    }
 
     public MinorUpgrade(EtcdVersion from, Release release, Optional<Release> v2Checker, Optional<Release> snapshotter) {
-        this(StorageApi.ETCD3, from, release, v2Checker, snapshotter, false);
+        this(StorageApi.ETCD3, from, release, v2Checker, snapshotter, false, false);
     }
 
     /** etcd2 data: the line's v2 switch on, probed with v2 writes; nothing else applies below 3.6. */
     public static MinorUpgrade ofEtcd2(EtcdVersion from, Release release) {
-        return new MinorUpgrade(StorageApi.ETCD2, from, release, Optional.empty(), Optional.empty(), false);
+        return new MinorUpgrade(StorageApi.ETCD2, from, release, Optional.empty(), Optional.empty(), false, false);
+    }
+
+    /** Whether the step before may leave a snapshot so that this step's etcd judges the v2 content itself. */
+    public boolean canJudgeV2AtStart() {
+        return storage == StorageApi.ETCD3 && v2Checker.isPresent() && snapshotter.isEmpty() && !release.line().v2Refusals().isEmpty();
+    }
+
+    /** The same step, its etcd starting first and the check running only after it refused v2 content (see above). */
+    public MinorUpgrade withV2JudgedAtStart() {
+        return new MinorUpgrade(storage, from, release, v2Checker, snapshotter, snapshotForNext, true);
     }
 
     /**
@@ -43,7 +67,7 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
      * that line needs one (instead of a second start there), or the target's ({@code Plan.withSnapshotForTheTarget}).
      */
     public MinorUpgrade withSnapshotForNext() {
-        return new MinorUpgrade(storage, from, release, v2Checker, snapshotter, true);
+        return new MinorUpgrade(storage, from, release, v2Checker, snapshotter, true, v2JudgedAtStart);
     }
 
     @Override
@@ -51,7 +75,9 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
         return "upgrade " + from + " -> " + release.version() + (storage == StorageApi.ETCD2 ? " (etcd2 data)" : "")
                 + ": start etcd " + release.version() + " on the data until a " + (storage == StorageApi.ETCD2 ? "v2" : "v3")
                 + " write succeeds"
-                + v2Checker.map(c -> ", after etcdutl " + c.version() + " confirms no v2 content").orElse("")
+                + v2Checker.map(c -> v2JudgedAtStart
+                        ? "; it refuses v2 content itself at start, and only then does etcdutl " + c.version() + " check v2store run"
+                        : ", after etcdutl " + c.version() + " confirms no v2 content").orElse("")
                 + snapshotter.map(s -> ", after etcd " + s.version() + " takes a snapshot").orElse("")
                 + (snapshotForNext ? " (with --snapshot-count=1: it leaves a snapshot for the etcd that starts next)" : "");
     }
@@ -80,6 +106,14 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
     public void run(StepContext context) throws Exception {
         EtcdOperations etcd = context.etcd();
         Path data = context.dataDir().path();
+        Tuning tuning = snapshotForNext ? Tuning.snapshotAtOnce() : Tuning.NONE;
+        if (v2JudgedAtStart) {
+            Optional<String> refusal = etcd.runUntilWriteUnlessV2Refused(release, data, tuning);
+            if (refusal.isEmpty()) {
+                return;
+            }
+            context.log().emit(new Event.V2ContentRefused(release.version(), refusal.get(), v2Checker.get().version()));
+        }
         if (v2Checker.isPresent()) {
             confirmNoV2Content(context, v2Checker.get());
         }
@@ -88,7 +122,7 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
                     + snapshotter.get().version() + " runs once with --snapshot-count=1 to leave them behind a snapshot");
             etcd.runUntilWrite(snapshotter.get(), data, Tuning.snapshotAtOnce());
         }
-        etcd.runUntilWrite(release, data, snapshotForNext ? Tuning.snapshotAtOnce() : Tuning.NONE, storage);
+        etcd.runUntilWrite(release, data, tuning, storage);
     }
 
     private void confirmNoV2Content(StepContext context, Release checker) throws Exception {

@@ -49,9 +49,10 @@ import java.util.regex.Pattern;
  * $HOME/.cache/etcd-migrate/bench-data. Per run, alternating: (a) the runner (--no-exec, target 3.7.3,
  * ETCD_QUOTA_BACKEND_BYTES 8 GiB) on a fresh copy: wall time from spawn to exit, its JVM's peak RSS
  * (VmHWM), the peak bytes of the copy's parent dir over the copy's size; (b) the floor on another fresh
- * copy: etcd 3.5.35, 3.6.16 (with --snapshot-count=1, as the runner's step leaves a snapshot for 3.7)
- * and 3.7.3 started one after the other with the runner's private flags (PrivateEtcd), each until a
- * write is acknowledged; the floor is the sum of those three times. The runner starts no 3.4 etcd.
+ * copy: etcd 3.5.35, 3.6.16 and 3.7.3 started one after the other with the runner's private flags
+ * (PrivateEtcd), each with --snapshot-count=1 as the runner's plan starts them (3.5 leaves a snapshot for
+ * 3.6 to judge its v2 content on, 3.6 one for 3.7, 3.7 one for the exec'd target), each until a write is
+ * acknowledged; the floor is the sum of those three times. The runner starts no 3.4 etcd.
  * Where the runner's time goes is printed from its own log timestamps.
  */
 public final class ScaleBenchmark {
@@ -279,7 +280,7 @@ public final class ScaleBenchmark {
             long[] out = new long[1 + HOPS.size()];
             for (int i = 0; i < HOPS.size(); i++) {
                 Release release = catalog.release(EtcdVersion.parse(HOPS.get(i))).orElseThrow();
-                List<String> lineFlags = HOPS.get(i).startsWith("3.6") ? List.of("--snapshot-count=1") : List.of();
+                List<String> lineFlags = List.of("--snapshot-count=1");
                 long start = System.nanoTime();
                 try (PrivateEtcd etcd = PrivateEtcd.start(release, data, settings, lineFlags, quiet, children)) {
                     etcd.awaitWrite(settings.startTimeout());

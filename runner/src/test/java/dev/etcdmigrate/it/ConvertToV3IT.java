@@ -48,6 +48,7 @@ class ConvertToV3IT {
             // the one key whose TTL ran out is dropped: by the conversion, or already by etcd2's own expiry when it ran on the copy
             assertTrue(read.getFirst().path("expired").asLong() <= 1, "expired keys:\n" + runner.output());
             assertEquals(0, runner.count("v2-content-found"), "no v2 content left for 3.6 to refuse:\n" + runner.output());
+            assertEquals(0, runner.count("v2-content-refused"), "nor did 3.6 refuse any:\n" + runner.output());
             List<JsonNode> finished = runner.events("step-finished");
             assertEquals(4, finished.size(), runner.output());
             assertEquals(4, finished.getLast().path("index").asInt(), runner.output());

@@ -190,6 +190,28 @@ class DataDirCasesIT {
         assertEquals(untouched, TreeDigest.of(data));
     }
 
+    /**
+     * 3.6 judges v2 content itself right after the run's 3.5 step, unless the operator's ETCD_CREDS set
+     * --v2-deprecation (write-only-skip-check would make 3.6 accept v2 content): then the check comes first.
+     */
+    @Test
+    void etcd36JudgesV2ContentItselfUnlessTheOperatorSetsV2Deprecation(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        etcd.seed(EtcdFixture.release("3.4.23"), data, 20);
+        List<String> args = new ArrayList<>(RunnerArgs.common("plan", data, "3.6.16"));
+        args.addAll(List.of("-o", "json"));
+        try (RunnerProcess runner = RunnerProcess.run(args)) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            String step36 = printedPlan(runner).path("steps").get(1).path("description").asText();
+            assertTrue(step36.contains("it refuses v2 content itself at start"), step36);
+        }
+        try (RunnerProcess runner = RunnerProcess.run(args, Map.of("ETCD_CREDS", "--v2-deprecation=write-only-skip-check"))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            String step36 = printedPlan(runner).path("steps").get(1).path("description").asText();
+            assertTrue(step36.contains("after etcdutl 3.5.35 confirms no v2 content"), step36);
+        }
+    }
+
     /** The run ended in a "refused" event with this exit code; its reason. */
     private static String refusal(RunnerProcess runner, int exitCode) {
         JsonNode ending = runner.ending();

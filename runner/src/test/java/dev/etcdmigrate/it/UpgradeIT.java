@@ -83,13 +83,59 @@ class UpgradeIT {
 
     /**
      * Data that went through etcd 2.x or 3.0 keeps v2 entries in its WAL, which 3.6 refuses; here a v2 key
-     * written and deleted on 3.0 leaves exactly that. The upgrade to 3.6 must get past it, data intact.
+     * written and deleted on 3.0 leaves exactly that, and plain starts of 3.1-3.5 (no snapshot) carry them to
+     * 3.5 data. The upgrade to 3.6 checks first (whatever wrote the 3.5 data may have left v2 entries after its
+     * last snapshot), finds them, and gets past them with a fresh snapshot, data intact.
      */
     @Test
     void oldV2WalEntriesAreLeftBehindAFreshSnapshotBeforeThe36Step(@TempDir Path dir) throws Exception {
-        Release v30 = EtcdFixture.release("3.0.17");
         Release v36 = EtcdFixture.release("3.6.16");
         Path data = dir.resolve("data");
+        Keyspace before = seedWithOldV2WalEntries(data);
+        for (String version : List.of("3.1.20", "3.2.32", "3.3.27", "3.4.23", "3.5.35")) {
+            try (var server = etcd.start(EtcdFixture.release(version), data)) {
+                server.stop(java.time.Duration.ofSeconds(20));
+            }
+        }
+        new DataDir(data).writeVersion(dev.etcdmigrate.version.DataVersion.parse("3.5.35/etcd3"));
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, v36.version()))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            List<JsonNode> found = runner.events("v2-content-found");
+            assertEquals(1, found.size(), "the WAL held v2 entries:\n" + runner.output());
+            assertFalse(found.getFirst().path("remains").asBoolean(), "gone after a fresh snapshot:\n" + runner.output());
+            assertEquals(0, runner.count("v2-content-refused"), "3.6 started only after the check:\n" + runner.output());
+            assertEquals(2, runner.events("tool-ran").stream().filter(e -> e.path("args").toString().contains("v2store")).count(),
+                    "checked, and checked again after the snapshot:\n" + runner.output());
+        }
+        assertEquals(v36.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+        assertEquals(Map.of(), before.differences(etcd.read(v36, data).keyspace()));
+    }
+
+    /**
+     * The same data, taken from 3.0 to 3.6 in one run: the 3.5 step leaves a snapshot after its last entries,
+     * so 3.6 starts first, finds nothing to refuse, and no `check v2store` runs at all.
+     */
+    @Test
+    void oldV2WalEntriesNeverReach36WhenThe35StepLeavesASnapshot(@TempDir Path dir) throws Exception {
+        Release v36 = EtcdFixture.release("3.6.16");
+        Path data = dir.resolve("data");
+        Keyspace before = seedWithOldV2WalEntries(data);
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, v36.version()))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            assertEquals(0, runner.count("v2-content-found"), runner.output());
+            assertEquals(0, runner.count("v2-content-refused"), runner.output());
+            List<String> started = runner.events("etcd-started").stream().map(e -> e.path("version").asText()).toList();
+            assertEquals(List.of("3.1.20", "3.2.32", "3.3.27", "3.4.23", "3.5.35", "3.6.16"), started, "one start per minor");
+            assertTrue(runner.events("tool-ran").stream().noneMatch(e -> e.path("args").toString().contains("v2store")),
+                    "no check ran:\n" + runner.output());
+        }
+        assertEquals(v36.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+        assertEquals(Map.of(), before.differences(etcd.read(v36, data).keyspace()));
+    }
+
+    /** 3.0 data with 300 keys and a v2 key written and deleted: v2 entries in the WAL, no v2 content left. */
+    private Keyspace seedWithOldV2WalEntries(Path data) throws Exception {
+        Release v30 = EtcdFixture.release("3.0.17");
         Keyspace before = etcd.seed(v30, data, 300);
         try (var server = etcd.start(v30, data)) {
             // top level: a nested key would leave its parent directory behind, which is v2 content
@@ -97,14 +143,49 @@ class UpgradeIT {
             assertEquals(200, EtcdFixture.v2(server, "DELETE", "/legacy-flag", null));
             server.stop(java.time.Duration.ofSeconds(20));
         }
-        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, v36.version()))) {
-            assertEquals(0, runner.exitCode(), runner.output());
-            List<JsonNode> found = runner.events("v2-content-found");
-            assertEquals(1, found.size(), "the WAL held v2 entries:\n" + runner.output());
-            assertFalse(found.getFirst().path("remains").asBoolean(), "gone after a fresh snapshot:\n" + runner.output());
+        return before;
+    }
+
+    /**
+     * A live v2 key in 3.4 data, taken to 3.6 in one run: 3.5 carries it into its snapshot, 3.6 starts first and
+     * refuses it at start, the check confirms real v2 keys, and the step stops with the data still 3.5 data:
+     * 3.5 serves every key and the v2 key again.
+     */
+    @Test
+    void aLiveV2KeyIsRefusedBy36AtStartAndThe35DataStaysWhole(@TempDir Path dir) throws Exception {
+        Release v34 = EtcdFixture.release("3.4.23");
+        Release v35 = EtcdFixture.release("3.5.35");
+        Path data = dir.resolve("data");
+        Keyspace before = etcd.seed(v34, data, 60);
+        try (var server = etcd.start(v34, data, "--enable-v2=true")) {
+            assertEquals(201, EtcdFixture.v2(server, "PUT", "/legacy/flag", "on"));
+            server.stop(java.time.Duration.ofSeconds(20));
         }
-        assertEquals(v36.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
-        assertEquals(Map.of(), before.differences(etcd.read(v36, data).keyspace()));
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.6.16"))) {
+            assertEquals(1, runner.exitCode(), runner.output());
+            List<JsonNode> refused = runner.events("v2-content-refused");
+            assertEquals(1, refused.size(), runner.output());
+            assertEquals("3.6.16", refused.getFirst().path("etcd").asText());
+            assertEquals("3.5.35", refused.getFirst().path("checker").asText());
+            assertTrue(v36Refusals().contains(refused.getFirst().path("refusal").asText()), refused.getFirst().toString());
+            assertTrue(runner.events("v2-content-found").stream().anyMatch(e -> e.path("remains").asBoolean()), runner.output());
+            List<String> started = runner.events("etcd-started").stream().map(e -> e.path("version").asText()).toList();
+            assertEquals(List.of("3.5.35", "3.6.16", "3.5.35"), started, "3.6 once, then 3.5's snapshot run of the check");
+            List<JsonNode> failed = runner.events("step-failed");
+            assertEquals(1, failed.size(), runner.output());
+            assertEquals(2, failed.getFirst().path("index").asInt(), runner.output());
+            assertEquals("3.5.35/etcd3", failed.getFirst().path("versionTxt").asText(), runner.output());
+        }
+        assertEquals("3.5.35/etcd3", Files.readString(data.resolve("version.txt")));
+        assertEquals(Map.of(), before.differences(etcd.read(v35, data).keyspace()), "3.5 serves every key after 3.6 refused");
+        try (var server = etcd.start(v35, data, "--enable-v2=true")) {
+            assertEquals(200, EtcdFixture.v2(server, "GET", "/legacy/flag", null), "and the v2 key");
+            server.stop(java.time.Duration.ofSeconds(20));
+        }
+    }
+
+    private static List<String> v36Refusals() {
+        return EtcdFixture.release("3.6.16").line().v2Refusals();
     }
 
     /** A v2 key that still exists is real v2 data: the step to 3.6 refuses and the data stays at 3.5. */

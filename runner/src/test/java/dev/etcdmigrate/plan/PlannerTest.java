@@ -363,6 +363,38 @@ class PlannerTest {
         assertEquals(none, none.withSnapshotForTheTarget());
     }
 
+    private static List<Boolean> judged(Plan plan) {
+        return plan.steps().stream().map(s -> s instanceof MinorUpgrade u && u.v2JudgedAtStart()).toList();
+    }
+
+    @Test
+    void etcd36JudgesV2ContentItselfOnlyRightAfterAStepThatRan35() throws RefusedTransitionException {
+        Planner planner = new Planner(BUNDLED);
+        // 3.4 -> 3.7: the 3.5 step leaves a snapshot, 3.6 starts first; 3.6 leaves its own for 3.7 as before
+        Plan upTo37 = planner.plan(DataVersion.parse("3.4.23/etcd3"), DataVersion.parse("3.7.3/etcd3")).withV2JudgedAtStart();
+        assertEquals(List.of(true, true, false), leavesSnapshot(upTo37));
+        assertEquals(List.of(false, true, false), judged(upTo37));
+        assertTrue(upTo37.steps().get(1).describe().contains("it refuses v2 content itself at start"), upTo37.steps().get(1).describe());
+        // a patch floor on 3.5 ran 3.5 too
+        Plan fromOld35 = planner.plan(DataVersion.parse("3.5.21/etcd3"), DataVersion.parse("3.6.16/etcd3")).withV2JudgedAtStart();
+        assertEquals(List.of(true, false), leavesSnapshot(fromOld35));
+        assertEquals(List.of(false, true), judged(fromOld35));
+        // data that starts at 3.5: whatever wrote it may have left v2 entries after its last snapshot, so the check comes first
+        Plan from35 = planner.plan(DataVersion.parse("3.5.35/etcd3"), DataVersion.parse("3.6.16/etcd3"));
+        assertEquals(from35, from35.withV2JudgedAtStart());
+        // nothing else changes: a downgrade, an etcd2 upgrade, a rollback, 3.6 -> 3.7
+        for (String[] fromTo : List.of(new String[] {"3.7.3/etcd3", "3.5.35/etcd3"}, new String[] {"3.3.27/etcd2", "3.4.23/etcd2"},
+                new String[] {"3.4.23/etcd3", "3.4.23/etcd2"}, new String[] {"3.6.16/etcd3", "3.7.3/etcd3"},
+                new String[] {"3.3.27/etcd3", "3.5.35/etcd3"})) {
+            Plan plan = planner.plan(DataVersion.parse(fromTo[0]), DataVersion.parse(fromTo[1]));
+            assertEquals(plan, plan.withV2JudgedAtStart(), fromTo[0] + " -> " + fromTo[1]);
+        }
+        // with the target's snapshot, in either order
+        Plan both = planner.plan(DataVersion.parse("3.4.23/etcd3"), DataVersion.parse("3.6.16/etcd3"));
+        assertEquals(both.withSnapshotForTheTarget().withV2JudgedAtStart(), both.withV2JudgedAtStart().withSnapshotForTheTarget());
+        assertEquals(List.of(true, true), leavesSnapshot(both.withSnapshotForTheTarget().withV2JudgedAtStart()));
+    }
+
     @Test
     void describeOfAPatchOnlyChangeSaysOnlyVersionTxtChanges() throws RefusedTransitionException {
         Plan plan = new Planner(BUNDLED).plan(DataVersion.parse("3.5.21/etcd3"), DataVersion.parse("3.5.35/etcd3"));

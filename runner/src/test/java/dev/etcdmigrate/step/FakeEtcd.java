@@ -47,6 +47,8 @@ final class FakeEtcd implements EtcdOperations {
     private int crashAt;
     /** Answers of successive `check v2store` calls; none left means "no v2 content". */
     final Deque<Optional<String>> v2Findings = new ArrayDeque<>();
+    /** Answers of successive starts that judge v2 content themselves; none left means "accepted a write". */
+    final Deque<Optional<String>> v2Refusals = new ArrayDeque<>();
     /** The v2 store JSON an etcd2 start snapshots (ConvertToV3), and the keys the v3 keyspace holds (RollbackToV2). */
     String v2StoreJson;
     final List<DumpedKey> v3Keys = new ArrayList<>();
@@ -141,6 +143,12 @@ final class FakeEtcd implements EtcdOperations {
                 Files.delete(fixes);
             }
         }
+    }
+
+    @Override
+    public Optional<String> runUntilWriteUnlessV2Refused(Release release, Path dir, Tuning tuning) {
+        call("run judging v2 " + release.version() + " " + name(dir) + tuning(tuning));
+        return v2Refusals.isEmpty() ? Optional.empty() : v2Refusals.removeFirst();
     }
 
     @Override

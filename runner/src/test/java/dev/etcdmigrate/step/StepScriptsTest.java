@@ -191,6 +191,53 @@ class StepScriptsTest {
     }
 
     @Test
+    void aJudgedUpgradeTo36StartsItFirstAndChecksOnlyAfterARefusal() throws Exception {
+        MinorUpgrade step = new MinorUpgrade(EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")),
+                Optional.empty()).withV2JudgedAtStart();
+        assertEquals(List.of("run judging v2 3.6.16 ."), cleanRun(step, v3("3.5.35"), NOTHING), "accepted: no check at all");
+        assertEquals(List.of("run judging v2 3.6.16 . snapshot-count=1"),
+                cleanRun(step.withSnapshotForNext(), v3("3.5.35"), NOTHING).subList(0, 1));
+        crashAtEveryCall(step, v3("3.5.35"), NOTHING);
+
+        // refused, and the check finds only old WAL entries: the check-first flow, then 3.6 once more
+        Consumer<FakeEtcd> refusedForOldEntries = e -> {
+            e.v2Refusals.add(Optional.of("detected disallowed v2 WAL"));
+            e.v2Findings.add(Optional.of("detected custom v2 content in WAL records"));
+        };
+        assertEquals(List.of("run judging v2 3.6.16 .", "check v2store 3.5.35 .", "run 3.5.35 . snapshot-count=1",
+                "check v2store 3.5.35 .", "run 3.6.16 ."), cleanRun(step, v3("3.5.35"), refusedForOldEntries));
+        crashAtEveryCall(step, v3("3.5.35"), refusedForOldEntries);
+        assertTrue(events.stream().anyMatch(e -> e instanceof Event.V2ContentRefused r && r.refusal().equals("detected disallowed v2 WAL")
+                && r.checker().equals("3.5.35")));
+    }
+
+    @Test
+    void aJudgedUpgradeTo36StopsOnRealV2KeysWithTheDataStillAtThePreviousLine() throws Exception {
+        Step step = new MinorUpgrade(EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")),
+                Optional.empty()).withV2JudgedAtStart();
+        DataDir dataDir = seed("v2keys-judged", v3("3.5.35"));
+        FakeEtcd etcd = new FakeEtcd(dataDir.path(), new FakeEtcd.Cluster());
+        etcd.v2Refusals.add(Optional.of("detected disallowed custom content in v2store"));
+        etcd.v2Findings.add(Optional.of("detected custom v2 content in v2store"));
+        etcd.v2Findings.add(Optional.of("detected custom v2 content in v2store"));
+        assertThrows(StepFailedException.class, () -> step.run(context(dataDir, etcd)));
+        assertEquals(List.of("run judging v2 3.6.16 .", "check v2store 3.5.35 .", "run 3.5.35 . snapshot-count=1",
+                "check v2store 3.5.35 ."), etcd.calls, "3.6 ran once, and refused");
+        assertTrue(events.stream().anyMatch(e -> e instanceof Event.V2ContentFound f && f.remains()));
+    }
+
+    @Test
+    void onlyAStepThatCanBeJudgedIsJudged() {
+        MinorUpgrade plain = new MinorUpgrade(EtcdVersion.parse("3.4.23"), release("3.5.35"), Optional.empty(), Optional.empty());
+        assertFalse(plain.canJudgeV2AtStart());
+        assertThrows(IllegalArgumentException.class, plain::withV2JudgedAtStart);
+        MinorUpgrade to37 = new MinorUpgrade(EtcdVersion.parse("3.6.16"), release("3.7.3"), Optional.empty(), Optional.of(release("3.6.16")));
+        assertFalse(to37.canJudgeV2AtStart(), "3.7 names no v2 refusals in the catalog");
+        assertTrue(new MinorUpgrade(EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")), Optional.empty())
+                .canJudgeV2AtStart());
+    }
+
+    @Test
     void anUpgradeTo37LetsThePreviousLineSnapshotFirstOrSnapshotsForTheNextLine() throws Exception {
         Step first = new MinorUpgrade(EtcdVersion.parse("3.6.16"), release("3.7.3"), Optional.empty(), Optional.of(release("3.6.16")));
         assertEquals(List.of("run 3.6.16 . snapshot-count=1", "run 3.7.3 ."), cleanRun(first, v3("3.6.16"), NOTHING));
