@@ -207,14 +207,11 @@ public final class PrivateEtcd implements AutoCloseable {
         long end = start + deadline.toNanos();
         Exception last = null;
         while (System.nanoTime() < end) {
-            if (rejoin.verdict().isPresent()) {
-                rejoin.finding().ifPresent(f -> log.emit(new Event.RejoinFailed(release.version(), f.kind(), f.definitive(),
-                        f.leaderlessSeconds(), f.etcdLine())));
-                throw new EtcdFailedException(label + " cannot rejoin its cluster after " + Duration.ofNanos(System.nanoTime() - start).toMillis()
-                        + " ms: " + rejoin.verdict().get());
-            }
+            throwIfRejoinFailed(start);
             if (!process.isAlive()) {
                 output.join();
+                // what it said before it died decides: its last lines may have reached the watches only now
+                throwIfRejoinFailed(start);
                 throwIfV2Refused();
                 throw new EtcdFailedException(label + " exited with " + process.exitValue() + " before it accepted a write: "
                         + whyItDied());
@@ -222,7 +219,8 @@ public final class PrivateEtcd implements AutoCloseable {
             if (output.fatalLine().isPresent()) {
                 // it said it is dying: do not wait out the deadline for the exit that follows
                 if (process.waitFor(2, TimeUnit.SECONDS)) {
-                    output.join(); // the pump has seen every line, a refusal too
+                    output.join(); // the pump has seen every line, a rejoin verdict or a refusal too
+                    throwIfRejoinFailed(start);
                     throwIfV2Refused();
                 }
                 throw new EtcdFailedException(label + " logged a fatal error before it accepted a write: \""
@@ -249,6 +247,16 @@ public final class PrivateEtcd implements AutoCloseable {
         }
         throw new EtcdFailedException(label + " did not accept a write within " + deadline.toSeconds() + " s"
                 + (last == null ? "" : " (last attempt: " + last.getMessage() + ")"));
+    }
+
+    /** A rejoining member whose peers refused it, or that found no leader in time (see {@link RejoinWatch}). */
+    private void throwIfRejoinFailed(long start) throws EtcdFailedException {
+        if (rejoin.verdict().isPresent()) {
+            rejoin.finding().ifPresent(f -> log.emit(new Event.RejoinFailed(release.version(), f.kind(), f.definitive(),
+                    f.leaderlessSeconds(), f.etcdLine())));
+            throw new EtcdFailedException(label + " cannot rejoin its cluster after " + Duration.ofNanos(System.nanoTime() - start).toMillis()
+                    + " ms: " + rejoin.verdict().get());
+        }
     }
 
     /** An etcd that exited having said one of its line's v2 refusals refused the data, and said so. */
