@@ -50,8 +50,8 @@ public record Plan(DataVersion current, DataVersion target, List<Step> steps, bo
      * after its last entries, and 3.6 starts first and judges the v2 content itself (see
      * {@code MinorUpgrade}); {@code etcdutl check v2store}, which reads every WAL segment (0.45-0.69 s at
      * 100 MiB-1 GiB), runs only after 3.6 refused; the data is still 3.5 data then (UpgradeIT). For a lone
-     * member only, for the reason above, and only
-     * where the operator's flags leave etcd's v2 check alone ({@code --v2-deprecation}).
+     * member only, for the reason above, and only where the operator's flags leave etcd's v2 check alone
+     * ({@code --v2-deprecation}).
      */
     public Plan withV2JudgedAtStart() {
         List<Step> judged = new ArrayList<>(steps);
