@@ -37,10 +37,15 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
         Optional<Release> snapshotter, boolean snapshotForNext, boolean v2JudgedAtStart) implements Step {
 
     public MinorUpgrade {
-        if (v2JudgedAtStart && (v2Checker.isEmpty() || snapshotter.isPresent() || release.line().v2Refusals().isEmpty())) {
-            throw new IllegalArgumentException("only a step with a v2 checker, no snapshotter and a line that names its v2"
+        if (v2JudgedAtStart && !judgeable(storage, v2Checker, snapshotter, release)) {
+            throw new IllegalArgumentException("only an etcd3 step with a v2 checker, no snapshotter and a line that names its v2"
                     + " refusals lets the etcd judge its v2 content");
         }
+    }
+
+    /** What {@link #canJudgeV2AtStart} asks, on the components (the compact constructor has no fields yet). */
+    private static boolean judgeable(StorageApi storage, Optional<Release> v2Checker, Optional<Release> snapshotter, Release release) {
+        return storage == StorageApi.ETCD3 && v2Checker.isPresent() && snapshotter.isEmpty() && !release.line().v2Refusals().isEmpty();
     }
 
     public MinorUpgrade(EtcdVersion from, Release release, Optional<Release> v2Checker, Optional<Release> snapshotter) {
@@ -54,7 +59,7 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
 
     /** Whether the step before may leave a snapshot so that this step's etcd judges the v2 content itself. */
     public boolean canJudgeV2AtStart() {
-        return storage == StorageApi.ETCD3 && v2Checker.isPresent() && snapshotter.isEmpty() && !release.line().v2Refusals().isEmpty();
+        return judgeable(storage, v2Checker, snapshotter, release);
     }
 
     /** The same step, its etcd starting first and the check running only after it refused v2 content (see above). */

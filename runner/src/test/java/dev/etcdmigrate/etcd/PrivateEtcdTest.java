@@ -17,7 +17,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
@@ -111,8 +110,7 @@ class PrivateEtcdTest {
         for (int i = 0; i < 5; i++) {
             PrivateEtcd.EtcdFailedException failed = failure(settings);
             assertTrue(failed instanceof PrivateEtcd.V2RefusedException, "run " + i + ": " + failed);
-            assertEquals(Optional.of("detected disallowed custom content in v2store"),
-                    Optional.of(((PrivateEtcd.V2RefusedException) failed).refusal()));
+            assertEquals("detected disallowed custom content in v2store", ((PrivateEtcd.V2RefusedException) failed).refusal());
         }
     }
 

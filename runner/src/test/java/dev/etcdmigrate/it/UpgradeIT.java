@@ -153,14 +153,9 @@ class UpgradeIT {
      */
     @Test
     void aLiveV2KeyIsRefusedBy36AtStartAndThe35DataStaysWhole(@TempDir Path dir) throws Exception {
-        Release v34 = EtcdFixture.release("3.4.23");
         Release v35 = EtcdFixture.release("3.5.35");
         Path data = dir.resolve("data");
-        Keyspace before = etcd.seed(v34, data, 60);
-        try (var server = etcd.start(v34, data, "--enable-v2=true")) {
-            assertEquals(201, EtcdFixture.v2(server, "PUT", "/legacy/flag", "on"));
-            server.stop(java.time.Duration.ofSeconds(20));
-        }
+        Keyspace before = seedWithLiveV2Key(EtcdFixture.release("3.4.23"), data, 60);
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.6.16"))) {
             assertEquals(1, runner.exitCode(), runner.output());
             List<JsonNode> refused = runner.events("v2-content-refused");
@@ -184,6 +179,16 @@ class UpgradeIT {
         }
     }
 
+    /** Data written by {@code release} with {@code keys} sample keys and the v2 key /legacy/flag, which stays. */
+    private Keyspace seedWithLiveV2Key(Release release, Path data, int keys) throws Exception {
+        Keyspace before = etcd.seed(release, data, keys);
+        try (var server = etcd.start(release, data, "--enable-v2=true")) {
+            assertEquals(201, EtcdFixture.v2(server, "PUT", "/legacy/flag", "on"));
+            server.stop(java.time.Duration.ofSeconds(20));
+        }
+        return before;
+    }
+
     private static List<String> v36Refusals() {
         return EtcdFixture.release("3.6.16").line().v2Refusals();
     }
@@ -191,13 +196,8 @@ class UpgradeIT {
     /** A v2 key that still exists is real v2 data: the step to 3.6 refuses and the data stays at 3.5. */
     @Test
     void liveV2KeysStopTheUpgradeTo36(@TempDir Path dir) throws Exception {
-        Release v35 = EtcdFixture.release("3.5.35");
         Path data = dir.resolve("data");
-        etcd.seed(v35, data, 50);
-        try (var server = etcd.start(v35, data, "--enable-v2=true")) {
-            assertEquals(201, EtcdFixture.v2(server, "PUT", "/legacy/flag", "on"));
-            server.stop(java.time.Duration.ofSeconds(20));
-        }
+        seedWithLiveV2Key(EtcdFixture.release("3.5.35"), data, 50);
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.6.16"))) {
             assertEquals(1, runner.exitCode(), runner.output());
             assertEquals(1, runner.ending().path("exitCode").asInt(), runner.output());
