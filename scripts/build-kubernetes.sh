@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds Kubernetes tools from the Go module proxy (Go is a build-time tool only) and caches them:
 #   bash scripts/build-kubernetes.sh [--version v1.34.4] TOOL...
-# TOOL: kube-apiserver | kubeadm | etcd-migrate-k8s (Kubernetes' own etcd `migrate` tool,
+# TOOL: kube-apiserver | kubeadm | kubelet | etcd-migrate-k8s (Kubernetes' own etcd `migrate` tool,
 # k8s.io/kubernetes/cluster/images/etcd/migrate). Prints each binary's path on stdout, one per
 # line; everything else goes to stderr. A cached binary (marker present) is reused at once.
 #
@@ -18,8 +18,8 @@ while [ $# -gt 0 ]; do
     --version) version=$2; shift 2 ;;
     --version=*) version=${1#--version=}; shift ;;
     -h|--help) sed -n '2,6p' "$0" >&2; exit 0 ;;
-    kube-apiserver|kubeadm|etcd-migrate-k8s) tools+=("$1"); shift ;;
-    *) echo "unknown argument: $1 (tools: kube-apiserver kubeadm etcd-migrate-k8s)" >&2; exit 2 ;;
+    kube-apiserver|kubeadm|kubelet|etcd-migrate-k8s) tools+=("$1"); shift ;;
+    *) echo "unknown argument: $1 (tools: kube-apiserver kubeadm kubelet etcd-migrate-k8s)" >&2; exit 2 ;;
   esac
 done
 [ ${#tools[@]} -gt 0 ] || { echo "usage: $0 [--version vX.Y.Z] TOOL..." >&2; exit 2; }
@@ -36,6 +36,7 @@ package_of() {
   case "$1" in
     kube-apiserver) echo k8s.io/kubernetes/cmd/kube-apiserver ;;
     kubeadm) echo k8s.io/kubernetes/cmd/kubeadm ;;
+    kubelet) echo k8s.io/kubernetes/cmd/kubelet ;;
     etcd-migrate-k8s) echo k8s.io/kubernetes/cluster/images/etcd/migrate ;;
   esac
 }
