@@ -176,18 +176,31 @@ fi
 # ---------------------------------------------------------------- etcd binaries
 # One directory (so one Jib layer) per release: a new patch release adds one layer and leaves the
 # others' digests alone. Each image flavour lists the directories it bundles (image/pom.xml).
+# Every binary must have the SHA-256 the catalog pins for it (versions/pins/<v>/linux-<arch>.pins, written by
+# `provision --update-pins`): a bin dir holding anything else (another compiler's build, an unverified
+# tarball's binaries, a changed file) is refused, so each bundled byte traces to the pinned inputs.
+pins_root=$(cd "$(dirname "$0")/../../.." && pwd)/versions/pins
+pin() { awk -v k="$2" -v n="$3" '$1 == k && $2 == n { print $3 }' "$1"; }
 etcd_root=$out/etcd
 mkdir -p "$etcd_root"
 for v in $versions; do
   etcd_dir=$etcd_root/$v/usr/local/bin
   mkdir -p "$etcd_dir"
+  pins=$pins_root/$v/linux-$arch.pins
+  [ -f "$pins" ] || { log "no pins for etcd $v on linux/$arch ($pins): run \`provision --update-pins --platform linux/$arch $v\` and review it"; exit 1; }
   wanted=""
   for tool in etcd etcdctl etcdutl; do
     src=$bin_src/$tool-$v
+    expected=$(pin "$pins" bin "$tool")
     if [ ! -f "$src" ]; then
       # 3.4 has no etcdutl; etcd and etcdctl are required for every version.
-      [ "$tool" = etcdutl ] && continue
+      [ "$tool" = etcdutl ] && [ -z "$expected" ] && continue
       log "missing $src: provision it first (runner/target/etcd-migrate provision --bin-dir $bin_src)"
+      exit 1
+    fi
+    actual=sha256:$(sha256sum "$src" | cut -d' ' -f1)
+    if [ -z "$expected" ] || [ "$actual" != "$expected" ]; then
+      log "refusing $src: its SHA-256 is $actual, the catalog pins ${expected:-nothing} ($pins); provision the bin dir again"
       exit 1
     fi
     wanted="$wanted $tool-$v"
@@ -198,16 +211,33 @@ for v in $versions; do
       ln "$src" "$dst" 2>/dev/null || cp "$src" "$dst"
     fi
   done
-  # What this layer holds, for scanners: a CycloneDX document per release, in the release's own layer.
-  go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
+  # What this layer holds, for scanners: a CycloneDX document per release, in the release's own layer. Per
+  # binary: its SHA-256 (checked above), the input it is built from (a Go module or Debian package) with that
+  # input's pinned hash, the compiler (a Go toolchain module) with its hash, and the SHA-256 of the pins file
+  # that lists every other input of the build.
   sbom_dir=$etcd_root/$v/usr/share/doc/etcd-migrate/sbom
   mkdir -p "$sbom_dir"
-  source=$(head -n 1 "$bin_src/.provisioned/$v" 2>/dev/null || echo unknown)
   recipe=$(sed -n 's/^recipe: //p' "$bin_src/.provisioned/$v" 2>/dev/null || true)
+  pins_sha=$(sha256sum "$pins" | cut -d' ' -f1)
+  hash_of() { # go:path@version -> its h1; deb:name -> its sha256
+    case $1 in go:*) pin "$pins" go "${1#go:}" ;; deb:*) pin "$pins" deb "${1#deb:}" ;; esac
+  }
+  toolchain=$(pin "$pins" from toolchain)
+  toolchain_hash=""
+  [ -z "$toolchain" ] || toolchain_hash=$(hash_of "$toolchain")
   components=""
   for t in $wanted; do
-    gov=$("$go" version "$etcd_dir/$t" 2>/dev/null | sed -n 's/.*: \(go[0-9.]*\).*/\1/p')
-    components="$components${components:+,}{\"type\":\"application\",\"name\":\"${t%-$v}\",\"version\":\"$v\",\"purl\":\"pkg:github/etcd-io/etcd@v$v\",\"licenses\":[{\"license\":{\"id\":\"Apache-2.0\"}}],\"hashes\":[{\"alg\":\"SHA-256\",\"content\":\"$(sha256sum "$etcd_dir/$t" | cut -d' ' -f1)\"}],\"properties\":[{\"name\":\"dev.etcdmigrate:path\",\"value\":\"/usr/local/bin/$t\"},{\"name\":\"dev.etcdmigrate:goVersion\",\"value\":\"$gov\"},{\"name\":\"dev.etcdmigrate:source\",\"value\":\"$source\"},{\"name\":\"dev.etcdmigrate:recipe\",\"value\":\"$recipe\"}]}"
+    name=${t%-$v}
+    source=$(pin "$pins" from "$name")
+    [ -n "$source" ] || { log "$pins names no source for $name (from $name ...): run provision --update-pins"; exit 1; }
+    source_hash=$(hash_of "$source")
+    gov=${toolchain#go:golang.org/toolchain@v0.0.1-}
+    gov=${gov%%.linux-*}
+    [ -n "$toolchain" ] || gov=""
+    props="{\"name\":\"dev.etcdmigrate:path\",\"value\":\"/usr/local/bin/$t\"},{\"name\":\"dev.etcdmigrate:source\",\"value\":\"$source\"},{\"name\":\"dev.etcdmigrate:sourceHash\",\"value\":\"$source_hash\"}"
+    [ -z "$toolchain" ] || props="$props,{\"name\":\"dev.etcdmigrate:goVersion\",\"value\":\"$gov\"},{\"name\":\"dev.etcdmigrate:toolchain\",\"value\":\"$toolchain\"},{\"name\":\"dev.etcdmigrate:toolchainHash\",\"value\":\"$toolchain_hash\"}"
+    props="$props,{\"name\":\"dev.etcdmigrate:recipe\",\"value\":\"$recipe\"},{\"name\":\"dev.etcdmigrate:pins\",\"value\":\"versions/pins/$v/linux-$arch.pins\"},{\"name\":\"dev.etcdmigrate:pinsSha256\",\"value\":\"$pins_sha\"}"
+    components="$components${components:+,}{\"type\":\"application\",\"name\":\"$name\",\"version\":\"$v\",\"purl\":\"pkg:github/etcd-io/etcd@v$v\",\"licenses\":[{\"license\":{\"id\":\"Apache-2.0\"}}],\"hashes\":[{\"alg\":\"SHA-256\",\"content\":\"$(sha256sum "$etcd_dir/$t" | cut -d' ' -f1)\"}],\"properties\":[$props]}"
   done
   printf '{"bomFormat":"CycloneDX","specVersion":"1.5","version":1,"metadata":{"component":{"type":"application","name":"etcd","version":"%s"}},"components":[%s]}\n' \
     "$v" "$components" >"$sbom_dir/etcd-$v.cdx.json.new"

@@ -108,7 +108,10 @@ public final class Main {
         return e.exitCode();
     }
 
-    /** `--version`: this runner's version and the etcd versions it bundles, each marked when its binary is missing. */
+    /**
+     * `--version`: this runner's version and the etcd versions it bundles, each marked when its binary is
+     * missing, then where each present binary came from (the pins in the jar) and whether it is that build.
+     */
     static String versionText(List<String> args) {
         String version = Optional.ofNullable(Main.class.getPackage().getImplementationVersion()).orElse("development build");
         StringBuilder b = new StringBuilder("etcd-migrate " + version + "\n");
@@ -119,7 +122,11 @@ public final class Main {
             b.append(' ').append(release.version());
             if (!Files.isExecutable(binDir.resolve("etcd-" + release.version()))) b.append(" (missing)");
         }
-        return b.append('\n').toString();
+        b.append('\n');
+        for (var release : catalog.releases()) {
+            b.append(dev.etcdmigrate.provision.Provenance.describe(release, binDir));
+        }
+        return b.toString();
     }
 
     private static List<Flag> withOutput(List<Flag> flags) {

@@ -304,6 +304,7 @@ final class BundledCatalog {
                             "https://github.com/etcd-io/etcd/releases/download/v3.5.35/etcd-v3.5.35-linux-arm64.tar.gz",
                             ""))),
                 List.of(new Release.GoModules(
+                        "go1.26.8",
                         "v3.5.35",
                         List.of("go.etcd.io/etcd/api/v3", "go.etcd.io/etcd/client/pkg/v3", "go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/pkg/v3", "go.etcd.io/etcd/server/v3", "go.etcd.io/etcd/etcdctl/v3", "go.etcd.io/etcd/etcdutl/v3"),
                         Map.ofEntries(Map.entry("etcd", "go.etcd.io/etcd/server/v3"), Map.entry("etcdctl", "go.etcd.io/etcd/etcdctl/v3"), Map.entry("etcdutl", "go.etcd.io/etcd/etcdutl/v3")))),
@@ -344,6 +345,7 @@ final class BundledCatalog {
                             "https://github.com/etcd-io/etcd/releases/download/v3.6.16/etcd-v3.6.16-linux-arm64.tar.gz",
                             ""))),
                 List.of(new Release.GoModules(
+                        "go1.26.8",
                         "v3.6.16",
                         List.of("go.etcd.io/etcd/api/v3", "go.etcd.io/etcd/client/pkg/v3", "go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/pkg/v3", "go.etcd.io/etcd/server/v3", "go.etcd.io/etcd/etcdctl/v3", "go.etcd.io/etcd/etcdutl/v3"),
                         Map.ofEntries(Map.entry("etcd", "go.etcd.io/etcd/server/v3"), Map.entry("etcdctl", "go.etcd.io/etcd/etcdctl/v3"), Map.entry("etcdutl", "go.etcd.io/etcd/etcdutl/v3")))),
@@ -384,6 +386,7 @@ final class BundledCatalog {
                             "https://github.com/etcd-io/etcd/releases/download/v3.7.3/etcd-v3.7.3-linux-arm64.tar.gz",
                             ""))),
                 List.of(new Release.GoModules(
+                        "go1.26.8",
                         "v3.7.3",
                         List.of("go.etcd.io/etcd/api/v3", "go.etcd.io/etcd/client/pkg/v3", "go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/pkg/v3", "go.etcd.io/etcd/server/v3", "go.etcd.io/etcd/etcdctl/v3", "go.etcd.io/etcd/etcdutl/v3"),
                         Map.ofEntries(Map.entry("etcd", "go.etcd.io/etcd/server/v3"), Map.entry("etcdctl", "go.etcd.io/etcd/etcdctl/v3"), Map.entry("etcdutl", "go.etcd.io/etcd/etcdutl/v3")))),

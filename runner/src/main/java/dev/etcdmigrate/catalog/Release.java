@@ -82,9 +82,13 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
     })
     public sealed interface Source permits GoModules, GoLegacy, DebianPackages {}
 
-    /** Build from the Go module proxy: all modules at one version, each main package built. */
-    public record GoModules(String moduleVersion, List<String> modules, Map<String, String> mains) implements Source {
+    /**
+     * Build from the Go module proxy: all modules at one version, each main package built, with the Go
+     * toolchain module golang.org/toolchain@v0.0.1-{@code toolchain}.linux-ARCH.
+     */
+    public record GoModules(String toolchain, String moduleVersion, List<String> modules, Map<String, String> mains) implements Source {
         public GoModules {
+            require(toolchain, "go-modules.toolchain");
             require(moduleVersion, "go-modules.moduleVersion");
             modules = List.copyOf(require(modules, "go-modules.modules"));
             mains = Map.copyOf(require(mains, "go-modules.mains"));

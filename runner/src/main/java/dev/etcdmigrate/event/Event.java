@@ -211,6 +211,17 @@ public sealed interface Event {
         }
     }
 
+    /**
+     * A release's inputs and binaries matched their pins ({@code hashes} compared), or, with {@code recorded},
+     * were written as the new pins of {@code platform}.
+     */
+    record ProvisionPins(String version, String platform, int hashes, boolean recorded) implements Event {
+        public String message() {
+            return recorded ? "etcd " + version + " (" + platform + "): recorded " + hashes + " pins"
+                    : "etcd " + version + " (" + platform + "): " + hashes + " hashes matched their pins";
+        }
+    }
+
     /** A source was asked for a release: {@code outcome} "trying" or "skipped" (with the reason). */
     record ProvisionSource(String version, String from, String outcome, String reason) implements Event {
         public String message() {

@@ -22,9 +22,19 @@ interface BinarySource {
      * under their plain names.
      *
      * @throws Skipped when this source does not apply or cannot be reached: the next source is tried
-     * @throws ProvisionException when what it obtained must not be trusted (e.g. a checksum mismatch)
+     * @throws ProvisionException when what it obtained must not be trusted (an input that differs from its
+     *     pin): no other source is tried
      */
-    void fetch(Release release, Path into) throws Skipped, ProvisionException;
+    void fetch(Release release, Path into, Pins pins) throws Skipped, ProvisionException;
+
+    /**
+     * Whether what this source delivers is checked against the pins (inputs as it downloads them, the
+     * binaries after). The official tarball is not: its own SHA-256 is its check, and its binaries are
+     * upstream's, not the ones the pins describe.
+     */
+    default boolean pinned() {
+        return true;
+    }
 
     /** Not applicable or not reachable; the reason is logged and the next source tried. */
     final class Skipped extends Exception {

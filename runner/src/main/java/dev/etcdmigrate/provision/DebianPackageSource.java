@@ -4,7 +4,6 @@ import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.process.ToolRunner;
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -12,9 +11,15 @@ import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.Optional;
+import java.util.stream.Stream;
+import java.nio.file.StandardCopyOption;
 
-/** Debian's build of a release: `apt-get download` the packages, `dpkg-deb -x`, take the binaries. */
+/**
+ * Debian's build of a release: `apt-get download` the packages at their pinned versions, check each
+ * file's SHA-256 against its pin (apt's own signature checks can be switched off by its configuration;
+ * this one cannot), `dpkg-deb -x`, take the binaries.
+ */
 final class DebianPackageSource implements BinarySource {
 
     private static final Duration TIMEOUT = Duration.ofMinutes(10);
@@ -43,7 +48,7 @@ final class DebianPackageSource implements BinarySource {
     }
 
     @Override
-    public void fetch(Release release, Path into) throws Skipped {
+    public void fetch(Release release, Path into, Pins pins) throws Skipped, ProvisionException {
         Release.DebianPackages spec = release.source(Release.DebianPackages.class).orElseThrow(() -> new Skipped("the catalog has no Debian package source for it"));
         if (!Files.isExecutable(Path.of("/usr/bin/apt-get")) || !Files.isExecutable(Path.of("/usr/bin/dpkg-deb"))) {
             throw new Skipped("apt-get and dpkg-deb are needed (a Debian machine)");
@@ -53,19 +58,18 @@ final class DebianPackageSource implements BinarySource {
         try {
             Trees.deleteRecursively(work);
             Files.createDirectories(work);
-            Set<String> packages = new LinkedHashSet<>(spec.packages().values());
-            for (String pkg : packages) {
-                tools.run("apt-get", List.of("/usr/bin/apt-get", "download", foreign ? pkg + ":" + arch : pkg), env, work, TIMEOUT);
-            }
             Path root = Files.createDirectories(work.resolve("root"));
-            try (DirectoryStream<Path> debs = Files.newDirectoryStream(work, "*.deb")) {
-                for (Path deb : debs) {
-                    tools.run("dpkg-deb", List.of("/usr/bin/dpkg-deb", "-x", deb.toString(), root.toString()), env, work, TIMEOUT);
-                }
+            Map<String, String> names = new HashMap<>();
+            for (String pkg : new LinkedHashSet<>(spec.packages().values())) {
+                Path deb = archive(pkg, pins, env);
+                names.put(pkg, deb.getFileName().toString().replaceFirst("\\.deb$", ""));
+                // unpacked only once its SHA-256 is the pinned one
+                tools.run("dpkg-deb", List.of("/usr/bin/dpkg-deb", "-x", deb.toString(), root.toString()), env, work, TIMEOUT);
             }
             for (String tool : release.toolNames()) {
                 String path = spec.paths().get(tool);
                 if (path == null) throw new Skipped("the catalog names no path for " + tool + " in the packages");
+                pins.check("from", tool, "deb:" + names.get(spec.packages().get(tool)));
                 Files.copy(root.resolve(path), into.resolve(tool));
             }
         } catch (ToolRunner.ToolFailedException e) {
@@ -79,5 +83,65 @@ final class DebianPackageSource implements BinarySource {
                 // removed by the next run
             }
         }
+    }
+
+    /**
+     * The package file at its pinned version (apt's candidate when recording pins), checked against its pin:
+     * kept in CACHE/debian-archives, so later runs need no network; a kept file is checked like a new one,
+     * and one that differs is removed, so it is neither used nor kept.
+     */
+    Path archive(String pkg, Pins pins, Map<String, String> env) throws IOException, ToolRunner.ToolFailedException, ProvisionException, Skipped {
+        Path archives = Files.createDirectories(cacheDir.resolve("debian-archives"));
+        Optional<String> pinned = pins.pinnedName("deb", pkg + "_");
+        if (pinned.isEmpty() && !pins.recording()) {
+            throw new ProvisionException("etcd " + pins.version() + " (" + pins.platform() + "): Debian package " + pkg
+                    + " has no pin; refusing it (`provision --update-pins` records one)");
+        }
+        Path deb;
+        String name;
+        if (pinned.isPresent() && !pins.recording()) {
+            name = pinned.get();
+            deb = archives.resolve(name + ".deb");
+            if (!Files.isRegularFile(deb)) {
+                String[] f = name.split("_");
+                Path fresh = Files.createDirectories(archives.resolve(".download"));
+                Trees.deleteRecursively(fresh);
+                Files.createDirectories(fresh);
+                tools.run("apt-get", List.of("/usr/bin/apt-get", "download", "-o", "APT::Sandbox::User=root",
+                        f[0] + ":" + f[2] + "=" + f[1]), env, fresh, TIMEOUT);
+                moveSingleDeb(fresh, deb);
+            }
+        } else {
+            Path fresh = Files.createDirectories(archives.resolve(".download"));
+            Trees.deleteRecursively(fresh);
+            Files.createDirectories(fresh);
+            tools.run("apt-get", List.of("/usr/bin/apt-get", "download", "-o", "APT::Sandbox::User=root", pkg + ":" + arch), env, fresh, TIMEOUT);
+            String version = tools.run("dpkg-deb", List.of("/usr/bin/dpkg-deb", "-f", onlyDeb(fresh).toString(), "Version"), env, fresh, TIMEOUT)
+                    .output().strip();
+            name = pkg + "_" + version + "_" + arch;
+            deb = archives.resolve(name + ".deb");
+            moveSingleDeb(fresh, deb);
+        }
+        String actual = "sha256:" + GoHash.sha256(deb);
+        try {
+            pins.check("deb", name, actual);
+        } catch (ProvisionException e) {
+            Files.deleteIfExists(deb);
+            throw e;
+        }
+        return deb;
+    }
+
+    private static Path onlyDeb(Path dir) throws IOException, Skipped {
+        try (Stream<Path> files = Files.list(dir)) {
+            List<Path> debs = files.filter(f -> f.getFileName().toString().endsWith(".deb")).toList();
+            if (debs.size() != 1) throw new Skipped("apt-get download left " + debs.size() + " package files in " + dir);
+            return debs.get(0);
+        }
+    }
+
+    private static void moveSingleDeb(Path dir, Path to) throws IOException, Skipped {
+        Files.move(onlyDeb(dir), to, StandardCopyOption.REPLACE_EXISTING);
+        Trees.deleteRecursively(dir);
     }
 }

@@ -9,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -21,20 +20,22 @@ import java.util.Map;
  * the symbol table and DWARF (about a third of each binary), which nothing at run time reads.
  * Upstream's release build adds only -X .../api/v3/version.GitSHA from its git checkout; module zips
  * carry no git data, so that field stays at its default, as in an unstripped `go build`, and
- * {@code --version} reports what it did before.
+ * {@code --version} reports what it did before. The compiler is the catalog's toolchain module, not
+ * whatever Go this machine has, and every module the build reads is checked against the pins first
+ * ({@link GoInputs}).
  */
 final class GoModuleSource implements BinarySource {
 
     private static final Duration BUILD_TIMEOUT = Duration.ofMinutes(30);
     static final String LDFLAGS = "-s -w";
 
-    private final Path go;
+    private final GoInputs inputs;
     private final Path cacheDir;
     private final String goArch;
     private final ToolRunner tools;
 
-    GoModuleSource(Path go, Path cacheDir, String goArch, ToolRunner tools) {
-        this.go = go;
+    GoModuleSource(GoInputs inputs, Path cacheDir, String goArch, ToolRunner tools) {
+        this.inputs = inputs;
         this.cacheDir = cacheDir;
         this.goArch = goArch;
         this.tools = tools;
@@ -51,27 +52,41 @@ final class GoModuleSource implements BinarySource {
     }
 
     @Override
-    public void fetch(Release release, Path into) throws Skipped, ProvisionException {
+    public void fetch(Release release, Path into, Pins pins) throws Skipped, ProvisionException {
         Release.GoModules spec = release.source(Release.GoModules.class).orElseThrow(() -> new Skipped("the catalog has no Go module source for it"));
-        if (!Files.isExecutable(go)) {
-            throw new Skipped("no Go toolchain at " + go + " (set --go or GO)");
+        if (!Files.isExecutable(inputs.hostGo())) {
+            throw new Skipped("no Go toolchain at " + inputs.hostGo() + " to fetch modules with (set --go or GO)");
         }
         Path work = cacheDir.resolve("go-build").resolve(release.version());
+        String label = "go-" + release.version();
         try {
+            Path goRoot = inputs.toolchain(spec.toolchain(), pins, label);
+            Path go = goRoot.resolve("bin/go");
             Trees.deleteRecursively(work);
             Files.createDirectories(work);
             Files.writeString(work.resolve("go.mod"), "module etcd-migrate.invalid/build\n\ngo 1.23\n", StandardCharsets.UTF_8);
-            Map<String, String> env = goEnvironment(goArch);
+            Map<String, String> env = goEnvironment(pins, goRoot, goArch);
             List<String> get = new ArrayList<>(List.of(go.toString(), "get"));
             spec.modules().forEach(m -> get.add(m + "@" + spec.moduleVersion()));
-            tools.run("go-" + release.version(), get, env, work, BUILD_TIMEOUT);
+            tools.run(label, get, env, work, BUILD_TIMEOUT);
+            List<String> packages = new ArrayList<>();
             for (String tool : release.toolNames()) {
                 String pkg = spec.mains().get(tool);
                 if (pkg == null) {
                     throw new ProvisionException("the catalog's Go module source names no main package for " + tool);
                 }
-                tools.run("go-" + release.version(), List.of(go.toString(), "build", "-trimpath", "-ldflags", LDFLAGS, "-o",
-                        into.resolve(tool).toString(), pkg), env, work, BUILD_TIMEOUT);
+                packages.add(pkg);
+            }
+            inputs.checkBuild(go, env, work, packages, pins, label);
+            for (String tool : release.toolNames()) {
+                pins.check("from", tool, "go:" + spec.mains().get(tool) + "@" + spec.moduleVersion());
+            }
+            // nothing is downloaded after the check
+            env.put("GOPROXY", "off");
+            env.put("GOFLAGS", "-mod=readonly");
+            for (String tool : release.toolNames()) {
+                tools.run(label, List.of(go.toString(), "build", "-trimpath", "-ldflags", LDFLAGS, "-o",
+                        into.resolve(tool).toString(), spec.mains().get(tool)), env, work, BUILD_TIMEOUT);
             }
         } catch (ToolRunner.ToolFailedException e) {
             throw new Skipped("the build failed: " + e.getMessage(), e);
@@ -86,13 +101,14 @@ final class GoModuleSource implements BinarySource {
         }
     }
 
-    private static Map<String, String> goEnvironment(String goArch) {
-        Map<String, String> env = new HashMap<>(System.getenv());
+    /** The checked toolchain (GOROOT, first on PATH), the pins' Go settings, a static build for goArch. */
+    private static Map<String, String> goEnvironment(Pins pins, Path goRoot, String goArch) {
+        Map<String, String> env = GoInputs.environment(pins);
+        env.put("GOROOT", goRoot.toString());
+        env.put("PATH", goRoot.resolve("bin") + ":" + System.getenv().getOrDefault("PATH", "/usr/bin:/bin"));
         env.put("CGO_ENABLED", "0");
         env.put("GOOS", "linux");
         env.put("GOARCH", goArch);
-        env.put("GOFLAGS", "-mod=mod");
-        env.put("GO111MODULE", "on");
         return env;
     }
 }

@@ -11,7 +11,6 @@ import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.ToolRunner;
 import dev.etcdmigrate.version.EtcdVersion;
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -33,6 +32,11 @@ public final class ProvisionCommand {
             Flag.value("go", "GO", "PATH", "go on PATH, else /usr/local/go/bin/go",
                     "the Go toolchain for offline builds from the Go module proxy (build-time only)."),
             Flag.value("platform", null, "OS/ARCH", "this machine's, e.g. linux/amd64", "which platform's binaries to install (linux/amd64 or linux/arm64; another than this machine's is checked under qemu-user-static)."),
+            Flag.value("pins-dir", null, "DIR", "the pins in the runner's jar (versions/pins)",
+                    "where the pins are: DIR/<version>/linux-<arch>.pins, the hash of every input and binary."),
+            Flag.toggle("update-pins",
+                    "build as usual, but record every input's and binary's hash as the new pins in --pins-dir (default"
+                            + " ./versions/pins) and print the diff; for a new bundled release, then review and commit it."),
             Flag.toggle("allow-unverified-download",
                     "use an official tarball even when the catalog has no confirmed SHA-256 for it (its SHA-256 is printed)."));
 
@@ -79,21 +83,59 @@ public final class ProvisionCommand {
         String arch = platform.substring("linux/".length());
         String hostArch = host.substring("linux/".length());
         ToolRunner tools = new ToolRunner(log, children);
-        // A foreign binary must still prove its version: run it under qemu-user-static's emulator.
-        List<String> runPrefix = platform.equals(host) ? List.of() : emulator(arch, cacheDir, tools);
+        boolean update = args.isSet("update-pins");
+        Optional<Path> pinsDir = args.get("pins-dir").map(Path::of);
+        if (update && pinsDir.isEmpty()) {
+            pinsDir = Optional.of(Path.of("versions", "pins"));
+        }
+        if (update && !Files.isDirectory(pinsDir.get())) {
+            throw new UsageException("--update-pins writes into " + pinsDir.get() + ", which is not a directory (run it in the repository, or set --pins-dir)");
+        }
+        Optional<Path> pinsFrom = pinsDir;
+        // A foreign binary must still prove its version: run it under qemu-user-static's emulator, with a
+        // glibc from Debian's pinned libc6 package when this machine has none for arch (versions/pins/sysroot/).
+        Pins sysrootPins = Pins.load(pinsFrom, "sysroot", platform, update);
+        List<String> runPrefix = platform.equals(host) ? List.of() : emulator(arch, cacheDir, tools, sysrootPins);
+        GoInputs goInputs = new GoInputs(go, cacheDir, hostArch, tools);
         Provisioner provisioner = new Provisioner(binDir, List.of(
                 new TarballSource(platform, args.isSet("allow-unverified-download"), log),
-                new GoModuleSource(go, cacheDir, arch, tools),
-                new LegacyGoSource(go, cacheDir, hostArch, arch, tools),
-                new DebianPackageSource(cacheDir, arch, !platform.equals(host), tools)), runPrefix, tools, log);
+                new GoModuleSource(goInputs, cacheDir, arch, tools),
+                new LegacyGoSource(goInputs, cacheDir, arch, tools),
+                new DebianPackageSource(cacheDir, arch, !platform.equals(host), tools)), runPrefix, tools, log,
+                release -> Pins.load(pinsFrom, release.version(), platform, update));
         Files.createDirectories(binDir);
         List<String> failures = new ArrayList<>();
+        int checked = 0;
+        StringBuilder diff = new StringBuilder();
         for (Release release : releases) {
             try {
-                provisioner.provision(release);
+                Pins pins = provisioner.provision(release);
+                checked += pins.checked();
+                if (update) {
+                    Path file = pinsFrom.orElseThrow().resolve(Pins.fileName(release.version(), platform));
+                    Files.createDirectories(file.getParent());
+                    Files.writeString(file, pins.recordedText(), java.nio.charset.StandardCharsets.UTF_8);
+                    String d = pins.diff();
+                    diff.append("--- ").append(file).append(d.isEmpty() ? " (unchanged)\n" : "\n" + d);
+                }
             } catch (ProvisionException e) {
                 failures.add("etcd " + release.version() + ": " + e.getMessage());
             }
+        }
+        if (update && sysrootPins.recordedCount() > 0) {
+            Path file = pinsFrom.orElseThrow().resolve(Pins.fileName("sysroot", platform));
+            Files.createDirectories(file.getParent());
+            Files.writeString(file, sysrootPins.recordedText(), java.nio.charset.StandardCharsets.UTF_8);
+            String d = sysrootPins.diff();
+            diff.append("--- ").append(file).append(d.isEmpty() ? " (unchanged)\n" : "\n" + d);
+        }
+        checked += sysrootPins.checked();
+        if (update) {
+            // for the reviewer: what the new pins change, per file
+            System.out.print(diff);
+            System.out.flush();
+        } else {
+            log.info(checked + " hashes matched their pins (" + platform + ")");
         }
         if (!failures.isEmpty()) {
             // every release was tried; the run fails with each one's reason (exit 1)
@@ -112,7 +154,7 @@ public final class ProvisionCommand {
      * etcd 2.3-3.3 exit at start, even for --version, on a platform their etcdmain does not support (arm64
      * became supported in 3.4) unless ETCD_UNSUPPORTED_ARCH names it: the check runs them with it set.
      */
-    private List<String> emulator(String arch, Path cacheDir, ToolRunner tools) throws UsageException {
+    private List<String> emulator(String arch, Path cacheDir, ToolRunner tools, Pins pins) throws UsageException, ProvisionException {
         String qemu = findOnPath("qemu-" + (arch.equals("arm64") ? "aarch64" : "x86_64") + "-static");
         List<String> prefix = List.of("/usr/bin/env", "ETCD_UNSUPPORTED_ARCH=" + arch, qemu);
         String loader = arch.equals("arm64") ? "lib/ld-linux-aarch64.so.1" : "lib64/ld-linux-x86-64.so.2";
@@ -121,21 +163,15 @@ public final class ProvisionCommand {
         }
         Path sysroot = cacheDir.resolve("sysroot-" + arch);
         if (!Files.exists(sysroot.resolve(loader))) {
-            Path debs = cacheDir.resolve("sysroot-" + arch + ".debs");
             try {
-                Trees.deleteRecursively(debs);
-                Files.createDirectories(debs);
                 Map<String, String> env = new HashMap<>(System.getenv());
-                tools.run("apt-get", List.of("/usr/bin/apt-get", "download", "-o", "APT::Sandbox::User=root", "libc6:" + arch),
-                        env, debs, Duration.ofMinutes(5));
-                try (DirectoryStream<Path> found = Files.newDirectoryStream(debs, "libc6_*.deb")) {
-                    for (Path deb : found) {
-                        tools.run("dpkg-deb", List.of("/usr/bin/dpkg-deb", "-x", deb.toString(), sysroot.toString()), env, debs,
-                                Duration.ofMinutes(5));
-                    }
-                }
-                Trees.deleteRecursively(debs);
-            } catch (ToolRunner.ToolFailedException | IOException e) {
+                Path deb = new DebianPackageSource(cacheDir, arch, true, tools).archive("libc6", pins, env);
+                Path partial = cacheDir.resolve("sysroot-" + arch + ".partial");
+                Trees.deleteRecursively(partial);
+                tools.run("dpkg-deb", List.of("/usr/bin/dpkg-deb", "-x", deb.toString(), partial.toString()), env, cacheDir, Duration.ofMinutes(5));
+                Trees.deleteRecursively(sysroot);
+                Files.move(partial, sysroot);
+            } catch (ToolRunner.ToolFailedException | IOException | BinarySource.Skipped e) {
                 log.warn("no glibc for " + arch + " to check dynamically linked binaries under " + qemu + ": " + e.getMessage());
                 return prefix;
             }

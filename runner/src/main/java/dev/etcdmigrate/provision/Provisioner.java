@@ -33,9 +33,16 @@ final class Provisioner {
     private final List<String> runPrefix;
     private final ToolRunner tools;
     private final Log log;
+    private final PinSource pinSource;
+
+    /** The pins of a release for the platform being provisioned. */
+    interface PinSource {
+        Pins pins(Release release) throws ProvisionException;
+    }
 
     /** runPrefix: what runs a binary of the target platform here (empty, or qemu-user-static's emulator). */
-    Provisioner(Path binDir, List<BinarySource> sources, List<String> runPrefix, ToolRunner tools, Log log) {
+    Provisioner(Path binDir, List<BinarySource> sources, List<String> runPrefix, ToolRunner tools, Log log, PinSource pinSource) {
+        this.pinSource = pinSource;
         this.binDir = binDir;
         this.sources = List.copyOf(sources);
         this.runPrefix = List.copyOf(runPrefix);
@@ -43,19 +50,27 @@ final class Provisioner {
         this.log = log;
     }
 
-    void provision(Release release) throws ProvisionException {
+    /** Returns the release's pins, with what was checked (or recorded) in them. */
+    Pins provision(Release release) throws ProvisionException {
         String v = release.version();
-        if (installed(release)) {
+        Pins pins = pinSource.pins(release);
+        if (!pins.recording() && installed(release, pins)) {
             log.emit(new Event.Provisioned(v, binDir.toString(), binaries(release), "already", stamp(release).getFileName().toString()));
-            return;
+            return pins;
         }
         Path staging = binDir.resolve(".staging-" + v);
         try {
             Trees.deleteRecursively(staging);
             Files.createDirectories(staging);
-            BinarySource from = fetch(release, staging);
+            BinarySource from = fetch(release, staging, pins);
             for (String tool : release.toolNames()) {
                 checkReportedVersion(release, tool, staging.resolve(tool));
+            }
+            if (from.pinned()) {
+                // a different compiler, a non-reproducible step or a changed input the pins missed shows here
+                for (String tool : release.toolNames()) {
+                    pins.check("bin", tool, "sha256:" + GoHash.sha256(staging.resolve(tool)));
+                }
             }
             for (String tool : release.toolNames()) {
                 Path source = staging.resolve(tool);
@@ -65,6 +80,10 @@ final class Provisioner {
             Files.createDirectories(stamp(release).getParent());
             Files.writeString(stamp(release), stampText(from), StandardCharsets.UTF_8);
             log.emit(new Event.Provisioned(v, binDir.toString(), binaries(release), "installed", from.name()));
+            if (from.pinned()) {
+                log.emit(new Event.ProvisionPins(v, pins.platform(), pins.recording() ? pins.recordedCount() : pins.checked(), pins.recording()));
+            }
+            return pins;
         } catch (IOException e) {
             throw new ProvisionException("could not install into " + binDir + ": " + e.getMessage(), e);
         } finally {
@@ -79,9 +98,10 @@ final class Provisioner {
     /**
      * Installed when the stamp exists, every tool is there, and the source that wrote the stamp would
      * make the binaries the same way today (a stamp without a recipe line predates recipes: the Go
-     * builds of then were not stripped, so they are rebuilt).
+     * builds of then were not stripped, so they are rebuilt), and, from a pinned source, every binary
+     * still has its pinned SHA-256 (one that does not is provisioned again).
      */
-    private boolean installed(Release release) {
+    private boolean installed(Release release, Pins pins) {
         if (!Files.isRegularFile(stamp(release)) || !release.toolNames().stream()
                 .allMatch(tool -> Files.isExecutable(binDir.resolve(tool + "-" + release.version())))) {
             return false;
@@ -96,13 +116,27 @@ final class Provisioner {
         for (BinarySource source : sources) {
             if (source.name().equals(sourceName)) {
                 if (written.equals(stampText(source))) {
-                    return true;
+                    return !source.pinned() || binariesMatch(release, pins);
                 }
                 log.info("etcd " + release.version() + ": installed by an older recipe of " + sourceName + ", provisioning again");
                 return false;
             }
         }
         return true; // written by a source this run does not use (e.g. another platform's tarball): keep it
+    }
+
+    private boolean binariesMatch(Release release, Pins pins) {
+        try {
+            for (String tool : release.toolNames()) {
+                pins.check("bin", tool, "sha256:" + GoHash.sha256(binDir.resolve(tool + "-" + release.version())));
+            }
+            log.emit(new Event.ProvisionPins(release.version(), pins.platform(), pins.checked(), false));
+            return true;
+        } catch (ProvisionException | IOException e) {
+            log.info("etcd " + release.version() + ": the installed binaries do not match their pins, provisioning again: " + e.getMessage());
+            pins.resetChecked();
+            return false;
+        }
     }
 
     static String stampText(BinarySource source) {
@@ -117,12 +151,12 @@ final class Provisioner {
         return binDir.resolve(".provisioned").resolve(release.version());
     }
 
-    private BinarySource fetch(Release release, Path staging) throws ProvisionException, IOException {
+    private BinarySource fetch(Release release, Path staging, Pins pins) throws ProvisionException, IOException {
         List<String> skipped = new ArrayList<>();
         for (BinarySource source : sources) {
             try {
                 log.emit(new Event.ProvisionSource(release.version(), source.name(), "trying", ""));
-                source.fetch(release, staging);
+                source.fetch(release, staging, pins);
                 for (String tool : release.toolNames()) {
                     if (!Files.isRegularFile(staging.resolve(tool))) {
                         throw new BinarySource.Skipped(source.name() + " delivered no " + tool);

@@ -43,7 +43,12 @@ final class TarballSource implements BinarySource {
     }
 
     @Override
-    public void fetch(Release release, Path into) throws Skipped, ProvisionException {
+    public boolean pinned() {
+        return false;
+    }
+
+    @Override
+    public void fetch(Release release, Path into, Pins pins) throws Skipped, ProvisionException {
         Release.Tarball tarball = release.upstream().tarballFor(platform)
                 .orElseThrow(() -> new Skipped("the catalog lists no " + platform + " tarball"));
         if (!tarball.verified() && !allowUnverified) {

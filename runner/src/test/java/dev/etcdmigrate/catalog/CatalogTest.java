@@ -274,6 +274,7 @@ class CatalogTest {
                       sha256: ""
                 sources:
                   - kind: go-modules
+                    toolchain: go1.26.8
                     moduleVersion: v3.6.16
                     modules: [go.etcd.io/etcd/server/v3]
                     mains:
@@ -339,6 +340,7 @@ class CatalogTest {
                 Arguments.of("      tag: v3.6.16\n", "upstream.tag"),
                 Arguments.of("          url: https://example.invalid/etcd-v3.6.16-linux-amd64.tar.gz\n", "tarball.url"),
                 Arguments.of("        moduleVersion: v3.6.16\n", "go-modules.moduleVersion"),
+                Arguments.of("        toolchain: go1.26.8\n", "go-modules.toolchain"),
                 Arguments.of("      v3Api: true\n", "line.v3Api"),
                 Arguments.of("      v2Api: never\n", "line.v2Api"),
                 Arguments.of("      v2EnableFlags: []\n", "line.v2EnableFlags"),

@@ -26,10 +26,21 @@ class ProvisionerRecipeTest {
     /** Writes shell scripts that answer like the release's tools; counts its fetches. */
     static final class ScriptSource implements BinarySource {
         final String recipe;
+        final boolean pinned;
         int fetches;
 
         ScriptSource(String recipe) {
+            this(recipe, false);
+        }
+
+        ScriptSource(String recipe, boolean pinned) {
             this.recipe = recipe;
+            this.pinned = pinned;
+        }
+
+        @Override
+        public boolean pinned() {
+            return pinned;
         }
 
         @Override
@@ -43,11 +54,11 @@ class ProvisionerRecipeTest {
         }
 
         @Override
-        public void fetch(Release release, Path into) throws Skipped {
+        public void fetch(Release release, Path into, Pins pins) throws Skipped {
             fetches++;
             try {
                 for (String tool : release.toolNames()) {
-                    Files.writeString(into.resolve(tool), "#!/bin/sh\necho '" + tool + " Version: " + release.version() + "'\n");
+                    Files.writeString(into.resolve(tool), script(release, tool));
                 }
             } catch (java.io.IOException e) {
                 throw new Skipped(e.getMessage(), e);
@@ -56,8 +67,64 @@ class ProvisionerRecipeTest {
     }
 
     private Provisioner provisioner(BinarySource source) {
+        return provisioner(source, "");
+    }
+
+    private Provisioner provisioner(BinarySource source, String pins) {
         Log log = Log.text(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
-        return new Provisioner(binDir, List.of(source), List.of(), new ToolRunner(log, new Children(Duration.ofSeconds(5))), log);
+        return new Provisioner(binDir, List.of(source), List.of(), new ToolRunner(log, new Children(Duration.ofSeconds(5))), log,
+                release -> Pins.of(release.version(), "linux/amd64", pins));
+    }
+
+    private static String script(Release release, String tool) {
+        return "#!/bin/sh\necho '" + tool + " Version: " + release.version() + "'\n";
+    }
+
+    private static String sha256(String text) throws Exception {
+        return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    @Test
+    void binariesThatMatchTheirPinsAreInstalledAndCounted() throws Exception {
+        Release release = Catalog.bundled().releases().getLast();
+        StringBuilder pins = new StringBuilder();
+        for (String tool : release.toolNames()) pins.append("bin ").append(tool).append(" sha256:").append(sha256(script(release, tool))).append('\n');
+        ScriptSource source = new ScriptSource("r", true);
+        Pins checked = provisioner(source, pins.toString()).provision(release);
+        assertEquals(release.toolNames().size(), checked.checked());
+        for (String tool : release.toolNames()) {
+            assertEquals(script(release, tool), Files.readString(binDir.resolve(tool + "-" + release.version())));
+        }
+        Pins again = provisioner(source, pins.toString()).provision(release);
+        assertEquals(1, source.fetches, "a matching install is kept");
+        assertEquals(release.toolNames().size(), again.checked(), "and its binaries checked again");
+    }
+
+    @Test
+    void aBinaryThatDiffersFromItsPinInstallsNothing() throws Exception {
+        Release release = Catalog.bundled().releases().getLast();
+        StringBuilder pins = new StringBuilder();
+        for (String tool : release.toolNames()) {
+            String hash = tool.equals("etcdctl") ? "0".repeat(64) : sha256(script(release, tool));
+            pins.append("bin ").append(tool).append(" sha256:").append(hash).append('\n');
+        }
+        ProvisionException e = org.junit.jupiter.api.Assertions.assertThrows(ProvisionException.class,
+                () -> provisioner(new ScriptSource("r", true), pins.toString()).provision(release));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("etcdctl") && e.getMessage().contains("0".repeat(64))
+                && e.getMessage().contains(sha256(script(release, "etcdctl"))), e.getMessage());
+        try (var left = Files.list(binDir)) {
+            assertEquals(List.of(), left.map(p -> p.getFileName().toString()).toList(), "nothing installed");
+        }
+    }
+
+    @Test
+    void aBinaryWithoutAPinInstallsNothing() throws Exception {
+        Release release = Catalog.bundled().releases().getLast();
+        org.junit.jupiter.api.Assertions.assertThrows(ProvisionException.class,
+                () -> provisioner(new ScriptSource("r", true), "").provision(release));
+        try (var left = Files.list(binDir)) {
+            assertEquals(List.of(), left.map(p -> p.getFileName().toString()).toList(), "nothing installed");
+        }
     }
 
     @Test
