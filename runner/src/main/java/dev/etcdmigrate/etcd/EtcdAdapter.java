@@ -1,5 +1,9 @@
 package dev.etcdmigrate.etcd;
 
+import dev.etcdmigrate.etcd.backend.BackendAlarms;
+import dev.etcdmigrate.etcd.client.V2Client;
+import dev.etcdmigrate.etcd.client.V3Keyspace;
+import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;

@@ -9,7 +9,7 @@ import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.Permissions;
 import dev.etcdmigrate.demo.Keyspace;
-import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.version.DataVersion;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.demo.Keyspace;
-import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.version.DataVersion;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -141,7 +141,7 @@ class TrustNothingIT {
         Release older = EtcdFixture.CATALOG.line(newer.line().downgrade().toLine()).orElseThrow();
         Path data = dir.resolve("data");
         Keyspace before = etcd.seed(newer, data, 100);
-        String peer = "http://127.0.0.1:" + dev.etcdmigrate.etcd.FreePorts.pick().peer();
+        String peer = "http://127.0.0.1:" + dev.etcdmigrate.etcd.server.FreePorts.pick().peer();
         List<String> args = new ArrayList<>(RunnerArgs.migrate(data, older.version()));
         args.addAll(List.of("--", "--name", "it", "--initial-advertise-peer-urls", peer, "--initial-cluster", "it=" + peer));
         try (RunnerProcess runner = RunnerProcess.run(args)) {
