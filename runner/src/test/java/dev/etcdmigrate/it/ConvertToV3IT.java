@@ -18,8 +18,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -27,12 +27,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /** etcd2 data written through /v2/keys on 3.4 carried to the newest etcd3, checked key by key. */
 class ConvertToV3IT {
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     @Test
     void etcd2DataAt34ReachesTheNewestEtcd3WithEveryKeyRevisionAndTtl(@TempDir Path dir) throws Exception {
