@@ -1,6 +1,6 @@
 package dev.etcdmigrate.ondisk;
 
-import dev.etcdmigrate.v2.V2Key;
+import dev.etcdmigrate.ondisk.V2Key;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;

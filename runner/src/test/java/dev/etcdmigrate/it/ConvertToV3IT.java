@@ -39,7 +39,7 @@ class ConvertToV3IT {
             List<JsonNode> read = runner.events("v2-store-read");
             assertEquals(1, read.size(), runner.output());
             assertEquals(written.live().size(), read.getFirst().path("keys").asLong(), "live keys:\n" + runner.output());
-            assertEquals(written.live().keySet().stream().filter(dev.etcdmigrate.v2.V2Key::isHidden).count(),
+            assertEquals(written.live().keySet().stream().filter(dev.etcdmigrate.ondisk.V2Key::isHidden).count(),
                     read.getFirst().path("hidden").asLong(), "hidden keys:\n" + runner.output());
             // the one key whose TTL ran out is dropped: by the conversion, or already by etcd2's own expiry when it ran on the copy
             assertTrue(read.getFirst().path("expired").asLong() <= 1, "expired keys:\n" + runner.output());
@@ -146,7 +146,7 @@ class ConvertToV3IT {
             } else {
                 assertEquals(0, v3.lease(), key + " has no lease");
             }
-            if (!leased && !dev.etcdmigrate.v2.V2Key.isHidden(key)) {
+            if (!leased && !dev.etcdmigrate.ondisk.V2Key.isHidden(key)) {
                 assertEquals(v2.createdIndex(), v3.createRevision(), "create revision of " + key + " = v2 created index");
                 assertEquals(v2.modifiedIndex(), v3.modRevision(), "mod revision of " + key + " = v2 modified index");
             }

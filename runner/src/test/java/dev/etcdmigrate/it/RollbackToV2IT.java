@@ -57,7 +57,7 @@ class RollbackToV2IT {
         assertEquals(targetVersion + "/etcd2", Files.readString(data.resolve("version.txt")));
         Release target = EtcdFixture.release(targetVersion);
         try (PrivateEtcd server = etcd.startEtcd2(target, data)) {
-            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(dev.etcdmigrate.v2.V2Key::isHidden).toList());
+            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(dev.etcdmigrate.ondisk.V2Key::isHidden).toList());
             assertEquals(expected.keySet(), v2.keySet(), "the key set");
             Instant now = Instant.now();
             expected.forEach((key, want) -> {
@@ -112,7 +112,7 @@ class RollbackToV2IT {
     /** The etcd2 {@code target} serves exactly the expected keys with their values (through the v2 API). */
     static void assertKeysAndValuesServed(EtcdFixture etcd, Release target, Path data, Map<String, Expected> expected) throws Exception {
         try (PrivateEtcd server = etcd.startEtcd2(target, data)) {
-            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(dev.etcdmigrate.v2.V2Key::isHidden).toList());
+            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(dev.etcdmigrate.ondisk.V2Key::isHidden).toList());
             assertEquals(expected.keySet(), v2.keySet());
             expected.forEach((key, want) -> assertEquals(want.value(), v2.get(key).path("value").asText(), key));
             server.stop(Duration.ofSeconds(20));

@@ -10,7 +10,7 @@ import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.process.ChildEnvironment;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.LinePump;
-import dev.etcdmigrate.v2.V2Key;
+import dev.etcdmigrate.ondisk.V2Key;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
 import java.net.http.HttpClient;
