@@ -49,6 +49,34 @@ class CatalogSyncTest {
         assertEquals(Arrays.asList(System.getProperty("etcd.default.versions").split(",")), etcdLayers(pom, "image-tar-arm64"));
     }
 
+    /**
+     * Every binary the image bundles is pinned (prepare-image.sh refuses a bin dir without the pin): per
+     * platform and release a pins file with the binary's SHA-256, its source, and that source's hash.
+     */
+    @Test
+    void everyBundledBinaryIsPinnedWithItsSource() throws Exception {
+        Path pins = Path.of(System.getProperty("image.pom")).toAbsolutePath().getParent().resolveSibling("versions").resolve("pins");
+        int checked = 0;
+        for (String platform : List.of("linux-amd64", "linux-arm64")) {
+            String versions = System.getProperty(platform.equals("linux-amd64") ? "etcd.bundled.versions" : "etcd.default.versions");
+            for (String v : versions.split(",")) {
+                Path file = pins.resolve(v).resolve(platform + ".pins");
+                List<String> lines = Files.readAllLines(file);
+                Release release = Catalog.bundled().releases().stream().filter(r -> r.version().equals(v)).findFirst().orElseThrow();
+                for (String tool : release.toolNames()) {
+                    assertEquals(1, lines.stream().filter(l -> l.matches("bin " + tool + " sha256:[0-9a-f]{64}")).count(), file + ": bin " + tool);
+                    String from = lines.stream().filter(l -> l.startsWith("from " + tool + " ")).findFirst()
+                            .orElseThrow(() -> new AssertionError(file + ": from " + tool)).split(" ")[2];
+                    String kind = from.substring(0, from.indexOf(':'));
+                    String input = kind + " " + from.substring(kind.length() + 1) + " ";
+                    assertEquals(1, lines.stream().filter(l -> l.startsWith(input)).count(), file + ": the source's hash, " + input);
+                    checked++;
+                }
+            }
+        }
+        assertEquals(26 + 11, checked, "26 amd64 and 11 arm64 binaries");
+    }
+
     private static List<String> etcdLayers(String pom, String executionId) {
         int start = pom.indexOf("<id>" + executionId + "</id>");
         int end = pom.indexOf("</execution>", start);
