@@ -74,7 +74,7 @@ class CatalogSyncTest {
                 }
             }
         }
-        assertEquals(26 + 11, checked, "26 amd64 and 11 arm64 binaries");
+        assertEquals(23 + 11, checked, "23 amd64 and 11 arm64 binaries");
     }
 
     private static List<String> etcdLayers(String pom, String executionId) {
