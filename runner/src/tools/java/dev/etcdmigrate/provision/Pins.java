@@ -176,8 +176,9 @@ final class Pins {
 
     /** The recorded pins as the file's text. */
     String recordedText() {
-        StringBuilder b = new StringBuilder("# etcd " + version + " for " + platform
-                + ": every input `provision` downloads and every binary it installs, with its hash.\n"
+        StringBuilder b = new StringBuilder((version.equals("sysroot")
+                ? "# " + platform + ": the glibc package whose loader runs the binaries' version check under qemu-user-static.\n"
+                : "# etcd " + version + " for " + platform + ": every input `provision` downloads and every binary it installs, with its hash.\n")
                 + "# Written by `etcd-migrate provision --update-pins`; review the diff it prints. Lines: KIND NAME HASH.\n");
         List<String> kinds = new ArrayList<>(KINDS);
         for (String kind : kinds) {
