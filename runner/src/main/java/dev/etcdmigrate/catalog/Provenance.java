@@ -45,7 +45,7 @@ public final class Provenance {
             return "    etcd " + release.version() + ": cannot read its pins: " + e.getMessage() + "\n";
         }
         String toolchain = pins.get("from toolchain");
-        String compiler = toolchain == null ? "" : ", built with " + toolchain.substring(toolchain.indexOf('@') + 1) + " " + hashOf(pins, toolchain);
+        String compiler = toolchain == null ? "" : ", built with " + toolchain.substring(toolchain.indexOf(':') + 1) + " " + hashOf(pins, toolchain);
         StringBuilder b = new StringBuilder();
         for (String tool : release.toolNames()) {
             Path binary = binDir.resolve(tool + "-" + release.version());

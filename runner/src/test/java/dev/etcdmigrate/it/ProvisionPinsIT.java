@@ -102,6 +102,7 @@ class ProvisionPinsIT {
             String reason = runner.ending().path("reason").asText();
             assertEquals("failed", runner.ending().path("event").asText());
             assertTrue(reason.contains(module) && reason.contains("expected " + pinned + ", got h1:"), "the module and both hashes: " + reason);
+            System.out.println("ProvisionPinsIT go refusal: " + reason);
             String got = reason.substring(reason.indexOf("got h1:") + 4, reason.indexOf("got h1:") + 4 + 47);
             assertNotEquals(pinned, got);
             assertEquals(0, runner.events("provisioned").size(), runner.output());
@@ -168,6 +169,7 @@ class ProvisionPinsIT {
             assertEquals(1, runner.exitCode(), runner.output());
             String reason = runner.ending().path("reason").asText();
             assertTrue(reason.contains(name) && reason.contains("expected " + pinned + ", got sha256:"), "the package and both hashes: " + reason);
+            System.out.println("ProvisionPinsIT deb refusal: " + reason);
             assertEquals(0, runner.events("provisioned").size(), runner.output());
         }
         assertEquals(List.of(""), listing(bin), "nothing installed");

@@ -103,8 +103,14 @@ final class GoInputs {
     /** `go mod download -json MODULE@VERSION` with the host Go; its directory, checked against the pin. */
     Path download(String moduleAtVersion, Pins pins, String label) throws ToolRunner.ToolFailedException, IOException, BinarySource.Skipped, ProvisionException {
         Path scratch = Files.createDirectories(cacheDir.resolve("go-download"));
+        Map<String, String> env = environment(pins);
+        if (moduleAtVersion.startsWith("golang.org/toolchain@")) {
+            // Go requires the checksum database for toolchain modules (no go.sum can list them) and refuses them
+            // with GOSUMDB=off, unless GOPROXY is a file:// directory; the pin is checked here either way
+            env.put("GOSUMDB", "sum.golang.org");
+        }
         ToolRunner.Result result = tools.run(label, List.of(hostGo.toString(), "mod", "download", "-json", moduleAtVersion),
-                environment(pins), scratch, TIMEOUT);
+                env, scratch, TIMEOUT);
         String dir = JSON.readTree(result.output().substring(result.output().indexOf('{'))).path("Dir").asText("");
         if (dir.isEmpty()) {
             throw new BinarySource.Skipped("go mod download " + moduleAtVersion + " named no directory");
