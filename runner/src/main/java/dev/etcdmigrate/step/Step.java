@@ -1,5 +1,7 @@
 package dev.etcdmigrate.step;
 
+import dev.etcdmigrate.error.MigrateException;
+import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.version.DataVersion;
@@ -21,7 +23,7 @@ public sealed interface Step permits PatchFloor, MinorUpgrade, OnlineDowngrade, 
     /** The bundled programs it runs, checked before anything is touched. */
     List<Binary> binaries();
 
-    void run(StepContext context) throws Exception;
+    void run(StepContext context) throws IOException, InterruptedException, MigrateException;
 
     /** Whether it builds a new member dir and swaps it in (rather than letting etcd work on the data in place). */
     default boolean replacesMemberDir() {
