@@ -175,7 +175,7 @@ public final class Main {
             Path etcd = new BinDir(options.binDir()).etcd(options.target().version());
             List<String> argv = new ArrayList<>();
             argv.add(etcd.toString());
-            argv.addAll(options.finalEtcdArgs(args.environment()));
+            argv.addAll(options.finalEtcdArgs());
             Execve execve = Execve.link();
             execve.defaultSignals(); // a SIGTERM from now on ends the process, as it would end etcd
             log.emit(new Event.Exec(etcd.toString(), argv));

@@ -3,6 +3,7 @@ package dev.etcdmigrate;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.datadir.AtomicFile;
 import dev.etcdmigrate.datadir.Backups;
@@ -85,7 +86,7 @@ public final class Migration {
         this.backups = new Backups(dataDir, options.backupDir(), options.backupRetention(), options.name(), log);
         this.binDir = new BinDir(options.binDir());
         this.state = new DataDirState(dataDir, options, log);
-        this.preflight = new Preflight(options, dataDir, binDir, backups, environment);
+        this.preflight = new Preflight(options, dataDir, binDir, backups);
     }
 
     /** The plan from the data dir as it is now; reads only. */
@@ -102,7 +103,7 @@ public final class Migration {
         if (options.members() == 1) {
             plan = plan.withSnapshotForTheTarget();
             // an operator's --v2-deprecation (e.g. write-only-skip-check) would change what 3.6 refuses at start
-            if (options.serverExtraArgs().stream().noneMatch(a -> a.matches("--?v2-deprecation(=.*)?"))) {
+            if (EtcdCommandLine.read(options.serverExtraArgs(), Map.of()).flag("v2-deprecation").isEmpty()) {
                 plan = plan.withV2JudgedAtStart();
             }
         }
@@ -241,7 +242,7 @@ public final class Migration {
         }
         if (askTarget) {
             Path etcd = binDir.etcd(target);
-            List<String> args = options.finalEtcdArgs(environment);
+            List<String> args = options.finalEtcdArgs();
             questions.add(() -> binaries.targetAccepts(etcd, target, () -> catalogRelease(target), args, environment));
         }
         return questions;
@@ -273,7 +274,7 @@ public final class Migration {
         }
         PrivateEtcd.Settings settings = new PrivateEtcd.Settings(binDir, options.name(),
                 new ServerPorts(options.clientPort(), options.peerPort()),
-                BackendQuota.withRequested(serverArgs, options.etcdArgs(), environment),
+                BackendQuota.withRequested(serverArgs, options.etcd()),
                 options.startTimeout(), options.stopGrace(), environment, client);
         if (options.walDir().isPresent()) {
             log.info("the WAL lives in " + options.walDir().get() + " (etcd's --wal-dir): every private etcd on the data dir gets it");
