@@ -94,7 +94,7 @@ public final class EtcdCommandLine {
             String value;
             if (eq >= 0) {
                 value = body.substring(eq + 1);
-            } else if (NO_VALUE_FLAGS.contains(name)) {
+            } else if (takesNoValue(name)) {
                 value = "true";
             } else if (i + 1 < args.size()) {
                 value = args.get(++i); // whatever the next word is, even one starting with a dash
@@ -108,6 +108,16 @@ public final class EtcdCommandLine {
         }
         return new EtcdCommandLine(List.copyOf(args), Collections.unmodifiableMap(values), Collections.unmodifiableMap(spellings), i, error,
                 Map.copyOf(environment));
+    }
+
+    /** Whether etcd takes the flag without a next word ({@code -f} means {@code -f=true}). */
+    public static boolean takesNoValue(String flag) {
+        return NO_VALUE_FLAGS.contains(flag);
+    }
+
+    /** Whether etcd of this line exits on an ETCD_* variable that duplicates a flag on its command line. */
+    public static boolean refusesDuplicateVariables(MinorLine line) {
+        return !FLAG_SHADOWS_VARIABLE.contains(line);
     }
 
     /** etcd's variable for a flag: ETCD_ and the flag in upper case with underscores (pkg/flags.FlagToEnv). */
@@ -158,7 +168,7 @@ public final class EtcdCommandLine {
      * exits on them before it opens anything.
      */
     public List<String> variablesRefusedBy(MinorLine line) {
-        if (FLAG_SHADOWS_VARIABLE.contains(line)) return List.of();
+        if (!refusesDuplicateVariables(line)) return List.of();
         TreeSet<String> duplicates = new TreeSet<>();
         spellings.forEach((name, spelled) -> {
             if (environment.containsKey(variable(name))) duplicates.add(variable(name) + " (" + spelled + ")");
