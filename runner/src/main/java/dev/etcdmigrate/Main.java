@@ -1,5 +1,6 @@
 package dev.etcdmigrate;
 
+import dev.etcdmigrate.run.Migration;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.cli.Flag;
 import dev.etcdmigrate.cli.Help;
@@ -10,7 +11,7 @@ import dev.etcdmigrate.demo.Demo;
 import dev.etcdmigrate.error.FailedException;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
-import dev.etcdmigrate.etcd.BinDir;
+import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.exec.DataDirOwner;
 import dev.etcdmigrate.exec.Execve;

@@ -1,7 +1,7 @@
 package dev.etcdmigrate.demo;
 
 import dev.etcdmigrate.log.Log;
-import dev.etcdmigrate.Migration;
+import dev.etcdmigrate.run.Migration;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.Flag;
@@ -11,11 +11,11 @@ import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.Permissions;
 import dev.etcdmigrate.datadir.Trees;
-import dev.etcdmigrate.etcd.BinDir;
-import dev.etcdmigrate.etcd.FreePorts;
-import dev.etcdmigrate.etcd.GatewayClient;
-import dev.etcdmigrate.etcd.PrivateEtcd;
-import dev.etcdmigrate.etcd.ServerPorts;
+import dev.etcdmigrate.etcd.binary.BinDir;
+import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.etcd.client.GatewayClient;
+import dev.etcdmigrate.etcd.server.PrivateEtcd;
+import dev.etcdmigrate.etcd.server.ServerPorts;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.StorageApi;

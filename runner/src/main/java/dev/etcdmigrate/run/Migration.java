@@ -1,0 +1,294 @@
+package dev.etcdmigrate.run;
+
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.catalog.CatalogSource;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.cli.EtcdCommandLine;
+import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.datadir.AtomicFile;
+import dev.etcdmigrate.datadir.Backups;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.datadir.DataDirLock;
+import dev.etcdmigrate.datadir.MemberSwap;
+import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.error.UsageException;
+import dev.etcdmigrate.etcd.backend.BackendQuota;
+import dev.etcdmigrate.etcd.binary.BinDir;
+import dev.etcdmigrate.etcd.binary.BinaryCheck;
+import dev.etcdmigrate.etcd.server.ClusterPeers;
+import dev.etcdmigrate.etcd.EtcdAdapter;
+import dev.etcdmigrate.etcd.client.GatewayClient;
+import dev.etcdmigrate.etcd.server.PrivateEtcd;
+import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.log.ChildOutputFile;
+import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.plan.Plan;
+import dev.etcdmigrate.plan.Planner;
+import dev.etcdmigrate.plan.RollingUpgradePolicy;
+import dev.etcdmigrate.process.Children;
+import dev.etcdmigrate.process.ToolRunner;
+import dev.etcdmigrate.step.Step;
+import dev.etcdmigrate.step.StepContext;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Carries one data dir to the target, in this order:
+ * <ol>
+ *   <li>read the data dir's state and plan (the Planner; a restart at the target is a plan without steps);
+ *   <li>preflight: every refusal that leaves the data dir as it was ({@link Preflight});
+ *   <li>take the lock, finish what a crashed run left, read and plan again (another runner may have moved
+ *       the data while this one waited), and make the checks that need the lock: the data against
+ *       version.txt and etcd's flags ({@link DataDirState}), what the binaries report;
+ *   <li>run the steps ({@link StepRunner}), each recorded in version.txt, then record the target.
+ * </ol>
+ */
+public final class Migration {
+
+    private static final Duration TOOL_TIMEOUT = Duration.ofMinutes(10);
+    /** The lease a key under TTL_KEYS_DIRECTORY gets when it had no TTL in v2 (the Kubernetes image's hour). */
+    private static final Duration DEFAULT_TTL_KEY_LEASE = Duration.ofHours(1);
+
+    private final MigrateOptions options;
+    private final CatalogSource catalogSource;
+    private Catalog catalog;
+    private final Log log;
+    private final Children children;
+    private final Map<String, String> environment;
+    private final DataDir dataDir;
+    private final Backups backups;
+    private final BinDir binDir;
+    private final DataDirState state;
+    private final Preflight preflight;
+    /** The private etcds' HTTP client, started early when the plan has steps. */
+    private CompletableFuture<HttpClient> http = CompletableFuture.completedFuture(null);
+
+    /** @param catalog read only when a plan needs it: a restart at the target needs no catalog fact */
+    public Migration(MigrateOptions options, CatalogSource catalog, Log log, Children children, Map<String, String> environment) {
+        this.options = options;
+        this.catalogSource = catalog;
+        this.log = log;
+        this.children = children;
+        this.environment = environment;
+        this.dataDir = new DataDir(options.dataDir());
+        this.backups = new Backups(dataDir, options.backupDir(), options.backupRetention(), options.name(), log);
+        this.binDir = new BinDir(options.binDir());
+        this.state = new DataDirState(dataDir, options, log);
+        this.preflight = new Preflight(options, dataDir, binDir, backups);
+    }
+
+    /** The plan from the data dir as it is now; reads only. */
+    public Plan plan() throws IOException, MigrateException {
+        return plan(state.current(true));
+    }
+
+    private Plan plan(Optional<DataVersion> current) throws MigrateException {
+        DataVersion target = options.target();
+        // the target's etcd in the bin dir (and in BUNDLED_VERSIONS, if set) stands for "bundled" on a restart
+        boolean installed = options.bundledVersions().map(v -> v.contains(target.version())).orElse(true)
+                && Files.isExecutable(binDir.dir().resolve("etcd-" + target.version()));
+        Plan plan = new Planner(this::catalog).plan(current, target, v -> installed);
+        if (options.members() == 1) {
+            plan = plan.withSnapshotForTheTarget();
+            // an operator's --v2-deprecation (e.g. write-only-skip-check) would change what 3.6 refuses at start
+            if (EtcdCommandLine.read(options.serverExtraArgs(), Map.of()).flag("v2-deprecation").isEmpty()) {
+                plan = plan.withV2JudgedAtStart();
+            }
+        }
+        return RollingUpgradePolicy.check(plan, options.members());
+    }
+
+    /** The plan as data: steps, versions, what each keeps and about how much disk it needs (`plan`, `plan -o json`). */
+    public Event.PlanMade planEvent() throws IOException, MigrateException {
+        return planEvent(plan());
+    }
+
+    private Event.PlanMade planEvent(Plan plan) throws IOException {
+        long member = plan.steps().isEmpty() || !Files.isDirectory(dataDir.member()) ? 0 : Trees.size(dataDir.member());
+        List<Event.PlannedStep> steps = new ArrayList<>();
+        for (int i = 0; i < plan.steps().size(); i++) {
+            Step step = plan.steps().get(i);
+            steps.add(new Event.PlannedStep(i + 1, step.kind(), step.describe(), step.result().toString(), step.extraDisk(member),
+                    step.keeps()));
+        }
+        return new Event.PlanMade(plan.fresh() ? "" : plan.current().toString(), plan.target().toString(), steps,
+                plan.fresh() ? dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist") : "");
+    }
+
+    /**
+     * The migrated data dir, its lock still held: the caller execs etcd (which closes the lock, and etcd's
+     * own WAL lock takes over) or closes it, so no second runner slips in between.
+     */
+    public record Done(DataVersion version, DataDirLock lock) implements AutoCloseable {
+        @Override
+        public void close() throws IOException {
+            lock.close();
+        }
+    }
+
+    /** Migrates; returns the version now recorded in version.txt (the target), with the lock held. */
+    public Done migrate() throws Exception {
+        Preflight.run(preflight.beforePlan());
+        Plan planned = plan(state.current(false)); // read again under the lock, and reported then
+        if (!planned.steps().isEmpty()) {
+            // building the HTTP client (TLS setup, about 90 ms) overlaps the checks instead of delaying step 1
+            http = CompletableFuture.supplyAsync(GatewayClient::newHttpClient, Thread.ofVirtual()::start);
+        }
+        Preflight.run(preflight.beforeLock(planned));
+        if (!dataDir.exists() || !dataDir.holdsData()) {
+            dataDir.createOwnerOnly();
+        }
+        boolean ownDirExisted = dataDir.own().exists();
+        // every path takes the lock, the no-op included: another runner's private etcd may be working here
+        DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log);
+        try {
+            return new Done(migrateLocked(planned), lock);
+        } catch (Exception e) {
+            lock.close();
+            if (!ownDirExisted) {
+                dataDir.removeOwnDirIfOnlyBookkeeping();
+            }
+            throw e;
+        }
+    }
+
+    private DataVersion migrateLocked(Plan planned) throws Exception {
+        new MemberSwap(dataDir, backups, log).recover();
+        backups.recover();
+        // The plan made before the lock is stale when another runner moved the data while this one
+        // waited, or when recovery just finished a swap: read and plan again from what is there now.
+        Optional<DataVersion> current = state.current(true);
+        Plan plan = plan(current);
+        if (!plan.current().equals(planned.current())) {
+            log.info("the data dir is at " + plan.current() + " now, not " + planned.current() + " as planned: planning again");
+        }
+        BinaryCheck binaries = binaryCheck();
+        List<Preflight.Check> checks = new ArrayList<>();
+        checks.add(new Preflight.Check("bundled binaries present", () -> preflight.requireBinaries(plan)));
+        if (current.isPresent()) {
+            checks.add(new Preflight.Check("data dir against version.txt and etcd's flags", () -> state.crossCheck(current.get())));
+            checks.add(preflight.externalWalAgainstSwaps(plan));
+            if (!plan.steps().isEmpty()) {
+                checks.add(new Preflight.Check("storage version recorded in the db", () -> state.checkRecordedStorageVersion(current.get())));
+            }
+        }
+        checks.add(new Preflight.Check("bundled binaries report their versions, the target etcd accepts its arguments",
+                () -> BinaryCheck.askAll(binaryQuestions(plan, binaries))));
+        if (!plan.steps().isEmpty() && planned.steps().isEmpty()) {
+            checks.addAll(preflight.forSteps()); // steps the plan before the lock did not have: their checks were not made yet
+        }
+        Preflight.run(checks);
+        rememberChecks(binaries);
+
+        log.emit(planEvent(plan));
+        if (!plan.steps().isEmpty()) {
+            try (ChildOutputFile etcdOutput = ChildOutputFile.create(dataDir.own().etcdOutput())) {
+                log.subscribe(etcdOutput);
+                try {
+                    new StepRunner(dataDir, backups, log).run(plan, stepContext());
+                } finally {
+                    log.unsubscribe(etcdOutput);
+                }
+            }
+        }
+        if (dataDir.writeVersion(options.target())) {
+            log.emit(new Event.VersionRecorded(options.target().toString()));
+        }
+        log.emit(new Event.Migrated(dataDir.path().toString(), options.target().toString()));
+        return options.target();
+    }
+
+    private Catalog catalog() throws UsageException {
+        if (catalog == null) {
+            catalog = catalogSource.get();
+        }
+        return catalog;
+    }
+
+    /** Remembered answers of earlier starts (a restart of an unchanged pod asks no binary again). */
+    private BinaryCheck binaryCheck() throws IOException {
+        Path file = dataDir.own().binaryChecks();
+        List<String> lines = Files.isRegularFile(file) ? Files.readAllLines(file) : List.of();
+        return new BinaryCheck(children).remembering(lines);
+    }
+
+    /**
+     * Each program a step runs must be the release its name says; and the etcd this run ends in must accept
+     * the arguments it will be exec'd with (and be the version its name says), before any step: found after
+     * a migration, a rejected flag is a crash-looping pod.
+     */
+    private List<BinaryCheck.Question> binaryQuestions(Plan plan, BinaryCheck binaries) throws MigrateException {
+        List<BinaryCheck.Question> questions = new ArrayList<>();
+        EtcdVersion target = options.target().version();
+        boolean askTarget = !options.noExec() || !options.etcdArgs().isEmpty();
+        for (Step.Binary binary : plan.steps().stream().flatMap(s -> s.binaries().stream()).distinct().toList()) {
+            if (askTarget && binary.tool().equals("etcd") && binary.release().etcdVersion().equals(target)) {
+                continue; // the target's own question below checks its version too: one process fewer
+            }
+            Path path = binDir.tool(binary.tool(), binary.release().etcdVersion());
+            questions.add(() -> binaries.expect(path, binary.tool(), binary.release()));
+        }
+        if (askTarget) {
+            Path etcd = binDir.etcd(target);
+            List<String> args = options.finalEtcdArgs();
+            questions.add(() -> binaries.targetAccepts(etcd, target, () -> catalogRelease(target), args, environment));
+        }
+        return questions;
+    }
+
+    /** Kept once every check passed, so a refusal leaves nothing of this run behind. */
+    private void rememberChecks(BinaryCheck binaries) throws IOException {
+        if (binaries.changed()) {
+            AtomicFile.write(dataDir.own().binaryChecks(), String.join("\n", binaries.remembered()) + "\n");
+        }
+    }
+
+    /** The target's catalog entry; parsed here only when a binary must actually be asked. */
+    private Optional<Release> catalogRelease(EtcdVersion version) {
+        try {
+            return catalog().release(version);
+        } catch (UsageException e) {
+            return Optional.empty(); // a bad catalog fails the plan that needs it, with its own message
+        }
+    }
+
+    private StepContext stepContext() {
+        // none yet when the plan before the lock had no steps
+        HttpClient client = Optional.ofNullable(http.join()).orElseGet(GatewayClient::newHttpClient);
+        // a member rejoining its peers needs the real etcd's peer TLS flags too
+        List<String> serverArgs = new ArrayList<>(options.serverExtraArgs());
+        if (options.members() > 1) {
+            serverArgs.addAll(options.peerTlsArgs());
+        }
+        PrivateEtcd.Settings settings = new PrivateEtcd.Settings(binDir, options.name(),
+                new ServerPorts(options.clientPort(), options.peerPort()),
+                BackendQuota.withRequested(serverArgs, options.etcd()),
+                options.startTimeout(), options.stopGrace(), environment, client);
+        if (options.walDir().isPresent()) {
+            log.info("the WAL lives in " + options.walDir().get() + " (etcd's --wal-dir): every private etcd on the data dir gets it");
+            settings = settings.withWalDir(new PrivateEtcd.WalDir(dataDir.path(), options.walDir().get()));
+        }
+        if (options.members() > 1) {
+            log.info("this data dir is one of " + options.members() + " members (" + options.initialCluster() + "): the private etcd"
+                    + " rejoins its peers on " + options.listenPeerUrls() + " while it migrates");
+            settings = settings.inCluster(new ClusterPeers(options.initialCluster(), options.initialAdvertisePeerUrls(),
+                    options.listenPeerUrls()));
+        }
+        EtcdAdapter etcd = new EtcdAdapter(settings, new EtcdAdapter.Member(options.name(), options.initialCluster(),
+                options.initialAdvertisePeerUrls()), new ToolRunner(log, children), children, log, TOOL_TIMEOUT, dataDir.path());
+        return new StepContext(etcd, dataDir, settings.walDirFor(dataDir.path()), backups, log,
+                new StepContext.Conversion(options.ttlKeysDirectory(), DEFAULT_TTL_KEY_LEASE));
+    }
+}
