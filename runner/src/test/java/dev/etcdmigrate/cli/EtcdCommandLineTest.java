@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.error.UsageException;
-import dev.etcdmigrate.etcd.BackendQuota;
+import dev.etcdmigrate.etcd.backend.BackendQuota;
 import dev.etcdmigrate.version.MinorLine;
 import java.nio.file.Path;
 import java.util.ArrayList;
