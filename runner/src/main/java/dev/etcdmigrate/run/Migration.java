@@ -117,14 +117,7 @@ public final class Migration {
 
     private Event.PlanMade planEvent(Plan plan) throws IOException {
         long member = plan.steps().isEmpty() || !Files.isDirectory(dataDir.member()) ? 0 : Trees.size(dataDir.member());
-        List<Event.PlannedStep> steps = new ArrayList<>();
-        for (int i = 0; i < plan.steps().size(); i++) {
-            Step step = plan.steps().get(i);
-            steps.add(new Event.PlannedStep(i + 1, step.kind(), step.describe(), step.result().toString(), step.extraDisk(member),
-                    step.keeps()));
-        }
-        return new Event.PlanMade(plan.fresh() ? "" : plan.current().toString(), plan.target().toString(), steps,
-                plan.fresh() ? dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist") : "");
+        return plan.event(member, dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist"));
     }
 
     /**
