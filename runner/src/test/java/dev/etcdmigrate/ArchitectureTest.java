@@ -86,4 +86,12 @@ class ArchitectureTest {
                 .should().dependOnClassesThat().resideInAPackage("dev.etcdmigrate.etcd")
                 .check(classes);
     }
+
+    /** The image's jar leaves the tools out (runner/src/tools): nothing it runs may need them. */
+    @Test
+    void theRunnerDoesNotNeedTheTools() {
+        noClasses().that().resideOutsideOfPackages("..etcdmigrate.demo..", "..etcdmigrate.provision..")
+                .should().dependOnClassesThat().resideInAnyPackage("..etcdmigrate.demo..", "..etcdmigrate.provision..")
+                .check(classes);
+    }
 }
