@@ -94,7 +94,7 @@ public final class EtcdWiring {
         }
         if (askTarget) {
             Path etcd = binDir.etcd(target);
-            List<String> args = options.finalEtcdArgs(environment);
+            List<String> args = options.finalEtcdArgs();
             questions.add(() -> binaries.targetAccepts(etcd, target, () -> catalogRelease.apply(target), args, environment));
         }
         return questions;
@@ -118,7 +118,7 @@ public final class EtcdWiring {
         }
         PrivateEtcd.Settings settings = new PrivateEtcd.Settings(binDir, options.name(),
                 new ServerPorts(options.clientPort(), options.peerPort()),
-                BackendQuota.withRequested(serverArgs, options.etcdArgs(), environment),
+                BackendQuota.withRequested(serverArgs, options.etcd()),
                 options.startTimeout(), options.stopGrace(), environment, client);
         if (options.walDir().isPresent()) {
             log.info("the WAL lives in " + options.walDir().get() + " (etcd's --wal-dir): every private etcd on the data dir gets it");

@@ -18,20 +18,52 @@ public sealed interface Event {
         return Level.INFO;
     }
 
-    /** The JSON "event" name: the record's name in kebab case (StepStarted -> step-started). */
+    /**
+     * The JSON "event" name, part of the operator contract: spelled out per type, so renaming a record
+     * changes no name (the switch is exhaustive: a new event does not compile without one). The names and
+     * fields are pinned by src/test/resources/dev/etcdmigrate/event/events.golden (EventContractTest).
+     */
     default String name() {
-        return kebabCase(getClass().getSimpleName());
-    }
-
-    /** "StepStarted" -> "step-started": how types are named in events. */
-    static String kebabCase(String typeName) {
-        StringBuilder b = new StringBuilder();
-        for (int i = 0; i < typeName.length(); i++) {
-            char c = typeName.charAt(i);
-            if (Character.isUpperCase(c) && i > 0) b.append('-');
-            b.append(Character.toLowerCase(c));
-        }
-        return b.toString();
+        return switch (this) {
+            case Note e -> "note";
+            case RunStarted e -> "run-started";
+            case DataDirRead e -> "data-dir-read";
+            case PlanMade e -> "plan-made";
+            case StepStarted e -> "step-started";
+            case StepFinished e -> "step-finished";
+            case StepFailed e -> "step-failed";
+            case VersionRecorded e -> "version-recorded";
+            case EtcdStarted e -> "etcd-started";
+            case EtcdAcceptedWrite e -> "etcd-accepted-write";
+            case EtcdStopped e -> "etcd-stopped";
+            case ToolRan e -> "tool-ran";
+            case ChildOutput e -> "child-output";
+            case BackupMade e -> "backup-made";
+            case BackupDeleted e -> "backup-deleted";
+            case Recovered e -> "recovered";
+            case WorkCopied e -> "work-copied";
+            case WorkDiscarded e -> "work-discarded";
+            case Provisioned e -> "provisioned";
+            case ProvisionSource e -> "provision-source";
+            case RejoinFailed e -> "rejoin-failed";
+            case OwnerAdopted e -> "owner-adopted";
+            case MemberSwapped e -> "member-swapped";
+            case LockWaiting e -> "lock-waiting";
+            case SpaceChecked e -> "space-checked";
+            case V2ContentFound e -> "v2-content-found";
+            case V2ContentRefused e -> "v2-content-refused";
+            case AlarmDisarmed e -> "alarm-disarmed";
+            case V2StoreRead e -> "v2-store-read";
+            case KeyspaceMatched e -> "keyspace-matched";
+            case KeysDumped e -> "keys-dumped";
+            case KeysLoaded e -> "keys-loaded";
+            case EtcdReported e -> "etcd-reported";
+            case Progress e -> "progress";
+            case Migrated e -> "migrated";
+            case Exec e -> "exec";
+            case Refused e -> "refused";
+            case Failed e -> "failed";
+        };
     }
 
     /** A diary line with no fields of its own. */

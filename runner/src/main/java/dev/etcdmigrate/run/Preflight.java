@@ -1,6 +1,6 @@
 package dev.etcdmigrate.run;
 
-import dev.etcdmigrate.cli.EnvironmentCheck;
+import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cli.ServerArgsCheck;
 import dev.etcdmigrate.datadir.Backups;
@@ -40,14 +40,12 @@ final class Preflight {
     private final DataDir dataDir;
     private final BinDir binDir;
     private final Backups backups;
-    private final Map<String, String> environment;
 
-    Preflight(MigrateOptions options, DataDir dataDir, BinDir binDir, Backups backups, Map<String, String> environment) {
+    Preflight(MigrateOptions options, DataDir dataDir, BinDir binDir, Backups backups) {
         this.options = options;
         this.dataDir = dataDir;
         this.binDir = binDir;
         this.backups = backups;
-        this.environment = environment;
     }
 
     /** What needs no plan: the inputs themselves. */
@@ -100,10 +98,12 @@ final class Preflight {
         });
     }
 
-    /** etcd 3.4+ dies on a variable that duplicates a flag it is given: found before, not in a restarting pod. */
+    /**
+     * etcd 3.4+ dies on a variable that duplicates a flag it is given: found before, not in a restarting pod.
+     * With --no-exec too: the flags after -- and this environment are what the runner took as etcd's.
+     */
     private void refuseEnvironmentConflicts() throws UsageException {
-        if (options.noExec()) return;
-        List<String> conflicts = EnvironmentCheck.conflicts(environment, options.etcdArgs());
+        List<String> conflicts = options.etcd().variablesRefusedBy(options.target().version().line());
         if (!conflicts.isEmpty()) {
             throw new UsageException("the environment sets " + String.join(", ", conflicts) + ", which etcd's flags after -- also"
                     + " give: the target etcd refuses to start with both. Drop one of each pair (nothing was changed)");
@@ -142,8 +142,8 @@ final class Preflight {
     private void requireUsableServerArgs() throws UsageException {
         List<String> problems = new ArrayList<>(ServerArgsCheck.problems(options.serverExtraArgs()));
         try {
-            BackendQuota.withRequested(options.serverExtraArgs(), options.etcdArgs(), environment);
-            BackendQuota.requested(options.serverExtraArgs(), Map.of());
+            BackendQuota.requested(options.etcd());
+            BackendQuota.requested(EtcdCommandLine.read(options.serverExtraArgs(), Map.of()));
         } catch (IllegalArgumentException e) {
             problems.add(e.getMessage());
         }

@@ -3,7 +3,6 @@ package dev.etcdmigrate.step;
 import dev.etcdmigrate.error.MigrateException;
 import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.version.DataVersion;
 import java.util.List;
 
@@ -30,9 +29,19 @@ public sealed interface Step permits PatchFloor, MinorUpgrade, OnlineDowngrade, 
         return false;
     }
 
-    /** The step's type in events and `plan -o json`: its name in kebab case (MinorUpgrade -> minor-upgrade). */
+    /**
+     * The step's type in events and `plan -o json`, part of the operator contract: spelled out per kind,
+     * so renaming a record changes nothing (pinned by events.golden, EventContractTest).
+     */
     default String kind() {
-        return Event.kebabCase(getClass().getSimpleName());
+        return switch (this) {
+            case PatchFloor s -> "patch-floor";
+            case MinorUpgrade s -> "minor-upgrade";
+            case OnlineDowngrade s -> "online-downgrade";
+            case SnapshotDowngrade s -> "snapshot-downgrade";
+            case ConvertToV3 s -> "convert-to-v3";
+            case RollbackToV2 s -> "rollback-to-v2";
+        };
     }
 
     /**
