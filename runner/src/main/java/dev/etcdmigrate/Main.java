@@ -180,7 +180,7 @@ public final class Main {
         // the lock stays held until exec, which closes it; etcd's own WAL lock takes over
         try (Migration.Done done = migration(options, args, log, children).migrate()) {
             if (options.noExec()) {
-                log.info("--no-exec: exiting after the migration");
+                log.emit(new Event.NoExec(options.dataDir().toString(), options.target().toString()));
                 return ExitStatus.OK.code();
             }
             Path etcd = new BinDir(options.binDir()).etcd(options.target().version());

@@ -59,11 +59,85 @@ public sealed interface Event {
             case KeysLoaded e -> "keys-loaded";
             case EtcdReported e -> "etcd-reported";
             case Progress e -> "progress";
+            case WalDirElsewhere e -> "wal-dir-elsewhere";
+            case ClusterMember e -> "cluster-member";
+            case BackupMoved e -> "backup-moved";
+            case CleanupDeferred e -> "cleanup-deferred";
+            case Replanned e -> "replanned";
+            case StorageVersionUnread e -> "storage-version-unread";
+            case InterruptedStepFound e -> "interrupted-step-found";
+            case NoExec e -> "no-exec";
             case Migrated e -> "migrated";
             case Exec e -> "exec";
             case Refused e -> "refused";
             case Failed e -> "failed";
         };
+    }
+
+    /** etcd's --wal-dir: every private etcd on the data dir gets the same external WAL. */
+    record WalDirElsewhere(String walDir) implements Event {
+        public String message() {
+            return "the WAL lives in " + walDir + " (etcd's --wal-dir): every private etcd on the data dir gets it";
+        }
+    }
+
+    /** The data dir is one member of a cluster: its private etcds rejoin the peers on the member's own peer URL. */
+    record ClusterMember(int members, String initialCluster, String listenPeerUrls) implements Event {
+        public String message() {
+            return "this data dir is one of " + members + " members (" + initialCluster + "): the private etcd rejoins its peers on "
+                    + listenPeerUrls + " while it migrates";
+        }
+    }
+
+    /** A backup left in the data dir by an earlier run goes to the backup dir now asked for. */
+    record BackupMoved(String backup, String location) implements Event {
+        public String message() {
+            return "backup " + backup + " is still in the data dir; moving it to " + location;
+        }
+    }
+
+    /** What a step left unfinished could not be removed now; the next start discards it. */
+    record CleanupDeferred(String step, String reason) implements Event {
+        public String message() {
+            return "could not remove what " + step + " left unfinished (" + reason + "); the next start discards it";
+        }
+
+        public Level level() {
+            return Level.WARN;
+        }
+    }
+
+    /** Under the lock the data dir was found elsewhere than planned (another runner, or a finished recovery). */
+    record Replanned(String planned, String now) implements Event {
+        public String message() {
+            return "the data dir is at " + now + " now, not " + planned + " as planned: planning again";
+        }
+    }
+
+    /** The db's recorded storage version could not be read offline: the step's etcd judges the db. */
+    record StorageVersionUnread(String db, String reason) implements Event {
+        public String message() {
+            return "could not read the storage version recorded in " + db + " (" + reason + "): the step's etcd will judge the db";
+        }
+
+        public Level level() {
+            return Level.WARN;
+        }
+    }
+
+    /** The db is one line ahead of version.txt: a step that crashed after its etcd ran; the plan resumes it. */
+    record InterruptedStepFound(String db, String storageVersion, String line) implements Event {
+        public String message() {
+            return db + " records storage version " + storageVersion + ": an interrupted step to " + line
+                    + " had started etcd there before version.txt was written; the plan resumes it";
+        }
+    }
+
+    /** --no-exec: the run ends after the migration instead of becoming etcd. */
+    record NoExec(String dataDir, String version) implements Event {
+        public String message() {
+            return "--no-exec: exiting after the migration (" + dataDir + " at " + version + ")";
+        }
     }
 
     /** A diary line with no fields of its own. */

@@ -144,7 +144,7 @@ public final class Migration {
         Optional<DataVersion> current = state.current(true);
         Plan plan = plan(current);
         if (!plan.current().equals(planned.current())) {
-            log.info("the data dir is at " + plan.current() + " now, not " + planned.current() + " as planned: planning again");
+            log.emit(new Event.Replanned(planned.current().toString(), plan.current().toString()));
         }
         BinaryCheck binaries = etcd.binaryCheck();
         List<Preflight.Check> checks = new ArrayList<>();

@@ -87,7 +87,7 @@ final class StepRunner {
                         removed.stream().map(p -> dataDir.path().relativize(p).toString()).toList()));
             }
         } catch (IOException e) {
-            log.warn("could not remove what " + label + " left unfinished (" + e.getMessage() + "); the next start discards it");
+            log.emit(new Event.CleanupDeferred(label, String.valueOf(e.getMessage())));
         }
     }
 }
