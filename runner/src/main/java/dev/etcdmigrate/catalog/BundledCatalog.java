@@ -36,6 +36,7 @@ final class BundledCatalog {
                     "",
                     List.of(),
                     Map.ofEntries(),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -76,6 +77,7 @@ final class BundledCatalog {
                     "",
                     List.of(),
                     Map.ofEntries(),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -116,6 +118,7 @@ final class BundledCatalog {
                     "/v3alpha",
                     List.of(),
                     Map.ofEntries(Map.entry("ETCDCTL_API", "3")),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -156,6 +159,7 @@ final class BundledCatalog {
                     "/v3alpha",
                     List.of(),
                     Map.ofEntries(Map.entry("ETCDCTL_API", "3")),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -196,6 +200,7 @@ final class BundledCatalog {
                     "/v3alpha",
                     List.of(),
                     Map.ofEntries(Map.entry("ETCDCTL_API", "3")),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -236,6 +241,7 @@ final class BundledCatalog {
                     "/v3beta",
                     List.of(),
                     Map.ofEntries(Map.entry("ETCDCTL_API", "3")),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -275,6 +281,7 @@ final class BundledCatalog {
                     "/v3",
                     List.of("--logger=zap", "--log-outputs=stderr"),
                     Map.ofEntries(),
+                    Boolean.TRUE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -315,6 +322,7 @@ final class BundledCatalog {
                     "/v3",
                     List.of("--log-outputs=stderr"),
                     Map.ofEntries(),
+                    Boolean.TRUE,
                     "--experimental-downgrade-check-time",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -355,6 +363,7 @@ final class BundledCatalog {
                     "/v3",
                     List.of("--log-outputs=stderr"),
                     Map.ofEntries(),
+                    Boolean.TRUE,
                     "--downgrade-check-time",
                     Boolean.TRUE,
                     new Release.Tools(
@@ -395,6 +404,7 @@ final class BundledCatalog {
                     "/v3",
                     List.of("--log-outputs=stderr"),
                     Map.ofEntries(),
+                    Boolean.TRUE,
                     "--downgrade-check-time",
                     Boolean.TRUE,
                     new Release.Tools(

@@ -60,6 +60,7 @@ public final class Help {
                 (etcd2/etcd3 layout, where the WAL is, the storage version 3.6+ record); that every bundled binary
                 the plan runs reports its own version; and that the target etcd accepts the arguments after --
                 (etcd <args> --version), naming a replacement where a flag was renamed between lines.
+                etcd's --config-file (or ETCD_CONFIG_FILE) is refused: etcd would ignore the flags the runner reads.
                 Unknown commands, stray words and single-dash flags are refused (exit 2).
                 """);
         return b.toString();

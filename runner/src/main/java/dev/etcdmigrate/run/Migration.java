@@ -65,7 +65,7 @@ public final class Migration {
         this.backups = new Backups(dataDir, options.backupDir(), options.backupRetention(), options.name(), log);
         this.binDir = new BinDir(options.binDir());
         this.state = new DataDirState(dataDir, options, log);
-        this.preflight = new Preflight(options, dataDir, binDir, backups);
+        this.preflight = new Preflight(options, dataDir, binDir, backups, this::catalogRelease);
         this.etcd = new EtcdWiring(options, dataDir, binDir, log, children, environment);
     }
 
