@@ -36,6 +36,7 @@ final class BundledCatalog {
                     "",
                     List.of(),
                     Map.ofEntries(),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -76,6 +77,7 @@ final class BundledCatalog {
                     "",
                     List.of(),
                     Map.ofEntries(),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -116,6 +118,7 @@ final class BundledCatalog {
                     "/v3alpha",
                     List.of(),
                     Map.ofEntries(Map.entry("ETCDCTL_API", "3")),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -156,6 +159,7 @@ final class BundledCatalog {
                     "/v3alpha",
                     List.of(),
                     Map.ofEntries(Map.entry("ETCDCTL_API", "3")),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -196,6 +200,7 @@ final class BundledCatalog {
                     "/v3alpha",
                     List.of(),
                     Map.ofEntries(Map.entry("ETCDCTL_API", "3")),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -236,6 +241,7 @@ final class BundledCatalog {
                     "/v3beta",
                     List.of(),
                     Map.ofEntries(Map.entry("ETCDCTL_API", "3")),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -275,6 +281,7 @@ final class BundledCatalog {
                     "/v3",
                     List.of("--logger=zap", "--log-outputs=stderr"),
                     Map.ofEntries(),
+                    Boolean.TRUE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -316,6 +323,7 @@ final class BundledCatalog {
                     "/v3",
                     List.of("--log-outputs=stderr"),
                     Map.ofEntries(),
+                    Boolean.TRUE,
                     "--experimental-downgrade-check-time",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -357,6 +365,7 @@ final class BundledCatalog {
                     "/v3",
                     List.of("--log-outputs=stderr"),
                     Map.ofEntries(),
+                    Boolean.TRUE,
                     "--downgrade-check-time",
                     Boolean.TRUE,
                     new Release.Tools(
@@ -398,6 +407,7 @@ final class BundledCatalog {
                     "/v3",
                     List.of("--log-outputs=stderr"),
                     Map.ofEntries(),
+                    Boolean.TRUE,
                     "--downgrade-check-time",
                     Boolean.TRUE,
                     new Release.Tools(

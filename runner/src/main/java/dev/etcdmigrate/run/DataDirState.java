@@ -88,8 +88,7 @@ final class DataDirState {
         } catch (BackendStorageVersion.UnreadableBackendException e) {
             // not a db this reader understands: etcd itself judges it when the first step starts it (as when
             // etcdutl failed on it), and a damaged db fails that step with etcd's own fatal line
-            log.warn("could not read the storage version recorded in " + db + " (" + e.getMessage()
-                    + "): the step's etcd will judge the db");
+            log.emit(new Event.StorageVersionUnread(db.toString(), String.valueOf(e.getMessage())));
             return;
         }
         Matcher m = STORAGE_VERSION.matcher(recordedStorage.orElse(""));
@@ -104,8 +103,7 @@ final class DataDirState {
                     + " claims. Write the version that really ran last into version.txt");
         }
         if (recorded.version().line().isOlderThan(storage.line())) {
-            log.info(db + " records storage version " + storage + ": an interrupted step to " + storage.line()
-                    + " had started etcd there before version.txt was written; the plan resumes it");
+            log.emit(new Event.InterruptedStepFound(db.toString(), storage.toString(), storage.line().toString()));
         }
     }
 
