@@ -92,6 +92,9 @@ public final class ProvisionCommand {
         if (update && !Files.isDirectory(pinsDir.get())) {
             throw new UsageException("--update-pins writes into " + pinsDir.get() + ", which is not a directory (run it in the repository, or set --pins-dir)");
         }
+        if (update && args.isSet("allow-unverified-download")) {
+            throw new UsageException("--update-pins records what the source builds read and make; --allow-unverified-download would take a tarball instead");
+        }
         Optional<Path> pinsFrom = pinsDir;
         // A foreign binary must still prove its version: run it under qemu-user-static's emulator, with a
         // glibc from Debian's pinned libc6 package when this machine has none for arch (versions/pins/sysroot/).
@@ -112,6 +115,10 @@ public final class ProvisionCommand {
             try {
                 Pins pins = provisioner.provision(release);
                 checked += pins.checked();
+                if (update && pins.recordedCount() == 0) {
+                    // e.g. a verified tarball was taken: it pins nothing, and an empty file would drop the old pins
+                    throw new ProvisionException("nothing recorded (installed from a source that is not pinned); its pins are left as they were");
+                }
                 if (update) {
                     Path file = pinsFrom.orElseThrow().resolve(Pins.fileName(release.version(), platform));
                     Files.createDirectories(file.getParent());
