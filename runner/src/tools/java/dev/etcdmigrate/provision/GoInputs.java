@@ -104,9 +104,11 @@ final class GoInputs {
     Path download(String moduleAtVersion, Pins pins, String label) throws ToolRunner.ToolFailedException, IOException, BinarySource.Skipped, ProvisionException {
         Path scratch = Files.createDirectories(cacheDir.resolve("go-download"));
         Map<String, String> env = environment(pins);
-        if (moduleAtVersion.startsWith("golang.org/toolchain@")) {
+        boolean fileProxy = java.util.Arrays.stream(env.get("GOPROXY").split("[,|]")).allMatch(p -> p.startsWith("file://"));
+        if (moduleAtVersion.startsWith("golang.org/toolchain@") && !fileProxy) {
             // Go requires the checksum database for toolchain modules (no go.sum can list them) and refuses them
-            // with GOSUMDB=off, unless GOPROXY is a file:// directory; the pin is checked here either way
+            // with GOSUMDB=off, except from a file:// proxy (which need not serve sumdb/); the pin is checked here
+            // either way
             env.put("GOSUMDB", "sum.golang.org");
         }
         ToolRunner.Result result = tools.run(label, List.of(hostGo.toString(), "mod", "download", "-json", moduleAtVersion),
