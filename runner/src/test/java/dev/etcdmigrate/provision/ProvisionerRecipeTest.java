@@ -100,6 +100,21 @@ class ProvisionerRecipeTest {
         assertEquals(release.toolNames().size(), again.checked(), "and its binaries checked again");
     }
 
+    /** Installed binaries that are not the pinned ones (an older build) are built again and then match. */
+    @Test
+    void anInstallThatDiffersFromItsPinsIsProvisionedAgain() throws Exception {
+        Release release = Catalog.bundled().releases().getLast();
+        StringBuilder pins = new StringBuilder();
+        for (String tool : release.toolNames()) pins.append("bin ").append(tool).append(" sha256:").append(sha256(script(release, tool))).append('\n');
+        ScriptSource source = new ScriptSource("r", true);
+        provisioner(source, pins.toString()).provision(release);
+        Files.writeString(binDir.resolve("etcd-" + release.version()), script(release, "etcd") + "# an older build\n");
+        Pins again = provisioner(source, pins.toString()).provision(release);
+        assertEquals(2, source.fetches, "built again");
+        assertEquals(release.toolNames().size(), again.checked(), "the new build's binaries, each once");
+        assertEquals(script(release, "etcd"), Files.readString(binDir.resolve("etcd-" + release.version())));
+    }
+
     @Test
     void aBinaryThatDiffersFromItsPinInstallsNothing() throws Exception {
         Release release = Catalog.bundled().releases().getLast();

@@ -150,8 +150,10 @@ final class Pins {
         }
     }
 
-    void resetChecked() {
+    /** Forgets what was checked so far: an installed release that did not match is built again from scratch. */
+    void reset() {
         checked = 0;
+        seen.clear();
     }
 
     int recordedCount() {

@@ -134,7 +134,7 @@ final class Provisioner {
             return true;
         } catch (ProvisionException | IOException e) {
             log.info("etcd " + release.version() + ": the installed binaries do not match their pins, provisioning again: " + e.getMessage());
-            pins.resetChecked();
+            pins.reset(); // the new build's hashes are compared afresh
             return false;
         }
     }
