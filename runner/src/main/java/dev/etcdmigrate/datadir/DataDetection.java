@@ -87,6 +87,15 @@ public final class DataDetection {
             Optional<String> downgradeTarget,
             Optional<String> unreadable) {
 
+        /**
+         * Whether the data pins its line: it records a cluster or storage version. Records that only some
+         * line onwards writes (3.5's meta keys, a db at all) give a lower bound, not the line: an etcd that
+         * ran for a second leaves them too.
+         */
+        public boolean pinned() {
+            return storage.isPresent() && (clusterVersion.isPresent() || storageVersion.isPresent());
+        }
+
         /** Whether the data holds anything etcd wrote. */
         public boolean holdsEtcdData() {
             return storage.isPresent() || !evidence.isEmpty();
@@ -159,11 +168,13 @@ public final class DataDetection {
                     storage = Optional.of(StorageApi.ETCD2);
                 }
             }
+            // whether v2 keys decide the storage: a 3.x db without a v3 key may hold etcd2 data
+            boolean v2Decides = hasDb && !v3Keys;
             snapshot = V2SnapshotReader.newestSnapshot(member);
-            if (snapshot.isPresent()) v2Snapshot(snapshot.get());
+            if (snapshot.isPresent()) v2Snapshot(snapshot.get(), readWal || v2Decides);
             if (hasWal) {
                 if (walOption.isPresent()) evidence.add(new Evidence("WAL", "in --wal-dir " + wal, Optional.empty()));
-                if (readWal || (dbClusterVersion.isEmpty() && snapClusterVersion.isEmpty())) wal(wal);
+                if (readWal || (dbClusterVersion.isEmpty() && snapClusterVersion.isEmpty()) || (v2Decides && v2Outside == 0)) wal(wal);
                 else segments = countSegments(wal);
             } else if (Files.isDirectory(member)) {
                 evidence.add(new Evidence(walOption.map(w -> "--wal-dir " + w).orElse("member/wal"), "no WAL", Optional.empty()));
@@ -253,7 +264,8 @@ public final class DataDetection {
                     }
                     return true;
                 });
-            } catch (BackendStorageVersion.UnreadableBackendException e) {
+            } catch (IOException e) {
+                // not a db (or a record) this reader understands: said, and etcd judges it when a step starts it
                 unreadable = Optional.of("member/snap/db: " + e.getMessage());
                 evidence.add(new Evidence("member/snap/db", "unreadable (" + e.getMessage() + ")", Optional.empty()));
             }
@@ -266,7 +278,8 @@ public final class DataDetection {
             }
         }
 
-        private void v2Snapshot(Path file) throws IOException {
+        /** The snapshot's /0 (cluster version, members); with {@code outside}, also counts the keys outside /0 (a whole read). */
+        private void v2Snapshot(Path file, boolean outside) throws IOException {
             snapIndex = WalIndex.snapshotIndex(file);
             String name = "snapshot " + file.getFileName();
             try {
@@ -288,9 +301,11 @@ public final class DataDetection {
                         members.put(id, old);
                     }
                 });
-                V2SnapshotReader.readOutsideMembership(file, key -> {
-                    if (!key.key().equals("/1" + V2Key.PROBE)) v2Outside++;
-                });
+                if (outside) {
+                    V2SnapshotReader.readOutsideMembership(file, key -> {
+                        if (!key.key().equals("/1" + V2Key.PROBE)) v2Outside++;
+                    });
+                }
             } catch (IOException e) {
                 unreadable = Optional.of(name + ": " + e.getMessage());
                 evidence.add(new Evidence(name, "unreadable (" + e.getMessage() + ")", Optional.empty()));

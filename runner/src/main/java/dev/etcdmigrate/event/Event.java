@@ -51,6 +51,19 @@ public sealed interface Event {
         }
     }
 
+    /**
+     * What the data itself says wrote it (datadir/DataDetection): the storage, the newest line that wrote
+     * it, the oldest line that may run on it now (its cluster or storage version), and the evidence.
+     * {@code use} says what the runner does with it (plans from it, checks a label against it).
+     */
+    record DataDetected(String dataDir, String storage, String line, String floor, List<String> evidence, String use) implements Event {
+        public String message() {
+            return "data dir " + dataDir + ": the data says " + (line.isEmpty() ? "nothing about which etcd wrote it"
+                    : "etcd " + line + " wrote it (" + storage + (floor.isEmpty() || floor.equals(line) ? "" : ", cluster at " + floor) + ")")
+                    + "; " + use + "; evidence: " + String.join("; ", evidence);
+        }
+    }
+
     /** One planned step; {@code replacesMemberDir} steps keep the old member dir as a backup. */
     record PlannedStep(int index, String kind, String description, String result, long diskBytes, String keeps) {}
 
