@@ -16,6 +16,8 @@ public final class Help {
                 Usage:
                   etcd-migrate [migrate] [FLAGS] [-- ETCD-ARGS...]   migrate, then exec etcd-<target> with ETCD-ARGS
                   etcd-migrate plan [-o json] [FLAGS]                print the plan (-o json: as data); change nothing
+                  etcd-migrate inspect --data-dir D [-o json]        what wrote the data dir, with the evidence, and each
+                                                                     target's plan; offline, changes nothing (docs/inspect.md)
                   etcd-migrate provision --bin-dir DIR [VERSION...]  install etcd-<v>, etcdctl-<v>, etcdutl-<v>
                   etcd-migrate demo --bin-dir DIR --work-dir DIR     migrate a sample data dir end to end
                   etcd-migrate --help | --version                   this text | the runner's and the bundled etcd versions

@@ -138,6 +138,7 @@ public final class DataDetection {
         long v2WalWrites;
         boolean v3Keys;
         int segments;
+        boolean membersFromDb;
         // the cluster version per source, with the raft index it stands at
         Optional<String> dbClusterVersion = Optional.empty();
         long dbIndex = -1;
@@ -248,6 +249,11 @@ public final class DataDetection {
                     m.path("peerURLs").forEach(u -> peers.add(u.asText()));
                     members.put(id, new Member(id, m.path("name").asText(""), List.copyOf(peers), m.path("isLearner").asBoolean(false)));
                 }
+                for (BackendStorageVersion.Entry e : BackendStorageVersion.entries(db, "members_removed", MEMBER_LIMIT)) {
+                    members.remove(utf8(e.key()));
+                }
+                // 3.x keeps the members in the db too; from 3.5 on only there is authoritative
+                membersFromDb = !members.isEmpty();
                 BackendStorageVersion.walk(db, "alarm", (k, v) -> {
                     byte[] key = new byte[k.remaining()];
                     k.get(k.position(), key);
@@ -287,7 +293,7 @@ public final class DataDetection {
                     String k = key.key();
                     if (k.equals("/0/version")) {
                         snapClusterVersion = Optional.of(key.value());
-                    } else if (k.startsWith("/0/members/") && (k.endsWith("/raftAttributes") || k.endsWith("/attributes"))) {
+                    } else if (!membersFromDb && k.startsWith("/0/members/") && (k.endsWith("/raftAttributes") || k.endsWith("/attributes"))) {
                         String id = k.substring("/0/members/".length(), k.lastIndexOf('/'));
                         JsonNode v = JSON.readTree(key.value());
                         Member old = members.getOrDefault(id, new Member(id, "", List.of(), false));
