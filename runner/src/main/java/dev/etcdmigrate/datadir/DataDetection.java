@@ -43,7 +43,10 @@ import java.util.stream.Stream;
  */
 public final class DataDetection {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Jackson's databind only where a full report parses members: a migration's start loads none of it. */
+    private static final class Json {
+        static final ObjectMapper MAPPER = new ObjectMapper();
+    }
     private static final Pattern SEMVER = Pattern.compile("^(\\d+)\\.(\\d+)\\.\\d+");
     /** mvcc's key bucket holds every revision: enough to know whether any v3 key was ever written, not how many. */
     private static final int MEMBER_LIMIT = 1000;
@@ -109,12 +112,13 @@ public final class DataDetection {
     private DataDetection() {}
 
     /**
-     * Reads the data dir. {@code walDir}: etcd's --wal-dir when set. {@code readWal}: also scan the WAL's
-     * records (a few segments of 64 MiB at most); without it the WAL is read only when neither the db nor the
-     * snapshot records a cluster version.
+     * Reads the data dir. {@code walDir}: etcd's --wal-dir when set. {@code full}: the whole report
+     * (inspect: members, alarms, sizes, every source read). Without it, only what decides the line and the
+     * storage, as a migration's start needs: the snapshot only when the db records no cluster version (the
+     * db is applied at or after it) or v2 keys may decide the storage, the WAL only when both are silent.
      */
-    public static Detection detect(Path dataDir, Optional<Path> walDir, Catalog catalog, boolean readWal) throws IOException {
-        return new Reader(dataDir.toAbsolutePath().normalize(), walDir, catalog).read(readWal);
+    public static Detection detect(Path dataDir, Optional<Path> walDir, Catalog catalog, boolean full) throws IOException {
+        return new Reader(dataDir.toAbsolutePath().normalize(), walDir, catalog, full).read(full);
     }
 
     private static final class Reader {
@@ -146,7 +150,11 @@ public final class DataDetection {
         long snapIndex = -1;
         Optional<WalRecords.VersionSet> walClusterVersion = Optional.empty();
 
-        Reader(Path dataDir, Optional<Path> walOption, Catalog catalog) {
+        /** The whole report (inspect): members, alarms, sizes, every source; else only what decides the line and storage. */
+        final boolean full;
+
+        Reader(Path dataDir, Optional<Path> walOption, Catalog catalog, boolean full) {
+            this.full = full;
             this.dataDir = dataDir;
             this.member = dataDir.resolve("member");
             this.walOption = walOption;
@@ -172,7 +180,9 @@ public final class DataDetection {
             // whether v2 keys decide the storage: a 3.x db without a v3 key may hold etcd2 data
             boolean v2Decides = hasDb && !v3Keys;
             snapshot = V2SnapshotReader.newestSnapshot(member);
-            if (snapshot.isPresent()) v2Snapshot(snapshot.get(), readWal || v2Decides);
+            // the db is applied at or after the newest snapshot: where it records the cluster version, a
+            // migration's start need not parse the snapshot's JSON
+            if (snapshot.isPresent() && (full || dbClusterVersion.isEmpty() || v2Decides)) v2Snapshot(snapshot.get(), full || v2Decides);
             if (hasWal) {
                 if (walOption.isPresent()) evidence.add(new Evidence("WAL", "in --wal-dir " + wal, Optional.empty()));
                 if (readWal || (dbClusterVersion.isEmpty() && snapClusterVersion.isEmpty()) || (v2Decides && v2Outside == 0)) wal(wal);
@@ -222,9 +232,11 @@ public final class DataDetection {
 
         private void backend(Path db) throws IOException {
             try {
-                BackendStorageVersion.Size size = BackendStorageVersion.size(db);
-                dbBytes = OptionalLong.of(size.bytes());
-                dbInUse = size.inUse();
+                if (full) {
+                    BackendStorageVersion.Size size = BackendStorageVersion.size(db);
+                    dbBytes = OptionalLong.of(size.bytes());
+                    dbInUse = size.inUse();
+                }
                 storageVersion = BackendStorageVersion.value(db, "meta", "storageVersion").map(DataDetection::utf8);
                 storageVersion.ifPresent(v -> evidence.add(new Evidence("db meta/storageVersion", v, lineOf(v))));
                 Optional<byte[]> index = BackendStorageVersion.value(db, "meta", "consistent_index");
@@ -234,16 +246,37 @@ public final class DataDetection {
                 dbClusterVersion = BackendStorageVersion.value(db, "cluster", "clusterVersion").map(DataDetection::utf8);
                 dbClusterVersion.ifPresent(v -> evidence.add(new Evidence("db cluster/clusterVersion", v
                         + (dbIndex >= 0 ? " (applied to index " + dbIndex + ")" : ""), lineOf(v))));
+                if (full) report(db);
+                byte[] probe = V2Key.PROBE.getBytes(StandardCharsets.UTF_8);
+                BackendStorageVersion.walk(db, "key", (k, v) -> {
+                    byte[] value = new byte[v.remaining()];
+                    v.get(v.position(), value);
+                    if (!java.util.Arrays.equals(kvKey(value), probe)) {
+                        v3Keys = true;
+                        return false;
+                    }
+                    return true;
+                });
+            } catch (IOException e) {
+                // not a db (or a record) this reader understands: said, and etcd judges it when a step starts it
+                unreadable = Optional.of("member/snap/db: " + e.getMessage());
+                evidence.add(new Evidence("member/snap/db", "unreadable (" + e.getMessage() + ")", Optional.empty()));
+            }
+        }
+
+        /** What only the report needs from the db: a downgrade in progress, the members, the alarms. */
+        private void report(Path db) throws IOException {
+            {
                 Optional<byte[]> dg = BackendStorageVersion.value(db, "cluster", "downgrade");
                 if (dg.isPresent()) {
-                    JsonNode info = JSON.readTree(dg.get());
+                    JsonNode info = Json.MAPPER.readTree(dg.get());
                     if (info.path("enabled").asBoolean(false)) {
                         downgrade = Optional.of(info.path("target-version").asText(""));
                         evidence.add(new Evidence("db cluster/downgrade", "enabled, target " + downgrade.get(), Optional.empty()));
                     }
                 }
                 for (BackendStorageVersion.Entry e : BackendStorageVersion.entries(db, "members", MEMBER_LIMIT)) {
-                    JsonNode m = JSON.readTree(e.value());
+                    JsonNode m = Json.MAPPER.readTree(e.value());
                     String id = utf8(e.key());
                     List<String> peers = new ArrayList<>();
                     m.path("peerURLs").forEach(u -> peers.add(u.asText()));
@@ -260,20 +293,6 @@ public final class DataDetection {
                     alarms.add(alarm(key));
                     return true;
                 });
-                byte[] probe = V2Key.PROBE.getBytes(StandardCharsets.UTF_8);
-                BackendStorageVersion.walk(db, "key", (k, v) -> {
-                    byte[] value = new byte[v.remaining()];
-                    v.get(v.position(), value);
-                    if (!java.util.Arrays.equals(kvKey(value), probe)) {
-                        v3Keys = true;
-                        return false;
-                    }
-                    return true;
-                });
-            } catch (IOException e) {
-                // not a db (or a record) this reader understands: said, and etcd judges it when a step starts it
-                unreadable = Optional.of("member/snap/db: " + e.getMessage());
-                evidence.add(new Evidence("member/snap/db", "unreadable (" + e.getMessage() + ")", Optional.empty()));
             }
         }
 
@@ -295,7 +314,7 @@ public final class DataDetection {
                         snapClusterVersion = Optional.of(key.value());
                     } else if (!membersFromDb && k.startsWith("/0/members/") && (k.endsWith("/raftAttributes") || k.endsWith("/attributes"))) {
                         String id = k.substring("/0/members/".length(), k.lastIndexOf('/'));
-                        JsonNode v = JSON.readTree(key.value());
+                        JsonNode v = Json.MAPPER.readTree(key.value());
                         Member old = members.getOrDefault(id, new Member(id, "", List.of(), false));
                         if (k.endsWith("/raftAttributes")) {
                             List<String> peers = new ArrayList<>();
@@ -341,7 +360,7 @@ public final class DataDetection {
                     if (c.type() == 1) {
                         members.remove(id);
                     } else if (!c.context().isEmpty()) {
-                        JsonNode m = JSON.readTree(c.context());
+                        JsonNode m = Json.MAPPER.readTree(c.context());
                         List<String> peers = new ArrayList<>();
                         m.path("peerURLs").forEach(u -> peers.add(u.asText()));
                         members.put(id, new Member(id, m.path("name").asText(""), List.copyOf(peers), c.type() == 3));
