@@ -127,6 +127,7 @@ final class DataDirState {
     }
 
     private void judge(DataVersion label, String source, DataDetection.Detection detected) throws IOException, MigrateException {
+        if (detected.floor().isEmpty() || !label.version().line().isOlderThan(detected.floor().get())) return; // agrees: no catalog needed
         Verdict verdict = judge(label.version().line(), detected.floor(), Files.isRegularFile(dataDir.own().etcdOutput()), catalog.get());
         switch (verdict) {
             case AGREES -> { }
@@ -153,6 +154,9 @@ final class DataDirState {
      * only when the db and the snapshot are silent, so a no-op start stays cheap.
      */
     void checkLabelAgainstData(DataVersion recorded) throws IOException, MigrateException {
+        // a restart's fast path: the db's recorded versions at or below the label need no catalog and no full read
+        Optional<MinorLine> recordedFloor = DataDetection.recordedFloor(dataDir.path());
+        if (recordedFloor.isPresent() && !recorded.version().line().isOlderThan(recordedFloor.get())) return;
         DataDetection.Detection detected = detect();
         judge(recorded, "version.txt", detected);
     }

@@ -121,6 +121,24 @@ public final class DataDetection {
         return new Reader(dataDir.toAbsolutePath().normalize(), walDir, catalog, full).read(full);
     }
 
+    /**
+     * The cheap part of the floor, for a start whose label is then judged: the cluster and storage
+     * versions the db records (a few pages of bbolt, no catalog, no snapshot, no WAL). Empty when there is
+     * no db or it records neither (then only {@link #detect} can tell); an unreadable db is left to it too.
+     */
+    public static Optional<MinorLine> recordedFloor(Path dataDir) {
+        Path db = dataDir.resolve("member").resolve("snap").resolve("db");
+        if (!Files.isRegularFile(db)) return Optional.empty();
+        try {
+            Optional<MinorLine> cluster = BackendStorageVersion.value(db, "cluster", "clusterVersion").map(DataDetection::utf8)
+                    .flatMap(DataDetection::lineOf);
+            Optional<MinorLine> storage = BackendStorageVersion.read(db).flatMap(DataDetection::lineOf);
+            return max(cluster, storage);
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+    }
+
     private static final class Reader {
         final Path dataDir;
         final Path member;
