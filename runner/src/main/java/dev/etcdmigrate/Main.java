@@ -1,16 +1,18 @@
 package dev.etcdmigrate;
 
+import dev.etcdmigrate.run.InspectCommand;
+import dev.etcdmigrate.run.Migration;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.cli.Flag;
 import dev.etcdmigrate.cli.Help;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cli.OutputFlags;
 import dev.etcdmigrate.cli.ParsedArgs;
-import dev.etcdmigrate.demo.Demo;
+import dev.etcdmigrate.cli.ToolCommand;
 import dev.etcdmigrate.error.FailedException;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
-import dev.etcdmigrate.etcd.BinDir;
+import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.exec.DataDirOwner;
 import dev.etcdmigrate.exec.Execve;
@@ -18,7 +20,6 @@ import dev.etcdmigrate.exec.TerminationLog;
 import dev.etcdmigrate.log.Json;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
-import dev.etcdmigrate.provision.ProvisionCommand;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,12 +29,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** Entry point: dispatches to migrate (default), plan, provision or demo; maps the one exception root to exit codes. */
+/**
+ * Entry point: dispatches to migrate (default), plan, or a tool command (provision, demo: beside the runner, not in
+ * the image; see {@link ToolCommand}); maps the one exception root to exit codes.
+ */
 public final class Main {
 
     private Main() {}
 
-    static final List<String> COMMANDS = List.of("migrate", "plan", "inspect", "provision", "demo", "help");
+    static final List<String> COMMANDS = List.of("migrate", "plan", "inspect", "help");
 
     /** plan's own flag: -o/--output text|json. */
     static final List<Flag> PLAN_FLAGS = OutputFlags.with(withOutput(MigrateOptions.FLAGS));
@@ -45,8 +49,7 @@ public final class Main {
     static int run(List<String> args, Map<String, String> environment, PrintStream err) {
         List<String> before = args.contains("--") ? args.subList(0, args.indexOf("--")) : args;
         if (before.contains("--help") || !args.isEmpty() && args.getFirst().equals("help")) {
-            System.out.print(Help.text(OutputFlags.with(MigrateOptions.FLAGS), OutputFlags.with(ProvisionCommand.FLAGS),
-                    OutputFlags.with(Demo.FLAGS)));
+            System.out.print(Help.text(OutputFlags.with(MigrateOptions.FLAGS), ToolCommand.installed()));
             return MigrateException.OK;
         }
         if (before.contains("--version")) {
@@ -76,16 +79,24 @@ public final class Main {
         }
         Children children = null;
         try {
+            Optional<ToolCommand> tool = Optional.empty();
             if (!COMMANDS.contains(command)) {
-                throw new UsageException("unknown command '" + command + "' (commands: " + String.join(", ", COMMANDS)
-                        + "; see --help); nothing was changed");
+                String name = command;
+                List<ToolCommand> tools = ToolCommand.installed();
+                tool = tools.stream().filter(c -> c.name().equals(name)).findFirst();
+                if (tool.isEmpty()) {
+                    List<String> known = new ArrayList<>(COMMANDS);
+                    tools.forEach(c -> known.add(c.name()));
+                    throw new UsageException("unknown command '" + command + "' (commands: " + String.join(", ", known) + "; see --help"
+                            + (tools.isEmpty() ? "; provision and demo are not part of the image: run them from a source tree's"
+                                    + " runner/target/etcd-migrate" : "") + "); nothing was changed");
+                }
             }
             children = new Children(Duration.ofSeconds(10)).installShutdownHook();
+            if (tool.isPresent()) {
+                return tool.get().run(ParsedArgs.parse(OutputFlags.with(tool.get().flags()), rest, environment), log, children);
+            }
             return switch (command) {
-                case "provision" -> new ProvisionCommand(log, children).run(ParsedArgs.parse(OutputFlags.with(ProvisionCommand.FLAGS),
-                        rest, environment));
-                case "demo" -> new Demo(log, children).run(ParsedArgs.parse(OutputFlags.with(Demo.FLAGS), rest, environment)
-                        .withoutPositional("demo"));
                 case "inspect" -> inspect(ParsedArgs.parse(PLAN_FLAGS, shortOutputFlag(rest), inspectEnvironment(environment))
                         .withoutPositional("inspect"), log);
                 case "plan" -> plan(ParsedArgs.parse(PLAN_FLAGS, shortOutputFlag(rest), environment).withoutPositional("plan"), log,

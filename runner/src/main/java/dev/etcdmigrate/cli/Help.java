@@ -7,7 +7,8 @@ public final class Help {
 
     private Help() {}
 
-    public static String text(List<Flag> migrateFlags, List<Flag> provisionFlags, List<Flag> demoFlags) {
+    /** @param tools the tool commands on the class path (none in the image): their usage lines and flags */
+    public static String text(List<Flag> migrateFlags, List<ToolCommand> tools) {
         StringBuilder b = new StringBuilder();
         b.append("""
                 etcd-migrate: carries an etcd data directory from the etcd version that last wrote it (version.txt)
@@ -18,8 +19,11 @@ public final class Help {
                   etcd-migrate plan [-o json] [FLAGS]                print the plan (-o json: as data); change nothing
                   etcd-migrate inspect --data-dir D [-o json]        what wrote the data dir, with the evidence, and each
                                                                      target's plan; offline, changes nothing (docs/inspect.md)
-                  etcd-migrate provision --bin-dir DIR [VERSION...]  install etcd-<v>, etcdctl-<v>, etcdutl-<v>
-                  etcd-migrate demo --bin-dir DIR --work-dir DIR     migrate a sample data dir end to end
+                """);
+        for (ToolCommand tool : tools) {
+            b.append("  etcd-migrate ").append(tool.usage()).append('\n');
+        }
+        b.append("""
                   etcd-migrate --help | --version                   this text | the runner's and the bundled etcd versions
 
                 Flags of migrate and plan (a flag overrides its environment variable; an empty variable is unset):
@@ -34,16 +38,12 @@ public final class Help {
 
                 version.txt holds <version>/<etcd2|etcd3>, e.g. 3.5.21/etcd3, and is rewritten atomically after each
                 completed step, so a crash resumes where it stopped.
-
-                Flags of provision:
                 """);
-        appendFlags(b, provisionFlags);
-        b.append("""
-
-                Flags of demo (writes sample keys with the oldest bundled etcd3 release into a fresh data dir under
-                --work-dir, migrates it to the newest, then checks every key, value, revision and lease):
-                """);
-        appendFlags(b, demoFlags);
+        for (ToolCommand tool : tools) {
+            b.append('\n');
+            wrap(b, tool.flagsHeading(), "", 100);
+            appendFlags(b, OutputFlags.with(tool.flags()));
+        }
         b.append("""
 
                 Every run reports typed events: the text diary on stderr by default, or with --log-format=json one

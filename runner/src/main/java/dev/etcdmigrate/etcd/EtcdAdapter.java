@@ -1,5 +1,9 @@
 package dev.etcdmigrate.etcd;
 
+import dev.etcdmigrate.etcd.backend.BackendAlarms;
+import dev.etcdmigrate.etcd.client.V2Client;
+import dev.etcdmigrate.etcd.client.V3Keyspace;
+import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
@@ -107,7 +111,7 @@ public final class EtcdAdapter implements EtcdOperations {
     @Override
     public void runUntilWrite(Release release, Path dir, Tuning tuning, StorageApi api) throws Exception {
         try (PrivateEtcd etcd = startAndAwaitWrite(release, dir, flags(release, tuning, api), api)) {
-            if (api == StorageApi.ETCD3) BackendAlarms.checkNoneRaised(etcd); // a step must not leave an alarm it raised
+            if (api == StorageApi.ETCD3) BackendAlarms.checkNoneRaised(etcd.gateway(), etcd.release().version().toString()); // a step must not leave an alarm it raised
             etcd.stop(settings.stopGrace());
         }
     }
@@ -137,7 +141,7 @@ public final class EtcdAdapter implements EtcdOperations {
             try {
                 etcd.awaitWrite(settings.startTimeout(), api);
             } catch (PrivateEtcd.NoSpaceException full) {
-                BackendAlarms.disarmOnArrival(etcd, dir, settings.extraServerArgs(), log);
+                BackendAlarms.disarmOnArrival(etcd.gateway(), etcd.release().version().toString(), dir, settings.extraServerArgs(), log);
                 etcd.awaitWrite(settings.startTimeout(), api);
             }
             return etcd;

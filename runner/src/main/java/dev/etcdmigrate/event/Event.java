@@ -52,7 +52,7 @@ public sealed interface Event {
     }
 
     /**
-     * What the data itself says wrote it (datadir/DataDetection): the storage, the newest line that wrote
+     * What the data itself says wrote it (ondisk/DataDetection): the storage, the newest line that wrote
      * it, the oldest line that may run on it now (its cluster or storage version), and the evidence.
      * {@code use} says what the runner does with it (plans from it, checks a label against it).
      */

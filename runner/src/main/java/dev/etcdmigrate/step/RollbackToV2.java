@@ -9,7 +9,7 @@ import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.step.EtcdOperations.Tuning;
 import dev.etcdmigrate.v2.KeySetDigest;
 import dev.etcdmigrate.v2.V2KeyRules;
-import dev.etcdmigrate.v2.V2Key;
+import dev.etcdmigrate.ondisk.V2Key;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;

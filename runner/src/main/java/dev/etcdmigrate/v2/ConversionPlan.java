@@ -1,5 +1,7 @@
 package dev.etcdmigrate.v2;
 
+import dev.etcdmigrate.ondisk.V2Key;
+import dev.etcdmigrate.ondisk.V2SnapshotReader;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;

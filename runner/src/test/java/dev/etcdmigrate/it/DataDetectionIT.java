@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.datadir.DataDetection;
+import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.version.MinorLine;
 import dev.etcdmigrate.version.StorageApi;
 import java.nio.file.Files;

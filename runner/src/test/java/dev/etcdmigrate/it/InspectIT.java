@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.version.StorageApi;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
