@@ -18,8 +18,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -30,12 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
 class InspectIT {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stop() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     @Test
     void everyBundledLinesDataIsReportedInTextAndJsonUntouched(@TempDir Path dir) throws Exception {

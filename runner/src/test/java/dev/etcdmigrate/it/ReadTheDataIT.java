@@ -17,8 +17,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -29,12 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 class ReadTheDataIT {
 
     private static final Release NEWEST = EtcdFixture.newest();
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stop() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     /** The example: data 3.5.35 wrote, labelled 3.4.23/etcd3, was carried to 3.7.3 with exit 0. */
     @Test
