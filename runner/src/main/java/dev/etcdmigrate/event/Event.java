@@ -64,6 +64,19 @@ public sealed interface Event {
         }
     }
 
+    /**
+     * The one tolerated disagreement of a label with the data: the data one line ahead where this runner
+     * ran steps before, i.e. an upgrade step interrupted after its etcd ran and before version.txt was
+     * written. The plan resumes it.
+     */
+    record InterruptedStepFound(String dataDir, String label, String dataLine, List<String> evidence) implements Event {
+        public String message() {
+            return "data dir " + dataDir + ": the data is at etcd " + dataLine + ", one line above " + label + ": an interrupted step to "
+                    + dataLine + " had started etcd there before version.txt was written; the plan resumes it (evidence: "
+                    + String.join("; ", evidence) + ")";
+        }
+    }
+
     /** One planned step; {@code replacesMemberDir} steps keep the old member dir as a backup. */
     record PlannedStep(int index, String kind, String description, String result, long diskBytes, String keeps) {}
 

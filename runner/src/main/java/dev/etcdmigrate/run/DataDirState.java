@@ -131,9 +131,8 @@ final class DataDirState {
         Verdict verdict = judge(label.version().line(), detected.floor(), Files.isRegularFile(dataDir.own().etcdOutput()), catalog.get());
         switch (verdict) {
             case AGREES -> { }
-            case INTERRUPTED_STEP -> log.info("the data is at etcd " + detected.floor().orElseThrow() + " (" + detected.evidenceText()
-                    + "), one line above " + source + " " + label + ": an interrupted step to " + detected.floor().orElseThrow()
-                    + " had started etcd there before version.txt was written; the plan resumes it");
+            case INTERRUPTED_STEP -> log.emit(new Event.InterruptedStepFound(dataDir.path().toString(), source + " " + label,
+                    detected.floor().orElseThrow().toString(), detected.evidence().stream().map(Object::toString).toList()));
             case CONTRADICTED -> throw new DataDir.ContradictionException(source + " says " + label + " but the data says etcd "
                     + detected.floor().orElseThrow() + " or newer ran on it (" + detected.evidenceText() + "): etcd "
                     + label.version().line() + " cannot run on it. `etcd-migrate inspect --data-dir "

@@ -116,6 +116,49 @@ class ReadTheDataIT {
         }
     }
 
+    /**
+     * The one tolerated case, and only with its evidence: data one line ahead of version.txt is what an
+     * upgrade step killed after its etcd ran leaves (FaultInjectionIT kills real steps); it is resumed only
+     * where this runner ran steps before (its .etcd-migrate/etcd-output.log), refused everywhere else.
+     */
+    @Test
+    void dataOneLineAheadIsResumedOnlyWhereTheRunnersStepsRan(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        try (WrittenDirs dirs = new WrittenDirs()) {
+            dirs.write(EtcdFixture.release("3.5.35"), data, WrittenDirs.Variant.plain(StorageApi.ETCD3), 20);
+        }
+        new DataDir(data).writeVersion(DataVersion.parse("3.4.23/etcd3"));
+        assertRefusedUntouched(data, RunnerArgs.migrate(data, "3.5.35"), Map.of());
+        // what a run with steps leaves in the runner's own dir, as a kill inside its step would
+        Files.createDirectories(data.resolve(".etcd-migrate"));
+        Files.writeString(data.resolve(".etcd-migrate/etcd-output.log"), "");
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.5.35"))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            List<JsonNode> resumed = runner.events("interrupted-step-found");
+            assertEquals(1, resumed.size(), runner.output());
+            assertEquals("3.5", resumed.getFirst().path("dataLine").asText(), runner.output());
+        }
+        assertEquals("3.5.35/etcd3", Files.readString(data.resolve("version.txt")));
+        // two lines ahead is never a step of this runner: refused even with its marks
+        Path newer = dir.resolve("newer");
+        try (WrittenDirs dirs = new WrittenDirs()) {
+            dirs.write(EtcdFixture.release("3.6.16"), newer, WrittenDirs.Variant.plain(StorageApi.ETCD3), 5);
+        }
+        new DataDir(newer).writeVersion(DataVersion.parse("3.4.23/etcd3"));
+        Files.createDirectories(newer.resolve(".etcd-migrate"));
+        Files.writeString(newer.resolve(".etcd-migrate/etcd-output.log"), "");
+        Map<String, String> member = TreeDigest.of(newer.resolve("member"));
+        String version = Files.readString(newer.resolve("version.txt"));
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(newer, NEWEST.version()))) {
+            assertEquals(3, runner.exitCode(), runner.output());
+            assertEquals(0, runner.count("etcd-started"), runner.output());
+            assertEquals(0, runner.count("interrupted-step-found"), runner.output());
+        }
+        // the runner's own dir already existed: its lock file stays, as on any start; the data does not change
+        assertEquals(member, TreeDigest.of(newer.resolve("member")));
+        assertEquals(version, Files.readString(newer.resolve("version.txt")));
+    }
+
     /** Data that cannot say which line wrote it (a db of garbage, no WAL, no snapshot) and no label: refused, untouched. */
     @Test
     void dataThatCannotAnswerIsStillRefused(@TempDir Path dir) throws Exception {
