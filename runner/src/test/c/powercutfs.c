@@ -12,10 +12,12 @@
  *   LOG  gets one text line per operation: "<seq> <who> <op> <fields...>", who = R (a java process:
  *        the runner) or E (anything else: etcd and its tools); inodes are the backing file system's.
  *   DATA gets the payload of every write, in order; a W line says where its bytes are.
- *   FAULT "nth:errno": the nth (1-based) fallible call made by a java process fails with errno instead
- *        of reaching the backing tree (calls counted: open/create, read, write, truncate, fallocate,
- *        mkdir, unlink, rmdir, rename, link, symlink, chmod, fsync, fsyncdir). Every such call is logged
- *        as "<seq> R call <n> <op> <path>" so a test knows what the nth call is.
+ *   FAULT "op:path:k:errno": the kth (1-based) call of op on path made by a java process fails with errno
+ *        instead of reaching the backing tree (calls counted: open/create, read, write, truncate,
+ *        fallocate, mkdir, unlink, rmdir, rename, link, symlink, chmod, fsync, fsyncdir). Every such call
+ *        is logged as "<seq> R call <k> <op> <path>", paths relative to the root with backup stamps as
+ *        STAMP, so a test can name any call of a run in the next one. "etcd.op:path:k:errno" fails the
+ *        kth such call of any other process (etcd and its tools; not logged, there are many).
  * The daemon runs single-threaded (-s): one total order of operations.
  */
 #define FUSE_USE_VERSION 31
@@ -41,7 +43,10 @@ static unsigned long long data_off;
 static unsigned long long seq;
 static long fault_nth = 0;
 static int fault_errno = 0;
+static char fault_op[32];
+static char fault_path[PATH_MAX];
 static long java_calls = 0;
+static long etcd_calls = 0;
 
 /* relative path under the backing root */
 static const char *rel(const char *path) {
@@ -72,16 +77,65 @@ static char who(void) {
     return strncmp(base, "java", 4) == 0 ? 'R' : 'E';
 }
 
-/* counts a fallible call of a java caller; returns the errno to fail it with, or 0 */
+/*
+ * A path as the fault spec names it: backup names' UTC stamps (yyyymmddThhmmssZ) become "STAMP", so
+ * that a spec taken from one run names the same call in the next.
+ */
+static void normalize(const char *path, char *out, size_t size) {
+    size_t o = 0;
+    for (const char *p = rel(path); *p && o + 6 < size;) {
+        int stamp = 1;
+        for (int i = 0; i < 16 && stamp; i++) {
+            char c = p[i];
+            stamp = i == 8 ? c == 'T' : i == 15 ? c == 'Z' : (c >= '0' && c <= '9');
+        }
+        if (stamp) {
+            memcpy(out + o, "STAMP", 5);
+            o += 5;
+            p += 16;
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o] = 0;
+}
+
+/* per (op, normalized path): how many calls a java process made so far */
+struct seen { char key[PATH_MAX + 16]; long count; struct seen *next; };
+static struct seen *seen_calls;
+
+/*
+ * Counts a fallible call of a java caller (the runner) and logs it as "call <k> <op> <path>": the kth
+ * such call of op on that (normalized) path; returns the errno to fail it with when it is the one the
+ * fault names ("op:path:k:errno"), or 0.
+ */
 static int fault(const char *op, const char *path) {
-    if (who() != 'R') return 0;
+    char norm[PATH_MAX], key[PATH_MAX + 16];
+    if (who() != 'R') {
+        /* etcd's calls are counted only when the fault names one ("etcd.read:..."): there are many */
+        if (!fault_errno || strncmp(fault_op, "etcd.", 5) != 0 || strcmp(fault_op + 5, op) != 0) return 0;
+        normalize(path, norm, sizeof norm);
+        if (strcmp(norm, fault_path) != 0 || ++etcd_calls != fault_nth) return 0;
+        fprintf(log_file, "%llu E fault %s %d\n", ++seq, op, fault_errno);
+        return fault_errno;
+    }
+    normalize(path, norm, sizeof norm);
+    snprintf(key, sizeof key, "%s %s", op, norm);
+    struct seen *s = seen_calls;
+    while (s && strcmp(s->key, key) != 0) s = s->next;
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        snprintf(s->key, sizeof s->key, "%s", key);
+        s->next = seen_calls;
+        seen_calls = s;
+    }
+    s->count++;
     java_calls++;
-    fprintf(log_file, "%llu R call %ld %s ", ++seq, java_calls, op);
-    put_name(rel(path));
+    fprintf(log_file, "%llu R call %ld %s ", ++seq, s->count, op);
+    put_name(norm);
     fputc('\n', log_file);
-    if (fault_nth > 0 && java_calls == fault_nth) {
-        fprintf(log_file, "%llu R fault %ld %d\n", ++seq, java_calls, fault_errno);
-        fflush(log_file);
+    if (fault_errno && s->count == fault_nth && strcmp(op, fault_op) == 0 && strcmp(norm, fault_path) == 0) {
+        fprintf(log_file, "%llu R fault %s %d\n", ++seq, op, fault_errno);
         return fault_errno;
     }
     return 0;
@@ -462,9 +516,24 @@ int main(int argc, char *argv[]) {
         return 2;
     }
     int dash = strcmp(argv[5], "--") == 0 ? 5 : 6;
-    if (dash == 6 && sscanf(argv[5], "%ld:%d", &fault_nth, &fault_errno) != 2) {
-        fprintf(stderr, "powercutfs: bad fault %s (want nth:errno)\n", argv[5]);
-        return 2;
+    if (dash == 6) {
+        /* op:path:k:errno, the path may hold ':' */
+        char *spec = strdup(argv[5]);
+        char *first = strchr(spec, ':');
+        char *last = strrchr(spec, ':');
+        char *mid = NULL;
+        if (first && last && last > first) {
+            *last = 0;
+            mid = strrchr(spec, ':');
+        }
+        if (!first || !mid || mid == first || sscanf(mid + 1, "%ld", &fault_nth) != 1 || sscanf(last + 1, "%d", &fault_errno) != 1) {
+            fprintf(stderr, "powercutfs: bad fault %s (want op:path:k:errno)\n", argv[5]);
+            return 2;
+        }
+        *first = 0;
+        *mid = 0;
+        snprintf(fault_op, sizeof fault_op, "%s", spec);
+        snprintf(fault_path, sizeof fault_path, "%s", first + 1);
     }
     root_fd = open(argv[1], O_RDONLY | O_DIRECTORY);
     if (root_fd < 0) { perror(argv[1]); return 1; }

@@ -220,6 +220,13 @@ final class PowerCut {
         for (int i = modes.size() - 1; i >= 0; i--) modes.get(i).run(); // deepest last-created first, the root last
     }
 
+    /** Which operations the state keeps: two trials with equal keys build the same state. */
+    java.util.BitSet keeps(int cut, Policy policy) {
+        java.util.BitSet bits = new java.util.BitSet();
+        choose(cut, policy).forEach(bits::set);
+        return bits;
+    }
+
     private Set<Integer> choose(int cut, Policy policy) {
         Set<Integer> kept = new HashSet<>();
         List<Integer> looseNamespace = new ArrayList<>();
