@@ -4,8 +4,8 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.Permissions;
 import dev.etcdmigrate.datadir.Trees;
-import dev.etcdmigrate.etcd.FreePorts;
-import dev.etcdmigrate.etcd.ServerPorts;
+import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.etcd.server.ServerPorts;
 import dev.etcdmigrate.exec.Execve;
 import dev.etcdmigrate.plan.Planner;
 import dev.etcdmigrate.version.DataVersion;
@@ -36,18 +36,18 @@ public final class AotTraining {
     /** What a run with steps needs before and at its first step, without an etcd. */
     static void trainStepPath(Path emptyDb) throws Exception {
         try {
-            dev.etcdmigrate.etcd.BackendStorageVersion.read(emptyDb);
+            dev.etcdmigrate.ondisk.BackendStorageVersion.read(emptyDb);
         } catch (java.io.IOException expected) {
             // an empty file is no bbolt db: the reader's paths up to the meta page check
         }
-        dev.etcdmigrate.etcd.BackendStorageVersion.lockHolder(emptyDb);
-        java.net.http.HttpClient http = dev.etcdmigrate.etcd.GatewayClient.newHttpClient();
+        dev.etcdmigrate.ondisk.BackendStorageVersion.lockHolder(emptyDb);
+        java.net.http.HttpClient http = dev.etcdmigrate.etcd.client.GatewayClient.newHttpClient();
         try (http) {
             int port;
             try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
                 port = s.getLocalPort(); // closed again: the request below is refused
             }
-            dev.etcdmigrate.etcd.GatewayClient gateway = new dev.etcdmigrate.etcd.GatewayClient(http,
+            dev.etcdmigrate.etcd.client.GatewayClient gateway = new dev.etcdmigrate.etcd.client.GatewayClient(http,
                     java.net.URI.create("http://127.0.0.1:" + port), "/v3");
             try {
                 gateway.put("/etcd-migrate-aot-training", "x");

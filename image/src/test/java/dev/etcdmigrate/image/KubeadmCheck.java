@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.etcdmigrate.etcd.FreePorts;
-import dev.etcdmigrate.etcd.ServerPorts;
+import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.etcd.server.ServerPorts;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,5 +1,7 @@
 package dev.etcdmigrate.step;
 
+import dev.etcdmigrate.error.MigrateException;
+import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.event.Event;
@@ -8,8 +10,8 @@ import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.step.EtcdOperations.Tuning;
 import dev.etcdmigrate.v2.ConversionPlan;
-import dev.etcdmigrate.v2.V2SnapshotReader;
-import dev.etcdmigrate.v2.WalIndex;
+import dev.etcdmigrate.ondisk.V2SnapshotReader;
+import dev.etcdmigrate.ondisk.WalIndex;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
@@ -69,7 +71,7 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
     }
 
     @Override
-    public void run(StepContext context) throws Exception {
+    public void run(StepContext context) throws IOException, InterruptedException, MigrateException {
         EtcdOperations etcd = context.etcd();
         MemberSwap swap = context.memberSwap();
         Path staged = swap.prepare();

@@ -2,9 +2,9 @@ package dev.etcdmigrate.bench;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.datadir.Trees;
-import dev.etcdmigrate.etcd.FreePorts;
-import dev.etcdmigrate.etcd.GatewayClient;
-import dev.etcdmigrate.etcd.ServerPorts;
+import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.etcd.client.GatewayClient;
+import dev.etcdmigrate.etcd.server.ServerPorts;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.nio.file.Files;

@@ -13,19 +13,15 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Bad input is refused with a clear message and exit 2, the data dir byte-identical afterwards. */
 class BadInputIT {
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     /** Data one minor below the newest, so the runner has a step to run. */
     private Path dataNeedingAStep(Path dir) throws Exception {

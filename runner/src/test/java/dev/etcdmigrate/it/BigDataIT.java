@@ -8,9 +8,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.Permissions;
-import dev.etcdmigrate.etcd.FreePorts;
-import dev.etcdmigrate.etcd.PrivateEtcd;
-import dev.etcdmigrate.etcd.ServerPorts;
+import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.etcd.server.PrivateEtcd;
+import dev.etcdmigrate.etcd.server.ServerPorts;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.StorageApi;
 import io.etcd.jetcd.ByteSequence;
@@ -31,8 +31,8 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -50,12 +50,8 @@ class BigDataIT {
     private static final int KEYS = Integer.getInteger("bigdata.keys", 2200);
     private static final Duration RUN_DEADLINE = Duration.ofMinutes(30);
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     @Test
     void aDbAboveTheDefaultQuotaGoesUpTo37AndBackTo35WithEveryKey(@TempDir Path dir) throws Exception {

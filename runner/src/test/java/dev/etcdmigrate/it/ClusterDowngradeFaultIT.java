@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.demo.Keyspace;
-import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.it.ClusterMembers.Member;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.etcd.FreePorts;
-import dev.etcdmigrate.etcd.ServerPorts;
+import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.etcd.server.ServerPorts;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

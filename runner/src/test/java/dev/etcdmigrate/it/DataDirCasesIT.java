@@ -14,8 +14,8 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -23,12 +23,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 /** What the runner does with each kind of data dir it can meet, and that refusals touch nothing. */
 class DataDirCasesIT {
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     @Test
     void alreadyAtTargetStartsNoEtcdAndLeavesVersionTxtAlone(@TempDir Path dir) throws Exception {

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
-import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.it.ClusterMembers.Member;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;

@@ -1,7 +1,7 @@
 package dev.etcdmigrate.it;
 
-import dev.etcdmigrate.etcd.FreePorts;
-import dev.etcdmigrate.etcd.ServerPorts;
+import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.etcd.server.ServerPorts;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
-import dev.etcdmigrate.etcd.FreePorts;
-import dev.etcdmigrate.etcd.GatewayClient;
-import dev.etcdmigrate.etcd.ServerPorts;
+import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.etcd.client.GatewayClient;
+import dev.etcdmigrate.etcd.server.ServerPorts;
 import io.etcd.jetcd.Client;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -18,19 +18,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** SIGTERM to a migrating runner, and the exec into the target etcd at the end. */
 class SignalsAndExecIT {
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     @Test
     void sigtermDuringAStepStopsTheChildrenAndExitsNonZero(@TempDir Path dir) throws Exception {

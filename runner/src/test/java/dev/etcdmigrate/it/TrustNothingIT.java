@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.demo.Keyspace;
-import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.version.DataVersion;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,8 +16,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -32,12 +32,8 @@ class TrustNothingIT {
     private static final Release NEWEST = EtcdFixture.newest();
     private static final Release PREVIOUS = EtcdFixture.V3_RELEASES.get(EtcdFixture.V3_RELEASES.size() - 2);
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     // ---- 1. one source of truth for the data dir -----------------------------------------------------
 
@@ -141,7 +137,7 @@ class TrustNothingIT {
         Release older = EtcdFixture.CATALOG.line(newer.line().downgrade().toLine()).orElseThrow();
         Path data = dir.resolve("data");
         Keyspace before = etcd.seed(newer, data, 100);
-        String peer = "http://127.0.0.1:" + dev.etcdmigrate.etcd.FreePorts.pick().peer();
+        String peer = "http://127.0.0.1:" + dev.etcdmigrate.etcd.server.FreePorts.pick().peer();
         List<String> args = new ArrayList<>(RunnerArgs.migrate(data, older.version()));
         args.addAll(List.of("--", "--name", "it", "--initial-advertise-peer-urls", peer, "--initial-cluster", "it=" + peer));
         try (RunnerProcess runner = RunnerProcess.run(args)) {

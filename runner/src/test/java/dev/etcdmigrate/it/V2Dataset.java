@@ -2,7 +2,7 @@ package dev.etcdmigrate.it;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.etcdmigrate.etcd.PrivateEtcd;
+import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;

@@ -1,6 +1,6 @@
 package dev.etcdmigrate.k8s;
 
-import dev.etcdmigrate.etcd.FreePorts;
+import dev.etcdmigrate.etcd.server.FreePorts;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -1,0 +1,200 @@
+package dev.etcdmigrate.run;
+
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.catalog.CatalogSource;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.cli.EtcdCommandLine;
+import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.datadir.Backups;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.datadir.DataDirLock;
+import dev.etcdmigrate.datadir.MemberSwap;
+import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.error.UsageException;
+import dev.etcdmigrate.etcd.binary.BinDir;
+import dev.etcdmigrate.etcd.binary.BinaryCheck;
+import dev.etcdmigrate.etcd.EtcdWiring;
+import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.log.ChildOutputFile;
+import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.plan.Plan;
+import dev.etcdmigrate.plan.Planner;
+import dev.etcdmigrate.plan.RollingUpgradePolicy;
+import dev.etcdmigrate.process.Children;
+import dev.etcdmigrate.step.Step;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Carries one data dir to the target, in this order:
+ * <ol>
+ *   <li>read the data dir's state and plan (the Planner; a restart at the target is a plan without steps);
+ *   <li>preflight: every refusal that leaves the data dir as it was ({@link Preflight});
+ *   <li>take the lock, finish what a crashed run left, read and plan again (another runner may have moved
+ *       the data while this one waited), and make the checks that need the lock: the data against
+ *       version.txt and etcd's flags ({@link DataDirState}), what the binaries report;
+ *   <li>run the steps ({@link StepRunner}), each recorded in version.txt, then record the target.
+ * </ol>
+ */
+public final class Migration {
+
+    private final MigrateOptions options;
+    private final CatalogSource catalogSource;
+    private Catalog catalog;
+    private final Log log;
+    private final DataDir dataDir;
+    private final Backups backups;
+    private final BinDir binDir;
+    private final DataDirState state;
+    private final Preflight preflight;
+    private final EtcdWiring etcd;
+
+    /** @param catalog read only when a plan needs it: a restart at the target needs no catalog fact */
+    public Migration(MigrateOptions options, CatalogSource catalog, Log log, Children children, Map<String, String> environment) {
+        this.options = options;
+        this.catalogSource = catalog;
+        this.log = log;
+        this.dataDir = new DataDir(options.dataDir());
+        this.backups = new Backups(dataDir, options.backupDir(), options.backupRetention(), options.name(), log);
+        this.binDir = new BinDir(options.binDir());
+        this.state = new DataDirState(dataDir, options, log);
+        this.preflight = new Preflight(options, dataDir, binDir, backups);
+        this.etcd = new EtcdWiring(options, dataDir, binDir, log, children, environment);
+    }
+
+    /** The plan from the data dir as it is now; reads only. */
+    public Plan plan() throws IOException, MigrateException {
+        return plan(state.current(true));
+    }
+
+    private Plan plan(Optional<DataVersion> current) throws MigrateException {
+        DataVersion target = options.target();
+        // the target's etcd in the bin dir (and in BUNDLED_VERSIONS, if set) stands for "bundled" on a restart
+        boolean installed = options.bundledVersions().map(v -> v.contains(target.version())).orElse(true)
+                && Files.isExecutable(binDir.dir().resolve("etcd-" + target.version()));
+        Plan plan = new Planner(this::catalog).plan(current, target, v -> installed);
+        if (options.members() == 1) {
+            plan = plan.withSnapshotForTheTarget();
+            // an operator's --v2-deprecation (e.g. write-only-skip-check) would change what 3.6 refuses at start
+            if (EtcdCommandLine.read(options.serverExtraArgs(), Map.of()).flag("v2-deprecation").isEmpty()) {
+                plan = plan.withV2JudgedAtStart();
+            }
+        }
+        return RollingUpgradePolicy.check(plan, options.members());
+    }
+
+    /** The plan as data: steps, versions, what each keeps and about how much disk it needs (`plan`, `plan -o json`). */
+    public Event.PlanMade planEvent() throws IOException, MigrateException {
+        return planEvent(plan());
+    }
+
+    private Event.PlanMade planEvent(Plan plan) throws IOException {
+        long member = plan.steps().isEmpty() || !Files.isDirectory(dataDir.member()) ? 0 : Trees.size(dataDir.member());
+        return plan.event(member, dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist"));
+    }
+
+    /**
+     * The migrated data dir, its lock still held: the caller execs etcd (which closes the lock, and etcd's
+     * own WAL lock takes over) or closes it, so no second runner slips in between.
+     */
+    public record Done(DataVersion version, DataDirLock lock) implements AutoCloseable {
+        @Override
+        public void close() throws IOException {
+            lock.close();
+        }
+    }
+
+    /** Migrates; returns the version now recorded in version.txt (the target), with the lock held. */
+    public Done migrate() throws Exception {
+        Preflight.run(preflight.beforePlan());
+        Plan planned = plan(state.current(false)); // read again under the lock, and reported then
+        if (!planned.steps().isEmpty()) {
+            etcd.prepareHttpClient();
+        }
+        Preflight.run(preflight.beforeLock(planned));
+        if (!dataDir.exists() || !dataDir.holdsData()) {
+            dataDir.createOwnerOnly();
+        }
+        boolean ownDirExisted = dataDir.own().exists();
+        // every path takes the lock, the no-op included: another runner's private etcd may be working here
+        DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log);
+        try {
+            return new Done(migrateLocked(planned), lock);
+        } catch (Exception e) {
+            lock.close();
+            if (!ownDirExisted) {
+                dataDir.removeOwnDirIfOnlyBookkeeping();
+            }
+            throw e;
+        }
+    }
+
+    private DataVersion migrateLocked(Plan planned) throws Exception {
+        new MemberSwap(dataDir, backups, log).recover();
+        backups.recover();
+        // The plan made before the lock is stale when another runner moved the data while this one
+        // waited, or when recovery just finished a swap: read and plan again from what is there now.
+        Optional<DataVersion> current = state.current(true);
+        Plan plan = plan(current);
+        if (!plan.current().equals(planned.current())) {
+            log.emit(new Event.Replanned(planned.current().toString(), plan.current().toString()));
+        }
+        BinaryCheck binaries = etcd.binaryCheck();
+        List<Preflight.Check> checks = new ArrayList<>();
+        checks.add(new Preflight.Check("bundled binaries present", () -> preflight.requireBinaries(plan)));
+        if (current.isPresent()) {
+            checks.add(new Preflight.Check("data dir against version.txt and etcd's flags", () -> state.crossCheck(current.get())));
+            checks.add(preflight.externalWalAgainstSwaps(plan));
+            if (!plan.steps().isEmpty()) {
+                checks.add(new Preflight.Check("storage version recorded in the db", () -> state.checkRecordedStorageVersion(current.get())));
+            }
+        }
+        checks.add(new Preflight.Check("bundled binaries report their versions, the target etcd accepts its arguments",
+                () -> BinaryCheck.askAll(etcd.binaryQuestions(plan.steps(), binaries, this::catalogRelease))));
+        if (!plan.steps().isEmpty() && planned.steps().isEmpty()) {
+            checks.addAll(preflight.forSteps()); // steps the plan before the lock did not have: their checks were not made yet
+        }
+        Preflight.run(checks);
+        etcd.rememberChecks(binaries);
+
+        log.emit(planEvent(plan));
+        if (!plan.steps().isEmpty()) {
+            try (ChildOutputFile etcdOutput = ChildOutputFile.create(dataDir.own().etcdOutput())) {
+                log.subscribe(etcdOutput);
+                try {
+                    new StepRunner(dataDir, backups, log).run(plan, etcd.stepContext(backups));
+                } finally {
+                    log.unsubscribe(etcdOutput);
+                }
+            }
+        }
+        if (dataDir.writeVersion(options.target())) {
+            log.emit(new Event.VersionRecorded(options.target().toString()));
+        }
+        log.emit(new Event.Migrated(dataDir.path().toString(), options.target().toString()));
+        return options.target();
+    }
+
+    private Catalog catalog() throws UsageException {
+        if (catalog == null) {
+            catalog = catalogSource.get();
+        }
+        return catalog;
+    }
+
+    /** The target's catalog entry; parsed here only when a binary must actually be asked. */
+    private Optional<Release> catalogRelease(EtcdVersion version) {
+        try {
+            return catalog().release(version);
+        } catch (UsageException e) {
+            return Optional.empty(); // a bad catalog fails the plan that needs it, with its own message
+        }
+    }
+}

@@ -1,0 +1,155 @@
+package dev.etcdmigrate.run;
+
+import dev.etcdmigrate.cli.EtcdCommandLine;
+import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.cli.ServerArgsCheck;
+import dev.etcdmigrate.datadir.Backups;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.error.UsageException;
+import dev.etcdmigrate.etcd.backend.BackendQuota;
+import dev.etcdmigrate.etcd.binary.BinDir;
+import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.plan.Plan;
+import dev.etcdmigrate.plan.RefusedTransitionException;
+import dev.etcdmigrate.step.Step;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The "nothing was changed" refusals, as ordered lists of named checks, each throwing the exception that
+ * carries its exit code: {@link #beforePlan}, {@link #beforeLock} (for the plan) and, under the lock, the
+ * list {@link Migration} makes from these and {@link DataDirState}'s checks (the data dir's state and the
+ * binaries' answers need what only the lock makes stable).
+ */
+final class Preflight {
+
+    /** One check: what it guards, and the check itself. */
+    record Check(String name, Action action) {}
+
+    interface Action {
+        void run() throws IOException, InterruptedException, MigrateException;
+    }
+
+    private final MigrateOptions options;
+    private final DataDir dataDir;
+    private final BinDir binDir;
+    private final Backups backups;
+
+    Preflight(MigrateOptions options, DataDir dataDir, BinDir binDir, Backups backups) {
+        this.options = options;
+        this.dataDir = dataDir;
+        this.binDir = binDir;
+        this.backups = backups;
+    }
+
+    /** What needs no plan: the inputs themselves. */
+    List<Check> beforePlan() {
+        return List.of(
+                new Check("environment against etcd's flags", this::refuseEnvironmentConflicts),
+                new Check("data dir is not a symbolic link", dataDir::refuseSymbolicLink));
+    }
+
+    /** The checks before the lock, for a plan; the ones only steps need are left out of a plan without steps. */
+    List<Check> beforeLock(Plan plan) {
+        List<Check> checks = new ArrayList<>(List.of(
+                new Check("bundled binaries present", () -> requireBinaries(plan)),
+                new Check("data dir writable", () -> {
+                    if (dataDir.exists()) dataDir.refuseReadOnly();
+                })));
+        if (!plan.steps().isEmpty()) {
+            checks.addAll(forSteps());
+        }
+        return checks;
+    }
+
+    /** What a plan with steps needs besides: free private ports, usable server flags, a usable backup location. */
+    List<Check> forSteps() {
+        return List.of(
+                new Check("private ports free", this::requirePortsFree),
+                new Check("server flags usable", this::requireUsableServerArgs),
+                new Check("backup location usable", backups::refuseUnusableLocation));
+    }
+
+    static void run(List<Check> checks) throws IOException, InterruptedException, MigrateException {
+        for (Check check : checks) {
+            check.action().run();
+        }
+    }
+
+    /** A step that swaps member dirs cannot carry an external WAL dir (etcd's --wal-dir) along. */
+    Check externalWalAgainstSwaps(Plan plan) {
+        return new Check("external WAL against member swaps", () -> {
+            if (options.walDir().isEmpty()) return;
+            for (Step step : plan.steps()) {
+                if (step.replacesMemberDir()) {
+                    Path wal = options.walDir().get();
+                    throw new RefusedTransitionException("'" + step.describe() + "' builds a new member dir and swaps it in,"
+                            + " but etcd's --wal-dir " + wal + " keeps the WAL outside it, where the swap cannot replace it"
+                            + " with the one the new member dir needs. With etcd stopped, move the WAL into the data dir (mv "
+                            + wal + "/* " + dataDir.member().resolve("wal") + "/) and drop --wal-dir for the migration");
+                }
+            }
+        });
+    }
+
+    /**
+     * etcd 3.4+ dies on a variable that duplicates a flag it is given: found before, not in a restarting pod.
+     * With --no-exec too: the flags after -- and this environment are what the runner took as etcd's.
+     */
+    private void refuseEnvironmentConflicts() throws UsageException {
+        List<String> conflicts = options.etcd().variablesRefusedBy(options.target().version().line());
+        if (!conflicts.isEmpty()) {
+            throw new UsageException("the environment sets " + String.join(", ", conflicts) + ", which etcd's flags after -- also"
+                    + " give: the target etcd refuses to start with both. Drop one of each pair (nothing was changed)");
+        }
+    }
+
+    /** Every program the plan runs, and the target etcd unless --no-exec, must be in the bin dir. */
+    void requireBinaries(Plan plan) throws BinDir.MissingBinaryException {
+        for (Step step : plan.steps()) {
+            for (Step.Binary binary : step.binaries()) {
+                binDir.tool(binary.tool(), binary.release().etcdVersion());
+            }
+        }
+        if (!options.noExec()) {
+            binDir.etcd(options.target().version());
+        }
+    }
+
+    /**
+     * The private etcd's ports must be free before anything is touched: a clear error, not a failed step.
+     * A cluster member's peer port is its real one, which its own stopped etcd just released.
+     */
+    private void requirePortsFree() throws UsageException {
+        for (int port : options.members() > 1 ? List.of(options.clientPort()) : List.of(options.clientPort(), options.peerPort())) {
+            try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getByName(ServerPorts.LOOPBACK))) {
+                socket.setReuseAddress(true);
+            } catch (IOException e) {
+                throw new UsageException("port " + port + " on " + ServerPorts.LOOPBACK + " is taken (" + e.getMessage()
+                        + "): the migration's private etcd needs it; free it or choose another with --port / --peer-port"
+                        + " (nothing was changed)");
+            }
+        }
+    }
+
+    /** The files ETCD_CREDS names must be there for the private etcd: a clear error, not a failed step. */
+    private void requireUsableServerArgs() throws UsageException {
+        List<String> problems = new ArrayList<>(ServerArgsCheck.problems(options.serverExtraArgs()));
+        try {
+            BackendQuota.requested(options.etcd());
+            BackendQuota.requested(EtcdCommandLine.read(options.serverExtraArgs(), Map.of()));
+        } catch (IllegalArgumentException e) {
+            problems.add(e.getMessage());
+        }
+        if (!problems.isEmpty()) {
+            throw new UsageException("--etcd-server-extra-args / ETCD_CREDS: " + String.join("; ", problems)
+                    + ". The migration's private etcd gets these flags and would not start (nothing was changed)");
+        }
+    }
+}

@@ -1,0 +1,107 @@
+package dev.etcdmigrate.ondisk;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class WalIndexTest {
+
+    @Test
+    void theHighestEntryIndexAcrossSegmentsPaddingAndAPreallocatedTail(@TempDir Path wal) throws Exception {
+        ByteArrayOutputStream first = new ByteArrayOutputStream();
+        frame(first, record(1, new byte[] {8, 1}), 0); // a metadata record: no entry
+        frame(first, record(2, entry(1, 7)), 3);
+        frame(first, record(2, entry(1, 300)), 0);
+        Files.write(wal.resolve("0000000000000000-0000000000000000.wal"), first.toByteArray());
+        ByteArrayOutputStream second = new ByteArrayOutputStream();
+        frame(second, record(2, entry(2, 301)), 5);
+        frame(second, record(4, new byte[] {8, 9}), 0); // a CRC record
+        second.write(new byte[4096]); // etcd preallocates segments with zeros
+        Files.write(wal.resolve("0000000000000001-000000000000012d.wal"), second.toByteArray());
+        assertEquals(OptionalLong.of(301), WalIndex.lastIndex(wal));
+    }
+
+    @Test
+    void aTornTailIsIgnoredAndAnEmptyDirHasNoIndex(@TempDir Path wal) throws Exception {
+        assertEquals(OptionalLong.empty(), WalIndex.lastIndex(wal));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        frame(out, record(2, entry(1, 5)), 0);
+        byte[] torn = new byte[out.size() + 12];
+        System.arraycopy(out.toByteArray(), 0, torn, 0, out.size());
+        ByteBuffer.wrap(torn, out.size(), 8).order(ByteOrder.LITTLE_ENDIAN).putLong(100); // a frame whose record never came
+        Files.write(wal.resolve("0000000000000000-0000000000000000.wal"), torn);
+        assertEquals(OptionalLong.of(5), WalIndex.lastIndex(wal));
+    }
+
+    @Test
+    void pruningKeepsTheSnapshotItsSegmentAndLaterOnes(@TempDir Path member) throws Exception {
+        Path snap = Files.createDirectories(member.resolve("snap"));
+        Path wal = Files.createDirectories(member.resolve("wal"));
+        for (String name : new String[] {"0000000000000001-0000000000000010.snap", "0000000000000002-0000000000000200.snap", "db"}) {
+            Files.write(snap.resolve(name), new byte[] {1});
+        }
+        for (String name : new String[] {"0000000000000000-0000000000000000.wal", "0000000000000001-0000000000000100.wal",
+                "0000000000000002-0000000000000180.wal", "0000000000000003-0000000000000300.wal"}) {
+            Files.write(wal.resolve(name), new byte[] {1});
+        }
+        WalIndex.pruneBefore(member, snap.resolve("0000000000000002-0000000000000200.snap"));
+        try (var s = Files.list(snap); var w = Files.list(wal)) {
+            assertEquals(java.util.Set.of("0000000000000002-0000000000000200.snap", "db"),
+                    s.map(p -> p.getFileName().toString()).collect(java.util.stream.Collectors.toSet()));
+            assertEquals(java.util.Set.of("0000000000000002-0000000000000180.wal", "0000000000000003-0000000000000300.wal"),
+                    w.map(p -> p.getFileName().toString()).collect(java.util.stream.Collectors.toSet()));
+        }
+    }
+
+    @Test
+    void theSnapshotIndexIsInTheFileName() {
+        assertEquals(0x493e2, WalIndex.snapshotIndex(Path.of("0000000000000002-00000000000493e2.snap")));
+    }
+
+    private static byte[] entry(long term, long index) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(2 << 3);
+        varint(out, term);
+        out.write(3 << 3);
+        varint(out, index);
+        out.write((4 << 3) | 2);
+        varint(out, 3);
+        out.writeBytes(new byte[] {'a', 'b', 'c'});
+        return out.toByteArray();
+    }
+
+    private static byte[] record(long type, byte[] data) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(1 << 3);
+        varint(out, type);
+        out.write(2 << 3);
+        varint(out, 12345);
+        out.write((3 << 3) | 2);
+        varint(out, data.length);
+        out.writeBytes(data);
+        return out.toByteArray();
+    }
+
+    private static void frame(ByteArrayOutputStream out, byte[] record, int padding) {
+        long length = record.length;
+        if (padding > 0) length |= (0x80L | padding) << 56;
+        out.writeBytes(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(length).array());
+        out.writeBytes(record);
+        out.writeBytes(new byte[padding]);
+    }
+
+    private static void varint(ByteArrayOutputStream out, long v) {
+        while ((v & ~0x7fL) != 0) {
+            out.write((int) ((v & 0x7f) | 0x80));
+            v >>>= 7;
+        }
+        out.write((int) v);
+    }
+}

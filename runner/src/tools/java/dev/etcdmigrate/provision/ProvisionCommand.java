@@ -1,0 +1,174 @@
+package dev.etcdmigrate.provision;
+
+import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.cli.Flag;
+import dev.etcdmigrate.cli.ParsedArgs;
+import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.error.ExitStatus;
+import dev.etcdmigrate.error.UsageException;
+import dev.etcdmigrate.process.Children;
+import dev.etcdmigrate.process.ToolRunner;
+import dev.etcdmigrate.version.EtcdVersion;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/** `etcd-migrate provision --bin-dir DIR [VERSION...]`: installs the catalog's binaries into DIR. */
+public final class ProvisionCommand {
+
+    public static final List<Flag> FLAGS = List.of(
+            Flag.value("bin-dir", null, "DIR", "required", "directory to fill with etcd-<v>, etcdctl-<v>, etcdutl-<v>."),
+            Flag.value("catalog", null, "FILE", "the catalog in the runner's jar", "versions catalog to provision from."),
+            Flag.value("cache-dir", "XDG_CACHE_HOME", "DIR", "$XDG_CACHE_HOME, else ~/.cache",
+                    "base directory for build work; it goes to DIR/etcd-migrate."),
+            Flag.value("go", "GO", "PATH", "go on PATH, else /usr/local/go/bin/go",
+                    "the Go toolchain for offline builds from the Go module proxy (build-time only)."),
+            Flag.value("platform", null, "OS/ARCH", "this machine's, e.g. linux/amd64", "which platform's binaries to install (linux/amd64 or linux/arm64; another than this machine's is checked under qemu-user-static)."),
+            Flag.toggle("allow-unverified-download",
+                    "use an official tarball even when the catalog has no confirmed SHA-256 for it (its SHA-256 is printed)."));
+
+    private final Log log;
+    private final Children children;
+
+    public ProvisionCommand(Log log, Children children) {
+        this.log = log;
+        this.children = children;
+    }
+
+    public int run(ParsedArgs args) throws Exception {
+        Path binDir = Path.of(args.get("bin-dir").orElseThrow(() -> new UsageException("provision needs --bin-dir DIR")))
+                .toAbsolutePath().normalize();
+        Catalog catalog;
+        try {
+            catalog = args.get("catalog").map(Path::of).map(Catalog::load).orElseGet(Catalog::bundled);
+        } catch (RuntimeException e) {
+            throw new UsageException(e.getMessage());
+        }
+        List<Release> releases = new ArrayList<>();
+        for (String v : args.positional()) {
+            EtcdVersion version;
+            try {
+                version = EtcdVersion.parse(v);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage());
+            }
+            releases.add(catalog.release(version).orElseThrow(() -> new UsageException(
+                    "etcd " + v + " is not in the catalog (it has " + catalog.versionList() + ")")));
+        }
+        if (releases.isEmpty()) {
+            releases.addAll(catalog.releases());
+        }
+        Path cacheDir = args.get("cache-dir").map(d -> Path.of(d).resolve("etcd-migrate"))
+                .orElse(Path.of(System.getProperty("user.home"), ".cache", "etcd-migrate"));
+        Path go = args.get("go").map(Path::of).orElseGet(ProvisionCommand::findGo);
+        String platform = args.get("platform").orElseGet(ProvisionCommand::thisPlatform);
+
+        String host = thisPlatform();
+        if (!platform.matches("linux/(amd64|arm64)")) {
+            throw new UsageException("--platform must be linux/amd64 or linux/arm64, got " + platform);
+        }
+        String arch = platform.substring("linux/".length());
+        String hostArch = host.substring("linux/".length());
+        ToolRunner tools = new ToolRunner(log, children);
+        // A foreign binary must still prove its version: run it under qemu-user-static's emulator.
+        List<String> runPrefix = platform.equals(host) ? List.of() : emulator(arch, cacheDir, tools);
+        Provisioner provisioner = new Provisioner(binDir, List.of(
+                new TarballSource(platform, args.isSet("allow-unverified-download"), log),
+                new GoModuleSource(go, cacheDir, arch, tools),
+                new LegacyGoSource(go, cacheDir, hostArch, arch, tools),
+                new DebianPackageSource(cacheDir, arch, !platform.equals(host), tools)), runPrefix, tools, log);
+        Files.createDirectories(binDir);
+        List<String> failures = new ArrayList<>();
+        for (Release release : releases) {
+            try {
+                provisioner.provision(release);
+            } catch (ProvisionException e) {
+                failures.add("etcd " + release.version() + ": " + e.getMessage());
+            }
+        }
+        if (!failures.isEmpty()) {
+            // every release was tried; the run fails with each one's reason (exit 1)
+            throw new ProvisionException("could not provision " + String.join("; ", failures) + ". " + binDir
+                    + " holds only complete installs");
+        }
+        log.info("provisioned " + releases.size() + " release(s) in " + binDir);
+        return ExitStatus.OK.code();
+    }
+
+    /**
+     * qemu-user-static for arch, with `-L SYSROOT` when this machine lacks arch's dynamic loader: Debian's
+     * 3.4.23 binaries are dynamically linked against glibc (the Go builds are static), so their version check
+     * needs the target's glibc, taken from Debian's libc6:ARCH package (`dpkg --add-architecture ARCH` and
+     * `apt-get update` first). Without it the static binaries still check and the dynamic ones are refused.
+     * etcd 2.3-3.3 exit at start, even for --version, on a platform their etcdmain does not support (arm64
+     * became supported in 3.4) unless ETCD_UNSUPPORTED_ARCH names it: the check runs them with it set.
+     */
+    private List<String> emulator(String arch, Path cacheDir, ToolRunner tools) throws UsageException {
+        String qemu = findOnPath("qemu-" + (arch.equals("arm64") ? "aarch64" : "x86_64") + "-static");
+        List<String> prefix = List.of("/usr/bin/env", "ETCD_UNSUPPORTED_ARCH=" + arch, qemu);
+        String loader = arch.equals("arm64") ? "lib/ld-linux-aarch64.so.1" : "lib64/ld-linux-x86-64.so.2";
+        if (Files.exists(Path.of("/", loader))) {
+            return prefix;
+        }
+        Path sysroot = cacheDir.resolve("sysroot-" + arch);
+        if (!Files.exists(sysroot.resolve(loader))) {
+            Path debs = cacheDir.resolve("sysroot-" + arch + ".debs");
+            try {
+                Trees.deleteRecursively(debs);
+                Files.createDirectories(debs);
+                Map<String, String> env = new HashMap<>(System.getenv());
+                tools.run("apt-get", List.of("/usr/bin/apt-get", "download", "-o", "APT::Sandbox::User=root", "libc6:" + arch),
+                        env, debs, Duration.ofMinutes(5));
+                try (DirectoryStream<Path> found = Files.newDirectoryStream(debs, "libc6_*.deb")) {
+                    for (Path deb : found) {
+                        tools.run("dpkg-deb", List.of("/usr/bin/dpkg-deb", "-x", deb.toString(), sysroot.toString()), env, debs,
+                                Duration.ofMinutes(5));
+                    }
+                }
+                Trees.deleteRecursively(debs);
+            } catch (ToolRunner.ToolFailedException | IOException e) {
+                log.warn("no glibc for " + arch + " to check dynamically linked binaries under " + qemu + ": " + e.getMessage());
+                return prefix;
+            }
+        }
+        return List.of(prefix.get(0), prefix.get(1), qemu, "-L", sysroot.toString());
+    }
+
+    static Path findGo() {
+        String path = Optional.ofNullable(System.getenv("PATH")).orElse("");
+        for (String dir : path.split(":")) {
+            if (dir.isEmpty()) continue;
+            Path candidate = Path.of(dir, "go");
+            if (Files.isExecutable(candidate)) return candidate;
+        }
+        return Path.of("/usr/local/go/bin/go");
+    }
+
+    private static String findOnPath(String name) throws UsageException {
+        for (String dir : Optional.ofNullable(System.getenv("PATH")).orElse("").split(":")) {
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, name))) return Path.of(dir, name).toString();
+        }
+        if (Files.isExecutable(Path.of("/usr/bin", name))) return "/usr/bin/" + name;
+        throw new UsageException(name + " is needed to check binaries of another platform (Debian: apt-get install qemu-user-static)");
+    }
+
+    static String thisPlatform() {
+        String arch = System.getProperty("os.arch").toLowerCase(Locale.ROOT);
+        String goArch = switch (arch) {
+            case "amd64", "x86_64" -> "amd64";
+            case "aarch64", "arm64" -> "arm64";
+            default -> arch;
+        };
+        return "linux/" + goArch;
+    }
+}
