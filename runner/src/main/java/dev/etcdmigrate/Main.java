@@ -10,6 +10,7 @@ import dev.etcdmigrate.cli.OutputFlags;
 import dev.etcdmigrate.cli.ParsedArgs;
 import dev.etcdmigrate.cli.ToolCommand;
 import dev.etcdmigrate.error.FailedException;
+import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.etcd.binary.BinDir;
@@ -50,11 +51,11 @@ public final class Main {
         List<String> before = args.contains("--") ? args.subList(0, args.indexOf("--")) : args;
         if (before.contains("--help") || !args.isEmpty() && args.getFirst().equals("help")) {
             System.out.print(Help.text(OutputFlags.with(MigrateOptions.FLAGS), ToolCommand.installed()));
-            return MigrateException.OK;
+            return ExitStatus.OK.code();
         }
         if (before.contains("--version")) {
             System.out.print(versionText(before));
-            return MigrateException.OK;
+            return ExitStatus.OK.code();
         }
         Log log;
         try {
@@ -114,9 +115,9 @@ public final class Main {
 
     /** Reports why the run ends and leaves it where Kubernetes shows it (the container's termination message). */
     private static int fail(Log log, List<String> args, MigrateException e) {
-        String reason = e.exitCode() != MigrateException.REFUSED ? e.getMessage()
+        String reason = e.status() != ExitStatus.REFUSED ? e.getMessage()
                 : "refused: " + e.getMessage() + (e.getMessage().contains("nothing was changed") ? "" : " (nothing was changed)");
-        log.emit(e.exitCode() == MigrateException.FAILED ? new Event.Failed(e.exitCode(), reason) : new Event.Refused(e.exitCode(), reason));
+        log.emit(e.status() == ExitStatus.FAILED ? new Event.Failed(e.exitCode(), reason) : new Event.Refused(e.exitCode(), reason));
         TerminationLog.write(Path.of(OutputFlags.flagValue(args, "termination-log").orElse(MigrateOptions.DEFAULT_TERMINATION_LOG)), reason);
         return e.exitCode();
     }
@@ -172,7 +173,7 @@ public final class Main {
         MigrateOptions options = MigrateOptions.from(args);
         Event.PlanMade plan = migration(options, args, log, children).planEvent();
         System.out.println(format.equals("json") ? Json.object(plan) : plan.message());
-        return MigrateException.OK;
+        return ExitStatus.OK.code();
     }
 
     /** inspect reads the data dir only: a target and a member name, which migrate needs, default to placeholders. */
@@ -195,19 +196,19 @@ public final class Main {
         // the lock stays held until exec, which closes it; etcd's own WAL lock takes over
         try (Migration.Done done = migration(options, args, log, children).migrate()) {
             if (options.noExec()) {
-                log.info("--no-exec: exiting after the migration");
-                return MigrateException.OK;
+                log.emit(new Event.NoExec(options.dataDir().toString(), options.target().toString()));
+                return ExitStatus.OK.code();
             }
             Path etcd = new BinDir(options.binDir()).etcd(options.target().version());
             List<String> argv = new ArrayList<>();
             argv.add(etcd.toString());
-            argv.addAll(options.finalEtcdArgs(args.environment()));
+            argv.addAll(options.finalEtcdArgs());
             Execve execve = Execve.link();
             execve.defaultSignals(); // a SIGTERM from now on ends the process, as it would end etcd
             log.emit(new Event.Exec(etcd.toString(), argv));
             log.flush();
             execve.exec(etcd, argv, args.environment());
-            return MigrateException.FAILED; // not reached: exec either replaced this process or threw
+            return ExitStatus.FAILED.code(); // not reached: exec either replaced this process or threw
         }
     }
 

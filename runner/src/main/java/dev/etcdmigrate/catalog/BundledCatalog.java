@@ -36,6 +36,7 @@ final class BundledCatalog {
                     "",
                     List.of(),
                     Map.ofEntries(),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -77,6 +78,7 @@ final class BundledCatalog {
                     "",
                     List.of(),
                     Map.ofEntries(),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -118,6 +120,7 @@ final class BundledCatalog {
                     "/v3alpha",
                     List.of(),
                     Map.ofEntries(Map.entry("ETCDCTL_API", "3")),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -159,6 +162,7 @@ final class BundledCatalog {
                     "/v3alpha",
                     List.of(),
                     Map.ofEntries(Map.entry("ETCDCTL_API", "3")),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -200,6 +204,7 @@ final class BundledCatalog {
                     "/v3alpha",
                     List.of(),
                     Map.ofEntries(Map.entry("ETCDCTL_API", "3")),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -241,6 +246,7 @@ final class BundledCatalog {
                     "/v3beta",
                     List.of(),
                     Map.ofEntries(Map.entry("ETCDCTL_API", "3")),
+                    Boolean.FALSE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -281,6 +287,7 @@ final class BundledCatalog {
                     "/v3",
                     List.of("--logger=zap", "--log-outputs=stderr"),
                     Map.ofEntries(),
+                    Boolean.TRUE,
                     "",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -322,6 +329,7 @@ final class BundledCatalog {
                     "/v3",
                     List.of("--log-outputs=stderr"),
                     Map.ofEntries(),
+                    Boolean.TRUE,
                     "--experimental-downgrade-check-time",
                     Boolean.FALSE,
                     new Release.Tools(
@@ -363,6 +371,7 @@ final class BundledCatalog {
                     "/v3",
                     List.of("--log-outputs=stderr"),
                     Map.ofEntries(),
+                    Boolean.TRUE,
                     "--downgrade-check-time",
                     Boolean.TRUE,
                     new Release.Tools(
@@ -404,6 +413,7 @@ final class BundledCatalog {
                     "/v3",
                     List.of("--log-outputs=stderr"),
                     Map.ofEntries(),
+                    Boolean.TRUE,
                     "--downgrade-check-time",
                     Boolean.TRUE,
                     new Release.Tools(

@@ -129,6 +129,7 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             String jsonGateway,
             List<String> logFlags,
             Map<String, String> etcdctlEnv,
+            Boolean envDuplicateRefused,
             String downgradeCheckFlag,
             Boolean statusReportsDowngrade,
             Tools tools,
@@ -149,6 +150,7 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             require(jsonGateway, "line.jsonGateway");
             logFlags = List.copyOf(require(logFlags, "line.logFlags"));
             etcdctlEnv = Map.copyOf(require(etcdctlEnv, "line.etcdctlEnv"));
+            require(envDuplicateRefused, "line.envDuplicateRefused");
             require(downgradeCheckFlag, "line.downgradeCheckFlag");
             require(statusReportsDowngrade, "line.statusReportsDowngrade");
             require(tools, "line.tools");

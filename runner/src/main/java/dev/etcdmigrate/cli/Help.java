@@ -1,5 +1,6 @@
 package dev.etcdmigrate.cli;
 
+import dev.etcdmigrate.error.ExitStatus;
 import java.util.List;
 
 /** --help text, generated from the flag tables so that every flag and variable is documented. */
@@ -51,10 +52,9 @@ public final class Help {
                 etcd-started, etcd-accepted-write, etcd-stopped, backup-made, backup-deleted, progress, exec,
                 refused, failed, ...), each with its fields and a "message"; no event carries a key's value.
 
-                Exit status: 0 done (or exec'd); 1 a step failed (version.txt names the last completed step);
-                2 bad flags, environment, binaries or version.txt (nothing touched); 3 refused: the transition, or the
-                data contradicts version.txt or etcd's flags (nothing touched); 143 stopped by SIGTERM (children stopped
-                first). A failed run also writes its reason to --termination-log when that file exists.
+                """);
+        wrap(b, ExitStatus.sentence() + " A failed run also writes its reason to --termination-log when that file exists.", "", 104);
+        b.append("""
 
                 Before anything is touched, the runner checks: etcd's own --data-dir, --name, --initial-cluster,
                 --initial-advertise-peer-urls and --listen-peer-urls after -- (or their ETCD_* variables) agree with
@@ -62,6 +62,7 @@ public final class Help {
                 (etcd2/etcd3 layout, where the WAL is, the storage version 3.6+ record); that every bundled binary
                 the plan runs reports its own version; and that the target etcd accepts the arguments after --
                 (etcd <args> --version), naming a replacement where a flag was renamed between lines.
+                etcd's --config-file (or ETCD_CONFIG_FILE) is refused: etcd would ignore the flags the runner reads.
                 Unknown commands, stray words and single-dash flags are refused (exit 2).
                 """);
         return b.toString();

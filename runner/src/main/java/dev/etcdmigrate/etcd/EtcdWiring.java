@@ -13,6 +13,7 @@ import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.etcd.server.ClusterPeers;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.ToolRunner;
@@ -94,7 +95,7 @@ public final class EtcdWiring {
         }
         if (askTarget) {
             Path etcd = binDir.etcd(target);
-            List<String> args = options.finalEtcdArgs(environment);
+            List<String> args = options.finalEtcdArgs();
             questions.add(() -> binaries.targetAccepts(etcd, target, () -> catalogRelease.apply(target), args, environment));
         }
         return questions;
@@ -118,15 +119,14 @@ public final class EtcdWiring {
         }
         PrivateEtcd.Settings settings = new PrivateEtcd.Settings(binDir, options.name(),
                 new ServerPorts(options.clientPort(), options.peerPort()),
-                BackendQuota.withRequested(serverArgs, options.etcdArgs(), environment),
+                BackendQuota.withRequested(serverArgs, options.etcd()),
                 options.startTimeout(), options.stopGrace(), environment, client);
         if (options.walDir().isPresent()) {
-            log.info("the WAL lives in " + options.walDir().get() + " (etcd's --wal-dir): every private etcd on the data dir gets it");
+            log.emit(new Event.WalDirElsewhere(options.walDir().get().toString()));
             settings = settings.withWalDir(new PrivateEtcd.WalDir(dataDir.path(), options.walDir().get()));
         }
         if (options.members() > 1) {
-            log.info("this data dir is one of " + options.members() + " members (" + options.initialCluster() + "): the private etcd"
-                    + " rejoins its peers on " + options.listenPeerUrls() + " while it migrates");
+            log.emit(new Event.ClusterMember(options.members(), String.valueOf(options.initialCluster()), String.valueOf(options.listenPeerUrls())));
             settings = settings.inCluster(new ClusterPeers(options.initialCluster(), options.initialAdvertisePeerUrls(),
                     options.listenPeerUrls()));
         }

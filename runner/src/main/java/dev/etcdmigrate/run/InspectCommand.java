@@ -93,7 +93,7 @@ public final class InspectCommand {
         }
         Report report = report(options, catalog);
         out.println(format.equals("json") ? Json.object(report) : text(report));
-        return MigrateException.OK;
+        return dev.etcdmigrate.error.ExitStatus.OK.code();
     }
 
     static Report report(MigrateOptions options, Catalog catalog) throws IOException, MigrateException {

@@ -3,6 +3,7 @@ package dev.etcdmigrate.run;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
@@ -64,7 +65,7 @@ public final class Migration {
         this.backups = new Backups(dataDir, options.backupDir(), options.backupRetention(), options.name(), log);
         this.binDir = new BinDir(options.binDir());
         this.state = new DataDirState(dataDir, options, log, this::catalog);
-        this.preflight = new Preflight(options, dataDir, binDir, backups, environment);
+        this.preflight = new Preflight(options, dataDir, binDir, backups, this::catalogRelease);
         this.etcd = new EtcdWiring(options, dataDir, binDir, log, children, environment);
     }
 
@@ -82,7 +83,7 @@ public final class Migration {
         if (options.members() == 1) {
             plan = plan.withSnapshotForTheTarget();
             // an operator's --v2-deprecation (e.g. write-only-skip-check) would change what 3.6 refuses at start
-            if (options.serverExtraArgs().stream().noneMatch(a -> a.matches("--?v2-deprecation(=.*)?"))) {
+            if (EtcdCommandLine.read(options.serverExtraArgs(), Map.of()).flag("v2-deprecation").isEmpty()) {
                 plan = plan.withV2JudgedAtStart();
             }
         }
@@ -96,14 +97,7 @@ public final class Migration {
 
     private Event.PlanMade planEvent(Plan plan) throws IOException {
         long member = plan.steps().isEmpty() || !Files.isDirectory(dataDir.member()) ? 0 : Trees.size(dataDir.member());
-        List<Event.PlannedStep> steps = new ArrayList<>();
-        for (int i = 0; i < plan.steps().size(); i++) {
-            Step step = plan.steps().get(i);
-            steps.add(new Event.PlannedStep(i + 1, step.kind(), step.describe(), step.result().toString(), step.extraDisk(member),
-                    step.keeps()));
-        }
-        return new Event.PlanMade(plan.fresh() ? "" : plan.current().toString(), plan.target().toString(), steps,
-                plan.fresh() ? dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist") : "");
+        return plan.event(member, dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist"));
     }
 
     /**
@@ -150,7 +144,7 @@ public final class Migration {
         Optional<DataVersion> current = state.current(true);
         Plan plan = plan(current);
         if (!plan.current().equals(planned.current())) {
-            log.info("the data dir is at " + plan.current() + " now, not " + planned.current() + " as planned: planning again");
+            log.emit(new Event.Replanned(planned.current().toString(), plan.current().toString()));
         }
         BinaryCheck binaries = etcd.binaryCheck();
         List<Preflight.Check> checks = new ArrayList<>();

@@ -27,7 +27,7 @@ public final class ConversionPlan {
     public record Fix(String key, byte[] value, long leaseTtlSeconds, boolean delete) {}
 
     public interface FixConsumer {
-        void accept(Fix fix) throws Exception;
+        void accept(Fix fix) throws IOException, InterruptedException;
     }
 
     /** Counts for the log, and the digest the converted keyspace must match. */
@@ -96,7 +96,7 @@ public final class ConversionPlan {
     }
 
     /** Replays the fix-ups written by {@link #write}. */
-    public static void read(Path fixes, FixConsumer consumer) throws Exception {
+    public static void read(Path fixes, FixConsumer consumer) throws IOException, InterruptedException {
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(fixes), 1 << 16))) {
             while (true) {
                 boolean delete;

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.etcd.backend;
 
+import java.io.IOException;
 import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.error.FailedException;
 import dev.etcdmigrate.event.Event;
@@ -20,7 +21,7 @@ public final class BackendAlarms {
 
     /** After a write was refused for NOSPACE: disarm this member's alarm if that is safe, else fail naming why. */
     public static void disarmOnArrival(GatewayClient gateway, String version, Path dataDir, List<String> extraServerArgs, Log log)
-            throws Exception {
+            throws IOException, InterruptedException, FailedException {
         List<GatewayClient.Alarm> alarms = gateway.alarms();
         String self = memberId(gateway);
         long db = BackendQuota.dbSize(dataDir);
@@ -44,7 +45,7 @@ public final class BackendAlarms {
     }
 
     /** Fails if an alarm is active now that was not there when the step's etcd took its first write. */
-    public static void checkNoneRaised(GatewayClient gateway, String version) throws Exception {
+    public static void checkNoneRaised(GatewayClient gateway, String version) throws IOException, InterruptedException, FailedException {
         List<GatewayClient.Alarm> alarms = gateway.alarms();
         if (!alarms.isEmpty()) {
             throw new FailedException("etcd " + version + " raised alarm(s) during the step: "
@@ -52,7 +53,7 @@ public final class BackendAlarms {
         }
     }
 
-    private static String memberId(GatewayClient gateway) throws Exception {
+    private static String memberId(GatewayClient gateway) throws IOException, InterruptedException, FailedException {
         return gateway.status().path("header").path("member_id").asText("");
     }
 
