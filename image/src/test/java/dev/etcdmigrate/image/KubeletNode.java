@@ -38,6 +38,8 @@ final class KubeletNode implements AutoCloseable {
     static final String NAME = "node-it";
     static final String PAUSE_IMAGE = "localhost/etcd-migrate-pause:node";
     static final String NAMESPACE = "kube-system";
+    /** The kubelet's fixed directory of container log symlinks (not configurable; the targets are in podLogs). */
+    static final Path CONTAINER_LOG_LINKS = Path.of("/var/log/containers");
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
@@ -360,15 +362,18 @@ final class KubeletNode implements AutoCloseable {
             if (!bindable(p)) bound.add(p);
         }
         if (!bound.isEmpty()) left.add("ports still bound: " + bound);
-        // /var/log/containers: the kubelet's symlinks into this node's pod log dir
-        try (Stream<Path> links = Files.exists(Path.of("/var/log/containers")) ? Files.list(Path.of("/var/log/containers")) : Stream.empty()) {
-            for (Path l : links.filter(Files::isSymbolicLink).toList()) {
+        // /var/log/containers: the kubelet's symlinks into this node's pod log dir, which its container GC would
+        // have removed with the containers removed above
+        int links = 0;
+        try (Stream<Path> all = Files.exists(CONTAINER_LOG_LINKS) ? Files.list(CONTAINER_LOG_LINKS) : Stream.empty()) {
+            for (Path l : all.filter(Files::isSymbolicLink).toList()) {
                 if (Files.readSymbolicLink(l).startsWith(root)) {
-                    left.add("log link " + l);
                     Files.delete(l);
+                    links++;
                 }
             }
         }
+        if (links > 0) teardownNotes.add(links + " log links removed from " + CONTAINER_LOG_LINKS);
         if (stillMounted.isEmpty() && processesOf(root).isEmpty()) {
             deleteTree(root);
         } else {

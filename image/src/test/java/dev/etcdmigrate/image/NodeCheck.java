@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.it.TestCertificates;
+import dev.etcdmigrate.it.TreeDigest;
 import dev.etcdmigrate.k8s.ClusterObjects;
 import dev.etcdmigrate.k8s.KubeApiServer;
 import java.nio.charset.StandardCharsets;
@@ -44,6 +45,7 @@ class NodeCheck {
     static final String IMAGE = System.getProperty("image", "etcd-migrate:3.7.3-0");
     static final String IMAGE_REFERENCE = System.getProperty("image.reference", "registry.example.com/etcd-migrate:3.7.3-0");
     static final Path IMAGE_TAR = Path.of(System.getProperty("image.tar", "target/jib-image.tar"));
+    static final String NEWEST = System.getProperty("etcd.newest.version", "3.7.3");
     static final Duration SERVE = Duration.ofMinutes(5);
     static final String PREFIX = "/node-it/";
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
@@ -126,6 +128,295 @@ class NodeCheck {
         }
     }
 
+    /**
+     * Refusals under the kubelet: a target the image does not bundle, and an etcd flag the target etcd rejects.
+     * The mirror pod's termination message is the runner's one-line reason (exit 3), the kubelet goes into
+     * CrashLoopBackOff, and after several restarts the data dir is byte-identical.
+     */
+    @Test
+    @Order(2)
+    void refusalsShowTheirReasonInThePodStatusAndLeaveTheDataAlone(@TempDir Path dir) throws Exception {
+        EtcdSite site = EtcdSite.create(dir);
+        Seed seed;
+        try (HostProcess source = site.startOnHost("3.6.16")) {
+            seed = Seed.write(site.client());
+        }
+        Files.writeString(site.data.resolve("version.txt"), "3.6.16/etcd3\n");
+        Map<String, String> before = TreeDigest.of(site.data);
+        Map<String, String> cases = new LinkedHashMap<>();
+        cases.put("unbundled target 3.8.0", site.render("etcd-static-pod.yaml", "3.8.0"));
+        cases.put("etcd flag --enable-v2=true (removed in 3.6)", site.render("etcd-static-pod.yaml", "3.7.3")
+                .replace("- --snapshot-count=10000", "- --snapshot-count=10000\n        - --enable-v2=true"));
+        try {
+            for (Map.Entry<String, String> c : cases.entrySet()) {
+                long t0 = System.nanoTime();
+                node.writeManifest("etcd.yaml", c.getValue());
+                JsonNode[] pod = new JsonNode[1];
+                KubeletNode.await(c.getKey() + ": 3 restarts in CrashLoopBackOff", Duration.ofMinutes(4), () -> {
+                    pod[0] = node.mirrorPod("etcd");
+                    return pod[0] != null && restarts(pod[0]) >= 3
+                            && "CrashLoopBackOff".equals(pod[0].path("status").path("containerStatuses").path(0).path("state").path("waiting").path("reason").asText());
+                });
+                JsonNode terminated = pod[0].path("status").path("containerStatuses").path(0).path("lastState").path("terminated");
+                String message = terminated.path("message").asText().strip();
+                assertEquals(3, terminated.path("exitCode").asInt(), c.getKey() + ": exit code; status " + pod[0].path("status"));
+                assertTrue(!message.isEmpty() && message.lines().count() == 1, c.getKey() + ": one-line termination message: " + message);
+                assertEquals(before, TreeDigest.of(site.data), c.getKey() + ": data dir after " + restarts(pod[0]) + " restarts");
+                report("refusal, %s: mirror pod CrashLoopBackOff after %d restarts in %d ms, exit 3, message \"%s\"; data dir byte-identical (%d files)"
+                        .formatted(c.getKey(), restarts(pod[0]), ms(t0), message, before.size()));
+                site.remove();
+            }
+            // the same data still serves: the next good manifest migrates it
+            node.writeManifest("etcd.yaml", site.render("etcd-static-pod.yaml", "3.7.3"));
+            site.awaitServing("3.7.3", SERVE);
+            seed.check(site.client(), "3.7.3 after the refusals");
+            report("refusal: afterwards a good manifest (3.7.3) serves all %d keys + %d leases intact".formatted(seed.kvs.size(), seed.leases.size()));
+        } finally {
+            site.remove();
+        }
+    }
+
+    /** manifests/etcd-static-pod-init.yaml: the init container migrates (--no-exec), then etcd of the target runs; 3.5 -> 3.6 -> 3.7. */
+    @Test
+    @Order(3)
+    void initContainerManifestUpgradesOnManifestEdits(@TempDir Path dir) throws Exception {
+        EtcdSite site = EtcdSite.create(dir);
+        Seed seed;
+        ClusterObjects objects;
+        try (HostProcess source = site.startOnHost("3.5.35")) {
+            seed = Seed.write(site.client());
+            try (KubeApiServer api = site.apiServer()) {
+                objects = ClusterObjects.write(api.client());
+            }
+        }
+        Files.writeString(site.data.resolve("version.txt"), "3.5.35/etcd3\n");
+        KubeApiServer api = null;
+        try {
+            for (String target : List.of("3.6.16", "3.7.3")) {
+                long edit = System.nanoTime();
+                node.writeManifest("etcd.yaml", site.render("etcd-static-pod-init.yaml", target));
+                site.awaitServing(target, SERVE);
+                long served = ms(edit);
+                seed.check(site.client(), "init container " + target);
+                if (api == null) api = site.apiServer();
+                api.awaitReady(Duration.ofMinutes(3));
+                int read = objects.assertServed(api.client());
+                JsonNode pod = site.awaitMirrorPodReady();
+                JsonNode init = pod.path("status").path("initContainerStatuses").path(0);
+                assertEquals(0, init.path("state").path("terminated").path("exitCode").asInt(-1), "init container: " + init);
+                report("init container: -> %s serving %d ms after the edit (init exit 0), %d keys + %d leases intact, %d objects uid+rv".formatted(
+                        target, served, seed.kvs.size(), seed.leases.size(), read));
+            }
+        } finally {
+            if (api != null) api.close();
+            site.remove();
+        }
+    }
+
+    /**
+     * Figures: a static pod restart that needs no migration, from the manifest write to etcd ready (/readyz of
+     * the new process), the image's entrypoint against the same etcd binary started directly by the same kubelet
+     * on the same data, alternating; then per one-minor manifest-edit step the time etcd is not serving (from
+     * the old etcd's last answered read to the new one's first).
+     */
+    @Test
+    @Order(4)
+    void figuresRestartWithoutMigrationAndTimeNotServingPerStep(@TempDir Path dir) throws Exception {
+        EtcdSite site = EtcdSite.create(dir);
+        Seed seed;
+        try (HostProcess source = site.startOnHost("3.4.23")) {
+            seed = Seed.write(site.client());
+        }
+        Files.writeString(site.data.resolve("version.txt"), "3.4.23/etcd3\n");
+        try (ServingSampler sampler = new ServingSampler(site)) {
+            String current = "3.4.23";
+            List<String> steps = new ArrayList<>();
+            for (String target : List.of("3.5.35", "3.6.16", "3.7.3", "3.6.16", "3.5.35")) {
+                long edit = System.nanoTime();
+                node.writeManifest("etcd.yaml", site.render("etcd-static-pod.yaml", target));
+                site.awaitServing(target, SERVE);
+                long total = ms(edit);
+                seed.check(site.client(), target);
+                if (!current.equals("3.4.23")) {
+                    long down = sampler.notServingMillis(current, target);
+                    steps.add("%s -> %s: not serving %d ms (edit to serving %d ms)".formatted(current, target, down, total));
+                } else {
+                    steps.add("3.4.23 data -> %s: first start of the pod, edit to serving %d ms".formatted(target, total));
+                }
+                current = target;
+            }
+            steps.forEach(st -> report("manifest-edit step " + st));
+        }
+        site.remove();
+
+        // restart without migration: the data is at 3.5.35 now; both manifests run etcd 3.5.35
+        int runs = Integer.getInteger("node.bench.runs", 5);
+        Map<String, List<Long>> times = new LinkedHashMap<>();
+        times.put("entrypoint", new ArrayList<>());
+        times.put("direct", new ArrayList<>());
+        for (int i = 0; i < 2 * runs + 1; i++) {
+            String mode = i % 2 == 0 ? "entrypoint" : "direct";
+            String manifest = mode.equals("entrypoint") ? site.render("etcd-static-pod.yaml", "3.5.35") : site.renderDirect("3.5.35");
+            // an annotation per run: a changed manifest is a new pod, as after any edit
+            manifest = manifest.replaceFirst("\n  labels:\n", "\n  annotations:\n    node-it/run: \"" + i + "\"\n  labels:\n");
+            long edit = System.nanoTime();
+            double editEpoch = System.currentTimeMillis() / 1000.0;
+            node.writeManifest("etcd.yaml", manifest);
+            site.awaitNewProcessReady(editEpoch, Duration.ofMinutes(2));
+            long t = ms(edit);
+            if (i > 0) times.get(mode).add(t); // the first run follows the removal, not a restart
+        }
+        seed.check(site.client(), "after the restarts");
+        site.remove();
+        long entry = median(times.get("entrypoint"));
+        long direct = median(times.get("direct"));
+        report("restart without migration (etcd 3.5.35, manifest write -> new etcd /readyz 200), %d alternating runs each: entrypoint %s median %d ms,"
+                .formatted(runs, times.get("entrypoint"), entry) + " direct etcd %s median %d ms, ratio %.2f (goal <= 1.1)"
+                .formatted(times.get("direct"), direct, (double) entry / direct));
+    }
+
+    /**
+     * The kubelet kills a migration: 3.4 data (with 2,000 more keys of 1 KiB) -> 3.7 in three steps, and 3.7 -> 3.6
+     * (online downgrade); per trial (seeded: -Dnode.kill.seed) at a uniformly random moment of the measured clean
+     * run either the manifest is edited again (the kubelet SIGTERMs the container and starts a new pod) or the
+     * container is SIGKILLed (containerd). Every trial must converge to the target serving every key, with the
+     * runner's private etcd gone (its ports free).
+     */
+    @Test
+    @Order(5)
+    void killsDuringAMigrationConverge(@TempDir Path dir) throws Exception {
+        long seedValue = Long.getLong("node.kill.seed", System.currentTimeMillis());
+        int trials = Integer.getInteger("node.kill.trials", 6);
+        java.util.Random random = new java.util.Random(seedValue);
+        EtcdSite site = EtcdSite.create(dir);
+        Seed seed;
+        try (HostProcess source = site.startOnHost("3.4.23")) {
+            seed = Seed.write(site.client(), 2000);
+        }
+        Files.writeString(site.data.resolve("version.txt"), "3.4.23/etcd3\n");
+        Path at34 = dir.resolve("pristine-3.4");
+        Path at37 = dir.resolve("pristine-3.7");
+        copyTree(site.data, at34);
+        long upWindow = cleanRun(site, "3.7.3", seed);
+        copyTree(site.data, at37);
+        long downWindow = cleanRun(site, "3.6.16", seed);
+        report("kills: seed %d; clean runs: 3.4.23 -> 3.7.3 %d ms, 3.7.3 -> 3.6.16 (online downgrade) %d ms; %d keys".formatted(
+                seedValue, upWindow, downWindow, seed.kvs.size()));
+        List<String> outcomes = new ArrayList<>();
+        try {
+            for (int trial = 0; trial < trials; trial++) {
+                boolean downgrade = trial % 3 == 2;
+                String target = downgrade ? "3.6.16" : "3.7.3";
+                long window = downgrade ? downWindow : upWindow;
+                copyTree(downgrade ? at37 : at34, site.data);
+                boolean kill = random.nextBoolean();
+                long delay = (long) (random.nextDouble() * window);
+                long t0 = System.nanoTime();
+                node.writeManifest("etcd.yaml", site.render("etcd-static-pod.yaml", target));
+                Thread.sleep(delay); // the random moment of this trial, not a synchronisation
+                String versionAtKill = Files.readString(site.data.resolve("version.txt")).strip();
+                String done;
+                String containerId = containerId();
+                if (kill && containerId != null) {
+                    node.ctr("tasks", "kill", "-s", "SIGKILL", containerId);
+                    done = "SIGKILL of the container";
+                } else {
+                    node.writeManifest("etcd.yaml", site.render("etcd-static-pod.yaml", target)
+                            .replaceFirst("\n  labels:\n", "\n  annotations:\n    node-it/trial: \"" + trial + "\"\n  labels:\n"));
+                    done = kill ? "manifest edit (no container to kill yet)" : "manifest edit";
+                }
+                site.awaitServing(target, SERVE);
+                seed.check(site.client(), "trial " + trial);
+                assertEquals(target + "/etcd3", Files.readString(site.data.resolve("version.txt")).strip(), "trial " + trial);
+                KubeletNode.await("trial " + trial + ": the runner's private etcd ports free", Duration.ofSeconds(30),
+                        () -> KubeletNode.bindable(site.runnerClient) && KubeletNode.bindable(site.runnerPeer));
+                outcomes.add("trial %d %s -> %s: %s at %d ms (version.txt then %s), converged in %d ms, restarts %d, all keys intact".formatted(trial,
+                        downgrade ? "3.7.3" : "3.4.23", target, done, delay, versionAtKill, ms(t0), restarts(node.mirrorPod("etcd"))));
+                site.remove();
+            }
+        } finally {
+            outcomes.forEach(o -> report("kills: " + o));
+            site.remove();
+        }
+    }
+
+    /** The etcd container's containerd id from the mirror pod, or null while it has none. */
+    static String containerId() throws Exception {
+        JsonNode pod = node.mirrorPod("etcd");
+        if (pod == null) return null;
+        String id = pod.path("status").path("containerStatuses").path(0).path("containerID").asText();
+        return id.startsWith("containerd://") && pod.path("status").path("containerStatuses").path(0).path("state").has("running")
+                ? id.substring("containerd://".length()) : null;
+    }
+
+    /** One undisturbed run to target (the kill window), checked; the pod removed afterwards. */
+    static long cleanRun(EtcdSite site, String target, Seed seed) throws Exception {
+        long t0 = System.nanoTime();
+        node.writeManifest("etcd.yaml", site.render("etcd-static-pod.yaml", target));
+        site.awaitServing(target, SERVE);
+        long took = ms(t0);
+        seed.check(site.client(), "clean run to " + target);
+        site.remove();
+        return took;
+    }
+
+    static void copyTree(Path from, Path to) throws Exception {
+        KubeletNode.run(List.of("rm", "-rf", to.toString()), Duration.ofMinutes(1)).check("rm " + to);
+        KubeletNode.run(List.of("cp", "-a", from.toString(), to.toString()), Duration.ofMinutes(1)).check("cp " + from);
+    }
+
+    static long median(List<Long> values) {
+        List<Long> sorted = values.stream().sorted().toList();
+        return sorted.get(sorted.size() / 2);
+    }
+
+    /** Samples every 50 ms whether etcd answers a linearizable read, and which version answered. */
+    static final class ServingSampler implements AutoCloseable {
+        record Sample(long nanos, String version) {}
+
+        private final List<Sample> samples = java.util.Collections.synchronizedList(new ArrayList<>());
+        private final Thread thread;
+        private volatile boolean stop;
+
+        ServingSampler(EtcdSite site) throws Exception {
+            TlsEtcd etcd = site.client();
+            thread = Thread.ofPlatform().daemon().start(() -> {
+                while (!stop) {
+                    long t = System.nanoTime();
+                    String v = etcd.serving() ? etcd.serverVersion().orElse(null) : null;
+                    if (v != null) samples.add(new Sample(t, v));
+                    try {
+                        Thread.sleep(50); // sampling interval
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            });
+        }
+
+        /** From the last read `from` answered to the first read `to` answered after it. */
+        long notServingMillis(String from, String to) {
+            List<Sample> copy;
+            synchronized (samples) {
+                copy = new ArrayList<>(samples);
+            }
+            long lastOld = -1;
+            for (Sample s : copy) {
+                if (s.version.equals(from)) lastOld = s.nanos;
+            }
+            for (Sample s : copy) {
+                if (s.version.equals(to) && s.nanos > lastOld && lastOld > 0) return TimeUnit.NANOSECONDS.toMillis(s.nanos - lastOld);
+            }
+            throw new AssertionError("no samples of " + from + " then " + to);
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop = true;
+            thread.join(5000);
+        }
+    }
+
     static int restarts(JsonNode pod) {
         return pod.path("status").path("containerStatuses").path(0).path("restartCount").asInt();
     }
@@ -133,8 +424,12 @@ class NodeCheck {
     /** The keys and leases a scenario seeds, as the source etcd served them. */
     record Seed(Map<String, TlsEtcd.Kv> kvs, Map<Long, TlsEtcd.Lease> leases) {
 
-        /** 40 keys, 2 leases with keys attached, 10 updates, 3 deletes. */
         static Seed write(TlsEtcd etcd) throws Exception {
+            return write(etcd, 0);
+        }
+
+        /** 40 keys, 2 leases with keys attached, 10 updates, 3 deletes; then `bulk` keys of 1 KiB. */
+        static Seed write(TlsEtcd etcd, int bulk) throws Exception {
             long[] leases = {etcd.grant(7200), etcd.grant(7200)};
             Map<Integer, Long> leaseOf = new LinkedHashMap<>();
             for (int i = 0; i < 40; i++) {
@@ -144,6 +439,8 @@ class NodeCheck {
             }
             for (int i = 0; i < 40; i += 4) etcd.put(key(i), "updated-" + i, leaseOf.get(i));
             for (int i : new int[] {5, 15, 25}) etcd.delete(key(i));
+            String kib = "b".repeat(1024);
+            for (int i = 0; i < bulk; i++) etcd.put(PREFIX + "bulk/%05d".formatted(i), kib, 0);
             Map<Long, TlsEtcd.Lease> granted = new LinkedHashMap<>();
             for (long l : leases) granted.put(l, etcd.lease(l));
             return new Seed(etcd.range(PREFIX), granted);
@@ -235,7 +532,8 @@ class NodeCheck {
             y = y.replace("https://127.0.0.1:2379,https://10.0.0.11:2379", "https://127.0.0.1:2379").replace("10.0.0.11", "127.0.0.1");
             y = y.replace(":2379", ":" + client).replace(":2380", ":" + peer).replace(":2381", ":" + metrics).replace("port: 2381", "port: " + metrics);
             y = y.replace("path: /var/lib/etcd\n", "path: " + data + "\n").replace("path: /etc/kubernetes/pki/etcd\n", "path: " + pki + "\n");
-            String withTarget = y.replaceAll("(- name: TARGET_VERSION\\n\\s+value: )\"[^\"]*\"", "$1\"" + target + "\"");
+            String withTarget = y.replaceAll("(- name: TARGET_VERSION\\n\\s+value: )\"[^\"]*\"", "$1\"" + target + "\"")
+                    .replace("/usr/local/bin/etcd-" + NEWEST + "\n", "/usr/local/bin/etcd-" + target + "\n");
             assertTrue(!withTarget.equals(y) || y.contains("value: \"" + target + "\""), manifest + ": no TARGET_VERSION to set");
             Matcher separator = java.util.regex.Pattern.compile("\\n(\\s+)- (--|--no-exec)\\n").matcher(withTarget);
             assertTrue(separator.find(), manifest + ": no runner argument list");
@@ -243,6 +541,39 @@ class NodeCheck {
             String ports = "\n" + indent + "- --port=" + runnerClient + "\n" + indent + "- --peer-port=" + runnerPeer;
             return withTarget.substring(0, separator.start()) + ports + withTarget.substring(separator.start());
         }
+
+        /** The entrypoint manifest's pod running etcd VERSION directly (command = the bundled binary, its flags after "--"). */
+        String renderDirect(String version) throws Exception {
+            String y = render("etcd-static-pod.yaml", version);
+            Matcher args = java.util.regex.Pattern.compile("\\n(\\s+)args:\\n(?:.*\\n)*?\\s+- --\\n").matcher(y);
+            assertTrue(args.find(), "no runner arguments before -- in the entrypoint manifest");
+            String indent = args.group(1);
+            return y.substring(0, args.start()) + "\n" + indent + "command:\n" + indent + "  - /usr/local/bin/etcd-" + version + "\n"
+                    + indent + "args:\n" + indent + "  - --data-dir=/var/lib/etcd\n" + y.substring(args.end());
+        }
+
+        /** /readyz 200 on the metrics port from an etcd process started after epochSeconds. */
+        void awaitNewProcessReady(double epochSeconds, Duration deadline) throws Exception {
+            java.net.URI metricsUrl = java.net.URI.create("http://127.0.0.1:" + metrics + "/metrics");
+            java.net.URI readyz = java.net.URI.create("http://127.0.0.1:" + metrics + "/readyz");
+            long end = System.nanoTime() + deadline.toNanos();
+            while (System.nanoTime() < end) {
+                var m = KubeletNode.get(metricsUrl);
+                if (m.isPresent() && m.get().statusCode() == 200) {
+                    java.util.Optional<Double> started = m.get().body().lines().filter(l -> l.startsWith("process_start_time_seconds "))
+                            .map(l -> Double.parseDouble(l.split(" ")[1])).findFirst();
+                    if (started.isPresent() && started.get() >= Math.floor(epochSeconds) - 1 && started.get() > lastStart
+                            && KubeletNode.get(readyz).map(r -> r.statusCode() == 200).orElse(false)) {
+                        lastStart = started.get();
+                        return;
+                    }
+                }
+                Thread.sleep(20); // poll interval of a deadline-bound wait (the figure's resolution)
+            }
+            throw new AssertionError("no new etcd ready within " + deadline + "; mirror pod " + status());
+        }
+
+        private double lastStart;
 
         /** The rendered manifest's etcd flags (after "--"), host paths, for the same member started directly on the host. */
         List<String> etcdFlags(String manifest) throws Exception {
