@@ -632,6 +632,8 @@ class NodeCheck {
         void remove() throws Exception {
             node.removeManifest("etcd.yaml");
             KubeletNode.await("no pod on the kubelet", Duration.ofSeconds(90), () -> node.kubeletPods().isEmpty());
+            // the mirror pod goes a little later: a new pod of the same name must not be judged by the old one's status
+            KubeletNode.await("no mirror pod", Duration.ofSeconds(60), () -> node.mirrorPod("etcd") == null);
             KubeletNode.await("the site's ports free", Duration.ofSeconds(30), () -> KubeletNode.bindable(client) && KubeletNode.bindable(peer)
                     && KubeletNode.bindable(metrics) && KubeletNode.bindable(runnerClient) && KubeletNode.bindable(runnerPeer));
         }
