@@ -130,7 +130,7 @@ class NodeCheck {
 
     /**
      * Refusals under the kubelet: a target the image does not bundle, and an etcd flag the target etcd rejects.
-     * The mirror pod's termination message is the runner's one-line reason (exit 3), the kubelet goes into
+     * The mirror pod's termination message is the runner's one-line reason (exit 3 or 2), the kubelet goes into
      * CrashLoopBackOff, and after several restarts the data dir is byte-identical.
      */
     @Test
@@ -143,10 +143,14 @@ class NodeCheck {
         }
         Files.writeString(site.data.resolve("version.txt"), "3.6.16/etcd3\n");
         Map<String, String> before = TreeDigest.of(site.data);
+        // case -> manifest; the runner's exit code: 3 refused (the data cannot get there), 2 usage (the pod's own flags)
         Map<String, String> cases = new LinkedHashMap<>();
+        Map<String, Integer> exits = new LinkedHashMap<>();
         cases.put("unbundled target 3.8.0", site.render("etcd-static-pod.yaml", "3.8.0"));
+        exits.put("unbundled target 3.8.0", 3);
         cases.put("etcd flag --enable-v2=true (removed in 3.6)", site.render("etcd-static-pod.yaml", "3.7.3")
                 .replace("- --snapshot-count=10000", "- --snapshot-count=10000\n        - --enable-v2=true"));
+        exits.put("etcd flag --enable-v2=true (removed in 3.6)", 2);
         try {
             for (Map.Entry<String, String> c : cases.entrySet()) {
                 long t0 = System.nanoTime();
@@ -159,11 +163,11 @@ class NodeCheck {
                 });
                 JsonNode terminated = pod[0].path("status").path("containerStatuses").path(0).path("lastState").path("terminated");
                 String message = terminated.path("message").asText().strip();
-                assertEquals(3, terminated.path("exitCode").asInt(), c.getKey() + ": exit code; status " + pod[0].path("status"));
+                assertEquals(exits.get(c.getKey()), terminated.path("exitCode").asInt(), c.getKey() + ": exit code; status " + pod[0].path("status"));
                 assertTrue(!message.isEmpty() && message.lines().count() == 1, c.getKey() + ": one-line termination message: " + message);
                 assertEquals(before, TreeDigest.of(site.data), c.getKey() + ": data dir after " + restarts(pod[0]) + " restarts");
-                report("refusal, %s: mirror pod CrashLoopBackOff after %d restarts in %d ms, exit 3, message \"%s\"; data dir byte-identical (%d files)"
-                        .formatted(c.getKey(), restarts(pod[0]), ms(t0), message, before.size()));
+                report("refusal, %s: mirror pod CrashLoopBackOff after %d restarts in %d ms, exit %d, message \"%s\"; data dir byte-identical (%d files)"
+                        .formatted(c.getKey(), restarts(pod[0]), ms(t0), exits.get(c.getKey()), message, before.size()));
                 site.remove();
             }
             // the same data still serves: the next good manifest migrates it
@@ -300,7 +304,7 @@ class NodeCheck {
         long upWindow = cleanRun(site, "3.7.3", seed);
         copyTree(site.data, at37);
         long downWindow = cleanRun(site, "3.6.16", seed);
-        report("kills: seed %d; clean runs: 3.4.23 -> 3.7.3 %d ms, 3.7.3 -> 3.6.16 (online downgrade) %d ms; %d keys".formatted(
+        report("kills: seed %d; clean runs, manifest write to version.txt at the target: 3.4.23 -> 3.7.3 %d ms, 3.7.3 -> 3.6.16 (online downgrade) %d ms; %d keys".formatted(
                 seedValue, upWindow, downWindow, seed.kvs.size()));
         List<String> outcomes = new ArrayList<>();
         try {
@@ -340,6 +344,119 @@ class NodeCheck {
         }
     }
 
+    /**
+     * kubeadm: `kubeadm init phase etcd local` (v1.34.4) with each of the project's patches writes its etcd static pod
+     * for kubeadm-style 3.5 data (kubeadm's own certificates; this node's ports given to kubeadm as etcd extraArgs, as
+     * an operator with non-default ports would), the manifest goes into the kubelet's directory, and the data reaches
+     * the patch's target, every key read back with its revisions.
+     */
+    @Test
+    @Order(6)
+    void kubeadmPatchedPodMigratesKubeadmData(@TempDir Path dir) throws Exception {
+        for (String patch : List.of("entrypoint", "init-container")) {
+            Path work = Files.createDirectories(dir.resolve(patch));
+            EtcdSite site = EtcdSite.create(work);
+            Path data = work.resolve("var-lib-etcd");
+            Path rootfs = Files.createDirectories(work.resolve("rootfs"));
+            Path kubeadm = KubeadmCheck.kubeadm(KubeApiServer.VERSION);
+            Files.writeString(rootfs.resolve("kubeadm.yaml"), """
+                    apiVersion: kubeadm.k8s.io/v1beta4
+                    kind: InitConfiguration
+                    localAPIEndpoint:
+                      advertiseAddress: 127.0.0.1
+                      bindPort: 6443
+                    nodeRegistration:
+                      name: %1$s
+                    patches:
+                      directory: /patches
+                    ---
+                    apiVersion: kubeadm.k8s.io/v1beta4
+                    kind: ClusterConfiguration
+                    kubernetesVersion: %2$s
+                    certificatesDir: %3$s
+                    etcd:
+                      local:
+                        dataDir: %4$s
+                        extraArgs:
+                        - {name: listen-client-urls, value: "https://127.0.0.1:%5$d"}
+                        - {name: advertise-client-urls, value: "https://127.0.0.1:%5$d"}
+                        - {name: listen-peer-urls, value: "https://127.0.0.1:%6$d"}
+                        - {name: initial-advertise-peer-urls, value: "https://127.0.0.1:%6$d"}
+                        - {name: initial-cluster, value: "%1$s=https://127.0.0.1:%6$d"}
+                        - {name: listen-metrics-urls, value: "http://127.0.0.1:%7$d"}
+                    """.formatted(HostEtcd.MEMBER, KubeApiServer.VERSION, work.resolve("kubeadm-pki"), data, site.client, site.peer, site.metrics));
+            Path patches = Files.createDirectories(rootfs.resolve("patches"));
+            try (var files = Files.list(MANIFESTS.resolve("kubeadm").resolve(patch))) {
+                for (Path f : files.toList()) Files.copy(f, patches.resolve(f.getFileName()));
+            }
+            for (String cert : List.of("etcd-ca", "etcd-server", "etcd-peer", "etcd-healthcheck-client")) {
+                KubeletNode.run(List.of(kubeadm.toString(), "init", "phase", "certs", cert, "--config", "/kubeadm.yaml", "--rootfs", rootfs.toString()),
+                        Duration.ofMinutes(2)).check("kubeadm init phase certs " + cert);
+            }
+            // kubeadm wrote them inside the rootfs (it chroots); the manifest names the host path
+            Files.move(rootfs.resolve(work.resolve("kubeadm-pki").toString().substring(1)), work.resolve("kubeadm-pki"));
+            // kubeadm-style 3.5 data: what kubeadm v1.33's etcd 3.5 wrote, plus the version.txt docs/kubeadm.md has the operator write
+            try (HostEtcd source = HostEtcd.start("3.5.35", data)) {
+                for (int i = 0; i < 40; i++) source.gateway().put("/registry/node-it/key-" + i, "value-" + i);
+                source.stop();
+            }
+            Files.writeString(data.resolve("version.txt"), "3.5.35/etcd3\n");
+            Map<String, String> before = etcdctlKeys("3.5.35", data, null);
+            KubeletNode.run(List.of(kubeadm.toString(), "init", "phase", "etcd", "local", "--config", "/kubeadm.yaml", "--rootfs", rootfs.toString()),
+                    Duration.ofMinutes(2)).check("kubeadm init phase etcd local (" + patch + ")");
+            JsonNode pod = YAML.readTree(rootfs.resolve("etc/kubernetes/manifests/etcd.yaml").toFile());
+            // the runner's private etcd on free ports (its defaults may be taken on a shared test machine)
+            com.fasterxml.jackson.databind.node.ArrayNode args = (com.fasterxml.jackson.databind.node.ArrayNode) (patch.equals("entrypoint")
+                    ? pod.path("spec").path("containers").path(0).path("args") : pod.path("spec").path("initContainers").path(0).path("args"));
+            args.insert(0, "--peer-port=" + site.runnerPeer);
+            args.insert(0, "--port=" + site.runnerClient);
+            String target = pod.path("spec").path(patch.equals("entrypoint") ? "containers" : "initContainers").path(0).path("env").path(0).path("value").asText();
+            long t0 = System.nanoTime();
+            node.writeManifest("etcd.yaml", new ObjectMapper().writeValueAsString(pod));
+            Path pki = work.resolve("kubeadm-pki/etcd");
+            String[] tls = {pki.resolve("ca.crt").toString(), pki.resolve("healthcheck-client.crt").toString(), pki.resolve("healthcheck-client.key").toString()};
+            KubeletNode.await("kubeadm " + patch + ": etcd " + target + " serves", SERVE, () -> etcdctlVersion(target, site.client, tls).equals(target));
+            long served = ms(t0);
+            Map<String, String> after = etcdctlKeys(target, null, "https://127.0.0.1:" + site.client, tls);
+            assertEquals(before, after, "kubeadm " + patch + ": every key with its revisions");
+            assertEquals(target + "/etcd3", Files.readString(data.resolve("version.txt")).strip());
+            report("kubeadm %s (%s, its etcd pod through the patch): 3.5.35 -> %s serving %d ms after the manifest landed, %d keys with revisions intact"
+                    .formatted(patch, KubeApiServer.VERSION, target, served, after.size()));
+            site.remove();
+        }
+    }
+
+    /** key -> "value create mod version lease" as etcdctl VERSION reads it (a data dir through a temporary etcd, or an endpoint). */
+    static Map<String, String> etcdctlKeys(String version, Path data, String endpoint, String... tls) throws Exception {
+        if (data != null) {
+            try (HostEtcd etcd = HostEtcd.start(version, data)) {
+                Map<String, String> keys = etcdctlKeys(version, null, etcd.clientUrl().toString());
+                etcd.stop();
+                return keys;
+            }
+        }
+        List<String> command = new ArrayList<>(List.of(BIN_DIR.resolve("etcdctl-" + version).toString(), "--endpoints=" + endpoint));
+        if (tls.length == 3) command.addAll(List.of("--cacert=" + tls[0], "--cert=" + tls[1], "--key=" + tls[2]));
+        command.addAll(List.of("get", "", "--from-key", "-w", "json"));
+        KubeletNode.Result r = KubeletNode.run(command, Duration.ofMinutes(1)).check("etcdctl get");
+        Map<String, String> keys = new java.util.TreeMap<>();
+        for (JsonNode kv : new ObjectMapper().readTree(r.output()).path("kvs")) {
+            String key = new String(java.util.Base64.getDecoder().decode(kv.path("key").asText()), StandardCharsets.UTF_8);
+            if (!key.startsWith("/registry/node-it/")) continue;
+            keys.put(key, new String(java.util.Base64.getDecoder().decode(kv.path("value").asText()), StandardCharsets.UTF_8) + " "
+                    + kv.path("create_revision").asLong() + " " + kv.path("mod_revision").asLong() + " " + kv.path("version").asLong() + " "
+                    + kv.path("lease").asLong());
+        }
+        return keys;
+    }
+
+    static String etcdctlVersion(String version, int port, String[] tls) throws Exception {
+        KubeletNode.Result r = KubeletNode.run(List.of(BIN_DIR.resolve("etcdctl-" + version).toString(), "--endpoints=https://127.0.0.1:" + port,
+                "--cacert=" + tls[0], "--cert=" + tls[1], "--key=" + tls[2], "--command-timeout=3s", "endpoint", "status", "-w", "json"), Duration.ofSeconds(30));
+        if (r.exit() != 0) return "";
+        return new ObjectMapper().readTree(r.output()).path(0).path("Status").path("version").asText();
+    }
+
     /** The etcd container's containerd id from the mirror pod, or null while it has none. */
     static String containerId() throws Exception {
         JsonNode pod = node.mirrorPod("etcd");
@@ -349,15 +466,22 @@ class NodeCheck {
                 ? id.substring("containerd://".length()) : null;
     }
 
-    /** One undisturbed run to target (the kill window), checked; the pod removed afterwards. */
+    /**
+     * One undisturbed run to target, checked, the pod removed afterwards; returns the kill window: from the manifest
+     * write to the moment version.txt names the target (the last step done), so a kill in it lands inside the migration.
+     */
     static long cleanRun(EtcdSite site, String target, Seed seed) throws Exception {
         long t0 = System.nanoTime();
         node.writeManifest("etcd.yaml", site.render("etcd-static-pod.yaml", target));
+        long[] done = {-1};
+        KubeletNode.await("version.txt at " + target, SERVE, () -> {
+            if (done[0] < 0 && Files.readString(site.data.resolve("version.txt")).strip().equals(target + "/etcd3")) done[0] = ms(t0);
+            return done[0] >= 0;
+        });
         site.awaitServing(target, SERVE);
-        long took = ms(t0);
         seed.check(site.client(), "clean run to " + target);
         site.remove();
-        return took;
+        return done[0];
     }
 
     static void copyTree(Path from, Path to) throws Exception {
