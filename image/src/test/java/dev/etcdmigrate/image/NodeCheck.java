@@ -338,6 +338,10 @@ class NodeCheck {
                         downgrade ? "3.7.3" : "3.4.23", target, done, delay, versionAtKill, ms(t0), restarts(node.mirrorPod("etcd"))));
                 site.remove();
             }
+            // the kubelet's own events about the pod: a probe may fail while the runner migrates, but must never kill it
+            Map<String, Integer> probeEvents = probeEvents();
+            report("kills: the kubelet's probe events over all trials: " + probeEvents);
+            assertEquals(0, probeEvents.getOrDefault("Killing (probe)", 0), "a probe killed a migrating container: " + probeEvents);
         } finally {
             outcomes.forEach(o -> report("kills: " + o));
             site.remove();
@@ -345,9 +349,51 @@ class NodeCheck {
     }
 
     /**
+     * The shipped probes' budgets, as the kubelet applies them: how long a migration may keep etcd from serving
+     * /readyz before the kubelet restarts the container.
+     */
+    @Test
+    @Order(7)
+    void probeBudgetsOfTheShippedManifests() throws Exception {
+        for (String manifest : List.of("etcd-static-pod.yaml", "etcd-static-pod-init.yaml")) {
+            JsonNode pod = YAML.readTree(MANIFESTS.resolve(manifest).toFile());
+            JsonNode etcd = pod.path("spec").path("containers").path(0);
+            JsonNode startup = etcd.path("startupProbe");
+            JsonNode liveness = etcd.path("livenessProbe");
+            long startupBudget = startup.path("initialDelaySeconds").asLong(0) + startup.path("failureThreshold").asLong(3) * startup.path("periodSeconds").asLong(10);
+            long livenessBudget = liveness.path("failureThreshold").asLong(3) * liveness.path("periodSeconds").asLong(10);
+            JsonNode init = pod.path("spec").path("initContainers").path(0);
+            String migration = init.isMissingNode()
+                    ? "the migration runs in the etcd container: it may take up to %d s (startup probe %d x %d s + %d s delay; liveness, %d s, only starts after it)"
+                    .formatted(startupBudget, startup.path("failureThreshold").asLong(3), startup.path("periodSeconds").asLong(10),
+                            startup.path("initialDelaySeconds").asLong(0), livenessBudget)
+                    : "the migration runs in init container %s with %s: no limit; etcd then has %d s to serve".formatted(init.path("name").asText(),
+                    init.has("startupProbe") || init.has("livenessProbe") ? "probes" : "no probe", startupBudget);
+            if (init.isMissingNode()) assertTrue(startupBudget > livenessBudget, manifest + ": the startup probe must outlast the liveness budget");
+            report("probes, %s: %s".formatted(manifest, migration));
+        }
+    }
+
+    /** Counts of the kubelet's probe events about the etcd pod (through the API: what kubectl describe shows). */
+    static Map<String, Integer> probeEvents() throws Exception {
+        JsonNode events = node.apiServer().client().list("/api/v1/namespaces/" + KubeletNode.NAMESPACE + "/events",
+                "fieldSelector=involvedObject.name%3Detcd-" + KubeletNode.NAME);
+        Map<String, Integer> counts = new java.util.TreeMap<>();
+        for (JsonNode e : events.path("items")) {
+            String message = e.path("message").asText();
+            String reason = e.path("reason").asText();
+            int count = Math.max(1, e.path("count").asInt(1));
+            if (reason.equals("Unhealthy")) counts.merge("Unhealthy: " + message.split(" probe")[0] + " probe", count, Integer::sum);
+            if (reason.equals("Killing") && message.contains("probe")) counts.merge("Killing (probe)", count, Integer::sum);
+        }
+        return counts;
+    }
+
+    /**
      * kubeadm: `kubeadm init phase etcd local` (v1.34.4) with each of the project's patches writes its etcd static pod
-     * for kubeadm-style 3.5 data (kubeadm's own certificates; this node's ports given to kubeadm as etcd extraArgs, as
-     * an operator with non-default ports would), the manifest goes into the kubelet's directory, and the data reaches
+     * for kubeadm-style 3.5 data (kubeadm's own certificates; this node's loopback URLs and ports given to kubeadm as etcd
+     * extraArgs, as an operator with non-default ports would: kubeadm refuses a loopback advertise address, so that one
+     * is KubeadmCheck's TEST-NET address, which only kubeadm's annotation carries), the manifest goes into the kubelet's directory, and the data reaches
      * the patch's target, every key read back with its revisions.
      */
     @Test
@@ -363,7 +409,7 @@ class NodeCheck {
                     apiVersion: kubeadm.k8s.io/v1beta4
                     kind: InitConfiguration
                     localAPIEndpoint:
-                      advertiseAddress: 127.0.0.1
+                      advertiseAddress: %8$s
                       bindPort: 6443
                     nodeRegistration:
                       name: %1$s
@@ -384,7 +430,8 @@ class NodeCheck {
                         - {name: initial-advertise-peer-urls, value: "https://127.0.0.1:%6$d"}
                         - {name: initial-cluster, value: "%1$s=https://127.0.0.1:%6$d"}
                         - {name: listen-metrics-urls, value: "http://127.0.0.1:%7$d"}
-                    """.formatted(HostEtcd.MEMBER, KubeApiServer.VERSION, work.resolve("kubeadm-pki"), data, site.client, site.peer, site.metrics));
+                    """.formatted(HostEtcd.MEMBER, KubeApiServer.VERSION, work.resolve("kubeadm-pki"), data, site.client, site.peer, site.metrics,
+                    KubeadmCheck.ADVERTISE));
             Path patches = Files.createDirectories(rootfs.resolve("patches"));
             try (var files = Files.list(MANIFESTS.resolve("kubeadm").resolve(patch))) {
                 for (Path f : files.toList()) Files.copy(f, patches.resolve(f.getFileName()));
