@@ -401,7 +401,11 @@ final class KubeletNode implements AutoCloseable {
         return found;
     }
 
-    /** "PID cmdline" of processes whose command line names dir or whose root is inside it. */
+    /**
+     * "PID cmdline" of processes whose command line names dir (containerd, its shims) or that run in a container of
+     * this node: in a cgroup under containerd's CRI default parent /k8s.io/ (the kubelet runs without QoS cgroups
+     * here; a container's /proc/PID/root reads "/" from outside its mount namespace, so the root alone cannot tell).
+     */
     static List<String> processesOf(Path dir) throws IOException {
         List<String> found = new ArrayList<>();
         try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
@@ -410,7 +414,8 @@ final class KubeletNode implements AutoCloseable {
                     String cmd = new String(Files.readAllBytes(p.resolve("cmdline")), StandardCharsets.UTF_8).replace('\0', ' ').trim();
                     String procRoot = Files.readSymbolicLink(p.resolve("root")).toString();
                     if (p.getFileName().toString().equals(Long.toString(ProcessHandle.current().pid()))) continue;
-                    if (cmd.contains(dir.toString()) || procRoot.startsWith(dir.toString())) found.add(p.getFileName() + " " + cmd);
+                    boolean inPod = Files.readString(p.resolve("cgroup")).contains(":/k8s.io/");
+                    if (cmd.contains(dir.toString()) || procRoot.startsWith(dir.toString()) || inPod) found.add(p.getFileName() + " " + cmd);
                 } catch (IOException gone) {
                     // exited meanwhile
                 }
