@@ -1,5 +1,6 @@
 package dev.etcdmigrate;
 
+import dev.etcdmigrate.run.InspectCommand;
 import dev.etcdmigrate.run.Migration;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.cli.Flag;
@@ -7,8 +8,9 @@ import dev.etcdmigrate.cli.Help;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cli.OutputFlags;
 import dev.etcdmigrate.cli.ParsedArgs;
-import dev.etcdmigrate.demo.Demo;
+import dev.etcdmigrate.cli.ToolCommand;
 import dev.etcdmigrate.error.FailedException;
+import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.etcd.binary.BinDir;
@@ -19,7 +21,6 @@ import dev.etcdmigrate.exec.TerminationLog;
 import dev.etcdmigrate.log.Json;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
-import dev.etcdmigrate.provision.ProvisionCommand;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,12 +30,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** Entry point: dispatches to migrate (default), plan, provision or demo; maps the one exception root to exit codes. */
+/**
+ * Entry point: dispatches to migrate (default), plan, or a tool command (provision, demo: beside the runner, not in
+ * the image; see {@link ToolCommand}); maps the one exception root to exit codes.
+ */
 public final class Main {
 
     private Main() {}
 
-    static final List<String> COMMANDS = List.of("migrate", "plan", "provision", "demo", "help");
+    static final List<String> COMMANDS = List.of("migrate", "plan", "inspect", "help");
 
     /** plan's own flag: -o/--output text|json. */
     static final List<Flag> PLAN_FLAGS = OutputFlags.with(withOutput(MigrateOptions.FLAGS));
@@ -46,13 +50,12 @@ public final class Main {
     static int run(List<String> args, Map<String, String> environment, PrintStream err) {
         List<String> before = args.contains("--") ? args.subList(0, args.indexOf("--")) : args;
         if (before.contains("--help") || !args.isEmpty() && args.getFirst().equals("help")) {
-            System.out.print(Help.text(OutputFlags.with(MigrateOptions.FLAGS), OutputFlags.with(ProvisionCommand.FLAGS),
-                    OutputFlags.with(Demo.FLAGS)));
-            return MigrateException.OK;
+            System.out.print(Help.text(OutputFlags.with(MigrateOptions.FLAGS), ToolCommand.installed()));
+            return ExitStatus.OK.code();
         }
         if (before.contains("--version")) {
             System.out.print(versionText(before));
-            return MigrateException.OK;
+            return ExitStatus.OK.code();
         }
         Log log;
         try {
@@ -77,16 +80,26 @@ public final class Main {
         }
         Children children = null;
         try {
+            Optional<ToolCommand> tool = Optional.empty();
             if (!COMMANDS.contains(command)) {
-                throw new UsageException("unknown command '" + command + "' (commands: " + String.join(", ", COMMANDS)
-                        + "; see --help); nothing was changed");
+                String name = command;
+                List<ToolCommand> tools = ToolCommand.installed();
+                tool = tools.stream().filter(c -> c.name().equals(name)).findFirst();
+                if (tool.isEmpty()) {
+                    List<String> known = new ArrayList<>(COMMANDS);
+                    tools.forEach(c -> known.add(c.name()));
+                    throw new UsageException("unknown command '" + command + "' (commands: " + String.join(", ", known) + "; see --help"
+                            + (tools.isEmpty() ? "; provision and demo are not part of the image: run them from a source tree's"
+                                    + " runner/target/etcd-migrate" : "") + "); nothing was changed");
+                }
             }
             children = new Children(Duration.ofSeconds(10)).installShutdownHook();
+            if (tool.isPresent()) {
+                return tool.get().run(ParsedArgs.parse(OutputFlags.with(tool.get().flags()), rest, environment), log, children);
+            }
             return switch (command) {
-                case "provision" -> new ProvisionCommand(log, children).run(ParsedArgs.parse(OutputFlags.with(ProvisionCommand.FLAGS),
-                        rest, environment));
-                case "demo" -> new Demo(log, children).run(ParsedArgs.parse(OutputFlags.with(Demo.FLAGS), rest, environment)
-                        .withoutPositional("demo"));
+                case "inspect" -> inspect(ParsedArgs.parse(PLAN_FLAGS, shortOutputFlag(rest), inspectEnvironment(environment))
+                        .withoutPositional("inspect"), log);
                 case "plan" -> plan(ParsedArgs.parse(PLAN_FLAGS, shortOutputFlag(rest), environment).withoutPositional("plan"), log,
                         children);
                 default -> migrate(ParsedArgs.parse(OutputFlags.with(MigrateOptions.FLAGS), rest, environment)
@@ -102,9 +115,9 @@ public final class Main {
 
     /** Reports why the run ends and leaves it where Kubernetes shows it (the container's termination message). */
     private static int fail(Log log, List<String> args, MigrateException e) {
-        String reason = e.exitCode() != MigrateException.REFUSED ? e.getMessage()
+        String reason = e.status() != ExitStatus.REFUSED ? e.getMessage()
                 : "refused: " + e.getMessage() + (e.getMessage().contains("nothing was changed") ? "" : " (nothing was changed)");
-        log.emit(e.exitCode() == MigrateException.FAILED ? new Event.Failed(e.exitCode(), reason) : new Event.Refused(e.exitCode(), reason));
+        log.emit(e.status() == ExitStatus.FAILED ? new Event.Failed(e.exitCode(), reason) : new Event.Refused(e.exitCode(), reason));
         TerminationLog.write(Path.of(OutputFlags.flagValue(args, "termination-log").orElse(MigrateOptions.DEFAULT_TERMINATION_LOG)), reason);
         return e.exitCode();
     }
@@ -160,7 +173,20 @@ public final class Main {
         MigrateOptions options = MigrateOptions.from(args);
         Event.PlanMade plan = migration(options, args, log, children).planEvent();
         System.out.println(format.equals("json") ? Json.object(plan) : plan.message());
-        return MigrateException.OK;
+        return ExitStatus.OK.code();
+    }
+
+    /** inspect reads the data dir only: a target and a member name, which migrate needs, default to placeholders. */
+    private static Map<String, String> inspectEnvironment(Map<String, String> environment) {
+        Map<String, String> env = new java.util.HashMap<>(environment);
+        env.putIfAbsent("TARGET_VERSION", Catalog.bundled().releases().getLast().version());
+        env.putIfAbsent("HOSTNAME", "inspect");
+        return env;
+    }
+
+    private static int inspect(ParsedArgs args, Log log) throws Exception {
+        MigrateOptions options = MigrateOptions.from(args);
+        return new InspectCommand(log).run(args, options, catalog(options), System.out);
     }
 
     private static int migrate(ParsedArgs args, Log log, Children children) throws Exception {
@@ -170,19 +196,19 @@ public final class Main {
         // the lock stays held until exec, which closes it; etcd's own WAL lock takes over
         try (Migration.Done done = migration(options, args, log, children).migrate()) {
             if (options.noExec()) {
-                log.info("--no-exec: exiting after the migration");
-                return MigrateException.OK;
+                log.emit(new Event.NoExec(options.dataDir().toString(), options.target().toString()));
+                return ExitStatus.OK.code();
             }
             Path etcd = new BinDir(options.binDir()).etcd(options.target().version());
             List<String> argv = new ArrayList<>();
             argv.add(etcd.toString());
-            argv.addAll(options.finalEtcdArgs(args.environment()));
+            argv.addAll(options.finalEtcdArgs());
             Execve execve = Execve.link();
             execve.defaultSignals(); // a SIGTERM from now on ends the process, as it would end etcd
             log.emit(new Event.Exec(etcd.toString(), argv));
             log.flush();
             execve.exec(etcd, argv, args.environment());
-            return MigrateException.FAILED; // not reached: exec either replaced this process or threw
+            return ExitStatus.FAILED.code(); // not reached: exec either replaced this process or threw
         }
     }
 

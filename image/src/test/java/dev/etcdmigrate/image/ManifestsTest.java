@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.MappingIterator;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.cli.Flag;
 import dev.etcdmigrate.cli.MigrateOptions;
 import java.io.IOException;
@@ -18,7 +19,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -204,7 +204,7 @@ class ManifestsTest {
                 }
                 List<String> etcdArgs = new ArrayList<>(command.subList(1, command.size()));
                 etcdArgs.addAll(args);
-                checkEtcdArgs(etcdArgs, env, at);
+                checkEtcdArgs(etcdArgs, env, version, at);
             }
         }
         return images;
@@ -246,17 +246,18 @@ class ManifestsTest {
         assertTrue(target != null, at + ": no --target-version or TARGET_VERSION");
         assertTrue(BUNDLED.contains(target), at + ": target " + target + " is not bundled " + BUNDLED);
         if (dash >= 0) {
-            checkEtcdArgs(args.subList(dash + 1, args.size()), env, at);
+            checkEtcdArgs(args.subList(dash + 1, args.size()), env, target, at);
         }
         return target;
     }
 
-    private static void checkEtcdArgs(List<String> etcdArgs, Map<String, String> env, String at) {
-        for (String arg : etcdArgs) {
-            if (!arg.startsWith("--")) continue;
-            String name = arg.substring(2).split("=", 2)[0];
-            String variable = "ETCD_" + name.toUpperCase(Locale.ROOT).replace('-', '_');
-            assertFalse(env.containsKey(variable), at + ": " + variable + " duplicates etcd's --" + name + " (etcd 3.4+ refuses to start)");
+    /** etcd's arguments read as etcd reads them (EtcdCommandLine, the runner's own reader). */
+    private static void checkEtcdArgs(List<String> etcdArgs, Map<String, String> env, String version, String at) {
+        EtcdCommandLine etcd = EtcdCommandLine.read(etcdArgs, env);
+        assertEquals(Optional.empty(), etcd.error(), at);
+        assertEquals(List.of(), etcd.unread(), at + ": etcd refuses words that are not flags");
+        assertEquals(List.of(), etcd.duplicateVariables(), at + ": variables that duplicate etcd's flags (etcd 3.4+ refuses to start)");
+        for (String name : etcd.names()) {
             assertFalse(name.startsWith("experimental-"), at + ": --" + name + ": etcd 3.7 removed every --experimental-* flag");
         }
     }

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.cli;
 
+import dev.etcdmigrate.error.ExitStatus;
 import java.util.List;
 
 /** --help text, generated from the flag tables so that every flag and variable is documented. */
@@ -7,7 +8,8 @@ public final class Help {
 
     private Help() {}
 
-    public static String text(List<Flag> migrateFlags, List<Flag> provisionFlags, List<Flag> demoFlags) {
+    /** @param tools the tool commands on the class path (none in the image): their usage lines and flags */
+    public static String text(List<Flag> migrateFlags, List<ToolCommand> tools) {
         StringBuilder b = new StringBuilder();
         b.append("""
                 etcd-migrate: carries an etcd data directory from the etcd version that last wrote it (version.txt)
@@ -16,8 +18,13 @@ public final class Help {
                 Usage:
                   etcd-migrate [migrate] [FLAGS] [-- ETCD-ARGS...]   migrate, then exec etcd-<target> with ETCD-ARGS
                   etcd-migrate plan [-o json] [FLAGS]                print the plan (-o json: as data); change nothing
-                  etcd-migrate provision --bin-dir DIR [VERSION...]  install etcd-<v>, etcdctl-<v>, etcdutl-<v>
-                  etcd-migrate demo --bin-dir DIR --work-dir DIR     migrate a sample data dir end to end
+                  etcd-migrate inspect --data-dir D [-o json]        what wrote the data dir, with the evidence, and each
+                                                                     target's plan; offline, changes nothing (docs/inspect.md)
+                """);
+        for (ToolCommand tool : tools) {
+            b.append("  etcd-migrate ").append(tool.usage()).append('\n');
+        }
+        b.append("""
                   etcd-migrate --help | --version                   this text | the runner's and the bundled etcd versions
 
                 Flags of migrate and plan (a flag overrides its environment variable; an empty variable is unset):
@@ -32,16 +39,12 @@ public final class Help {
 
                 version.txt holds <version>/<etcd2|etcd3>, e.g. 3.5.21/etcd3, and is rewritten atomically after each
                 completed step, so a crash resumes where it stopped.
-
-                Flags of provision:
                 """);
-        appendFlags(b, provisionFlags);
-        b.append("""
-
-                Flags of demo (writes sample keys with the oldest bundled etcd3 release into a fresh data dir under
-                --work-dir, migrates it to the newest, then checks every key, value, revision and lease):
-                """);
-        appendFlags(b, demoFlags);
+        for (ToolCommand tool : tools) {
+            b.append('\n');
+            wrap(b, tool.flagsHeading(), "", 100);
+            appendFlags(b, OutputFlags.with(tool.flags()));
+        }
         b.append("""
 
                 Every run reports typed events: the text diary on stderr by default, or with --log-format=json one
@@ -49,10 +52,9 @@ public final class Help {
                 etcd-started, etcd-accepted-write, etcd-stopped, backup-made, backup-deleted, progress, exec,
                 refused, failed, ...), each with its fields and a "message"; no event carries a key's value.
 
-                Exit status: 0 done (or exec'd); 1 a step failed (version.txt names the last completed step);
-                2 bad flags, environment, binaries or version.txt (nothing touched); 3 refused: the transition, or the
-                data contradicts version.txt or etcd's flags (nothing touched); 143 stopped by SIGTERM (children stopped
-                first). A failed run also writes its reason to --termination-log when that file exists.
+                """);
+        wrap(b, ExitStatus.sentence() + " A failed run also writes its reason to --termination-log when that file exists.", "", 104);
+        b.append("""
 
                 Before anything is touched, the runner checks: etcd's own --data-dir, --name, --initial-cluster,
                 --initial-advertise-peer-urls and --listen-peer-urls after -- (or their ETCD_* variables) agree with
@@ -60,6 +62,7 @@ public final class Help {
                 (etcd2/etcd3 layout, where the WAL is, the storage version 3.6+ record); that every bundled binary
                 the plan runs reports its own version; and that the target etcd accepts the arguments after --
                 (etcd <args> --version), naming a replacement where a flag was renamed between lines.
+                etcd's --config-file (or ETCD_CONFIG_FILE) is refused: etcd would ignore the flags the runner reads.
                 Unknown commands, stray words and single-dash flags are refused (exit 2).
                 """);
         return b.toString();

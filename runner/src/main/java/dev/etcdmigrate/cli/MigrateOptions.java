@@ -39,7 +39,7 @@ public record MigrateOptions(
         Optional<Path> backupDir,
         int backupRetention,
         boolean noExec,
-        List<String> etcdArgs,
+        EtcdCommandLine etcd,
         Optional<Path> walDir,
         List<String> peerTlsArgs,
         Path terminationLog) {
@@ -132,7 +132,7 @@ public record MigrateOptions(
         } catch (IllegalArgumentException e) {
             throw new UsageException(args.source("target-storage") + ": " + e.getMessage());
         }
-        EtcdFlags etcd = EtcdFlags.read(args.passThrough(), env);
+        EtcdCommandLine etcd = EtcdCommandLine.read(args.passThrough(), env);
         Path dataDir = Path.of(agree(args, "data-dir", etcd, MigrateOptions::canonicalPath).orElse(DEFAULT_DATA_DIR))
                 .toAbsolutePath().normalize();
         PrivatePorts ports = PrivatePorts.forDataDir(dataDir);
@@ -172,7 +172,7 @@ public record MigrateOptions(
                 args.get("backup-dir").map(d -> Path.of(d).toAbsolutePath().normalize()),
                 retention(args),
                 args.isSet("no-exec"),
-                args.passThrough(),
+                etcd,
                 walDir(etcd, dataDir),
                 peerTlsArgs(etcd, serverExtraArgs),
                 Path.of(args.get("termination-log").orElse(DEFAULT_TERMINATION_LOG)));
@@ -182,7 +182,7 @@ public record MigrateOptions(
      * The runner's setting where it has one, else etcd's; both given and different is a usage error:
      * the runner would migrate one thing and etcd serve another (an empty data dir, a new member).
      */
-    private static Optional<String> agree(ParsedArgs args, String flag, EtcdFlags etcd, java.util.function.UnaryOperator<String> canonical)
+    private static Optional<String> agree(ParsedArgs args, String flag, EtcdCommandLine etcd, java.util.function.UnaryOperator<String> canonical)
             throws UsageException {
         Optional<String> ours = args.get(flag);
         Optional<String> theirs = etcd.get(flag);
@@ -195,18 +195,22 @@ public record MigrateOptions(
     }
 
     /** etcd's --wal-dir when it is not the default member/wal: every private etcd, backup and check must follow it. */
-    private static Optional<Path> walDir(EtcdFlags etcd, Path dataDir) {
+    private static Optional<Path> walDir(EtcdCommandLine etcd, Path dataDir) {
         return etcd.get("wal-dir").filter(w -> !w.isEmpty()).map(w -> Path.of(w).toAbsolutePath().normalize())
                 .filter(w -> !w.equals(dataDir.resolve("member").resolve("wal")));
     }
 
+    /** Peer TLS flags: a member rejoining its peers needs the same ones as the real etcd. */
+    static final List<String> PEER_TLS = List.of("peer-cert-file", "peer-key-file", "peer-trusted-ca-file", "peer-crl-file",
+            "peer-cert-allowed-cn", "peer-cert-allowed-hostname", "peer-client-cert-auth", "peer-auto-tls");
+
     /** etcd's peer TLS flags that ETCD_CREDS does not already give; the same flag with another value is an error. */
-    private static List<String> peerTlsArgs(EtcdFlags etcd, List<String> serverExtraArgs) throws UsageException {
-        EtcdFlags creds = EtcdFlags.read(serverExtraArgs, Map.of());
+    private static List<String> peerTlsArgs(EtcdCommandLine etcd, List<String> serverExtraArgs) throws UsageException {
+        EtcdCommandLine creds = EtcdCommandLine.read(serverExtraArgs, Map.of());
         List<String> args = new java.util.ArrayList<>();
-        for (String flag : EtcdFlags.PEER_TLS) {
+        for (String flag : PEER_TLS) {
             Optional<String> theirs = etcd.get(flag);
-            Optional<String> ours = creds.get(flag);
+            Optional<String> ours = creds.flag(flag);
             if (theirs.isPresent() && ours.isPresent() && !theirs.equals(ours)) {
                 throw new UsageException("$ETCD_CREDS gives --" + flag + "=" + ours.get() + " but " + etcd.source(flag) + " is '"
                         + theirs.get() + "': the private etcd would rejoin its peers with other TLS files than the real one"
@@ -217,15 +221,17 @@ public record MigrateOptions(
         return List.copyOf(args);
     }
 
+    /** etcd's arguments after --, as given. */
+    public List<String> etcdArgs() {
+        return etcd.args();
+    }
+
     /**
      * The arguments the target etcd is exec'd with: those after --, and --data-dir when neither they nor
      * ETCD_DATA_DIR name one (they name the same dir as the runner's, or options were refused).
      */
-    public List<String> finalEtcdArgs(Map<String, String> environment) {
-        if (EtcdFlags.read(etcdArgs, environment).get("data-dir").isPresent()) return etcdArgs;
-        List<String> args = new java.util.ArrayList<>(etcdArgs);
-        args.add("--data-dir=" + dataDir);
-        return List.copyOf(args);
+    public List<String> finalEtcdArgs() {
+        return etcd.withDefault("data-dir", dataDir.toString());
     }
 
     /** How many members --initial-cluster names: two or more make this data dir one member of a cluster. */

@@ -22,15 +22,10 @@ public final class ServerArgsCheck {
 
     /** What is wrong with the files the {@code --*-file} flags name, each problem naming the flag and the path. */
     public static List<String> problems(List<String> serverArgs) {
+        EtcdCommandLine flags = EtcdCommandLine.read(serverArgs, Map.of()); // the private etcd's environment is scrubbed
         Map<String, String> files = new LinkedHashMap<>();
-        for (int i = 0; i < serverArgs.size(); i++) {
-            String arg = serverArgs.get(i);
-            if (!arg.startsWith("-")) continue;
-            String[] nameValue = arg.replaceFirst("^--?", "").split("=", 2);
-            if (!nameValue[0].endsWith("-file")) continue;
-            boolean valueFollows = nameValue.length == 1 && i + 1 < serverArgs.size() && !serverArgs.get(i + 1).startsWith("-");
-            String value = nameValue.length == 2 ? nameValue[1] : valueFollows ? serverArgs.get(++i) : "";
-            files.put(nameValue[0], value);
+        for (String name : flags.names()) {
+            if (name.endsWith("-file")) files.put(name, flags.flag(name).orElseThrow());
         }
         List<String> problems = new ArrayList<>();
         files.forEach((flag, value) -> {
@@ -49,6 +44,10 @@ public final class ServerArgsCheck {
                 problems.add("--" + flag + " without --" + partner);
             }
         });
+        flags.error().ifPresent(problems::add);
+        if (!flags.unread().isEmpty()) {
+            problems.add("'" + flags.unread().getFirst() + "' is not a flag, and etcd reads none after it");
+        }
         return problems;
     }
 }

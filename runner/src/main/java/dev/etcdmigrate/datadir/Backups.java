@@ -213,7 +213,7 @@ public final class Backups {
         }
         Path last = null;
         for (Path backup : sortedOldestFirst(list(own).stream().filter(p -> BackupName.of(p).isPresent()).toList())) {
-            log.info("backup " + backup + " is still in the data dir; moving it to " + location);
+            log.emit(new Event.BackupMoved(backup.toString(), location.toString()));
             last = relocate(backup);
         }
         if (last != null) retain(last);

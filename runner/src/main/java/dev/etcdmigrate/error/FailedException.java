@@ -11,7 +11,7 @@ public non-sealed class FailedException extends MigrateException {
     }
 
     @Override
-    public final int exitCode() {
-        return FAILED;
+    public final ExitStatus status() {
+        return ExitStatus.FAILED;
     }
 }

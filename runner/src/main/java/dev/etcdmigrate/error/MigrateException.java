@@ -8,14 +8,14 @@ package dev.etcdmigrate.error;
  */
 public abstract sealed class MigrateException extends Exception permits UsageException, RefusedException, FailedException {
 
-    public static final int OK = 0;
-    public static final int FAILED = 1;
-    public static final int USAGE = 2;
-    public static final int REFUSED = 3;
-
     MigrateException(String message, Throwable cause) {
         super(message, cause);
     }
 
-    public abstract int exitCode();
+    /** Which of the exit statuses (see {@link ExitStatus}) this kind of ending is. */
+    public abstract ExitStatus status();
+
+    public final int exitCode() {
+        return status().code();
+    }
 }

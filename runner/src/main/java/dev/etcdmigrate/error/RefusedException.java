@@ -7,7 +7,7 @@ public non-sealed class RefusedException extends MigrateException {
     }
 
     @Override
-    public final int exitCode() {
-        return REFUSED;
+    public final ExitStatus status() {
+        return ExitStatus.REFUSED;
     }
 }

@@ -7,7 +7,7 @@ public non-sealed class UsageException extends MigrateException {
     }
 
     @Override
-    public final int exitCode() {
-        return USAGE;
+    public final ExitStatus status() {
+        return ExitStatus.USAGE;
     }
 }

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.etcd;
 
+import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.etcd.backend.BackendAlarms;
 import dev.etcdmigrate.etcd.client.V2Client;
 import dev.etcdmigrate.etcd.client.V3Keyspace;
@@ -77,12 +78,12 @@ public final class EtcdAdapter implements EtcdOperations {
         }
 
         @Override
-        public void awaitWrite() throws Exception {
+        public void awaitWrite() throws IOException, InterruptedException, MigrateException {
             etcd.awaitWrite(settings.startTimeout());
         }
 
         @Override
-        public void stop() throws Exception {
+        public void stop() throws IOException, InterruptedException, MigrateException {
             etcd.stop(settings.stopGrace());
         }
 
@@ -97,27 +98,27 @@ public final class EtcdAdapter implements EtcdOperations {
     }
 
     @Override
-    public Running start(Release release, Path dir, Tuning tuning, StorageApi api) throws Exception {
+    public Running start(Release release, Path dir, Tuning tuning, StorageApi api) throws IOException, InterruptedException, MigrateException {
         return new Handle(startAndAwaitWrite(release, dir, flags(release, tuning, api), api));
     }
 
     @Override
-    public Running startNewMember(Release release, Path dir, Tuning tuning, StorageApi api) throws Exception {
+    public Running startNewMember(Release release, Path dir, Tuning tuning, StorageApi api) throws IOException, InterruptedException, MigrateException {
         List<String> flags = new ArrayList<>(member.bootstrapFlags());
         flags.addAll(flags(release, tuning, api));
         return new Handle(startAndAwaitWrite(release, dir, flags, api));
     }
 
     @Override
-    public void runUntilWrite(Release release, Path dir, Tuning tuning, StorageApi api) throws Exception {
+    public void runUntilWrite(Release release, Path dir, Tuning tuning, StorageApi api) throws IOException, InterruptedException, MigrateException {
         try (PrivateEtcd etcd = startAndAwaitWrite(release, dir, flags(release, tuning, api), api)) {
-            if (api == StorageApi.ETCD3) BackendAlarms.checkNoneRaised(etcd); // a step must not leave an alarm it raised
+            if (api == StorageApi.ETCD3) BackendAlarms.checkNoneRaised(etcd.gateway(), etcd.release().version().toString()); // a step must not leave an alarm it raised
             etcd.stop(settings.stopGrace());
         }
     }
 
     @Override
-    public Optional<String> runUntilWriteUnlessV2Refused(Release release, Path dir, Tuning tuning) throws Exception {
+    public Optional<String> runUntilWriteUnlessV2Refused(Release release, Path dir, Tuning tuning) throws IOException, InterruptedException, MigrateException {
         try {
             runUntilWrite(release, dir, tuning, StorageApi.ETCD3);
             return Optional.empty();
@@ -135,13 +136,13 @@ public final class EtcdAdapter implements EtcdOperations {
         return flags;
     }
 
-    private PrivateEtcd startAndAwaitWrite(Release release, Path dir, List<String> flags, StorageApi api) throws Exception {
+    private PrivateEtcd startAndAwaitWrite(Release release, Path dir, List<String> flags, StorageApi api) throws IOException, InterruptedException, MigrateException {
         PrivateEtcd etcd = PrivateEtcd.start(release, dir, settings, flags, log, children);
         try {
             try {
                 etcd.awaitWrite(settings.startTimeout(), api);
             } catch (PrivateEtcd.NoSpaceException full) {
-                BackendAlarms.disarmOnArrival(etcd, dir, settings.extraServerArgs(), log);
+                BackendAlarms.disarmOnArrival(etcd.gateway(), etcd.release().version().toString(), dir, settings.extraServerArgs(), log);
                 etcd.awaitWrite(settings.startTimeout(), api);
             }
             return etcd;
@@ -152,14 +153,14 @@ public final class EtcdAdapter implements EtcdOperations {
     }
 
     @Override
-    public void saveSnapshot(Running etcd, Path file) throws Exception {
+    public void saveSnapshot(Running etcd, Path file) throws IOException, InterruptedException, MigrateException {
         Release release = etcd.release();
         runTool(release, "etcdctl", List.of("--endpoints", settings.ports().clientUrl().toString(), "snapshot", "save", file.toString()),
                 "etcd " + release.version() + " could not save a snapshot");
     }
 
     @Override
-    public void restoreSnapshot(Release release, Path snapshot, Path into, boolean fromDataDirDb) throws Exception {
+    public void restoreSnapshot(Release release, Path snapshot, Path into, boolean fromDataDirDb) throws IOException, InterruptedException, MigrateException {
         List<String> args = new ArrayList<>(List.of("snapshot", "restore", snapshot.toString()));
         if (fromDataDirDb) args.add("--skip-hash-check");
         args.addAll(List.of("--data-dir", into.toString(), "--name", member.name()));
@@ -169,7 +170,7 @@ public final class EtcdAdapter implements EtcdOperations {
     }
 
     @Override
-    public void migrateV2Keys(Release release, Path dataDir) throws Exception {
+    public void migrateV2Keys(Release release, Path dataDir) throws IOException, InterruptedException, MigrateException {
         runTool(release, "etcdctl", List.of("migrate", "--data-dir", dataDir.toString()),
                 "etcdctl " + release.version() + " migrate failed; the data dir is unchanged");
     }
@@ -179,7 +180,7 @@ public final class EtcdAdapter implements EtcdOperations {
     static final String V2_FINDING = "detected custom";
 
     @Override
-    public Optional<String> v2ContentIn(Release checker, Path dataDir) throws Exception {
+    public Optional<String> v2ContentIn(Release checker, Path dataDir) throws IOException, InterruptedException, MigrateException {
         List<String> check = new ArrayList<>(List.of("check", "v2store", "--data-dir", dataDir.toString()));
         settings.walDirFor(dataDir).ifPresent(w -> check.addAll(List.of("--wal-dir", w.toString())));
         ToolRunner.Result result = runToolAllowingFailure(checker, "etcdutl", check);
@@ -194,7 +195,7 @@ public final class EtcdAdapter implements EtcdOperations {
     }
 
     @Override
-    public Optional<MinorLine> enabledDowngrade(Running etcd) throws Exception {
+    public Optional<MinorLine> enabledDowngrade(Running etcd) throws IOException, InterruptedException, MigrateException {
         if (!etcd.release().line().statusReportsDowngrade()) {
             return Optional.empty();
         }
@@ -204,12 +205,12 @@ public final class EtcdAdapter implements EtcdOperations {
     }
 
     @Override
-    public boolean clusterVersionIs(Running etcd, MinorLine line) throws Exception {
+    public boolean clusterVersionIs(Running etcd, MinorLine line) throws IOException, InterruptedException, MigrateException {
         return onLine(etcd(etcd).gateway().version().path("etcdcluster").asText(""), line);
     }
 
     @Override
-    public void enableDowngrade(Running etcd, MinorLine target) throws Exception {
+    public void enableDowngrade(Running etcd, MinorLine target) throws IOException, InterruptedException, MigrateException {
         Release release = etcd.release();
         String endpoint = settings.ports().clientUrl().toString();
         runTool(release, "etcdctl", List.of("--endpoints", endpoint, "downgrade", "validate", target.toString()),
@@ -219,7 +220,7 @@ public final class EtcdAdapter implements EtcdOperations {
     }
 
     @Override
-    public void awaitClusterVersion(Running etcd, MinorLine line) throws Exception {
+    public void awaitClusterVersion(Running etcd, MinorLine line) throws IOException, InterruptedException, MigrateException {
         Polled polled = poll(() -> etcd(etcd).gateway().version().path("etcdcluster").asText(""), v -> onLine(v, line));
         if (!polled.reached()) {
             throw new FailedException("etcd " + etcd.release().version() + " did not report cluster version " + line
@@ -229,7 +230,7 @@ public final class EtcdAdapter implements EtcdOperations {
     }
 
     @Override
-    public void awaitStorageVersion(Running etcd, MinorLine line) throws Exception {
+    public void awaitStorageVersion(Running etcd, MinorLine line) throws IOException, InterruptedException, MigrateException {
         Polled polled = poll(() -> etcd(etcd).gateway().version().path("storage").asText(""), v -> onLine(v, line));
         if (!polled.reached()) {
             throw new FailedException("etcd " + etcd.release().version() + " did not reach storage version " + line
@@ -239,7 +240,7 @@ public final class EtcdAdapter implements EtcdOperations {
     }
 
     @Override
-    public void awaitDowngradeFinished(Running etcd) throws Exception {
+    public void awaitDowngradeFinished(Running etcd) throws IOException, InterruptedException, MigrateException {
         Polled polled = poll(() -> etcd(etcd).gateway().status().path("downgradeInfo"), info -> !info.path("enabled").asBoolean(false));
         if (!polled.reached()) {
             throw new FailedException("etcd " + etcd.release().version() + " still reports a downgrade in progress after "
@@ -254,14 +255,14 @@ public final class EtcdAdapter implements EtcdOperations {
     }
 
     @Override
-    public long applyFixes(Running etcd, Path fixes) throws Exception {
+    public long applyFixes(Running etcd, Path fixes) throws IOException, InterruptedException, MigrateException {
         try (V3Keyspace keyspace = new V3Keyspace(etcd(etcd).gateway().baseUrl())) {
             return keyspace.apply(fixes);
         }
     }
 
     @Override
-    public KeyspaceDigest digestV3(Running etcd) throws Exception {
+    public KeyspaceDigest digestV3(Running etcd) throws IOException, InterruptedException, MigrateException {
         try (V3Keyspace keyspace = new V3Keyspace(etcd(etcd).gateway().baseUrl())) {
             V3Keyspace.Observed observed = keyspace.observe();
             return new KeyspaceDigest(observed.digest(), observed.leased());
@@ -269,7 +270,7 @@ public final class EtcdAdapter implements EtcdOperations {
     }
 
     @Override
-    public void dumpV3(Running etcd, DumpedKeyConsumer consumer) throws Exception {
+    public void dumpV3(Running etcd, DumpedKeyConsumer consumer) throws IOException, InterruptedException, MigrateException {
         byte[] probe = PrivateEtcd.PROBE_KEY.getBytes(StandardCharsets.UTF_8);
         try (V3Keyspace keyspace = new V3Keyspace(etcd(etcd).gateway().baseUrl())) {
             keyspace.dump(entry -> {
@@ -285,26 +286,26 @@ public final class EtcdAdapter implements EtcdOperations {
         V2Client.Loader loader = etcd(etcd).v2().loader(inFlight);
         return new V2Loader() {
             @Override
-            public void put(String key, String value, long ttl) throws Exception {
+            public void put(String key, String value, long ttl) throws IOException, InterruptedException, MigrateException {
                 loader.put(key, value, ttl);
             }
 
             @Override
-            public void close() throws Exception {
+            public void close() throws IOException, InterruptedException, MigrateException {
                 loader.close();
             }
         };
     }
 
     @Override
-    public void listV2(Running etcd, V2KeyConsumer consumer) throws Exception {
+    public void listV2(Running etcd, V2KeyConsumer consumer) throws IOException, InterruptedException, MigrateException {
         etcd(etcd).v2().forEachListedKey((key, value) -> {
             if (!key.equals(PrivateEtcd.PROBE_KEY)) consumer.accept(key, value);
         });
     }
 
     @Override
-    public String getV2(Running etcd, String key) throws Exception {
+    public String getV2(Running etcd, String key) throws IOException, InterruptedException, MigrateException {
         return etcd(etcd).v2().get(key);
     }
 
@@ -318,7 +319,7 @@ public final class EtcdAdapter implements EtcdOperations {
     }
 
     /** Runs tool-&lt;release&gt; (etcdctl or etcdutl) with a scrubbed environment; a non-zero exit explains itself. */
-    private ToolRunner.Result runTool(Release release, String tool, List<String> args, String meaningOfFailure) throws Exception {
+    private ToolRunner.Result runTool(Release release, String tool, List<String> args, String meaningOfFailure) throws IOException, InterruptedException, MigrateException {
         ToolRunner.Result result = runToolAllowingFailure(release, tool, args);
         if (result.exitCode() != 0) {
             throw new FailedException(meaningOfFailure + ": " + tool + "-" + release.version() + " exited with "
@@ -327,7 +328,7 @@ public final class EtcdAdapter implements EtcdOperations {
         return result;
     }
 
-    private ToolRunner.Result runToolAllowingFailure(Release release, String tool, List<String> args) throws Exception {
+    private ToolRunner.Result runToolAllowingFailure(Release release, String tool, List<String> args) throws IOException, InterruptedException, MigrateException {
         Path binary = settings.binDir().tool(tool, release.etcdVersion());
         List<String> command = new ArrayList<>();
         command.add(binary.toString());

@@ -18,20 +18,107 @@ public sealed interface Event {
         return Level.INFO;
     }
 
-    /** The JSON "event" name: the record's name in kebab case (StepStarted -> step-started). */
+    /**
+     * The JSON "event" name, part of the operator contract: spelled out per type, so renaming a record
+     * changes no name (the switch is exhaustive: a new event does not compile without one). The names and
+     * fields are pinned by src/test/resources/dev/etcdmigrate/event/events.golden (EventContractTest).
+     */
     default String name() {
-        return kebabCase(getClass().getSimpleName());
+        return switch (this) {
+            case Note e -> "note";
+            case RunStarted e -> "run-started";
+            case DataDirRead e -> "data-dir-read";
+            case PlanMade e -> "plan-made";
+            case StepStarted e -> "step-started";
+            case StepFinished e -> "step-finished";
+            case StepFailed e -> "step-failed";
+            case VersionRecorded e -> "version-recorded";
+            case EtcdStarted e -> "etcd-started";
+            case EtcdAcceptedWrite e -> "etcd-accepted-write";
+            case EtcdStopped e -> "etcd-stopped";
+            case ToolRan e -> "tool-ran";
+            case ChildOutput e -> "child-output";
+            case BackupMade e -> "backup-made";
+            case BackupDeleted e -> "backup-deleted";
+            case Recovered e -> "recovered";
+            case WorkCopied e -> "work-copied";
+            case WorkDiscarded e -> "work-discarded";
+            case Provisioned e -> "provisioned";
+            case ProvisionSource e -> "provision-source";
+            case RejoinFailed e -> "rejoin-failed";
+            case OwnerAdopted e -> "owner-adopted";
+            case MemberSwapped e -> "member-swapped";
+            case LockWaiting e -> "lock-waiting";
+            case SpaceChecked e -> "space-checked";
+            case V2ContentFound e -> "v2-content-found";
+            case V2ContentRefused e -> "v2-content-refused";
+            case AlarmDisarmed e -> "alarm-disarmed";
+            case V2StoreRead e -> "v2-store-read";
+            case KeyspaceMatched e -> "keyspace-matched";
+            case KeysDumped e -> "keys-dumped";
+            case KeysLoaded e -> "keys-loaded";
+            case EtcdReported e -> "etcd-reported";
+            case Progress e -> "progress";
+            case WalDirElsewhere e -> "wal-dir-elsewhere";
+            case ClusterMember e -> "cluster-member";
+            case BackupMoved e -> "backup-moved";
+            case CleanupDeferred e -> "cleanup-deferred";
+            case Replanned e -> "replanned";
+            case InterruptedStepFound e -> "interrupted-step-found";
+            case DataDetected e -> "data-detected";
+            case NoExec e -> "no-exec";
+            case Migrated e -> "migrated";
+            case Exec e -> "exec";
+            case Refused e -> "refused";
+            case Failed e -> "failed";
+        };
     }
 
-    /** "StepStarted" -> "step-started": how types are named in events. */
-    static String kebabCase(String typeName) {
-        StringBuilder b = new StringBuilder();
-        for (int i = 0; i < typeName.length(); i++) {
-            char c = typeName.charAt(i);
-            if (Character.isUpperCase(c) && i > 0) b.append('-');
-            b.append(Character.toLowerCase(c));
+    /** etcd's --wal-dir: every private etcd on the data dir gets the same external WAL. */
+    record WalDirElsewhere(String walDir) implements Event {
+        public String message() {
+            return "the WAL lives in " + walDir + " (etcd's --wal-dir): every private etcd on the data dir gets it";
         }
-        return b.toString();
+    }
+
+    /** The data dir is one member of a cluster: its private etcds rejoin the peers on the member's own peer URL. */
+    record ClusterMember(int members, String initialCluster, String listenPeerUrls) implements Event {
+        public String message() {
+            return "this data dir is one of " + members + " members (" + initialCluster + "): the private etcd rejoins its peers on "
+                    + listenPeerUrls + " while it migrates";
+        }
+    }
+
+    /** A backup left in the data dir by an earlier run goes to the backup dir now asked for. */
+    record BackupMoved(String backup, String location) implements Event {
+        public String message() {
+            return "backup " + backup + " is still in the data dir; moving it to " + location;
+        }
+    }
+
+    /** What a step left unfinished could not be removed now; the next start discards it. */
+    record CleanupDeferred(String step, String reason) implements Event {
+        public String message() {
+            return "could not remove what " + step + " left unfinished (" + reason + "); the next start discards it";
+        }
+
+        public Level level() {
+            return Level.WARN;
+        }
+    }
+
+    /** Under the lock the data dir was found elsewhere than planned (another runner, or a finished recovery). */
+    record Replanned(String planned, String now) implements Event {
+        public String message() {
+            return "the data dir is at " + now + " now, not " + planned + " as planned: planning again";
+        }
+    }
+
+    /** --no-exec: the run ends after the migration instead of becoming etcd. */
+    record NoExec(String dataDir, String version) implements Event {
+        public String message() {
+            return "--no-exec: exiting after the migration (" + dataDir + " at " + version + ")";
+        }
     }
 
     /** A diary line with no fields of its own. */
@@ -48,6 +135,32 @@ public sealed interface Event {
     record DataDirRead(String dataDir, String version, String how) implements Event {
         public String message() {
             return "data dir " + dataDir + ": " + (version.isEmpty() ? "no etcd data" : version) + " (" + how + ")";
+        }
+    }
+
+    /**
+     * What the data itself says wrote it (ondisk/DataDetection): the storage, the newest line that wrote
+     * it, the oldest line that may run on it now (its cluster or storage version), and the evidence.
+     * {@code use} says what the runner does with it (plans from it, checks a label against it).
+     */
+    record DataDetected(String dataDir, String storage, String line, String floor, List<String> evidence, String use) implements Event {
+        public String message() {
+            return "data dir " + dataDir + ": the data says " + (line.isEmpty() ? "nothing about which etcd wrote it"
+                    : "etcd " + line + " wrote it (" + storage + (floor.isEmpty() || floor.equals(line) ? "" : ", cluster at " + floor) + ")")
+                    + "; " + use + "; evidence: " + String.join("; ", evidence);
+        }
+    }
+
+    /**
+     * The one tolerated disagreement of a label with the data: the data one line ahead where this runner
+     * ran steps before, i.e. an upgrade step interrupted after its etcd ran and before version.txt was
+     * written. The plan resumes it.
+     */
+    record InterruptedStepFound(String dataDir, String label, String dataLine, List<String> evidence) implements Event {
+        public String message() {
+            return "data dir " + dataDir + ": the data is at etcd " + dataLine + ", one line above " + label + ": an interrupted step to "
+                    + dataLine + " had started etcd there before version.txt was written; the plan resumes it (evidence: "
+                    + String.join("; ", evidence) + ")";
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.plan;
 
+import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.step.MinorUpgrade;
 import dev.etcdmigrate.step.PatchFloor;
 import dev.etcdmigrate.step.Step;
@@ -71,16 +72,18 @@ public record Plan(DataVersion current, DataVersion target, List<Step> steps, bo
         return new Plan(current, target, judged, fresh);
     }
 
-    /** The plan as the operator reads it, one line per step. */
-    public List<String> describe() {
-        List<String> lines = new ArrayList<>();
-        lines.add("plan " + current + " -> " + target + ": " + (steps.isEmpty() ? "no etcd needs to run" : steps.size() + " step(s)"));
+    /**
+     * The plan as data (`plan -o json`, the plan-made event); its {@code message()} is the one way a plan
+     * is rendered for the operator. {@code memberBytes} sizes each step's disk need; {@code freshDir} says
+     * what a fresh data dir is ("DIR does not exist"), used only when {@link #fresh}.
+     */
+    public Event.PlanMade event(long memberBytes, String freshDir) {
+        List<Event.PlannedStep> planned = new ArrayList<>();
         for (int i = 0; i < steps.size(); i++) {
-            lines.add("  " + (i + 1) + ". " + steps.get(i).describe() + " [then version.txt = " + steps.get(i).result() + "]");
+            Step step = steps.get(i);
+            planned.add(new Event.PlannedStep(i + 1, step.kind(), step.describe(), step.result().toString(), step.extraDisk(memberBytes),
+                    step.keeps()));
         }
-        if (steps.isEmpty() && !current.equals(target)) {
-            lines.add("  same minor line and storage: record " + target + " in version.txt");
-        }
-        return lines;
+        return new Event.PlanMade(fresh ? "" : current.toString(), target.toString(), planned, fresh ? freshDir : "");
     }
 }

@@ -3,8 +3,8 @@ package dev.etcdmigrate.run;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.cli.MigrateOptions;
-import dev.etcdmigrate.datadir.AtomicFile;
 import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.DataDirLock;
@@ -12,14 +12,9 @@ import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
-import dev.etcdmigrate.etcd.backend.BackendQuota;
 import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.etcd.binary.BinaryCheck;
-import dev.etcdmigrate.etcd.server.ClusterPeers;
-import dev.etcdmigrate.etcd.EtcdAdapter;
-import dev.etcdmigrate.etcd.client.GatewayClient;
-import dev.etcdmigrate.etcd.server.PrivateEtcd;
-import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.etcd.EtcdWiring;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.ChildOutputFile;
 import dev.etcdmigrate.log.Log;
@@ -27,21 +22,15 @@ import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.Planner;
 import dev.etcdmigrate.plan.RollingUpgradePolicy;
 import dev.etcdmigrate.process.Children;
-import dev.etcdmigrate.process.ToolRunner;
 import dev.etcdmigrate.step.Step;
-import dev.etcdmigrate.step.StepContext;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import java.io.IOException;
-import java.net.http.HttpClient;
 import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * Carries one data dir to the target, in this order:
@@ -56,36 +45,28 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class Migration {
 
-    private static final Duration TOOL_TIMEOUT = Duration.ofMinutes(10);
-    /** The lease a key under TTL_KEYS_DIRECTORY gets when it had no TTL in v2 (the Kubernetes image's hour). */
-    private static final Duration DEFAULT_TTL_KEY_LEASE = Duration.ofHours(1);
-
     private final MigrateOptions options;
     private final CatalogSource catalogSource;
     private Catalog catalog;
     private final Log log;
-    private final Children children;
-    private final Map<String, String> environment;
     private final DataDir dataDir;
     private final Backups backups;
     private final BinDir binDir;
     private final DataDirState state;
     private final Preflight preflight;
-    /** The private etcds' HTTP client, started early when the plan has steps. */
-    private CompletableFuture<HttpClient> http = CompletableFuture.completedFuture(null);
+    private final EtcdWiring etcd;
 
     /** @param catalog read only when a plan needs it: a restart at the target needs no catalog fact */
     public Migration(MigrateOptions options, CatalogSource catalog, Log log, Children children, Map<String, String> environment) {
         this.options = options;
         this.catalogSource = catalog;
         this.log = log;
-        this.children = children;
-        this.environment = environment;
         this.dataDir = new DataDir(options.dataDir());
         this.backups = new Backups(dataDir, options.backupDir(), options.backupRetention(), options.name(), log);
         this.binDir = new BinDir(options.binDir());
-        this.state = new DataDirState(dataDir, options, log);
-        this.preflight = new Preflight(options, dataDir, binDir, backups, environment);
+        this.state = new DataDirState(dataDir, options, log, this::catalog);
+        this.preflight = new Preflight(options, dataDir, binDir, backups, this::catalogRelease);
+        this.etcd = new EtcdWiring(options, dataDir, binDir, log, children, environment);
     }
 
     /** The plan from the data dir as it is now; reads only. */
@@ -102,7 +83,7 @@ public final class Migration {
         if (options.members() == 1) {
             plan = plan.withSnapshotForTheTarget();
             // an operator's --v2-deprecation (e.g. write-only-skip-check) would change what 3.6 refuses at start
-            if (options.serverExtraArgs().stream().noneMatch(a -> a.matches("--?v2-deprecation(=.*)?"))) {
+            if (EtcdCommandLine.read(options.serverExtraArgs(), Map.of()).flag("v2-deprecation").isEmpty()) {
                 plan = plan.withV2JudgedAtStart();
             }
         }
@@ -116,14 +97,7 @@ public final class Migration {
 
     private Event.PlanMade planEvent(Plan plan) throws IOException {
         long member = plan.steps().isEmpty() || !Files.isDirectory(dataDir.member()) ? 0 : Trees.size(dataDir.member());
-        List<Event.PlannedStep> steps = new ArrayList<>();
-        for (int i = 0; i < plan.steps().size(); i++) {
-            Step step = plan.steps().get(i);
-            steps.add(new Event.PlannedStep(i + 1, step.kind(), step.describe(), step.result().toString(), step.extraDisk(member),
-                    step.keeps()));
-        }
-        return new Event.PlanMade(plan.fresh() ? "" : plan.current().toString(), plan.target().toString(), steps,
-                plan.fresh() ? dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist") : "");
+        return plan.event(member, dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist"));
     }
 
     /**
@@ -142,8 +116,7 @@ public final class Migration {
         Preflight.run(preflight.beforePlan());
         Plan planned = plan(state.current(false)); // read again under the lock, and reported then
         if (!planned.steps().isEmpty()) {
-            // building the HTTP client (TLS setup, about 90 ms) overlaps the checks instead of delaying step 1
-            http = CompletableFuture.supplyAsync(GatewayClient::newHttpClient, Thread.ofVirtual()::start);
+            etcd.prepareHttpClient();
         }
         Preflight.run(preflight.beforeLock(planned));
         if (!dataDir.exists() || !dataDir.holdsData()) {
@@ -171,32 +144,36 @@ public final class Migration {
         Optional<DataVersion> current = state.current(true);
         Plan plan = plan(current);
         if (!plan.current().equals(planned.current())) {
-            log.info("the data dir is at " + plan.current() + " now, not " + planned.current() + " as planned: planning again");
+            log.emit(new Event.Replanned(planned.current().toString(), plan.current().toString()));
         }
-        BinaryCheck binaries = binaryCheck();
+        BinaryCheck binaries = etcd.binaryCheck();
         List<Preflight.Check> checks = new ArrayList<>();
         checks.add(new Preflight.Check("bundled binaries present", () -> preflight.requireBinaries(plan)));
         if (current.isPresent()) {
             checks.add(new Preflight.Check("data dir against version.txt and etcd's flags", () -> state.crossCheck(current.get())));
             checks.add(preflight.externalWalAgainstSwaps(plan));
             if (!plan.steps().isEmpty()) {
-                checks.add(new Preflight.Check("storage version recorded in the db", () -> state.checkRecordedStorageVersion(current.get())));
+                checks.add(new Preflight.Check("no etcd holds the db open", state::refuseHeldDb));
+            }
+            if (dataDir.readVersion().isPresent()) {
+                // --initial-version and the data's own answer were judged when read; version.txt is judged here
+                checks.add(new Preflight.Check("version.txt against the data", () -> state.checkLabelAgainstData(current.get())));
             }
         }
         checks.add(new Preflight.Check("bundled binaries report their versions, the target etcd accepts its arguments",
-                () -> BinaryCheck.askAll(binaryQuestions(plan, binaries))));
+                () -> BinaryCheck.askAll(etcd.binaryQuestions(plan.steps(), binaries, this::catalogRelease))));
         if (!plan.steps().isEmpty() && planned.steps().isEmpty()) {
             checks.addAll(preflight.forSteps()); // steps the plan before the lock did not have: their checks were not made yet
         }
         Preflight.run(checks);
-        rememberChecks(binaries);
+        etcd.rememberChecks(binaries);
 
         log.emit(planEvent(plan));
         if (!plan.steps().isEmpty()) {
             try (ChildOutputFile etcdOutput = ChildOutputFile.create(dataDir.own().etcdOutput())) {
                 log.subscribe(etcdOutput);
                 try {
-                    new StepRunner(dataDir, backups, log).run(plan, stepContext());
+                    new StepRunner(dataDir, backups, log).run(plan, etcd.stepContext(backups));
                 } finally {
                     log.unsubscribe(etcdOutput);
                 }
@@ -216,44 +193,6 @@ public final class Migration {
         return catalog;
     }
 
-    /** Remembered answers of earlier starts (a restart of an unchanged pod asks no binary again). */
-    private BinaryCheck binaryCheck() throws IOException {
-        Path file = dataDir.own().binaryChecks();
-        List<String> lines = Files.isRegularFile(file) ? Files.readAllLines(file) : List.of();
-        return new BinaryCheck(children).remembering(lines);
-    }
-
-    /**
-     * Each program a step runs must be the release its name says; and the etcd this run ends in must accept
-     * the arguments it will be exec'd with (and be the version its name says), before any step: found after
-     * a migration, a rejected flag is a crash-looping pod.
-     */
-    private List<BinaryCheck.Question> binaryQuestions(Plan plan, BinaryCheck binaries) throws MigrateException {
-        List<BinaryCheck.Question> questions = new ArrayList<>();
-        EtcdVersion target = options.target().version();
-        boolean askTarget = !options.noExec() || !options.etcdArgs().isEmpty();
-        for (Step.Binary binary : plan.steps().stream().flatMap(s -> s.binaries().stream()).distinct().toList()) {
-            if (askTarget && binary.tool().equals("etcd") && binary.release().etcdVersion().equals(target)) {
-                continue; // the target's own question below checks its version too: one process fewer
-            }
-            Path path = binDir.tool(binary.tool(), binary.release().etcdVersion());
-            questions.add(() -> binaries.expect(path, binary.tool(), binary.release()));
-        }
-        if (askTarget) {
-            Path etcd = binDir.etcd(target);
-            List<String> args = options.finalEtcdArgs(environment);
-            questions.add(() -> binaries.targetAccepts(etcd, target, () -> catalogRelease(target), args, environment));
-        }
-        return questions;
-    }
-
-    /** Kept once every check passed, so a refusal leaves nothing of this run behind. */
-    private void rememberChecks(BinaryCheck binaries) throws IOException {
-        if (binaries.changed()) {
-            AtomicFile.write(dataDir.own().binaryChecks(), String.join("\n", binaries.remembered()) + "\n");
-        }
-    }
-
     /** The target's catalog entry; parsed here only when a binary must actually be asked. */
     private Optional<Release> catalogRelease(EtcdVersion version) {
         try {
@@ -261,33 +200,5 @@ public final class Migration {
         } catch (UsageException e) {
             return Optional.empty(); // a bad catalog fails the plan that needs it, with its own message
         }
-    }
-
-    private StepContext stepContext() {
-        // none yet when the plan before the lock had no steps
-        HttpClient client = Optional.ofNullable(http.join()).orElseGet(GatewayClient::newHttpClient);
-        // a member rejoining its peers needs the real etcd's peer TLS flags too
-        List<String> serverArgs = new ArrayList<>(options.serverExtraArgs());
-        if (options.members() > 1) {
-            serverArgs.addAll(options.peerTlsArgs());
-        }
-        PrivateEtcd.Settings settings = new PrivateEtcd.Settings(binDir, options.name(),
-                new ServerPorts(options.clientPort(), options.peerPort()),
-                BackendQuota.withRequested(serverArgs, options.etcdArgs(), environment),
-                options.startTimeout(), options.stopGrace(), environment, client);
-        if (options.walDir().isPresent()) {
-            log.info("the WAL lives in " + options.walDir().get() + " (etcd's --wal-dir): every private etcd on the data dir gets it");
-            settings = settings.withWalDir(new PrivateEtcd.WalDir(dataDir.path(), options.walDir().get()));
-        }
-        if (options.members() > 1) {
-            log.info("this data dir is one of " + options.members() + " members (" + options.initialCluster() + "): the private etcd"
-                    + " rejoins its peers on " + options.listenPeerUrls() + " while it migrates");
-            settings = settings.inCluster(new ClusterPeers(options.initialCluster(), options.initialAdvertisePeerUrls(),
-                    options.listenPeerUrls()));
-        }
-        EtcdAdapter etcd = new EtcdAdapter(settings, new EtcdAdapter.Member(options.name(), options.initialCluster(),
-                options.initialAdvertisePeerUrls()), new ToolRunner(log, children), children, log, TOOL_TIMEOUT, dataDir.path());
-        return new StepContext(etcd, dataDir, settings.walDirFor(dataDir.path()), backups, log,
-                new StepContext.Conversion(options.ttlKeysDirectory(), DEFAULT_TTL_KEY_LEASE));
     }
 }

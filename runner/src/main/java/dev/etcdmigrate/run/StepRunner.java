@@ -5,6 +5,7 @@ import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.error.FailedException;
+import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
@@ -58,7 +59,7 @@ final class StepRunner {
                 log.emit(new Event.StepFailed(index, steps.size(), step.kind(), (System.nanoTime() - start) / 1_000_000, reason, versionTxt));
                 if (e instanceof InterruptedException) Thread.currentThread().interrupt();
                 // a step's refusal stays a refusal (exit 3, the original untouched); anything else is this step's failure
-                if (e instanceof MigrateException m && m.exitCode() != MigrateException.FAILED) throw m;
+                if (e instanceof MigrateException m && m.status() != ExitStatus.FAILED) throw m;
                 throw new StepFailure(index, steps.size(), reason, versionTxt, e);
             }
             dataDir.writeVersion(step.result());
@@ -86,7 +87,7 @@ final class StepRunner {
                         removed.stream().map(p -> dataDir.path().relativize(p).toString()).toList()));
             }
         } catch (IOException e) {
-            log.warn("could not remove what " + label + " left unfinished (" + e.getMessage() + "); the next start discards it");
+            log.emit(new Event.CleanupDeferred(label, String.valueOf(e.getMessage())));
         }
     }
 }

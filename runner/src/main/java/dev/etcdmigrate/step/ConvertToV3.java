@@ -1,5 +1,7 @@
 package dev.etcdmigrate.step;
 
+import dev.etcdmigrate.error.MigrateException;
+import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.event.Event;
@@ -69,7 +71,7 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
     }
 
     @Override
-    public void run(StepContext context) throws Exception {
+    public void run(StepContext context) throws IOException, InterruptedException, MigrateException {
         EtcdOperations etcd = context.etcd();
         MemberSwap swap = context.memberSwap();
         Path staged = swap.prepare();

@@ -1,5 +1,7 @@
 package dev.etcdmigrate.step;
 
+import dev.etcdmigrate.error.MigrateException;
+import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.event.Event;
@@ -108,7 +110,7 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
     }
 
     @Override
-    public void run(StepContext context) throws Exception {
+    public void run(StepContext context) throws IOException, InterruptedException, MigrateException {
         EtcdOperations etcd = context.etcd();
         Path data = context.dataDir().path();
         Tuning tuning = snapshotForNext ? Tuning.snapshotAtOnce() : Tuning.NONE;
@@ -130,7 +132,7 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
         etcd.runUntilWrite(release, data, tuning, storage);
     }
 
-    private void confirmNoV2Content(StepContext context, Release checker) throws Exception {
+    private void confirmNoV2Content(StepContext context, Release checker) throws IOException, InterruptedException, MigrateException {
         Path data = context.dataDir().path();
         Optional<String> finding = context.etcd().v2ContentIn(checker, data);
         if (finding.isEmpty()) {

@@ -1,5 +1,7 @@
 package dev.etcdmigrate.step;
 
+import dev.etcdmigrate.error.MigrateException;
+import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.step.EtcdOperations.Tuning;
@@ -53,7 +55,7 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
     }
 
     @Override
-    public void run(StepContext context) throws Exception {
+    public void run(StepContext context) throws IOException, InterruptedException, MigrateException {
         EtcdOperations etcd = context.etcd();
         Path data = context.dataDir().path();
         MinorLine target = older.minorLine();

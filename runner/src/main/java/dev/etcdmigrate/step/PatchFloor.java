@@ -1,5 +1,7 @@
 package dev.etcdmigrate.step;
 
+import dev.etcdmigrate.error.MigrateException;
+import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.version.DataVersion;
@@ -44,7 +46,7 @@ public record PatchFloor(EtcdVersion from, Release release, EtcdVersion floor, b
     }
 
     @Override
-    public void run(StepContext context) throws Exception {
+    public void run(StepContext context) throws IOException, InterruptedException, MigrateException {
         context.etcd().runUntilWrite(release, context.dataDir().path(),
                 snapshotForNext ? EtcdOperations.Tuning.snapshotAtOnce() : EtcdOperations.Tuning.NONE);
     }

@@ -1,5 +1,7 @@
 package dev.etcdmigrate.step;
 
+import dev.etcdmigrate.error.MigrateException;
+import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.event.Event;
@@ -9,7 +11,7 @@ import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.step.EtcdOperations.Tuning;
 import dev.etcdmigrate.v2.KeySetDigest;
 import dev.etcdmigrate.v2.V2KeyRules;
-import dev.etcdmigrate.v2.V2Key;
+import dev.etcdmigrate.ondisk.V2Key;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
@@ -71,7 +73,7 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
     }
 
     @Override
-    public void run(StepContext context) throws Exception {
+    public void run(StepContext context) throws IOException, InterruptedException, MigrateException {
         EtcdOperations etcd = context.etcd();
         MemberSwap swap = context.memberSwap();
         Path staged = swap.prepare();
@@ -122,7 +124,7 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
 
     private record Dumped(KeySetDigest digest, long leased, long expired, long offenderCount, List<String> offenders) {}
 
-    private static Dumped dump(EtcdOperations etcd, EtcdOperations.Running running, Path file) throws Exception {
+    private static Dumped dump(EtcdOperations etcd, EtcdOperations.Running running, Path file) throws IOException, InterruptedException, MigrateException {
         V2KeyRules rules = new V2KeyRules();
         KeySetDigest digest = new KeySetDigest();
         long[] counts = new long[3]; // leased, expired, offenders
@@ -159,7 +161,7 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
      * listed) by name from the dump. (Not from a forced snapshot: etcd 2.2 dies when SIGTERM meets a
      * snapshot in progress.)
      */
-    private static void readBack(EtcdOperations etcd, EtcdOperations.Running running, Path dump, KeySetDigest loaded) throws Exception {
+    private static void readBack(EtcdOperations etcd, EtcdOperations.Running running, Path dump, KeySetDigest loaded) throws IOException, InterruptedException, MigrateException {
         etcd.listV2(running, (key, value) -> loaded.add(key, value.getBytes(StandardCharsets.UTF_8)));
         readDump(dump, (key, ignoredValue, ignoredTtl) -> {
             if (V2Key.isHidden(key)) {
@@ -170,11 +172,11 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
     }
 
     private interface DumpedKey {
-        void accept(String key, String value, long ttl) throws Exception;
+        void accept(String key, String value, long ttl) throws IOException, InterruptedException, MigrateException;
     }
 
     /** Replays the records {@link #dump} wrote: ttl, key length, key, value length, value. */
-    private static void readDump(Path dump, DumpedKey consumer) throws Exception {
+    private static void readDump(Path dump, DumpedKey consumer) throws IOException, InterruptedException, MigrateException {
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(dump), 1 << 16))) {
             while (true) {
                 long ttl;

@@ -1,5 +1,7 @@
 package dev.etcdmigrate.step;
 
+import dev.etcdmigrate.error.MigrateException;
+import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.datadir.MemberSwap;
@@ -54,7 +56,7 @@ public record SnapshotDowngrade(EtcdVersion from, Release newer, Release older) 
     }
 
     @Override
-    public void run(StepContext context) throws Exception {
+    public void run(StepContext context) throws IOException, InterruptedException, MigrateException {
         EtcdOperations etcd = context.etcd();
         Path work = context.dataDir().own().freshWorkDir(context.dataDir().own().snapshotWork());
         Path snapshot = work.resolve("snapshot.db");

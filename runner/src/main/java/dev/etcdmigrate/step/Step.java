@@ -1,7 +1,8 @@
 package dev.etcdmigrate.step;
 
+import dev.etcdmigrate.error.MigrateException;
+import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.version.DataVersion;
 import java.util.List;
 
@@ -21,16 +22,26 @@ public sealed interface Step permits PatchFloor, MinorUpgrade, OnlineDowngrade, 
     /** The bundled programs it runs, checked before anything is touched. */
     List<Binary> binaries();
 
-    void run(StepContext context) throws Exception;
+    void run(StepContext context) throws IOException, InterruptedException, MigrateException;
 
     /** Whether it builds a new member dir and swaps it in (rather than letting etcd work on the data in place). */
     default boolean replacesMemberDir() {
         return false;
     }
 
-    /** The step's type in events and `plan -o json`: its name in kebab case (MinorUpgrade -> minor-upgrade). */
+    /**
+     * The step's type in events and `plan -o json`, part of the operator contract: spelled out per kind,
+     * so renaming a record changes nothing (pinned by events.golden, EventContractTest).
+     */
     default String kind() {
-        return Event.kebabCase(getClass().getSimpleName());
+        return switch (this) {
+            case PatchFloor s -> "patch-floor";
+            case MinorUpgrade s -> "minor-upgrade";
+            case OnlineDowngrade s -> "online-downgrade";
+            case SnapshotDowngrade s -> "snapshot-downgrade";
+            case ConvertToV3 s -> "convert-to-v3";
+            case RollbackToV2 s -> "rollback-to-v2";
+        };
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.v2;
 
+import dev.etcdmigrate.ondisk.V2Key;
 import dev.etcdmigrate.ondisk.V2SnapshotReader;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -26,7 +27,7 @@ public final class ConversionPlan {
     public record Fix(String key, byte[] value, long leaseTtlSeconds, boolean delete) {}
 
     public interface FixConsumer {
-        void accept(Fix fix) throws Exception;
+        void accept(Fix fix) throws IOException, InterruptedException;
     }
 
     /** Counts for the log, and the digest the converted keyspace must match. */
@@ -95,7 +96,7 @@ public final class ConversionPlan {
     }
 
     /** Replays the fix-ups written by {@link #write}. */
-    public static void read(Path fixes, FixConsumer consumer) throws Exception {
+    public static void read(Path fixes, FixConsumer consumer) throws IOException, InterruptedException {
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(fixes), 1 << 16))) {
             while (true) {
                 boolean delete;

@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.demo.Demo;
+import dev.etcdmigrate.demo.DemoTool;
 import dev.etcdmigrate.provision.ProvisionCommand;
+import dev.etcdmigrate.provision.ProvisionTool;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -15,7 +17,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 class HelpTest {
 
-    private static final String HELP = Help.text(MigrateOptions.FLAGS, ProvisionCommand.FLAGS, Demo.FLAGS);
+    private static final String HELP = Help.text(MigrateOptions.FLAGS, List.of(new ProvisionTool(), new DemoTool()));
     /** The help text with its line wrapping undone. */
     private static final String FLAT = HELP.replaceAll("\\s+", " ");
 

@@ -200,9 +200,12 @@ class MigrateOptionsTest {
 
     @Test
     void theExecdEtcdGetsTheDataDirOnlyWhereNothingNamesIt() throws UsageException {
-        assertEquals(List.of("--name=x", "--data-dir=/d"), options(env(), "--data-dir", "/d", "--", "--name=x").finalEtcdArgs(env()));
-        assertEquals(List.of("-data-dir=/d"), options(env(), "--", "-data-dir=/d").finalEtcdArgs(env()));
-        assertEquals(List.of(), options(env("ETCD_DATA_DIR", "/d")).finalEtcdArgs(env("ETCD_DATA_DIR", "/d")));
+        assertEquals(List.of("--name=x", "--data-dir=/d"), options(env(), "--data-dir", "/d", "--", "--name=x").finalEtcdArgs());
+        assertEquals(List.of("-data-dir=/d"), options(env(), "--", "-data-dir=/d").finalEtcdArgs());
+        assertEquals(List.of(), options(env("ETCD_DATA_DIR", "/d")).finalEtcdArgs());
+        // after etcd's own "--" (or a stray word) etcd reads no flag: the runner's goes before it
+        assertEquals(List.of("-name", "x", "--data-dir=/d", "--"), options(env(), "--data-dir", "/d", "--", "-name", "x", "--")
+                .finalEtcdArgs());
     }
 
     // ---- member identity -------------------------------------------------------------------------

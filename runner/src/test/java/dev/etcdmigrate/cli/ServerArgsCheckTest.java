@@ -23,7 +23,13 @@ class ServerArgsCheckTest {
     void missingFilesAndDirectoriesAreNamedWithTheirFlag(@TempDir Path dir) {
         assertEquals(List.of("--peer-cert-file=/nonexistent/cert.pem: no such file", "--peer-key-file=" + dir + ": not a regular file",
                 "--trusted-ca-file names no file"), ServerArgsCheck.problems(List.of("--peer-cert-file=/nonexistent/cert.pem",
-                "--peer-key-file", dir.toString(), "--trusted-ca-file")));
+                "--peer-key-file", dir.toString(), "--trusted-ca-file=")));
+        // Go's flag package takes the next word whatever it is, and refuses a flag without one
+        assertEquals(List.of("--cert-file=--key-file: no such file", "--cert-file without --key-file"),
+                ServerArgsCheck.problems(List.of("--cert-file", "--key-file")));
+        assertEquals(List.of("flag needs an argument: -trusted-ca-file"), ServerArgsCheck.problems(List.of("-trusted-ca-file")));
+        assertEquals(List.of("'stray' is not a flag, and etcd reads none after it"),
+                ServerArgsCheck.problems(List.of("--peer-auto-tls", "stray", "--cert-file=/nonexistent")));
     }
 
     @Test

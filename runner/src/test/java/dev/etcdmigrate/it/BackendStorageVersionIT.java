@@ -14,8 +14,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -26,12 +26,8 @@ class BackendStorageVersionIT {
 
     private static final Pattern VERSION = Pattern.compile("\"version\":\"([^\"]*)\"");
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     @Test
     void agreesWithEtcdutlOnEveryV3LineFrom34(@TempDir Path dir) throws Exception {

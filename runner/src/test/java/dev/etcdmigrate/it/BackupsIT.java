@@ -22,8 +22,8 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -36,12 +36,8 @@ class BackupsIT {
     /** Backups of one data dir taken within one second are numbered .1, .2, ... in order. */
     private static final String COUNTER = "(\\.\\d+)?";
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     @Test
     void anOnlineDowngradeCopiesTheMemberDirBeforeAnyEtcdRuns(@TempDir Path dir) throws Exception {

@@ -13,19 +13,15 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Bad input is refused with a clear message and exit 2, the data dir byte-identical afterwards. */
 class BadInputIT {
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     /** Data one minor below the newest, so the runner has a step to run. */
     private Path dataNeedingAStep(Path dir) throws Exception {
@@ -85,6 +81,21 @@ class BadInputIT {
         args.addAll(List.of("--", "--name", "it", "--listen-client-urls", "http://127.0.0.1:1"));
         assertRefused(args, Map.of("ETCD_NAME", "it", "ETCD_LISTEN_CLIENT_URLS", "http://0.0.0.0:2379"), data,
                 "ETCD_LISTEN_CLIENT_URLS", "--listen-client-urls", "ETCD_NAME", "--name");
+    }
+
+    /** etcd ignores its flags and variables when given a config file: the runner cannot read what etcd will use. */
+    @Test
+    void etcdsConfigFileIsRefusedInEverySpelling(@TempDir Path dir) throws Exception {
+        Path data = dataNeedingAStep(dir);
+        Path config = Files.writeString(dir.resolve("etcd.yaml"), "name: other\n");
+        for (List<String> etcdArgs : List.of(List.of("--config-file", config.toString()), List.of("-config-file=" + config))) {
+            List<String> args = new ArrayList<>(RunnerArgs.migrate(data, EtcdFixture.newest().version()));
+            args.add("--");
+            args.addAll(etcdArgs);
+            assertRefused(args, Map.of(), data, config.toString(), "config-file");
+        }
+        assertRefused(RunnerArgs.migrate(data, EtcdFixture.newest().version()), Map.of("ETCD_CONFIG_FILE", config.toString()), data,
+                config.toString(), "ETCD_CONFIG_FILE");
     }
 
     @Test

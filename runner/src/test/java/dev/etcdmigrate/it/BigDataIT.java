@@ -31,8 +31,8 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -50,12 +50,8 @@ class BigDataIT {
     private static final int KEYS = Integer.getInteger("bigdata.keys", 2200);
     private static final Duration RUN_DEADLINE = Duration.ofMinutes(30);
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     @Test
     void aDbAboveTheDefaultQuotaGoesUpTo37AndBackTo35WithEveryKey(@TempDir Path dir) throws Exception {

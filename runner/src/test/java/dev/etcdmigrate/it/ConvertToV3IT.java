@@ -18,8 +18,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -27,12 +27,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /** etcd2 data written through /v2/keys on 3.4 carried to the newest etcd3, checked key by key. */
 class ConvertToV3IT {
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     @Test
     void etcd2DataAt34ReachesTheNewestEtcd3WithEveryKeyRevisionAndTtl(@TempDir Path dir) throws Exception {
@@ -43,7 +39,7 @@ class ConvertToV3IT {
             List<JsonNode> read = runner.events("v2-store-read");
             assertEquals(1, read.size(), runner.output());
             assertEquals(written.live().size(), read.getFirst().path("keys").asLong(), "live keys:\n" + runner.output());
-            assertEquals(written.live().keySet().stream().filter(dev.etcdmigrate.v2.V2Key::isHidden).count(),
+            assertEquals(written.live().keySet().stream().filter(dev.etcdmigrate.ondisk.V2Key::isHidden).count(),
                     read.getFirst().path("hidden").asLong(), "hidden keys:\n" + runner.output());
             // the one key whose TTL ran out is dropped: by the conversion, or already by etcd2's own expiry when it ran on the copy
             assertTrue(read.getFirst().path("expired").asLong() <= 1, "expired keys:\n" + runner.output());
@@ -150,7 +146,7 @@ class ConvertToV3IT {
             } else {
                 assertEquals(0, v3.lease(), key + " has no lease");
             }
-            if (!leased && !dev.etcdmigrate.v2.V2Key.isHidden(key)) {
+            if (!leased && !dev.etcdmigrate.ondisk.V2Key.isHidden(key)) {
                 assertEquals(v2.createdIndex(), v3.createRevision(), "create revision of " + key + " = v2 created index");
                 assertEquals(v2.modifiedIndex(), v3.modRevision(), "mod revision of " + key + " = v2 modified index");
             }

@@ -18,8 +18,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Started as root on a data dir another uid owns, the runner and its etcd run as that uid. */
@@ -30,12 +30,8 @@ class DataDirOwnerIT {
     /** The data is one minor below the newest, so a migration has a step to run as the owner. */
     private final Release previous = EtcdFixture.V3_RELEASES.get(EtcdFixture.V3_RELEASES.size() - 2);
     private final Release newest = EtcdFixture.newest();
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     @Test
     void aMigrationOnADataDirOwnedByAnotherUidRunsAsThatUid(@TempDir Path dir) throws Exception {

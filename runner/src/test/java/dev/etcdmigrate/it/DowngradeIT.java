@@ -12,8 +12,8 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -22,12 +22,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** One-minor downgrades by each method, and the whole chain, checked key by key and revision by revision. */
 class DowngradeIT {
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     /** Every pair of neighbouring etcd3 lines where the newer one has a way back. */
     static Stream<Arguments> oneMinorBack() {

@@ -19,6 +19,8 @@ import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
 import io.etcd.jetcd.Client;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import io.etcd.jetcd.options.LeaseOption;
 import java.io.PrintStream;
 import java.io.OutputStream;
@@ -32,9 +34,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Real etcd for tests: the provisioned binaries (system property etcd.bin.dir), started privately on
- * free loopback ports, always stopped by {@link #close()} (call it from @AfterEach).
+ * free loopback ports, always stopped by {@link #close()}: a test registers it as an extension
+ * ({@code @RegisterExtension final EtcdFixture etcd = new EtcdFixture();}) and JUnit closes it after each test.
  */
-final class EtcdFixture implements AutoCloseable {
+final class EtcdFixture implements AutoCloseable, AfterEachCallback {
 
     static final Catalog CATALOG = Catalog.bundled();
     /** The releases that can hold etcd3 data (2.x serves only the v2 API). */
@@ -168,6 +171,11 @@ final class EtcdFixture implements AutoCloseable {
         }
     }
 
+    /** JUnit's end of each test that registered this fixture. */
+    @Override
+    public void afterEach(ExtensionContext context) {
+        close();
+    }
 
     @Override
     public void close() {

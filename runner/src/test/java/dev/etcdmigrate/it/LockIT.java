@@ -13,8 +13,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -28,12 +28,8 @@ class LockIT {
     private static final Release FROM = EtcdFixture.V3_RELEASES.get(EtcdFixture.V3_RELEASES.size() - 2);
     private static final Release TO = EtcdFixture.newest();
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     @Test
     void theSecondRunnerWaitsThenFindsTheDataAtTheTarget(@TempDir Path dir) throws Exception {

@@ -11,7 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -19,12 +19,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Every provisioned release reports its version, serves a v3 write on loopback, and stops on SIGTERM. */
 class ProvisionedBinariesIT {
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     static Stream<Release> releases() {
         return EtcdFixture.CATALOG.releases().stream();

@@ -10,8 +10,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -24,12 +24,8 @@ class ReflinkBackupIT {
     private static final Release FROM = EtcdFixture.release("3.7.3");
     private static final Release TO = EtcdFixture.release("3.6.16");
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     @Test
     void anOnlineDowngradeOnXfsClonesItsBackupAndFitsWhereACopyWouldNot(@TempDir Path dir) throws Exception {

@@ -26,8 +26,8 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -37,12 +37,8 @@ class RollbackToV2IT {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final EtcdFixture etcd = new EtcdFixture();
-
-    @AfterEach
-    void stopAll() {
-        etcd.close();
-    }
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
 
     /** What a key must be in v2 afterwards: its value, and the TTL its lease had (0: none). */
     record Expected(String value, long ttl, Instant at) {}
@@ -61,7 +57,7 @@ class RollbackToV2IT {
         assertEquals(targetVersion + "/etcd2", Files.readString(data.resolve("version.txt")));
         Release target = EtcdFixture.release(targetVersion);
         try (PrivateEtcd server = etcd.startEtcd2(target, data)) {
-            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(dev.etcdmigrate.v2.V2Key::isHidden).toList());
+            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(dev.etcdmigrate.ondisk.V2Key::isHidden).toList());
             assertEquals(expected.keySet(), v2.keySet(), "the key set");
             Instant now = Instant.now();
             expected.forEach((key, want) -> {
@@ -116,7 +112,7 @@ class RollbackToV2IT {
     /** The etcd2 {@code target} serves exactly the expected keys with their values (through the v2 API). */
     static void assertKeysAndValuesServed(EtcdFixture etcd, Release target, Path data, Map<String, Expected> expected) throws Exception {
         try (PrivateEtcd server = etcd.startEtcd2(target, data)) {
-            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(dev.etcdmigrate.v2.V2Key::isHidden).toList());
+            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(dev.etcdmigrate.ondisk.V2Key::isHidden).toList());
             assertEquals(expected.keySet(), v2.keySet());
             expected.forEach((key, want) -> assertEquals(want.value(), v2.get(key).path("value").asText(), key));
             server.stop(Duration.ofSeconds(20));

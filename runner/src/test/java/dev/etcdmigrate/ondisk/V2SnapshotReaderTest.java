@@ -1,6 +1,6 @@
 package dev.etcdmigrate.ondisk;
 
-import dev.etcdmigrate.v2.V2Key;
+import dev.etcdmigrate.ondisk.V2Key;
 import dev.etcdmigrate.v2.V2SnapshotFiles;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.step;
 
+import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.v2.ConversionPlan;
 import dev.etcdmigrate.v2.V2SnapshotFiles;
@@ -236,7 +237,7 @@ final class FakeEtcd implements EtcdOperations {
     }
 
     @Override
-    public void dumpV3(Running etcd, DumpedKeyConsumer consumer) throws Exception {
+    public void dumpV3(Running etcd, DumpedKeyConsumer consumer) throws IOException, InterruptedException, MigrateException {
         call("dump v3 " + etcd.release().version());
         for (DumpedKey key : v3Keys) {
             consumer.accept(key);

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.step;
 
+import dev.etcdmigrate.error.MigrateException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -77,7 +78,7 @@ class StepScriptsTest {
     }
 
     /** The calls of an uninterrupted run on a fresh data dir. */
-    private List<String> cleanRun(Step step, DataVersion from, Consumer<FakeEtcd> setup) throws Exception {
+    private List<String> cleanRun(Step step, DataVersion from, Consumer<FakeEtcd> setup) throws IOException, InterruptedException, MigrateException {
         DataDir dataDir = seed("clean", from);
         FakeEtcd etcd = new FakeEtcd(dataDir.path(), new FakeEtcd.Cluster());
         setup.accept(etcd);
@@ -91,7 +92,7 @@ class StepScriptsTest {
      * For each call of a clean run: a fresh data dir, a crash at that call, then the next start (recovery,
      * and the step again from the start if version.txt does not name its result yet); it must converge.
      */
-    private void crashAtEveryCall(Step step, DataVersion from, Consumer<FakeEtcd> setup) throws Exception {
+    private void crashAtEveryCall(Step step, DataVersion from, Consumer<FakeEtcd> setup) throws IOException, InterruptedException, MigrateException {
         int calls = cleanRun(step, from, setup).size();
         for (int at = 1; at <= calls; at++) {
             DataDir dataDir = seed("crash-" + at, from);
@@ -115,7 +116,7 @@ class StepScriptsTest {
         }
     }
 
-    private static void assertConverged(Step step, DataVersion from, DataDir dataDir) throws Exception {
+    private static void assertConverged(Step step, DataVersion from, DataDir dataDir) throws IOException, InterruptedException, MigrateException {
         assertEquals(step.result(), dataDir.readVersion().orElseThrow());
         assertTrue(Files.isDirectory(dataDir.member()), "member/ in place");
         assertEquals(List.of(), dataDir.own().workDirs(), "no work dir left");
@@ -149,7 +150,7 @@ class StepScriptsTest {
     // ---- PatchFloor
 
     @Test
-    void aPatchFloorRunsTheNewerPatchOnceOnTheData() throws Exception {
+    void aPatchFloorRunsTheNewerPatchOnceOnTheData() throws IOException, InterruptedException, MigrateException {
         Step step = new PatchFloor(EtcdVersion.parse("3.5.21"), release("3.5.35"), EtcdVersion.parse("3.5.32"));
         assertEquals(List.of("run 3.5.35 ."), cleanRun(step, v3("3.5.21"), NOTHING));
         assertEquals(List.of("run 3.5.35 . snapshot-count=1"),
@@ -160,14 +161,14 @@ class StepScriptsTest {
     // ---- MinorUpgrade
 
     @Test
-    void aPlainMinorUpgradeStartsTheNextLineUntilAWrite() throws Exception {
+    void aPlainMinorUpgradeStartsTheNextLineUntilAWrite() throws IOException, InterruptedException, MigrateException {
         Step step = new MinorUpgrade(EtcdVersion.parse("3.4.23"), release("3.5.35"), Optional.empty(), Optional.empty());
         assertEquals(List.of("run 3.5.35 ."), cleanRun(step, v3("3.4.23"), NOTHING));
         crashAtEveryCall(step, v3("3.4.23"), NOTHING);
     }
 
     @Test
-    void anUpgradeTo36ChecksForV2ContentFirstAndSnapshotsPastOldWalEntries() throws Exception {
+    void anUpgradeTo36ChecksForV2ContentFirstAndSnapshotsPastOldWalEntries() throws IOException, InterruptedException, MigrateException {
         Step step = new MinorUpgrade(EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")), Optional.empty());
         assertEquals(List.of("check v2store 3.5.35 .", "run 3.6.16 ."), cleanRun(step, v3("3.5.35"), NOTHING));
         Consumer<FakeEtcd> oldWalEntries = e -> e.v2Findings.add(Optional.of("detected custom v2 content in WAL records"));
@@ -178,7 +179,7 @@ class StepScriptsTest {
     }
 
     @Test
-    void realV2KeysStopTheUpgradeWithTheDataStillAtThePreviousLine() throws Exception {
+    void realV2KeysStopTheUpgradeWithTheDataStillAtThePreviousLine() throws IOException, InterruptedException, MigrateException {
         Step step = new MinorUpgrade(EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")), Optional.empty());
         DataDir dataDir = seed("v2keys", v3("3.5.35"));
         FakeEtcd etcd = new FakeEtcd(dataDir.path(), new FakeEtcd.Cluster());
@@ -191,7 +192,7 @@ class StepScriptsTest {
     }
 
     @Test
-    void aJudgedUpgradeTo36StartsItFirstAndChecksOnlyAfterARefusal() throws Exception {
+    void aJudgedUpgradeTo36StartsItFirstAndChecksOnlyAfterARefusal() throws IOException, InterruptedException, MigrateException {
         MinorUpgrade step = new MinorUpgrade(EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")),
                 Optional.empty()).withV2JudgedAtStart();
         assertEquals(List.of("run judging v2 3.6.16 ."), cleanRun(step, v3("3.5.35"), NOTHING), "accepted: no check at all");
@@ -212,7 +213,7 @@ class StepScriptsTest {
     }
 
     @Test
-    void aJudgedUpgradeTo36StopsOnRealV2KeysWithTheDataStillAtThePreviousLine() throws Exception {
+    void aJudgedUpgradeTo36StopsOnRealV2KeysWithTheDataStillAtThePreviousLine() throws IOException, InterruptedException, MigrateException {
         Step step = new MinorUpgrade(EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")),
                 Optional.empty()).withV2JudgedAtStart();
         DataDir dataDir = seed("v2keys-judged", v3("3.5.35"));
@@ -238,7 +239,7 @@ class StepScriptsTest {
     }
 
     @Test
-    void anUpgradeTo37LetsThePreviousLineSnapshotFirstOrSnapshotsForTheNextLine() throws Exception {
+    void anUpgradeTo37LetsThePreviousLineSnapshotFirstOrSnapshotsForTheNextLine() throws IOException, InterruptedException, MigrateException {
         Step first = new MinorUpgrade(EtcdVersion.parse("3.6.16"), release("3.7.3"), Optional.empty(), Optional.of(release("3.6.16")));
         assertEquals(List.of("run 3.6.16 . snapshot-count=1", "run 3.7.3 ."), cleanRun(first, v3("3.6.16"), NOTHING));
         crashAtEveryCall(first, v3("3.6.16"), NOTHING);
@@ -248,7 +249,7 @@ class StepScriptsTest {
     }
 
     @Test
-    void etcd2DataIsUpgradedWithV2Probes() throws Exception {
+    void etcd2DataIsUpgradedWithV2Probes() throws IOException, InterruptedException, MigrateException {
         Step step = MinorUpgrade.ofEtcd2(EtcdVersion.parse("2.3.8"), release("3.0.17"));
         DataVersion from = new DataVersion(EtcdVersion.parse("2.3.8"), StorageApi.ETCD2);
         assertEquals(List.of("run 3.0.17 . v2"), cleanRun(step, from, NOTHING));
@@ -258,7 +259,7 @@ class StepScriptsTest {
     // ---- OnlineDowngrade
 
     @Test
-    void anOnlineDowngradeBacksUpThenEnablesAndWaitsThenStartsTheOlderLine() throws Exception {
+    void anOnlineDowngradeBacksUpThenEnablesAndWaitsThenStartsTheOlderLine() throws IOException, InterruptedException, MigrateException {
         Step step = new OnlineDowngrade(EtcdVersion.parse("3.7.3"), release("3.7.3"), release("3.6.16"));
         assertEquals(List.of(
                 "start 3.7.3 .", "downgrade status 3.7.3", "cluster version 3.7.3", "downgrade enable 3.7.3 3.6",
@@ -271,7 +272,7 @@ class StepScriptsTest {
     }
 
     @Test
-    void aRerunAfterTheDowngradeWasEnabledContinuesIt() throws Exception {
+    void aRerunAfterTheDowngradeWasEnabledContinuesIt() throws IOException, InterruptedException, MigrateException {
         Step step = new OnlineDowngrade(EtcdVersion.parse("3.7.3"), release("3.7.3"), release("3.6.16"));
         DataDir dataDir = seed("continue", v3("3.7.3"));
         FakeEtcd.Cluster cluster = new FakeEtcd.Cluster();
@@ -283,7 +284,7 @@ class StepScriptsTest {
     }
 
     @Test
-    void aDowngradeToAnotherLineInProgressIsNotTouched() throws Exception {
+    void aDowngradeToAnotherLineInProgressIsNotTouched() throws IOException, InterruptedException, MigrateException {
         Step step = new OnlineDowngrade(EtcdVersion.parse("3.7.3"), release("3.7.3"), release("3.6.16"));
         DataDir dataDir = seed("other", v3("3.7.3"));
         FakeEtcd.Cluster cluster = new FakeEtcd.Cluster();
@@ -294,7 +295,7 @@ class StepScriptsTest {
     }
 
     @Test
-    void aClusterMemberDoesNotWaitForTheDowngradeJobToEnd() throws Exception {
+    void aClusterMemberDoesNotWaitForTheDowngradeJobToEnd() throws IOException, InterruptedException, MigrateException {
         Step step = new OnlineDowngrade(EtcdVersion.parse("3.7.3"), release("3.7.3"), release("3.6.16"));
         List<String> calls = cleanRun(step, v3("3.7.3"), e -> e.rejoins = true);
         assertFalse(calls.stream().anyMatch(c -> c.startsWith("await downgrade finished")), calls.toString());
@@ -303,7 +304,7 @@ class StepScriptsTest {
     // ---- SnapshotDowngrade
 
     @Test
-    void aSnapshotDowngradeSavesRestoresProvesAndSwaps() throws Exception {
+    void aSnapshotDowngradeSavesRestoresProvesAndSwaps() throws IOException, InterruptedException, MigrateException {
         Step step = new SnapshotDowngrade(EtcdVersion.parse("3.5.35"), release("3.5.35"), release("3.4.23"));
         assertEquals(List.of(
                 "start 3.5.35 .", "snapshot save 3.5.35 .etcd-migrate/snapshot/snapshot.db", "stop 3.5.35",
@@ -324,7 +325,7 @@ class StepScriptsTest {
             """;
 
     @Test
-    void anEtcd2ConversionWorksOnACopyChecksTwiceAndSwaps() throws Exception {
+    void anEtcd2ConversionWorksOnACopyChecksTwiceAndSwaps() throws IOException, InterruptedException, MigrateException {
         Step step = new ConvertToV3(EtcdVersion.parse("3.4.23"), release("3.4.23"));
         DataVersion from = new DataVersion(EtcdVersion.parse("3.4.23"), StorageApi.ETCD2);
         Consumer<FakeEtcd> store = e -> e.v2StoreJson = V2_STORE;
@@ -342,7 +343,7 @@ class StepScriptsTest {
     // ---- RollbackToV2
 
     @Test
-    void aRollbackDumpsACopyLoadsAFreshV2StoreChecksItAndSwaps() throws Exception {
+    void aRollbackDumpsACopyLoadsAFreshV2StoreChecksItAndSwaps() throws IOException, InterruptedException, MigrateException {
         Step step = new RollbackToV2(EtcdVersion.parse("3.4.23"), release("3.4.23"), release("3.4.23"));
         Consumer<FakeEtcd> keys = e -> {
             e.v3Keys.add(new EtcdOperations.DumpedKey("/registry/a".getBytes(StandardCharsets.UTF_8), "x".getBytes(StandardCharsets.UTF_8), 0));
@@ -358,7 +359,7 @@ class StepScriptsTest {
     }
 
     @Test
-    void keysEtcd2CannotHoldAreRefusedWithTheDataDirAsItWas() throws Exception {
+    void keysEtcd2CannotHoldAreRefusedWithTheDataDirAsItWas() throws IOException, InterruptedException, MigrateException {
         Step step = new RollbackToV2(EtcdVersion.parse("3.4.23"), release("3.4.23"), release("3.4.23"));
         DataDir dataDir = seed("offenders", v3("3.4.23"));
         FakeEtcd etcd = new FakeEtcd(dataDir.path(), new FakeEtcd.Cluster());

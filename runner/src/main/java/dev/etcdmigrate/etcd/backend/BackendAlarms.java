@@ -1,7 +1,8 @@
 package dev.etcdmigrate.etcd.backend;
 
+import java.io.IOException;
 import dev.etcdmigrate.etcd.client.GatewayClient;
-import dev.etcdmigrate.etcd.server.PrivateEtcd;
+import dev.etcdmigrate.error.FailedException;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
 import java.nio.file.Path;
@@ -19,41 +20,41 @@ public final class BackendAlarms {
     private BackendAlarms() {}
 
     /** After a write was refused for NOSPACE: disarm this member's alarm if that is safe, else fail naming why. */
-    public static void disarmOnArrival(PrivateEtcd etcd, Path dataDir, List<String> extraServerArgs, Log log)
-            throws Exception {
-        List<GatewayClient.Alarm> alarms = etcd.gateway().alarms();
-        String self = memberId(etcd);
+    public static void disarmOnArrival(GatewayClient gateway, String version, Path dataDir, List<String> extraServerArgs, Log log)
+            throws IOException, InterruptedException, FailedException {
+        List<GatewayClient.Alarm> alarms = gateway.alarms();
+        String self = memberId(gateway);
         long db = BackendQuota.dbSize(dataDir);
         long quota = BackendQuota.quota(dataDir, extraServerArgs);
         if (alarms.isEmpty()) {
-            throw new PrivateEtcd.EtcdFailedException("etcd " + etcd.release().version() + " refused a write for lack of space"
+            throw new FailedException("etcd " + version + " refused a write for lack of space"
                     + " but lists no alarm (db " + mib(db) + ", quota " + mib(quota) + ")");
         }
         for (GatewayClient.Alarm alarm : alarms) {
             if (!alarm.type().equals("NOSPACE") || !alarm.memberId().equals(self) || BackendQuota.needed(db) > quota) {
-                throw new PrivateEtcd.EtcdFailedException("the data carries a " + alarm.type() + " alarm of member " + alarm.memberId()
+                throw new FailedException("the data carries a " + alarm.type() + " alarm of member " + alarm.memberId()
                         + (alarm.memberId().equals(self) ? " (this member)" : " (not this member, " + self + ")")
                         + " that the runner does not disarm (db " + mib(db) + ", private quota " + mib(quota) + "); check the"
                         + " data, then `etcdctl alarm disarm` it yourself; nothing was changed");
             }
         }
         for (GatewayClient.Alarm alarm : alarms) {
-            etcd.gateway().disarm(alarm);
+            gateway.disarm(alarm);
         }
         log.emit(new Event.AlarmDisarmed("NOSPACE", self, db, quota, BackendQuota.needed(db)));
     }
 
     /** Fails if an alarm is active now that was not there when the step's etcd took its first write. */
-    public static void checkNoneRaised(PrivateEtcd etcd) throws Exception {
-        List<GatewayClient.Alarm> alarms = etcd.gateway().alarms();
+    public static void checkNoneRaised(GatewayClient gateway, String version) throws IOException, InterruptedException, FailedException {
+        List<GatewayClient.Alarm> alarms = gateway.alarms();
         if (!alarms.isEmpty()) {
-            throw new PrivateEtcd.EtcdFailedException("etcd " + etcd.release().version() + " raised alarm(s) during the step: "
+            throw new FailedException("etcd " + version + " raised alarm(s) during the step: "
                     + alarms.stream().map(a -> a.type() + " of member " + a.memberId()).toList());
         }
     }
 
-    private static String memberId(PrivateEtcd etcd) throws Exception {
-        return etcd.gateway().status().path("header").path("member_id").asText("");
+    private static String memberId(GatewayClient gateway) throws IOException, InterruptedException, FailedException {
+        return gateway.status().path("header").path("member_id").asText("");
     }
 
     static String mib(long bytes) {

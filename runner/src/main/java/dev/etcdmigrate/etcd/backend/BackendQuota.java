@@ -1,6 +1,7 @@
 package dev.etcdmigrate.etcd.backend;
 
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.cli.EtcdCommandLine;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,8 +20,8 @@ import java.util.OptionalLong;
  */
 public final class BackendQuota {
 
-    public static final String FLAG = "--quota-backend-bytes";
-    public static final String ENV = "ETCD_QUOTA_BACKEND_BYTES";
+    static final String NAME = "quota-backend-bytes";
+    public static final String FLAG = "--" + NAME;
     /** etcd's default when the flag is absent or 0. */
     static final long ETCD_DEFAULT = 2L << 30;
     static final long MIN_HEADROOM = 512L << 20;
@@ -28,14 +29,11 @@ public final class BackendQuota {
     private BackendQuota() {}
 
     /**
-     * The quota the operator's etcd runs with: the last {@code --quota-backend-bytes} of its flags (etcd's
-     * flag parser keeps the last), else the environment variable; empty for etcd's default.
+     * The quota the operator's etcd runs with: its {@code --quota-backend-bytes} (the last one), else
+     * ETCD_QUOTA_BACKEND_BYTES; empty for etcd's default.
      */
-    public static OptionalLong requested(List<String> etcdArgs, Map<String, String> environment) {
-        OptionalLong fromArgs = lastFlag(etcdArgs);
-        if (fromArgs.isPresent()) return fromArgs;
-        String env = environment.get(ENV);
-        return env == null || env.isBlank() ? OptionalLong.empty() : OptionalLong.of(parse(env.trim(), ENV));
+    public static OptionalLong requested(EtcdCommandLine etcd) {
+        return etcd.get(NAME).map(v -> OptionalLong.of(parse(v.trim(), etcd.source(NAME)))).orElse(OptionalLong.empty());
     }
 
     /**
@@ -43,8 +41,8 @@ public final class BackendQuota {
      * ETCD_CREDS only if the flags after {@code --} or the environment name one (they are what etcd runs
      * with after the migration).
      */
-    public static List<String> withRequested(List<String> serverExtraArgs, List<String> etcdArgs, Map<String, String> environment) {
-        OptionalLong requested = requested(etcdArgs, environment);
+    public static List<String> withRequested(List<String> serverExtraArgs, EtcdCommandLine etcd) {
+        OptionalLong requested = requested(etcd);
         if (requested.isEmpty()) return serverExtraArgs;
         List<String> args = new ArrayList<>(serverExtraArgs);
         args.add(FLAG + "=" + requested.getAsLong());
@@ -53,7 +51,7 @@ public final class BackendQuota {
 
     /**
      * The quota flag for a private etcd of {@code release} on {@code dataDir}, whose command line so far is
-     * {@code args}: the last quota there (or etcd's default), at least the db size plus headroom. Empty
+     * {@code args} (without the program): the last quota there (or etcd's default), at least the db size plus headroom. Empty
      * for lines without a v3 backend (2.x), which have no quota and reject the flag.
      */
     public static List<String> flags(Release release, Path dataDir, List<String> args) throws IOException {
@@ -61,9 +59,10 @@ public final class BackendQuota {
         return List.of(FLAG + "=" + quota(dataDir, args));
     }
 
-    /** The quota a private etcd on {@code dataDir} runs with, given the flags it gets. */
+    /** The quota a private etcd on {@code dataDir} runs with, given the flags it gets (its environment is scrubbed). */
     public static long quota(Path dataDir, List<String> args) throws IOException {
-        return effective(lastFlag(args).orElse(0), dbSize(dataDir));
+        long requested = requested(EtcdCommandLine.read(args, Map.of())).orElse(0);
+        return effective(requested, dbSize(dataDir));
     }
 
     /** max(requested, or etcd's default for 0), db + max(512 MiB, db / 4)). */
@@ -80,20 +79,6 @@ public final class BackendQuota {
     public static long dbSize(Path dataDir) throws IOException {
         Path db = dataDir.resolve("member").resolve("snap").resolve("db");
         return Files.isRegularFile(db) ? Files.size(db) : 0;
-    }
-
-    private static OptionalLong lastFlag(List<String> args) {
-        OptionalLong found = OptionalLong.empty();
-        for (int i = 0; i < args.size(); i++) {
-            String arg = args.get(i);
-            String name = arg.startsWith("--") ? arg : arg.startsWith("-") ? "-" + arg : arg;
-            if (name.equals(FLAG) && i + 1 < args.size()) {
-                found = OptionalLong.of(parse(args.get(++i), FLAG));
-            } else if (name.startsWith(FLAG + "=")) {
-                found = OptionalLong.of(parse(name.substring(FLAG.length() + 1), FLAG));
-            }
-        }
-        return found;
     }
 
     private static long parse(String value, String what) {

@@ -1,5 +1,9 @@
 package dev.etcdmigrate.etcd.client;
 
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.Future;
+import java.util.concurrent.ExecutionException;
+import java.io.IOException;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.v2.ConversionPlan;
 import dev.etcdmigrate.v2.KeySetDigest;
@@ -45,7 +49,7 @@ public final class V3Keyspace implements AutoCloseable {
     }
 
     /** Applies the fix-ups; returns how many keys were put with a lease. */
-    public long apply(Path fixes) throws Exception {
+    public long apply(Path fixes) throws IOException, InterruptedException {
         Map<Long, Long> leaseByTtl = new HashMap<>();
         List<Op> batch = new ArrayList<>();
         long[] bytes = new long[1];
@@ -59,7 +63,7 @@ public final class V3Keyspace implements AutoCloseable {
             } else if (fix.leaseTtlSeconds() > 0) {
                 Long lease = leaseByTtl.get(fix.leaseTtlSeconds());
                 if (lease == null) {
-                    lease = client.getLeaseClient().grant(fix.leaseTtlSeconds()).get(30, TimeUnit.SECONDS).getID();
+                    lease = await(client.getLeaseClient().grant(fix.leaseTtlSeconds()), 30).getID();
                     leaseByTtl.put(fix.leaseTtlSeconds(), lease);
                 }
                 op = Op.put(key, ByteSequence.from(fix.value()), PutOption.builder().withLeaseId(lease).build());
@@ -76,12 +80,12 @@ public final class V3Keyspace implements AutoCloseable {
             bytes[0] += size;
         });
         if (!batch.isEmpty()) send(batch, inFlight);
-        while (!inFlight.isEmpty()) inFlight.removeFirst().get(60, TimeUnit.SECONDS);
+        while (!inFlight.isEmpty()) await(inFlight.removeFirst(), 60);
         return leased[0];
     }
 
-    private void send(List<Op> batch, Deque<CompletableFuture<?>> inFlight) throws Exception {
-        if (inFlight.size() == IN_FLIGHT) inFlight.removeFirst().get(60, TimeUnit.SECONDS);
+    private void send(List<Op> batch, Deque<CompletableFuture<?>> inFlight) throws IOException, InterruptedException {
+        if (inFlight.size() == IN_FLIGHT) await(inFlight.removeFirst(), 60);
         inFlight.addLast(client.getKVClient().txn().Then(batch.toArray(Op[]::new)).commit());
         batch.clear();
     }
@@ -89,7 +93,7 @@ public final class V3Keyspace implements AutoCloseable {
     /** Digest (see {@link KeySetDigest}) of every key and value, and how many keys carry a lease. */
     public record Observed(String digest, long leased) {}
 
-    public Observed observe() throws Exception {
+    public Observed observe() throws IOException, InterruptedException {
         KeySetDigest digest = new KeySetDigest();
         long[] leased = new long[1];
         forEachKey(kv -> {
@@ -102,7 +106,7 @@ public final class V3Keyspace implements AutoCloseable {
     }
 
     private interface KeyValueConsumer {
-        void accept(KeyValue kv) throws Exception;
+        void accept(KeyValue kv) throws IOException, InterruptedException;
     }
 
     /**
@@ -115,14 +119,13 @@ public final class V3Keyspace implements AutoCloseable {
      * ({@link KeyRanges}), so a range holds about a page and a half of keys. {@link KeySetDigest} does
      * not depend on the order.
      */
-    private void forEachKey(KeyValueConsumer consumer) throws Exception {
+    private void forEachKey(KeyValueConsumer consumer) throws IOException, InterruptedException {
         byte[] from = {0};
         java.math.BigInteger span = null; // unknown until a full page has been seen: the first range is open
         while (true) {
             byte[] end = span == null ? null : KeyRanges.end(from, span);
-            GetResponse page = client.getKVClient().get(ByteSequence.from(from),
-                    GetOption.builder().withRange(end == null ? ALL : ByteSequence.from(end)).withLimit(PAGE).build())
-                    .get(60, TimeUnit.SECONDS);
+            GetResponse page = await(client.getKVClient().get(ByteSequence.from(from),
+                    GetOption.builder().withRange(end == null ? ALL : ByteSequence.from(end)).withLimit(PAGE).build()), 60);
             byte[] previous = null;
             for (KeyValue kv : page.getKvs()) {
                 byte[] key = kv.getKey().getBytes();
@@ -150,25 +153,37 @@ public final class V3Keyspace implements AutoCloseable {
     public record Entry(byte[] key, byte[] value, long leaseTtl) {}
 
     public interface EntryConsumer {
-        void accept(Entry entry) throws Exception;
+        void accept(Entry entry) throws IOException, InterruptedException;
     }
 
     /** Every key, page by page, with the remaining TTL of its lease (looked up once per lease). */
-    public void dump(EntryConsumer consumer) throws Exception {
+    public void dump(EntryConsumer consumer) throws IOException, InterruptedException {
         Map<Long, Long> ttlByLease = new HashMap<>();
         forEachKey(kv -> {
             long ttl = 0;
             if (kv.getLease() != 0) {
                 Long known = ttlByLease.get(kv.getLease());
                 if (known == null) {
-                    known = client.getLeaseClient().timeToLive(kv.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT)
-                            .get(30, TimeUnit.SECONDS).getTTL();
+                    known = await(client.getLeaseClient().timeToLive(kv.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT), 30)
+                            .getTTL();
                     ttlByLease.put(kv.getLease(), known);
                 }
                 ttl = Math.max(known, -1); // -1: the lease is gone, the key expires with it
             }
             consumer.accept(new Entry(kv.getKey().getBytes(), kv.getValue().getBytes(), ttl));
         });
+    }
+
+    /** A jetcd request's answer; its failure or a timeout is an I/O failure of the talk with etcd. */
+    private static <T> T await(Future<T> answer, int seconds) throws IOException, InterruptedException {
+        try {
+            return answer.get(seconds, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause() == null ? e : e.getCause();
+            throw cause instanceof IOException io ? io : new IOException("etcd request failed: " + cause.getMessage(), cause);
+        } catch (TimeoutException e) {
+            throw new IOException("etcd did not answer within " + seconds + " s", e);
+        }
     }
 
     @Override

@@ -6,11 +6,12 @@ import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.etcd.client.V2Client;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.process.ChildEnvironment;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.LinePump;
-import dev.etcdmigrate.v2.V2Key;
+import dev.etcdmigrate.ondisk.V2Key;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -104,7 +105,7 @@ public final class PrivateEtcd implements AutoCloseable {
         }
 
         boolean peerTls() {
-            return extraServerArgs.stream().anyMatch(a -> a.startsWith("--peer-cert-file"));
+            return EtcdCommandLine.read(extraServerArgs, Map.of()).flag("peer-cert-file").isPresent();
         }
     }
 
@@ -133,7 +134,7 @@ public final class PrivateEtcd implements AutoCloseable {
         command.addAll(release.line().logFlags());
         command.addAll(lineFlags);
         command.addAll(settings.extraServerArgs());
-        command.addAll(BackendQuota.flags(release, dataDir, command)); // last, so it wins: see BackendQuota
+        command.addAll(BackendQuota.flags(release, dataDir, command.subList(1, command.size()))); // last, so it wins: see BackendQuota
 
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().clear();

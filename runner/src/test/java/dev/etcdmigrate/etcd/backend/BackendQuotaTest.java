@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.version.EtcdVersion;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
@@ -19,27 +20,32 @@ class BackendQuotaTest {
     private static final long GIB = 1L << 30;
     private static final long MIB = 1L << 20;
 
+    private static OptionalLong requested(List<String> args, Map<String, String> env) {
+        return BackendQuota.requested(EtcdCommandLine.read(args, env));
+    }
+
     @Test
     void theOperatorsFlagWinsOverTheEnvironmentAndTheLastFlagWins() {
-        Map<String, String> env = Map.of(BackendQuota.ENV, "3000000000");
-        assertEquals(OptionalLong.of(5), BackendQuota.requested(List.of("--quota-backend-bytes=4", "--quota-backend-bytes", "5"), env));
-        assertEquals(OptionalLong.of(7), BackendQuota.requested(List.of("-quota-backend-bytes=7"), env));
-        assertEquals(OptionalLong.of(3000000000L), BackendQuota.requested(List.of("--name", "m1"), env));
-        assertEquals(OptionalLong.empty(), BackendQuota.requested(List.of("--name", "m1"), Map.of()));
+        Map<String, String> env = Map.of("ETCD_QUOTA_BACKEND_BYTES", "3000000000");
+        assertEquals(OptionalLong.of(5), requested(List.of("--quota-backend-bytes=4", "--quota-backend-bytes", "5"), env));
+        assertEquals(OptionalLong.of(7), requested(List.of("-quota-backend-bytes=7"), env));
+        assertEquals(OptionalLong.of(3000000000L), requested(List.of("--name", "m1"), env));
+        assertEquals(OptionalLong.empty(), requested(List.of("--name", "m1"), Map.of()));
     }
 
     @Test
     void aQuotaThatIsNoNumberIsRefused() {
-        var e = assertThrows(IllegalArgumentException.class, () -> BackendQuota.requested(List.of("--quota-backend-bytes=8G"), Map.of()));
-        assertEquals("--quota-backend-bytes must be a number of bytes, not '8G'", e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> BackendQuota.requested(List.of(), Map.of(BackendQuota.ENV, "-1")));
+        var e = assertThrows(IllegalArgumentException.class, () -> requested(List.of("--quota-backend-bytes=8G"), Map.of()));
+        assertEquals("etcd's --quota-backend-bytes after -- must be a number of bytes, not '8G'", e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> requested(List.of(), Map.of("ETCD_QUOTA_BACKEND_BYTES", "-1")));
     }
 
     @Test
     void theOperatorsQuotaGoesLastSoItOverridesOneInTheCredentialFlags() {
         assertEquals(List.of("--quota-backend-bytes=1", "--quota-backend-bytes=9"),
-                BackendQuota.withRequested(List.of("--quota-backend-bytes=1"), List.of("--quota-backend-bytes=9"), Map.of()));
-        assertEquals(List.of("--cert-file=x"), BackendQuota.withRequested(List.of("--cert-file=x"), List.of(), Map.of()));
+                BackendQuota.withRequested(List.of("--quota-backend-bytes=1"),
+                        EtcdCommandLine.read(List.of("--quota-backend-bytes=9"), Map.of())));
+        assertEquals(List.of("--cert-file=x"), BackendQuota.withRequested(List.of("--cert-file=x"), EtcdCommandLine.read(List.of(), Map.of())));
     }
 
     @Test

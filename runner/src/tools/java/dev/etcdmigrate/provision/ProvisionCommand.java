@@ -6,6 +6,7 @@ import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.Flag;
 import dev.etcdmigrate.cli.ParsedArgs;
 import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.ToolRunner;
@@ -101,7 +102,7 @@ public final class ProvisionCommand {
                     + " holds only complete installs");
         }
         log.info("provisioned " + releases.size() + " release(s) in " + binDir);
-        return 0;
+        return ExitStatus.OK.code();
     }
 
     /**

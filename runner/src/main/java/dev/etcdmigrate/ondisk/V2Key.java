@@ -1,4 +1,4 @@
-package dev.etcdmigrate.v2;
+package dev.etcdmigrate.ondisk;
 
 import java.time.Instant;
 import java.util.Optional;

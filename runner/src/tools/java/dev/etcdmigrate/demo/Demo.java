@@ -84,7 +84,7 @@ public final class Demo {
                 "--bin-dir", binDir.toString(), "--name", "demo", "--port", String.valueOf(ports.client()),
                 "--peer-port", String.valueOf(ports.peer()), "--no-exec"), System.getenv());
         Migration migration = new Migration(MigrateOptions.from(migrateArgs), () -> catalog, log, children, System.getenv());
-        migration.plan().describe().forEach(line -> out.println("   " + line));
+        migration.planEvent().message().lines().forEach(line -> out.println("   " + line));
         long start = System.nanoTime();
         DataVersion reached;
         try (Migration.Done done = migration.migrate()) {

@@ -1,0 +1,174 @@
+package dev.etcdmigrate.cli;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * etcd's command line read the way etcd reads it, once, for every part of the runner that must know what
+ * etcd will be told: Go's flag package ({@code -f} or {@code --f}; {@code -f=v} or {@code -f v} for a flag
+ * that takes a value, only {@code -f} or {@code -f=v} for one that takes none; the last occurrence wins;
+ * parsing stops at {@code --} or at the first word that is not a flag) and then etcd's
+ * {@code pkg/flags.SetFlagsFromEnv}: {@code ETCD_<FLAG>} stands in for a flag not given, when not empty.
+ * Used for the words after {@code --} (with the environment the target etcd gets) and for the private
+ * etcd's extra flags (whose environment is scrubbed).
+ */
+public final class EtcdCommandLine {
+
+    /**
+     * etcd's flags that take no next word, in any bundled line (a line that does not define one refuses it
+     * anyway): Go {@code bool} flags, and the legacy names etcd registers as {@code flags.IgnoredFlag} (a
+     * Go boolean flag too). From etcd's tagged sources (etcdmain/config.go, embed/config.go) of 2.2.5-3.7,
+     * confirmed by asking every bundled binary (EtcdCommandLineIT).
+     */
+    static final Set<String> NO_VALUE_FLAGS = Set.of(
+            // bool
+            "auto-tls", "client-cert-auth", "debug", "discovery-insecure-skip-tls-verify", "discovery-insecure-transport",
+            "enable-distributed-tracing", "enable-grpc-gateway", "enable-log-rotation", "enable-pprof", "enable-v2",
+            "experimental-compact-hash-check-enabled", "experimental-enable-distributed-tracing",
+            "experimental-enable-lease-checkpoint", "experimental-enable-lease-checkpoint-persist",
+            "experimental-initial-corrupt-check", "experimental-memory-mlock", "experimental-peer-skip-client-san-verification",
+            "experimental-stop-grpc-service-on-defrag", "experimental-txn-mode-write-with-shared-buffer", "experimental-v3demo",
+            "force-new-cluster", "initial-election-tick-advance", "memory-mlock", "peer-auto-tls", "peer-client-cert-auth",
+            "peer-skip-client-san-verification", "pre-vote", "socket-reuse-address", "socket-reuse-port", "strict-reconfig-check",
+            "unsafe-no-fsync", "version",
+            // flags.IgnoredFlag
+            "cluster-active-size", "cluster-remove-delay", "cluster-sync-interval", "config", "force", "max-result-buffer",
+            "max-retry-attempts", "peer-heartbeat-interval", "peer-election-timeout", "retry-interval", "snapshot", "v", "vv",
+            "test.coverprofile", "test.outputdir");
+
+    private final List<String> args;
+    /** Each flag given, by name: its last value and its last spelling (the name with its dashes). */
+    private final Map<String, String> values;
+    private final Map<String, String> spellings;
+    /** Where Go's flag package stopped: index of "--" or of the first word it did not read as a flag. */
+    private final int end;
+    private final Optional<String> error;
+    private final Map<String, String> environment;
+
+    private EtcdCommandLine(List<String> args, Map<String, String> values, Map<String, String> spellings, int end,
+            Optional<String> error, Map<String, String> environment) {
+        this.args = args;
+        this.values = values;
+        this.spellings = spellings;
+        this.end = end;
+        this.error = error;
+        this.environment = environment;
+    }
+
+    /** Reads {@code args} (etcd's arguments, without the program) as etcd does, with {@code environment} as its fallback. */
+    public static EtcdCommandLine read(List<String> args, Map<String, String> environment) {
+        Map<String, String> values = new LinkedHashMap<>();
+        Map<String, String> spellings = new LinkedHashMap<>();
+        Optional<String> error = Optional.empty();
+        int i = 0;
+        // Go's flag.FlagSet.parseOne, word by word
+        while (i < args.size()) {
+            String arg = args.get(i);
+            if (arg.length() < 2 || arg.charAt(0) != '-') break; // a word that is not a flag ends the flags
+            int dashes = arg.charAt(1) == '-' ? 2 : 1;
+            if (dashes == 2 && arg.length() == 2) break; // "--" ends them too
+            String body = arg.substring(dashes);
+            if (body.isEmpty() || body.charAt(0) == '-' || body.charAt(0) == '=') {
+                error = Optional.of("bad flag syntax: " + arg);
+                break;
+            }
+            int eq = body.indexOf('=');
+            String name = eq < 0 ? body : body.substring(0, eq);
+            String value;
+            if (eq >= 0) {
+                value = body.substring(eq + 1);
+            } else if (takesNoValue(name)) {
+                value = "true";
+            } else if (i + 1 < args.size()) {
+                value = args.get(++i); // whatever the next word is, even one starting with a dash
+            } else {
+                error = Optional.of("flag needs an argument: " + arg);
+                break;
+            }
+            values.put(name, value);
+            spellings.put(name, arg.substring(0, dashes) + name);
+            i++;
+        }
+        return new EtcdCommandLine(List.copyOf(args), Collections.unmodifiableMap(values), Collections.unmodifiableMap(spellings), i, error,
+                Map.copyOf(environment));
+    }
+
+    /** Whether etcd takes the flag without a next word ({@code -f} means {@code -f=true}). */
+    public static boolean takesNoValue(String flag) {
+        return NO_VALUE_FLAGS.contains(flag);
+    }
+
+    /** etcd's variable for a flag: ETCD_ and the flag in upper case with underscores (pkg/flags.FlagToEnv). */
+    public static String variable(String flag) {
+        return "ETCD_" + flag.toUpperCase(Locale.ROOT).replace('-', '_');
+    }
+
+    /** The arguments as given. */
+    public List<String> args() {
+        return args;
+    }
+
+    /** The flag's value on the command line (its last occurrence), without the environment. */
+    public Optional<String> flag(String name) {
+        return Optional.ofNullable(values.get(name));
+    }
+
+    /** The value etcd runs with: the flag's, else its ETCD_* variable's when that is not empty. */
+    public Optional<String> get(String name) {
+        return flag(name).or(() -> Optional.ofNullable(environment.get(variable(name))).filter(v -> !v.isEmpty()));
+    }
+
+    /** Where {@link #get} found the value, for messages: "etcd's -name after --" or "$ETCD_NAME (etcd's --name)". */
+    public String source(String name) {
+        if (values.containsKey(name)) return "etcd's " + spellings.get(name) + " after --";
+        return "$" + variable(name) + " (etcd's --" + name + ")";
+    }
+
+    /** The names of the flags given, in the order first given. */
+    public List<String> names() {
+        return List.copyOf(values.keySet());
+    }
+
+    /** Why Go's flag package would reject the arguments (a flag without its value, "---x"); etcd then exits. */
+    public Optional<String> error() {
+        return error;
+    }
+
+    /** The words Go's flag package leaves unread (a stray word and all after it, or all after {@code --}): etcd refuses them. */
+    public List<String> unread() {
+        int from = end < args.size() && args.get(end).equals("--") ? end + 1 : end;
+        return error.isPresent() ? List.of() : args.subList(Math.min(from, args.size()), args.size());
+    }
+
+    /**
+     * The ETCD_* variables that duplicate a flag on the command line, set even if empty (verifyEnv looks at
+     * the name), each as "ETCD_NAME (-name)". Whether etcd exits on them is its line's (catalog:
+     * {@code line.envDuplicateRefused}); where it does, it exits before it opens anything.
+     */
+    public List<String> duplicateVariables() {
+        TreeSet<String> duplicates = new TreeSet<>();
+        spellings.forEach((name, spelled) -> {
+            if (environment.containsKey(variable(name))) duplicates.add(variable(name) + " (" + spelled + ")");
+        });
+        return List.copyOf(duplicates);
+    }
+
+    /**
+     * The arguments with {@code --flag=value} added where etcd still reads it (before a {@code --} or a
+     * stray word, after which etcd would take it for a stray word too), when neither a flag nor its variable
+     * gives one.
+     */
+    public List<String> withDefault(String flag, String value) {
+        if (get(flag).isPresent()) return args;
+        List<String> with = new ArrayList<>(args);
+        with.add(Math.min(end, args.size()), "--" + flag + "=" + value);
+        return List.copyOf(with);
+    }
+}

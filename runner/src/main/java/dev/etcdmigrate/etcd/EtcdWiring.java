@@ -1,0 +1,138 @@
+package dev.etcdmigrate.etcd;
+
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.datadir.AtomicFile;
+import dev.etcdmigrate.datadir.Backups;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.etcd.backend.BackendQuota;
+import dev.etcdmigrate.etcd.binary.BinDir;
+import dev.etcdmigrate.etcd.binary.BinaryCheck;
+import dev.etcdmigrate.etcd.client.GatewayClient;
+import dev.etcdmigrate.etcd.server.ClusterPeers;
+import dev.etcdmigrate.etcd.server.PrivateEtcd;
+import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.process.Children;
+import dev.etcdmigrate.process.ToolRunner;
+import dev.etcdmigrate.step.Step;
+import dev.etcdmigrate.step.StepContext;
+import dev.etcdmigrate.version.EtcdVersion;
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/**
+ * Builds a run's etcd objects from its options: the binary questions asked before any step, and the steps'
+ * context (the private etcd's settings, ports, quota, peers, HTTP client, and the adapter over them). The
+ * run ({@code run.Migration}) says when; this says how, so the order of a run reads without the wiring.
+ */
+public final class EtcdWiring {
+
+    private static final Duration TOOL_TIMEOUT = Duration.ofMinutes(10);
+    /** The lease a key under TTL_KEYS_DIRECTORY gets when it had no TTL in v2 (the Kubernetes image's hour). */
+    private static final Duration DEFAULT_TTL_KEY_LEASE = Duration.ofHours(1);
+
+    private final MigrateOptions options;
+    private final DataDir dataDir;
+    private final BinDir binDir;
+    private final Log log;
+    private final Children children;
+    private final Map<String, String> environment;
+    /** The private etcds' HTTP client, started early when the plan has steps. */
+    private CompletableFuture<HttpClient> http = CompletableFuture.completedFuture(null);
+
+    public EtcdWiring(MigrateOptions options, DataDir dataDir, BinDir binDir, Log log, Children children,
+            Map<String, String> environment) {
+        this.options = options;
+        this.dataDir = dataDir;
+        this.binDir = binDir;
+        this.log = log;
+        this.children = children;
+        this.environment = environment;
+    }
+
+    /** Builds the HTTP client (TLS setup, about 90 ms) in the background, so it overlaps the checks instead of delaying step 1. */
+    public void prepareHttpClient() {
+        http = CompletableFuture.supplyAsync(GatewayClient::newHttpClient, Thread.ofVirtual()::start);
+    }
+
+    /** Remembered answers of earlier starts (a restart of an unchanged pod asks no binary again). */
+    public BinaryCheck binaryCheck() throws IOException {
+        Path file = dataDir.own().binaryChecks();
+        List<String> lines = Files.isRegularFile(file) ? Files.readAllLines(file) : List.of();
+        return new BinaryCheck(children).remembering(lines);
+    }
+
+    /**
+     * Each program a step runs must be the release its name says; and the etcd this run ends in must accept
+     * the arguments it will be exec'd with (and be the version its name says), before any step: found after
+     * a migration, a rejected flag is a crash-looping pod.
+     *
+     * @param catalogRelease the target's catalog entry, parsed only when a binary must actually be asked
+     */
+    public List<BinaryCheck.Question> binaryQuestions(List<Step> steps, BinaryCheck binaries,
+            Function<EtcdVersion, Optional<Release>> catalogRelease) throws MigrateException {
+        List<BinaryCheck.Question> questions = new ArrayList<>();
+        EtcdVersion target = options.target().version();
+        boolean askTarget = !options.noExec() || !options.etcdArgs().isEmpty();
+        for (Step.Binary binary : steps.stream().flatMap(s -> s.binaries().stream()).distinct().toList()) {
+            if (askTarget && binary.tool().equals("etcd") && binary.release().etcdVersion().equals(target)) {
+                continue; // the target's own question below checks its version too: one process fewer
+            }
+            Path path = binDir.tool(binary.tool(), binary.release().etcdVersion());
+            questions.add(() -> binaries.expect(path, binary.tool(), binary.release()));
+        }
+        if (askTarget) {
+            Path etcd = binDir.etcd(target);
+            List<String> args = options.finalEtcdArgs();
+            questions.add(() -> binaries.targetAccepts(etcd, target, () -> catalogRelease.apply(target), args, environment));
+        }
+        return questions;
+    }
+
+    /** Kept once every check passed, so a refusal leaves nothing of this run behind. */
+    public void rememberChecks(BinaryCheck binaries) throws IOException {
+        if (binaries.changed()) {
+            AtomicFile.write(dataDir.own().binaryChecks(), String.join("\n", binaries.remembered()) + "\n");
+        }
+    }
+
+    /** What the steps run on: the adapter over private etcds configured from the options and etcd's own flags. */
+    public StepContext stepContext(Backups backups) {
+        // none yet when the plan before the lock had no steps
+        HttpClient client = Optional.ofNullable(http.join()).orElseGet(GatewayClient::newHttpClient);
+        // a member rejoining its peers needs the real etcd's peer TLS flags too
+        List<String> serverArgs = new ArrayList<>(options.serverExtraArgs());
+        if (options.members() > 1) {
+            serverArgs.addAll(options.peerTlsArgs());
+        }
+        PrivateEtcd.Settings settings = new PrivateEtcd.Settings(binDir, options.name(),
+                new ServerPorts(options.clientPort(), options.peerPort()),
+                BackendQuota.withRequested(serverArgs, options.etcd()),
+                options.startTimeout(), options.stopGrace(), environment, client);
+        if (options.walDir().isPresent()) {
+            log.emit(new Event.WalDirElsewhere(options.walDir().get().toString()));
+            settings = settings.withWalDir(new PrivateEtcd.WalDir(dataDir.path(), options.walDir().get()));
+        }
+        if (options.members() > 1) {
+            log.emit(new Event.ClusterMember(options.members(), String.valueOf(options.initialCluster()), String.valueOf(options.listenPeerUrls())));
+            settings = settings.inCluster(new ClusterPeers(options.initialCluster(), options.initialAdvertisePeerUrls(),
+                    options.listenPeerUrls()));
+        }
+        EtcdAdapter etcd = new EtcdAdapter(settings, new EtcdAdapter.Member(options.name(), options.initialCluster(),
+                options.initialAdvertisePeerUrls()), new ToolRunner(log, children), children, log, TOOL_TIMEOUT, dataDir.path());
+        return new StepContext(etcd, dataDir, settings.walDirFor(dataDir.path()), backups, log,
+                new StepContext.Conversion(options.ttlKeysDirectory(), DEFAULT_TTL_KEY_LEASE));
+    }
+}
