@@ -18,6 +18,8 @@ public final class Help {
                 Usage:
                   etcd-migrate [migrate] [FLAGS] [-- ETCD-ARGS...]   migrate, then exec etcd-<target> with ETCD-ARGS
                   etcd-migrate plan [-o json] [FLAGS]                print the plan (-o json: as data); change nothing
+                  etcd-migrate inspect --data-dir D [-o json]        what wrote the data dir, with the evidence, and each
+                                                                     target's plan; offline, changes nothing (docs/inspect.md)
                 """);
         for (ToolCommand tool : tools) {
             b.append("  etcd-migrate ").append(tool.usage()).append('\n');
