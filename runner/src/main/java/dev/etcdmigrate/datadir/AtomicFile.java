@@ -20,7 +20,11 @@ public final class AtomicFile {
         Path temp = file.resolveSibling(file.getFileName() + ".tmp");
         Files.deleteIfExists(temp);
         Files.createFile(temp, PosixFilePermissions.asFileAttribute(Permissions.FILE));
-        Files.writeString(temp, text, StandardCharsets.UTF_8, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
+        try {
+            Files.writeString(temp, text, StandardCharsets.UTF_8, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
+        } catch (IOException e) {
+            throw Fsync.naming(temp, "write", e); // a write's error (ENOSPC, EIO) does not say which file
+        }
         Fsync.path(temp);
         Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         Fsync.path(file.getParent());

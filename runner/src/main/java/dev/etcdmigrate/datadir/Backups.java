@@ -183,6 +183,14 @@ public final class Backups {
      * still in .etcd-migrate/backups there, then applies retention.
      */
     public void recover() throws IOException {
+        // a clone probe (FileClone.supported) whose delete a crash or power cut undid
+        for (Path entry : list(dataDir.path())) {
+            if (entry.getFileName().toString().startsWith(FileClone.PROBE_PREFIX) && Files.isRegularFile(entry)) {
+                log.emit(new Event.Recovered("clone-probe", entry.toString(), "deleted",
+                        "deleting a file-clone probe a previous run left: " + entry));
+                Files.deleteIfExists(entry);
+            }
+        }
         Path own = dataDir.backupsDir();
         for (Path entry : list(own)) {
             String name = entry.getFileName().toString();
@@ -247,8 +255,10 @@ public final class Backups {
      * (whatever its stamp says, should the clock have gone back).
      */
     void retain(Path justMade) throws IOException {
+        // only complete backups count: a backup dir a crashed swap left before member/ was moved into it
+        // (debris that recover() deletes) must not make retention delete a real one
         List<Path> others = new ArrayList<>(sortedOldestFirst(list(location).stream()
-                .filter(p -> mine(p.getFileName().toString()) && !p.equals(justMade)).toList()));
+                .filter(p -> mine(p.getFileName().toString()) && !p.equals(justMade) && Files.isDirectory(p.resolve("member"))).toList()));
         int excess = others.size() - (retention - 1);
         for (int i = 0; i < excess; i++) {
             Path old = others.get(i);

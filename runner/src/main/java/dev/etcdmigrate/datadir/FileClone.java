@@ -60,9 +60,12 @@ public final class FileClone {
         return n;
     }
 
+    /** Names of probe files (Backups.recover deletes one a crash left in the data dir). */
+    static final String PROBE_PREFIX = ".clone-probe";
+
     /** Whether files in {@code dir} can be cloned within it: a one-byte probe file, cloned, both deleted. */
     public static boolean supported(Path dir) throws IOException {
-        Path probe = Files.createTempFile(dir, ".clone-probe", "");
+        Path probe = Files.createTempFile(dir, PROBE_PREFIX, "");
         Path copy = probe.resolveSibling(probe.getFileName() + ".copy");
         try {
             Files.write(probe, new byte[] {1});

@@ -68,6 +68,9 @@ public final class MemberSwap {
         if (!Files.isDirectory(stagedMember())) {
             throw new IOException("nothing staged at " + stagedMember());
         }
+        // the marker lets recovery swap the staged member in: it must not outlive what it vouches for
+        Trees.syncTree(stagedMember());
+        Fsync.path(dataDir.staging());
         AtomicFile.write(dataDir.staging().resolve(COMPLETE), staged.format()); // the marker is either absent or complete
     }
 

@@ -15,10 +15,23 @@ public final class Permissions {
 
     private Permissions() {}
 
-    /** Creates the directory (and parents) if missing and sets 0700 on the directory itself. */
+    /**
+     * Creates the directory (and parents) if missing and sets 0700 on the directory itself. What it
+     * creates is made durable (each new directory, then its parent, fsynced): a power cut must not take
+     * away a directory that a later rename (a member dir moved into a backup) or marker relies on.
+     */
     public static Path ownerOnlyDir(Path dir) throws IOException {
+        Path top = dir.toAbsolutePath();
+        while (top.getParent() != null && !Files.exists(top.getParent())) top = top.getParent();
+        boolean created = !Files.exists(dir);
         Files.createDirectories(dir);
         Files.setPosixFilePermissions(dir, DIR);
+        if (created) {
+            for (Path p = dir.toAbsolutePath(); p != null && p.startsWith(top); p = p.getParent()) {
+                Fsync.path(p);
+                Fsync.path(p.getParent());
+            }
+        }
         return dir;
     }
 

@@ -87,6 +87,39 @@ public final class Trees {
         return total[0];
     }
 
+    /**
+     * {@link #deleteRecursively}, then the parent directory fsynced: for a delete the next step relies on
+     * (a work dir that a power cut must not bring back after a step was marked complete).
+     */
+    public static void deleteDurably(Path root) throws IOException {
+        boolean existed = Files.exists(root, LinkOption.NOFOLLOW_LINKS);
+        deleteRecursively(root);
+        if (existed) Fsync.path(root.toAbsolutePath().getParent());
+    }
+
+    /**
+     * fsync of every file and directory of a tree, children before their directory, then of the tree's
+     * parent: what a tool (etcdutl, an etcd) wrote there is on disk before the runner records it as done.
+     * etcd syncs its WAL and db contents but not every directory entry (bbolt never syncs the db's directory).
+     */
+    public static void syncTree(Path root) throws IOException {
+        Files.walkFileTree(root, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                if (attrs.isRegularFile()) Fsync.path(file);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
+                if (exc != null) throw exc;
+                Fsync.path(dir);
+                return FileVisitResult.CONTINUE;
+            }
+        });
+        Fsync.path(root.toAbsolutePath().getParent());
+    }
+
     public static void deleteRecursively(Path root) throws IOException {
         if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
             return;

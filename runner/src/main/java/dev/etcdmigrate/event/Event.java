@@ -66,6 +66,7 @@ public sealed interface Event {
             case Replanned e -> "replanned";
             case InterruptedStepFound e -> "interrupted-step-found";
             case DataDetected e -> "data-detected";
+            case StorageVersionUnread e -> "storage-version-unread";
             case NoExec e -> "no-exec";
             case Migrated e -> "migrated";
             case Exec e -> "exec";
@@ -111,6 +112,17 @@ public sealed interface Event {
     record Replanned(String planned, String now) implements Event {
         public String message() {
             return "the data dir is at " + now + " now, not " + planned + " as planned: planning again";
+        }
+    }
+
+    /** The db's recorded storage version could not be read offline: the step's etcd judges the db. */
+    record StorageVersionUnread(String db, String reason) implements Event {
+        public String message() {
+            return "could not read the storage version recorded in " + db + " (" + reason + "): the step's etcd will judge the db";
+        }
+
+        public Level level() {
+            return Level.WARN;
         }
     }
 

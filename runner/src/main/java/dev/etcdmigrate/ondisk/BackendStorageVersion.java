@@ -154,9 +154,9 @@ public final class BackendStorageVersion {
     }
 
     /**
-     * The db's size and the bytes its pages in use take (size less the free pages bbolt's freelist lists),
-     * as etcd's dbSizeInUse reports; in use is empty when the freelist is not on disk (bbolt's
-     * NoFreelistSync), where only a walk of every page would tell.
+     * The db's size and the bytes its pages in use take: size less the free pages bbolt's freelist lists, as
+     * etcd's dbSizeInUse reports, or where the freelist is not on disk (NoFreelistSync) the pages reachable
+     * from the root.
      */
     public record Size(long bytes, java.util.OptionalLong inUse) {}
 
@@ -171,13 +171,51 @@ public final class BackendStorageVersion {
             ByteBuffer current = m1 != null && m1.getLong(64) == meta.txid() ? m1 : m0;
             long freelist = current.getLong(48);
             long highWater = current.getLong(56);
-            if (freelist == -1L || freelist <= 1) return new Size(bytes, java.util.OptionalLong.empty());
+            if (freelist == -1L || freelist <= 1) return new Size(bytes, reachable(file, meta, db));
             ByteBuffer list = page(file, meta.pageSize(), freelist);
-            if ((Short.toUnsignedInt(list.getShort(8)) & 0x10) == 0) return new Size(bytes, java.util.OptionalLong.empty());
+            if ((Short.toUnsignedInt(list.getShort(8)) & 0x10) == 0) return new Size(bytes, reachable(file, meta, db));
             long free = Short.toUnsignedInt(list.getShort(10));
             if (free == 0xFFFF) free = list.getLong(PAGE_HEADER); // the real count sits in the first element
             long used = Math.min(bytes, Math.max(0, highWater - free) * meta.pageSize());
             return new Size(bytes, java.util.OptionalLong.of(used));
+        }
+    }
+
+    /**
+     * Without a freelist on disk (bbolt's NoFreelistSync, etcd's default since 3.4): the bytes of the pages
+     * reachable from the root (the two meta pages, every tree page with its overflow). Top-level leaves are
+     * read whole to find the buckets; a bucket's own pages only by their headers (etcd nests no buckets).
+     */
+    private static java.util.OptionalLong reachable(FileChannel file, Meta meta, Path db) throws IOException {
+        long[] pages = {2};
+        countTree(file, meta.pageSize(), meta.root(), true, pages, 0, db);
+        return java.util.OptionalLong.of(Math.min(file.size(), pages[0] * meta.pageSize()));
+    }
+
+    private static void countTree(FileChannel file, int pageSize, long id, boolean rootTree, long[] pages, int depth, Path db)
+            throws IOException {
+        if (depth > MAX_DEPTH) throw new UnreadableBackendException(db + ": the tree is deeper than " + MAX_DEPTH + " pages");
+        ByteBuffer header = readFully(file, id * pageSize, PAGE_HEADER);
+        if (header == null) throw new UnreadableBackendException("page " + id + " lies past the end of the db");
+        int flags = Short.toUnsignedInt(header.getShort(8));
+        pages[0] += 1 + Integer.toUnsignedLong(header.getInt(12));
+        if ((flags & BRANCH) != 0) {
+            ByteBuffer page = page(file, pageSize, id);
+            int count = Short.toUnsignedInt(page.getShort(10));
+            for (int i = 0; i < count; i++) {
+                countTree(file, pageSize, page.getLong(PAGE_HEADER + i * ELEMENT + 8), rootTree, pages, depth + 1, db);
+            }
+        } else if ((flags & LEAF) != 0 && rootTree) {
+            ByteBuffer page = page(file, pageSize, id);
+            int count = Short.toUnsignedInt(page.getShort(10));
+            for (int i = 0; i < count; i++) {
+                int e = PAGE_HEADER + i * ELEMENT;
+                if ((page.getInt(e) & BUCKET_LEAF) == 0) continue;
+                int at = e + page.getInt(e + 4) + page.getInt(e + 8);
+                if (at + 8 > page.limit()) throw new UnreadableBackendException("an element points outside its page");
+                long bucketRoot = page.getLong(at);
+                if (bucketRoot != 0) countTree(file, pageSize, bucketRoot, false, pages, depth + 1, db); // 0: inline in this leaf
+            }
         }
     }
 

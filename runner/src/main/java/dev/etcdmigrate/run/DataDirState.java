@@ -157,6 +157,10 @@ final class DataDirState {
         Optional<MinorLine> recordedFloor = DataDetection.recordedFloor(dataDir.path());
         if (recordedFloor.isPresent() && !recorded.version().line().isOlderThan(recordedFloor.get())) return;
         DataDetection.Detection detected = detect();
+        if (detected.unreadable().isPresent()) {
+            // not a db (or snapshot) this reader understands: the step's etcd judges it when it starts on it
+            log.emit(new Event.StorageVersionUnread(dataDir.member().resolve("snap").resolve("db").toString(), detected.unreadable().get()));
+        }
         judge(recorded, "version.txt", detected);
     }
 

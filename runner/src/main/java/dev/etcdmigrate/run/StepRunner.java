@@ -62,6 +62,8 @@ final class StepRunner {
                 if (e instanceof MigrateException m && m.status() != ExitStatus.FAILED) throw m;
                 throw new StepFailure(index, steps.size(), reason, versionTxt, e);
             }
+            // etcd syncs its WAL and db contents, not every directory entry: version.txt must not outlive them
+            if (java.nio.file.Files.isDirectory(dataDir.member())) Trees.syncTree(dataDir.member());
             dataDir.writeVersion(step.result());
             log.emit(new Event.StepFinished(index, steps.size(), step.kind(), (System.nanoTime() - start) / 1_000_000,
                     step.result().toString()));

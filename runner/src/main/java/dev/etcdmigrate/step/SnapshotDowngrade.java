@@ -77,8 +77,9 @@ public record SnapshotDowngrade(EtcdVersion from, Release newer, Release older) 
         etcd.runUntilWrite(older, staged, EtcdOperations.Tuning.NONE);
 
         // gone before the staging is marked complete: a crash after that mark is finished by recovery
-        // at the target, where no step would run to remove a snapshot (a copy of every key) left behind
-        Trees.deleteRecursively(work);
+        // at the target, where no step would run to remove a snapshot (a copy of every key) left behind;
+        // durably gone, or a power cut brings it back beside a complete staging
+        Trees.deleteDurably(work);
         DataVersion before = new DataVersion(from, StorageApi.ETCD3);
         swap.markComplete(result());
         swap.swap(before, result());

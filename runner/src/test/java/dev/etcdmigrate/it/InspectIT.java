@@ -55,6 +55,10 @@ class InspectIT {
             assertFalse(report.path("members").get(0).path("peerUrls").isEmpty(), report.toString());
             assertTrue(report.path("clusterId").isTextual() && report.path("memberId").isTextual(), report.toString());
             assertTrue(report.path("wal").path("segments").asInt() >= 1, report.toString());
+            if (api == StorageApi.ETCD3) {
+                long inUse = report.path("db").path("bytesInUse").asLong(-1);
+                assertTrue(inUse >= 4096 && inUse <= report.path("db").path("bytes").asLong(), report.path("db").toString());
+            }
             assertEquals(EtcdFixture.CATALOG.releases().size(), report.path("targets").size(), report.toString());
             // the line itself is always a target without a step (a restart), with the storage the line serves
             for (JsonNode t : report.path("targets")) {

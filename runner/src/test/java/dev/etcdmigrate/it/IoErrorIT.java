@@ -1,0 +1,183 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * I/O errors at the runner's own file-system calls: one clean run on the power-cut file system lists
+ * every call the runner (a java process) makes on the data dir (open, create, read, write, truncate,
+ * fallocate, mkdir, unlink, rmdir, rename, link, chmod, fsync, directory fsync); then, for chosen calls
+ * in turn, the same run again with that one call failing with EIO or ENOSPC. The run must exit 1 with a
+ * termination message that names the error and the file, and a rerun without the fault must converge
+ * with every key intact. (A failed call the runner can do without is allowed only when that run itself
+ * converges: exit 0 at the target with every key.)
+ *
+ * <p>System properties: {@code ioerror.faults} (calls per step type, default 6; the powercut-long profile
+ * sets 60), {@code powercut.seed}, {@code fault.scenarios}.
+ */
+class IoErrorIT {
+
+    private static final Map<Integer, String> ERRORS = Map.of(5, "Input/output error", 28, "No space left on device");
+
+    private final EtcdFixture etcd = new EtcdFixture();
+
+    @AfterEach
+    void stopAll() {
+        etcd.close();
+    }
+
+    /** The kth call of op on path (relative to the mount, backup stamps as STAMP). */
+    record Call(int k, String op, String path) {
+        String fault(int errno) {
+            return op + ":" + path + ":" + k + ":" + errno;
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(FaultScenario.class)
+    void eachFailingCallFailsTheRunNamingItAndARerunConverges(FaultScenario scenario, @TempDir Path dir) throws Exception {
+        String only = System.getProperty("fault.scenarios", "");
+        assumeTrue(only.isBlank() || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(scenario.name()), "fault.scenarios=" + only);
+        int budget = Integer.getInteger("ioerror.faults", 6);
+        long seed = Long.getLong("powercut.seed", System.nanoTime());
+        Random random = new Random(seed + scenario.ordinal());
+
+        FaultScenario.Seeded seeded = scenario.seed(etcd, dir.resolve("base/data"));
+        PowerCutIT.Recording clean = PowerCutIT.record(scenario, seeded, dir, Optional.empty());
+        assertEquals(0, clean.exitCode(), clean.output());
+        List<Call> calls = calls(Files.readAllLines(dir.resolve("work/log")));
+        List<Call> chosen = choose(calls, budget, random);
+        Map<String, Long> kinds = new TreeMap<>();
+        calls.forEach(c -> kinds.merge(c.op(), 1L, Long::sum));
+        System.out.printf("[ioerror] %s: %d runner calls %s; %d faults, -Dpowercut.seed=%d%n", scenario.name(), calls.size(), kinds,
+                chosen.size(), seed);
+
+        List<String> failures = new ArrayList<>();
+        Map<String, Integer> outcomes = new TreeMap<>();
+        long start = System.nanoTime();
+        int i = 0;
+        for (Call call : chosen) {
+            int errno = i++ % 2 == 0 ? 5 : 28;
+            String what = scenario.name() + " " + call.op() + " #" + call.k() + " of " + call.path() + " fails with " + ERRORS.get(errno);
+            try {
+                PowerCutIT.Recording faulted = PowerCutIT.record(scenario, seeded, dir, Optional.of(call.fault(errno)));
+                String outcome;
+                if (faulted.exitCode() == 0) {
+                    // the runner did without this call: then this very run must have converged
+                    PowerCutIT.assertConvergedAfterUnmount(scenario, seeded, etcd, dir);
+                    outcome = "tolerated";
+                } else {
+                    assertEquals(1, faulted.exitCode(), faulted.output());
+                    String reason = faulted.reason();
+                    String name = Path.of(call.path()).getFileName().toString();
+                    java.util.regex.Pattern named = java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(name)
+                            .replace("STAMP", "\\E[0-9]{8}T[0-9]{6}Z\\Q"));
+                    assertTrue(reason.contains(ERRORS.get(errno)) && named.matcher(reason).find(),
+                            "the termination message names " + ERRORS.get(errno) + " and " + name + ": " + reason);
+                    PowerCutIT.Recording rerun = PowerCutIT.runMounted(scenario, seeded, dir, Optional.empty());
+                    assertEquals(0, rerun.exitCode(), "the rerun:\n" + rerun.output());
+                    PowerCutIT.assertConvergedAfterUnmount(scenario, seeded, etcd, dir);
+                    outcome = "failed-then-converged";
+                }
+                outcomes.merge(outcome, 1, Integer::sum);
+                System.out.println("[ioerror] " + what + ": " + outcome);
+            } catch (AssertionError | Exception e) {
+                String failure = what + ", seed " + seed + ": " + e;
+                System.out.println("[ioerror] FAILED " + failure);
+                failures.add(failure);
+            }
+        }
+        System.out.printf("[ioerror] %s summary: %d faults %s in %d s; failures %d (-Dpowercut.seed=%d)%n", scenario.name(), chosen.size(),
+                outcomes, (System.nanoTime() - start) / 1_000_000_000L, failures.size(), seed);
+        assertEquals(List.of(), failures, "faults not handled");
+    }
+
+    /**
+     * A read error on etcd's own files during a step (the first read of the db, or of the WAL of etcd2
+     * data, by etcd or its tools) fails the step: exit 1, a step-failed event, version.txt still at the
+     * start; a rerun without the fault converges.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(FaultScenario.class)
+    void aReadErrorOnEtcdsFilesFailsTheStepCleanly(FaultScenario scenario, @TempDir Path dir) throws Exception {
+        String only = System.getProperty("fault.scenarios", "");
+        assumeTrue(only.isBlank() || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(scenario.name()), "fault.scenarios=" + only);
+        FaultScenario.Seeded seeded = scenario.seed(etcd, dir.resolve("base/data"));
+        String file = switch (scenario) {
+            case CONVERT_TO_V3 -> "data/.etcd-migrate/staging/work/member/wal/0000000000000000-0000000000000000.wal";
+            case ROLLBACK_TO_V2 -> "data/.etcd-migrate/staging/work/member/snap/db";
+            default -> "data/member/snap/db";
+        };
+        PowerCutIT.Recording faulted = PowerCutIT.record(scenario, seeded, dir, Optional.of("etcd.read:" + file + ":1:5"));
+        assertTrue(Files.readString(dir.resolve("work/log")).contains(" E fault read 5"), "the fault was hit:\n" + faulted.output());
+        assertEquals(1, faulted.exitCode(), faulted.output());
+        System.out.println("[ioerror] " + scenario.name() + " etcd's first read of " + file + " fails with EIO: " + faulted.reason());
+        assertTrue(faulted.output().contains("step") && faulted.reason().startsWith("step "), faulted.reason());
+        assertEquals(scenario.versions().getFirst().format(), Files.readString(dir.resolve("backing/data/version.txt")));
+        PowerCutIT.Recording rerun = PowerCutIT.runMounted(scenario, seeded, dir, Optional.empty());
+        assertEquals(0, rerun.exitCode(), "the rerun:\n" + rerun.output());
+        PowerCutIT.assertConvergedAfterUnmount(scenario, seeded, etcd, dir);
+    }
+
+    static List<Call> calls(List<String> log) {
+        List<Call> calls = new ArrayList<>();
+        for (String line : log) {
+            String[] f = line.split(" ");
+            if (f.length >= 6 && f[1].equals("R") && f[2].equals("call")) {
+                calls.add(new Call(Integer.parseInt(f[3]), f[4], java.net.URLDecoder.decode(f[5].replace("+", "%2B"),
+                        java.nio.charset.StandardCharsets.UTF_8)));
+            }
+        }
+        return calls;
+    }
+
+    /** Round robin over the kinds of call (and, within one, its paths), each in a seeded order: every kind early. */
+    static List<Call> choose(List<Call> calls, int budget, Random random) {
+        Map<String, List<Call>> byKind = new LinkedHashMap<>();
+        for (Call c : calls) byKind.computeIfAbsent(c.op(), k -> new ArrayList<>()).add(c);
+        List<List<Call>> lists = new ArrayList<>();
+        for (List<Call> l : new TreeMap<>(byKind).values()) {
+            // one per distinct path first, then the rest
+            Map<String, Call> firstPerPath = new LinkedHashMap<>();
+            List<Call> rest = new ArrayList<>();
+            List<Call> shuffled = new ArrayList<>(l);
+            Collections.shuffle(shuffled, random);
+            for (Call c : shuffled) {
+                if (firstPerPath.putIfAbsent(c.path(), c) != null) rest.add(c);
+            }
+            List<Call> ordered = new ArrayList<>(firstPerPath.values());
+            ordered.addAll(rest);
+            lists.add(ordered);
+        }
+        List<Call> chosen = new ArrayList<>();
+        int[] next = new int[lists.size()];
+        while (chosen.size() < budget) {
+            boolean any = false;
+            for (int k = 0; k < lists.size() && chosen.size() < budget; k++) {
+                if (next[k] < lists.get(k).size()) {
+                    chosen.add(lists.get(k).get(next[k]++));
+                    any = true;
+                }
+            }
+            if (!any) break;
+        }
+        return chosen;
+    }
+}
