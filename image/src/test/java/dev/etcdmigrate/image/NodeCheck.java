@@ -264,6 +264,9 @@ class NodeCheck {
         for (int i = 0; i < 2 * runs + 1; i++) {
             String mode = i % 2 == 0 ? "entrypoint" : "direct";
             String manifest = mode.equals("entrypoint") ? site.render("etcd-static-pod.yaml", "3.5.35") : site.renderDirect("3.5.35");
+            // -Dnode.bench.cpu=2: both pods with another CPU request (weight), to see how much of the difference it is
+            String cpu = System.getProperty("node.bench.cpu");
+            if (cpu != null) manifest = manifest.replace("cpu: 100m", "cpu: \"" + cpu + "\"");
             // an annotation per run: a changed manifest is a new pod, as after any edit
             manifest = manifest.replaceFirst("\n  labels:\n", "\n  annotations:\n    node-it/run: \"" + i + "\"\n  labels:\n");
             long edit = System.nanoTime();
