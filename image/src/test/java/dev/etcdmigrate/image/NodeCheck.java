@@ -240,6 +240,7 @@ class NodeCheck {
                 node.writeManifest("etcd.yaml", site.render("etcd-static-pod.yaml", target));
                 site.awaitServing(target, SERVE);
                 long total = ms(edit);
+                sampler.served(target); // the sampler's own read may be stuck on the old etcd right then
                 seed.check(site.client(), target);
                 if (!current.equals("3.4.23")) {
                     long down = sampler.notServingMillis(current, target);
@@ -579,12 +580,18 @@ class NodeCheck {
             });
         }
 
+        /** A read answered by version, seen by the test itself. */
+        void served(String version) {
+            samples.add(new Sample(System.nanoTime(), version));
+        }
+
         /** From the last read `from` answered to the first read `to` answered after it. */
         long notServingMillis(String from, String to) {
             List<Sample> copy;
             synchronized (samples) {
                 copy = new ArrayList<>(samples);
             }
+            copy.sort(java.util.Comparator.comparingLong(Sample::nanos));
             long lastOld = -1;
             for (Sample s : copy) {
                 if (s.version.equals(from)) lastOld = s.nanos;
