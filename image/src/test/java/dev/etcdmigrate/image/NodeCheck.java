@@ -240,6 +240,7 @@ class NodeCheck {
                 node.writeManifest("etcd.yaml", site.render("etcd-static-pod.yaml", target));
                 site.awaitServing(target, SERVE);
                 long total = ms(edit);
+                sampler.served(target); // the sampler's own read may be stuck on the old etcd right then
                 seed.check(site.client(), target);
                 if (!current.equals("3.4.23")) {
                     long down = sampler.notServingMillis(current, target);
@@ -264,6 +265,9 @@ class NodeCheck {
         for (int i = 0; i < 2 * runs + 1; i++) {
             String mode = i % 2 == 0 ? "entrypoint" : "direct";
             String manifest = mode.equals("entrypoint") ? site.render("etcd-static-pod.yaml", "3.5.35") : site.renderDirect("3.5.35");
+            // -Dnode.bench.cpu=2: both pods with another CPU request (weight), to see how much of the difference it is
+            String cpu = System.getProperty("node.bench.cpu");
+            if (cpu != null) manifest = manifest.replace("cpu: 100m", "cpu: \"" + cpu + "\"");
             // an annotation per run: a changed manifest is a new pod, as after any edit
             manifest = manifest.replaceFirst("\n  labels:\n", "\n  annotations:\n    node-it/run: \"" + i + "\"\n  labels:\n");
             long edit = System.nanoTime();
@@ -576,12 +580,18 @@ class NodeCheck {
             });
         }
 
+        /** A read answered by version, seen by the test itself. */
+        void served(String version) {
+            samples.add(new Sample(System.nanoTime(), version));
+        }
+
         /** From the last read `from` answered to the first read `to` answered after it. */
         long notServingMillis(String from, String to) {
             List<Sample> copy;
             synchronized (samples) {
                 copy = new ArrayList<>(samples);
             }
+            copy.sort(java.util.Comparator.comparingLong(Sample::nanos));
             long lastOld = -1;
             for (Sample s : copy) {
                 if (s.version.equals(from)) lastOld = s.nanos;
