@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.etcdmigrate.datadir.DataDir;
-import dev.etcdmigrate.etcd.BackendStorageVersion;
+import dev.etcdmigrate.ondisk.BackendStorageVersion;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.StorageApi;
 import java.nio.file.Files;
