@@ -1,5 +1,6 @@
 package dev.etcdmigrate;
 
+import dev.etcdmigrate.run.InspectCommand;
 import dev.etcdmigrate.run.Migration;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.cli.Flag;
@@ -37,7 +38,7 @@ public final class Main {
 
     private Main() {}
 
-    static final List<String> COMMANDS = List.of("migrate", "plan", "help");
+    static final List<String> COMMANDS = List.of("migrate", "plan", "inspect", "help");
 
     /** plan's own flag: -o/--output text|json. */
     static final List<Flag> PLAN_FLAGS = OutputFlags.with(withOutput(MigrateOptions.FLAGS));
@@ -97,6 +98,8 @@ public final class Main {
                 return tool.get().run(ParsedArgs.parse(OutputFlags.with(tool.get().flags()), rest, environment), log, children);
             }
             return switch (command) {
+                case "inspect" -> inspect(ParsedArgs.parse(PLAN_FLAGS, shortOutputFlag(rest), inspectEnvironment(environment))
+                        .withoutPositional("inspect"), log);
                 case "plan" -> plan(ParsedArgs.parse(PLAN_FLAGS, shortOutputFlag(rest), environment).withoutPositional("plan"), log,
                         children);
                 default -> migrate(ParsedArgs.parse(OutputFlags.with(MigrateOptions.FLAGS), rest, environment)
@@ -171,6 +174,19 @@ public final class Main {
         Event.PlanMade plan = migration(options, args, log, children).planEvent();
         System.out.println(format.equals("json") ? Json.object(plan) : plan.message());
         return ExitStatus.OK.code();
+    }
+
+    /** inspect reads the data dir only: a target and a member name, which migrate needs, default to placeholders. */
+    private static Map<String, String> inspectEnvironment(Map<String, String> environment) {
+        Map<String, String> env = new java.util.HashMap<>(environment);
+        env.putIfAbsent("TARGET_VERSION", Catalog.bundled().releases().getLast().version());
+        env.putIfAbsent("HOSTNAME", "inspect");
+        return env;
+    }
+
+    private static int inspect(ParsedArgs args, Log log) throws Exception {
+        MigrateOptions options = MigrateOptions.from(args);
+        return new InspectCommand(log).run(args, options, catalog(options), System.out);
     }
 
     private static int migrate(ParsedArgs args, Log log, Children children) throws Exception {

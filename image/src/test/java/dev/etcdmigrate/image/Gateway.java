@@ -25,6 +25,10 @@ final class Gateway {
         this.base = URI.create("http://" + host + ":" + port);
     }
 
+    URI base() {
+        return base;
+    }
+
     void put(String key, String value) throws IOException, InterruptedException {
         JsonNode reply = post("/v3/kv/put", Map.of("key", b64(key), "value", b64(value)));
         if (!reply.has("header")) {

@@ -70,6 +70,11 @@ final class HostEtcd implements AutoCloseable {
         Files.writeString(dataDir.resolve("version.txt"), version + "/etcd3\n");
     }
 
+    /** The plain-HTTP client URL on loopback (e.g. for an API server of a test's own). */
+    java.net.URI clientUrl() {
+        return gateway.base();
+    }
+
     Gateway gateway() {
         return gateway;
     }

@@ -86,6 +86,14 @@ public final class Catalog {
         return releases.stream().filter(r -> r.etcdVersion().equals(version)).findFirst();
     }
 
+    /**
+     * The oldest bundled line that writes this record into its data: finding the record means that line or a
+     * newer one wrote the data. Empty when no bundled line writes it.
+     */
+    public Optional<MinorLine> firstLineRecording(Release.DataRecord record) {
+        return releases.stream().filter(r -> r.line().records().contains(record)).map(Release::minorLine).findFirst();
+    }
+
     public Optional<Release> line(MinorLine line) {
         return releases.stream().filter(r -> r.minorLine().equals(line)).findFirst();
     }

@@ -129,17 +129,20 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             String jsonGateway,
             List<String> logFlags,
             Map<String, String> etcdctlEnv,
+            Boolean envDuplicateRefused,
             String downgradeCheckFlag,
             Boolean statusReportsDowngrade,
             Tools tools,
             Upgrade upgrade,
             Downgrade downgrade,
             Map<String, String> flagReplacements,
-            List<String> v2Refusals) {
+            List<String> v2Refusals,
+            List<DataRecord> records) {
         public Line {
             // optional: most lines rename nothing, and only 3.6 says why it refuses v2 content
             flagReplacements = flagReplacements == null ? Map.of() : Map.copyOf(flagReplacements);
             v2Refusals = v2Refusals == null ? List.of() : List.copyOf(v2Refusals);
+            records = records == null ? List.of() : List.copyOf(records);
             require(v3Api, "line.v3Api");
             require(v2Api, "line.v2Api");
             v2EnableFlags = List.copyOf(require(v2EnableFlags, "line.v2EnableFlags"));
@@ -147,6 +150,7 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             require(jsonGateway, "line.jsonGateway");
             logFlags = List.copyOf(require(logFlags, "line.logFlags"));
             etcdctlEnv = Map.copyOf(require(etcdctlEnv, "line.etcdctlEnv"));
+            require(envDuplicateRefused, "line.envDuplicateRefused");
             require(downgradeCheckFlag, "line.downgradeCheckFlag");
             require(statusReportsDowngrade, "line.statusReportsDowngrade");
             require(tools, "line.tools");
@@ -171,6 +175,19 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
                 throw new IllegalArgumentException("line.v2EnableFlags must name the flags when v2Api is 'flag'");
             }
         }
+    }
+
+    /**
+     * What a line writes into a data dir that an offline reader can find, and so tells which line wrote
+     * the data (versions/catalog.yaml documents each).
+     */
+    public enum DataRecord {
+        @JsonProperty("v2ClusterVersion") V2_CLUSTER_VERSION,
+        @JsonProperty("walClusterVersion") WAL_CLUSTER_VERSION,
+        @JsonProperty("backendClusterVersion") BACKEND_CLUSTER_VERSION,
+        @JsonProperty("backendTerm") BACKEND_TERM,
+        @JsonProperty("backendConfState") BACKEND_CONF_STATE,
+        @JsonProperty("storageVersion") STORAGE_VERSION
     }
 
     public enum V2Api {

@@ -1,6 +1,5 @@
 package dev.etcdmigrate.cli;
 
-import dev.etcdmigrate.version.MinorLine;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -43,15 +42,6 @@ public final class EtcdCommandLine {
             "cluster-active-size", "cluster-remove-delay", "cluster-sync-interval", "config", "force", "max-result-buffer",
             "max-retry-attempts", "peer-heartbeat-interval", "peer-election-timeout", "retry-interval", "snapshot", "v", "vv",
             "test.coverprofile", "test.outputdir");
-
-    /**
-     * The lines where a flag on the command line silently wins over its ETCD_* variable (pkg/flags verifyEnv
-     * logs "shadowed by corresponding flag"). From 3.4 on etcd exits instead ("conflicting environment
-     * variable ... is shadowed by corresponding command-line flag"); a line not listed is taken to do so.
-     */
-    static final Set<MinorLine> FLAG_SHADOWS_VARIABLE =
-            Set.of(new MinorLine(2, 2), new MinorLine(2, 3), new MinorLine(3, 0), new MinorLine(3, 1), new MinorLine(3, 2),
-                    new MinorLine(3, 3));
 
     private final List<String> args;
     /** Each flag given, by name: its last value and its last spelling (the name with its dashes). */
@@ -115,11 +105,6 @@ public final class EtcdCommandLine {
         return NO_VALUE_FLAGS.contains(flag);
     }
 
-    /** Whether etcd of this line exits on an ETCD_* variable that duplicates a flag on its command line. */
-    public static boolean refusesDuplicateVariables(MinorLine line) {
-        return !FLAG_SHADOWS_VARIABLE.contains(line);
-    }
-
     /** etcd's variable for a flag: ETCD_ and the flag in upper case with underscores (pkg/flags.FlagToEnv). */
     public static String variable(String flag) {
         return "ETCD_" + flag.toUpperCase(Locale.ROOT).replace('-', '_');
@@ -164,11 +149,10 @@ public final class EtcdCommandLine {
 
     /**
      * The ETCD_* variables that duplicate a flag on the command line, set even if empty (verifyEnv looks at
-     * the name), each as "ETCD_NAME (-name)"; none for a line where the flag wins. etcd of the other lines
-     * exits on them before it opens anything.
+     * the name), each as "ETCD_NAME (-name)". Whether etcd exits on them is its line's (catalog:
+     * {@code line.envDuplicateRefused}); where it does, it exits before it opens anything.
      */
-    public List<String> variablesRefusedBy(MinorLine line) {
-        if (!refusesDuplicateVariables(line)) return List.of();
+    public List<String> duplicateVariables() {
         TreeSet<String> duplicates = new TreeSet<>();
         spellings.forEach((name, spelled) -> {
             if (environment.containsKey(variable(name))) duplicates.add(variable(name) + " (" + spelled + ")");

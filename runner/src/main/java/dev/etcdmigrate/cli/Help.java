@@ -18,6 +18,8 @@ public final class Help {
                 Usage:
                   etcd-migrate [migrate] [FLAGS] [-- ETCD-ARGS...]   migrate, then exec etcd-<target> with ETCD-ARGS
                   etcd-migrate plan [-o json] [FLAGS]                print the plan (-o json: as data); change nothing
+                  etcd-migrate inspect --data-dir D [-o json]        what wrote the data dir, with the evidence, and each
+                                                                     target's plan; offline, changes nothing (docs/inspect.md)
                 """);
         for (ToolCommand tool : tools) {
             b.append("  etcd-migrate ").append(tool.usage()).append('\n');
@@ -60,6 +62,7 @@ public final class Help {
                 (etcd2/etcd3 layout, where the WAL is, the storage version 3.6+ record); that every bundled binary
                 the plan runs reports its own version; and that the target etcd accepts the arguments after --
                 (etcd <args> --version), naming a replacement where a flag was renamed between lines.
+                etcd's --config-file (or ETCD_CONFIG_FILE) is refused: etcd would ignore the flags the runner reads.
                 Unknown commands, stray words and single-dash flags are refused (exit 2).
                 """);
         return b.toString();

@@ -64,8 +64,9 @@ public sealed interface Event {
             case BackupMoved e -> "backup-moved";
             case CleanupDeferred e -> "cleanup-deferred";
             case Replanned e -> "replanned";
-            case StorageVersionUnread e -> "storage-version-unread";
             case InterruptedStepFound e -> "interrupted-step-found";
+            case DataDetected e -> "data-detected";
+            case StorageVersionUnread e -> "storage-version-unread";
             case NoExec e -> "no-exec";
             case Migrated e -> "migrated";
             case Exec e -> "exec";
@@ -125,14 +126,6 @@ public sealed interface Event {
         }
     }
 
-    /** The db is one line ahead of version.txt: a step that crashed after its etcd ran; the plan resumes it. */
-    record InterruptedStepFound(String db, String storageVersion, String line) implements Event {
-        public String message() {
-            return db + " records storage version " + storageVersion + ": an interrupted step to " + line
-                    + " had started etcd there before version.txt was written; the plan resumes it";
-        }
-    }
-
     /** --no-exec: the run ends after the migration instead of becoming etcd. */
     record NoExec(String dataDir, String version) implements Event {
         public String message() {
@@ -154,6 +147,32 @@ public sealed interface Event {
     record DataDirRead(String dataDir, String version, String how) implements Event {
         public String message() {
             return "data dir " + dataDir + ": " + (version.isEmpty() ? "no etcd data" : version) + " (" + how + ")";
+        }
+    }
+
+    /**
+     * What the data itself says wrote it (ondisk/DataDetection): the storage, the newest line that wrote
+     * it, the oldest line that may run on it now (its cluster or storage version), and the evidence.
+     * {@code use} says what the runner does with it (plans from it, checks a label against it).
+     */
+    record DataDetected(String dataDir, String storage, String line, String floor, List<String> evidence, String use) implements Event {
+        public String message() {
+            return "data dir " + dataDir + ": the data says " + (line.isEmpty() ? "nothing about which etcd wrote it"
+                    : "etcd " + line + " wrote it (" + storage + (floor.isEmpty() || floor.equals(line) ? "" : ", cluster at " + floor) + ")")
+                    + "; " + use + "; evidence: " + String.join("; ", evidence);
+        }
+    }
+
+    /**
+     * The one tolerated disagreement of a label with the data: the data one line ahead where this runner
+     * ran steps before, i.e. an upgrade step interrupted after its etcd ran and before version.txt was
+     * written. The plan resumes it.
+     */
+    record InterruptedStepFound(String dataDir, String label, String dataLine, List<String> evidence) implements Event {
+        public String message() {
+            return "data dir " + dataDir + ": the data is at etcd " + dataLine + ", one line above " + label + ": an interrupted step to "
+                    + dataLine + " had started etcd there before version.txt was written; the plan resumes it (evidence: "
+                    + String.join("; ", evidence) + ")";
         }
     }
 

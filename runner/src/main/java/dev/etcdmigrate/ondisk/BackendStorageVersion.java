@@ -62,6 +62,163 @@ public final class BackendStorageVersion {
         }
     }
 
+    /** A key and its value in a bucket (copies). */
+    public record Entry(byte[] key, byte[] value) {}
+
+    /** One plain value of a top-level bucket, or empty when the bucket or key is missing (or the key names a bucket). */
+    public static Optional<byte[]> value(Path db, String bucket, String key) throws IOException {
+        try (FileChannel file = FileChannel.open(db, StandardOpenOption.READ)) {
+            Meta meta = currentMeta(file, db);
+            Optional<ByteBuffer> header = lookup(file, meta.pageSize(), page(file, meta.pageSize(), meta.root()),
+                    bucket.getBytes(StandardCharsets.US_ASCII), true, 0, db);
+            if (header.isEmpty()) return Optional.empty();
+            Optional<ByteBuffer> value = lookup(file, meta.pageSize(), bucketRoot(file, meta.pageSize(), header.get(), db),
+                    key.getBytes(StandardCharsets.US_ASCII), false, 0, db);
+            return value.map(v -> {
+                byte[] out = new byte[v.remaining()];
+                v.get(v.position(), out);
+                return out;
+            });
+        }
+    }
+
+    /**
+     * The plain entries of a top-level bucket in key order, at most {@code limit} of them (a bound on what an
+     * offline report reads); empty when the bucket is missing. {@link #count} counts without copying.
+     */
+    public static java.util.List<Entry> entries(Path db, String bucket, int limit) throws IOException {
+        java.util.List<Entry> out = new java.util.ArrayList<>();
+        walk(db, bucket, (k, v) -> {
+            if (out.size() >= limit) return false;
+            byte[] key = new byte[k.remaining()];
+            k.get(k.position(), key);
+            byte[] value = new byte[v.remaining()];
+            v.get(v.position(), value);
+            out.add(new Entry(key, value));
+            return true;
+        });
+        return out;
+    }
+
+    /** Whether a top-level bucket exists. */
+    public static boolean hasBucket(Path db, String bucket) throws IOException {
+        try (FileChannel file = FileChannel.open(db, StandardOpenOption.READ)) {
+            Meta meta = currentMeta(file, db);
+            return lookup(file, meta.pageSize(), page(file, meta.pageSize(), meta.root()), bucket.getBytes(StandardCharsets.US_ASCII),
+                    true, 0, db).isPresent();
+        }
+    }
+
+    /** Visits the plain entries of a bucket until the visitor returns false. */
+    public interface Visitor {
+        boolean visit(ByteBuffer key, ByteBuffer value) throws IOException;
+    }
+
+    public static void walk(Path db, String bucket, Visitor visitor) throws IOException {
+        try (FileChannel file = FileChannel.open(db, StandardOpenOption.READ)) {
+            Meta meta = currentMeta(file, db);
+            Optional<ByteBuffer> header = lookup(file, meta.pageSize(), page(file, meta.pageSize(), meta.root()),
+                    bucket.getBytes(StandardCharsets.US_ASCII), true, 0, db);
+            if (header.isEmpty()) return;
+            walkTree(file, meta.pageSize(), bucketRoot(file, meta.pageSize(), header.get(), db), visitor, 0, db);
+        }
+    }
+
+    private static boolean walkTree(FileChannel file, int pageSize, ByteBuffer page, Visitor visitor, int depth, Path db)
+            throws IOException {
+        if (depth > MAX_DEPTH) throw new UnreadableBackendException(db + ": the tree is deeper than " + MAX_DEPTH + " pages");
+        int flags = Short.toUnsignedInt(page.getShort(8));
+        int count = Short.toUnsignedInt(page.getShort(10));
+        if ((flags & BRANCH) != 0) {
+            for (int i = 0; i < count; i++) {
+                int e = PAGE_HEADER + i * ELEMENT;
+                if (!walkTree(file, pageSize, page(file, pageSize, page.getLong(e + 8)), visitor, depth + 1, db)) return false;
+            }
+            return true;
+        }
+        if ((flags & LEAF) == 0) throw new UnreadableBackendException(db + ": page of flags " + flags + " where a tree page was expected");
+        for (int i = 0; i < count; i++) {
+            int e = PAGE_HEADER + i * ELEMENT;
+            if ((page.getInt(e) & BUCKET_LEAF) != 0) continue; // a nested bucket: etcd keeps none
+            int pos = page.getInt(e + 4);
+            int ksize = page.getInt(e + 8);
+            int vsize = page.getInt(e + 12);
+            if (e + pos < 0 || ksize < 0 || vsize < 0 || e + pos + ksize + vsize > page.limit()) {
+                throw new UnreadableBackendException("an element points outside its page");
+            }
+            ByteBuffer key = page.slice(e + pos, ksize).order(ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer value = page.slice(e + pos + ksize, vsize).order(ByteOrder.LITTLE_ENDIAN);
+            if (!visitor.visit(key, value)) return false;
+        }
+        return true;
+    }
+
+    /**
+     * The db's size and the bytes its pages in use take: size less the free pages bbolt's freelist lists, as
+     * etcd's dbSizeInUse reports, or where the freelist is not on disk (NoFreelistSync) the pages reachable
+     * from the root.
+     */
+    public record Size(long bytes, java.util.OptionalLong inUse) {}
+
+    public static Size size(Path db) throws IOException {
+        try (FileChannel file = FileChannel.open(db, StandardOpenOption.READ)) {
+            long bytes = file.size();
+            ByteBuffer raw = readFully(file, 0, 80);
+            Meta meta = currentMeta(file, db);
+            // the current meta's freelist page id (offset 48 of the meta page of the higher txid)
+            ByteBuffer m0 = raw;
+            ByteBuffer m1 = readFully(file, meta.pageSize(), 80);
+            ByteBuffer current = m1 != null && m1.getLong(64) == meta.txid() ? m1 : m0;
+            long freelist = current.getLong(48);
+            long highWater = current.getLong(56);
+            if (freelist == -1L || freelist <= 1) return new Size(bytes, reachable(file, meta, db));
+            ByteBuffer list = page(file, meta.pageSize(), freelist);
+            if ((Short.toUnsignedInt(list.getShort(8)) & 0x10) == 0) return new Size(bytes, reachable(file, meta, db));
+            long free = Short.toUnsignedInt(list.getShort(10));
+            if (free == 0xFFFF) free = list.getLong(PAGE_HEADER); // the real count sits in the first element
+            long used = Math.min(bytes, Math.max(0, highWater - free) * meta.pageSize());
+            return new Size(bytes, java.util.OptionalLong.of(used));
+        }
+    }
+
+    /**
+     * Without a freelist on disk (bbolt's NoFreelistSync, etcd's default since 3.4): the bytes of the pages
+     * reachable from the root (the two meta pages, every tree page with its overflow). Top-level leaves are
+     * read whole to find the buckets; a bucket's own pages only by their headers (etcd nests no buckets).
+     */
+    private static java.util.OptionalLong reachable(FileChannel file, Meta meta, Path db) throws IOException {
+        long[] pages = {2};
+        countTree(file, meta.pageSize(), meta.root(), true, pages, 0, db);
+        return java.util.OptionalLong.of(Math.min(file.size(), pages[0] * meta.pageSize()));
+    }
+
+    private static void countTree(FileChannel file, int pageSize, long id, boolean rootTree, long[] pages, int depth, Path db)
+            throws IOException {
+        if (depth > MAX_DEPTH) throw new UnreadableBackendException(db + ": the tree is deeper than " + MAX_DEPTH + " pages");
+        ByteBuffer header = readFully(file, id * pageSize, PAGE_HEADER);
+        if (header == null) throw new UnreadableBackendException("page " + id + " lies past the end of the db");
+        int flags = Short.toUnsignedInt(header.getShort(8));
+        pages[0] += 1 + Integer.toUnsignedLong(header.getInt(12));
+        if ((flags & BRANCH) != 0) {
+            ByteBuffer page = page(file, pageSize, id);
+            int count = Short.toUnsignedInt(page.getShort(10));
+            for (int i = 0; i < count; i++) {
+                countTree(file, pageSize, page.getLong(PAGE_HEADER + i * ELEMENT + 8), rootTree, pages, depth + 1, db);
+            }
+        } else if ((flags & LEAF) != 0 && rootTree) {
+            ByteBuffer page = page(file, pageSize, id);
+            int count = Short.toUnsignedInt(page.getShort(10));
+            for (int i = 0; i < count; i++) {
+                int e = PAGE_HEADER + i * ELEMENT;
+                if ((page.getInt(e) & BUCKET_LEAF) == 0) continue;
+                int at = e + page.getInt(e + 4) + page.getInt(e + 8);
+                if (at + 8 > page.limit()) throw new UnreadableBackendException("an element points outside its page");
+                long bucketRoot = page.getLong(at);
+                if (bucketRoot != 0) countTree(file, pageSize, bucketRoot, false, pages, depth + 1, db); // 0: inline in this leaf
+            }
+        }
+    }
+
     /**
      * The PID of a process holding a flock on the db (bbolt takes one for as long as it has the file open: a
      * running etcd, etcdutl), from /proc/locks; empty when none, or on a system without /proc/locks.

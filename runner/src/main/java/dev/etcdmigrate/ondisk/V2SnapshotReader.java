@@ -43,12 +43,34 @@ public final class V2SnapshotReader {
 
     /** Calls the consumer for every key under the user prefix (/1) of the snapshot's store. */
     public static long read(Path snapshotFile, KeyConsumer consumer) throws IOException {
+        return read(snapshotFile, "/1/", consumer);
+    }
+
+    /**
+     * Calls the consumer for every key under etcd's own prefix (/0: the cluster version at /0/version,
+     * members under /0/members), with the full path as the key.
+     */
+    public static long readMembership(Path snapshotFile, KeyConsumer consumer) throws IOException {
+        return read(snapshotFile, "/0/", consumer);
+    }
+
+    /**
+     * The keys outside etcd's own /0 (user keys under /1, 2.x's auth under /2, anything else): what etcd
+     * 3.6 refuses to start on. Keys carry their full path.
+     */
+    public static long readOutsideMembership(Path snapshotFile, KeyConsumer consumer) throws IOException {
+        return read(snapshotFile, "/", key -> {
+            if (!key.key().startsWith("/0/")) consumer.accept(key);
+        });
+    }
+
+    private static long read(Path snapshotFile, String prefix, KeyConsumer consumer) throws IOException {
         try (InputStream in = new BufferedInputStream(Files.newInputStream(snapshotFile), 1 << 16)) {
             long outer = fieldLength(in, 2, "snappb.Snapshot.data");
             long inner = fieldLength(in, 1, "raftpb.Snapshot.data");
             if (inner > outer) throw new IOException("corrupt snapshot " + snapshotFile + ": inner length beyond the outer one");
             try (JsonParser json = new JsonFactory().createParser(new Limited(in, inner))) {
-                return readStore(json, consumer);
+                return readStore(json, prefix, consumer);
             }
         }
     }
@@ -82,14 +104,14 @@ public final class V2SnapshotReader {
         throw new IOException("malformed varint in snapshot");
     }
 
-    private static long readStore(JsonParser json, KeyConsumer consumer) throws IOException {
+    private static long readStore(JsonParser json, String prefix, KeyConsumer consumer) throws IOException {
         expect(json.nextToken(), JsonToken.START_OBJECT, json);
         long count = 0;
         while (json.nextToken() == JsonToken.FIELD_NAME) {
             String field = json.currentName();
             json.nextToken();
             if (field.equals("Root")) {
-                count += readNode(json, consumer);
+                count += readNode(json, prefix, consumer);
             } else {
                 json.skipChildren();
             }
@@ -98,7 +120,7 @@ public final class V2SnapshotReader {
     }
 
     /** Reads one node object (positioned on its START_OBJECT); emits it if it is a user key. */
-    private static long readNode(JsonParser json, KeyConsumer consumer) throws IOException {
+    private static long readNode(JsonParser json, String prefix, KeyConsumer consumer) throws IOException {
         expect(json.currentToken(), JsonToken.START_OBJECT, json);
         String path = null;
         String value = "";
@@ -111,25 +133,31 @@ public final class V2SnapshotReader {
             String field = json.currentName();
             JsonToken token = json.nextToken();
             switch (field) {
-                case "Path" -> path = json.getText();
+                case "Path" -> {
+                    path = json.getText();
+                }
                 case "Value" -> value = json.getText();
                 case "CreatedIndex" -> created = json.getLongValue();
                 case "ModifiedIndex" -> modified = json.getLongValue();
                 case "ExpireTime" -> expire = Instant.parse(json.getText());
                 case "Children" -> {
-                    if (token == JsonToken.START_OBJECT) {
+                    if (token == JsonToken.START_OBJECT && path != null && !path.startsWith(prefix) && !prefix.startsWith(path + "/")
+                            && !path.equals("/")) {
+                        dir = true;
+                        json.skipChildren(); // a subtree outside the prefix: not read into keys
+                    } else if (token == JsonToken.START_OBJECT) {
                         dir = true;
                         while (json.nextToken() == JsonToken.FIELD_NAME) {
                             json.nextToken();
-                            count += readNode(json, consumer);
+                            count += readNode(json, prefix, consumer);
                         }
                     }
                 }
                 default -> json.skipChildren();
             }
         }
-        if (!dir && path != null && path.startsWith("/1/")) {
-            consumer.accept(new V2Key(path.substring(2), value, created, modified,
+        if (!dir && path != null && path.startsWith(prefix)) {
+            consumer.accept(new V2Key(prefix.equals("/1/") ? path.substring(2) : path, value, created, modified,
                     expire.equals(NO_EXPIRY) ? Optional.empty() : Optional.of(expire)));
             count++;
         }

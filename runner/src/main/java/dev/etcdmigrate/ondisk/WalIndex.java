@@ -103,7 +103,7 @@ public final class WalIndex {
     }
 
     /** A minimal protobuf reader over a byte range. */
-    private static final class Proto {
+    static final class Proto {
         private final byte[] b;
         private final int end;
         int pos;
@@ -127,6 +127,13 @@ public final class WalIndex {
                 if ((x & 0x80) == 0) return value;
             }
             throw new IOException("malformed varint in a WAL record");
+        }
+
+        /** A length-delimited field's bounds: its bytes are b[pos, pos + length) after the call. */
+        int length() throws IOException {
+            long len = varint();
+            if (len < 0 || pos + len > end) throw new IOException("a WAL record field runs past its record");
+            return (int) len;
         }
 
         void skip(int wire) throws IOException {

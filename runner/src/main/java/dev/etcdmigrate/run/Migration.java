@@ -64,8 +64,8 @@ public final class Migration {
         this.dataDir = new DataDir(options.dataDir());
         this.backups = new Backups(dataDir, options.backupDir(), options.backupRetention(), options.name(), log);
         this.binDir = new BinDir(options.binDir());
-        this.state = new DataDirState(dataDir, options, log);
-        this.preflight = new Preflight(options, dataDir, binDir, backups);
+        this.state = new DataDirState(dataDir, options, log, this::catalog);
+        this.preflight = new Preflight(options, dataDir, binDir, backups, this::catalogRelease);
         this.etcd = new EtcdWiring(options, dataDir, binDir, log, children, environment);
     }
 
@@ -153,7 +153,11 @@ public final class Migration {
             checks.add(new Preflight.Check("data dir against version.txt and etcd's flags", () -> state.crossCheck(current.get())));
             checks.add(preflight.externalWalAgainstSwaps(plan));
             if (!plan.steps().isEmpty()) {
-                checks.add(new Preflight.Check("storage version recorded in the db", () -> state.checkRecordedStorageVersion(current.get())));
+                checks.add(new Preflight.Check("no etcd holds the db open", state::refuseHeldDb));
+            }
+            if (dataDir.readVersion().isPresent()) {
+                // --initial-version and the data's own answer were judged when read; version.txt is judged here
+                checks.add(new Preflight.Check("version.txt against the data", () -> state.checkLabelAgainstData(current.get())));
             }
         }
         checks.add(new Preflight.Check("bundled binaries report their versions, the target etcd accepts its arguments",

@@ -1,5 +1,7 @@
 package dev.etcdmigrate.run;
 
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cli.ServerArgsCheck;
@@ -14,6 +16,8 @@ import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RefusedTransitionException;
 import dev.etcdmigrate.step.Step;
 import java.io.IOException;
+import java.util.function.Function;
+import java.util.Optional;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
@@ -40,18 +44,23 @@ final class Preflight {
     private final DataDir dataDir;
     private final BinDir binDir;
     private final Backups backups;
+    /** The catalog's entry of a release, asked only when a check needs a line's fact (no-op starts need none). */
+    private final Function<EtcdVersion, Optional<Release>> catalogRelease;
 
-    Preflight(MigrateOptions options, DataDir dataDir, BinDir binDir, Backups backups) {
+    Preflight(MigrateOptions options, DataDir dataDir, BinDir binDir, Backups backups,
+            Function<EtcdVersion, Optional<Release>> catalogRelease) {
         this.options = options;
         this.dataDir = dataDir;
         this.binDir = binDir;
         this.backups = backups;
+        this.catalogRelease = catalogRelease;
     }
 
     /** What needs no plan: the inputs themselves. */
     List<Check> beforePlan() {
         return List.of(
                 new Check("environment against etcd's flags", this::refuseEnvironmentConflicts),
+                new Check("etcd reads its flags, not a config file", this::refuseConfigFile),
                 new Check("data dir is not a symbolic link", dataDir::refuseSymbolicLink));
     }
 
@@ -99,14 +108,30 @@ final class Preflight {
     }
 
     /**
-     * etcd 3.4+ dies on a variable that duplicates a flag it is given: found before, not in a restarting pod.
+     * etcd of most lines (catalog: line.envDuplicateRefused) dies on a variable that duplicates a flag it is
+     * given: found before, not in a restarting pod. A target the catalog does not know is taken to die too.
      * With --no-exec too: the flags after -- and this environment are what the runner took as etcd's.
      */
     private void refuseEnvironmentConflicts() throws UsageException {
-        List<String> conflicts = options.etcd().variablesRefusedBy(options.target().version().line());
-        if (!conflicts.isEmpty()) {
+        List<String> conflicts = options.etcd().duplicateVariables();
+        if (conflicts.isEmpty()) return;
+        EtcdVersion target = options.target().version();
+        if (catalogRelease.apply(target).map(r -> r.line().envDuplicateRefused()).orElse(true)) {
             throw new UsageException("the environment sets " + String.join(", ", conflicts) + ", which etcd's flags after -- also"
                     + " give: the target etcd refuses to start with both. Drop one of each pair (nothing was changed)");
+        }
+    }
+
+    /**
+     * With --config-file (or ETCD_CONFIG_FILE, read from 3.4) etcd ignores every other flag and variable: the
+     * name, dirs, URLs and quota the runner read from them would not be the ones etcd runs with.
+     */
+    private void refuseConfigFile() throws UsageException {
+        Optional<String> file = options.etcd().get("config-file");
+        if (file.isPresent()) {
+            throw new UsageException(options.etcd().source("config-file") + " names " + file.get() + ": etcd then ignores its other"
+                    + " flags and variables, so the runner cannot know the data dir, name and URLs etcd will use. Give etcd"
+                    + " its settings as flags after -- (nothing was changed)");
         }
     }
 

@@ -130,6 +130,7 @@ class CatalogTest {
             assertEquals(Map.of("ETCDCTL_API", "3"), line.etcdctlEnv(), "etcdctl of 3.0-3.3 defaults to v2");
         }
         assertEquals(atLeast(r, L3_6), line.statusReportsDowngrade(), "statusReportsDowngrade");
+        assertEquals(atLeast(r, L3_4), line.envDuplicateRefused(), "etcd exits on a duplicating ETCD_* variable from 3.4 on");
     }
 
     @ParameterizedTest(name = "{0}")
@@ -286,6 +287,7 @@ class CatalogTest {
                   jsonGateway: /v3
                   logFlags: ["--log-outputs=stderr"]
                   etcdctlEnv: {}
+                  envDuplicateRefused: true
                   downgradeCheckFlag: "--downgrade-check-time"
                   statusReportsDowngrade: true
                   tools:
@@ -346,6 +348,7 @@ class CatalogTest {
                 Arguments.of("      jsonGateway: /v3\n", "line.jsonGateway"),
                 Arguments.of("      logFlags: [\"--log-outputs=stderr\"]\n", "line.logFlags"),
                 Arguments.of("      etcdctlEnv: {}\n", "line.etcdctlEnv"),
+                Arguments.of("      envDuplicateRefused: true\n", "line.envDuplicateRefused"),
                 Arguments.of("      downgradeCheckFlag: \"--downgrade-check-time\"\n", "line.downgradeCheckFlag"),
                 Arguments.of("      statusReportsDowngrade: true\n", "line.statusReportsDowngrade"),
                 Arguments.of("        etcdutl: true\n", "tools.etcdutl"),

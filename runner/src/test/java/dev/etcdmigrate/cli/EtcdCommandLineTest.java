@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.etcd.backend.BackendQuota;
-import dev.etcdmigrate.version.MinorLine;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -89,17 +88,16 @@ class EtcdCommandLineTest {
         assertEquals(etcdArgs, o.finalEtcdArgs(), "etcd names its data dir: nothing added");
         assertEquals(etcdArgs, o.etcdArgs());
 
-        // the same flags with their variables set too: etcd 3.4+ exits on each pair, 3.3 lets the flag win
+        // the same flags with their variables set too: each pair is a duplicate (whether etcd exits on it is its line's)
         Map<String, String> both = new HashMap<>(env);
         FLAGS.keySet().forEach(f -> both.put(EtcdCommandLine.variable(f), FLAGS.get(f)));
         EtcdCommandLine withBoth = MigrateOptionsTest.options(both, args.toArray(String[]::new)).etcd();
-        List<String> refused = withBoth.variablesRefusedBy(new MinorLine(3, 4));
+        List<String> refused = withBoth.duplicateVariables();
         if (spelling == Spelling.VARIABLE) {
             assertEquals(List.of(), refused);
         } else {
             String dashes = spelling.bool("");
             assertEquals(FLAGS.keySet().stream().map(f -> EtcdCommandLine.variable(f) + " (" + dashes + f + ")").sorted().toList(), refused);
-            assertEquals(List.of(), withBoth.variablesRefusedBy(new MinorLine(3, 3)));
         }
     }
 
@@ -157,10 +155,7 @@ class EtcdCommandLineTest {
     void anEmptyVariableDuplicatingAFlagIsRefused() {
         EtcdCommandLine etcd = EtcdCommandLine.read(List.of("-name=m1", "--listen-client-urls", "http://127.0.0.1:1"),
                 Map.of("ETCD_NAME", "", "ETCD_LISTEN_CLIENT_URLS", "http://0.0.0.0:2379", "ETCD_CREDS", "x", "ETCD_DATA_DIR", "/d"));
-        assertEquals(List.of("ETCD_LISTEN_CLIENT_URLS (--listen-client-urls)", "ETCD_NAME (-name)"),
-                etcd.variablesRefusedBy(new MinorLine(3, 6)));
-        assertEquals(List.of(), etcd.variablesRefusedBy(new MinorLine(2, 3)), "up to 3.3 the flag wins");
-        assertEquals(2, etcd.variablesRefusedBy(new MinorLine(3, 9)).size(), "a line the table does not know refuses, as 3.4+ do");
+        assertEquals(List.of("ETCD_LISTEN_CLIENT_URLS (--listen-client-urls)", "ETCD_NAME (-name)"), etcd.duplicateVariables());
     }
 
     @Test

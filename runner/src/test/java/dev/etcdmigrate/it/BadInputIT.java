@@ -83,6 +83,21 @@ class BadInputIT {
                 "ETCD_LISTEN_CLIENT_URLS", "--listen-client-urls", "ETCD_NAME", "--name");
     }
 
+    /** etcd ignores its flags and variables when given a config file: the runner cannot read what etcd will use. */
+    @Test
+    void etcdsConfigFileIsRefusedInEverySpelling(@TempDir Path dir) throws Exception {
+        Path data = dataNeedingAStep(dir);
+        Path config = Files.writeString(dir.resolve("etcd.yaml"), "name: other\n");
+        for (List<String> etcdArgs : List.of(List.of("--config-file", config.toString()), List.of("-config-file=" + config))) {
+            List<String> args = new ArrayList<>(RunnerArgs.migrate(data, EtcdFixture.newest().version()));
+            args.add("--");
+            args.addAll(etcdArgs);
+            assertRefused(args, Map.of(), data, config.toString(), "config-file");
+        }
+        assertRefused(RunnerArgs.migrate(data, EtcdFixture.newest().version()), Map.of("ETCD_CONFIG_FILE", config.toString()), data,
+                config.toString(), "ETCD_CONFIG_FILE");
+    }
+
     @Test
     void aBinaryThatIsNotExecutableIsRefused(@TempDir Path dir) throws Exception {
         Path data = dataNeedingAStep(dir);

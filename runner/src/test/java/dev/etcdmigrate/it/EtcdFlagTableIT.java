@@ -69,18 +69,18 @@ class EtcdFlagTableIT {
     }
 
     /**
-     * ETCD_NAME with -name: 3.4+ exit on it at once; older lines let the flag win, log it, and go on to
+     * ETCD_NAME with -name: the lines the catalog marks envDuplicateRefused (3.4+) exit on it at once; older lines let the flag win, log it, and go on to
      * listen on an address this host does not have, where they exit.
      */
     @ParameterizedTest
     @MethodSource("releases")
-    void aDuplicatingVariableIsRefusedWhereTheTableSays(Release release, @TempDir Path dir) throws Exception {
+    void aDuplicatingVariableIsRefusedWhereTheCatalogSays(Release release, @TempDir Path dir) throws Exception {
         List<String> out = run(etcd(release), List.of("-name", "flag", "--data-dir", dir.resolve("data").toString(),
                 "--listen-peer-urls", "http://192.0.2.1:1", "--listen-client-urls", "http://192.0.2.1:2",
                 "--advertise-client-urls", "http://192.0.2.1:2"), Map.of("ETCD_NAME", "variable"));
         String all = String.join("\n", out);
         boolean refused = all.contains("conflicting environment variable");
-        assertEquals(EtcdCommandLine.refusesDuplicateVariables(release.minorLine()), refused, release.version() + ":\n" + all);
+        assertEquals(release.line().envDuplicateRefused(), refused, release.version() + " (catalog: line.envDuplicateRefused):\n" + all);
         if (!refused) assertTrue(all.contains("shadowed by corresponding flag"), all);
         assertNotEquals(List.of(), out);
     }

@@ -78,6 +78,7 @@ class ProvisionTarballIT {
                       jsonGateway: /v3
                       logFlags: []
                       etcdctlEnv: {}
+                      envDuplicateRefused: true
                       downgradeCheckFlag: "--experimental-downgrade-check-time"
                       statusReportsDowngrade: false
                       tools: {etcdutl: true, etcdctlMigrate: false, checkV2Store: true, snapshotRestore: etcdutl}

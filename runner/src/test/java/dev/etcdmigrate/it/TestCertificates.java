@@ -29,12 +29,13 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 
 /**
  * A throwaway CA and peer certificates for 127.0.0.1, written as PEM files etcd reads (private keys
- * PKCS#8, mode 0600): peer TLS in tests without any certificate checked into the repository.
+ * PKCS#8, mode 0600): peer TLS in tests without any certificate checked into the repository. Public for
+ * the image module's node check (runner's test-jar).
  */
-final class TestCertificates {
+public final class TestCertificates {
 
     /** A certificate and its key, as files. */
-    record Pem(Path cert, Path key) {}
+    public record Pem(Path cert, Path key) {}
 
     private final Path dir;
     private final KeyPair caKeys;
@@ -48,7 +49,7 @@ final class TestCertificates {
     }
 
     /** A new CA in dir (ca.pem). */
-    static TestCertificates newCa(Path dir) throws Exception {
+    public static TestCertificates newCa(Path dir) throws Exception {
         KeyPair keys = ecKeys();
         X500Name name = new X500Name("CN=etcd-migrate test CA");
         X509CertificateHolder ca = new JcaX509v3CertificateBuilder(name, BigInteger.ONE, notBefore(), notAfter(), name, keys.getPublic())
@@ -60,17 +61,17 @@ final class TestCertificates {
         return certificates;
     }
 
-    Path caFile() {
+    public Path caFile() {
         return dir.resolve("ca.pem");
     }
 
     /** A certificate for a peer on 127.0.0.1, good for both ends of a peer connection. */
-    Pem issue(String name) throws Exception {
+    public Pem issue(String name) throws Exception {
         return issue(name, "127.0.0.1");
     }
 
     /** The same for a host with another address (server and client use, SAN = that address). */
-    Pem issue(String name, String address) throws Exception {
+    public Pem issue(String name, String address) throws Exception {
         KeyPair keys = ecKeys();
         X509CertificateHolder cert = new JcaX509v3CertificateBuilder(ca.getSubject(), BigInteger.valueOf(++serial), notBefore(), notAfter(),
                 new X500Name("CN=" + name), keys.getPublic())

@@ -11,11 +11,11 @@ import java.util.TreeMap;
 import java.util.stream.Stream;
 
 /** Every path under a directory with its mode and content digest: "byte-identical afterwards". */
-final class TreeDigest {
+public final class TreeDigest {
 
     private TreeDigest() {}
 
-    static Map<String, String> of(Path root) throws Exception {
+    public static Map<String, String> of(Path root) throws Exception {
         Map<String, String> digest = new TreeMap<>();
         try (Stream<Path> walk = Files.walk(root)) {
             for (Path p : walk.toList()) {

@@ -84,6 +84,11 @@ public final class KubeApiServer implements AutoCloseable {
      * /readyz answers 200. workDir holds its keys, token file and certificates.
      */
     public static KubeApiServer start(Path binary, URI etcdUrl, Path workDir, Duration deadline) throws Exception {
+        return start(binary, etcdUrl, workDir, deadline, List.of());
+    }
+
+    /** The same with more flags, e.g. --etcd-cafile/--etcd-certfile/--etcd-keyfile for an etcd with client TLS. */
+    public static KubeApiServer start(Path binary, URI etcdUrl, Path workDir, Duration deadline, List<String> moreFlags) throws Exception {
         Files.createDirectories(workDir);
         Path certDir = Files.createDirectories(workDir.resolve("certs"));
         Path saKey = workDir.resolve("sa.key");
@@ -115,6 +120,7 @@ public final class KubeApiServer implements AutoCloseable {
                 // the tests read old revisions: no compaction by the API server while they run
                 "--etcd-compaction-interval=0",
                 "--v=1"));
+        command.addAll(moreFlags);
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().keySet().removeIf(k -> k.startsWith("KUBE") || k.startsWith("ETCD"));
         Process process = builder.start();

@@ -48,6 +48,11 @@ public final class KubeClient {
         this.http = HttpClient.newBuilder().sslContext(tls).connectTimeout(Duration.ofSeconds(5)).build();
     }
 
+    /** The API server's URL, e.g. for a kubelet's kubeconfig. */
+    public URI base() {
+        return base;
+    }
+
     /** A request whose answer the caller judges. */
     public HttpResponse<String> raw(String method, String path, JsonNode body) throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).timeout(REQUEST_TIMEOUT)

@@ -1,0 +1,283 @@
+package dev.etcdmigrate.ondisk;
+
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.stream.Stream;
+
+/**
+ * What a WAL dir says about the member, read offline (frames as in {@link WalIndex}): the metadata record
+ * (etcdserverpb.Metadata {NodeID = 1, ClusterID = 2}), snapshot records (walpb.Snapshot {index = 1}), and
+ * the entries that set the cluster version: a v2 request PUT /0/version (etcdserverpb.Request {Method = 2,
+ * Path = 3, Val = 4}, bare in 2.x, wrapped as InternalRaftRequest.v2 = 2 in 3.x) or 3.5+'s
+ * InternalRaftRequest.cluster_version_set = 1300 {ver = 1}; and downgrade_info_set = 1302 {enabled = 1,
+ * ver = 2}. Also counts v2 writes to user keys (/1/...). Reads only.
+ */
+public final class WalRecords {
+
+    private static final int METADATA = 1;
+    private static final int ENTRY = 2;
+    private static final int SNAPSHOT = 5;
+
+    /** A cluster version (or downgrade target) some entry set, at its raft index. */
+    public record VersionSet(long index, String version, String how) {}
+
+    /** A raftpb.ConfChange entry {Type = 2 (0 add, 1 remove, 2 update, 3 add learner), NodeID = 3, Context = 4 (the member as JSON)}. */
+    public record ConfChange(long index, int type, long nodeId, String context) {}
+
+    public record Summary(int segments, OptionalLong memberId, OptionalLong clusterId, OptionalLong lastIndex,
+            OptionalLong lastSnapshotIndex, List<VersionSet> clusterVersions, List<VersionSet> downgrades, long v2UserWrites,
+            List<ConfChange> confChanges) {
+
+        /** The last cluster version an entry set. */
+        public Optional<VersionSet> lastClusterVersion() {
+            return clusterVersions.isEmpty() ? Optional.empty() : Optional.of(clusterVersions.getLast());
+        }
+    }
+
+    private WalRecords() {}
+
+    public static Summary read(Path walDir) throws IOException {
+        List<Path> files;
+        try (Stream<Path> list = Files.list(walDir)) {
+            files = list.filter(f -> f.getFileName().toString().endsWith(".wal")).sorted().toList();
+        }
+        Scan scan = new Scan();
+        for (Path file : files) {
+            scan.file(file);
+        }
+        return new Summary(files.size(), scan.memberId, scan.clusterId, scan.lastIndex < 0 ? OptionalLong.empty()
+                : OptionalLong.of(scan.lastIndex), scan.lastSnapshot < 0 ? OptionalLong.empty() : OptionalLong.of(scan.lastSnapshot),
+                List.copyOf(scan.versions), List.copyOf(scan.downgrades), scan.v2UserWrites, List.copyOf(scan.confChanges));
+    }
+
+    private static final class Scan {
+        OptionalLong memberId = OptionalLong.empty();
+        OptionalLong clusterId = OptionalLong.empty();
+        long lastIndex = -1;
+        long lastSnapshot = -1;
+        final List<VersionSet> versions = new ArrayList<>();
+        final List<VersionSet> downgrades = new ArrayList<>();
+        final List<ConfChange> confChanges = new ArrayList<>();
+        long v2UserWrites;
+
+        void file(Path file) throws IOException {
+            try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
+                while (true) {
+                    long frame;
+                    try {
+                        frame = Long.reverseBytes(in.readLong());
+                    } catch (EOFException end) {
+                        return;
+                    }
+                    long length = frame & 0x00FFFFFFFFFFFFFFL;
+                    if (length == 0) return; // preallocated zeros
+                    if (length > (256L << 20)) throw new IOException(file + ": a WAL record of " + length + " bytes");
+                    int padding = frame < 0 ? (int) ((frame >>> 56) & 0x7) : 0;
+                    byte[] record = new byte[Math.toIntExact(length + padding)];
+                    try {
+                        in.readFully(record);
+                    } catch (EOFException torn) {
+                        return; // a torn tail: etcd ignores it too
+                    }
+                    record(record, (int) length);
+                }
+            }
+        }
+
+        void record(byte[] b, int length) throws IOException {
+            WalIndex.Proto r = new WalIndex.Proto(b, 0, length);
+            long type = -1;
+            int data = -1;
+            int dataEnd = -1;
+            while (r.more()) {
+                long tag = r.varint();
+                int field = (int) (tag >>> 3);
+                int wire = (int) (tag & 7);
+                if (wire == 2) {
+                    int len = r.length();
+                    if (field == 3) {
+                        data = r.pos;
+                        dataEnd = r.pos + len;
+                    }
+                    r.pos += len;
+                } else if (wire == 0) {
+                    long v = r.varint();
+                    if (field == 1) type = v;
+                } else {
+                    r.skip(wire);
+                }
+            }
+            if (data < 0) return;
+            if (type == METADATA) {
+                WalIndex.Proto m = new WalIndex.Proto(b, data, dataEnd);
+                while (m.more()) {
+                    long tag = m.varint();
+                    if ((tag & 7) != 0) {
+                        m.skip((int) (tag & 7));
+                        continue;
+                    }
+                    long v = m.varint();
+                    if (tag >>> 3 == 1) memberId = OptionalLong.of(v);
+                    if (tag >>> 3 == 2) clusterId = OptionalLong.of(v);
+                }
+            } else if (type == SNAPSHOT) {
+                WalIndex.Proto s = new WalIndex.Proto(b, data, dataEnd);
+                while (s.more()) {
+                    long tag = s.varint();
+                    int wire = (int) (tag & 7);
+                    if (wire == 0) {
+                        long v = s.varint();
+                        if (tag >>> 3 == 1) lastSnapshot = Math.max(lastSnapshot, v);
+                    } else if (wire == 2) {
+                        int len = s.length(); // (not "s.pos += s.length()": the read moves pos first)
+                        s.pos += len;
+                    } else {
+                        s.skip(wire);
+                    }
+                }
+            } else if (type == ENTRY) {
+                entry(b, data, dataEnd);
+            }
+        }
+
+        private void entry(byte[] b, int start, int end) throws IOException {
+            WalIndex.Proto e = new WalIndex.Proto(b, start, end);
+            long index = -1;
+            long entryType = 0;
+            int data = -1;
+            int dataEnd = -1;
+            while (e.more()) {
+                long tag = e.varint();
+                int field = (int) (tag >>> 3);
+                int wire = (int) (tag & 7);
+                if (wire == 0) {
+                    long v = e.varint();
+                    if (field == 3) index = v;
+                    if (field == 1) entryType = v;
+                } else if (wire == 2) {
+                    int len = e.length();
+                    if (field == 4) {
+                        data = e.pos;
+                        dataEnd = e.pos + len;
+                    }
+                    e.pos += len;
+                } else {
+                    e.skip(wire);
+                }
+            }
+            lastIndex = Math.max(lastIndex, index);
+            if (data < 0) return;
+            if (entryType == 1) {
+                confChange(b, data, dataEnd, index);
+                return;
+            }
+            if (entryType != 0) return; // a ConfChangeV2: etcd itself writes v1 ones
+            try {
+                request(b, data, dataEnd, index, true);
+            } catch (IOException notARequest) {
+                // data of another shape (a v3 request this reader does not know): no version in it
+            }
+        }
+
+        private void confChange(byte[] b, int start, int end, long index) throws IOException {
+            WalIndex.Proto p = new WalIndex.Proto(b, start, end);
+            int type = 0;
+            long node = 0;
+            String context = "";
+            while (p.more()) {
+                long tag = p.varint();
+                int wire = (int) (tag & 7);
+                if (wire == 0) {
+                    long v = p.varint();
+                    if (tag >>> 3 == 2) type = (int) v;
+                    if (tag >>> 3 == 3) node = v;
+                } else if (wire == 2) {
+                    int len = p.length();
+                    if (tag >>> 3 == 4) context = new String(b, p.pos, len, StandardCharsets.UTF_8);
+                    p.pos += len;
+                } else {
+                    p.skip(wire);
+                }
+            }
+            confChanges.add(new ConfChange(index, type, node, context));
+        }
+
+        /** A v2 Request, or an InternalRaftRequest (which may wrap one at field 2: {@code nested}). */
+        private void request(byte[] b, int start, int end, long index, boolean nested) throws IOException {
+            WalIndex.Proto p = new WalIndex.Proto(b, start, end);
+            String method = null;
+            String path = null;
+            String val = null;
+            while (p.more()) {
+                long tag = p.varint();
+                int field = (int) (tag >>> 3);
+                int wire = (int) (tag & 7);
+                if (wire != 2) {
+                    if (wire == 0) p.varint();
+                    else p.skip(wire);
+                    continue;
+                }
+                int len = p.length();
+                int at = p.pos;
+                p.pos += len;
+                switch (field) {
+                    case 2 -> {
+                        String text = ascii(b, at, len);
+                        if (text != null && text.matches("[A-Z]{2,8}")) {
+                            method = text; // Request.Method
+                        } else if (nested) {
+                            request(b, at, at + len, index, false); // InternalRaftRequest.v2
+                        }
+                    }
+                    case 3 -> path = new String(b, at, len, StandardCharsets.UTF_8);
+                    case 4 -> val = new String(b, at, len, StandardCharsets.UTF_8);
+                    case 1300 -> string(b, at, at + len, 1).ifPresent(v -> versions.add(new VersionSet(index, v, "cluster_version_set")));
+                    case 1302 -> string(b, at, at + len, 2).ifPresent(v -> downgrades.add(new VersionSet(index, v, "downgrade_info_set")));
+                    default -> { }
+                }
+            }
+            if (method == null || path == null) return;
+            if (path.equals("/0/version") && method.equals("PUT") && val != null) {
+                versions.add(new VersionSet(index, val, "PUT /0/version"));
+            } else if (path.startsWith("/1/") && !path.equals("/1" + V2Key.PROBE) && !method.equals("GET") && !method.equals("QGET")
+                    && !method.equals("SYNC")) {
+                v2UserWrites++;
+            }
+        }
+
+        private static Optional<String> string(byte[] b, int start, int end, int number) throws IOException {
+            WalIndex.Proto p = new WalIndex.Proto(b, start, end);
+            while (p.more()) {
+                long tag = p.varint();
+                int wire = (int) (tag & 7);
+                if (wire == 2) {
+                    int len = p.length();
+                    if (tag >>> 3 == number) return Optional.of(new String(b, p.pos, len, StandardCharsets.UTF_8));
+                    p.pos += len;
+                } else if (wire == 0) {
+                    p.varint();
+                } else {
+                    p.skip(wire);
+                }
+            }
+            return Optional.empty();
+        }
+
+        private static String ascii(byte[] b, int at, int len) {
+            if (len > 16) return null;
+            for (int i = at; i < at + len; i++) {
+                if (b[i] < 0x20 || b[i] > 0x7e) return null;
+            }
+            return new String(b, at, len, StandardCharsets.US_ASCII);
+        }
+    }
+}

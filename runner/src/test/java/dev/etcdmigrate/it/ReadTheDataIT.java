@@ -1,0 +1,184 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.demo.Keyspace;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.StorageApi;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 24, integration: a dir without version.txt is planned from what its data says (every key checked
+ * after the carry to the newest line), and a label the data contradicts is refused for every line with
+ * the data dir byte-identical, the issue's own example first.
+ */
+class ReadTheDataIT {
+
+    private static final Release NEWEST = EtcdFixture.newest();
+    @RegisterExtension
+    final EtcdFixture etcd = new EtcdFixture();
+
+    /** The issue's example: data 3.5.35 wrote, labelled 3.4.23/etcd3, was carried to 3.7.3 with exit 0. */
+    @Test
+    void theIssuesExample35DataLabelled34IsRefused(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        try (WrittenDirs dirs = new WrittenDirs()) {
+            dirs.write(EtcdFixture.release("3.5.35"), data, WrittenDirs.Variant.plain(StorageApi.ETCD3), 20);
+        }
+        new DataDir(data).writeVersion(DataVersion.parse("3.4.23/etcd3"));
+        String reason = assertRefusedUntouched(data, RunnerArgs.migrate(data, NEWEST.version()), Map.of());
+        assertTrue(reason.contains("3.4.23/etcd3") && reason.contains("3.5.0"), "both facts named: " + reason);
+    }
+
+    /**
+     * Every line's data labelled with the line before it (no run of the runner on it, so not the
+     * interrupted-step case) is refused before any etcd starts, the data dir byte-identical; and the same
+     * claim as INITIAL_VERSION on the unlabelled dir.
+     */
+    @Test
+    void aLabelOlderThanTheDataIsRefusedForEveryLine(@TempDir Path dir) throws Exception {
+        List<Release> releases = EtcdFixture.CATALOG.releases();
+        List<String> seen = new ArrayList<>();
+        for (int i = 1; i < releases.size(); i++) {
+            Release writer = releases.get(i);
+            Release claimed = releases.get(i - 1);
+            StorageApi api = writer.line().v3Api() ? StorageApi.ETCD3 : StorageApi.ETCD2;
+            StorageApi claimedApi = claimed.line().v3Api() ? api : StorageApi.ETCD2;
+            Path data = dir.resolve(writer.version());
+            try (WrittenDirs dirs = new WrittenDirs()) {
+                dirs.write(writer, data, WrittenDirs.Variant.plain(api), 5);
+            }
+            String label = claimed.version() + "/" + claimedApi;
+            Files.writeString(data.resolve("version.txt"), label);
+            String reason = assertRefusedUntouched(data, RunnerArgs.migrate(data, NEWEST.version()), Map.of());
+            assertTrue(reason.contains(label), reason);
+            seen.add(writer.version() + " labelled " + label + ": " + reason);
+
+            Files.delete(data.resolve("version.txt"));
+            String claim = assertRefusedUntouched(data, RunnerArgs.migrate(data, NEWEST.version()), Map.of("INITIAL_VERSION",
+                    claimed.version()));
+            assertTrue(claim.contains(claimed.version()), claim);
+            seen.add(writer.version() + " with INITIAL_VERSION=" + claimed.version() + ": " + claim);
+        }
+        seen.forEach(System.out::println);
+    }
+
+    /** Unlabelled dirs of 3.4, 3.5 and 3.6 are carried to the newest line from what the data says, every key kept. */
+    @Test
+    void unlabelledDirsAreCarriedToTheNewestLineFromTheirData(@TempDir Path dir) throws Exception {
+        for (String version : List.of("3.4.23", "3.5.35", "3.6.16")) {
+            Release writer = EtcdFixture.release(version);
+            Path data = dir.resolve(version);
+            Map<String, String> written;
+            try (WrittenDirs dirs = new WrittenDirs()) {
+                written = dirs.write(writer, data, WrittenDirs.Variant.plain(StorageApi.ETCD3), 200);
+            }
+            assertFalse(Files.exists(data.resolve("version.txt")));
+            try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, NEWEST.version()))) {
+                assertEquals(0, runner.exitCode(), runner.output());
+                List<JsonNode> detected = runner.events("data-detected");
+                assertFalse(detected.isEmpty(), runner.output());
+                JsonNode d = detected.getFirst();
+                assertEquals(writer.minorLine().toString(), d.path("line").asText(), d.toString());
+                assertTrue(d.path("evidence").size() > 0, d.toString());
+                String lowest = writer.minorLine() + ".0/etcd3";
+                assertEquals(lowest, runner.events("data-dir-read").getFirst().path("version").asText(), runner.output());
+                JsonNode plan = runner.events("plan-made").getFirst();
+                assertEquals(lowest, plan.path("current").asText(), plan.toString());
+                // the lowest patch is below the floor the next line requires (where it has one): a patch step first
+                String floor = EtcdFixture.CATALOG.releases().stream().filter(r -> r.line().upgrade().fromLine().equals(writer.minorLine()))
+                        .findFirst().orElseThrow().line().upgrade().previousMinimumPatch();
+                if (!floor.isEmpty()) {
+                    assertTrue(plan.toString().contains(writer.version()), "a patch-floor step to " + writer.version() + ": " + plan);
+                }
+            }
+            assertEquals(NEWEST.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
+            Keyspace after = etcd.read(NEWEST, data).keyspace();
+            Map<String, String> values = new TreeMap<>();
+            after.entries().forEach((k, e) -> {
+                if (k.startsWith("/registry/")) values.put(k, new String(e.value(), StandardCharsets.UTF_8));
+            });
+            assertEquals(new TreeMap<>(written), values, "every key and value after " + version + " -> " + NEWEST.version());
+        }
+    }
+
+    /**
+     * The one tolerated case, and only with its evidence: data one line ahead of version.txt is what an
+     * upgrade step killed after its etcd ran leaves (FaultInjectionIT kills real steps); it is resumed only
+     * where this runner ran steps before (its .etcd-migrate/etcd-output.log), refused everywhere else.
+     */
+    @Test
+    void dataOneLineAheadIsResumedOnlyWhereTheRunnersStepsRan(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        try (WrittenDirs dirs = new WrittenDirs()) {
+            dirs.write(EtcdFixture.release("3.5.35"), data, WrittenDirs.Variant.plain(StorageApi.ETCD3), 20);
+        }
+        new DataDir(data).writeVersion(DataVersion.parse("3.4.23/etcd3"));
+        assertRefusedUntouched(data, RunnerArgs.migrate(data, "3.5.35"), Map.of());
+        // what a run with steps leaves in the runner's own dir, as a kill inside its step would
+        Files.createDirectories(data.resolve(".etcd-migrate"));
+        Files.writeString(data.resolve(".etcd-migrate/etcd-output.log"), "");
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.5.35"))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            List<JsonNode> resumed = runner.events("interrupted-step-found");
+            assertEquals(1, resumed.size(), runner.output());
+            assertEquals("3.5", resumed.getFirst().path("dataLine").asText(), runner.output());
+        }
+        assertEquals("3.5.35/etcd3", Files.readString(data.resolve("version.txt")));
+        // two lines ahead is never a step of this runner: refused even with its marks
+        Path newer = dir.resolve("newer");
+        try (WrittenDirs dirs = new WrittenDirs()) {
+            dirs.write(EtcdFixture.release("3.6.16"), newer, WrittenDirs.Variant.plain(StorageApi.ETCD3), 5);
+        }
+        new DataDir(newer).writeVersion(DataVersion.parse("3.4.23/etcd3"));
+        Files.createDirectories(newer.resolve(".etcd-migrate"));
+        Files.writeString(newer.resolve(".etcd-migrate/etcd-output.log"), "");
+        Map<String, String> member = TreeDigest.of(newer.resolve("member"));
+        String version = Files.readString(newer.resolve("version.txt"));
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(newer, NEWEST.version()))) {
+            assertEquals(3, runner.exitCode(), runner.output());
+            assertEquals(0, runner.count("etcd-started"), runner.output());
+            assertEquals(0, runner.count("interrupted-step-found"), runner.output());
+        }
+        // the runner's own dir already existed: its lock file stays, as on any start; the data does not change
+        assertEquals(member, TreeDigest.of(newer.resolve("member")));
+        assertEquals(version, Files.readString(newer.resolve("version.txt")));
+    }
+
+    /** Data that cannot say which line wrote it (a db of garbage, no WAL, no snapshot) and no label: refused, untouched. */
+    @Test
+    void dataThatCannotAnswerIsStillRefused(@TempDir Path dir) throws Exception {
+        Path data = Files.createDirectories(dir.resolve("data/member/snap")).getParent().getParent();
+        Files.writeString(data.resolve("member/snap/db"), "not etcd's");
+        String reason = assertRefusedUntouched(data, RunnerArgs.migrate(data, NEWEST.version()), Map.of());
+        assertTrue(reason.contains("does not say which etcd wrote it") && reason.contains("member/snap/db"), reason);
+    }
+
+    private static String assertRefusedUntouched(Path data, List<String> args, Map<String, String> env) throws Exception {
+        Map<String, String> before = TreeDigest.of(data);
+        String reason;
+        try (RunnerProcess runner = RunnerProcess.run(args, env)) {
+            assertEquals(3, runner.exitCode(), runner.output());
+            JsonNode ending = runner.ending();
+            assertEquals("refused", ending.path("event").asText(), runner.output());
+            assertEquals(0, runner.count("etcd-started"), runner.output());
+            reason = ending.path("reason").asText();
+        }
+        assertEquals(before, TreeDigest.of(data), "byte-identical after the refusal");
+        return reason;
+    }
+}
