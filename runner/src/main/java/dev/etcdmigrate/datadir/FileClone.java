@@ -60,6 +60,20 @@ public final class FileClone {
         return n;
     }
 
+    /** "errno N (text)" for the errors an operator meets on a disk (the text as Java's own file errors word it). */
+    static String errnoText(int errno) {
+        String text = switch (errno) {
+            case 2 -> "No such file or directory";
+            case 5 -> "Input/output error";
+            case 13 -> "Permission denied";
+            case 28 -> "No space left on device";
+            case 30 -> "Read-only file system";
+            case 122 -> "Disk quota exceeded";
+            default -> null;
+        };
+        return "errno " + errno + (text == null ? "" : " (" + text + ")");
+    }
+
     /** Names of probe files (Backups.recover deletes one a crash left in the data dir). */
     static final String PROBE_PREFIX = ".clone-probe";
 
@@ -86,11 +100,11 @@ public final class FileClone {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(n.state());
             int src = (int) n.open().invokeExact(state, arena.allocateFrom(from.toString()), O_RDONLY | O_CLOEXEC, 0);
-            if (src < 0) throw new IOException("open(" + from + ") failed with errno " + (int) n.errno().get(state, 0L));
+            if (src < 0) throw new IOException("open(" + from + ") failed: " + errnoText((int) n.errno().get(state, 0L)));
             try {
                 int dst = (int) n.open().invokeExact(state, arena.allocateFrom(to.toString()), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
                         OWNER_READ_WRITE);
-                if (dst < 0) throw new IOException("open(" + to + ") failed with errno " + (int) n.errno().get(state, 0L));
+                if (dst < 0) throw new IOException("open(" + to + ") failed: " + errnoText((int) n.errno().get(state, 0L)));
                 int result;
                 int errno;
                 try {
@@ -102,7 +116,7 @@ public final class FileClone {
                 if (result == 0) return true;
                 Files.delete(to);
                 if (UNSUPPORTED.contains(errno)) return false;
-                throw new IOException("FICLONE " + from + " -> " + to + " failed with errno " + errno);
+                throw new IOException("FICLONE " + from + " -> " + to + " failed: " + errnoText(errno));
             } finally {
                 int ignored = (int) n.close().invokeExact(src);
             }

@@ -171,6 +171,9 @@ public final class Migration {
         log.emit(planEvent(plan));
         if (!plan.steps().isEmpty()) {
             try (ChildOutputFile etcdOutput = ChildOutputFile.create(dataDir.own().etcdOutput())) {
+                // durable before the first etcd starts: detection takes this file as proof that a run with
+                // steps began, and a power cut must not leave data one line ahead without it (PowerCutIT)
+                Trees.syncTree(dataDir.own().etcdOutput());
                 log.subscribe(etcdOutput);
                 try {
                     new StepRunner(dataDir, backups, log).run(plan, etcd.stepContext(backups));

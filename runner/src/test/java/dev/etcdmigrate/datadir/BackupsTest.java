@@ -161,6 +161,34 @@ class BackupsTest {
         assertEquals(List.of(made.getFileName().toString()), names(own));
     }
 
+    /** Found by PowerCutIT: a backup dir a crashed swap left empty is debris, not one of the kept backups. */
+    @Test
+    void retentionDoesNotCountABackupDirWithoutMember() throws Exception {
+        Path own = dataDir.backupsDir();
+        backupAt(own, "20240101T000000Z-3.7.3-etcd3");
+        backupAt(own, "20240102T000000Z-3.7.3-etcd3");
+        Path empty = Files.createDirectories(own.resolve("20240103T000000Z-3.7.3-etcd3"));
+        Files.writeString(empty.resolve("version.txt"), "3.7.3/etcd3"); // a swap crashed before member/ was moved in
+        Path made = backupAt(own, "20240104T000000Z-3.7.3-etcd3");
+
+        backups(Optional.empty(), 3, NOW).retain(made);
+
+        assertEquals(List.of("20240101T000000Z-3.7.3-etcd3", "20240102T000000Z-3.7.3-etcd3", "20240103T000000Z-3.7.3-etcd3",
+                "20240104T000000Z-3.7.3-etcd3"), names(own), "no complete backup deleted while only 3 are complete");
+    }
+
+    /** Found by PowerCutIT: a power cut can undo the delete of a file-clone probe; recovery removes it. */
+    @Test
+    void recoverDeletesAFileCloneProbeACrashLeft() throws Exception {
+        Path probe = Files.writeString(data.resolve(FileClone.PROBE_PREFIX + "12345"), "x");
+
+        backups(Optional.empty(), 3, NOW).recover();
+
+        assertFalse(Files.exists(probe));
+        assertTrue(events.stream().anyMatch(e -> e instanceof dev.etcdmigrate.event.Event.Recovered r && r.what().equals("clone-probe")
+                && r.path().equals(probe.toString())), log());
+    }
+
     @Test
     void retentionBelowOneIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> backups(Optional.empty(), 0, NOW));

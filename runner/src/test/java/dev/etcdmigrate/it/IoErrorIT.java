@@ -29,7 +29,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * with every key intact. (A failed call the runner can do without is allowed only when that run itself
  * converges: exit 0 at the target with every key.)
  *
- * <p>System properties: {@code ioerror.faults} (calls per step type, default 6; the powercut-long profile
+ * <p>System properties: {@code ioerror.faults} (calls per step type, default 2: one EIO, one ENOSPC; the powercut-long profile
  * sets 60), {@code powercut.seed}, {@code fault.scenarios}.
  */
 class IoErrorIT {
@@ -55,7 +55,7 @@ class IoErrorIT {
     void eachFailingCallFailsTheRunNamingItAndARerunConverges(FaultScenario scenario, @TempDir Path dir) throws Exception {
         String only = System.getProperty("fault.scenarios", "");
         assumeTrue(only.isBlank() || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(scenario.name()), "fault.scenarios=" + only);
-        int budget = Integer.getInteger("ioerror.faults", 6);
+        int budget = Integer.getInteger("ioerror.faults", 2);
         long seed = Long.getLong("powercut.seed", System.nanoTime());
         Random random = new Random(seed + scenario.ordinal());
 
