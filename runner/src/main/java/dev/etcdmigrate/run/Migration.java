@@ -16,6 +16,7 @@ import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.etcd.binary.BinaryCheck;
 import dev.etcdmigrate.etcd.EtcdWiring;
 import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.EventListener;
 import dev.etcdmigrate.log.ChildOutputFile;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.plan.Plan;
@@ -27,10 +28,12 @@ import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Carries one data dir to the target, in this order:
@@ -123,16 +126,25 @@ public final class Migration {
             dataDir.createOwnerOnly();
         }
         boolean ownDirExisted = dataDir.own().exists();
+        // once an etcd ran on the data dir itself (not on a work copy), .etcd-migrate/etcd-output.log is the proof
+        // (DataDirState) that a step of this runner may have moved the data past version.txt: a failed run keeps it
+        AtomicBoolean etcdRan = new AtomicBoolean();
+        EventListener etcdStarts = event -> {
+            if (event instanceof Event.EtcdStarted started && Path.of(started.dataDir()).equals(dataDir.path())) etcdRan.set(true);
+        };
+        log.subscribe(etcdStarts);
         // every path takes the lock, the no-op included: another runner's private etcd may be working here
         DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log);
         try {
             return new Done(migrateLocked(planned), lock);
         } catch (Exception e) {
             lock.close();
-            if (!ownDirExisted) {
-                dataDir.removeOwnDirIfOnlyBookkeeping();
+            if (!ownDirExisted && !etcdRan.get()) {
+                dataDir.removeOwnDirIfOnlyBookkeeping(); // a run that started no etcd leaves nothing of its own
             }
             throw e;
+        } finally {
+            log.unsubscribe(etcdStarts);
         }
     }
 
