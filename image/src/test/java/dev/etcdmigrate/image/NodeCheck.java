@@ -255,7 +255,7 @@ class NodeCheck {
         site.remove();
 
         // restart without migration: the data is at 3.5.35 now; both manifests run etcd 3.5.35
-        int runs = Integer.getInteger("node.bench.runs", 5);
+        int runs = Integer.getInteger("node.bench.runs", 3);
         Map<String, List<Long>> times = new LinkedHashMap<>();
         times.put("entrypoint", new ArrayList<>());
         times.put("direct", new ArrayList<>());
@@ -305,7 +305,7 @@ class NodeCheck {
     @Order(5)
     void killsDuringAMigrationConverge(@TempDir Path dir) throws Exception {
         long seedValue = Long.getLong("node.kill.seed", System.currentTimeMillis());
-        int trials = Integer.getInteger("node.kill.trials", 6);
+        int trials = Integer.getInteger("node.kill.trials", 3);
         java.util.Random random = new java.util.Random(seedValue);
         EtcdSite site = EtcdSite.create(dir);
         Seed seed;
