@@ -47,8 +47,8 @@ public final class AotTraining {
             try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
                 port = s.getLocalPort(); // closed again: the request below is refused
             }
-            dev.etcdmigrate.etcd.client.GatewayClient gateway = new dev.etcdmigrate.etcd.client.GatewayClient(http,
-                    java.net.URI.create("http://127.0.0.1:" + port), "/v3");
+            dev.etcdmigrate.etcd.client.GatewayClient gateway = new dev.etcdmigrate.etcd.client.GatewayClient(
+                    http, java.net.URI.create("http://127.0.0.1:" + port), "/v3");
             try {
                 gateway.put("/etcd-migrate-aot-training", "x");
             } catch (java.io.IOException refused) {
@@ -69,15 +69,35 @@ public final class AotTraining {
         Release previous = catalog.releases().get(catalog.releases().size() - 2);
         Path bin = Permissions.ownerOnlyDir(work.resolve("bin"));
         for (Release release : List.of(previous, newest)) {
-            executable(bin.resolve("etcd-" + release.version()), "#!/bin/sh\necho 'etcd Version: " + release.version() + "'\n");
+            executable(
+                    bin.resolve("etcd-" + release.version()),
+                    "#!/bin/sh\necho 'etcd Version: " + release.version() + "'\n");
         }
         Path data = etcd3DataDir(work.resolve("data"), previous);
         ServerPorts ports = FreePorts.pick();
-        int code = Main.run(List.of("--data-dir", data.toString(), "--bin-dir", bin.toString(), "--target-version", newest.version(),
-                "--name", "training", "--port", String.valueOf(ports.client()), "--peer-port", String.valueOf(ports.peer()),
-                "--start-timeout", "10s", "--", "--snapshot-count=10000"), Map.of(), new PrintStream(OutputStream.nullOutputStream()));
+        int code = Main.run(
+                List.of(
+                        "--data-dir",
+                        data.toString(),
+                        "--bin-dir",
+                        bin.toString(),
+                        "--target-version",
+                        newest.version(),
+                        "--name",
+                        "training",
+                        "--port",
+                        String.valueOf(ports.client()),
+                        "--peer-port",
+                        String.valueOf(ports.peer()),
+                        "--start-timeout",
+                        "10s",
+                        "--",
+                        "--snapshot-count=10000"),
+                Map.of(),
+                new PrintStream(OutputStream.nullOutputStream()));
         if (code != 1) {
-            throw new IllegalStateException("the training run with a step exited with " + code + ", not 1 (its stand-in etcd exits)");
+            throw new IllegalStateException(
+                    "the training run with a step exited with " + code + ", not 1 (its stand-in etcd exits)");
         }
     }
 
@@ -93,7 +113,9 @@ public final class AotTraining {
     }
 
     private static void executable(Path file, String content) throws IOException {
-        Files.writeString(Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"))),
+        Files.writeString(
+                Files.createFile(
+                        file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"))),
                 content);
     }
 
@@ -105,8 +127,16 @@ public final class AotTraining {
             Path bin = Permissions.ownerOnlyDir(work.resolve("bin"));
             executable(bin.resolve("etcd-" + newest.version()), "");
             Path data = etcd3DataDir(work.resolve("data"), newest);
-            List<String> noOp = List.of("--data-dir", data.toString(), "--bin-dir", bin.toString(), "--target-version",
-                    newest.version(), "--name", "training", "--no-exec");
+            List<String> noOp = List.of(
+                    "--data-dir",
+                    data.toString(),
+                    "--bin-dir",
+                    bin.toString(),
+                    "--target-version",
+                    newest.version(),
+                    "--name",
+                    "training",
+                    "--no-exec");
             int code = Main.run(noOp, Map.of(), new PrintStream(OutputStream.nullOutputStream()));
             if (code != 0) {
                 throw new IllegalStateException("the training migration exited with " + code);
@@ -116,8 +146,14 @@ public final class AotTraining {
             trainRunWithSteps(catalog, work.resolve("steps"));
             // the same no-op in JSON lines (LOG_FORMAT=json, what tests and log collectors use)
             Main.run(noOp, Map.of("LOG_FORMAT", "json"), new PrintStream(OutputStream.nullOutputStream()));
-            new Planner(catalog).plan(new DataVersion(catalog.releases().get(catalog.releases().size() - 2).etcdVersion(),
-                    StorageApi.ETCD3), new DataVersion(newest.etcdVersion(), StorageApi.ETCD3));
+            new Planner(catalog)
+                    .plan(
+                            new DataVersion(
+                                    catalog.releases()
+                                            .get(catalog.releases().size() - 2)
+                                            .etcdVersion(),
+                                    StorageApi.ETCD3),
+                            new DataVersion(newest.etcdVersion(), StorageApi.ETCD3));
         } finally {
             Trees.deleteRecursively(work);
         }

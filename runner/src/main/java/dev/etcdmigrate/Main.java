@@ -1,7 +1,5 @@
 package dev.etcdmigrate;
 
-import dev.etcdmigrate.run.InspectCommand;
-import dev.etcdmigrate.run.Migration;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.cli.Flag;
 import dev.etcdmigrate.cli.Help;
@@ -9,8 +7,8 @@ import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cli.OutputFlags;
 import dev.etcdmigrate.cli.ParsedArgs;
 import dev.etcdmigrate.cli.ToolCommand;
-import dev.etcdmigrate.error.FailedException;
 import dev.etcdmigrate.error.ExitStatus;
+import dev.etcdmigrate.error.FailedException;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.etcd.binary.BinDir;
@@ -21,6 +19,8 @@ import dev.etcdmigrate.exec.TerminationLog;
 import dev.etcdmigrate.log.Json;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
+import dev.etcdmigrate.run.InspectCommand;
+import dev.etcdmigrate.run.Migration;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -88,22 +88,38 @@ public final class Main {
                 if (tool.isEmpty()) {
                     List<String> known = new ArrayList<>(COMMANDS);
                     tools.forEach(c -> known.add(c.name()));
-                    throw new UsageException("unknown command '" + command + "' (commands: " + String.join(", ", known) + "; see --help"
-                            + (tools.isEmpty() ? "; provision and demo are not part of the image: run them from a source tree's"
-                                    + " runner/target/etcd-migrate" : "") + "); nothing was changed");
+                    throw new UsageException(
+                            "unknown command '" + command + "' (commands: " + String.join(", ", known) + "; see --help"
+                                    + (tools.isEmpty()
+                                            ? "; provision and demo are not part of the image: run them from a source tree's"
+                                                    + " runner/target/etcd-migrate"
+                                            : "")
+                                    + "); nothing was changed");
                 }
             }
             children = new Children(Duration.ofSeconds(10)).installShutdownHook();
             if (tool.isPresent()) {
-                return tool.get().run(ParsedArgs.parse(OutputFlags.with(tool.get().flags()), rest, environment), log, children);
+                return tool.get()
+                        .run(ParsedArgs.parse(OutputFlags.with(tool.get().flags()), rest, environment), log, children);
             }
             return switch (command) {
-                case "inspect" -> inspect(ParsedArgs.parse(PLAN_FLAGS, shortOutputFlag(rest), inspectEnvironment(environment))
-                        .withoutPositional("inspect"), log);
-                case "plan" -> plan(ParsedArgs.parse(PLAN_FLAGS, shortOutputFlag(rest), environment).withoutPositional("plan"), log,
-                        children);
-                default -> migrate(ParsedArgs.parse(OutputFlags.with(MigrateOptions.FLAGS), rest, environment)
-                        .withoutPositional("migrate"), log, children);
+                case "inspect" ->
+                    inspect(
+                            ParsedArgs.parse(PLAN_FLAGS, shortOutputFlag(rest), inspectEnvironment(environment))
+                                    .withoutPositional("inspect"),
+                            log);
+                case "plan" ->
+                    plan(
+                            ParsedArgs.parse(PLAN_FLAGS, shortOutputFlag(rest), environment)
+                                    .withoutPositional("plan"),
+                            log,
+                            children);
+                default ->
+                    migrate(
+                            ParsedArgs.parse(OutputFlags.with(MigrateOptions.FLAGS), rest, environment)
+                                    .withoutPositional("migrate"),
+                            log,
+                            children);
             };
         } catch (MigrateException e) {
             return fail(log, before, e);
@@ -115,10 +131,17 @@ public final class Main {
 
     /** Reports why the run ends and leaves it where Kubernetes shows it (the container's termination message). */
     private static int fail(Log log, List<String> args, MigrateException e) {
-        String reason = e.status() != ExitStatus.REFUSED ? e.getMessage()
-                : "refused: " + e.getMessage() + (e.getMessage().contains("nothing was changed") ? "" : " (nothing was changed)");
-        log.emit(e.status() == ExitStatus.FAILED ? new Event.Failed(e.exitCode(), reason) : new Event.Refused(e.exitCode(), reason));
-        TerminationLog.write(Path.of(OutputFlags.flagValue(args, "termination-log").orElse(MigrateOptions.DEFAULT_TERMINATION_LOG)), reason);
+        String reason = e.status() != ExitStatus.REFUSED
+                ? e.getMessage()
+                : "refused: " + e.getMessage()
+                        + (e.getMessage().contains("nothing was changed") ? "" : " (nothing was changed)");
+        log.emit(
+                e.status() == ExitStatus.FAILED
+                        ? new Event.Failed(e.exitCode(), reason)
+                        : new Event.Refused(e.exitCode(), reason));
+        TerminationLog.write(
+                Path.of(OutputFlags.flagValue(args, "termination-log").orElse(MigrateOptions.DEFAULT_TERMINATION_LOG)),
+                reason);
         return e.exitCode();
     }
 
@@ -127,10 +150,15 @@ public final class Main {
      * missing, then where each present binary came from (the pins in the jar) and whether it is that build.
      */
     static String versionText(List<String> args) {
-        String version = Optional.ofNullable(Main.class.getPackage().getImplementationVersion()).orElse("development build");
+        String version = Optional.ofNullable(Main.class.getPackage().getImplementationVersion())
+                .orElse("development build");
         StringBuilder b = new StringBuilder("etcd-migrate " + version + "\n");
-        Path binDir = Path.of(OutputFlags.flagValue(args, "bin-dir").orElse(MigrateOptions.DEFAULT_BIN_DIR)).toAbsolutePath();
-        Catalog catalog = OutputFlags.flagValue(args, "catalog").map(Path::of).map(Catalog::load).orElseGet(Catalog::bundled);
+        Path binDir = Path.of(OutputFlags.flagValue(args, "bin-dir").orElse(MigrateOptions.DEFAULT_BIN_DIR))
+                .toAbsolutePath();
+        Catalog catalog = OutputFlags.flagValue(args, "catalog")
+                .map(Path::of)
+                .map(Catalog::load)
+                .orElseGet(Catalog::bundled);
         b.append("bundled etcd versions (bin dir ").append(binDir).append("):");
         for (var release : catalog.releases()) {
             b.append(' ').append(release.version());
@@ -145,7 +173,12 @@ public final class Main {
 
     private static List<Flag> withOutput(List<Flag> flags) {
         List<Flag> all = new ArrayList<>(flags);
-        all.add(Flag.value("output", null, "text|json", "text", "plan only (also -o): the plan as lines, or as one JSON object on stdout."));
+        all.add(Flag.value(
+                "output",
+                null,
+                "text|json",
+                "text",
+                "plan only (also -o): the plan as lines, or as one JSON object on stdout."));
         return all;
     }
 
@@ -198,12 +231,17 @@ public final class Main {
 
     private static int migrate(ParsedArgs args, Log log, Children children) throws Exception {
         MigrateOptions options = MigrateOptions.from(args);
-        log.emit(new Event.RunStarted("migrate", options.dataDir().toString(), options.target().toString(), options.binDir().toString()));
+        log.emit(new Event.RunStarted(
+                "migrate",
+                options.dataDir().toString(),
+                options.target().toString(),
+                options.binDir().toString()));
         DataDirOwner.become(options.dataDir(), log);
         // the lock stays held until exec, which closes it; etcd's own WAL lock takes over
         try (Migration.Done done = migration(options, args, log, children).migrate()) {
             if (options.noExec()) {
-                log.emit(new Event.NoExec(options.dataDir().toString(), options.target().toString()));
+                log.emit(new Event.NoExec(
+                        options.dataDir().toString(), options.target().toString()));
                 return ExitStatus.OK.code();
             }
             Path etcd = new BinDir(options.binDir()).etcd(options.target().version());

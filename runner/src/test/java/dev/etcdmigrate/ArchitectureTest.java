@@ -19,7 +19,8 @@ class ArchitectureTest {
 
     @BeforeAll
     static void importMainClasses() {
-        classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+        classes = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
                 .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
                 .importPackages("dev.etcdmigrate");
     }
@@ -33,18 +34,31 @@ class ArchitectureTest {
     /** The steps talk to etcd only through their port; the planner's choice reaches them as values. */
     @Test
     void stepsKnowNeitherEtcdNorThePlannerNorTheRun() {
-        noClasses().that().resideInAPackage("..etcdmigrate.step..")
-                .should().dependOnClassesThat().resideInAnyPackage("..etcdmigrate.etcd..", "..etcdmigrate.plan..",
-                        "..etcdmigrate.run..", "..etcdmigrate.cli..")
+        noClasses()
+                .that()
+                .resideInAPackage("..etcdmigrate.step..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "..etcdmigrate.etcd..", "..etcdmigrate.plan..", "..etcdmigrate.run..", "..etcdmigrate.cli..")
                 .check(classes);
     }
 
     /** The planner is pure: no processes, no files, no etcd. */
     @Test
     void thePlannerRunsNothing() {
-        noClasses().that().resideInAPackage("..etcdmigrate.plan..")
-                .should().dependOnClassesThat().resideInAnyPackage("..etcdmigrate.etcd..", "..etcdmigrate.process..",
-                        "..etcdmigrate.exec..", "..etcdmigrate.datadir..", "..etcdmigrate.ondisk..", "..etcdmigrate.run..")
+        noClasses()
+                .that()
+                .resideInAPackage("..etcdmigrate.plan..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "..etcdmigrate.etcd..",
+                        "..etcdmigrate.process..",
+                        "..etcdmigrate.exec..",
+                        "..etcdmigrate.datadir..",
+                        "..etcdmigrate.ondisk..",
+                        "..etcdmigrate.run..")
                 .check(classes);
     }
 
@@ -52,8 +66,11 @@ class ArchitectureTest {
     @Test
     void eventsErrorsAndVersionsDependOnNothingOfTheProject() {
         for (String bottom : new String[] {"event", "error", "version"}) {
-            ArchRule rule = noClasses().that().resideInAPackage("dev.etcdmigrate." + bottom)
-                    .should().dependOnClassesThat(DescribedPredicate.describe(
+            ArchRule rule = noClasses()
+                    .that()
+                    .resideInAPackage("dev.etcdmigrate." + bottom)
+                    .should()
+                    .dependOnClassesThat(DescribedPredicate.describe(
                             "are of the project outside " + bottom,
                             (JavaClass c) -> c.getPackageName().startsWith("dev.etcdmigrate")
                                     && !c.getPackageName().equals("dev.etcdmigrate." + bottom)));
@@ -64,34 +81,56 @@ class ArchitectureTest {
     /** Only the entry point starts a run; only the run (and the entry point) wires etcd objects. */
     @Test
     void onlyTheEntryPointUsesTheRun() {
-        noClasses().that().resideOutsideOfPackages("dev.etcdmigrate", "..etcdmigrate.run..", "..etcdmigrate.demo..")
-                .should().dependOnClassesThat().resideInAPackage("..etcdmigrate.run..")
+        noClasses()
+                .that()
+                .resideOutsideOfPackages("dev.etcdmigrate", "..etcdmigrate.run..", "..etcdmigrate.demo..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("..etcdmigrate.run..")
                 .check(classes);
     }
 
     /** The offline readers read files: they start no etcd and talk to none. */
     @Test
     void offlineReadersStartNothing() {
-        noClasses().that().resideInAPackage("..etcdmigrate.ondisk..")
-                .should().dependOnClassesThat().resideInAnyPackage("..etcdmigrate.etcd..", "..etcdmigrate.process..",
-                        "..etcdmigrate.step..", "..etcdmigrate.run..")
+        noClasses()
+                .that()
+                .resideInAPackage("..etcdmigrate.ondisk..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "..etcdmigrate.etcd..",
+                        "..etcdmigrate.process..",
+                        "..etcdmigrate.step..",
+                        "..etcdmigrate.run..")
                 .check(classes);
     }
 
     /** etcdctl and etcdutl flags live in the adapter: the lower etcd rooms do not call back up into it. */
     @Test
     void theEtcdRoomsDoNotDependOnTheAdapter() {
-        noClasses().that().resideInAnyPackage("..etcdmigrate.etcd.server..", "..etcdmigrate.etcd.client..",
-                        "..etcdmigrate.etcd.binary..", "..etcdmigrate.etcd.backend..")
-                .should().dependOnClassesThat().resideInAPackage("dev.etcdmigrate.etcd")
+        noClasses()
+                .that()
+                .resideInAnyPackage(
+                        "..etcdmigrate.etcd.server..",
+                        "..etcdmigrate.etcd.client..",
+                        "..etcdmigrate.etcd.binary..",
+                        "..etcdmigrate.etcd.backend..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("dev.etcdmigrate.etcd")
                 .check(classes);
     }
 
     /** The image's jar leaves the tools out (runner/src/tools): nothing it runs may need them. */
     @Test
     void theRunnerDoesNotNeedTheTools() {
-        noClasses().that().resideOutsideOfPackages("..etcdmigrate.demo..", "..etcdmigrate.provision..")
-                .should().dependOnClassesThat().resideInAnyPackage("..etcdmigrate.demo..", "..etcdmigrate.provision..")
+        noClasses()
+                .that()
+                .resideOutsideOfPackages("..etcdmigrate.demo..", "..etcdmigrate.provision..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("..etcdmigrate.demo..", "..etcdmigrate.provision..")
                 .check(classes);
     }
 }

@@ -46,15 +46,31 @@ class MainTest {
         Files.writeString(data.resolve("db"), "not etcd's");
         Path bin = Files.createDirectories(dir.resolve("bin"));
         // data without version.txt and no --initial-version: the runner cannot tell what wrote it
-        assertEquals(3, run(List.of("--log-format=json", "--data-dir", dir.resolve("data").toString(), "--bin-dir", bin.toString(),
-                "--target-version", "3.7.3", "--name", "m1", "--no-exec"), Map.of()));
+        assertEquals(
+                3,
+                run(
+                        List.of(
+                                "--log-format=json",
+                                "--data-dir",
+                                dir.resolve("data").toString(),
+                                "--bin-dir",
+                                bin.toString(),
+                                "--target-version",
+                                "3.7.3",
+                                "--name",
+                                "m1",
+                                "--no-exec"),
+                        Map.of()));
         JsonNode end = lastEvent();
         assertEquals("refused", end.path("event").asText());
         assertEquals(3, end.path("exitCode").asInt());
         assertFalse(Files.exists(dir.resolve("data/version.txt")));
         assertFalse(Files.exists(dir.resolve("data/.etcd-migrate")), "nothing was changed");
         String reason = end.path("reason").asText();
-        assertEquals(reason.indexOf("nothing was changed"), reason.lastIndexOf("nothing was changed"), "said once: " + reason);
+        assertEquals(
+                reason.indexOf("nothing was changed"),
+                reason.lastIndexOf("nothing was changed"),
+                "said once: " + reason);
     }
 
     @Test
@@ -66,8 +82,11 @@ class MainTest {
 
     @Test
     void theShortOutputFlagIsPlansOwn() {
-        assertEquals(List.of("--output", "json", "--data-dir", "d"), Main.shortOutputFlag(List.of("-o", "json", "--data-dir", "d")));
+        assertEquals(
+                List.of("--output", "json", "--data-dir", "d"),
+                Main.shortOutputFlag(List.of("-o", "json", "--data-dir", "d")));
         assertEquals(List.of("--output=json"), Main.shortOutputFlag(List.of("-ojson")));
-        assertEquals(List.of("--output=json", "--", "-o", "x"), Main.shortOutputFlag(List.of("-o=json", "--", "-o", "x")));
+        assertEquals(
+                List.of("--output=json", "--", "-o", "x"), Main.shortOutputFlag(List.of("-o=json", "--", "-o", "x")));
     }
 }

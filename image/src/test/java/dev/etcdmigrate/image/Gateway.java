@@ -17,7 +17,8 @@ import java.util.Optional;
 final class Gateway {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private final URI base;
 
@@ -41,12 +42,16 @@ final class Gateway {
         if (!kvs.isArray() || kvs.isEmpty()) {
             return Optional.empty();
         }
-        return Optional.of(new String(Base64.getDecoder().decode(kvs.get(0).path("value").asText()), StandardCharsets.UTF_8));
+        return Optional.of(
+                new String(Base64.getDecoder().decode(kvs.get(0).path("value").asText()), StandardCharsets.UTF_8));
     }
 
     /** The server's version, e.g. 3.7.3 (GET /version, field etcdserver). */
     String serverVersion() throws IOException, InterruptedException {
-        HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(base.resolve("/version")).timeout(Duration.ofSeconds(5)).build(),
+        HttpResponse<String> response = HTTP.send(
+                HttpRequest.newBuilder(base.resolve("/version"))
+                        .timeout(Duration.ofSeconds(5))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         return JSON.readTree(response.body()).path("etcdserver").asText();
     }

@@ -15,7 +15,8 @@ import org.testcontainers.containers.wait.strategy.AbstractWaitStrategy;
  */
 final class HealthWait extends AbstractWaitStrategy {
 
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
 
     HealthWait(Duration timeout) {
         withStartupTimeout(timeout);
@@ -24,13 +25,18 @@ final class HealthWait extends AbstractWaitStrategy {
     @Override
     protected void waitUntilReady() {
         long deadline = System.nanoTime() + startupTimeout.toNanos();
-        URI health = URI.create("http://" + waitStrategyTarget.getHost() + ":" + waitStrategyTarget.getMappedPort(2379) + "/health");
+        URI health = URI.create(
+                "http://" + waitStrategyTarget.getHost() + ":" + waitStrategyTarget.getMappedPort(2379) + "/health");
         while (System.nanoTime() < deadline) {
             if (!waitStrategyTarget.isRunning()) {
-                throw new ContainerLaunchException("the container exited before etcd served; its log:\n" + waitStrategyTarget.getLogs());
+                throw new ContainerLaunchException(
+                        "the container exited before etcd served; its log:\n" + waitStrategyTarget.getLogs());
             }
             try {
-                HttpResponse<Void> response = HTTP.send(HttpRequest.newBuilder(health).timeout(Duration.ofSeconds(2)).build(),
+                HttpResponse<Void> response = HTTP.send(
+                        HttpRequest.newBuilder(health)
+                                .timeout(Duration.ofSeconds(2))
+                                .build(),
                         HttpResponse.BodyHandlers.discarding());
                 if (response.statusCode() == 200) {
                     return;
@@ -48,6 +54,7 @@ final class HealthWait extends AbstractWaitStrategy {
                 throw new ContainerLaunchException("interrupted", e);
             }
         }
-        throw new ContainerLaunchException("etcd did not serve /health within " + startupTimeout + "; log:\n" + waitStrategyTarget.getLogs());
+        throw new ContainerLaunchException(
+                "etcd did not serve /health within " + startupTimeout + "; log:\n" + waitStrategyTarget.getLogs());
     }
 }

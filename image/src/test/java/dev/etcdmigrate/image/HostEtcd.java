@@ -31,21 +31,34 @@ final class HostEtcd implements AutoCloseable {
 
     /** Creates dataDir (mode 0700) and starts etcd VERSION on it; returns once a write succeeded. */
     static HostEtcd start(String version, Path dataDir) throws Exception {
-        Path binary = Path.of(System.getProperty("etcd.bin.dir", "../.etcd-bin")).resolve("etcd-" + version);
+        Path binary =
+                Path.of(System.getProperty("etcd.bin.dir", "../.etcd-bin")).resolve("etcd-" + version);
         if (!Files.isExecutable(binary)) {
             throw new AssertionError(binary + " is missing: provision the etcd binaries first (see docs/image.md)");
         }
-        Files.createDirectories(dataDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        Files.createDirectories(
+                dataDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         int client = freePort();
         int peer = freePort();
         String clientUrl = "http://127.0.0.1:" + client;
         String peerUrl = "http://127.0.0.1:" + peer;
         Path log = Files.createTempFile("host-etcd-" + version, ".log");
-        ProcessBuilder builder = new ProcessBuilder(List.of(binary.toString(),
-                "--name", MEMBER, "--data-dir", dataDir.toString(),
-                "--listen-client-urls", clientUrl, "--advertise-client-urls", clientUrl,
-                "--listen-peer-urls", peerUrl, "--initial-advertise-peer-urls", peerUrl,
-                "--initial-cluster", MEMBER + "=" + peerUrl))
+        ProcessBuilder builder = new ProcessBuilder(List.of(
+                        binary.toString(),
+                        "--name",
+                        MEMBER,
+                        "--data-dir",
+                        dataDir.toString(),
+                        "--listen-client-urls",
+                        clientUrl,
+                        "--advertise-client-urls",
+                        clientUrl,
+                        "--listen-peer-urls",
+                        peerUrl,
+                        "--initial-advertise-peer-urls",
+                        peerUrl,
+                        "--initial-cluster",
+                        MEMBER + "=" + peerUrl))
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile());
         builder.environment().keySet().removeIf(k -> k.startsWith("ETCD_") || k.startsWith("ETCDCTL_"));

@@ -32,12 +32,15 @@ class ImageIT {
 
     /** The default flavour (etcd 3.4-3.7) and `-full` (every bundled release, for etcd2 and pre-3.4 data). */
     static final DockerImageName IMAGE = DockerImageName.parse(System.getProperty("image", "etcd-migrate:3.7.3-0"));
-    static final DockerImageName IMAGE_FULL = DockerImageName.parse(System.getProperty("image.full", "etcd-migrate:3.7.3-0-full"));
+
+    static final DockerImageName IMAGE_FULL =
+            DockerImageName.parse(System.getProperty("image.full", "etcd-migrate:3.7.3-0-full"));
     static final String NEWEST = System.getProperty("etcd.newest.version", "3.7.3");
     static final String DATA = "/var/etcd/data";
     /** etcd's own flags after `--`: inside a container it must listen on 0.0.0.0 for the published port. */
-    static final List<String> SERVE = List.of("--", "--listen-client-urls", "http://0.0.0.0:2379",
-            "--advertise-client-urls", "http://127.0.0.1:2379");
+    static final List<String> SERVE = List.of(
+            "--", "--listen-client-urls", "http://0.0.0.0:2379", "--advertise-client-urls", "http://127.0.0.1:2379");
+
     static final Duration MIGRATION = Duration.ofMinutes(4);
 
     @TempDir
@@ -129,15 +132,24 @@ class ImageIT {
                 .withEnv("TARGET_VERSION", "3.4.23")
                 .withEnv("TARGET_STORAGE", "etcd2")
                 .withExposedPorts(2379)
-                .withCommand("--", "--listen-client-urls", "http://0.0.0.0:2379", "--advertise-client-urls", "http://127.0.0.1:2379",
+                .withCommand(
+                        "--",
+                        "--listen-client-urls",
+                        "http://0.0.0.0:2379",
+                        "--advertise-client-urls",
+                        "http://127.0.0.1:2379",
                         "--enable-v2=true")
                 .waitingFor(health());
         start(etcd);
         assertEquals("3.4.23/etcd2", versionTxt(data));
         java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
         for (int i = 0; i < 5; i++) {
-            java.net.URI key = java.net.URI.create("http://" + etcd.getHost() + ":" + etcd.getMappedPort(2379) + "/v2/keys/image-it/key-" + i);
-            String body = http.send(java.net.http.HttpRequest.newBuilder(key).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            java.net.URI key = java.net.URI.create(
+                    "http://" + etcd.getHost() + ":" + etcd.getMappedPort(2379) + "/v2/keys/image-it/key-" + i);
+            String body = http.send(
+                            java.net.http.HttpRequest.newBuilder(key).build(),
+                            java.net.http.HttpResponse.BodyHandlers.ofString())
+                    .body();
             assertTrue(body.contains("\"value\":\"value-" + i + "\""), "key-" + i + ": " + body);
         }
     }
@@ -151,14 +163,21 @@ class ImageIT {
         var docker = org.testcontainers.DockerClientFactory.instance().client();
         var lean = docker.inspectImageCmd(IMAGE.asCanonicalNameString()).exec();
         var full = docker.inspectImageCmd(IMAGE_FULL.asCanonicalNameString()).exec();
-        List<String> defaultVersions = List.of(System.getProperty("etcd.default.versions", "3.4.23,3.5.35,3.6.16,3.7.3").split(","));
-        List<String> allVersions = List.of(System.getProperty("etcd.bundled.versions", "").split(","));
-        assertEquals(String.join(",", defaultVersions), lean.getConfig().getLabels().get("dev.etcdmigrate.etcd.versions"));
+        List<String> defaultVersions = List.of(System.getProperty("etcd.default.versions", "3.4.23,3.5.35,3.6.16,3.7.3")
+                .split(","));
+        List<String> allVersions =
+                List.of(System.getProperty("etcd.bundled.versions", "").split(","));
+        assertEquals(
+                String.join(",", defaultVersions), lean.getConfig().getLabels().get("dev.etcdmigrate.etcd.versions"));
         assertEquals(String.join(",", allVersions), full.getConfig().getLabels().get("dev.etcdmigrate.etcd.versions"));
         List<String> leanLayers = lean.getRootFS().getLayers();
         List<String> fullLayers = full.getRootFS().getLayers();
-        assertTrue(fullLayers.containsAll(leanLayers), "every default layer is in -full: " + leanLayers + " vs " + fullLayers);
-        assertEquals(allVersions.size() - defaultVersions.size(), fullLayers.size() - leanLayers.size(),
+        assertTrue(
+                fullLayers.containsAll(leanLayers),
+                "every default layer is in -full: " + leanLayers + " vs " + fullLayers);
+        assertEquals(
+                allVersions.size() - defaultVersions.size(),
+                fullLayers.size() - leanLayers.size(),
                 "-full adds one layer per legacy release");
     }
 
@@ -172,19 +191,30 @@ class ImageIT {
         // and, in /proc/PID/status, NSpid ending in 1 (PID 1 in the container's PID namespace).
         long hostPid = etcd.getCurrentContainerInfo().getState().getPidLong();
         Path proc = Path.of("/proc", Long.toString(hostPid));
-        String cmdline = Files.readString(proc.resolve("cmdline")).replace('\0', ' ').trim();
+        String cmdline =
+                Files.readString(proc.resolve("cmdline")).replace('\0', ' ').trim();
         assertTrue(cmdline.startsWith("/usr/local/bin/etcd-" + NEWEST + " "), cmdline);
-        String nspid = Files.readAllLines(proc.resolve("status")).stream().filter(l -> l.startsWith("NSpid:")).findFirst().orElseThrow();
+        String nspid = Files.readAllLines(proc.resolve("status")).stream()
+                .filter(l -> l.startsWith("NSpid:"))
+                .findFirst()
+                .orElseThrow();
         assertTrue(nspid.matches("NSpid:.*\\s1"), nspid);
 
         long start = System.nanoTime();
-        etcd.getDockerClient().stopContainerCmd(etcd.getContainerId()).withTimeout(10).exec();
+        etcd.getDockerClient()
+                .stopContainerCmd(etcd.getContainerId())
+                .withTimeout(10)
+                .exec();
         Duration took = Duration.ofNanos(System.nanoTime() - start);
-        InspectContainerResponse.ContainerState state = etcd.getDockerClient().inspectContainerCmd(etcd.getContainerId()).exec().getState();
+        InspectContainerResponse.ContainerState state = etcd.getDockerClient()
+                .inspectContainerCmd(etcd.getContainerId())
+                .exec()
+                .getState();
         assertTrue(took.compareTo(Duration.ofSeconds(9)) < 0, "stop took " + took);
         // SIGTERM: etcd shuts down cleanly and exits; it re-raises the signal, which PID 1 ignores, so
         // the status is 0 (143 where the signal is delivered). 137 would mean it was killed.
-        assertTrue(state.getExitCodeLong() == 0 || state.getExitCodeLong() == 143, "exit code " + state.getExitCodeLong());
+        assertTrue(
+                state.getExitCodeLong() == 0 || state.getExitCodeLong() == 143, "exit code " + state.getExitCodeLong());
         String logs = etcd.getLogs();
         assertTrue(logs.contains("closed etcd server"), "no clean shutdown in the logs:\n" + logs);
     }
@@ -208,16 +238,20 @@ class ImageIT {
 
         long hostPid = etcd.getCurrentContainerInfo().getState().getPidLong();
         String uids = Files.readAllLines(Path.of("/proc", Long.toString(hostPid), "status")).stream()
-                .filter(l -> l.startsWith("Uid:")).findFirst().orElseThrow();
+                .filter(l -> l.startsWith("Uid:"))
+                .findFirst()
+                .orElseThrow();
         assertTrue(uids.matches("Uid:\\s+" + uid + "\\s+" + uid + "\\s+" + uid + "\\s+" + uid), uids);
         try (var paths = Files.walk(data)) {
             List<String> foreign = paths.filter(p -> {
-                try {
-                    return (Integer) Files.getAttribute(p, "unix:uid") != uid;
-                } catch (IOException e) {
-                    return true;
-                }
-            }).map(Path::toString).toList();
+                        try {
+                            return (Integer) Files.getAttribute(p, "unix:uid") != uid;
+                        } catch (IOException e) {
+                            return true;
+                        }
+                    })
+                    .map(Path::toString)
+                    .toList();
             assertEquals(List.of(), foreign, "files not owned by uid " + uid);
         }
         assertEquals(NEWEST + "/etcd3", versionTxt(data));

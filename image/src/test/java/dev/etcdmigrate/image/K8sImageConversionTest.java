@@ -35,7 +35,8 @@ class K8sImageConversionTest {
         // the same pod with only the image swapped: /bin/sh runs /usr/local/bin/etcd, the newest release
         ObjectNode swapped = original.deepCopy();
         container(swapped).put("image", ManifestsTest.IMAGE_REFERENCE);
-        AssertionError refused = assertThrows(AssertionError.class, () -> ManifestsTest.checkPod(swapped.path("spec"), "image swapped only"));
+        AssertionError refused = assertThrows(
+                AssertionError.class, () -> ManifestsTest.checkPod(swapped.path("spec"), "image swapped only"));
         assertTrue(refused.getMessage().contains("/bin/sh"), refused.getMessage());
     }
 
@@ -50,13 +51,21 @@ class K8sImageConversionTest {
         List<String> args = new ArrayList<>();
         etcd.path("args").forEach(a -> args.add(a.asText()));
         assertEquals("--", args.getFirst(), "etcd's flags follow --: " + args);
-        assertTrue(args.containsAll(List.of("--data-dir", "/var/etcd/data", "--snapshot-count=10000")), args.toString());
+        assertTrue(
+                args.containsAll(List.of("--data-dir", "/var/etcd/data", "--snapshot-count=10000")), args.toString());
         assertFalse(args.stream().anyMatch(a -> a.contains(">")), "shell redirections left in " + args);
         List<String> env = new ArrayList<>();
-        etcd.path("env").forEach(e -> env.add(e.path("name").asText() + "=" + e.path("value").asText()));
+        etcd.path("env")
+                .forEach(e ->
+                        env.add(e.path("name").asText() + "=" + e.path("value").asText()));
         assertTrue(env.contains("TARGET_VERSION=3.5.35"), "3.5.21 is not bundled; the bundled 3.5 patch is: " + env);
-        assertFalse(env.stream().anyMatch(e -> e.startsWith("DO_NOT_MOVE_BINARIES=") || e.startsWith("ETCD_SNAPSHOT_COUNT=")), env.toString());
-        assertEquals(ManifestsTest.documents(SHIPPED).getFirst(), converted,
+        assertFalse(
+                env.stream()
+                        .anyMatch(e -> e.startsWith("DO_NOT_MOVE_BINARIES=") || e.startsWith("ETCD_SNAPSHOT_COUNT=")),
+                env.toString());
+        assertEquals(
+                ManifestsTest.documents(SHIPPED).getFirst(),
+                converted,
                 "manifests/k8s-image/etcd-server.yaml is not the guide's conversion of docs/examples/k8s-image-etcd.yaml");
     }
 
@@ -71,11 +80,16 @@ class K8sImageConversionTest {
         List<String> command = new ArrayList<>();
         etcd.path("command").forEach(c -> command.add(c.asText()));
         assertEquals(List.of("/bin/sh", "-c"), command.subList(0, 2), "not the registry.k8s.io/etcd shape: " + command);
-        Matcher exec = Pattern.compile("exec /usr/local/bin/etcd\\s+(.*)$", Pattern.DOTALL).matcher(command.get(2));
+        Matcher exec = Pattern.compile("exec /usr/local/bin/etcd\\s+(.*)$", Pattern.DOTALL)
+                .matcher(command.get(2));
         assertTrue(exec.find(), "no `exec /usr/local/bin/etcd` in " + command.get(2));
-        assertFalse(exec.group(1).matches("(?s).*['\"\\\\$`].*"), "quoting or expansion this guide does not cover: " + exec.group(1));
-        List<String> etcdFlags = new ArrayList<>(Arrays.stream(exec.group(1).trim().split("\\s+"))
-                .filter(w -> !w.matches("\\d?>>?.*|\\d?>&\\d")).toList());
+        assertFalse(
+                exec.group(1).matches("(?s).*['\"\\\\$`].*"),
+                "quoting or expansion this guide does not cover: " + exec.group(1));
+        List<String> etcdFlags =
+                new ArrayList<>(Arrays.stream(exec.group(1).trim().split("\\s+"))
+                        .filter(w -> !w.matches("\\d?>>?.*|\\d?>&\\d"))
+                        .toList());
         etcd.remove("command");
         // 3. the environment: DO_NOT_MOVE_BINARIES goes (nothing is moved); an ETCD_* the runner does not read
         //    becomes etcd's flag; TARGET_VERSION names the bundled patch of its minor
@@ -86,7 +100,8 @@ class K8sImageConversionTest {
             if (name.equals("DO_NOT_MOVE_BINARIES")) continue;
             if (name.startsWith("ETCD_") && !ManifestsTest.RUNNER_ENV.contains(name)) {
                 String flag = "--" + name.substring(5).toLowerCase(Locale.ROOT).replace('_', '-');
-                if (etcdFlags.stream().noneMatch(f -> f.equals(flag) || f.startsWith(flag + "="))) etcdFlags.add(flag + "=" + value);
+                if (etcdFlags.stream().noneMatch(f -> f.equals(flag) || f.startsWith(flag + "=")))
+                    etcdFlags.add(flag + "=" + value);
                 continue;
             }
             if (name.equals("TARGET_VERSION")) value = bundledPatchOf(value);
@@ -100,8 +115,11 @@ class K8sImageConversionTest {
 
     private static String bundledPatchOf(String version) {
         String minor = version.substring(0, version.lastIndexOf('.') + 1);
-        return ManifestsTest.BUNDLED.stream().filter(v -> v.startsWith(minor)).reduce((a, b) -> b)
-                .orElseThrow(() -> new AssertionError("no bundled release of " + minor + "x for TARGET_VERSION " + version));
+        return ManifestsTest.BUNDLED.stream()
+                .filter(v -> v.startsWith(minor))
+                .reduce((a, b) -> b)
+                .orElseThrow(
+                        () -> new AssertionError("no bundled release of " + minor + "x for TARGET_VERSION " + version));
     }
 
     private static ObjectNode container(JsonNode pod) {

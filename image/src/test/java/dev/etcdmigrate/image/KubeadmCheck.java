@@ -2,7 +2,6 @@ package dev.etcdmigrate.image;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -43,14 +42,17 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class KubeadmCheck {
 
-    static final List<String> KUBEADM_VERSIONS = Arrays.asList(System.getProperty("kubeadm.versions", "v1.34.4,v1.33.13").split(","));
-    static final Path PATCHES = Path.of(System.getProperty("manifests.dir", "target/manifests")).resolve("kubeadm");
+    static final List<String> KUBEADM_VERSIONS = Arrays.asList(
+            System.getProperty("kubeadm.versions", "v1.34.4,v1.33.13").split(","));
+    static final Path PATCHES =
+            Path.of(System.getProperty("manifests.dir", "target/manifests")).resolve("kubeadm");
     static final Path SCRIPTS = Path.of(System.getProperty("scripts.dir", "../scripts"));
     static final Path BIN_DIR = Path.of(System.getProperty("etcd.bin.dir", "../.etcd-bin"));
     /** A TEST-NET address: kubeadm only writes it into the manifest, nothing binds it. */
     static final String ADVERTISE = "192.0.2.10";
     /** The seeded data's member name (HostEtcd's), so kubeadm's --name is that member's. */
     static final String NODE = HostEtcd.MEMBER;
+
     static final int KEYS = 20;
 
     private static final Map<String, Path> KUBEADM = new ConcurrentHashMap<>();
@@ -70,11 +72,13 @@ class KubeadmCheck {
         for (String version : KUBEADM_VERSIONS) {
             JsonNode pod = render(version, tmp.resolve(version), Optional.empty());
             String image = etcdContainer(pod).path("image").asText();
-            Matcher tag = Pattern.compile("registry\\.k8s\\.io/etcd:(\\d+\\.\\d+)\\.\\d+-\\d+").matcher(image);
+            Matcher tag = Pattern.compile("registry\\.k8s\\.io/etcd:(\\d+\\.\\d+)\\.\\d+-\\d+")
+                    .matcher(image);
             assertTrue(tag.matches(), version + ": kubeadm's etcd image " + image);
             lines.add(tag.group(1));
         }
-        assertEquals(lines.size(), lines.stream().distinct().count(), KUBEADM_VERSIONS + " default to etcd lines " + lines);
+        assertEquals(
+                lines.size(), lines.stream().distinct().count(), KUBEADM_VERSIONS + " default to etcd lines " + lines);
     }
 
     @ParameterizedTest
@@ -86,14 +90,24 @@ class KubeadmCheck {
         String at = version + " entrypoint";
         checkUnchangedButTheContainers(original, patched, at);
         JsonNode etcd = etcdContainer(patched);
-        assertTrue(etcd.path("command").isMissingNode(), at + ": command left: the image's entrypoint (the runner) is bypassed");
+        assertTrue(
+                etcd.path("command").isMissingNode(),
+                at + ": command left: the image's entrypoint (the runner) is bypassed");
         assertEquals(ManifestsTest.IMAGE_REFERENCE, etcd.path("image").asText(), at);
         List<String> args = strings(etcd.path("args"));
         int dash = args.indexOf("--");
         assertTrue(dash >= 0, at + ": no -- in " + args);
-        assertEquals(kubeadmEtcdFlags(original), args.subList(dash + 1, args.size()), at + ": kubeadm's etcd flags must follow -- unchanged");
+        assertEquals(
+                kubeadmEtcdFlags(original),
+                args.subList(dash + 1, args.size()),
+                at + ": kubeadm's etcd flags must follow -- unchanged");
         assertTrue(patched.path("spec").path("initContainers").isMissingNode(), at);
-        assertTrue(etcd.path("startupProbe").path("failureThreshold").asInt() * etcd.path("startupProbe").path("periodSeconds").asInt() >= 600,
+        assertTrue(
+                etcd.path("startupProbe").path("failureThreshold").asInt()
+                                * etcd.path("startupProbe")
+                                        .path("periodSeconds")
+                                        .asInt()
+                        >= 600,
                 at + ": the startup probe must allow 10 minutes for the migration");
         Map<String, String> env = env(etcd);
         String target = ManifestsTest.checkRunnerArgs(args.subList(0, dash), at, env);
@@ -115,21 +129,29 @@ class KubeadmCheck {
         JsonNode migrate = init.get(0);
         assertEquals(ManifestsTest.IMAGE_REFERENCE, migrate.path("image").asText(), at);
         assertEquals(ManifestsTest.IMAGE_REFERENCE, etcd.path("image").asText(), at);
-        assertTrue(migrate.path("command").isMissingNode(), at + ": the init container must run the image's entrypoint");
+        assertTrue(
+                migrate.path("command").isMissingNode(), at + ": the init container must run the image's entrypoint");
         for (String probe : List.of("startupProbe", "livenessProbe", "readinessProbe")) {
             assertTrue(migrate.path(probe).isMissingNode(), at + ": an init container with a " + probe);
         }
-        assertEquals(etcd.path("volumeMounts"), migrate.path("volumeMounts"), at + ": the init container must see the same data");
+        assertEquals(
+                etcd.path("volumeMounts"),
+                migrate.path("volumeMounts"),
+                at + ": the init container must see the same data");
         List<String> args = strings(migrate.path("args"));
         int dash = args.indexOf("--");
         assertTrue(dash >= 0 && args.subList(0, dash).contains("--no-exec"), at + ": " + args);
         List<String> flags = kubeadmEtcdFlags(original);
-        assertEquals(flags, args.subList(dash + 1, args.size()), at + ": kubeadm's etcd flags must follow -- unchanged");
+        assertEquals(
+                flags, args.subList(dash + 1, args.size()), at + ": kubeadm's etcd flags must follow -- unchanged");
         Map<String, String> env = env(migrate);
         String target = ManifestsTest.checkRunnerArgs(args.subList(0, dash), at, env);
         // the main container: kubeadm's flags, the etcd binary of the init container's target
         List<String> command = strings(etcd.path("command"));
-        assertEquals("/usr/local/bin/etcd-" + target, command.getFirst(), at + ": main container runs another etcd than the target");
+        assertEquals(
+                "/usr/local/bin/etcd-" + target,
+                command.getFirst(),
+                at + ": main container runs another etcd than the target");
         assertEquals(flags, command.subList(1, command.size()), at);
         checkTargetAcceptsFlags(target, flags, at);
         checkPlan(args, env, data, target, at);
@@ -137,12 +159,18 @@ class KubeadmCheck {
         // the init container's command, for real: runner + bundled binaries on kubeadm's data dir
         ServerPorts ports = FreePorts.pick();
         List<String> run = new ArrayList<>(args.subList(0, dash));
-        run.addAll(List.of("--bin-dir", BIN_DIR.toString(), "--port", String.valueOf(ports.client()),
-                "--peer-port", String.valueOf(ports.peer())));
+        run.addAll(List.of(
+                "--bin-dir",
+                BIN_DIR.toString(),
+                "--port",
+                String.valueOf(ports.client()),
+                "--peer-port",
+                String.valueOf(ports.peer())));
         run.addAll(args.subList(dash, args.size()));
         Result migrated = runner(run, env);
         assertEquals(0, migrated.exit, at + ": the init container's migration failed:\n" + migrated.output);
-        assertEquals(target + "/etcd3", Files.readString(data.resolve("version.txt")).trim(), at);
+        assertEquals(
+                target + "/etcd3", Files.readString(data.resolve("version.txt")).trim(), at);
         try (HostEtcd served = HostEtcd.start(target, data)) {
             assertEquals(target, served.gateway().serverVersion(), at);
             for (int i = 0; i < KEYS; i++) {
@@ -165,8 +193,16 @@ class KubeadmCheck {
     /** kubeadm's etcd static pod for VERSION, rendered in ROOTFS, through the patch dirs given (none: as kubeadm writes it). */
     static JsonNode render(String version, Path rootfs, Optional<Path> dataDir, String... patches) throws Exception {
         Files.createDirectories(rootfs);
-        List<String> command = new ArrayList<>(List.of(kubeadm(version).toString(), "init", "phase", "etcd", "local",
-                "--config", "/kubeadm.yaml", "--rootfs", rootfs.toString()));
+        List<String> command = new ArrayList<>(List.of(
+                kubeadm(version).toString(),
+                "init",
+                "phase",
+                "etcd",
+                "local",
+                "--config",
+                "/kubeadm.yaml",
+                "--rootfs",
+                rootfs.toString()));
         if (patches.length > 0) {
             Path dir = Files.createDirectories(rootfs.resolve("patches"));
             for (String patch : patches) {
@@ -194,9 +230,12 @@ class KubeadmCheck {
                 etcd:
                   local:
                     dataDir: %s
-                """.formatted(ADVERTISE, NODE,
+                """.formatted(
+                        ADVERTISE,
+                        NODE,
                         // kubeadm refuses --patches next to --config: the configuration names the directory
-                        patches.length > 0 ? "patches:\n  directory: /patches" : "", version,
+                        patches.length > 0 ? "patches:\n  directory: /patches" : "",
+                        version,
                         dataDir.map(d -> d.resolveSibling("pki").toString()).orElse("/etc/kubernetes/pki"),
                         dataDir.map(Path::toString).orElse("/var/lib/etcd")));
         if (dataDir.isPresent() && !Files.isDirectory(dataDir.get().resolveSibling("pki"))) {
@@ -208,7 +247,8 @@ class KubeadmCheck {
         List<JsonNode> docs = ManifestsTest.documents(manifest);
         assertEquals(1, docs.size(), manifest.toString());
         JsonNode pod = docs.getFirst();
-        KubernetesSchema.validate(pod, version + " " + (patches.length == 0 ? "as kubeadm writes it" : String.join(",", patches)));
+        KubernetesSchema.validate(
+                pod, version + " " + (patches.length == 0 ? "as kubeadm writes it" : String.join(",", patches)));
         return pod;
     }
 
@@ -218,20 +258,33 @@ class KubeadmCheck {
      */
     private static void certificates(Path kubeadm, Path rootfs, Path pki) throws Exception {
         for (String cert : List.of("etcd-ca", "etcd-server", "etcd-peer", "etcd-healthcheck-client")) {
-            List<String> command = List.of(kubeadm.toString(), "init", "phase", "certs", cert, "--config", "/kubeadm.yaml",
-                    "--rootfs", rootfs.toString());
+            List<String> command = List.of(
+                    kubeadm.toString(),
+                    "init",
+                    "phase",
+                    "certs",
+                    cert,
+                    "--config",
+                    "/kubeadm.yaml",
+                    "--rootfs",
+                    rootfs.toString());
             Result result = exec(command, Map.of(), 120);
             assertEquals(0, result.exit, String.join(" ", command) + ":\n" + result.output);
         }
         Path written = rootfs.resolve(pki.toString().substring(1));
-        assertTrue(Files.isRegularFile(written.resolve("etcd/peer.crt")), "kubeadm wrote no " + written.resolve("etcd/peer.crt"));
+        assertTrue(
+                Files.isRegularFile(written.resolve("etcd/peer.crt")),
+                "kubeadm wrote no " + written.resolve("etcd/peer.crt"));
         Files.move(written, pki);
     }
 
     static Path kubeadm(String version) {
         return KUBEADM.computeIfAbsent(version, v -> {
             try {
-                Result built = exec(List.of("bash", SCRIPTS.resolve("build-kubernetes.sh").toString(), "--version", v, "kubeadm"), Map.of(), 1800);
+                Result built = exec(
+                        List.of("bash", SCRIPTS.resolve("build-kubernetes.sh").toString(), "--version", v, "kubeadm"),
+                        Map.of(),
+                        1800);
                 assertEquals(0, built.exit, "building kubeadm " + v + ":\n" + built.output);
                 String[] lines = built.stdout.strip().split("\n");
                 Path binary = Path.of(lines[lines.length - 1]);
@@ -247,9 +300,15 @@ class KubeadmCheck {
 
     /** Metadata (with kubeadm's annotation), volumes, host settings: exactly kubeadm's. */
     private static void checkUnchangedButTheContainers(JsonNode original, JsonNode patched, String at) {
-        String urls = original.path("metadata").path("annotations").path("kubeadm.kubernetes.io/etcd.advertise-client-urls").asText();
+        String urls = original.path("metadata")
+                .path("annotations")
+                .path("kubeadm.kubernetes.io/etcd.advertise-client-urls")
+                .asText();
         assertEquals("https://" + ADVERTISE + ":2379", urls, at + ": kubeadm's own annotation");
-        assertEquals(original.path("metadata"), patched.path("metadata"), at + ": metadata (and the annotation) must stay kubeadm's");
+        assertEquals(
+                original.path("metadata"),
+                patched.path("metadata"),
+                at + ": metadata (and the annotation) must stay kubeadm's");
         ObjectNode before = ((ObjectNode) original.path("spec")).deepCopy();
         ObjectNode after = ((ObjectNode) patched.path("spec")).deepCopy();
         for (ObjectNode spec : List.of(before, after)) {
@@ -286,13 +345,16 @@ class KubeadmCheck {
      * The runner's `plan` (it only reads) on the container's args and env: it must take the data dir
      * from kubeadm's --data-dir after "--" (issue 10) and plan 3.5 -> target on the seeded data.
      */
-    private static void checkPlan(List<String> args, Map<String, String> env, Path data, String target, String at) throws Exception {
+    private static void checkPlan(List<String> args, Map<String, String> env, Path data, String target, String at)
+            throws Exception {
         List<String> plan = new ArrayList<>(List.of("plan", "--bin-dir", BIN_DIR.toString()));
         plan.addAll(args.stream().filter(a -> !a.equals("--no-exec")).toList());
         Result planned = runner(plan, env);
         assertEquals(0, planned.exit, at + ": plan:\n" + planned.output);
-        assertTrue(planned.stdout.contains("3.5.35") && planned.stdout.contains(target),
-                at + ": the plan is not 3.5.35 -> " + target + " on " + data + " (kubeadm's --data-dir):\n" + planned.output);
+        assertTrue(
+                planned.stdout.contains("3.5.35") && planned.stdout.contains(target),
+                at + ": the plan is not 3.5.35 -> " + target + " on " + data + " (kubeadm's --data-dir):\n"
+                        + planned.output);
     }
 
     // ------------------------------------------------------------------ processes
@@ -301,13 +363,18 @@ class KubeadmCheck {
 
     /** The runner as the image runs it (its main class and jars), with only ENV and PATH in its environment. */
     private static Result runner(List<String> args, Map<String, String> env) throws Exception {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), "dev.etcdmigrate.Main"));
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED",
+                "-cp",
+                System.getProperty("java.class.path"),
+                "dev.etcdmigrate.Main"));
         command.addAll(args);
         return exec(command, env, 600);
     }
 
-    private static Result exec(List<String> command, Map<String, String> env, int timeoutSeconds) throws IOException, InterruptedException {
+    private static Result exec(List<String> command, Map<String, String> env, int timeoutSeconds)
+            throws IOException, InterruptedException {
         ProcessBuilder builder = new ProcessBuilder(command);
         Map<String, String> environment = builder.environment();
         String path = environment.getOrDefault("PATH", "/usr/local/bin:/usr/bin:/bin") + ":/usr/local/go/bin";
@@ -319,11 +386,14 @@ class KubeadmCheck {
         Path out = Files.createTempFile("kubeadm-check", ".out");
         Path err = Files.createTempFile("kubeadm-check", ".err");
         try {
-            Process process = builder.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+            Process process = builder.redirectOutput(out.toFile())
+                    .redirectError(err.toFile())
+                    .start();
             if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
                 process.descendants().forEach(ProcessHandle::destroyForcibly);
                 process.destroyForcibly().waitFor();
-                throw new AssertionError(command + " did not finish within " + timeoutSeconds + " s:\n" + Files.readString(err));
+                throw new AssertionError(
+                        command + " did not finish within " + timeoutSeconds + " s:\n" + Files.readString(err));
             }
             String stdout = Files.readString(out, StandardCharsets.UTF_8);
             return new Result(process.exitValue(), stdout, stdout + Files.readString(err, StandardCharsets.UTF_8));
@@ -344,7 +414,9 @@ class KubeadmCheck {
 
     private static Map<String, String> env(JsonNode container) {
         Map<String, String> env = new HashMap<>();
-        container.path("env").forEach(e -> env.put(e.path("name").asText(), e.path("value").asText()));
+        container
+                .path("env")
+                .forEach(e -> env.put(e.path("name").asText(), e.path("value").asText()));
         return env;
     }
 

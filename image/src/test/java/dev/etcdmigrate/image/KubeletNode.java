@@ -40,8 +40,10 @@ final class KubeletNode implements AutoCloseable {
     static final String NAMESPACE = "kube-system";
     /** The kubelet's fixed directory of container log symlinks (not configurable; the targets are in podLogs). */
     static final Path CONTAINER_LOG_LINKS = Path.of("/var/log/containers");
+
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     final Path root;
     final Path manifests;
@@ -66,8 +68,10 @@ final class KubeletNode implements AutoCloseable {
     /** Debian's containerd (with ctr), runc and catatonit, installed only when missing. */
     static void installPrerequisites() throws Exception {
         List<String> missing = new ArrayList<>();
-        if (!Files.isExecutable(Path.of("/usr/bin/containerd")) || !Files.isExecutable(Path.of("/usr/bin/ctr"))) missing.add("containerd");
-        if (!Files.isExecutable(Path.of("/usr/sbin/runc")) && !Files.isExecutable(Path.of("/usr/bin/runc"))) missing.add("runc");
+        if (!Files.isExecutable(Path.of("/usr/bin/containerd")) || !Files.isExecutable(Path.of("/usr/bin/ctr")))
+            missing.add("containerd");
+        if (!Files.isExecutable(Path.of("/usr/sbin/runc")) && !Files.isExecutable(Path.of("/usr/bin/runc")))
+            missing.add("runc");
         if (!Files.isExecutable(Path.of("/usr/bin/catatonit"))) missing.add("catatonit");
         if (missing.isEmpty()) return;
         List<String> install = new ArrayList<>(List.of("apt-get", "install", "-y", "-qq"));
@@ -82,7 +86,9 @@ final class KubeletNode implements AutoCloseable {
      * Starts the node: containerd, the images (imageTar tagged as imageReference), an API server and the
      * kubelet, which must register. On any failure everything started so far is torn down.
      */
-    static KubeletNode start(Path kubeletBinary, Path apiServerBinary, Path imageTar, String imageName, String imageReference) throws Exception {
+    static KubeletNode start(
+            Path kubeletBinary, Path apiServerBinary, Path imageTar, String imageName, String imageReference)
+            throws Exception {
         installPrerequisites();
         // a short path: containerd's socket path must fit a unix socket address (108 bytes)
         KubeletNode node = new KubeletNode(Files.createTempDirectory(Path.of("/tmp"), "em-node-"));
@@ -138,17 +144,21 @@ final class KubeletNode implements AutoCloseable {
                 """.formatted(root, socket, PAUSE_IMAGE);
         Path file = root.resolve("containerd.toml");
         Files.writeString(file, config);
-        containerd = new ProcessBuilder("containerd", "--config", file.toString()).redirectErrorStream(true)
-                .redirectOutput(root.resolve("containerd.log").toFile()).start();
+        containerd = new ProcessBuilder("containerd", "--config", file.toString())
+                .redirectErrorStream(true)
+                .redirectOutput(root.resolve("containerd.log").toFile())
+                .start();
         await("containerd answers on " + socket, Duration.ofSeconds(60), () -> {
-            if (!containerd.isAlive()) throw new IllegalStateException("containerd exited: " + tail(root.resolve("containerd.log")));
+            if (!containerd.isAlive())
+                throw new IllegalStateException("containerd exited: " + tail(root.resolve("containerd.log")));
             return Files.exists(socket) && ctr("version").exit == 0;
         });
     }
 
     /** The project's image and a pause image (catatonit's pause mode in a one-file image) into the k8s.io namespace. */
     private void importImages(Path imageTar, String imageName, String imageReference) throws Exception {
-        if (!Files.isRegularFile(imageTar)) throw new AssertionError(imageTar + " is missing: build it with -Pimage (see docs/node.md)");
+        if (!Files.isRegularFile(imageTar))
+            throw new AssertionError(imageTar + " is missing: build it with -Pimage (see docs/node.md)");
         ctr("images", "import", pauseImage().toString()).check("import the pause image");
         ctr("images", "import", imageTar.toString()).check("import " + imageTar);
         String imported = imageName.contains("/") ? imageName : "docker.io/library/" + imageName;
@@ -163,8 +173,20 @@ final class KubeletNode implements AutoCloseable {
         Files.copy(Path.of("/usr/bin/catatonit"), layerRoot.resolve("catatonit"), StandardCopyOption.REPLACE_EXISTING);
         Path archive = Files.createDirectories(dir.resolve("archive"));
         Path layer = archive.resolve("layer.tar");
-        run(List.of("tar", "--numeric-owner", "--owner=0", "--group=0", "--mode=0755", "-C", layerRoot.toString(), "-cf", layer.toString(),
-                "catatonit"), Duration.ofMinutes(1)).check("tar the pause layer");
+        run(
+                        List.of(
+                                "tar",
+                                "--numeric-owner",
+                                "--owner=0",
+                                "--group=0",
+                                "--mode=0755",
+                                "-C",
+                                layerRoot.toString(),
+                                "-cf",
+                                layer.toString(),
+                                "catatonit"),
+                        Duration.ofMinutes(1))
+                .check("tar the pause layer");
         String layerDigest = sha256(Files.readAllBytes(layer));
         Path layerDir = Files.createDirectories(archive.resolve(layerDigest));
         Files.move(layer, layerDir.resolve("layer.tar"));
@@ -176,14 +198,26 @@ final class KubeletNode implements AutoCloseable {
         Files.writeString(archive.resolve("manifest.json"), """
                 [{"Config":"%s","RepoTags":["%s"],"Layers":["%s/layer.tar"]}]""".formatted(configName, PAUSE_IMAGE, layerDigest));
         Path tar = dir.resolve("pause.tar");
-        run(List.of("tar", "--numeric-owner", "--owner=0", "--group=0", "-C", archive.toString(), "-cf", tar.toString(), "."),
-                Duration.ofMinutes(1)).check("tar the pause image");
+        run(
+                        List.of(
+                                "tar",
+                                "--numeric-owner",
+                                "--owner=0",
+                                "--group=0",
+                                "-C",
+                                archive.toString(),
+                                "-cf",
+                                tar.toString(),
+                                "."),
+                        Duration.ofMinutes(1))
+                .check("tar the pause image");
         return tar;
     }
 
     private void startApiServer(Path apiServerBinary) throws Exception {
         apiEtcd = HostEtcd.start("3.6.16", root.resolve("api-etcd"));
-        api = KubeApiServer.start(apiServerBinary, apiEtcd.clientUrl(), root.resolve("apiserver"), Duration.ofMinutes(3));
+        api = KubeApiServer.start(
+                apiServerBinary, apiEtcd.clientUrl(), root.resolve("apiserver"), Duration.ofMinutes(3));
     }
 
     private void startKubelet(Path binary) throws Exception {
@@ -196,7 +230,8 @@ final class KubeletNode implements AutoCloseable {
         String token = Files.readString(root.resolve("apiserver/tokens.csv")).split(",", 2)[0];
         Path kubeconfig = root.resolve("kubelet.kubeconfig");
         // the API server's self-signed certificate names "kubernetes", not 127.0.0.1
-        Files.writeString(kubeconfig, """
+        Files.writeString(
+                kubeconfig, """
                 apiVersion: v1
                 kind: Config
                 clusters:
@@ -245,14 +280,25 @@ final class KubeletNode implements AutoCloseable {
                   webhook: {enabled: false}
                 authorization:
                   mode: AlwaysAllow
-                """.formatted(port, readOnlyPort, healthz, manifests, podLogs, root.resolve("volume-plugins"), socket));
-        kubelet = new ProcessBuilder(binary.toString(), "--config=" + config, "--root-dir=" + kubeletRoot, "--cert-dir=" + root.resolve("kubelet-pki"),
-                "--hostname-override=" + NAME, "--kubeconfig=" + kubeconfig, "--v=2")
-                .redirectErrorStream(true).redirectOutput(root.resolve("kubelet.log").toFile()).start();
+                """.formatted(
+                        port, readOnlyPort, healthz, manifests, podLogs, root.resolve("volume-plugins"), socket));
+        kubelet = new ProcessBuilder(
+                        binary.toString(),
+                        "--config=" + config,
+                        "--root-dir=" + kubeletRoot,
+                        "--cert-dir=" + root.resolve("kubelet-pki"),
+                        "--hostname-override=" + NAME,
+                        "--kubeconfig=" + kubeconfig,
+                        "--v=2")
+                .redirectErrorStream(true)
+                .redirectOutput(root.resolve("kubelet.log").toFile())
+                .start();
         URI healthzUrl = URI.create("http://127.0.0.1:" + healthz + "/healthz");
         await("the kubelet is healthy and node " + NAME + " registered", Duration.ofMinutes(2), () -> {
-            if (!kubelet.isAlive()) throw new IllegalStateException("kubelet exited: " + tail(root.resolve("kubelet.log")));
-            return get(healthzUrl).map(r -> r.statusCode() == 200).orElse(false) && api.client().status("/api/v1/nodes/" + NAME) == 200;
+            if (!kubelet.isAlive())
+                throw new IllegalStateException("kubelet exited: " + tail(root.resolve("kubelet.log")));
+            return get(healthzUrl).map(r -> r.statusCode() == 200).orElse(false)
+                    && api.client().status("/api/v1/nodes/" + NAME) == 200;
         });
     }
 
@@ -269,13 +315,15 @@ final class KubeletNode implements AutoCloseable {
 
     /** The mirror pod of static pod NAME as the API server serves it, or null while there is none. */
     JsonNode mirrorPod(String pod) throws Exception {
-        HttpResponse<String> r = api.client().raw("GET", "/api/v1/namespaces/" + NAMESPACE + "/pods/" + pod + "-" + NAME, null);
+        HttpResponse<String> r =
+                api.client().raw("GET", "/api/v1/namespaces/" + NAMESPACE + "/pods/" + pod + "-" + NAME, null);
         return r.statusCode() == 200 ? JSON.readTree(r.body()) : null;
     }
 
     /** The pods the kubelet runs, from its read-only /pods (the kubelet's own view, used for tear-down). */
     List<JsonNode> kubeletPods() throws Exception {
-        HttpResponse<String> r = get(URI.create("http://127.0.0.1:" + readOnlyPort + "/pods")).orElseThrow(() -> new IOException("kubelet /pods does not answer"));
+        HttpResponse<String> r = get(URI.create("http://127.0.0.1:" + readOnlyPort + "/pods"))
+                .orElseThrow(() -> new IOException("kubelet /pods does not answer"));
         List<JsonNode> pods = new ArrayList<>();
         JSON.readTree(r.body()).path("items").forEach(pods::add);
         return pods;
@@ -285,10 +333,14 @@ final class KubeletNode implements AutoCloseable {
     String containerLogs(String pod) throws IOException {
         StringBuilder out = new StringBuilder();
         try (Stream<Path> files = Files.walk(podLogs)) {
-            for (Path f : files.filter(p -> p.toString().contains("_" + pod + "-" + NAME + "_") && p.toString().endsWith(".log")).sorted().toList()) {
+            for (Path f : files.filter(p -> p.toString().contains("_" + pod + "-" + NAME + "_")
+                            && p.toString().endsWith(".log"))
+                    .sorted()
+                    .toList()) {
                 List<String> lines = Files.readAllLines(f);
                 out.append("== ").append(podLogs.relativize(f)).append('\n');
-                lines.subList(Math.max(0, lines.size() - 30), lines.size()).forEach(l -> out.append(l).append('\n'));
+                lines.subList(Math.max(0, lines.size() - 30), lines.size())
+                        .forEach(l -> out.append(l).append('\n'));
             }
         }
         return out.toString();
@@ -323,7 +375,10 @@ final class KubeletNode implements AutoCloseable {
                 for (Path f : files.toList()) Files.delete(f);
             }
             try {
-                await("the kubelet runs no pod", Duration.ofSeconds(90), () -> kubeletPods().isEmpty());
+                await(
+                        "the kubelet runs no pod",
+                        Duration.ofSeconds(90),
+                        () -> kubeletPods().isEmpty());
             } catch (Exception | AssertionError e) {
                 teardownNotes.add("pods still listed by the kubelet after 90 s: " + e.getMessage());
             }
@@ -333,11 +388,16 @@ final class KubeletNode implements AutoCloseable {
         if (containerd != null && containerd.isAlive()) {
             for (String task : ctr("tasks", "ls", "-q").lines().toList()) {
                 ctr("tasks", "kill", "-s", "SIGKILL", task);
-                await("task " + task + " stopped", Duration.ofSeconds(30), () -> ctr("tasks", "delete", task).exit == 0 || ctr("tasks", "ls", "-q").lines().noneMatch(task::equals));
+                await(
+                        "task " + task + " stopped",
+                        Duration.ofSeconds(30),
+                        () -> ctr("tasks", "delete", task).exit == 0
+                                || ctr("tasks", "ls", "-q").lines().noneMatch(task::equals));
             }
             List<String> containers = ctr("containers", "ls", "-q").lines().toList();
             for (String c : containers) ctr("containers", "rm", c);
-            if (!containers.isEmpty()) teardownNotes.add(containers.size() + " stopped containers/sandboxes removed (kubelet GC had not yet)");
+            if (!containers.isEmpty())
+                teardownNotes.add(containers.size() + " stopped containers/sandboxes removed (kubelet GC had not yet)");
             List<String> still = ctr("containers", "ls", "-q").lines().toList();
             if (!still.isEmpty()) left.add("containers: " + still);
         }
@@ -409,13 +469,19 @@ final class KubeletNode implements AutoCloseable {
     static List<String> processesOf(Path dir) throws IOException {
         List<String> found = new ArrayList<>();
         try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
-            for (Path p : procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).toList()) {
+            for (Path p : procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit))
+                    .toList()) {
                 try {
-                    String cmd = new String(Files.readAllBytes(p.resolve("cmdline")), StandardCharsets.UTF_8).replace('\0', ' ').trim();
+                    String cmd = new String(Files.readAllBytes(p.resolve("cmdline")), StandardCharsets.UTF_8)
+                            .replace('\0', ' ')
+                            .trim();
                     String procRoot = Files.readSymbolicLink(p.resolve("root")).toString();
-                    if (p.getFileName().toString().equals(Long.toString(ProcessHandle.current().pid()))) continue;
+                    if (p.getFileName()
+                            .toString()
+                            .equals(Long.toString(ProcessHandle.current().pid()))) continue;
                     boolean inPod = Files.readString(p.resolve("cgroup")).contains(":/k8s.io/");
-                    if (cmd.contains(dir.toString()) || procRoot.startsWith(dir.toString()) || inPod) found.add(p.getFileName() + " " + cmd);
+                    if (cmd.contains(dir.toString()) || procRoot.startsWith(dir.toString()) || inPod)
+                        found.add(p.getFileName() + " " + cmd);
                 } catch (IOException gone) {
                     // exited meanwhile
                 }
@@ -469,7 +535,9 @@ final class KubeletNode implements AutoCloseable {
 
     static java.util.Optional<HttpResponse<String>> get(URI url) {
         try {
-            return java.util.Optional.of(HTTP.send(HttpRequest.newBuilder(url).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()));
+            return java.util.Optional.of(HTTP.send(
+                    HttpRequest.newBuilder(url).timeout(Duration.ofSeconds(5)).build(),
+                    HttpResponse.BodyHandlers.ofString()));
         } catch (IOException e) {
             return java.util.Optional.empty();
         } catch (InterruptedException e) {
@@ -494,7 +562,9 @@ final class KubeletNode implements AutoCloseable {
             } catch (Exception e) {
                 last = e;
             }
-            if (System.nanoTime() > end) throw new AssertionError("not within " + deadline + ": " + what + (last == null ? "" : " (last: " + last + ")"));
+            if (System.nanoTime() > end)
+                throw new AssertionError(
+                        "not within " + deadline + ": " + what + (last == null ? "" : " (last: " + last + ")"));
             Thread.sleep(200); // poll interval of a deadline-bound wait
         }
     }

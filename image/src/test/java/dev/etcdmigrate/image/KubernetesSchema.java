@@ -26,16 +26,19 @@ final class KubernetesSchema {
 
     /** Throws AssertionError naming where and what the schema refuses. */
     static void validate(JsonNode object, String where) {
-        String type = object.path("apiVersion").asText() + "/" + object.path("kind").asText();
+        String type =
+                object.path("apiVersion").asText() + "/" + object.path("kind").asText();
         String model = MODELS.get(type);
-        if (model == null) throw new AssertionError(where + ": no schema known for " + type + " (known: " + MODELS.keySet() + ")");
+        if (model == null)
+            throw new AssertionError(where + ": no schema known for " + type + " (known: " + MODELS.keySet() + ")");
         try {
             Method validate = Class.forName("io.kubernetes.client.openapi.models." + model)
                     .getMethod("validateJsonElement", JsonElement.class);
             JsonElement element = JsonParser.parseString(JSON.writeValueAsString(object));
             validate.invoke(null, element);
         } catch (InvocationTargetException e) {
-            throw new AssertionError(where + ": not a valid " + type + ": " + e.getCause().getMessage(), e.getCause());
+            throw new AssertionError(
+                    where + ": not a valid " + type + ": " + e.getCause().getMessage(), e.getCause());
         } catch (ReflectiveOperationException | java.io.IOException e) {
             throw new AssertionError(where + ": cannot validate " + type, e);
         }

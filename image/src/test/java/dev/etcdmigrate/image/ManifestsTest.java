@@ -44,20 +44,25 @@ class ManifestsTest {
     static final String IMAGE_TAG = System.getProperty("image.tag");
     /** The one image reference the manifests use (image/pom.xml's image.reference, rendered in). */
     static final String IMAGE_REFERENCE = System.getProperty("image.reference");
-    static final List<String> BUNDLED = Arrays.asList(System.getProperty("etcd.bundled.versions").split(","));
+
+    static final List<String> BUNDLED =
+            Arrays.asList(System.getProperty("etcd.bundled.versions").split(","));
     static final String NEWEST = System.getProperty("etcd.newest.version");
 
     /** Variables a pod may set that the runner does not read: Kubernetes plumbing for $(VAR) expansion. */
     static final Set<String> OTHER_ENV = Set.of("POD_NAME", "POD_IP", "POD_NAMESPACE", "ETCD_HOSTNAME", "HOSTNAME");
 
     static final Map<String, Flag> FLAGS = MigrateOptions.FLAGS.stream().collect(Collectors.toMap(Flag::name, f -> f));
-    static final Set<String> RUNNER_ENV = MigrateOptions.FLAGS.stream().flatMap(f -> f.env().stream()).collect(Collectors.toSet());
+    static final Set<String> RUNNER_ENV =
+            MigrateOptions.FLAGS.stream().flatMap(f -> f.env().stream()).collect(Collectors.toSet());
 
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
     @Test
     void thereAreManifests() throws IOException {
-        assertTrue(manifestFiles().size() >= 2, "expected the static pod and the StatefulSet under " + MANIFESTS.toAbsolutePath());
+        assertTrue(
+                manifestFiles().size() >= 2,
+                "expected the static pod and the StatefulSet under " + MANIFESTS.toAbsolutePath());
     }
 
     /** The schema check is strict: a misspelt field (here a probe's) is refused, not ignored. */
@@ -65,24 +70,30 @@ class ManifestsTest {
     void schemaRefusesAnUnknownField() throws IOException {
         JsonNode pod = documents(MANIFESTS.resolve("etcd-static-pod.yaml")).getFirst();
         KubernetesSchema.validate(pod, "as shipped");
-        ((com.fasterxml.jackson.databind.node.ObjectNode) pod.path("spec").path("containers").get(0).path("livenessProbe"))
+        ((com.fasterxml.jackson.databind.node.ObjectNode)
+                        pod.path("spec").path("containers").get(0).path("livenessProbe"))
                 .put("failureTreshold", 3);
-        AssertionError refused = org.junit.jupiter.api.Assertions.assertThrows(AssertionError.class,
-                () -> KubernetesSchema.validate(pod, "misspelt"));
+        AssertionError refused = org.junit.jupiter.api.Assertions.assertThrows(
+                AssertionError.class, () -> KubernetesSchema.validate(pod, "misspelt"));
         assertTrue(refused.getMessage().contains("failureTreshold"), refused.getMessage());
     }
 
     /** Rendered from manifests/: every ${image.reference} filled in, the same reference everywhere. */
     @Test
     void oneImageReference() throws IOException {
-        assertTrue(IMAGE_REFERENCE != null && IMAGE_REFERENCE.endsWith("/" + IMAGE_NAME + ":" + IMAGE_TAG), IMAGE_REFERENCE);
+        assertTrue(
+                IMAGE_REFERENCE != null && IMAGE_REFERENCE.endsWith("/" + IMAGE_NAME + ":" + IMAGE_TAG),
+                IMAGE_REFERENCE);
         try (Stream<Path> files = Files.walk(MANIFESTS)) {
             for (Path file : files.filter(Files::isRegularFile).toList()) {
                 String text = Files.readString(file);
                 assertFalse(text.contains("${"), file + " still holds a ${...} placeholder");
-                Matcher image = Pattern.compile("(?m)^\\s*(?:image|value):\\s*(\\S*" + Pattern.quote(IMAGE_NAME) + ":\\S*)").matcher(text);
+                Matcher image = Pattern.compile(
+                                "(?m)^\\s*(?:image|value):\\s*(\\S*" + Pattern.quote(IMAGE_NAME) + ":\\S*)")
+                        .matcher(text);
                 while (image.find()) {
-                    assertEquals(IMAGE_REFERENCE, image.group(1), file + ": an image reference other than image.reference");
+                    assertEquals(
+                            IMAGE_REFERENCE, image.group(1), file + ": an image reference other than image.reference");
                 }
             }
         }
@@ -90,7 +101,8 @@ class ManifestsTest {
 
     @TestFactory
     Stream<DynamicTest> everyManifest() throws IOException {
-        return manifestFiles().stream().map(file -> DynamicTest.dynamicTest(file.getFileName().toString(), () -> check(file)));
+        return manifestFiles().stream()
+                .map(file -> DynamicTest.dynamicTest(file.getFileName().toString(), () -> check(file)));
     }
 
     /** The docker run recipes operators copy, in docs/image.md and the README. */
@@ -120,10 +132,15 @@ class ManifestsTest {
             for (int i = 0; i < image; i++) {
                 if (words.get(i).equals("-e")) {
                     String name = words.get(i + 1).split("=", 2)[0];
-                    assertTrue(RUNNER_ENV.contains(name) || OTHER_ENV.contains(name), where + ": unknown variable " + name);
+                    assertTrue(
+                            RUNNER_ENV.contains(name) || OTHER_ENV.contains(name),
+                            where + ": unknown variable " + name);
                 }
             }
-            checkRunnerArgs(words.subList(image + 1, words.size()), where + ": " + run.group().trim(), Map.of());
+            checkRunnerArgs(
+                    words.subList(image + 1, words.size()),
+                    where + ": " + run.group().trim(),
+                    Map.of());
             checked++;
         }
         assertTrue(checked > 0, where + " has no `docker run ... " + IMAGE_NAME + ":TAG` recipe");
@@ -133,7 +150,10 @@ class ManifestsTest {
 
     private static List<Path> manifestFiles() throws IOException {
         try (Stream<Path> files = Files.list(MANIFESTS)) {
-            return files.filter(f -> f.toString().endsWith(".yaml") || f.toString().endsWith(".yml")).sorted().toList();
+            return files.filter(
+                            f -> f.toString().endsWith(".yaml") || f.toString().endsWith(".yml"))
+                    .sorted()
+                    .toList();
         }
     }
 
@@ -153,15 +173,22 @@ class ManifestsTest {
         assertFalse(documents.isEmpty(), file + " holds no document");
         int images = 0;
         for (JsonNode doc : documents) {
-            assertTrue(doc.hasNonNull("apiVersion") && doc.hasNonNull("kind"), file + ": a document without apiVersion/kind");
-            KubernetesSchema.validate(doc, file.getFileName() + " " + doc.path("kind").asText());
+            assertTrue(
+                    doc.hasNonNull("apiVersion") && doc.hasNonNull("kind"),
+                    file + ": a document without apiVersion/kind");
+            KubernetesSchema.validate(
+                    doc, file.getFileName() + " " + doc.path("kind").asText());
             JsonNode podSpec = switch (doc.path("kind").asText()) {
                 case "Pod" -> doc.path("spec");
-                case "StatefulSet", "Deployment", "DaemonSet", "ReplicaSet", "Job" -> doc.path("spec").path("template").path("spec");
+                case "StatefulSet", "Deployment", "DaemonSet", "ReplicaSet", "Job" ->
+                    doc.path("spec").path("template").path("spec");
                 default -> null;
             };
             if (podSpec == null) continue;
-            images += checkPod(podSpec, file.getFileName() + " " + doc.path("kind").asText() + "/" + doc.path("metadata").path("name").asText());
+            images += checkPod(
+                    podSpec,
+                    file.getFileName() + " " + doc.path("kind").asText() + "/"
+                            + doc.path("metadata").path("name").asText());
         }
         assertTrue(images > 0, file + " runs no " + IMAGE_NAME + " container");
     }
@@ -181,26 +208,36 @@ class ManifestsTest {
             checkImage(image, at);
             assertEquals(IMAGE_REFERENCE, image, at + ": not the image reference the build sets (image.reference)");
             Map<String, String> env = new HashMap<>();
-            container.path("env").forEach(e -> env.put(e.path("name").asText(), e.path("value").asText()));
+            container
+                    .path("env")
+                    .forEach(e ->
+                            env.put(e.path("name").asText(), e.path("value").asText()));
             List<String> command = strings(container.path("command"));
             List<String> args = strings(container.path("args"));
             if (command.isEmpty()) {
                 // the image's entrypoint: the runner
                 for (String name : env.keySet()) {
-                    assertTrue(RUNNER_ENV.contains(name) || OTHER_ENV.contains(name),
-                            at + ": environment variable " + name + " is read neither by the runner (" + RUNNER_ENV + ") nor used for $(VAR)");
+                    assertTrue(
+                            RUNNER_ENV.contains(name) || OTHER_ENV.contains(name),
+                            at + ": environment variable " + name + " is read neither by the runner (" + RUNNER_ENV
+                                    + ") nor used for $(VAR)");
                 }
                 String target = checkRunnerArgs(args, at, env);
                 targetVersion = Optional.of(target);
             } else {
                 // etcd itself, from the image's bin dir
                 String program = command.getFirst();
-                Matcher m = Pattern.compile("/usr/local/bin/etcd(?:-(\\d+\\.\\d+\\.\\d+))?").matcher(program);
+                Matcher m = Pattern.compile("/usr/local/bin/etcd(?:-(\\d+\\.\\d+\\.\\d+))?")
+                        .matcher(program);
                 assertTrue(m.matches(), at + ": command " + program + " is not a bundled etcd");
                 String version = m.group(1) == null ? NEWEST : m.group(1);
                 assertTrue(BUNDLED.contains(version), at + ": etcd " + version + " is not bundled " + BUNDLED);
                 if (targetVersion.isPresent()) {
-                    assertEquals(targetVersion.get(), version, at + ": runs etcd " + version + " but the init container migrates to " + targetVersion.get());
+                    assertEquals(
+                            targetVersion.get(),
+                            version,
+                            at + ": runs etcd " + version + " but the init container migrates to "
+                                    + targetVersion.get());
                 }
                 List<String> etcdArgs = new ArrayList<>(command.subList(1, command.size()));
                 etcdArgs.addAll(args);
@@ -256,9 +293,14 @@ class ManifestsTest {
         EtcdCommandLine etcd = EtcdCommandLine.read(etcdArgs, env);
         assertEquals(Optional.empty(), etcd.error(), at);
         assertEquals(List.of(), etcd.unread(), at + ": etcd refuses words that are not flags");
-        assertEquals(List.of(), etcd.duplicateVariables(), at + ": variables that duplicate etcd's flags (etcd 3.4+ refuses to start)");
+        assertEquals(
+                List.of(),
+                etcd.duplicateVariables(),
+                at + ": variables that duplicate etcd's flags (etcd 3.4+ refuses to start)");
         for (String name : etcd.names()) {
-            assertFalse(name.startsWith("experimental-"), at + ": --" + name + ": etcd 3.7 removed every --experimental-* flag");
+            assertFalse(
+                    name.startsWith("experimental-"),
+                    at + ": --" + name + ": etcd 3.7 removed every --experimental-* flag");
         }
     }
 

@@ -43,7 +43,8 @@ class NodeCheck {
     static final Path BIN_DIR = Path.of(System.getProperty("etcd.bin.dir", "../.etcd-bin"));
     static final Path SCRIPTS = Path.of(System.getProperty("scripts.dir", "../scripts"));
     static final String IMAGE = System.getProperty("image", "etcd-migrate:3.7.3-0");
-    static final String IMAGE_REFERENCE = System.getProperty("image.reference", "registry.example.com/etcd-migrate:3.7.3-0");
+    static final String IMAGE_REFERENCE =
+            System.getProperty("image.reference", "registry.example.com/etcd-migrate:3.7.3-0");
     static final Path IMAGE_TAR = Path.of(System.getProperty("image.tar", "target/jib-image.tar"));
     static final String NEWEST = System.getProperty("etcd.newest.version", "3.7.3");
     static final Duration SERVE = Duration.ofMinutes(5);
@@ -60,9 +61,18 @@ class NodeCheck {
         Path kubelet = kubernetesTool("kubelet");
         apiServerBinary = KubeApiServer.binary();
         node = KubeletNode.start(kubelet, apiServerBinary, IMAGE_TAR, IMAGE, IMAGE_REFERENCE);
-        report("node up in %d ms: containerd %s, kubelet %s registered as %s, images %s + %s imported".formatted(
-                ms(t0), node.ctr("version").lines().filter(l -> l.startsWith("Version")).findFirst().orElse("?"), KubeApiServer.VERSION,
-                KubeletNode.NAME, IMAGE_REFERENCE, KubeletNode.PAUSE_IMAGE));
+        report("node up in %d ms: containerd %s, kubelet %s registered as %s, images %s + %s imported"
+                .formatted(
+                        ms(t0),
+                        node.ctr("version")
+                                .lines()
+                                .filter(l -> l.startsWith("Version"))
+                                .findFirst()
+                                .orElse("?"),
+                        KubeApiServer.VERSION,
+                        KubeletNode.NAME,
+                        IMAGE_REFERENCE,
+                        KubeletNode.PAUSE_IMAGE));
     }
 
     @AfterAll
@@ -71,7 +81,8 @@ class NodeCheck {
             if (node != null) {
                 long t0 = System.nanoTime();
                 node.close();
-                report("node torn down in %d ms, nothing left (containers, mounts, processes, ports checked); %s".formatted(ms(t0), node.teardownNotes()));
+                report("node torn down in %d ms, nothing left (containers, mounts, processes, ports checked); %s"
+                        .formatted(ms(t0), node.teardownNotes()));
             }
         } finally {
             String text = String.join("\n", REPORT) + "\n";
@@ -100,8 +111,14 @@ class NodeCheck {
             }
         }
         Files.writeString(site.data.resolve("version.txt"), "3.5.35/etcd3\n");
-        report("entrypoint: seeded 3.5.35: %d keys (%d with leases, %d leases), %d API objects %s in %d ms".formatted(seed.kvs.size(),
-                seed.kvs.values().stream().filter(kv -> kv.lease() != 0).count(), seed.leases.size(), objects.live.size(), objects.counts(), ms(t0)));
+        report("entrypoint: seeded 3.5.35: %d keys (%d with leases, %d leases), %d API objects %s in %d ms"
+                .formatted(
+                        seed.kvs.size(),
+                        seed.kvs.values().stream().filter(kv -> kv.lease() != 0).count(),
+                        seed.leases.size(),
+                        objects.live.size(),
+                        objects.counts(),
+                        ms(t0)));
 
         KubeApiServer api = null;
         try {
@@ -112,13 +129,16 @@ class NodeCheck {
                 site.awaitServing(target, SERVE);
                 long served = ms(edit);
                 seed.check(site.client(), target);
-                assertEquals(target + "/etcd3", Files.readString(site.data.resolve("version.txt")).strip());
+                assertEquals(
+                        target + "/etcd3",
+                        Files.readString(site.data.resolve("version.txt")).strip());
                 if (api == null) api = site.apiServer();
                 api.awaitReady(Duration.ofMinutes(3));
                 int read = objects.assertServed(api.client());
                 JsonNode pod = site.awaitMirrorPodReady();
-                steps.add("-> %s serving %d ms after the edit (mirror pod ready, restarts %d), %d keys + %d leases intact, %d objects uid+rv".formatted(
-                        target, served, restarts(pod), seed.kvs.size(), seed.leases.size(), read));
+                steps.add(
+                        "-> %s serving %d ms after the edit (mirror pod ready, restarts %d), %d keys + %d leases intact, %d objects uid+rv"
+                                .formatted(target, served, restarts(pod), seed.kvs.size(), seed.leases.size(), read));
             }
             objects.assertNewWrites(api.client(), "written-on-the-node");
             steps.forEach(s -> report("entrypoint: " + s));
@@ -143,13 +163,16 @@ class NodeCheck {
         }
         Files.writeString(site.data.resolve("version.txt"), "3.6.16/etcd3\n");
         Map<String, String> before = TreeDigest.of(site.data);
-        // case -> manifest; the runner's exit code: 3 refused (the data cannot get there), 2 usage (the pod's own flags)
+        // case -> manifest; the runner's exit code: 3 refused (the data cannot get there), 2 usage (the pod's own
+        // flags)
         Map<String, String> cases = new LinkedHashMap<>();
         Map<String, Integer> exits = new LinkedHashMap<>();
         cases.put("unbundled target 3.8.0", site.render("etcd-static-pod.yaml", "3.8.0"));
         exits.put("unbundled target 3.8.0", 3);
-        cases.put("etcd flag --enable-v2=true (removed in 3.6)", site.render("etcd-static-pod.yaml", "3.7.3")
-                .replace("- --snapshot-count=10000", "- --snapshot-count=10000\n        - --enable-v2=true"));
+        cases.put(
+                "etcd flag --enable-v2=true (removed in 3.6)",
+                site.render("etcd-static-pod.yaml", "3.7.3")
+                        .replace("- --snapshot-count=10000", "- --snapshot-count=10000\n        - --enable-v2=true"));
         exits.put("etcd flag --enable-v2=true (removed in 3.6)", 2);
         try {
             for (Map.Entry<String, String> c : cases.entrySet()) {
@@ -158,23 +181,51 @@ class NodeCheck {
                 JsonNode[] pod = new JsonNode[1];
                 KubeletNode.await(c.getKey() + ": 3 restarts in CrashLoopBackOff", Duration.ofMinutes(4), () -> {
                     pod[0] = node.mirrorPod("etcd");
-                    return pod[0] != null && restarts(pod[0]) >= 3
-                            && "CrashLoopBackOff".equals(pod[0].path("status").path("containerStatuses").path(0).path("state").path("waiting").path("reason").asText());
+                    return pod[0] != null
+                            && restarts(pod[0]) >= 3
+                            && "CrashLoopBackOff"
+                                    .equals(pod[0].path("status")
+                                            .path("containerStatuses")
+                                            .path(0)
+                                            .path("state")
+                                            .path("waiting")
+                                            .path("reason")
+                                            .asText());
                 });
-                JsonNode terminated = pod[0].path("status").path("containerStatuses").path(0).path("lastState").path("terminated");
+                JsonNode terminated = pod[0].path("status")
+                        .path("containerStatuses")
+                        .path(0)
+                        .path("lastState")
+                        .path("terminated");
                 String message = terminated.path("message").asText().strip();
-                assertEquals(exits.get(c.getKey()), terminated.path("exitCode").asInt(), c.getKey() + ": exit code; status " + pod[0].path("status"));
-                assertTrue(!message.isEmpty() && message.lines().count() == 1, c.getKey() + ": one-line termination message: " + message);
-                assertEquals(before, TreeDigest.of(site.data), c.getKey() + ": data dir after " + restarts(pod[0]) + " restarts");
-                report("refusal, %s: mirror pod CrashLoopBackOff after %d restarts in %d ms, exit %d, message \"%s\"; data dir byte-identical (%d files)"
-                        .formatted(c.getKey(), restarts(pod[0]), ms(t0), exits.get(c.getKey()), message, before.size()));
+                assertEquals(
+                        exits.get(c.getKey()),
+                        terminated.path("exitCode").asInt(),
+                        c.getKey() + ": exit code; status " + pod[0].path("status"));
+                assertTrue(
+                        !message.isEmpty() && message.lines().count() == 1,
+                        c.getKey() + ": one-line termination message: " + message);
+                assertEquals(
+                        before,
+                        TreeDigest.of(site.data),
+                        c.getKey() + ": data dir after " + restarts(pod[0]) + " restarts");
+                report(
+                        "refusal, %s: mirror pod CrashLoopBackOff after %d restarts in %d ms, exit %d, message \"%s\"; data dir byte-identical (%d files)"
+                                .formatted(
+                                        c.getKey(),
+                                        restarts(pod[0]),
+                                        ms(t0),
+                                        exits.get(c.getKey()),
+                                        message,
+                                        before.size()));
                 site.remove();
             }
             // the same data still serves: the next good manifest migrates it
             node.writeManifest("etcd.yaml", site.render("etcd-static-pod.yaml", "3.7.3"));
             site.awaitServing("3.7.3", SERVE);
             seed.check(site.client(), "3.7.3 after the refusals");
-            report("refusal: afterwards a good manifest (3.7.3) serves all %d keys + %d leases intact".formatted(seed.kvs.size(), seed.leases.size()));
+            report("refusal: afterwards a good manifest (3.7.3) serves all %d keys + %d leases intact"
+                    .formatted(seed.kvs.size(), seed.leases.size()));
         } finally {
             site.remove();
         }
@@ -207,9 +258,13 @@ class NodeCheck {
                 int read = objects.assertServed(api.client());
                 JsonNode pod = site.awaitMirrorPodReady();
                 JsonNode init = pod.path("status").path("initContainerStatuses").path(0);
-                assertEquals(0, init.path("state").path("terminated").path("exitCode").asInt(-1), "init container: " + init);
-                report("init container: -> %s serving %d ms after the edit (init exit 0), %d keys + %d leases intact, %d objects uid+rv".formatted(
-                        target, served, seed.kvs.size(), seed.leases.size(), read));
+                assertEquals(
+                        0,
+                        init.path("state").path("terminated").path("exitCode").asInt(-1),
+                        "init container: " + init);
+                report(
+                        "init container: -> %s serving %d ms after the edit (init exit 0), %d keys + %d leases intact, %d objects uid+rv"
+                                .formatted(target, served, seed.kvs.size(), seed.leases.size(), read));
             }
         } finally {
             if (api != null) api.close();
@@ -244,9 +299,11 @@ class NodeCheck {
                 seed.check(site.client(), target);
                 if (!current.equals("3.4.23")) {
                     long down = sampler.notServingMillis(current, target);
-                    steps.add("%s -> %s: not serving %d ms (edit to serving %d ms)".formatted(current, target, down, total));
+                    steps.add("%s -> %s: not serving %d ms (edit to serving %d ms)"
+                            .formatted(current, target, down, total));
                 } else {
-                    steps.add("3.4.23 data -> %s: first start of the pod, edit to serving %d ms".formatted(target, total));
+                    steps.add("3.4.23 data -> %s: first start of the pod, edit to serving %d ms"
+                            .formatted(target, total));
                 }
                 current = target;
             }
@@ -264,12 +321,15 @@ class NodeCheck {
         fromStart.put("direct", new ArrayList<>());
         for (int i = 0; i < 2 * runs + 1; i++) {
             String mode = i % 2 == 0 ? "entrypoint" : "direct";
-            String manifest = mode.equals("entrypoint") ? site.render("etcd-static-pod.yaml", "3.5.35") : site.renderDirect("3.5.35");
+            String manifest = mode.equals("entrypoint")
+                    ? site.render("etcd-static-pod.yaml", "3.5.35")
+                    : site.renderDirect("3.5.35");
             // -Dnode.bench.cpu=2: both pods with another CPU request (weight), to see how much of the difference it is
             String cpu = System.getProperty("node.bench.cpu");
             if (cpu != null) manifest = manifest.replace("cpu: 100m", "cpu: \"" + cpu + "\"");
             // an annotation per run: a changed manifest is a new pod, as after any edit
-            manifest = manifest.replaceFirst("\n  labels:\n", "\n  annotations:\n    node-it/run: \"" + i + "\"\n  labels:\n");
+            manifest = manifest.replaceFirst(
+                    "\n  labels:\n", "\n  annotations:\n    node-it/run: \"" + i + "\"\n  labels:\n");
             long edit = System.nanoTime();
             double editEpoch = System.currentTimeMillis() / 1000.0;
             node.writeManifest("etcd.yaml", manifest);
@@ -284,14 +344,22 @@ class NodeCheck {
         site.remove();
         long entry = median(times.get("entrypoint"));
         long direct = median(times.get("direct"));
-        report("restart without migration (etcd 3.5.35, manifest write -> new etcd /readyz 200), %d alternating runs each: entrypoint %s median %d ms,"
-                .formatted(runs, times.get("entrypoint"), entry) + " direct etcd %s median %d ms, ratio %.2f (goal <= 1.1)"
-                .formatted(times.get("direct"), direct, (double) entry / direct));
+        report(
+                "restart without migration (etcd 3.5.35, manifest write -> new etcd /readyz 200), %d alternating runs each: entrypoint %s median %d ms,"
+                                .formatted(runs, times.get("entrypoint"), entry)
+                        + " direct etcd %s median %d ms, ratio %.2f (goal <= 1.1)"
+                                .formatted(times.get("direct"), direct, (double) entry / direct));
         long entryStart = median(fromStart.get("entrypoint"));
         long directStart = median(fromStart.get("direct"));
-        report("the same runs from the container's first process start to /readyz 200 (without the kubelet's teardown of the old pod):"
-                + " entrypoint %s median %d ms, direct etcd %s median %d ms, difference %d ms".formatted(fromStart.get("entrypoint"), entryStart,
-                fromStart.get("direct"), directStart, entryStart - directStart));
+        report(
+                "the same runs from the container's first process start to /readyz 200 (without the kubelet's teardown of the old pod):"
+                        + " entrypoint %s median %d ms, direct etcd %s median %d ms, difference %d ms"
+                                .formatted(
+                                        fromStart.get("entrypoint"),
+                                        entryStart,
+                                        fromStart.get("direct"),
+                                        directStart,
+                                        entryStart - directStart));
     }
 
     /**
@@ -319,8 +387,9 @@ class NodeCheck {
         long upWindow = cleanRun(site, "3.7.3", seed);
         copyTree(site.data, at37);
         long downWindow = cleanRun(site, "3.6.16", seed);
-        report("kills: seed %d; clean runs, manifest write to version.txt at the target: 3.4.23 -> 3.7.3 %d ms, 3.7.3 -> 3.6.16 (online downgrade) %d ms; %d keys".formatted(
-                seedValue, upWindow, downWindow, seed.kvs.size()));
+        report(
+                "kills: seed %d; clean runs, manifest write to version.txt at the target: 3.4.23 -> 3.7.3 %d ms, 3.7.3 -> 3.6.16 (online downgrade) %d ms; %d keys"
+                        .formatted(seedValue, upWindow, downWindow, seed.kvs.size()));
         List<String> outcomes = new ArrayList<>();
         try {
             for (int trial = 0; trial < trials; trial++) {
@@ -333,30 +402,53 @@ class NodeCheck {
                 long t0 = System.nanoTime();
                 node.writeManifest("etcd.yaml", site.render("etcd-static-pod.yaml", target));
                 Thread.sleep(delay); // the random moment of this trial, not a synchronisation
-                String versionAtKill = Files.readString(site.data.resolve("version.txt")).strip();
+                String versionAtKill =
+                        Files.readString(site.data.resolve("version.txt")).strip();
                 String done;
                 String containerId = containerId();
                 if (kill && containerId != null) {
                     node.ctr("tasks", "kill", "-s", "SIGKILL", containerId);
                     done = "SIGKILL of the container";
                 } else {
-                    node.writeManifest("etcd.yaml", site.render("etcd-static-pod.yaml", target)
-                            .replaceFirst("\n  labels:\n", "\n  annotations:\n    node-it/trial: \"" + trial + "\"\n  labels:\n"));
+                    node.writeManifest(
+                            "etcd.yaml",
+                            site.render("etcd-static-pod.yaml", target)
+                                    .replaceFirst(
+                                            "\n  labels:\n",
+                                            "\n  annotations:\n    node-it/trial: \"" + trial + "\"\n  labels:\n"));
                     done = kill ? "manifest edit (no container to kill yet)" : "manifest edit";
                 }
                 site.awaitServing(target, SERVE);
                 seed.check(site.client(), "trial " + trial);
-                assertEquals(target + "/etcd3", Files.readString(site.data.resolve("version.txt")).strip(), "trial " + trial);
-                KubeletNode.await("trial " + trial + ": the runner's private etcd ports free", Duration.ofSeconds(30),
+                assertEquals(
+                        target + "/etcd3",
+                        Files.readString(site.data.resolve("version.txt")).strip(),
+                        "trial " + trial);
+                KubeletNode.await(
+                        "trial " + trial + ": the runner's private etcd ports free",
+                        Duration.ofSeconds(30),
                         () -> KubeletNode.bindable(site.runnerClient) && KubeletNode.bindable(site.runnerPeer));
-                outcomes.add("trial %d %s -> %s: %s at %d ms (version.txt then %s), converged in %d ms, restarts %d, all keys intact".formatted(trial,
-                        downgrade ? "3.7.3" : "3.4.23", target, done, delay, versionAtKill, ms(t0), restarts(node.mirrorPod("etcd"))));
+                outcomes.add(
+                        "trial %d %s -> %s: %s at %d ms (version.txt then %s), converged in %d ms, restarts %d, all keys intact"
+                                .formatted(
+                                        trial,
+                                        downgrade ? "3.7.3" : "3.4.23",
+                                        target,
+                                        done,
+                                        delay,
+                                        versionAtKill,
+                                        ms(t0),
+                                        restarts(node.mirrorPod("etcd"))));
                 site.remove();
             }
-            // the kubelet's own events about the pod: a probe may fail while the runner migrates, but must never kill it
+            // the kubelet's own events about the pod: a probe may fail while the runner migrates, but must never kill
+            // it
             Map<String, Integer> probeEvents = probeEvents();
             report("kills: the kubelet's probe events over all trials: " + probeEvents);
-            assertEquals(0, probeEvents.getOrDefault("Killing (probe)", 0), "a probe killed a migrating container: " + probeEvents);
+            assertEquals(
+                    0,
+                    probeEvents.getOrDefault("Killing (probe)", 0),
+                    "a probe killed a migrating container: " + probeEvents);
         } finally {
             outcomes.forEach(o -> report("kills: " + o));
             site.remove();
@@ -375,31 +467,49 @@ class NodeCheck {
             JsonNode etcd = pod.path("spec").path("containers").path(0);
             JsonNode startup = etcd.path("startupProbe");
             JsonNode liveness = etcd.path("livenessProbe");
-            long startupBudget = startup.path("initialDelaySeconds").asLong(0) + startup.path("failureThreshold").asLong(3) * startup.path("periodSeconds").asLong(10);
-            long livenessBudget = liveness.path("failureThreshold").asLong(3) * liveness.path("periodSeconds").asLong(10);
+            long startupBudget = startup.path("initialDelaySeconds").asLong(0)
+                    + startup.path("failureThreshold").asLong(3)
+                            * startup.path("periodSeconds").asLong(10);
+            long livenessBudget = liveness.path("failureThreshold").asLong(3)
+                    * liveness.path("periodSeconds").asLong(10);
             JsonNode init = pod.path("spec").path("initContainers").path(0);
             String migration = init.isMissingNode()
                     ? "the migration runs in the etcd container: it may take up to %d s (startup probe %d x %d s + %d s delay; liveness, %d s, only starts after it)"
-                    .formatted(startupBudget, startup.path("failureThreshold").asLong(3), startup.path("periodSeconds").asLong(10),
-                            startup.path("initialDelaySeconds").asLong(0), livenessBudget)
-                    : "the migration runs in init container %s with %s: no limit; etcd then has %d s to serve".formatted(init.path("name").asText(),
-                    init.has("startupProbe") || init.has("livenessProbe") ? "probes" : "no probe", startupBudget);
-            if (init.isMissingNode()) assertTrue(startupBudget > livenessBudget, manifest + ": the startup probe must outlast the liveness budget");
+                            .formatted(
+                                    startupBudget,
+                                    startup.path("failureThreshold").asLong(3),
+                                    startup.path("periodSeconds").asLong(10),
+                                    startup.path("initialDelaySeconds").asLong(0),
+                                    livenessBudget)
+                    : "the migration runs in init container %s with %s: no limit; etcd then has %d s to serve"
+                            .formatted(
+                                    init.path("name").asText(),
+                                    init.has("startupProbe") || init.has("livenessProbe") ? "probes" : "no probe",
+                                    startupBudget);
+            if (init.isMissingNode())
+                assertTrue(
+                        startupBudget > livenessBudget,
+                        manifest + ": the startup probe must outlast the liveness budget");
             report("probes, %s: %s".formatted(manifest, migration));
         }
     }
 
     /** Counts of the kubelet's probe events about the etcd pod (through the API: what kubectl describe shows). */
     static Map<String, Integer> probeEvents() throws Exception {
-        JsonNode events = node.apiServer().client().list("/api/v1/namespaces/" + KubeletNode.NAMESPACE + "/events",
-                "fieldSelector=involvedObject.name%3Detcd-" + KubeletNode.NAME);
+        JsonNode events = node.apiServer()
+                .client()
+                .list(
+                        "/api/v1/namespaces/" + KubeletNode.NAMESPACE + "/events",
+                        "fieldSelector=involvedObject.name%3Detcd-" + KubeletNode.NAME);
         Map<String, Integer> counts = new java.util.TreeMap<>();
         for (JsonNode e : events.path("items")) {
             String message = e.path("message").asText();
             String reason = e.path("reason").asText();
             int count = Math.max(1, e.path("count").asInt(1));
-            if (reason.equals("Unhealthy")) counts.merge("Unhealthy: " + message.split(" probe")[0] + " probe", count, Integer::sum);
-            if (reason.equals("Killing") && message.contains("probe")) counts.merge("Killing (probe)", count, Integer::sum);
+            if (reason.equals("Unhealthy"))
+                counts.merge("Unhealthy: " + message.split(" probe")[0] + " probe", count, Integer::sum);
+            if (reason.equals("Killing") && message.contains("probe"))
+                counts.merge("Killing (probe)", count, Integer::sum);
         }
         return counts;
     }
@@ -445,45 +555,95 @@ class NodeCheck {
                         - {name: initial-advertise-peer-urls, value: "https://127.0.0.1:%6$d"}
                         - {name: initial-cluster, value: "%1$s=https://127.0.0.1:%6$d"}
                         - {name: listen-metrics-urls, value: "http://127.0.0.1:%7$d"}
-                    """.formatted(HostEtcd.MEMBER, KubeApiServer.VERSION, work.resolve("kubeadm-pki"), data, site.client, site.peer, site.metrics,
-                    KubeadmCheck.ADVERTISE));
+                    """.formatted(
+                            HostEtcd.MEMBER,
+                            KubeApiServer.VERSION,
+                            work.resolve("kubeadm-pki"),
+                            data,
+                            site.client,
+                            site.peer,
+                            site.metrics,
+                            KubeadmCheck.ADVERTISE));
             Path patches = Files.createDirectories(rootfs.resolve("patches"));
             try (var files = Files.list(MANIFESTS.resolve("kubeadm").resolve(patch))) {
                 for (Path f : files.toList()) Files.copy(f, patches.resolve(f.getFileName()));
             }
             for (String cert : List.of("etcd-ca", "etcd-server", "etcd-peer", "etcd-healthcheck-client")) {
-                KubeletNode.run(List.of(kubeadm.toString(), "init", "phase", "certs", cert, "--config", "/kubeadm.yaml", "--rootfs", rootfs.toString()),
-                        Duration.ofMinutes(2)).check("kubeadm init phase certs " + cert);
+                KubeletNode.run(
+                                List.of(
+                                        kubeadm.toString(),
+                                        "init",
+                                        "phase",
+                                        "certs",
+                                        cert,
+                                        "--config",
+                                        "/kubeadm.yaml",
+                                        "--rootfs",
+                                        rootfs.toString()),
+                                Duration.ofMinutes(2))
+                        .check("kubeadm init phase certs " + cert);
             }
             // kubeadm wrote them inside the rootfs (it chroots); the manifest names the host path
-            Files.move(rootfs.resolve(work.resolve("kubeadm-pki").toString().substring(1)), work.resolve("kubeadm-pki"));
-            // kubeadm-style 3.5 data: what kubeadm v1.33's etcd 3.5 wrote, plus the version.txt docs/kubeadm.md has the operator write
+            Files.move(
+                    rootfs.resolve(work.resolve("kubeadm-pki").toString().substring(1)), work.resolve("kubeadm-pki"));
+            // kubeadm-style 3.5 data: what kubeadm v1.33's etcd 3.5 wrote, plus the version.txt docs/kubeadm.md has the
+            // operator write
             try (HostEtcd source = HostEtcd.start("3.5.35", data)) {
                 for (int i = 0; i < 40; i++) source.gateway().put("/registry/node-it/key-" + i, "value-" + i);
                 source.stop();
             }
             Files.writeString(data.resolve("version.txt"), "3.5.35/etcd3\n");
             Map<String, String> before = etcdctlKeys("3.5.35", data, null);
-            KubeletNode.run(List.of(kubeadm.toString(), "init", "phase", "etcd", "local", "--config", "/kubeadm.yaml", "--rootfs", rootfs.toString()),
-                    Duration.ofMinutes(2)).check("kubeadm init phase etcd local (" + patch + ")");
-            JsonNode pod = YAML.readTree(rootfs.resolve("etc/kubernetes/manifests/etcd.yaml").toFile());
+            KubeletNode.run(
+                            List.of(
+                                    kubeadm.toString(),
+                                    "init",
+                                    "phase",
+                                    "etcd",
+                                    "local",
+                                    "--config",
+                                    "/kubeadm.yaml",
+                                    "--rootfs",
+                                    rootfs.toString()),
+                            Duration.ofMinutes(2))
+                    .check("kubeadm init phase etcd local (" + patch + ")");
+            JsonNode pod = YAML.readTree(
+                    rootfs.resolve("etc/kubernetes/manifests/etcd.yaml").toFile());
             // the runner's private etcd on free ports (its defaults may be taken on a shared test machine)
-            com.fasterxml.jackson.databind.node.ArrayNode args = (com.fasterxml.jackson.databind.node.ArrayNode) (patch.equals("entrypoint")
-                    ? pod.path("spec").path("containers").path(0).path("args") : pod.path("spec").path("initContainers").path(0).path("args"));
+            com.fasterxml.jackson.databind.node.ArrayNode args = (com.fasterxml.jackson.databind.node.ArrayNode)
+                    (patch.equals("entrypoint")
+                            ? pod.path("spec").path("containers").path(0).path("args")
+                            : pod.path("spec").path("initContainers").path(0).path("args"));
             args.insert(0, "--peer-port=" + site.runnerPeer);
             args.insert(0, "--port=" + site.runnerClient);
-            String target = pod.path("spec").path(patch.equals("entrypoint") ? "containers" : "initContainers").path(0).path("env").path(0).path("value").asText();
+            String target = pod.path("spec")
+                    .path(patch.equals("entrypoint") ? "containers" : "initContainers")
+                    .path(0)
+                    .path("env")
+                    .path(0)
+                    .path("value")
+                    .asText();
             long t0 = System.nanoTime();
             node.writeManifest("etcd.yaml", new ObjectMapper().writeValueAsString(pod));
             Path pki = work.resolve("kubeadm-pki/etcd");
-            String[] tls = {pki.resolve("ca.crt").toString(), pki.resolve("healthcheck-client.crt").toString(), pki.resolve("healthcheck-client.key").toString()};
-            KubeletNode.await("kubeadm " + patch + ": etcd " + target + " serves", SERVE, () -> etcdctlVersion(target, site.client, tls).equals(target));
+            String[] tls = {
+                pki.resolve("ca.crt").toString(),
+                pki.resolve("healthcheck-client.crt").toString(),
+                pki.resolve("healthcheck-client.key").toString()
+            };
+            KubeletNode.await(
+                    "kubeadm " + patch + ": etcd " + target + " serves",
+                    SERVE,
+                    () -> etcdctlVersion(target, site.client, tls).equals(target));
             long served = ms(t0);
             Map<String, String> after = etcdctlKeys(target, null, "https://127.0.0.1:" + site.client, tls);
             assertEquals(before, after, "kubeadm " + patch + ": every key with its revisions");
-            assertEquals(target + "/etcd3", Files.readString(data.resolve("version.txt")).strip());
-            report("kubeadm %s (%s, its etcd pod through the patch): 3.5.35 -> %s serving %d ms after the manifest landed, %d keys with revisions intact"
-                    .formatted(patch, KubeApiServer.VERSION, target, served, after.size()));
+            assertEquals(
+                    target + "/etcd3",
+                    Files.readString(data.resolve("version.txt")).strip());
+            report(
+                    "kubeadm %s (%s, its etcd pod through the patch): 3.5.35 -> %s serving %d ms after the manifest landed, %d keys with revisions intact"
+                            .formatted(patch, KubeApiServer.VERSION, target, served, after.size()));
             site.remove();
         }
     }
@@ -492,40 +652,76 @@ class NodeCheck {
     static Map<String, String> etcdctlKeys(String version, Path data, String endpoint, String... tls) throws Exception {
         if (data != null) {
             try (HostEtcd etcd = HostEtcd.start(version, data)) {
-                Map<String, String> keys = etcdctlKeys(version, null, etcd.clientUrl().toString());
+                Map<String, String> keys =
+                        etcdctlKeys(version, null, etcd.clientUrl().toString());
                 etcd.stop();
                 return keys;
             }
         }
-        List<String> command = new ArrayList<>(List.of(BIN_DIR.resolve("etcdctl-" + version).toString(), "--endpoints=" + endpoint));
+        List<String> command =
+                new ArrayList<>(List.of(BIN_DIR.resolve("etcdctl-" + version).toString(), "--endpoints=" + endpoint));
         if (tls.length == 3) command.addAll(List.of("--cacert=" + tls[0], "--cert=" + tls[1], "--key=" + tls[2]));
         command.addAll(List.of("get", "", "--from-key", "-w", "json"));
         KubeletNode.Result r = KubeletNode.run(command, Duration.ofMinutes(1)).check("etcdctl get");
         Map<String, String> keys = new java.util.TreeMap<>();
         for (JsonNode kv : new ObjectMapper().readTree(r.output()).path("kvs")) {
-            String key = new String(java.util.Base64.getDecoder().decode(kv.path("key").asText()), StandardCharsets.UTF_8);
+            String key = new String(
+                    java.util.Base64.getDecoder().decode(kv.path("key").asText()), StandardCharsets.UTF_8);
             if (!key.startsWith("/registry/node-it/")) continue;
-            keys.put(key, new String(java.util.Base64.getDecoder().decode(kv.path("value").asText()), StandardCharsets.UTF_8) + " "
-                    + kv.path("create_revision").asLong() + " " + kv.path("mod_revision").asLong() + " " + kv.path("version").asLong() + " "
-                    + kv.path("lease").asLong());
+            keys.put(
+                    key,
+                    new String(
+                                    java.util.Base64.getDecoder()
+                                            .decode(kv.path("value").asText()),
+                                    StandardCharsets.UTF_8) + " "
+                            + kv.path("create_revision").asLong() + " "
+                            + kv.path("mod_revision").asLong() + " "
+                            + kv.path("version").asLong() + " "
+                            + kv.path("lease").asLong());
         }
         return keys;
     }
 
     static String etcdctlVersion(String version, int port, String[] tls) throws Exception {
-        KubeletNode.Result r = KubeletNode.run(List.of(BIN_DIR.resolve("etcdctl-" + version).toString(), "--endpoints=https://127.0.0.1:" + port,
-                "--cacert=" + tls[0], "--cert=" + tls[1], "--key=" + tls[2], "--command-timeout=3s", "endpoint", "status", "-w", "json"), Duration.ofSeconds(30));
+        KubeletNode.Result r = KubeletNode.run(
+                List.of(
+                        BIN_DIR.resolve("etcdctl-" + version).toString(),
+                        "--endpoints=https://127.0.0.1:" + port,
+                        "--cacert=" + tls[0],
+                        "--cert=" + tls[1],
+                        "--key=" + tls[2],
+                        "--command-timeout=3s",
+                        "endpoint",
+                        "status",
+                        "-w",
+                        "json"),
+                Duration.ofSeconds(30));
         if (r.exit() != 0) return "";
-        return new ObjectMapper().readTree(r.output()).path(0).path("Status").path("version").asText();
+        return new ObjectMapper()
+                .readTree(r.output())
+                .path(0)
+                .path("Status")
+                .path("version")
+                .asText();
     }
 
     /** The etcd container's containerd id from the mirror pod, or null while it has none. */
     static String containerId() throws Exception {
         JsonNode pod = node.mirrorPod("etcd");
         if (pod == null) return null;
-        String id = pod.path("status").path("containerStatuses").path(0).path("containerID").asText();
-        return id.startsWith("containerd://") && pod.path("status").path("containerStatuses").path(0).path("state").has("running")
-                ? id.substring("containerd://".length()) : null;
+        String id = pod.path("status")
+                .path("containerStatuses")
+                .path(0)
+                .path("containerID")
+                .asText();
+        return id.startsWith("containerd://")
+                        && pod.path("status")
+                                .path("containerStatuses")
+                                .path(0)
+                                .path("state")
+                                .has("running")
+                ? id.substring("containerd://".length())
+                : null;
     }
 
     /**
@@ -537,7 +733,10 @@ class NodeCheck {
         node.writeManifest("etcd.yaml", site.render("etcd-static-pod.yaml", target));
         long[] done = {-1};
         KubeletNode.await("version.txt at " + target, SERVE, () -> {
-            if (done[0] < 0 && Files.readString(site.data.resolve("version.txt")).strip().equals(target + "/etcd3")) done[0] = ms(t0);
+            if (done[0] < 0
+                    && Files.readString(site.data.resolve("version.txt"))
+                            .strip()
+                            .equals(target + "/etcd3")) done[0] = ms(t0);
             return done[0] >= 0;
         });
         site.awaitServing(target, SERVE);
@@ -547,8 +746,10 @@ class NodeCheck {
     }
 
     static void copyTree(Path from, Path to) throws Exception {
-        KubeletNode.run(List.of("rm", "-rf", to.toString()), Duration.ofMinutes(1)).check("rm " + to);
-        KubeletNode.run(List.of("cp", "-a", from.toString(), to.toString()), Duration.ofMinutes(1)).check("cp " + from);
+        KubeletNode.run(List.of("rm", "-rf", to.toString()), Duration.ofMinutes(1))
+                .check("rm " + to);
+        KubeletNode.run(List.of("cp", "-a", from.toString(), to.toString()), Duration.ofMinutes(1))
+                .check("cp " + from);
     }
 
     static long median(List<Long> values) {
@@ -597,7 +798,8 @@ class NodeCheck {
                 if (s.version.equals(from)) lastOld = s.nanos;
             }
             for (Sample s : copy) {
-                if (s.version.equals(to) && s.nanos > lastOld && lastOld > 0) return TimeUnit.NANOSECONDS.toMillis(s.nanos - lastOld);
+                if (s.version.equals(to) && s.nanos > lastOld && lastOld > 0)
+                    return TimeUnit.NANOSECONDS.toMillis(s.nanos - lastOld);
             }
             throw new AssertionError("no samples of " + from + " then " + to);
         }
@@ -610,7 +812,11 @@ class NodeCheck {
     }
 
     static int restarts(JsonNode pod) {
-        return pod.path("status").path("containerStatuses").path(0).path("restartCount").asInt();
+        return pod.path("status")
+                .path("containerStatuses")
+                .path(0)
+                .path("restartCount")
+                .asInt();
     }
 
     /** The keys and leases a scenario seeds, as the source etcd served them. */
@@ -627,7 +833,10 @@ class NodeCheck {
             for (int i = 0; i < 40; i++) {
                 long lease = i % 8 < 2 ? leases[i % 8] : 0;
                 leaseOf.put(i, lease);
-                etcd.put(key(i), "{\"kind\":\"ConfigMap\",\"n\":" + i + ",\"data\":\"" + "x".repeat(i * 10) + "\"}", lease);
+                etcd.put(
+                        key(i),
+                        "{\"kind\":\"ConfigMap\",\"n\":" + i + ",\"data\":\"" + "x".repeat(i * 10) + "\"}",
+                        lease);
             }
             for (int i = 0; i < 40; i += 4) etcd.put(key(i), "updated-" + i, leaseOf.get(i));
             for (int i : new int[] {5, 15, 25}) etcd.delete(key(i));
@@ -645,11 +854,17 @@ class NodeCheck {
         void check(TlsEtcd etcd, String at) throws Exception {
             Map<String, TlsEtcd.Kv> now = etcd.range(PREFIX);
             for (Map.Entry<String, TlsEtcd.Kv> e : kvs.entrySet()) {
-                assertEquals(e.getValue(), now.get(e.getKey()), at + ": " + e.getKey() + " (value, create/mod revision, version, lease)");
+                assertEquals(
+                        e.getValue(),
+                        now.get(e.getKey()),
+                        at + ": " + e.getKey() + " (value, create/mod revision, version, lease)");
             }
             assertEquals(kvs.keySet(), now.keySet(), at + ": the keys under " + PREFIX);
             for (Map.Entry<Long, TlsEtcd.Lease> e : leases.entrySet()) {
-                assertEquals(e.getValue(), etcd.lease(e.getKey()), at + ": lease " + e.getKey() + " (granted TTL, attached keys)");
+                assertEquals(
+                        e.getValue(),
+                        etcd.lease(e.getKey()),
+                        at + ": lease " + e.getKey() + " (granted TTL, attached keys)");
             }
         }
     }
@@ -687,7 +902,8 @@ class NodeCheck {
                 int p = FreePorts.pick().client();
                 if (!picked.contains(p)) picked.add(p);
             }
-            EtcdSite site = new EtcdSite(dir, picked.stream().mapToInt(Integer::intValue).toArray());
+            EtcdSite site = new EtcdSite(
+                    dir, picked.stream().mapToInt(Integer::intValue).toArray());
             TestCertificates ca = TestCertificates.newCa(site.pki);
             Files.copy(ca.caFile(), site.pki.resolve("ca.crt"));
             for (String name : List.of("server", "peer")) {
@@ -701,7 +917,10 @@ class NodeCheck {
 
         TlsEtcd client() throws Exception {
             if (tls == null) {
-                tls = new TlsEtcd(java.net.URI.create("https://127.0.0.1:" + client), pki.resolve("ca.crt"), pki.resolve("client.pem"),
+                tls = new TlsEtcd(
+                        java.net.URI.create("https://127.0.0.1:" + client),
+                        pki.resolve("ca.crt"),
+                        pki.resolve("client.pem"),
                         pki.resolve("client-key.pem"));
             }
             return tls;
@@ -709,8 +928,14 @@ class NodeCheck {
 
         /** A kube-apiserver on this etcd (client TLS), with one work dir so a restarted one accepts its tokens. */
         KubeApiServer apiServer() throws Exception {
-            return KubeApiServer.start(apiServerBinary, java.net.URI.create("https://127.0.0.1:" + client), dir.resolve("apiserver"),
-                    Duration.ofMinutes(3), List.of("--etcd-cafile=" + pki.resolve("ca.crt"), "--etcd-certfile=" + pki.resolve("client.pem"),
+            return KubeApiServer.start(
+                    apiServerBinary,
+                    java.net.URI.create("https://127.0.0.1:" + client),
+                    dir.resolve("apiserver"),
+                    Duration.ofMinutes(3),
+                    List.of(
+                            "--etcd-cafile=" + pki.resolve("ca.crt"),
+                            "--etcd-certfile=" + pki.resolve("client.pem"),
                             "--etcd-keyfile=" + pki.resolve("client-key.pem")));
         }
 
@@ -721,13 +946,21 @@ class NodeCheck {
          */
         String render(String manifest, String target) throws Exception {
             String y = Files.readString(MANIFESTS.resolve(manifest));
-            y = y.replace("https://127.0.0.1:2379,https://10.0.0.11:2379", "https://127.0.0.1:2379").replace("10.0.0.11", "127.0.0.1");
-            y = y.replace(":2379", ":" + client).replace(":2380", ":" + peer).replace(":2381", ":" + metrics).replace("port: 2381", "port: " + metrics);
-            y = y.replace("path: /var/lib/etcd\n", "path: " + data + "\n").replace("path: /etc/kubernetes/pki/etcd\n", "path: " + pki + "\n");
+            y = y.replace("https://127.0.0.1:2379,https://10.0.0.11:2379", "https://127.0.0.1:2379")
+                    .replace("10.0.0.11", "127.0.0.1");
+            y = y.replace(":2379", ":" + client)
+                    .replace(":2380", ":" + peer)
+                    .replace(":2381", ":" + metrics)
+                    .replace("port: 2381", "port: " + metrics);
+            y = y.replace("path: /var/lib/etcd\n", "path: " + data + "\n")
+                    .replace("path: /etc/kubernetes/pki/etcd\n", "path: " + pki + "\n");
             String withTarget = y.replaceAll("(- name: TARGET_VERSION\\n\\s+value: )\"[^\"]*\"", "$1\"" + target + "\"")
                     .replace("/usr/local/bin/etcd-" + NEWEST + "\n", "/usr/local/bin/etcd-" + target + "\n");
-            assertTrue(!withTarget.equals(y) || y.contains("value: \"" + target + "\""), manifest + ": no TARGET_VERSION to set");
-            Matcher separator = java.util.regex.Pattern.compile("\\n(\\s+)- (--|--no-exec)\\n").matcher(withTarget);
+            assertTrue(
+                    !withTarget.equals(y) || y.contains("value: \"" + target + "\""),
+                    manifest + ": no TARGET_VERSION to set");
+            Matcher separator = java.util.regex.Pattern.compile("\\n(\\s+)- (--|--no-exec)\\n")
+                    .matcher(withTarget);
             assertTrue(separator.find(), manifest + ": no runner argument list");
             String indent = separator.group(1);
             String ports = "\n" + indent + "- --port=" + runnerClient + "\n" + indent + "- --peer-port=" + runnerPeer;
@@ -737,11 +970,13 @@ class NodeCheck {
         /** The entrypoint manifest's pod running etcd VERSION directly (command = the bundled binary, its flags after "--"). */
         String renderDirect(String version) throws Exception {
             String y = render("etcd-static-pod.yaml", version);
-            Matcher args = java.util.regex.Pattern.compile("\\n(\\s+)args:\\n(?:.*\\n)*?\\s+- --\\n").matcher(y);
+            Matcher args = java.util.regex.Pattern.compile("\\n(\\s+)args:\\n(?:.*\\n)*?\\s+- --\\n")
+                    .matcher(y);
             assertTrue(args.find(), "no runner arguments before -- in the entrypoint manifest");
             String indent = args.group(1);
-            return y.substring(0, args.start()) + "\n" + indent + "command:\n" + indent + "  - /usr/local/bin/etcd-" + version + "\n"
-                    + indent + "args:\n" + indent + "  - --data-dir=/var/lib/etcd\n" + y.substring(args.end());
+            return y.substring(0, args.start()) + "\n" + indent + "command:\n" + indent + "  - /usr/local/bin/etcd-"
+                    + version + "\n" + indent + "args:\n" + indent + "  - --data-dir=/var/lib/etcd\n"
+                    + y.substring(args.end());
         }
 
         /**
@@ -756,10 +991,18 @@ class NodeCheck {
             while (System.nanoTime() < end) {
                 var m = KubeletNode.get(metricsUrl);
                 if (m.isPresent() && m.get().statusCode() == 200) {
-                    java.util.Optional<Double> started = m.get().body().lines().filter(l -> l.startsWith("process_start_time_seconds "))
-                            .map(l -> Double.parseDouble(l.split(" ")[1])).findFirst();
-                    if (started.isPresent() && started.get() >= Math.floor(epochSeconds) - 1 && started.get() > lastStart
-                            && KubeletNode.get(readyz).map(r -> r.statusCode() == 200).orElse(false)) {
+                    java.util.Optional<Double> started = m.get()
+                            .body()
+                            .lines()
+                            .filter(l -> l.startsWith("process_start_time_seconds "))
+                            .map(l -> Double.parseDouble(l.split(" ")[1]))
+                            .findFirst();
+                    if (started.isPresent()
+                            && started.get() >= Math.floor(epochSeconds) - 1
+                            && started.get() > lastStart
+                            && KubeletNode.get(readyz)
+                                    .map(r -> r.statusCode() == 200)
+                                    .orElse(false)) {
                         lastStart = started.get();
                         return System.currentTimeMillis() - Math.round(started.get() * 1000);
                     }
@@ -777,21 +1020,26 @@ class NodeCheck {
             List<String> args = new ArrayList<>();
             pod.path("spec").path("containers").path(0).path("args").forEach(a -> args.add(a.asText()));
             List<String> flags = new ArrayList<>();
-            for (String a : args.subList(args.indexOf("--") + 1, args.size())) flags.add(a.replace("/etc/kubernetes/pki/etcd", pki.toString()));
+            for (String a : args.subList(args.indexOf("--") + 1, args.size()))
+                flags.add(a.replace("/etc/kubernetes/pki/etcd", pki.toString()));
             flags.add("--data-dir=" + data);
             return flags;
         }
 
         /** The member as the manifest configures it, but started by the test with etcd VERSION from the host's binaries. */
         HostProcess startOnHost(String version) throws Exception {
-            Files.createDirectories(data, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                    java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
-            List<String> command = new ArrayList<>(List.of(BIN_DIR.resolve("etcd-" + version).toString()));
+            Files.createDirectories(
+                    data,
+                    java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                            java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+            List<String> command =
+                    new ArrayList<>(List.of(BIN_DIR.resolve("etcd-" + version).toString()));
             command.addAll(etcdFlags("etcd-static-pod.yaml"));
             HostProcess p = HostProcess.start(command, dir.resolve("host-etcd-" + version + ".log"));
             try {
                 KubeletNode.await("etcd " + version + " on the host serves", Duration.ofMinutes(1), () -> {
-                    if (!p.process.isAlive()) throw new IllegalStateException("etcd exited: " + KubeletNode.tail(p.log));
+                    if (!p.process.isAlive())
+                        throw new IllegalStateException("etcd exited: " + KubeletNode.tail(p.log));
                     return client().serving();
                 });
                 return p;
@@ -803,10 +1051,13 @@ class NodeCheck {
 
         void awaitServing(String version, Duration deadline) throws Exception {
             try {
-                KubeletNode.await("etcd " + version + " serves", deadline,
+                KubeletNode.await(
+                        "etcd " + version + " serves",
+                        deadline,
                         () -> client().serverVersion().map(version::equals).orElse(false) && client().serving());
             } catch (AssertionError e) {
-                throw new AssertionError(e.getMessage() + "\nmirror pod status: " + status() + "\n" + node.containerLogs("etcd"), e);
+                throw new AssertionError(
+                        e.getMessage() + "\nmirror pod status: " + status() + "\n" + node.containerLogs("etcd"), e);
             }
         }
 
@@ -819,7 +1070,12 @@ class NodeCheck {
             JsonNode[] pod = new JsonNode[1];
             KubeletNode.await("mirror pod etcd-" + KubeletNode.NAME + " ready", Duration.ofMinutes(1), () -> {
                 pod[0] = node.mirrorPod("etcd");
-                return pod[0] != null && pod[0].path("status").path("containerStatuses").path(0).path("ready").asBoolean();
+                return pod[0] != null
+                        && pod[0].path("status")
+                                .path("containerStatuses")
+                                .path(0)
+                                .path("ready")
+                                .asBoolean();
             });
             return pod[0];
         }
@@ -827,18 +1083,28 @@ class NodeCheck {
         /** The manifest gone, the pod gone (kubelet's own view) and its ports free again. */
         void remove() throws Exception {
             node.removeManifest("etcd.yaml");
-            KubeletNode.await("no pod on the kubelet", Duration.ofSeconds(90), () -> node.kubeletPods().isEmpty());
+            KubeletNode.await(
+                    "no pod on the kubelet",
+                    Duration.ofSeconds(90),
+                    () -> node.kubeletPods().isEmpty());
             // the mirror pod goes a little later: a new pod of the same name must not be judged by the old one's status
             KubeletNode.await("no mirror pod", Duration.ofSeconds(60), () -> node.mirrorPod("etcd") == null);
-            KubeletNode.await("the site's ports free", Duration.ofSeconds(30), () -> KubeletNode.bindable(client) && KubeletNode.bindable(peer)
-                    && KubeletNode.bindable(metrics) && KubeletNode.bindable(runnerClient) && KubeletNode.bindable(runnerPeer));
+            KubeletNode.await(
+                    "the site's ports free",
+                    Duration.ofSeconds(30),
+                    () -> KubeletNode.bindable(client)
+                            && KubeletNode.bindable(peer)
+                            && KubeletNode.bindable(metrics)
+                            && KubeletNode.bindable(runnerClient)
+                            && KubeletNode.bindable(runnerPeer));
         }
     }
 
     /** A process the test starts on the host (SIGTERM on close, SIGKILL after 30 s; always reaped). */
     record HostProcess(Process process, Path log) implements AutoCloseable {
         static HostProcess start(List<String> command, Path log) throws Exception {
-            ProcessBuilder b = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+            ProcessBuilder b =
+                    new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
             b.environment().keySet().removeIf(k -> k.startsWith("ETCD"));
             return new HostProcess(b.start(), log);
         }
@@ -855,8 +1121,14 @@ class NodeCheck {
 
     /** A Kubernetes tool from scripts/build-kubernetes.sh (cached; built on first use). */
     static Path kubernetesTool(String tool) throws Exception {
-        Process build = new ProcessBuilder("bash", SCRIPTS.resolve("build-kubernetes.sh").toString(), "--version", KubeApiServer.VERSION, tool)
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process build = new ProcessBuilder(
+                        "bash",
+                        SCRIPTS.resolve("build-kubernetes.sh").toString(),
+                        "--version",
+                        KubeApiServer.VERSION,
+                        tool)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         String out = new String(build.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
         if (!build.waitFor(40, TimeUnit.MINUTES) || build.exitValue() != 0) {
             build.destroyForcibly();

@@ -54,10 +54,24 @@ class RegistryIT {
         String pushed = registry + "/" + NAME;
         // `compile` lets the reactor resolve the runner (provided) from runner/target/classes without a local install;
         // the image's layers are the ones this build's prepare-package already made under image/target/image
-        Result jib = exec(List.of(ROOT.resolve("mvnw").toString(), "-B", "-q", "-f", ROOT.resolve("pom.xml").toString(),
-                "-pl", "runner,image", "-Pimage", "compile", "jib:build@image-tar", // the default flavour's layers
-                "-Djib.skip=true", // the runner has no image; image/pom.xml's jib <skip>false</skip> wins over it
-                "-Dimage.name=" + pushed, "-Djib.allowInsecureRegistries=true"), Map.of("JAVA_HOME", System.getProperty("java.home")), 600);
+        Result jib = exec(
+                List.of(
+                        ROOT.resolve("mvnw").toString(),
+                        "-B",
+                        "-q",
+                        "-f",
+                        ROOT.resolve("pom.xml").toString(),
+                        "-pl",
+                        "runner,image",
+                        "-Pimage",
+                        "compile",
+                        "jib:build@image-tar", // the default flavour's layers
+                        "-Djib.skip=true", // the runner has no image; image/pom.xml's jib <skip>false</skip> wins over
+                        // it
+                        "-Dimage.name=" + pushed,
+                        "-Djib.allowInsecureRegistries=true"),
+                Map.of("JAVA_HOME", System.getProperty("java.home")),
+                600);
         assertEquals(0, jib.exit, "jib:build to " + registry + ":\n" + jib.output);
         HttpResponse<String> tags = get("http://" + registry + "/v2/" + NAME + "/tags/list");
         assertEquals(200, tags.statusCode(), tags.body());
@@ -70,10 +84,27 @@ class RegistryIT {
 
         Path data = Files.createDirectories(tmp.resolve("data"));
         int client = FreePorts.pick().client();
-        Result run = exec(List.of("podman", "run", "-d", "-p", "127.0.0.1:" + client + ":2379",
-                "-v", data + ":/var/etcd/data", "-e", "ETCD_NAME=" + HostEtcd.MEMBER, reference,
-                "--target-version", NEWEST, "--", "--listen-client-urls", "http://0.0.0.0:2379",
-                "--advertise-client-urls", "http://127.0.0.1:2379"), Map.of(), 120);
+        Result run = exec(
+                List.of(
+                        "podman",
+                        "run",
+                        "-d",
+                        "-p",
+                        "127.0.0.1:" + client + ":2379",
+                        "-v",
+                        data + ":/var/etcd/data",
+                        "-e",
+                        "ETCD_NAME=" + HostEtcd.MEMBER,
+                        reference,
+                        "--target-version",
+                        NEWEST,
+                        "--",
+                        "--listen-client-urls",
+                        "http://0.0.0.0:2379",
+                        "--advertise-client-urls",
+                        "http://127.0.0.1:2379"),
+                Map.of(),
+                120);
         assertEquals(0, run.exit, run.output);
         String container = run.stdout.strip();
         cleanup.add(() -> quietly(List.of("podman", "rm", "-f", "-t", "10", container)));
@@ -82,12 +113,16 @@ class RegistryIT {
         try {
             gateway.awaitWrite(DEADLINE);
         } catch (AssertionError e) {
-            throw new AssertionError("the pulled image did not serve; its log:\n" + exec(List.of("podman", "logs", container), Map.of(), 30).output, e);
+            throw new AssertionError(
+                    "the pulled image did not serve; its log:\n"
+                            + exec(List.of("podman", "logs", container), Map.of(), 30).output,
+                    e);
         }
         gateway.put("/registry-it/pulled", "served");
         assertEquals(Optional.of("served"), gateway.get("/registry-it/pulled"));
         assertEquals(NEWEST, gateway.serverVersion());
-        assertEquals(NEWEST + "/etcd3", Files.readString(data.resolve("version.txt")).trim());
+        assertEquals(
+                NEWEST + "/etcd3", Files.readString(data.resolve("version.txt")).trim());
     }
 
     /** docker-registry serve on ADDRESS with storage under tmp; returns once GET /v2/ answers 200. */
@@ -105,11 +140,14 @@ class RegistryIT {
                 """.formatted(tmp.resolve("registry-storage"), address));
         Path log = tmp.resolve("registry.log");
         Process registry = new ProcessBuilder("docker-registry", "serve", config.toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         cleanup.add(() -> {
             registry.destroy();
             try {
-                if (!registry.waitFor(10, TimeUnit.SECONDS)) registry.destroyForcibly().waitFor();
+                if (!registry.waitFor(10, TimeUnit.SECONDS))
+                    registry.destroyForcibly().waitFor();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -129,20 +167,26 @@ class RegistryIT {
 
     private static HttpResponse<String> get(String url) throws IOException, InterruptedException {
         try (HttpClient http = HttpClient.newHttpClient()) {
-            return http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5)).build(),
+            return http.send(
+                    HttpRequest.newBuilder(URI.create(url))
+                            .timeout(Duration.ofSeconds(5))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
         }
     }
 
     record Result(int exit, String stdout, String output) {}
 
-    private static Result exec(List<String> command, Map<String, String> env, int timeoutSeconds) throws IOException, InterruptedException {
+    private static Result exec(List<String> command, Map<String, String> env, int timeoutSeconds)
+            throws IOException, InterruptedException {
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().putAll(env);
         Path out = Files.createTempFile("registry-it", ".out");
         Path err = Files.createTempFile("registry-it", ".err");
         try {
-            Process process = builder.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+            Process process = builder.redirectOutput(out.toFile())
+                    .redirectError(err.toFile())
+                    .start();
             if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
                 process.descendants().forEach(ProcessHandle::destroyForcibly);
                 process.destroyForcibly().waitFor();

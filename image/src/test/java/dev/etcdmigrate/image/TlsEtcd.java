@@ -57,8 +57,10 @@ final class TlsEtcd {
         try (InputStream in = Files.newInputStream(certFile)) {
             cert = x509.generateCertificate(in);
         }
-        String pem = Files.readString(keyFile).replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
-        PrivateKey key = KeyFactory.getInstance("EC").generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(pem)));
+        String pem =
+                Files.readString(keyFile).replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
+        PrivateKey key = KeyFactory.getInstance("EC")
+                .generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(pem)));
         KeyStore keys = KeyStore.getInstance("PKCS12");
         keys.load(null, null);
         keys.setKeyEntry("client", key, new char[0], new Certificate[] {cert});
@@ -68,13 +70,19 @@ final class TlsEtcd {
         tmf.init(trust);
         SSLContext tls = SSLContext.getInstance("TLS");
         tls.init(kmf.getKeyManagers(), tmf.getTrustManagers(), null);
-        this.http = HttpClient.newBuilder().sslContext(tls).connectTimeout(Duration.ofSeconds(2)).build();
+        this.http = HttpClient.newBuilder()
+                .sslContext(tls)
+                .connectTimeout(Duration.ofSeconds(2))
+                .build();
     }
 
     /** The server version from /version, or empty while etcd does not answer. */
     Optional<String> serverVersion() {
         try {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(base.resolve("/version")).timeout(Duration.ofSeconds(3)).build(),
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(base.resolve("/version"))
+                            .timeout(Duration.ofSeconds(3))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() != 200) return Optional.empty();
             return Optional.of(JSON.readTree(r.body()).path("etcdserver").asText());
@@ -107,26 +115,39 @@ final class TlsEtcd {
     }
 
     long grant(long ttlSeconds) throws Exception {
-        return post("/v3/lease/grant", JSON.createObjectNode().put("TTL", Long.toString(ttlSeconds))).path("ID").asLong();
+        return post("/v3/lease/grant", JSON.createObjectNode().put("TTL", Long.toString(ttlSeconds)))
+                .path("ID")
+                .asLong();
     }
 
     /** Every key under prefix with its value, revisions, version and lease. */
     Map<String, Kv> range(String prefix) throws Exception {
         byte[] end = prefix.getBytes(StandardCharsets.UTF_8);
         end[end.length - 1]++;
-        JsonNode r = post("/v3/kv/range", JSON.createObjectNode().put("key", b64(prefix))
-                .put("range_end", Base64.getEncoder().encodeToString(end)));
+        JsonNode r = post(
+                "/v3/kv/range",
+                JSON.createObjectNode()
+                        .put("key", b64(prefix))
+                        .put("range_end", Base64.getEncoder().encodeToString(end)));
         Map<String, Kv> kvs = new TreeMap<>();
         for (JsonNode kv : r.path("kvs")) {
-            kvs.put(unb64(kv.path("key").asText()), new Kv(unb64(kv.path("value").asText()), kv.path("create_revision").asLong(),
-                    kv.path("mod_revision").asLong(), kv.path("version").asLong(), kv.path("lease").asLong()));
+            kvs.put(
+                    unb64(kv.path("key").asText()),
+                    new Kv(
+                            unb64(kv.path("value").asText()),
+                            kv.path("create_revision").asLong(),
+                            kv.path("mod_revision").asLong(),
+                            kv.path("version").asLong(),
+                            kv.path("lease").asLong()));
         }
         return kvs;
     }
 
     /** The lease with its granted TTL and attached keys; fails if it expired (TTL -1). */
     Lease lease(long id) throws Exception {
-        JsonNode r = post("/v3/lease/timetolive", JSON.createObjectNode().put("ID", Long.toString(id)).put("keys", true));
+        JsonNode r = post(
+                "/v3/lease/timetolive",
+                JSON.createObjectNode().put("ID", Long.toString(id)).put("keys", true));
         if (r.path("TTL").asLong(-1) <= 0) throw new AssertionError("lease " + id + " is gone: " + r);
         Set<String> keys = new TreeSet<>();
         r.path("keys").forEach(k -> keys.add(unb64(k.asText())));
@@ -134,8 +155,12 @@ final class TlsEtcd {
     }
 
     private JsonNode post(String path, ObjectNode body) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(10))
-                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body))).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = http.send(
+                HttpRequest.newBuilder(base.resolve(path))
+                        .timeout(Duration.ofSeconds(10))
+                        .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() != 200) throw new IOException(path + ": HTTP " + r.statusCode() + " " + r.body());
         return JSON.readTree(r.body());
     }

@@ -30,8 +30,9 @@ public final class Catalog {
         sorted.sort(Comparator.comparing(Release::etcdVersion));
         for (int i = 1; i < sorted.size(); i++) {
             if (sorted.get(i).minorLine().equals(sorted.get(i - 1).minorLine())) {
-                throw new IllegalArgumentException("catalog bundles two releases of line " + sorted.get(i).minorLine()
-                        + ": " + sorted.get(i - 1).version() + " and " + sorted.get(i).version());
+                throw new IllegalArgumentException("catalog bundles two releases of line "
+                        + sorted.get(i).minorLine() + ": " + sorted.get(i - 1).version() + " and "
+                        + sorted.get(i).version());
             }
         }
         this.releases = List.copyOf(sorted);
@@ -70,12 +71,15 @@ public final class Catalog {
     /** Keeps only the listed versions (BUNDLED_VERSIONS); each must be in the catalog. */
     public Catalog restrictTo(Set<EtcdVersion> versions) {
         Set<EtcdVersion> known = releases.stream().map(Release::etcdVersion).collect(Collectors.toSet());
-        List<EtcdVersion> unknown = versions.stream().filter(v -> !known.contains(v)).sorted().toList();
+        List<EtcdVersion> unknown =
+                versions.stream().filter(v -> !known.contains(v)).sorted().toList();
         if (!unknown.isEmpty()) {
-            throw new IllegalArgumentException("bundled versions " + unknown + " are not in the catalog (it has "
-                    + versionList() + ")");
+            throw new IllegalArgumentException(
+                    "bundled versions " + unknown + " are not in the catalog (it has " + versionList() + ")");
         }
-        return new Catalog(releases.stream().filter(r -> versions.contains(r.etcdVersion())).toList());
+        return new Catalog(releases.stream()
+                .filter(r -> versions.contains(r.etcdVersion()))
+                .toList());
     }
 
     public List<Release> releases() {
@@ -91,7 +95,10 @@ public final class Catalog {
      * newer one wrote the data. Empty when no bundled line writes it.
      */
     public Optional<MinorLine> firstLineRecording(Release.DataRecord record) {
-        return releases.stream().filter(r -> r.line().records().contains(record)).map(Release::minorLine).findFirst();
+        return releases.stream()
+                .filter(r -> r.line().records().contains(record))
+                .map(Release::minorLine)
+                .findFirst();
     }
 
     public Optional<Release> line(MinorLine line) {

@@ -26,11 +26,12 @@ public final class Provenance {
      * compiler, and whether the binary's SHA-256 (hashed here) is the pinned one.
      */
     public static String describe(Release release, Path binDir) {
-        String platform = "linux-" + switch (System.getProperty("os.arch").toLowerCase(Locale.ROOT)) {
-            case "aarch64", "arm64" -> "arm64";
-            case "amd64", "x86_64" -> "amd64";
-            default -> System.getProperty("os.arch");
-        };
+        String platform = "linux-"
+                + switch (System.getProperty("os.arch").toLowerCase(Locale.ROOT)) {
+                    case "aarch64", "arm64" -> "arm64";
+                    case "amd64", "x86_64" -> "amd64";
+                    default -> System.getProperty("os.arch");
+                };
         String resource = "/dev/etcdmigrate/catalog/pins/" + release.version() + "/" + platform + ".pins";
         Map<String, String> pins = new HashMap<>();
         try (InputStream in = Provenance.class.getResourceAsStream(resource)) {
@@ -45,7 +46,9 @@ public final class Provenance {
             return "    etcd " + release.version() + ": cannot read its pins: " + e.getMessage() + "\n";
         }
         String toolchain = pins.get("from toolchain");
-        String compiler = toolchain == null ? "" : ", built with " + toolchain.substring(toolchain.indexOf(':') + 1) + " " + hashOf(pins, toolchain);
+        String compiler = toolchain == null
+                ? ""
+                : ", built with " + toolchain.substring(toolchain.indexOf(':') + 1) + " " + hashOf(pins, toolchain);
         StringBuilder b = new StringBuilder();
         for (String tool : release.toolNames()) {
             Path binary = binDir.resolve(tool + "-" + release.version());
@@ -54,14 +57,23 @@ public final class Provenance {
             String pinned = pins.get("bin " + tool);
             String state;
             try {
-                state = pinned == null ? "not pinned" : pinned.equals("sha256:" + sha256(binary)) ? "matches its pin " + pinned
-                        : "DIFFERS from its pin " + pinned;
+                state = pinned == null
+                        ? "not pinned"
+                        : pinned.equals("sha256:" + sha256(binary))
+                                ? "matches its pin " + pinned
+                                : "DIFFERS from its pin " + pinned;
             } catch (IOException e) {
                 state = "unreadable: " + e.getMessage();
             }
-            b.append("    ").append(tool).append('-').append(release.version()).append(": ")
+            b.append("    ")
+                    .append(tool)
+                    .append('-')
+                    .append(release.version())
+                    .append(": ")
                     .append(from == null ? "no pinned source" : "from " + from + " " + hashOf(pins, from) + compiler)
-                    .append("; ").append(state).append('\n');
+                    .append("; ")
+                    .append(state)
+                    .append('\n');
         }
         return b.toString();
     }

@@ -23,8 +23,10 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
         sources = List.copyOf(require(sources, "sources"));
         require(line, "line");
         MinorLine own = EtcdVersion.parse(version).line();
-        if (!line.upgrade().fromLine().isOlderThan(own) || !line.downgrade().toLine().isOlderThan(own)) {
-            throw new IllegalArgumentException("release " + version + ": upgrade.from and downgrade.to must name older lines");
+        if (!line.upgrade().fromLine().isOlderThan(own)
+                || !line.downgrade().toLine().isOlderThan(own)) {
+            throw new IllegalArgumentException(
+                    "release " + version + ": upgrade.from and downgrade.to must name older lines");
         }
     }
 
@@ -64,7 +66,8 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             require(url, "tarball.url");
             sha256 = sha256 == null ? "" : sha256;
             if (!sha256.isEmpty() && !sha256.matches("[0-9a-f]{64}")) {
-                throw new IllegalArgumentException("tarball.sha256 must be 64 lowercase hex digits or empty: " + sha256);
+                throw new IllegalArgumentException(
+                        "tarball.sha256 must be 64 lowercase hex digits or empty: " + sha256);
             }
         }
 
@@ -86,7 +89,8 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
      * Build from the Go module proxy: all modules at one version, each main package built, with the Go
      * toolchain module golang.org/toolchain@v0.0.1-{@code toolchain}.linux-ARCH.
      */
-    public record GoModules(String toolchain, String moduleVersion, List<String> modules, Map<String, String> mains) implements Source {
+    public record GoModules(String toolchain, String moduleVersion, List<String> modules, Map<String, String> mains)
+            implements Source {
         public GoModules {
             require(toolchain, "go-modules.toolchain");
             require(moduleVersion, "go-modules.moduleVersion");
@@ -102,8 +106,14 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
      * the catalog's pinned go.mod and go.sum (versions/legacy/&lt;version&gt;/) replace the vendor tree
      * module zips omit. mains are package paths relative to the source root.
      */
-    public record GoLegacy(String toolchain, String module, String moduleVersion, String layout, String gitSha,
-            Map<String, String> mains) implements Source {
+    public record GoLegacy(
+            String toolchain,
+            String module,
+            String moduleVersion,
+            String layout,
+            String gitSha,
+            Map<String, String> mains)
+            implements Source {
         public GoLegacy {
             require(toolchain, "go-legacy.toolchain");
             require(module, "go-legacy.module");
@@ -170,10 +180,12 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
                 throw new IllegalArgumentException("line.statusReportsDowngrade needs a downgradeCheckFlag");
             }
             if (!v2Refusals.isEmpty() && !v2ResidueRefused) {
-                throw new IllegalArgumentException("line.v2Refusals are for a line that refuses v2 content (v2ResidueRefused)");
+                throw new IllegalArgumentException(
+                        "line.v2Refusals are for a line that refuses v2 content (v2ResidueRefused)");
             }
             if (v2Refusals.stream().anyMatch(String::isBlank)) {
-                throw new IllegalArgumentException("line.v2Refusals must not hold a blank line: it would match any output");
+                throw new IllegalArgumentException(
+                        "line.v2Refusals must not hold a blank line: it would match any output");
             }
             if (v2Api == V2Api.FLAG && v2EnableFlags.isEmpty()) {
                 throw new IllegalArgumentException("line.v2EnableFlags must name the flags when v2Api is 'flag'");
@@ -186,25 +198,38 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
      * the data (versions/catalog.yaml documents each).
      */
     public enum DataRecord {
-        @JsonProperty("v2ClusterVersion") V2_CLUSTER_VERSION,
-        @JsonProperty("walClusterVersion") WAL_CLUSTER_VERSION,
-        @JsonProperty("backendClusterVersion") BACKEND_CLUSTER_VERSION,
-        @JsonProperty("backendTerm") BACKEND_TERM,
-        @JsonProperty("backendConfState") BACKEND_CONF_STATE,
-        @JsonProperty("storageVersion") STORAGE_VERSION
+        @JsonProperty("v2ClusterVersion")
+        V2_CLUSTER_VERSION,
+        @JsonProperty("walClusterVersion")
+        WAL_CLUSTER_VERSION,
+        @JsonProperty("backendClusterVersion")
+        BACKEND_CLUSTER_VERSION,
+        @JsonProperty("backendTerm")
+        BACKEND_TERM,
+        @JsonProperty("backendConfState")
+        BACKEND_CONF_STATE,
+        @JsonProperty("storageVersion")
+        STORAGE_VERSION
     }
 
     public enum V2Api {
-        @JsonProperty("always") ALWAYS,
-        @JsonProperty("flag") FLAG,
-        @JsonProperty("never") NEVER
+        @JsonProperty("always")
+        ALWAYS,
+        @JsonProperty("flag")
+        FLAG,
+        @JsonProperty("never")
+        NEVER
     }
 
     /**
      * statusReportsStorageVersion: {@code etcdutl snapshot status DB -w json} reports the storage version
      * the backend records (3.6+), read-only and offline, so version.txt can be checked against it.
      */
-    public record Tools(Boolean etcdutl, Boolean etcdctlMigrate, Boolean checkV2Store, RestoreTool snapshotRestore,
+    public record Tools(
+            Boolean etcdutl,
+            Boolean etcdctlMigrate,
+            Boolean checkV2Store,
+            RestoreTool snapshotRestore,
             Boolean statusReportsStorageVersion) {
         public Tools {
             statusReportsStorageVersion = statusReportsStorageVersion != null && statusReportsStorageVersion;
@@ -219,10 +244,13 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
     }
 
     public enum RestoreTool {
-        @JsonProperty("etcdctl") ETCDCTL,
-        @JsonProperty("etcdutl") ETCDUTL,
+        @JsonProperty("etcdctl")
+        ETCDCTL,
+        @JsonProperty("etcdutl")
+        ETCDUTL,
         /** 2.x: no v3 snapshots. */
-        @JsonProperty("none") NONE;
+        @JsonProperty("none")
+        NONE;
 
         public String toolName() {
             return switch (this) {
@@ -243,7 +271,8 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             MinorLine.parse(require(from, "upgrade.from"));
             require(previousSnapshotFirst, "upgrade.previousSnapshotFirst");
             previousMinimumPatch = previousMinimumPatch == null ? "" : previousMinimumPatch;
-            if (!previousMinimumPatch.isEmpty() && !EtcdVersion.parse(previousMinimumPatch).line().equals(MinorLine.parse(from))) {
+            if (!previousMinimumPatch.isEmpty()
+                    && !EtcdVersion.parse(previousMinimumPatch).line().equals(MinorLine.parse(from))) {
                 throw new IllegalArgumentException("upgrade.previousMinimumPatch must be a " + from + ".x version");
             }
         }
@@ -253,7 +282,9 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
         }
 
         public Optional<EtcdVersion> minimumPatch() {
-            return previousMinimumPatch.isEmpty() ? Optional.empty() : Optional.of(EtcdVersion.parse(previousMinimumPatch));
+            return previousMinimumPatch.isEmpty()
+                    ? Optional.empty()
+                    : Optional.of(EtcdVersion.parse(previousMinimumPatch));
         }
     }
 
@@ -270,10 +301,13 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
 
     public enum DowngradeMethod {
         /** etcd's own downgrade API on the running newer member, then a start of the older binary. */
-        @JsonProperty("downgrade-api") DOWNGRADE_API,
+        @JsonProperty("downgrade-api")
+        DOWNGRADE_API,
         /** snapshot save with the newer version, restore with the older one's tool into a fresh dir. */
-        @JsonProperty("snapshot-restore") SNAPSHOT_RESTORE,
-        @JsonProperty("none") NONE
+        @JsonProperty("snapshot-restore")
+        SNAPSHOT_RESTORE,
+        @JsonProperty("none")
+        NONE
     }
 
     private static <T> T require(T value, String field) {

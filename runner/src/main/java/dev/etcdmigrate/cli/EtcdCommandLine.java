@@ -29,31 +29,73 @@ public final class EtcdCommandLine {
      */
     static final Set<String> NO_VALUE_FLAGS = Set.of(
             // bool
-            "auto-tls", "client-cert-auth", "debug", "discovery-insecure-skip-tls-verify", "discovery-insecure-transport",
-            "enable-distributed-tracing", "enable-grpc-gateway", "enable-log-rotation", "enable-pprof", "enable-v2",
-            "experimental-compact-hash-check-enabled", "experimental-enable-distributed-tracing",
-            "experimental-enable-lease-checkpoint", "experimental-enable-lease-checkpoint-persist",
-            "experimental-initial-corrupt-check", "experimental-memory-mlock", "experimental-peer-skip-client-san-verification",
-            "experimental-stop-grpc-service-on-defrag", "experimental-txn-mode-write-with-shared-buffer", "experimental-v3demo",
-            "force-new-cluster", "initial-election-tick-advance", "memory-mlock", "peer-auto-tls", "peer-client-cert-auth",
-            "peer-skip-client-san-verification", "pre-vote", "socket-reuse-address", "socket-reuse-port", "strict-reconfig-check",
-            "unsafe-no-fsync", "version",
+            "auto-tls",
+            "client-cert-auth",
+            "debug",
+            "discovery-insecure-skip-tls-verify",
+            "discovery-insecure-transport",
+            "enable-distributed-tracing",
+            "enable-grpc-gateway",
+            "enable-log-rotation",
+            "enable-pprof",
+            "enable-v2",
+            "experimental-compact-hash-check-enabled",
+            "experimental-enable-distributed-tracing",
+            "experimental-enable-lease-checkpoint",
+            "experimental-enable-lease-checkpoint-persist",
+            "experimental-initial-corrupt-check",
+            "experimental-memory-mlock",
+            "experimental-peer-skip-client-san-verification",
+            "experimental-stop-grpc-service-on-defrag",
+            "experimental-txn-mode-write-with-shared-buffer",
+            "experimental-v3demo",
+            "force-new-cluster",
+            "initial-election-tick-advance",
+            "memory-mlock",
+            "peer-auto-tls",
+            "peer-client-cert-auth",
+            "peer-skip-client-san-verification",
+            "pre-vote",
+            "socket-reuse-address",
+            "socket-reuse-port",
+            "strict-reconfig-check",
+            "unsafe-no-fsync",
+            "version",
             // flags.IgnoredFlag
-            "cluster-active-size", "cluster-remove-delay", "cluster-sync-interval", "config", "force", "max-result-buffer",
-            "max-retry-attempts", "peer-heartbeat-interval", "peer-election-timeout", "retry-interval", "snapshot", "v", "vv",
-            "test.coverprofile", "test.outputdir");
+            "cluster-active-size",
+            "cluster-remove-delay",
+            "cluster-sync-interval",
+            "config",
+            "force",
+            "max-result-buffer",
+            "max-retry-attempts",
+            "peer-heartbeat-interval",
+            "peer-election-timeout",
+            "retry-interval",
+            "snapshot",
+            "v",
+            "vv",
+            "test.coverprofile",
+            "test.outputdir");
 
     private final List<String> args;
     /** Each flag given, by name: its last value and its last spelling (the name with its dashes). */
     private final Map<String, String> values;
+
     private final Map<String, String> spellings;
     /** Where Go's flag package stopped: index of "--" or of the first word it did not read as a flag. */
     private final int end;
+
     private final Optional<String> error;
     private final Map<String, String> environment;
 
-    private EtcdCommandLine(List<String> args, Map<String, String> values, Map<String, String> spellings, int end,
-            Optional<String> error, Map<String, String> environment) {
+    private EtcdCommandLine(
+            List<String> args,
+            Map<String, String> values,
+            Map<String, String> spellings,
+            int end,
+            Optional<String> error,
+            Map<String, String> environment) {
         this.args = args;
         this.values = values;
         this.spellings = spellings;
@@ -96,7 +138,12 @@ public final class EtcdCommandLine {
             spellings.put(name, arg.substring(0, dashes) + name);
             i++;
         }
-        return new EtcdCommandLine(List.copyOf(args), Collections.unmodifiableMap(values), Collections.unmodifiableMap(spellings), i, error,
+        return new EtcdCommandLine(
+                List.copyOf(args),
+                Collections.unmodifiableMap(values),
+                Collections.unmodifiableMap(spellings),
+                i,
+                error,
                 Map.copyOf(environment));
     }
 
@@ -122,7 +169,8 @@ public final class EtcdCommandLine {
 
     /** The value etcd runs with: the flag's, else its ETCD_* variable's when that is not empty. */
     public Optional<String> get(String name) {
-        return flag(name).or(() -> Optional.ofNullable(environment.get(variable(name))).filter(v -> !v.isEmpty()));
+        return flag(name)
+                .or(() -> Optional.ofNullable(environment.get(variable(name))).filter(v -> !v.isEmpty()));
     }
 
     /** Where {@link #get} found the value, for messages: "etcd's -name after --" or "$ETCD_NAME (etcd's --name)". */

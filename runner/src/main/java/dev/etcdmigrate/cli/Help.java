@@ -53,7 +53,12 @@ public final class Help {
                 refused, failed, ...), each with its fields and a "message"; no event carries a key's value.
 
                 """);
-        wrap(b, ExitStatus.sentence() + " A failed run also writes its reason to --termination-log when that file exists.", "", 104);
+        wrap(
+                b,
+                ExitStatus.sentence()
+                        + " A failed run also writes its reason to --termination-log when that file exists.",
+                "",
+                104);
         b.append("""
 
                 Before anything is touched, the runner checks: etcd's own --data-dir, --name, --initial-cluster,

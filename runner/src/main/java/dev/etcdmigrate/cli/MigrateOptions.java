@@ -50,65 +50,156 @@ public record MigrateOptions(
     public static final String DEFAULT_TERMINATION_LOG = "/dev/termination-log";
 
     public static final List<Flag> FLAGS = List.of(
-            Flag.value("target-version", "TARGET_VERSION", "VERSION", "required",
+            Flag.value(
+                    "target-version",
+                    "TARGET_VERSION",
+                    "VERSION",
+                    "required",
                     "etcd version to end at, exactly one of the bundled versions (e.g. 3.6.16)."),
-            Flag.value("target-storage", "TARGET_STORAGE", "etcd2|etcd3", "etcd3",
+            Flag.value(
+                    "target-storage",
+                    "TARGET_STORAGE",
+                    "etcd2|etcd3",
+                    "etcd3",
                     "storage API to end at. etcd2 -> etcd3 converts the v2 keys and re-attaches TTLs as leases;"
                             + " etcd3 -> etcd2 rolls the keys back into the v2 store of a line that serves v2."),
-            Flag.value("data-dir", "DATA_DIRECTORY", "DIR", "etcd's --data-dir after -- (or $ETCD_DATA_DIR), else " + DEFAULT_DATA_DIR,
+            Flag.value(
+                    "data-dir",
+                    "DATA_DIRECTORY",
+                    "DIR",
+                    "etcd's --data-dir after -- (or $ETCD_DATA_DIR), else " + DEFAULT_DATA_DIR,
                     "etcd data directory; version.txt in it records the version and storage that last wrote it."
                             + " Created with mode 0700 when missing. When etcd's own --data-dir is given too, both must"
                             + " name the same directory (exit 2 otherwise). etcd's --wal-dir after -- is honoured."),
-            Flag.value("bin-dir", null, "DIR", DEFAULT_BIN_DIR,
+            Flag.value(
+                    "bin-dir",
+                    null,
+                    "DIR",
+                    DEFAULT_BIN_DIR,
                     "directory holding etcd-<v>, etcdctl-<v> and etcdutl-<v> for each bundled version."),
-            Flag.value("catalog", null, "FILE", "the catalog in the runner's jar",
+            Flag.value(
+                    "catalog",
+                    null,
+                    "FILE",
+                    "the catalog in the runner's jar",
                     "versions catalog (versions/catalog.yaml) describing the bundled releases."),
-            Flag.value("bundled-versions", "BUNDLED_VERSIONS", "V1,V2,...", "every catalog release",
+            Flag.value(
+                    "bundled-versions",
+                    "BUNDLED_VERSIONS",
+                    "V1,V2,...",
+                    "every catalog release",
                     "restrict the migration to these bundled versions (comma or space separated)."),
-            Flag.value("name", "ETCD_NAME", "NAME", "etcd's --name after --, else etcd-$ETCD_HOSTNAME, else etcd-$HOSTNAME",
+            Flag.value(
+                    "name",
+                    "ETCD_NAME",
+                    "NAME",
+                    "etcd's --name after --, else etcd-$ETCD_HOSTNAME, else etcd-$HOSTNAME",
                     "member name; used for the private etcd and when a snapshot is restored."),
-            Flag.value("initial-cluster", "INITIAL_CLUSTER", "NAME=URL,...", "etcd's --initial-cluster, else <name>=http://localhost:2380",
+            Flag.value(
+                    "initial-cluster",
+                    "INITIAL_CLUSTER",
+                    "NAME=URL,...",
+                    "etcd's --initial-cluster, else <name>=http://localhost:2380",
                     "the real cluster's --initial-cluster; a snapshot restore gives the restored member these peers."
                             + " With two or more members the data dir is one member of a running cluster: only a rolling"
                             + " upgrade by one minor is allowed, and the private etcd rejoins the peers (see --listen-peer-urls)."),
-            Flag.value("initial-advertise-peer-urls", "INITIAL_ADVERTISE_PEER_URLS", "URLS",
+            Flag.value(
+                    "initial-advertise-peer-urls",
+                    "INITIAL_ADVERTISE_PEER_URLS",
+                    "URLS",
                     "etcd's --initial-advertise-peer-urls, else this member's URL in --initial-cluster",
                     "the member's advertised peer URLs, given to a snapshot restore and, in a multi-member cluster, to the"
                             + " private etcd."),
-            Flag.value("listen-peer-urls", "LISTEN_PEER_URLS", "URLS", "etcd's --listen-peer-urls, else --initial-advertise-peer-urls",
+            Flag.value(
+                    "listen-peer-urls",
+                    "LISTEN_PEER_URLS",
+                    "URLS",
+                    "etcd's --listen-peer-urls, else --initial-advertise-peer-urls",
                     "multi-member clusters only: where the private etcd listens for its peers while it migrates (it also"
                             + " gets etcd's --peer-* TLS flags and ETCD_CREDS). A one-member cluster ignores it: its private"
                             + " etcd uses 127.0.0.1:--peer-port."),
-            Flag.value("listen-client-urls", "LISTEN_CLIENT_URLS", "URLS", "unused",
+            Flag.value(
+                    "listen-client-urls",
+                    "LISTEN_CLIENT_URLS",
+                    "URLS",
+                    "unused",
                     "accepted for compatibility with the Kubernetes etcd image; the private etcd never listens on it"
                             + " (it uses 127.0.0.1:--port). Give the real etcd its URLs after --."),
-            Flag.value("port", null, "PORT", PrivatePorts.defaultText(PrivatePorts.MAIN.client(), PrivatePorts.EVENTS.client()),
+            Flag.value(
+                    "port",
+                    null,
+                    "PORT",
+                    PrivatePorts.defaultText(PrivatePorts.MAIN.client(), PrivatePorts.EVENTS.client()),
                     "client port of the private migration etcd, on 127.0.0.1 only."),
-            Flag.value("peer-port", null, "PORT", PrivatePorts.defaultText(PrivatePorts.MAIN.peer(), PrivatePorts.EVENTS.peer()),
+            Flag.value(
+                    "peer-port",
+                    null,
+                    "PORT",
+                    PrivatePorts.defaultText(PrivatePorts.MAIN.peer(), PrivatePorts.EVENTS.peer()),
                     "peer port of the private migration etcd of a one-member cluster, on 127.0.0.1 only."),
-            Flag.value("etcd-server-extra-args", "ETCD_CREDS", "ARGS", "none",
+            Flag.value(
+                    "etcd-server-extra-args",
+                    "ETCD_CREDS",
+                    "ARGS",
+                    "none",
                     "extra flags for the private etcd, split on blanks (e.g. peer TLS files)."),
-            Flag.value("etcd-data-prefix", "ETCD_DATA_PREFIX", "PREFIX", "/registry",
+            Flag.value(
+                    "etcd-data-prefix",
+                    "ETCD_DATA_PREFIX",
+                    "PREFIX",
+                    "/registry",
                     "key prefix the Kubernetes API server writes under (used by etcd2 conversions)."),
-            Flag.value("ttl-keys-directory", "TTL_KEYS_DIRECTORY", "PREFIX", "<data prefix>/events",
+            Flag.value(
+                    "ttl-keys-directory",
+                    "TTL_KEYS_DIRECTORY",
+                    "PREFIX",
+                    "<data prefix>/events",
                     "keys under it get a default lease when converted from etcd2 without TTL information."),
-            Flag.value("initial-version", "INITIAL_VERSION", "VERSION", "none",
+            Flag.value(
+                    "initial-version",
+                    "INITIAL_VERSION",
+                    "VERSION",
+                    "none",
                     "etcd version that last ran on a non-empty data dir without version.txt (the storage is"
                             + " inferred: member/snap/db means etcd3). Without it such a dir is refused."),
-            Flag.value("start-timeout", null, "DURATION", "2m",
+            Flag.value(
+                    "start-timeout",
+                    null,
+                    "DURATION",
+                    "2m",
                     "how long a private etcd may take until a write succeeds (e.g. 90s, 2m)."),
-            Flag.value("stop-grace", null, "DURATION", "30s",
+            Flag.value(
+                    "stop-grace",
+                    null,
+                    "DURATION",
+                    "30s",
                     "how long a private etcd may take to stop after SIGTERM before it is killed and the step fails."),
-            Flag.value("lock-timeout", null, "DURATION", "60s",
+            Flag.value(
+                    "lock-timeout",
+                    null,
+                    "DURATION",
+                    "60s",
                     "how long to wait for another etcd-migrate working on the same data dir."),
-            Flag.value("backup-dir", "BACKUP_DIR", "DIR", "<data dir>/.etcd-migrate/backups",
+            Flag.value(
+                    "backup-dir",
+                    "BACKUP_DIR",
+                    "DIR",
+                    "<data dir>/.etcd-migrate/backups",
                     "where the member dir is kept before each storage conversion, downgrade or member swap"
                             + " (owner-only: 0700 dirs, 0600 files). Outside the data dir, a backup is copied there"
                             + " and then removed from the data dir. Created with mode 0700 when missing."),
-            Flag.value("backup-retention", "BACKUP_RETENTION", "COUNT", String.valueOf(DEFAULT_BACKUP_RETENTION),
+            Flag.value(
+                    "backup-retention",
+                    "BACKUP_RETENTION",
+                    "COUNT",
+                    String.valueOf(DEFAULT_BACKUP_RETENTION),
                     "how many of this data dir's backups to keep (at least 1); the oldest beyond it are deleted"
                             + " after each new backup."),
-            Flag.value("termination-log", null, "FILE", DEFAULT_TERMINATION_LOG,
+            Flag.value(
+                    "termination-log",
+                    null,
+                    "FILE",
+                    DEFAULT_TERMINATION_LOG,
                     "where a failed run writes its one-line reason, if that file exists (Kubernetes' termination message)."),
             Flag.toggle("no-exec", "init-container mode: exit 0 after migrating instead of exec'ing etcd."));
 
@@ -118,13 +209,19 @@ public record MigrateOptions(
     }
 
     private static String canonicalList(String list) {
-        return String.join(",", Arrays.stream(list.split(",")).map(String::strip).filter(e -> !e.isEmpty()).toList());
+        return String.join(
+                ",",
+                Arrays.stream(list.split(","))
+                        .map(String::strip)
+                        .filter(e -> !e.isEmpty())
+                        .toList());
     }
 
     public static MigrateOptions from(ParsedArgs args) throws UsageException {
         Map<String, String> env = args.environment();
-        String targetText = args.get("target-version").orElseThrow(() -> new UsageException(
-                "no target: set --target-version or TARGET_VERSION to one of the bundled etcd versions"));
+        String targetText = args.get("target-version")
+                .orElseThrow(() -> new UsageException(
+                        "no target: set --target-version or TARGET_VERSION to one of the bundled etcd versions"));
         EtcdVersion targetVersion = parseVersion(args, "target-version", targetText);
         StorageApi storage;
         try {
@@ -133,25 +230,37 @@ public record MigrateOptions(
             throw new UsageException(args.source("target-storage") + ": " + e.getMessage());
         }
         EtcdCommandLine etcd = EtcdCommandLine.read(args.passThrough(), env);
-        Path dataDir = Path.of(agree(args, "data-dir", etcd, MigrateOptions::canonicalPath).orElse(DEFAULT_DATA_DIR))
-                .toAbsolutePath().normalize();
+        Path dataDir = Path.of(agree(args, "data-dir", etcd, MigrateOptions::canonicalPath)
+                        .orElse(DEFAULT_DATA_DIR))
+                .toAbsolutePath()
+                .normalize();
         PrivatePorts ports = PrivatePorts.forDataDir(dataDir);
         String name = agree(args, "name", etcd, n -> n)
-                .or(() -> Optional.ofNullable(env.get("ETCD_HOSTNAME")).filter(h -> !h.isEmpty()).map(h -> "etcd-" + h))
-                .or(() -> Optional.ofNullable(env.get("HOSTNAME")).filter(h -> !h.isEmpty()).map(h -> "etcd-" + h))
-                .orElseThrow(() -> new UsageException("no member name: set --name, ETCD_NAME, ETCD_HOSTNAME or HOSTNAME"));
+                .or(() -> Optional.ofNullable(env.get("ETCD_HOSTNAME"))
+                        .filter(h -> !h.isEmpty())
+                        .map(h -> "etcd-" + h))
+                .or(() -> Optional.ofNullable(env.get("HOSTNAME"))
+                        .filter(h -> !h.isEmpty())
+                        .map(h -> "etcd-" + h))
+                .orElseThrow(
+                        () -> new UsageException("no member name: set --name, ETCD_NAME, ETCD_HOSTNAME or HOSTNAME"));
         String initialCluster = agree(args, "initial-cluster", etcd, MigrateOptions::canonicalList)
                 .orElse(name + "=http://localhost:2380");
-        Optional<String> advertiseGiven = agree(args, "initial-advertise-peer-urls", etcd, MigrateOptions::canonicalList);
+        Optional<String> advertiseGiven =
+                agree(args, "initial-advertise-peer-urls", etcd, MigrateOptions::canonicalList);
         String advertise = advertiseGiven.isPresent() ? advertiseGiven.get() : peerUrlOf(name, initialCluster);
         Optional<String> listenPeer = agree(args, "listen-peer-urls", etcd, MigrateOptions::canonicalList);
-        List<String> serverExtraArgs = args.get("etcd-server-extra-args").map(s -> List.of(s.trim().split("\\s+")))
-                .filter(l -> !l.getFirst().isEmpty()).orElse(List.of());
+        List<String> serverExtraArgs = args.get("etcd-server-extra-args")
+                .map(s -> List.of(s.trim().split("\\s+")))
+                .filter(l -> !l.getFirst().isEmpty())
+                .orElse(List.of());
         String prefix = args.get("etcd-data-prefix").orElse("/registry");
         return new MigrateOptions(
                 new DataVersion(targetVersion, storage),
                 dataDir,
-                Path.of(args.get("bin-dir").orElse(DEFAULT_BIN_DIR)).toAbsolutePath().normalize(),
+                Path.of(args.get("bin-dir").orElse(DEFAULT_BIN_DIR))
+                        .toAbsolutePath()
+                        .normalize(),
                 args.get("catalog").map(Path::of),
                 bundledVersions(args),
                 name,
@@ -164,7 +273,10 @@ public record MigrateOptions(
                 prefix,
                 args.get("ttl-keys-directory").orElse(prefix + "/events"),
                 args.get("initial-version").isPresent()
-                        ? Optional.of(parseVersion(args, "initial-version", args.get("initial-version").get()))
+                        ? Optional.of(parseVersion(
+                                args,
+                                "initial-version",
+                                args.get("initial-version").get()))
                         : Optional.empty(),
                 duration(args, "start-timeout", Duration.ofMinutes(2)),
                 duration(args, "stop-grace", Duration.ofSeconds(30)),
@@ -182,11 +294,14 @@ public record MigrateOptions(
      * The runner's setting where it has one, else etcd's; both given and different is a usage error:
      * the runner would migrate one thing and etcd serve another (an empty data dir, a new member).
      */
-    private static Optional<String> agree(ParsedArgs args, String flag, EtcdCommandLine etcd, java.util.function.UnaryOperator<String> canonical)
+    private static Optional<String> agree(
+            ParsedArgs args, String flag, EtcdCommandLine etcd, java.util.function.UnaryOperator<String> canonical)
             throws UsageException {
         Optional<String> ours = args.get(flag);
         Optional<String> theirs = etcd.get(flag);
-        if (ours.isPresent() && theirs.isPresent() && !canonical.apply(ours.get()).equals(canonical.apply(theirs.get()))) {
+        if (ours.isPresent()
+                && theirs.isPresent()
+                && !canonical.apply(ours.get()).equals(canonical.apply(theirs.get()))) {
             throw new UsageException(args.source(flag) + " is '" + ours.get() + "' but " + etcd.source(flag) + " is '"
                     + theirs.get() + "': the runner would migrate one and etcd would serve the other. Give it once, or"
                     + " the same in both places (nothing was changed)");
@@ -196,13 +311,22 @@ public record MigrateOptions(
 
     /** etcd's --wal-dir when it is not the default member/wal: every private etcd, backup and check must follow it. */
     private static Optional<Path> walDir(EtcdCommandLine etcd, Path dataDir) {
-        return etcd.get("wal-dir").filter(w -> !w.isEmpty()).map(w -> Path.of(w).toAbsolutePath().normalize())
+        return etcd.get("wal-dir")
+                .filter(w -> !w.isEmpty())
+                .map(w -> Path.of(w).toAbsolutePath().normalize())
                 .filter(w -> !w.equals(dataDir.resolve("member").resolve("wal")));
     }
 
     /** Peer TLS flags: a member rejoining its peers needs the same ones as the real etcd. */
-    static final List<String> PEER_TLS = List.of("peer-cert-file", "peer-key-file", "peer-trusted-ca-file", "peer-crl-file",
-            "peer-cert-allowed-cn", "peer-cert-allowed-hostname", "peer-client-cert-auth", "peer-auto-tls");
+    static final List<String> PEER_TLS = List.of(
+            "peer-cert-file",
+            "peer-key-file",
+            "peer-trusted-ca-file",
+            "peer-crl-file",
+            "peer-cert-allowed-cn",
+            "peer-cert-allowed-hostname",
+            "peer-client-cert-auth",
+            "peer-auto-tls");
 
     /** etcd's peer TLS flags that ETCD_CREDS does not already give; the same flag with another value is an error. */
     private static List<String> peerTlsArgs(EtcdCommandLine etcd, List<String> serverExtraArgs) throws UsageException {
@@ -212,9 +336,11 @@ public record MigrateOptions(
             Optional<String> theirs = etcd.get(flag);
             Optional<String> ours = creds.flag(flag);
             if (theirs.isPresent() && ours.isPresent() && !theirs.equals(ours)) {
-                throw new UsageException("$ETCD_CREDS gives --" + flag + "=" + ours.get() + " but " + etcd.source(flag) + " is '"
-                        + theirs.get() + "': the private etcd would rejoin its peers with other TLS files than the real one"
-                        + " (nothing was changed)");
+                throw new UsageException(
+                        "$ETCD_CREDS gives --" + flag + "=" + ours.get() + " but " + etcd.source(flag) + " is '"
+                                + theirs.get()
+                                + "': the private etcd would rejoin its peers with other TLS files than the real one"
+                                + " (nothing was changed)");
             }
             if (theirs.isPresent() && ours.isEmpty()) args.add("--" + flag + "=" + theirs.get());
         }
@@ -236,8 +362,11 @@ public record MigrateOptions(
 
     /** How many members --initial-cluster names: two or more make this data dir one member of a cluster. */
     public int members() {
-        return (int) java.util.Arrays.stream(initialCluster.split(",")).map(e -> e.split("=", 2)[0].trim())
-                .filter(n -> !n.isEmpty()).distinct().count();
+        return (int) java.util.Arrays.stream(initialCluster.split(","))
+                .map(e -> e.split("=", 2)[0].trim())
+                .filter(n -> !n.isEmpty())
+                .distinct()
+                .count();
     }
 
     /** The peer URLs that --initial-cluster gives this member (it may list it more than once), comma-joined. */
@@ -268,7 +397,9 @@ public record MigrateOptions(
         Optional<String> text = args.get("bundled-versions");
         if (text.isEmpty()) return Optional.empty();
         Set<EtcdVersion> versions = new LinkedHashSet<>();
-        for (String v : Arrays.stream(text.get().split("[,\\s]+")).filter(s -> !s.isEmpty()).toList()) {
+        for (String v : Arrays.stream(text.get().split("[,\\s]+"))
+                .filter(s -> !s.isEmpty())
+                .toList()) {
             versions.add(parseVersion(args, "bundled-versions", v));
         }
         if (versions.isEmpty()) throw new UsageException(args.source("bundled-versions") + " lists no version");
@@ -296,8 +427,9 @@ public record MigrateOptions(
         } catch (NumberFormatException ignored) {
             // reported below
         }
-        throw new UsageException(args.source("backup-retention") + " must be a whole number of backups to keep, at least 1"
-                + " (the backup a step just took is always kept), got '" + text.get() + "'");
+        throw new UsageException(
+                args.source("backup-retention") + " must be a whole number of backups to keep, at least 1"
+                        + " (the backup a step just took is always kept), got '" + text.get() + "'");
     }
 
     /** Accepts 500ms, 90s, 2m, 1h, or a bare number of seconds. */
@@ -316,6 +448,7 @@ public record MigrateOptions(
         } catch (NumberFormatException | ArithmeticException ignored) {
             // reported below
         }
-        throw new UsageException("--" + flag + " must be a positive duration such as 500ms, 90s or 2m, got '" + t + "'");
+        throw new UsageException(
+                "--" + flag + " must be a positive duration such as 500ms, 90s or 2m, got '" + t + "'");
     }
 }

@@ -15,11 +15,19 @@ import java.util.Optional;
 public record OutputFlags(LogFormat format, EtcdOutput etcdOutput) {
 
     public static final List<Flag> FLAGS = List.of(
-            Flag.value("log-format", "LOG_FORMAT", "text|json", "text",
+            Flag.value(
+                    "log-format",
+                    "LOG_FORMAT",
+                    "text|json",
+                    "text",
                     "text: the operator's diary on stderr. json: one object per line with \"event\", \"source\" and"
                             + " \"message\" (never a key's value); etcd's own JSON lines pass through with \"source\""
                             + " (e.g. \"etcd-3.6.16\") added in front."),
-            Flag.value("etcd-output", "LOG_ETCD_OUTPUT", "all|errors", "all",
+            Flag.value(
+                    "etcd-output",
+                    "LOG_ETCD_OUTPUT",
+                    "all|errors",
+                    "all",
                     "text format: show every line the private etcds and tools print, or only warnings and errors."
                             + " Every line is also kept in <data dir>/.etcd-migrate/etcd-output.log for the last run."));
 
@@ -33,8 +41,10 @@ public record OutputFlags(LogFormat format, EtcdOutput etcdOutput) {
     public static OutputFlags read(List<String> runnerArgs, Map<String, String> environment) throws UsageException {
         try {
             return new OutputFlags(
-                    LogFormat.parse(value(runnerArgs, environment, "log-format", "LOG_FORMAT").orElse("text")),
-                    EtcdOutput.parse(value(runnerArgs, environment, "etcd-output", "LOG_ETCD_OUTPUT").orElse("all")));
+                    LogFormat.parse(value(runnerArgs, environment, "log-format", "LOG_FORMAT")
+                            .orElse("text")),
+                    EtcdOutput.parse(value(runnerArgs, environment, "etcd-output", "LOG_ETCD_OUTPUT")
+                            .orElse("all")));
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }
@@ -45,9 +55,12 @@ public record OutputFlags(LogFormat format, EtcdOutput etcdOutput) {
         return new OutputFlags(LogFormat.TEXT, EtcdOutput.ALL);
     }
 
-    private static Optional<String> value(List<String> args, Map<String, String> environment, String flag, String variable) {
+    private static Optional<String> value(
+            List<String> args, Map<String, String> environment, String flag, String variable) {
         Optional<String> given = flagValue(args, flag);
-        return given.isPresent() ? given : Optional.ofNullable(environment.get(variable)).filter(v -> !v.isEmpty());
+        return given.isPresent()
+                ? given
+                : Optional.ofNullable(environment.get(variable)).filter(v -> !v.isEmpty());
     }
 
     /** The value of --NAME VALUE / --NAME=VALUE among the runner's own arguments (the last one wins, as in parsing). */
@@ -55,7 +68,8 @@ public record OutputFlags(LogFormat format, EtcdOutput etcdOutput) {
         Optional<String> found = Optional.empty();
         for (int i = 0; i < args.size(); i++) {
             if (args.get(i).equals("--" + name) && i + 1 < args.size()) found = Optional.of(args.get(i + 1));
-            if (args.get(i).startsWith("--" + name + "=")) found = Optional.of(args.get(i).substring(name.length() + 3));
+            if (args.get(i).startsWith("--" + name + "="))
+                found = Optional.of(args.get(i).substring(name.length() + 3));
         }
         return found;
     }

@@ -20,7 +20,11 @@ public final class ParsedArgs {
     private final Map<String, Flag> flags;
     private final Map<String, String> environment;
 
-    private ParsedArgs(Map<String, String> values, List<String> positional, List<String> passThrough, Map<String, Flag> flags,
+    private ParsedArgs(
+            Map<String, String> values,
+            List<String> positional,
+            List<String> passThrough,
+            Map<String, Flag> flags,
             Map<String, String> environment) {
         this.values = values;
         this.positional = positional;
@@ -29,7 +33,8 @@ public final class ParsedArgs {
         this.environment = environment;
     }
 
-    public static ParsedArgs parse(List<Flag> table, List<String> args, Map<String, String> environment) throws UsageException {
+    public static ParsedArgs parse(List<Flag> table, List<String> args, Map<String, String> environment)
+            throws UsageException {
         Map<String, Flag> flags = new HashMap<>();
         table.forEach(f -> flags.put(f.name(), f));
         Map<String, String> values = new HashMap<>();

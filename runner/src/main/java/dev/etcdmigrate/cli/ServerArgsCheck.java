@@ -15,14 +15,22 @@ import java.util.Map;
 public final class ServerArgsCheck {
 
     /** etcd refuses one of each pair without the other. */
-    private static final Map<String, String> PAIRS = Map.of("peer-cert-file", "peer-key-file", "peer-key-file", "peer-cert-file",
-            "cert-file", "key-file", "key-file", "cert-file");
+    private static final Map<String, String> PAIRS = Map.of(
+            "peer-cert-file",
+            "peer-key-file",
+            "peer-key-file",
+            "peer-cert-file",
+            "cert-file",
+            "key-file",
+            "key-file",
+            "cert-file");
 
     private ServerArgsCheck() {}
 
     /** What is wrong with the files the {@code --*-file} flags name, each problem naming the flag and the path. */
     public static List<String> problems(List<String> serverArgs) {
-        EtcdCommandLine flags = EtcdCommandLine.read(serverArgs, Map.of()); // the private etcd's environment is scrubbed
+        EtcdCommandLine flags =
+                EtcdCommandLine.read(serverArgs, Map.of()); // the private etcd's environment is scrubbed
         Map<String, String> files = new LinkedHashMap<>();
         for (String name : flags.names()) {
             if (name.endsWith("-file")) files.put(name, flags.flag(name).orElseThrow());

@@ -27,6 +27,8 @@ public interface ToolCommand {
 
     /** The tool commands on the class path, in the services file's order. */
     static List<ToolCommand> installed() {
-        return ServiceLoader.load(ToolCommand.class).stream().map(ServiceLoader.Provider::get).toList();
+        return ServiceLoader.load(ToolCommand.class).stream()
+                .map(ServiceLoader.Provider::get)
+                .toList();
     }
 }

@@ -18,16 +18,19 @@ import java.util.regex.Pattern;
  */
 record BackupName(String stamp, String rest, int counter) {
 
-    private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
+    private static final DateTimeFormatter STAMP =
+            DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
     private static final Pattern NAME = Pattern.compile("(\\d{8}T\\d{6}Z)-(.+?)(?:\\.(\\d+))?");
 
     /** Oldest first: by stamp, then by counter. */
-    static final Comparator<BackupName> OLDEST_FIRST = Comparator.comparing(BackupName::stamp).thenComparingInt(BackupName::counter);
+    static final Comparator<BackupName> OLDEST_FIRST =
+            Comparator.comparing(BackupName::stamp).thenComparingInt(BackupName::counter);
 
     static Optional<BackupName> parse(String name) {
         Matcher m = NAME.matcher(name);
         if (!m.matches()) return Optional.empty();
-        return Optional.of(new BackupName(m.group(1), m.group(2), m.group(3) == null ? 0 : Integer.parseInt(m.group(3))));
+        return Optional.of(
+                new BackupName(m.group(1), m.group(2), m.group(3) == null ? 0 : Integer.parseInt(m.group(3))));
     }
 
     static Optional<BackupName> of(Path backup) {

@@ -82,7 +82,8 @@ public final class Backups {
     public void refuseUnusableLocation() throws DataDir.UnusableDataDirException {
         if (!relocates()) return;
         if (location.startsWith(dataDir.path())) {
-            throw new DataDir.UnusableDataDirException("backup dir " + location + " is inside the data dir " + dataDir.path()
+            throw new DataDir.UnusableDataDirException("backup dir " + location + " is inside the data dir "
+                    + dataDir.path()
                     + "; leave --backup-dir / BACKUP_DIR unset for " + dataDir.backupsDir() + ", or choose a directory"
                     + " outside it (nothing was changed)");
         }
@@ -90,7 +91,10 @@ public final class Backups {
         while (existing != null && !Files.exists(existing)) existing = existing.getParent();
         if (existing == null || !Files.isDirectory(existing) || !Files.isWritable(existing)) {
             throw new DataDir.UnusableDataDirException("backup dir " + location + " cannot be created or written"
-                    + (existing == null ? "" : " (" + existing + (Files.isDirectory(existing) ? " is not writable" : " is not a directory") + ")")
+                    + (existing == null
+                            ? ""
+                            : " (" + existing
+                                    + (Files.isDirectory(existing) ? " is not writable" : " is not a directory") + ")")
                     + "; fix it or choose another with --backup-dir / BACKUP_DIR (nothing was changed)");
         }
     }
@@ -135,8 +139,12 @@ public final class Backups {
         if (walDir.isPresent()) requireSpace(walDir.get(), location);
         Permissions.ownerOnlyDir(partial);
         boolean cloned;
-        try (ProgressMeter progress = ProgressMeter.watching(log, "copying member/ to backup " + backup.getFileName(), "bytes",
-                Trees.size(member) + (walDir.isPresent() ? Trees.size(walDir.get()) : 0), () -> Trees.size(partial))) {
+        try (ProgressMeter progress = ProgressMeter.watching(
+                log,
+                "copying member/ to backup " + backup.getFileName(),
+                "bytes",
+                Trees.size(member) + (walDir.isPresent() ? Trees.size(walDir.get()) : 0),
+                () -> Trees.size(partial))) {
             cloned = Trees.copyDurably(member, partial.resolve("member"));
             if (walDir.isPresent()) cloned &= Trees.copyDurably(walDir.get(), partial.resolve("wal"));
         }
@@ -167,13 +175,20 @@ public final class Backups {
                 copy = 0; // a clone shares the member's blocks: what etcd then rewrites is within its own allowance
             }
             log.emit(new Event.SpaceChecked(forWhat, dataDir.path().toString(), copy + etcd, clones));
-            DiskSpace.require(dataDir.path(), copy + etcd, forWhat + " (a " + DiskSpace.mib(copy) + " backup of member/, then "
-                    + etcdStarts + " etcd start(s) with " + DiskSpace.mib(DiskSpace.WAL_SEGMENT) + " WAL segments, and a margin)");
+            DiskSpace.require(
+                    dataDir.path(),
+                    copy + etcd,
+                    forWhat + " (a " + DiskSpace.mib(copy) + " backup of member/, then " + etcdStarts
+                            + " etcd start(s) with " + DiskSpace.mib(DiskSpace.WAL_SEGMENT)
+                            + " WAL segments, and a margin)");
         } else {
             log.emit(new Event.SpaceChecked(forWhat, backupStore.toString(), copy, false));
             DiskSpace.require(backupStore, copy, forWhat + " (a backup of member/)");
-            DiskSpace.require(dataDir.path(), etcd, forWhat + " (" + etcdStarts + " etcd start(s) with "
-                    + DiskSpace.mib(DiskSpace.WAL_SEGMENT) + " WAL segments, and a margin)");
+            DiskSpace.require(
+                    dataDir.path(),
+                    etcd,
+                    forWhat + " (" + etcdStarts + " etcd start(s) with " + DiskSpace.mib(DiskSpace.WAL_SEGMENT)
+                            + " WAL segments, and a margin)");
         }
     }
 
@@ -186,7 +201,10 @@ public final class Backups {
         // a clone probe (FileClone.supported) whose delete a crash or power cut undid
         for (Path entry : list(dataDir.path())) {
             if (entry.getFileName().toString().startsWith(FileClone.PROBE_PREFIX) && Files.isRegularFile(entry)) {
-                log.emit(new Event.Recovered("clone-probe", entry.toString(), "deleted",
+                log.emit(new Event.Recovered(
+                        "clone-probe",
+                        entry.toString(),
+                        "deleted",
                         "deleting a file-clone probe a previous run left: " + entry));
                 Files.deleteIfExists(entry);
             }
@@ -195,11 +213,17 @@ public final class Backups {
         for (Path entry : list(own)) {
             String name = entry.getFileName().toString();
             if (name.endsWith(PARTIAL)) {
-                log.emit(new Event.Recovered("partial-backup", entry.toString(), "deleted",
+                log.emit(new Event.Recovered(
+                        "partial-backup",
+                        entry.toString(),
+                        "deleted",
                         "deleting an incomplete backup copy a previous run left: " + entry));
                 Trees.deleteRecursively(entry);
             } else if (BackupName.parse(name).isPresent() && !Files.isDirectory(entry.resolve("member"))) {
-                log.emit(new Event.Recovered("empty-backup-dir", entry.toString(), "deleted",
+                log.emit(new Event.Recovered(
+                        "empty-backup-dir",
+                        entry.toString(),
+                        "deleted",
                         "deleting a backup dir a previous run left before moving member/ into it: " + entry));
                 Trees.deleteRecursively(entry);
             }
@@ -214,13 +238,17 @@ public final class Backups {
         for (Path entry : list(location)) {
             String name = entry.getFileName().toString();
             if (name.endsWith(PARTIAL) && mine(name.substring(0, name.length() - PARTIAL.length()))) {
-                log.emit(new Event.Recovered("partial-backup", entry.toString(), "deleted",
+                log.emit(new Event.Recovered(
+                        "partial-backup",
+                        entry.toString(),
+                        "deleted",
                         "deleting an incomplete backup copy a previous run left: " + entry));
                 Trees.deleteRecursively(entry);
             }
         }
         Path last = null;
-        for (Path backup : sortedOldestFirst(list(own).stream().filter(p -> BackupName.of(p).isPresent()).toList())) {
+        for (Path backup : sortedOldestFirst(
+                list(own).stream().filter(p -> BackupName.of(p).isPresent()).toList())) {
             log.emit(new Event.BackupMoved(backup.toString(), location.toString()));
             last = relocate(backup);
         }
@@ -229,13 +257,18 @@ public final class Backups {
 
     /** Copies a complete backup from .etcd-migrate/backups to the location, then removes the original. */
     private Path relocate(Path inDataDir) throws IOException {
-        Path target = ensureLocation().resolve(relocatedName(inDataDir.getFileName().toString()));
+        Path target =
+                ensureLocation().resolve(relocatedName(inDataDir.getFileName().toString()));
         if (!Files.exists(target)) { // it exists when a crash came after the rename: that copy is complete
             Path partial = partialOf(target);
             Trees.deleteRecursively(partial);
             requireSpace(inDataDir, location);
-            try (ProgressMeter progress = ProgressMeter.watching(log, "moving backup " + inDataDir.getFileName() + " to " + location,
-                    "bytes", Trees.size(inDataDir), () -> Trees.size(partial))) {
+            try (ProgressMeter progress = ProgressMeter.watching(
+                    log,
+                    "moving backup " + inDataDir.getFileName() + " to " + location,
+                    "bytes",
+                    Trees.size(inDataDir),
+                    () -> Trees.size(partial))) {
                 Trees.copyDurably(inDataDir, partial);
             }
             Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE);
@@ -243,7 +276,8 @@ public final class Backups {
         }
         Trees.deleteRecursively(inDataDir);
         Fsync.path(dataDir.backupsDir());
-        log.emit(new Event.Recovered("backup", target.toString(), "moved", "moved backup " + inDataDir + " to " + target));
+        log.emit(new Event.Recovered(
+                "backup", target.toString(), "moved", "moved backup " + inDataDir + " to " + target));
         try (Stream<Path> left = Files.list(dataDir.backupsDir())) {
             if (left.findAny().isEmpty()) Files.delete(dataDir.backupsDir());
         }
@@ -258,7 +292,10 @@ public final class Backups {
         // only complete backups count: a backup dir a crashed swap left before member/ was moved into it
         // (debris that recover() deletes) must not make retention delete a real one
         List<Path> others = new ArrayList<>(sortedOldestFirst(list(location).stream()
-                .filter(p -> mine(p.getFileName().toString()) && !p.equals(justMade) && Files.isDirectory(p.resolve("member"))).toList()));
+                .filter(p -> mine(p.getFileName().toString())
+                        && !p.equals(justMade)
+                        && Files.isDirectory(p.resolve("member")))
+                .toList()));
         int excess = others.size() - (retention - 1);
         for (int i = 0; i < excess; i++) {
             Path old = others.get(i);
@@ -274,7 +311,9 @@ public final class Backups {
      */
     boolean mine(String name) {
         if (name.endsWith(PARTIAL)) return false;
-        return BackupName.parse(name).filter(n -> !relocates() || n.carries(identity)).isPresent();
+        return BackupName.parse(name)
+                .filter(n -> !relocates() || n.carries(identity))
+                .isPresent();
     }
 
     /**
@@ -287,16 +326,19 @@ public final class Backups {
         for (Path dir : List.of(dataDir.backupsDir(), location)) {
             for (Path entry : list(dir)) {
                 String entryName = entry.getFileName().toString();
-                if (entryName.endsWith(PARTIAL)) entryName = entryName.substring(0, entryName.length() - PARTIAL.length());
+                if (entryName.endsWith(PARTIAL))
+                    entryName = entryName.substring(0, entryName.length() - PARTIAL.length());
                 Optional<BackupName> other = BackupName.parse(entryName);
-                if (other.isPresent() && other.get().stamp().equals(name.stamp())
+                if (other.isPresent()
+                        && other.get().stamp().equals(name.stamp())
                         && (other.get().carries(identity) || !relocates() && dir.equals(dataDir.backupsDir()))) {
                     counter = Math.max(counter, other.get().counter());
                 }
             }
         }
         name = counter < 0 ? name : name.withCounter(counter + 1);
-        while (taken(name.toString())) name = name.withCounter(name.counter() + 1); // a name another writer took meanwhile
+        while (taken(name.toString()))
+            name = name.withCounter(name.counter() + 1); // a name another writer took meanwhile
         return name.toString();
     }
 
@@ -309,12 +351,16 @@ public final class Backups {
 
     /** A name from before backups carried the identity gets it on its way to a shared location. */
     String relocatedName(String name) {
-        return BackupName.parse(name).map(n -> n.withIdentity(identity).toString()).orElse(name);
+        return BackupName.parse(name)
+                .map(n -> n.withIdentity(identity).toString())
+                .orElse(name);
     }
 
     /** By stamp, then by the counter of backups taken within one second (every path is a backup name). */
     static List<Path> sortedOldestFirst(List<Path> backups) {
-        return backups.stream().sorted(Comparator.comparing((Path p) -> BackupName.of(p).orElseThrow(), BackupName.OLDEST_FIRST)).toList();
+        return backups.stream()
+                .sorted(Comparator.comparing((Path p) -> BackupName.of(p).orElseThrow(), BackupName.OLDEST_FIRST))
+                .toList();
     }
 
     private Path ensureLocation() throws IOException {
@@ -337,8 +383,8 @@ public final class Backups {
         long need = Trees.size(tree);
         long free = Files.getFileStore(into).getUsableSpace();
         if (free < need) {
-            throw new IOException("not enough space for a backup in " + into + ": " + tree + " needs " + need + " bytes, "
-                    + free + " are free; free space there or choose another --backup-dir / BACKUP_DIR");
+            throw new IOException("not enough space for a backup in " + into + ": " + tree + " needs " + need
+                    + " bytes, " + free + " are free; free space there or choose another --backup-dir / BACKUP_DIR");
         }
     }
 
@@ -357,7 +403,8 @@ public final class Backups {
 
     static String pathHash(Path dataDir) {
         try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(dataDir.toString().getBytes(StandardCharsets.UTF_8));
+            byte[] digest = MessageDigest.getInstance("SHA-256")
+                    .digest(dataDir.toString().getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(digest, 0, 4);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every Java runtime", e);

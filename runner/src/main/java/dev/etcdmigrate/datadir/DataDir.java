@@ -52,8 +52,9 @@ public final class DataDir {
     /** A symbolic link as the data dir is refused: swaps and backups must stay on the real directory. */
     public void refuseSymbolicLink() throws IOException, UnusableDataDirException {
         if (Files.isSymbolicLink(dir)) {
-            throw new UnusableDataDirException("data dir " + dir + " is a symbolic link to " + Files.readSymbolicLink(dir)
-                    + "; point --data-dir / DATA_DIRECTORY at the real directory (nothing was changed)");
+            throw new UnusableDataDirException(
+                    "data dir " + dir + " is a symbolic link to " + Files.readSymbolicLink(dir)
+                            + "; point --data-dir / DATA_DIRECTORY at the real directory (nothing was changed)");
         }
     }
 
@@ -71,9 +72,10 @@ public final class DataDir {
         }
         if (unwritable.isPresent()) {
             Path p = unwritable.get();
-            throw new UnusableDataDirException((p.equals(dir) ? "data dir " + dir : p + " in data dir " + dir) + " is read-only for"
-                    + " this process (a read-only mount, or its owner or mode): the migration writes its lock, staging and"
-                    + " version.txt there and etcd its WAL; make it writable (nothing was changed)");
+            throw new UnusableDataDirException(
+                    (p.equals(dir) ? "data dir " + dir : p + " in data dir " + dir) + " is read-only for"
+                            + " this process (a read-only mount, or its owner or mode): the migration writes its lock, staging and"
+                            + " version.txt there and etcd its WAL; make it writable (nothing was changed)");
         }
     }
 
@@ -97,7 +99,10 @@ public final class DataDir {
         byte[] bytes = Files.readAllBytes(file);
         String text;
         try {
-            text = StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+            text = StandardCharsets.UTF_8
+                    .newDecoder()
+                    .decode(java.nio.ByteBuffer.wrap(bytes))
+                    .toString();
         } catch (java.nio.charset.CharacterCodingException e) {
             text = new String(bytes, StandardCharsets.ISO_8859_1); // not text: parse fails and shows it escaped
         }
@@ -171,34 +176,40 @@ public final class DataDir {
         boolean hasDb = Files.isRegularFile(db);
         if (recorded.storage() == StorageApi.ETCD3 && !hasDb) {
             throw new ContradictionException("version.txt says " + recorded + " but " + member + " has no v3 backend ("
-                    + db + " is missing): the member dir holds etcd2 (v2 store) data. Running etcd3 steps on it would serve an"
-                    + " empty v3 keyspace. If the data is etcd2, write " + recorded.version() + "/etcd2 into version.txt");
+                    + db
+                    + " is missing): the member dir holds etcd2 (v2 store) data. Running etcd3 steps on it would serve an"
+                    + " empty v3 keyspace. If the data is etcd2, write " + recorded.version()
+                    + "/etcd2 into version.txt");
         }
         if (recorded.storage() == StorageApi.ETCD2 && recorded.version().major() < 3 && hasDb) {
-            throw new ContradictionException("version.txt says " + recorded + " but " + member + " has a v3 backend (" + db
-                    + "), which etcd " + recorded.version() + " never writes: an etcd 3.x wrote this data");
+            throw new ContradictionException("version.txt says " + recorded + " but " + member + " has a v3 backend ("
+                    + db + "), which etcd " + recorded.version() + " never writes: an etcd 3.x wrote this data");
         }
         boolean inMember = hasWalFiles(member.resolve("wal"));
         boolean hasSnap = Files.isDirectory(member.resolve("snap"));
         if (walDir.isPresent()) {
             boolean outside = hasWalFiles(walDir.get());
             if (inMember && outside) {
-                throw new ContradictionException("etcd's --wal-dir " + walDir.get() + " holds a WAL, and so does " + member.resolve("wal")
-                        + ": two WALs for one member dir; keep the one etcd last wrote and remove the other");
+                throw new ContradictionException(
+                        "etcd's --wal-dir " + walDir.get() + " holds a WAL, and so does " + member.resolve("wal")
+                                + ": two WALs for one member dir; keep the one etcd last wrote and remove the other");
             }
             if (inMember) {
-                throw new ContradictionException("etcd's --wal-dir " + walDir.get() + " holds no WAL but " + member.resolve("wal")
-                        + " does: with --wal-dir etcd would start a new cluster's WAL over the old data. Drop --wal-dir, or move"
-                        + " the WAL files into " + walDir.get() + " while etcd is stopped");
+                throw new ContradictionException(
+                        "etcd's --wal-dir " + walDir.get() + " holds no WAL but " + member.resolve("wal")
+                                + " does: with --wal-dir etcd would start a new cluster's WAL over the old data. Drop --wal-dir, or move"
+                                + " the WAL files into " + walDir.get() + " while etcd is stopped");
             }
             if (!outside && hasSnap) {
-                throw new ContradictionException("neither etcd's --wal-dir " + walDir.get() + " nor " + member.resolve("wal")
-                        + " holds a WAL, but " + member.resolve("snap") + " exists: the WAL is somewhere else; point --wal-dir at it");
+                throw new ContradictionException("neither etcd's --wal-dir " + walDir.get() + " nor "
+                        + member.resolve("wal") + " holds a WAL, but " + member.resolve("snap")
+                        + " exists: the WAL is somewhere else; point --wal-dir at it");
             }
         } else if (!inMember && hasSnap) {
-            throw new ContradictionException(member + " has no WAL in " + member.resolve("wal") + " but has " + member.resolve("snap")
-                    + ": the data was written with --wal-dir. Pass etcd's same --wal-dir after -- (or ETCD_WAL_DIR), or etcd"
-                    + " would start a new cluster's WAL over the old data");
+            throw new ContradictionException(
+                    member + " has no WAL in " + member.resolve("wal") + " but has " + member.resolve("snap")
+                            + ": the data was written with --wal-dir. Pass etcd's same --wal-dir after -- (or ETCD_WAL_DIR), or etcd"
+                            + " would start a new cluster's WAL over the old data");
         }
     }
 

@@ -29,10 +29,13 @@ public final class DataDirLock implements AutoCloseable {
         this.lock = lock;
     }
 
-    public static DataDirLock acquire(DataDir dataDir, Duration timeout, Log log) throws IOException, InterruptedException {
+    public static DataDirLock acquire(DataDir dataDir, Duration timeout, Log log)
+            throws IOException, InterruptedException {
         Permissions.ownerOnlyDir(dataDir.own().path());
         Path file = dataDir.own().lock();
-        FileChannel channel = FileChannel.open(file, java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
+        FileChannel channel = FileChannel.open(
+                file,
+                java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
                 java.nio.file.attribute.PosixFilePermissions.asFileAttribute(Permissions.FILE));
         if (!java.nio.file.Files.getPosixFilePermissions(file).equals(Permissions.FILE)) {
             java.nio.file.Files.setPosixFilePermissions(file, Permissions.FILE); // one an older runner made 0644
@@ -51,8 +54,9 @@ public final class DataDirLock implements AutoCloseable {
                     return new DataDirLock(channel, lock);
                 }
                 if (System.nanoTime() >= deadline) {
-                    throw new IOException("another etcd-migrate holds the lock " + file + " and did not release it within "
-                            + timeout.toSeconds() + " s; is a second runner working on " + dataDir.path() + "?");
+                    throw new IOException("another etcd-migrate holds the lock " + file
+                            + " and did not release it within " + timeout.toSeconds()
+                            + " s; is a second runner working on " + dataDir.path() + "?");
                 }
                 if (!announced) {
                     log.emit(new Event.LockWaiting(file.toString(), timeout.toSeconds()));

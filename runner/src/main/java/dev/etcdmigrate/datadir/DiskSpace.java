@@ -28,9 +28,10 @@ public final class DiskSpace {
     public static void require(Path dir, long bytes, String forWhat) throws NotEnoughSpaceException, IOException {
         long free = Files.getFileStore(dir).getUsableSpace();
         if (free < bytes) {
-            throw new NotEnoughSpaceException(forWhat + " needs " + mib(bytes) + " free in " + dir + " but only " + mib(free)
-                    + " are: refused before anything was written (free space there, or move the backups elsewhere with"
-                    + " --backup-dir / BACKUP_DIR)");
+            throw new NotEnoughSpaceException(
+                    forWhat + " needs " + mib(bytes) + " free in " + dir + " but only " + mib(free)
+                            + " are: refused before anything was written (free space there, or move the backups elsewhere with"
+                            + " --backup-dir / BACKUP_DIR)");
         }
     }
 

@@ -26,6 +26,7 @@ public final class FileClone {
 
     /** _IOW(0x94, 9, int) from linux/fs.h. */
     private static final long FICLONE = 0x40049409L;
+
     private static final int O_RDONLY = 0;
     private static final int O_WRONLY = 1;
     private static final int O_CREAT = 0100;
@@ -37,7 +38,8 @@ public final class FileClone {
 
     private static volatile Native natives;
 
-    private record Native(MethodHandle open, MethodHandle ioctl, MethodHandle close, MemoryLayout state, VarHandle errno) {}
+    private record Native(
+            MethodHandle open, MethodHandle ioctl, MethodHandle close, MemoryLayout state, VarHandle errno) {}
 
     private FileClone() {}
 
@@ -49,12 +51,19 @@ public final class FileClone {
             MemoryLayout state = Linker.Option.captureStateLayout();
             Linker.Option errno = Linker.Option.captureCallState("errno");
             n = new Native(
-                    linker.downcallHandle(libc.find("open").orElseThrow(), FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT),
-                            Linker.Option.firstVariadicArg(2), errno),
-                    linker.downcallHandle(libc.find("ioctl").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT),
-                            Linker.Option.firstVariadicArg(2), errno),
+                    linker.downcallHandle(
+                            libc.find("open").orElseThrow(),
+                            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT),
+                            Linker.Option.firstVariadicArg(2),
+                            errno),
+                    linker.downcallHandle(
+                            libc.find("ioctl").orElseThrow(),
+                            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT),
+                            Linker.Option.firstVariadicArg(2),
+                            errno),
                     linker.downcallHandle(libc.find("close").orElseThrow(), FunctionDescriptor.of(JAVA_INT, JAVA_INT)),
-                    state, state.varHandle(MemoryLayout.PathElement.groupElement("errno")));
+                    state,
+                    state.varHandle(MemoryLayout.PathElement.groupElement("errno")));
             natives = n;
         }
         return n;
@@ -100,11 +109,19 @@ public final class FileClone {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(n.state());
             int src = (int) n.open().invokeExact(state, arena.allocateFrom(from.toString()), O_RDONLY | O_CLOEXEC, 0);
-            if (src < 0) throw new IOException("open(" + from + ") failed: " + errnoText((int) n.errno().get(state, 0L)));
+            if (src < 0)
+                throw new IOException("open(" + from + ") failed: "
+                        + errnoText((int) n.errno().get(state, 0L)));
             try {
-                int dst = (int) n.open().invokeExact(state, arena.allocateFrom(to.toString()), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                        OWNER_READ_WRITE);
-                if (dst < 0) throw new IOException("open(" + to + ") failed: " + errnoText((int) n.errno().get(state, 0L)));
+                int dst = (int) n.open()
+                        .invokeExact(
+                                state,
+                                arena.allocateFrom(to.toString()),
+                                O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                                OWNER_READ_WRITE);
+                if (dst < 0)
+                    throw new IOException("open(" + to + ") failed: "
+                            + errnoText((int) n.errno().get(state, 0L)));
                 int result;
                 int errno;
                 try {

@@ -48,8 +48,8 @@ public final class MemberSwap {
         Permissions.ownerOnlyDir(dataDir.staging());
         Path work = Permissions.ownerOnlyDir(dataDir.staging().resolve("work"));
         long bytes = Trees.size(dataDir.member());
-        try (ProgressMeter progress = ProgressMeter.watching(log, "copying member/ to " + dataDir.path().relativize(work), "bytes",
-                bytes, () -> Trees.size(work))) {
+        try (ProgressMeter progress = ProgressMeter.watching(
+                log, "copying member/ to " + dataDir.path().relativize(work), "bytes", bytes, () -> Trees.size(work))) {
             Trees.copy(dataDir.member(), work.resolve("member"));
         }
         log.emit(new Event.WorkCopied(dataDir.member().toString(), work.toString(), bytes));
@@ -71,7 +71,8 @@ public final class MemberSwap {
         // the marker lets recovery swap the staged member in: it must not outlive what it vouches for
         Trees.syncTree(stagedMember());
         Fsync.path(dataDir.staging());
-        AtomicFile.write(dataDir.staging().resolve(COMPLETE), staged.format()); // the marker is either absent or complete
+        AtomicFile.write(
+                dataDir.staging().resolve(COMPLETE), staged.format()); // the marker is either absent or complete
     }
 
     /** Moves the staged member in; returns where the old member/ went (its backup), or null without one. */
@@ -105,7 +106,10 @@ public final class MemberSwap {
         }
         Path marker = staging.resolve(COMPLETE);
         if (!Files.isRegularFile(marker)) {
-            log.emit(new Event.Recovered("staging", staging.toString(), "discarded",
+            log.emit(new Event.Recovered(
+                    "staging",
+                    staging.toString(),
+                    "discarded",
                     "discarding an incomplete staging dir a previous run left: " + staging));
             Trees.deleteRecursively(dataDir.staging());
             return Optional.empty();
@@ -115,12 +119,19 @@ public final class MemberSwap {
             staged = DataVersion.parse(Files.readString(marker, StandardCharsets.UTF_8));
         } catch (IllegalArgumentException | IOException e) {
             // member/ is touched only after a complete marker exists: an unreadable one means the swap never began
-            log.emit(new Event.Recovered("staging", staging.toString(), "discarded",
-                    "discarding a staging dir whose completion marker is unreadable (" + e.getMessage() + "): " + staging));
+            log.emit(new Event.Recovered(
+                    "staging",
+                    staging.toString(),
+                    "discarded",
+                    "discarding a staging dir whose completion marker is unreadable (" + e.getMessage() + "): "
+                            + staging));
             Trees.deleteRecursively(dataDir.staging());
             return Optional.empty();
         }
-        log.emit(new Event.Recovered("staging", staging.toString(), "finished",
+        log.emit(new Event.Recovered(
+                "staging",
+                staging.toString(),
+                "finished",
                 "a previous run was interrupted while swapping in a " + staged + " member dir; finishing the swap"));
         DataVersion replaced = dataDir.readVersion().orElse(staged);
         if (Files.exists(stagedMember())) {
@@ -138,7 +149,8 @@ public final class MemberSwap {
      * fill the disk); a complete one stays for {@link #recover} to finish. Returns whether one was deleted.
      */
     public boolean discardIncomplete() throws IOException {
-        if (!Files.isDirectory(dataDir.staging()) || Files.isRegularFile(dataDir.staging().resolve(COMPLETE))) {
+        if (!Files.isDirectory(dataDir.staging())
+                || Files.isRegularFile(dataDir.staging().resolve(COMPLETE))) {
             return false;
         }
         Trees.deleteRecursively(dataDir.staging());

@@ -76,7 +76,9 @@ public record OwnDir(Path path) {
     public List<Path> workDirs() throws IOException {
         if (!Files.isDirectory(path)) return List.of();
         try (Stream<Path> entries = Files.list(path)) {
-            return entries.filter(p -> !KEPT.contains(p.getFileName().toString())).sorted().toList();
+            return entries.filter(p -> !KEPT.contains(p.getFileName().toString()))
+                    .sorted()
+                    .toList();
         }
     }
 

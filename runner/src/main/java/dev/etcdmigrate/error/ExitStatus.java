@@ -32,12 +32,15 @@ public enum ExitStatus {
 
     /** One sentence for --help: "Exit status: 0 done ...; 1 ...". */
     public static String sentence() {
-        return "Exit status: " + Arrays.stream(values()).map(s -> s.code + " " + s.meaning).collect(Collectors.joining("; ")) + ".";
+        return "Exit status: "
+                + Arrays.stream(values()).map(s -> s.code + " " + s.meaning).collect(Collectors.joining("; ")) + ".";
     }
 
     /** The README's table (Markdown). */
     public static String markdownTable() {
         return "| exit | meaning |\n|---|---|\n"
-                + Arrays.stream(values()).map(s -> "| " + s.code + " | " + s.meaning + " |\n").collect(Collectors.joining());
+                + Arrays.stream(values())
+                        .map(s -> "| " + s.code + " | " + s.meaning + " |\n")
+                        .collect(Collectors.joining());
     }
 }

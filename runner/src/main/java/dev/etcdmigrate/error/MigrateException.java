@@ -6,7 +6,8 @@ package dev.etcdmigrate.error;
  * changed) and {@link FailedException} (1: something failed while working; the message says what the
  * data dir holds now). {@code Main} maps this one type to the exit code.
  */
-public abstract sealed class MigrateException extends Exception permits UsageException, RefusedException, FailedException {
+public abstract sealed class MigrateException extends Exception
+        permits UsageException, RefusedException, FailedException {
 
     MigrateException(String message, Throwable cause) {
         super(message, cause);

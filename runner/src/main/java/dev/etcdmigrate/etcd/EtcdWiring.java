@@ -52,7 +52,12 @@ public final class EtcdWiring {
     /** The private etcds' HTTP client, started early when the plan has steps. */
     private CompletableFuture<HttpClient> http = CompletableFuture.completedFuture(null);
 
-    public EtcdWiring(MigrateOptions options, DataDir dataDir, BinDir binDir, Log log, Children children,
+    public EtcdWiring(
+            MigrateOptions options,
+            DataDir dataDir,
+            BinDir binDir,
+            Log log,
+            Children children,
             Map<String, String> environment) {
         this.options = options;
         this.dataDir = dataDir;
@@ -81,13 +86,17 @@ public final class EtcdWiring {
      *
      * @param catalogRelease the target's catalog entry, parsed only when a binary must actually be asked
      */
-    public List<BinaryCheck.Question> binaryQuestions(List<Step> steps, BinaryCheck binaries,
-            Function<EtcdVersion, Optional<Release>> catalogRelease) throws MigrateException {
+    public List<BinaryCheck.Question> binaryQuestions(
+            List<Step> steps, BinaryCheck binaries, Function<EtcdVersion, Optional<Release>> catalogRelease)
+            throws MigrateException {
         List<BinaryCheck.Question> questions = new ArrayList<>();
         EtcdVersion target = options.target().version();
         boolean askTarget = !options.noExec() || !options.etcdArgs().isEmpty();
-        for (Step.Binary binary : steps.stream().flatMap(s -> s.binaries().stream()).distinct().toList()) {
-            if (askTarget && binary.tool().equals("etcd") && binary.release().etcdVersion().equals(target)) {
+        for (Step.Binary binary :
+                steps.stream().flatMap(s -> s.binaries().stream()).distinct().toList()) {
+            if (askTarget
+                    && binary.tool().equals("etcd")
+                    && binary.release().etcdVersion().equals(target)) {
                 continue; // the target's own question below checks its version too: one process fewer
             }
             Path path = binDir.tool(binary.tool(), binary.release().etcdVersion());
@@ -96,7 +105,8 @@ public final class EtcdWiring {
         if (askTarget) {
             Path etcd = binDir.etcd(target);
             List<String> args = options.finalEtcdArgs();
-            questions.add(() -> binaries.targetAccepts(etcd, target, () -> catalogRelease.apply(target), args, environment));
+            questions.add(
+                    () -> binaries.targetAccepts(etcd, target, () -> catalogRelease.apply(target), args, environment));
         }
         return questions;
     }
@@ -117,22 +127,42 @@ public final class EtcdWiring {
         if (options.members() > 1) {
             serverArgs.addAll(options.peerTlsArgs());
         }
-        PrivateEtcd.Settings settings = new PrivateEtcd.Settings(binDir, options.name(),
+        PrivateEtcd.Settings settings = new PrivateEtcd.Settings(
+                binDir,
+                options.name(),
                 new ServerPorts(options.clientPort(), options.peerPort()),
                 BackendQuota.withRequested(serverArgs, options.etcd()),
-                options.startTimeout(), options.stopGrace(), environment, client);
+                options.startTimeout(),
+                options.stopGrace(),
+                environment,
+                client);
         if (options.walDir().isPresent()) {
             log.emit(new Event.WalDirElsewhere(options.walDir().get().toString()));
-            settings = settings.withWalDir(new PrivateEtcd.WalDir(dataDir.path(), options.walDir().get()));
+            settings = settings.withWalDir(
+                    new PrivateEtcd.WalDir(dataDir.path(), options.walDir().get()));
         }
         if (options.members() > 1) {
-            log.emit(new Event.ClusterMember(options.members(), String.valueOf(options.initialCluster()), String.valueOf(options.listenPeerUrls())));
-            settings = settings.inCluster(new ClusterPeers(options.initialCluster(), options.initialAdvertisePeerUrls(),
-                    options.listenPeerUrls()));
+            log.emit(new Event.ClusterMember(
+                    options.members(),
+                    String.valueOf(options.initialCluster()),
+                    String.valueOf(options.listenPeerUrls())));
+            settings = settings.inCluster(new ClusterPeers(
+                    options.initialCluster(), options.initialAdvertisePeerUrls(), options.listenPeerUrls()));
         }
-        EtcdAdapter etcd = new EtcdAdapter(settings, new EtcdAdapter.Member(options.name(), options.initialCluster(),
-                options.initialAdvertisePeerUrls()), new ToolRunner(log, children), children, log, TOOL_TIMEOUT, dataDir.path());
-        return new StepContext(etcd, dataDir, settings.walDirFor(dataDir.path()), backups, log,
+        EtcdAdapter etcd = new EtcdAdapter(
+                settings,
+                new EtcdAdapter.Member(options.name(), options.initialCluster(), options.initialAdvertisePeerUrls()),
+                new ToolRunner(log, children),
+                children,
+                log,
+                TOOL_TIMEOUT,
+                dataDir.path());
+        return new StepContext(
+                etcd,
+                dataDir,
+                settings.walDirFor(dataDir.path()),
+                backups,
+                log,
                 new StepContext.Conversion(options.ttlKeysDirectory(), DEFAULT_TTL_KEY_LEASE));
     }
 }

@@ -9,7 +9,11 @@ import java.util.List;
  */
 public sealed interface Event {
 
-    enum Level { INFO, WARN, ERROR }
+    enum Level {
+        INFO,
+        WARN,
+        ERROR
+    }
 
     /** The sentence the text log prints; JSON logs carry it as "message" next to the fields. */
     String message();
@@ -86,8 +90,8 @@ public sealed interface Event {
     /** The data dir is one member of a cluster: its private etcds rejoin the peers on the member's own peer URL. */
     record ClusterMember(int members, String initialCluster, String listenPeerUrls) implements Event {
         public String message() {
-            return "this data dir is one of " + members + " members (" + initialCluster + "): the private etcd rejoins its peers on "
-                    + listenPeerUrls + " while it migrates";
+            return "this data dir is one of " + members + " members (" + initialCluster
+                    + "): the private etcd rejoins its peers on " + listenPeerUrls + " while it migrates";
         }
     }
 
@@ -119,7 +123,8 @@ public sealed interface Event {
     /** The db's recorded storage version could not be read offline: the step's etcd judges the db. */
     record StorageVersionUnread(String db, String reason) implements Event {
         public String message() {
-            return "could not read the storage version recorded in " + db + " (" + reason + "): the step's etcd will judge the db";
+            return "could not read the storage version recorded in " + db + " (" + reason
+                    + "): the step's etcd will judge the db";
         }
 
         public Level level() {
@@ -156,10 +161,14 @@ public sealed interface Event {
      * it, the oldest line that may run on it now (its cluster or storage version), and the evidence.
      * {@code use} says what the runner does with it (plans from it, checks a label against it).
      */
-    record DataDetected(String dataDir, String storage, String line, String floor, List<String> evidence, String use) implements Event {
+    record DataDetected(String dataDir, String storage, String line, String floor, List<String> evidence, String use)
+            implements Event {
         public String message() {
-            return "data dir " + dataDir + ": the data says " + (line.isEmpty() ? "nothing about which etcd wrote it"
-                    : "etcd " + line + " wrote it (" + storage + (floor.isEmpty() || floor.equals(line) ? "" : ", cluster at " + floor) + ")")
+            return "data dir " + dataDir + ": the data says "
+                    + (line.isEmpty()
+                            ? "nothing about which etcd wrote it"
+                            : "etcd " + line + " wrote it (" + storage
+                                    + (floor.isEmpty() || floor.equals(line) ? "" : ", cluster at " + floor) + ")")
                     + "; " + use + "; evidence: " + String.join("; ", evidence);
         }
     }
@@ -171,8 +180,10 @@ public sealed interface Event {
      */
     record InterruptedStepFound(String dataDir, String label, String dataLine, List<String> evidence) implements Event {
         public String message() {
-            return "data dir " + dataDir + ": the data is at etcd " + dataLine + ", one line above " + label + ": an interrupted step to "
-                    + dataLine + " had started etcd there before version.txt was written; the plan resumes it (evidence: "
+            return "data dir " + dataDir + ": the data is at etcd " + dataLine + ", one line above " + label
+                    + ": an interrupted step to "
+                    + dataLine
+                    + " had started etcd there before version.txt was written; the plan resumes it (evidence: "
                     + String.join("; ", evidence) + ")";
         }
     }
@@ -191,18 +202,26 @@ public sealed interface Event {
 
         public String message() {
             if (current.isEmpty()) {
-                return "data dir " + fresh + ": it will be created with mode 0700 if missing and record " + target + "; etcd "
-                        + target.split("/", 2)[0] + " initializes it";
+                return "data dir " + fresh + ": it will be created with mode 0700 if missing and record " + target
+                        + "; etcd " + target.split("/", 2)[0] + " initializes it";
             }
             StringBuilder b = new StringBuilder("plan " + current + " -> " + target + ": "
                     + (steps.isEmpty() ? "no etcd needs to run" : steps.size() + " step(s)"));
             for (PlannedStep s : steps) {
-                b.append("\n  ").append(s.index()).append(". ").append(s.description()).append(" [then version.txt = ")
-                        .append(s.result()).append(s.diskBytes() > 0 ? "; needs about " + mib(s.diskBytes()) + " free" : "")
-                        .append(s.keeps().equals("nothing") ? "" : "; keeps " + s.keeps()).append(']');
+                b.append("\n  ")
+                        .append(s.index())
+                        .append(". ")
+                        .append(s.description())
+                        .append(" [then version.txt = ")
+                        .append(s.result())
+                        .append(s.diskBytes() > 0 ? "; needs about " + mib(s.diskBytes()) + " free" : "")
+                        .append(s.keeps().equals("nothing") ? "" : "; keeps " + s.keeps())
+                        .append(']');
             }
             if (steps.isEmpty() && !current.equals(target)) {
-                b.append("\n  same minor line and storage: record ").append(target).append(" in version.txt");
+                b.append("\n  same minor line and storage: record ")
+                        .append(target)
+                        .append(" in version.txt");
             }
             return b.toString();
         }
@@ -225,13 +244,15 @@ public sealed interface Event {
     }
 
     /** The run's Failed (or Refused) event that follows says why in full. */
-    record StepFailed(int index, int total, String kind, long tookMillis, String reason, String versionTxt) implements Event {
+    record StepFailed(int index, int total, String kind, long tookMillis, String reason, String versionTxt)
+            implements Event {
         public Level level() {
             return Level.ERROR;
         }
 
         public String message() {
-            return "step " + index + "/" + total + " did not complete after " + tookMillis + " ms; version.txt still says " + versionTxt;
+            return "step " + index + "/" + total + " did not complete after " + tookMillis
+                    + " ms; version.txt still says " + versionTxt;
         }
     }
 
@@ -242,7 +263,8 @@ public sealed interface Event {
         }
     }
 
-    record EtcdStarted(String version, String dataDir, String clientUrl, String peerUrl, boolean rejoining, long pid) implements Event {
+    record EtcdStarted(String version, String dataDir, String clientUrl, String peerUrl, boolean rejoining, long pid)
+            implements Event {
         public String message() {
             return "starting etcd " + version + " on " + dataDir + " (client " + clientUrl + ", peer " + peerUrl
                     + (rejoining ? ", rejoining its cluster's peers" : "") + ")";
@@ -289,7 +311,8 @@ public sealed interface Event {
      */
     record BackupMade(String path, String version, String how) implements Event {
         public String message() {
-            return how.equals("kept") ? "kept the " + version + " member dir as backup " + path
+            return how.equals("kept")
+                    ? "kept the " + version + " member dir as backup " + path
                     : how + " the " + version + " member dir to backup " + path;
         }
     }
@@ -321,7 +344,8 @@ public sealed interface Event {
         }
 
         public String message() {
-            return "step " + index + "/" + total + " did not finish: removed what it left in " + dataDir + ": " + String.join(", ", removed);
+            return "step " + index + "/" + total + " did not finish: removed what it left in " + dataDir + ": "
+                    + String.join(", ", removed);
         }
     }
 
@@ -332,7 +356,8 @@ public sealed interface Event {
         }
 
         public String message() {
-            return how.equals("already") ? "etcd " + version + ": already provisioned in " + binDir + " (" + from + ")"
+            return how.equals("already")
+                    ? "etcd " + version + ": already provisioned in " + binDir + " (" + from + ")"
                     : "etcd " + version + ": installed " + String.join(", ", binaries) + " from " + from;
         }
     }
@@ -343,7 +368,8 @@ public sealed interface Event {
      */
     record ProvisionPins(String version, String platform, int hashes, boolean recorded) implements Event {
         public String message() {
-            return recorded ? "etcd " + version + " (" + platform + "): recorded " + hashes + " pins"
+            return recorded
+                    ? "etcd " + version + " (" + platform + "): recorded " + hashes + " pins"
                     : "etcd " + version + " (" + platform + "): " + hashes + " hashes matched their pins";
         }
     }
@@ -351,7 +377,8 @@ public sealed interface Event {
     /** A source was asked for a release: {@code outcome} "trying" or "skipped" (with the reason). */
     record ProvisionSource(String version, String from, String outcome, String reason) implements Event {
         public String message() {
-            return "etcd " + version + ": " + (outcome.equals("trying") ? "trying " + from : from + " skipped: " + reason);
+            return "etcd " + version + ": "
+                    + (outcome.equals("trying") ? "trying " + from : from + " skipped: " + reason);
         }
     }
 
@@ -359,21 +386,23 @@ public sealed interface Event {
      * A private etcd rejoining its cluster cannot get in: {@code kind} of what etcd logged (e.g. address-not-local,
      * tls-unknown-ca, peers-refuse), whether that alone decides, how long it had no leader, and etcd's line.
      */
-    record RejoinFailed(String version, String kind, boolean definitive, long leaderlessSeconds, String etcdLine) implements Event {
+    record RejoinFailed(String version, String kind, boolean definitive, long leaderlessSeconds, String etcdLine)
+            implements Event {
         public Level level() {
             return Level.ERROR;
         }
 
         public String message() {
-            return "etcd " + version + " cannot rejoin its cluster (" + kind + (definitive ? "" : ", no leader for "
-                    + leaderlessSeconds + " s") + "): " + etcdLine;
+            return "etcd " + version + " cannot rejoin its cluster (" + kind
+                    + (definitive ? "" : ", no leader for " + leaderlessSeconds + " s") + "): " + etcdLine;
         }
     }
 
     /** Started as root on a data dir another user owns, the runner now runs as that user (and so will etcd). */
     record OwnerAdopted(String dataDir, int uid, int gid) implements Event {
         public String message() {
-            return "data dir " + dataDir + " belongs to uid " + uid + " / gid " + gid + ": running as that user, not root";
+            return "data dir " + dataDir + " belongs to uid " + uid + " / gid " + gid
+                    + ": running as that user, not root";
         }
     }
 
@@ -394,7 +423,10 @@ public sealed interface Event {
     /** Disk room for a backup copy and etcd starts; {@code clones}: the file system clones files, the copy costs no blocks. */
     record SpaceChecked(String forWhat, String dir, long neededBytes, boolean clones) implements Event {
         public String message() {
-            return (clones ? "the file system of " + dir + " clones files: the backup of member/ costs no data blocks; " : "")
+            return (clones
+                            ? "the file system of " + dir
+                                    + " clones files: the backup of member/ costs no data blocks; "
+                            : "")
                     + forWhat + " needs about " + mib(neededBytes) + " free in " + dir;
         }
     }
@@ -402,7 +434,8 @@ public sealed interface Event {
     /** {@code etcdutl check v2store} found v2 content; {@code remains}: after a fresh snapshot it is still there (real v2 keys). */
     record V2ContentFound(String checker, String finding, boolean remains) implements Event {
         public String message() {
-            return remains ? "etcdutl " + checker + " still finds v2 content after a fresh snapshot: " + finding
+            return remains
+                    ? "etcdutl " + checker + " still finds v2 content after a fresh snapshot: " + finding
                     : "etcdutl " + checker + " found v2 content (" + finding + "); etcd " + checker
                             + " runs once with --snapshot-count=1 so a fresh snapshot follows old v2 WAL entries";
         }
@@ -415,20 +448,24 @@ public sealed interface Event {
      */
     record V2ContentRefused(String etcd, String refusal, String checker) implements Event {
         public String message() {
-            return "etcd " + etcd + " refused the data at start for v2 content (\"" + refusal + "\"); the data is still etcd "
-                    + checker + " data, and etcdutl " + checker + " check v2store decides what the content is";
+            return "etcd " + etcd + " refused the data at start for v2 content (\"" + refusal
+                    + "\"); the data is still etcd " + checker + " data, and etcdutl " + checker
+                    + " check v2store decides what the content is";
         }
     }
 
     /** A NOSPACE alarm of this member, found on arrival, was disarmed (the private etcd's quota leaves the db room). */
-    record AlarmDisarmed(String type, String memberId, long dbBytes, long quotaBytes, long neededQuotaBytes) implements Event {
+    record AlarmDisarmed(String type, String memberId, long dbBytes, long quotaBytes, long neededQuotaBytes)
+            implements Event {
         public Level level() {
             return Level.WARN;
         }
 
         public String message() {
-            return "the data carried a " + type + " alarm of this member (raised before this run, when its db reached the quota it"
-                    + " ran with): the db is " + mib(dbBytes) + " and this migration's etcd runs with a quota of " + mib(quotaBytes)
+            return "the data carried a " + type
+                    + " alarm of this member (raised before this run, when its db reached the quota it"
+                    + " ran with): the db is " + mib(dbBytes) + " and this migration's etcd runs with a quota of "
+                    + mib(quotaBytes)
                     + ", so it was disarmed. Give the target etcd --quota-backend-bytes of at least " + neededQuotaBytes
                     + " or it raises the alarm again";
         }
@@ -460,7 +497,8 @@ public sealed interface Event {
     /** Keys written into a store: a conversion's lease re-attachment, or a rollback's load through /v2/keys. */
     record KeysLoaded(String into, long keys, long millis) implements Event {
         public String message() {
-            return "loaded " + keys + " keys " + into + " in " + millis + " ms (" + keys * 1000 / Math.max(1, millis) + " keys/s)";
+            return "loaded " + keys + " keys " + into + " in " + millis + " ms (" + keys * 1000 / Math.max(1, millis)
+                    + " keys/s)";
         }
     }
 
@@ -474,8 +512,8 @@ public sealed interface Event {
     /** Long work's progress at a steady interval: done of total (0 = unknown) units, a rate, an estimate. */
     record Progress(String work, String unit, long done, long total, long perSecond, long etaSeconds) implements Event {
         public String message() {
-            return work + ": " + done + (total > 0 ? " of " + total : "") + " " + unit + ", " + perSecond + " " + unit + "/s"
-                    + (etaSeconds >= 0 ? ", about " + etaSeconds + " s left" : "");
+            return work + ": " + done + (total > 0 ? " of " + total : "") + " " + unit + ", " + perSecond + " " + unit
+                    + "/s" + (etaSeconds >= 0 ? ", about " + etaSeconds + " s left" : "");
         }
     }
 

@@ -46,8 +46,10 @@ public final class DataDirOwner {
             }
             int groups = (int) handle(linker, libc, "setgroups", FunctionDescriptor.of(JAVA_INT, JAVA_LONG, ADDRESS))
                     .invokeExact(0L, MemorySegment.NULL);
-            int setgid = (int) handle(linker, libc, "setgid", FunctionDescriptor.of(JAVA_INT, JAVA_INT)).invokeExact(gid);
-            int setuid = (int) handle(linker, libc, "setuid", FunctionDescriptor.of(JAVA_INT, JAVA_INT)).invokeExact(uid);
+            int setgid = (int) handle(linker, libc, "setgid", FunctionDescriptor.of(JAVA_INT, JAVA_INT))
+                    .invokeExact(gid);
+            int setuid = (int) handle(linker, libc, "setuid", FunctionDescriptor.of(JAVA_INT, JAVA_INT))
+                    .invokeExact(uid);
             int now = (int) geteuid.invokeExact();
             if (groups != 0 || setgid != 0 || setuid != 0 || now != uid) {
                 throw new IOException("could not switch to uid " + uid + " / gid " + gid + ", the owner of " + dataDir);
@@ -61,6 +63,7 @@ public final class DataDirOwner {
     }
 
     private static MethodHandle handle(Linker linker, SymbolLookup libc, String name, FunctionDescriptor descriptor) {
-        return linker.downcallHandle(libc.find(name).orElseThrow(() -> new IllegalStateException("libc has no " + name)), descriptor);
+        return linker.downcallHandle(
+                libc.find(name).orElseThrow(() -> new IllegalStateException("libc has no " + name)), descriptor);
     }
 }

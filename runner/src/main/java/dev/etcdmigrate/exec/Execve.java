@@ -33,7 +33,11 @@ public final class Execve {
     private final MemoryLayout stateLayout;
     private final VarHandle errnoHandle;
 
-    private Execve(MethodHandle execve, Optional<MethodHandle> closeRange, MethodHandle signal, MemoryLayout stateLayout,
+    private Execve(
+            MethodHandle execve,
+            Optional<MethodHandle> closeRange,
+            MethodHandle signal,
+            MemoryLayout stateLayout,
             VarHandle errnoHandle) {
         this.execve = execve;
         this.closeRange = closeRange;
@@ -52,8 +56,9 @@ public final class Execve {
                 libc.find("execve").orElseThrow(() -> new ExecFailedException("libc has no execve")),
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS),
                 Linker.Option.captureCallState("errno"));
-        Optional<MethodHandle> closeRange = libc.find("close_range").map(symbol -> linker.downcallHandle(symbol,
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT)));
+        Optional<MethodHandle> closeRange = libc.find("close_range")
+                .map(symbol ->
+                        linker.downcallHandle(symbol, FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT)));
         MethodHandle signal = linker.downcallHandle(
                 libc.find("signal").orElseThrow(() -> new ExecFailedException("libc has no signal")),
                 FunctionDescriptor.of(ADDRESS, JAVA_INT, ADDRESS));
@@ -79,7 +84,11 @@ public final class Execve {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment path = arena.allocateFrom(program.toString());
             MemorySegment args = cStringArray(arena, argv);
-            MemorySegment envp = cStringArray(arena, environment.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList());
+            MemorySegment envp = cStringArray(
+                    arena,
+                    environment.entrySet().stream()
+                            .map(e -> e.getKey() + "=" + e.getValue())
+                            .toList());
             MemorySegment state = arena.allocate(stateLayout);
             System.out.flush();
             System.err.flush();
@@ -88,7 +97,8 @@ public final class Execve {
             }
             int result = (int) execve.invokeExact(state, path, args, envp);
             int errno = (int) errnoHandle.get(state, 0L);
-            throw new ExecFailedException("execve(" + program + ") failed with errno " + errno + " (result " + result + ")");
+            throw new ExecFailedException(
+                    "execve(" + program + ") failed with errno " + errno + " (result " + result + ")");
         } catch (ExecFailedException e) {
             throw e;
         } catch (Throwable t) {

@@ -23,7 +23,11 @@ public final class TerminationLog {
         String line = reason.replaceAll("\\s*\\R\\s*", " | ");
         if (line.length() > LIMIT) line = line.substring(0, LIMIT) + "...";
         try {
-            Files.writeString(file, "etcd-migrate: " + line + "\n", StandardCharsets.UTF_8, StandardOpenOption.WRITE,
+            Files.writeString(
+                    file,
+                    "etcd-migrate: " + line + "\n",
+                    StandardCharsets.UTF_8,
+                    StandardOpenOption.WRITE,
                     StandardOpenOption.TRUNCATE_EXISTING);
         } catch (IOException | RuntimeException e) {
             // the message is a courtesy; the log already has the reason

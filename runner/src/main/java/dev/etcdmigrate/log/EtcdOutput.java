@@ -8,13 +8,15 @@ import java.util.regex.Pattern;
  * matter to an operator (warnings, errors, fatal lines, panics). The file under .etcd-migrate/ keeps all.
  */
 public enum EtcdOutput {
-    ALL, ERRORS;
+    ALL,
+    ERRORS;
 
     // zap JSON levels, capnslog's "W |"/"E |"/"C |"/"F |", a Go panic or fatal error
     private static final Pattern IMPORTANT = Pattern.compile(
             "\"level\":\"(warn|error|dpanic|panic|fatal)\"|\\s[WECF] \\| |^panic: |^fatal error: |^Error: |^\\{\"level\":\"(warn|error)");
 
-    // etcd's warning about the runner's own files in the data dir (.etcd-migrate/, version.txt): expected, not the operator's concern
+    // etcd's warning about the runner's own files in the data dir (.etcd-migrate/, version.txt): expected, not the
+    // operator's concern
     private static final Pattern OURS = Pattern.compile("found invalid file(/dir)? .*(\\.etcd-migrate|version\\.txt)"
             + "|\"msg\":\"found invalid file under data directory\",\"filename\":\"(\\.etcd-migrate|version\\.txt)\"");
 

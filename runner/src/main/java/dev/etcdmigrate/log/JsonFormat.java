@@ -29,13 +29,19 @@ final class JsonFormat implements EventListener {
         if (event instanceof Event.ChildOutput child) {
             String line = child.line().strip();
             if (line.startsWith("{") && line.endsWith("}")) {
-                return "{\"source\":" + Json.string(child.source()) + (line.length() > 2 ? "," : "") + line.substring(1);
+                return "{\"source\":" + Json.string(child.source()) + (line.length() > 2 ? "," : "")
+                        + line.substring(1);
             }
-            return "{\"source\":" + Json.string(child.source()) + ",\"event\":\"child-output\",\"line\":" + Json.string(child.line()) + "}";
+            return "{\"source\":" + Json.string(child.source()) + ",\"event\":\"child-output\",\"line\":"
+                    + Json.string(child.line()) + "}";
         }
-        StringBuilder b = new StringBuilder("{\"time\":\"").append(now.truncatedTo(ChronoUnit.MILLIS)).append("\",\"level\":\"")
-                .append(event.level().name().toLowerCase(java.util.Locale.ROOT)).append("\",\"source\":\"etcd-migrate\",\"event\":\"")
-                .append(event.name()).append('"');
+        StringBuilder b = new StringBuilder("{\"time\":\"")
+                .append(now.truncatedTo(ChronoUnit.MILLIS))
+                .append("\",\"level\":\"")
+                .append(event.level().name().toLowerCase(java.util.Locale.ROOT))
+                .append("\",\"source\":\"etcd-migrate\",\"event\":\"")
+                .append(event.name())
+                .append('"');
         Json.fields(event, b);
         b.append(",\"message\":").append(Json.string(event.message())).append('}');
         return b.toString();

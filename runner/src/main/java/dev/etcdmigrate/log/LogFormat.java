@@ -4,7 +4,8 @@ import java.util.Locale;
 
 /** --log-format: the operator's text diary, or one JSON object per line for a log pipeline. */
 public enum LogFormat {
-    TEXT, JSON;
+    TEXT,
+    JSON;
 
     /** @throws IllegalArgumentException naming the accepted values */
     public static LogFormat parse(String value) {

@@ -54,10 +54,17 @@ public final class BackendStorageVersion {
     public static Optional<String> read(Path db) throws IOException {
         try (FileChannel file = FileChannel.open(db, StandardOpenOption.READ)) {
             Meta meta = currentMeta(file, db);
-            Optional<ByteBuffer> bucket = lookup(file, meta.pageSize(), page(file, meta.pageSize(), meta.root()), META_BUCKET, true, 0, db);
+            Optional<ByteBuffer> bucket =
+                    lookup(file, meta.pageSize(), page(file, meta.pageSize(), meta.root()), META_BUCKET, true, 0, db);
             if (bucket.isEmpty()) return Optional.empty();
-            Optional<ByteBuffer> value = lookup(file, meta.pageSize(), bucketRoot(file, meta.pageSize(), bucket.get(), db), STORAGE_VERSION,
-                    false, 0, db);
+            Optional<ByteBuffer> value = lookup(
+                    file,
+                    meta.pageSize(),
+                    bucketRoot(file, meta.pageSize(), bucket.get(), db),
+                    STORAGE_VERSION,
+                    false,
+                    0,
+                    db);
             return value.map(v -> StandardCharsets.UTF_8.decode(v).toString());
         }
     }
@@ -69,11 +76,23 @@ public final class BackendStorageVersion {
     public static Optional<byte[]> value(Path db, String bucket, String key) throws IOException {
         try (FileChannel file = FileChannel.open(db, StandardOpenOption.READ)) {
             Meta meta = currentMeta(file, db);
-            Optional<ByteBuffer> header = lookup(file, meta.pageSize(), page(file, meta.pageSize(), meta.root()),
-                    bucket.getBytes(StandardCharsets.US_ASCII), true, 0, db);
+            Optional<ByteBuffer> header = lookup(
+                    file,
+                    meta.pageSize(),
+                    page(file, meta.pageSize(), meta.root()),
+                    bucket.getBytes(StandardCharsets.US_ASCII),
+                    true,
+                    0,
+                    db);
             if (header.isEmpty()) return Optional.empty();
-            Optional<ByteBuffer> value = lookup(file, meta.pageSize(), bucketRoot(file, meta.pageSize(), header.get(), db),
-                    key.getBytes(StandardCharsets.US_ASCII), false, 0, db);
+            Optional<ByteBuffer> value = lookup(
+                    file,
+                    meta.pageSize(),
+                    bucketRoot(file, meta.pageSize(), header.get(), db),
+                    key.getBytes(StandardCharsets.US_ASCII),
+                    false,
+                    0,
+                    db);
             return value.map(v -> {
                 byte[] out = new byte[v.remaining()];
                 v.get(v.position(), out);
@@ -104,8 +123,15 @@ public final class BackendStorageVersion {
     public static boolean hasBucket(Path db, String bucket) throws IOException {
         try (FileChannel file = FileChannel.open(db, StandardOpenOption.READ)) {
             Meta meta = currentMeta(file, db);
-            return lookup(file, meta.pageSize(), page(file, meta.pageSize(), meta.root()), bucket.getBytes(StandardCharsets.US_ASCII),
-                    true, 0, db).isPresent();
+            return lookup(
+                            file,
+                            meta.pageSize(),
+                            page(file, meta.pageSize(), meta.root()),
+                            bucket.getBytes(StandardCharsets.US_ASCII),
+                            true,
+                            0,
+                            db)
+                    .isPresent();
         }
     }
 
@@ -117,26 +143,35 @@ public final class BackendStorageVersion {
     public static void walk(Path db, String bucket, Visitor visitor) throws IOException {
         try (FileChannel file = FileChannel.open(db, StandardOpenOption.READ)) {
             Meta meta = currentMeta(file, db);
-            Optional<ByteBuffer> header = lookup(file, meta.pageSize(), page(file, meta.pageSize(), meta.root()),
-                    bucket.getBytes(StandardCharsets.US_ASCII), true, 0, db);
+            Optional<ByteBuffer> header = lookup(
+                    file,
+                    meta.pageSize(),
+                    page(file, meta.pageSize(), meta.root()),
+                    bucket.getBytes(StandardCharsets.US_ASCII),
+                    true,
+                    0,
+                    db);
             if (header.isEmpty()) return;
             walkTree(file, meta.pageSize(), bucketRoot(file, meta.pageSize(), header.get(), db), visitor, 0, db);
         }
     }
 
-    private static boolean walkTree(FileChannel file, int pageSize, ByteBuffer page, Visitor visitor, int depth, Path db)
-            throws IOException {
-        if (depth > MAX_DEPTH) throw new UnreadableBackendException(db + ": the tree is deeper than " + MAX_DEPTH + " pages");
+    private static boolean walkTree(
+            FileChannel file, int pageSize, ByteBuffer page, Visitor visitor, int depth, Path db) throws IOException {
+        if (depth > MAX_DEPTH)
+            throw new UnreadableBackendException(db + ": the tree is deeper than " + MAX_DEPTH + " pages");
         int flags = Short.toUnsignedInt(page.getShort(8));
         int count = Short.toUnsignedInt(page.getShort(10));
         if ((flags & BRANCH) != 0) {
             for (int i = 0; i < count; i++) {
                 int e = PAGE_HEADER + i * ELEMENT;
-                if (!walkTree(file, pageSize, page(file, pageSize, page.getLong(e + 8)), visitor, depth + 1, db)) return false;
+                if (!walkTree(file, pageSize, page(file, pageSize, page.getLong(e + 8)), visitor, depth + 1, db))
+                    return false;
             }
             return true;
         }
-        if ((flags & LEAF) == 0) throw new UnreadableBackendException(db + ": page of flags " + flags + " where a tree page was expected");
+        if ((flags & LEAF) == 0)
+            throw new UnreadableBackendException(db + ": page of flags " + flags + " where a tree page was expected");
         for (int i = 0; i < count; i++) {
             int e = PAGE_HEADER + i * ELEMENT;
             if ((page.getInt(e) & BUCKET_LEAF) != 0) continue; // a nested bucket: etcd keeps none
@@ -192,9 +227,11 @@ public final class BackendStorageVersion {
         return java.util.OptionalLong.of(Math.min(file.size(), pages[0] * meta.pageSize()));
     }
 
-    private static void countTree(FileChannel file, int pageSize, long id, boolean rootTree, long[] pages, int depth, Path db)
+    private static void countTree(
+            FileChannel file, int pageSize, long id, boolean rootTree, long[] pages, int depth, Path db)
             throws IOException {
-        if (depth > MAX_DEPTH) throw new UnreadableBackendException(db + ": the tree is deeper than " + MAX_DEPTH + " pages");
+        if (depth > MAX_DEPTH)
+            throw new UnreadableBackendException(db + ": the tree is deeper than " + MAX_DEPTH + " pages");
         ByteBuffer header = readFully(file, id * pageSize, PAGE_HEADER);
         if (header == null) throw new UnreadableBackendException("page " + id + " lies past the end of the db");
         int flags = Short.toUnsignedInt(header.getShort(8));
@@ -214,7 +251,8 @@ public final class BackendStorageVersion {
                 int at = e + page.getInt(e + 4) + page.getInt(e + 8);
                 if (at + 8 > page.limit()) throw new UnreadableBackendException("an element points outside its page");
                 long bucketRoot = page.getLong(at);
-                if (bucketRoot != 0) countTree(file, pageSize, bucketRoot, false, pages, depth + 1, db); // 0: inline in this leaf
+                if (bucketRoot != 0)
+                    countTree(file, pageSize, bucketRoot, false, pages, depth + 1, db); // 0: inline in this leaf
             }
         }
     }
@@ -245,7 +283,9 @@ public final class BackendStorageVersion {
             String[] id = f[i + 4].split(":");
             if (id.length != 3) continue;
             try {
-                if (Long.parseLong(id[0], 16) == major && Long.parseLong(id[1], 16) == minor && Long.parseLong(id[2]) == ino) {
+                if (Long.parseLong(id[0], 16) == major
+                        && Long.parseLong(id[1], 16) == minor
+                        && Long.parseLong(id[2]) == ino) {
                     return java.util.OptionalLong.of(Long.parseLong(f[i + 3]));
                 }
             } catch (NumberFormatException ignored) {
@@ -303,17 +343,21 @@ public final class BackendStorageVersion {
 
     /** The root page of the bucket whose value (its header) is given: inline after the header, or on its own page. */
     private static ByteBuffer bucketRoot(FileChannel file, int pageSize, ByteBuffer value, Path db) throws IOException {
-        if (value.remaining() < 16) throw new UnreadableBackendException(db + ": a bucket value of " + value.remaining() + " bytes");
+        if (value.remaining() < 16)
+            throw new UnreadableBackendException(db + ": a bucket value of " + value.remaining() + " bytes");
         long root = value.getLong(value.position());
         if (root != 0) return page(file, pageSize, root);
-        ByteBuffer inline = value.slice(value.position() + 16, value.remaining() - 16).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer inline =
+                value.slice(value.position() + 16, value.remaining() - 16).order(ByteOrder.LITTLE_ENDIAN);
         return inline;
     }
 
     /** The value under key in the tree rooted at this page: a bucket's header (bucket = true) or a plain value. */
-    private static Optional<ByteBuffer> lookup(FileChannel file, int pageSize, ByteBuffer page, byte[] key, boolean bucket, int depth,
-            Path db) throws IOException {
-        if (depth > MAX_DEPTH) throw new UnreadableBackendException(db + ": the tree is deeper than " + MAX_DEPTH + " pages");
+    private static Optional<ByteBuffer> lookup(
+            FileChannel file, int pageSize, ByteBuffer page, byte[] key, boolean bucket, int depth, Path db)
+            throws IOException {
+        if (depth > MAX_DEPTH)
+            throw new UnreadableBackendException(db + ": the tree is deeper than " + MAX_DEPTH + " pages");
         int flags = Short.toUnsignedInt(page.getShort(8));
         int count = Short.toUnsignedInt(page.getShort(10));
         if ((flags & BRANCH) != 0) {
@@ -329,7 +373,8 @@ public final class BackendStorageVersion {
             int e = PAGE_HEADER + chosen * ELEMENT;
             return lookup(file, pageSize, page(file, pageSize, page.getLong(e + 8)), key, bucket, depth + 1, db);
         }
-        if ((flags & LEAF) == 0) throw new UnreadableBackendException(db + ": page of flags " + flags + " where a tree page was expected");
+        if ((flags & LEAF) == 0)
+            throw new UnreadableBackendException(db + ": page of flags " + flags + " where a tree page was expected");
         for (int i = 0; i < count; i++) {
             int e = PAGE_HEADER + i * ELEMENT;
             int elementFlags = page.getInt(e);

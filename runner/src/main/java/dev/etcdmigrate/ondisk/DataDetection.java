@@ -42,6 +42,7 @@ public final class DataDetection {
     private static final class Json {
         static final ObjectMapper MAPPER = new ObjectMapper();
     }
+
     private static final Pattern SEMVER = Pattern.compile("^(\\d+)\\.(\\d+)\\.\\d+");
     /** mvcc's key bucket holds every revision: enough to know whether any v3 key was ever written, not how many. */
     private static final int MEMBER_LIMIT = 1000;
@@ -112,7 +113,8 @@ public final class DataDetection {
      * storage, as a migration's start needs: the snapshot only when the db records no cluster version (the
      * db is applied at or after it) or v2 keys may decide the storage, the WAL only when both are silent.
      */
-    public static Detection detect(Path dataDir, Optional<Path> walDir, Catalog catalog, boolean full) throws IOException {
+    public static Detection detect(Path dataDir, Optional<Path> walDir, Catalog catalog, boolean full)
+            throws IOException {
         return new Reader(dataDir.toAbsolutePath().normalize(), walDir, catalog, full).read(full);
     }
 
@@ -125,7 +127,8 @@ public final class DataDetection {
         Path db = dataDir.resolve("member").resolve("snap").resolve("db");
         if (!Files.isRegularFile(db)) return Optional.empty();
         try {
-            Optional<MinorLine> cluster = BackendStorageVersion.value(db, "cluster", "clusterVersion").map(DataDetection::utf8)
+            Optional<MinorLine> cluster = BackendStorageVersion.value(db, "cluster", "clusterVersion")
+                    .map(DataDetection::utf8)
                     .flatMap(DataDetection::lineOf);
             Optional<MinorLine> storage = BackendStorageVersion.read(db).flatMap(DataDetection::lineOf);
             return max(cluster, storage);
@@ -180,13 +183,19 @@ public final class DataDetection {
             Path db = member.resolve("snap").resolve("db");
             boolean hasDb = Files.isRegularFile(db);
             if (Files.isDirectory(member)) {
-                Optional<MinorLine> v3 = catalog.releases().stream().filter(r -> r.line().v3Api()).map(Release::minorLine).findFirst();
+                Optional<MinorLine> v3 = catalog.releases().stream()
+                        .filter(r -> r.line().v3Api())
+                        .map(Release::minorLine)
+                        .findFirst();
                 if (hasDb) {
                     evidence.add(new Evidence("member/snap/db", "a v3 backend", v3));
                     storage = Optional.of(StorageApi.ETCD3);
                     backend(db);
                 } else if (hasWal) {
-                    evidence.add(new Evidence("member/snap/db", "absent, with a WAL: the v2 store only (etcd2 layout)", Optional.empty()));
+                    evidence.add(new Evidence(
+                            "member/snap/db",
+                            "absent, with a WAL: the v2 store only (etcd2 layout)",
+                            Optional.empty()));
                     storage = Optional.of(StorageApi.ETCD2);
                 }
             }
@@ -195,18 +204,23 @@ public final class DataDetection {
             snapshot = V2SnapshotReader.newestSnapshot(member);
             // the db is applied at or after the newest snapshot: where it records the cluster version, a
             // migration's start need not parse the snapshot's JSON
-            if (snapshot.isPresent() && (full || dbClusterVersion.isEmpty() || v2Decides)) v2Snapshot(snapshot.get(), full || v2Decides);
+            if (snapshot.isPresent() && (full || dbClusterVersion.isEmpty() || v2Decides))
+                v2Snapshot(snapshot.get(), full || v2Decides);
             if (hasWal) {
                 if (walOption.isPresent()) evidence.add(new Evidence("WAL", "in --wal-dir " + wal, Optional.empty()));
-                if (readWal || (dbClusterVersion.isEmpty() && snapClusterVersion.isEmpty()) || (v2Decides && v2Outside == 0)) wal(wal);
+                if (readWal
+                        || (dbClusterVersion.isEmpty() && snapClusterVersion.isEmpty())
+                        || (v2Decides && v2Outside == 0)) wal(wal);
                 else segments = countSegments(wal);
             } else if (Files.isDirectory(member)) {
-                evidence.add(new Evidence(walOption.map(w -> "--wal-dir " + w).orElse("member/wal"), "no WAL", Optional.empty()));
+                evidence.add(new Evidence(
+                        walOption.map(w -> "--wal-dir " + w).orElse("member/wal"), "no WAL", Optional.empty()));
             }
             if (storage.equals(Optional.of(StorageApi.ETCD3)) && !v3Keys && (v2Outside > 0 || v2WalWrites > 0)) {
                 // a 3.x etcd ran here but only the v2 API was written: etcd2 data kept by a 3.x line
                 storage = Optional.of(StorageApi.ETCD2);
-                evidence.add(new Evidence("keys", "v2 keys and no v3 key: etcd2 data written by a 3.x line", Optional.empty()));
+                evidence.add(new Evidence(
+                        "keys", "v2 keys and no v3 key: etcd2 data written by a 3.x line", Optional.empty()));
             }
             Optional<ClusterVersion> current = currentClusterVersion();
             Optional<MinorLine> clusterLine = current.flatMap(c -> lineOf(c.version()));
@@ -215,13 +229,35 @@ public final class DataDetection {
             if (floor.isEmpty()) floor = evidenceMax(); // nothing current recorded: what the records prove
             Optional<MinorLine> line = max(floor, evidenceMax());
             if (storage.isEmpty()) line = Optional.empty(); // nothing etcd wrote: no line
-            return new Detection(dataDir, hasWal ? Optional.of(wal) : Optional.empty(), storage, line, storage.isEmpty() ? Optional.empty() : floor,
-                    List.copyOf(evidence), current, storageVersion, clusterId, memberId, List.copyOf(members.values()), dbBytes, dbInUse,
-                    List.copyOf(alarms), segments, snapshot, v2Outside, v2WalWrites, v3Keys, downgrade, unreadable);
+            return new Detection(
+                    dataDir,
+                    hasWal ? Optional.of(wal) : Optional.empty(),
+                    storage,
+                    line,
+                    storage.isEmpty() ? Optional.empty() : floor,
+                    List.copyOf(evidence),
+                    current,
+                    storageVersion,
+                    clusterId,
+                    memberId,
+                    List.copyOf(members.values()),
+                    dbBytes,
+                    dbInUse,
+                    List.copyOf(alarms),
+                    segments,
+                    snapshot,
+                    v2Outside,
+                    v2WalWrites,
+                    v3Keys,
+                    downgrade,
+                    unreadable);
         }
 
         private Optional<MinorLine> evidenceMax() {
-            return evidence.stream().map(Evidence::line).flatMap(Optional::stream).max(Comparator.naturalOrder());
+            return evidence.stream()
+                    .map(Evidence::line)
+                    .flatMap(Optional::stream)
+                    .max(Comparator.naturalOrder());
         }
 
         /** The newest record of the cluster version: the one at the highest raft index. */
@@ -230,7 +266,9 @@ public final class DataDetection {
             Optional<ClusterVersion> current = Optional.empty();
             if (snapClusterVersion.isPresent() && snapIndex > best) {
                 best = snapIndex;
-                current = Optional.of(new ClusterVersion(snapClusterVersion.get(), "snapshot " + snapshot.map(Path::getFileName).orElseThrow()));
+                current = Optional.of(new ClusterVersion(
+                        snapClusterVersion.get(),
+                        "snapshot " + snapshot.map(Path::getFileName).orElseThrow()));
             }
             // the db is applied up to its consistent index, at or after the snapshot
             if (dbClusterVersion.isPresent() && dbIndex >= best) {
@@ -238,7 +276,9 @@ public final class DataDetection {
                 current = Optional.of(new ClusterVersion(dbClusterVersion.get(), "member/snap/db"));
             }
             if (walClusterVersion.isPresent() && walClusterVersion.get().index() > best) {
-                current = Optional.of(new ClusterVersion(walClusterVersion.get().version(), "WAL entry " + walClusterVersion.get().index()));
+                current = Optional.of(new ClusterVersion(
+                        walClusterVersion.get().version(),
+                        "WAL entry " + walClusterVersion.get().index()));
             }
             return current;
         }
@@ -250,15 +290,22 @@ public final class DataDetection {
                     dbBytes = OptionalLong.of(size.bytes());
                     dbInUse = size.inUse();
                 }
-                storageVersion = BackendStorageVersion.value(db, "meta", "storageVersion").map(DataDetection::utf8);
+                storageVersion = BackendStorageVersion.value(db, "meta", "storageVersion")
+                        .map(DataDetection::utf8);
                 storageVersion.ifPresent(v -> evidence.add(new Evidence("db meta/storageVersion", v, lineOf(v))));
                 Optional<byte[]> index = BackendStorageVersion.value(db, "meta", "consistent_index");
-                if (index.isPresent() && index.get().length == 8) dbIndex = ByteBuffer.wrap(index.get()).order(ByteOrder.BIG_ENDIAN).getLong();
+                if (index.isPresent() && index.get().length == 8)
+                    dbIndex = ByteBuffer.wrap(index.get())
+                            .order(ByteOrder.BIG_ENDIAN)
+                            .getLong();
                 marker(db, "meta", "term", DataRecord.BACKEND_TERM);
                 marker(db, "meta", "confState", DataRecord.BACKEND_CONF_STATE);
-                dbClusterVersion = BackendStorageVersion.value(db, "cluster", "clusterVersion").map(DataDetection::utf8);
-                dbClusterVersion.ifPresent(v -> evidence.add(new Evidence("db cluster/clusterVersion", v
-                        + (dbIndex >= 0 ? " (applied to index " + dbIndex + ")" : ""), lineOf(v))));
+                dbClusterVersion = BackendStorageVersion.value(db, "cluster", "clusterVersion")
+                        .map(DataDetection::utf8);
+                dbClusterVersion.ifPresent(v -> evidence.add(new Evidence(
+                        "db cluster/clusterVersion",
+                        v + (dbIndex >= 0 ? " (applied to index " + dbIndex + ")" : ""),
+                        lineOf(v))));
                 if (full) report(db);
                 byte[] probe = V2Key.PROBE.getBytes(StandardCharsets.UTF_8);
                 BackendStorageVersion.walk(db, "key", (k, v) -> {
@@ -285,7 +332,8 @@ public final class DataDetection {
                     JsonNode info = Json.MAPPER.readTree(dg.get());
                     if (info.path("enabled").asBoolean(false)) {
                         downgrade = Optional.of(info.path("target-version").asText(""));
-                        evidence.add(new Evidence("db cluster/downgrade", "enabled, target " + downgrade.get(), Optional.empty()));
+                        evidence.add(new Evidence(
+                                "db cluster/downgrade", "enabled, target " + downgrade.get(), Optional.empty()));
                     }
                 }
                 for (BackendStorageVersion.Entry e : BackendStorageVersion.entries(db, "members", MEMBER_LIMIT)) {
@@ -293,9 +341,16 @@ public final class DataDetection {
                     String id = utf8(e.key());
                     List<String> peers = new ArrayList<>();
                     m.path("peerURLs").forEach(u -> peers.add(u.asText()));
-                    members.put(id, new Member(id, m.path("name").asText(""), List.copyOf(peers), m.path("isLearner").asBoolean(false)));
+                    members.put(
+                            id,
+                            new Member(
+                                    id,
+                                    m.path("name").asText(""),
+                                    List.copyOf(peers),
+                                    m.path("isLearner").asBoolean(false)));
                 }
-                for (BackendStorageVersion.Entry e : BackendStorageVersion.entries(db, "members_removed", MEMBER_LIMIT)) {
+                for (BackendStorageVersion.Entry e :
+                        BackendStorageVersion.entries(db, "members_removed", MEMBER_LIMIT)) {
                     members.remove(utf8(e.key()));
                 }
                 // 3.x keeps the members in the db too; from 3.5 on only there is authoritative
@@ -325,14 +380,21 @@ public final class DataDetection {
                     String k = key.key();
                     if (k.equals("/0/version")) {
                         snapClusterVersion = Optional.of(key.value());
-                    } else if (!membersFromDb && k.startsWith("/0/members/") && (k.endsWith("/raftAttributes") || k.endsWith("/attributes"))) {
+                    } else if (!membersFromDb
+                            && k.startsWith("/0/members/")
+                            && (k.endsWith("/raftAttributes") || k.endsWith("/attributes"))) {
                         String id = k.substring("/0/members/".length(), k.lastIndexOf('/'));
                         JsonNode v = Json.MAPPER.readTree(key.value());
                         Member old = members.getOrDefault(id, new Member(id, "", List.of(), false));
                         if (k.endsWith("/raftAttributes")) {
                             List<String> peers = new ArrayList<>();
                             v.path("peerURLs").forEach(u -> peers.add(u.asText()));
-                            if (old.peerUrls().isEmpty()) old = new Member(id, old.name(), List.copyOf(peers), v.path("isLearner").asBoolean(false));
+                            if (old.peerUrls().isEmpty())
+                                old = new Member(
+                                        id,
+                                        old.name(),
+                                        List.copyOf(peers),
+                                        v.path("isLearner").asBoolean(false));
                         } else if (old.name().isEmpty()) {
                             old = new Member(id, v.path("name").asText(""), old.peerUrls(), old.learner());
                         }
@@ -381,17 +443,24 @@ public final class DataDetection {
                 }
             }
             walClusterVersion = summary.lastClusterVersion();
-            walClusterVersion.ifPresent(v -> evidence.add(new Evidence("WAL entry " + v.index() + " (" + v.how() + ")", v.version(),
-                    lineOf(v.version()))));
+            walClusterVersion.ifPresent(v -> evidence.add(
+                    new Evidence("WAL entry " + v.index() + " (" + v.how() + ")", v.version(), lineOf(v.version()))));
             if (!summary.downgrades().isEmpty()) {
                 WalRecords.VersionSet d = summary.downgrades().getLast();
-                evidence.add(new Evidence("WAL entry " + d.index() + " (" + d.how() + ")", "target " + d.version(), Optional.empty()));
+                evidence.add(new Evidence(
+                        "WAL entry " + d.index() + " (" + d.how() + ")", "target " + d.version(), Optional.empty()));
             }
             if (walClusterVersion.isEmpty()) {
-                evidence.add(new Evidence("WAL", summary.lastIndex().isPresent() ? "entries up to index " + summary.lastIndex().getAsLong()
-                        + ", none sets the cluster version" : "no entries", Optional.empty()));
+                evidence.add(new Evidence(
+                        "WAL",
+                        summary.lastIndex().isPresent()
+                                ? "entries up to index " + summary.lastIndex().getAsLong()
+                                        + ", none sets the cluster version"
+                                : "no entries",
+                        Optional.empty()));
             }
-            if (v2WalWrites > 0) evidence.add(new Evidence("WAL", v2WalWrites + " v2 writes to user keys", Optional.empty()));
+            if (v2WalWrites > 0)
+                evidence.add(new Evidence("WAL", v2WalWrites + " v2 writes to user keys", Optional.empty()));
         }
     }
 
@@ -429,7 +498,8 @@ public final class DataDetection {
             } else if (wire == 2) {
                 long[] len = varint(kv, pos);
                 pos = (int) len[1];
-                if (tag[0] >>> 3 == 1) return java.util.Arrays.copyOfRange(kv, pos, (int) Math.min(kv.length, pos + len[0]));
+                if (tag[0] >>> 3 == 1)
+                    return java.util.Arrays.copyOfRange(kv, pos, (int) Math.min(kv.length, pos + len[0]));
                 pos += (int) len[0];
             } else {
                 break;
@@ -458,7 +528,8 @@ public final class DataDetection {
 
     private static int countSegments(Path dir) throws IOException {
         try (Stream<Path> entries = Files.list(dir)) {
-            return (int) entries.filter(p -> p.getFileName().toString().endsWith(".wal")).count();
+            return (int) entries.filter(p -> p.getFileName().toString().endsWith(".wal"))
+                    .count();
         }
     }
 

@@ -1,6 +1,5 @@
 package dev.etcdmigrate.ondisk;
 
-import dev.etcdmigrate.ondisk.V2Key;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
@@ -37,7 +36,8 @@ public final class V2SnapshotReader {
         if (!Files.isDirectory(snap)) return Optional.empty();
         try (Stream<Path> files = Files.list(snap)) {
             // names are <term>-<index>.snap in fixed-width hex, so the newest sorts last
-            return files.filter(f -> f.getFileName().toString().endsWith(".snap")).max(Comparator.comparing(f -> f.getFileName().toString()));
+            return files.filter(f -> f.getFileName().toString().endsWith(".snap"))
+                    .max(Comparator.comparing(f -> f.getFileName().toString()));
         }
     }
 
@@ -68,7 +68,8 @@ public final class V2SnapshotReader {
         try (InputStream in = new BufferedInputStream(Files.newInputStream(snapshotFile), 1 << 16)) {
             long outer = fieldLength(in, 2, "snappb.Snapshot.data");
             long inner = fieldLength(in, 1, "raftpb.Snapshot.data");
-            if (inner > outer) throw new IOException("corrupt snapshot " + snapshotFile + ": inner length beyond the outer one");
+            if (inner > outer)
+                throw new IOException("corrupt snapshot " + snapshotFile + ": inner length beyond the outer one");
             try (JsonParser json = new JsonFactory().createParser(new Limited(in, inner))) {
                 return readStore(json, prefix, consumer);
             }
@@ -141,7 +142,10 @@ public final class V2SnapshotReader {
                 case "ModifiedIndex" -> modified = json.getLongValue();
                 case "ExpireTime" -> expire = Instant.parse(json.getText());
                 case "Children" -> {
-                    if (token == JsonToken.START_OBJECT && path != null && !path.startsWith(prefix) && !prefix.startsWith(path + "/")
+                    if (token == JsonToken.START_OBJECT
+                            && path != null
+                            && !path.startsWith(prefix)
+                            && !prefix.startsWith(path + "/")
                             && !path.equals("/")) {
                         dir = true;
                         json.skipChildren(); // a subtree outside the prefix: not read into keys
@@ -157,7 +161,11 @@ public final class V2SnapshotReader {
             }
         }
         if (!dir && path != null && path.startsWith(prefix)) {
-            consumer.accept(new V2Key(prefix.equals("/1/") ? path.substring(2) : path, value, created, modified,
+            consumer.accept(new V2Key(
+                    prefix.equals("/1/") ? path.substring(2) : path,
+                    value,
+                    created,
+                    modified,
                     expire.equals(NO_EXPIRY) ? Optional.empty() : Optional.of(expire)));
             count++;
         }

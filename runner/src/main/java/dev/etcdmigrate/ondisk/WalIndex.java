@@ -26,7 +26,9 @@ public final class WalIndex {
         List<Path> files;
         try (Stream<Path> list = Files.list(walDir)) {
             // names are <seq>-<index>.wal in fixed-width hex: name order is write order
-            files = list.filter(f -> f.getFileName().toString().endsWith(".wal")).sorted().toList();
+            files = list.filter(f -> f.getFileName().toString().endsWith(".wal"))
+                    .sorted()
+                    .toList();
         }
         long last = -1;
         for (Path file : files) {
@@ -153,13 +155,16 @@ public final class WalIndex {
     public static void pruneBefore(Path member, Path snapshot) throws IOException {
         long index = snapshotIndex(snapshot);
         try (Stream<Path> snaps = Files.list(member.resolve("snap"))) {
-            for (Path old : snaps.filter(f -> f.getFileName().toString().endsWith(".snap") && !f.equals(snapshot)).toList()) {
+            for (Path old : snaps.filter(f -> f.getFileName().toString().endsWith(".snap") && !f.equals(snapshot))
+                    .toList()) {
                 Files.delete(old);
             }
         }
         List<Path> segments;
         try (Stream<Path> list = Files.list(member.resolve("wal"))) {
-            segments = list.filter(f -> f.getFileName().toString().endsWith(".wal")).sorted().toList();
+            segments = list.filter(f -> f.getFileName().toString().endsWith(".wal"))
+                    .sorted()
+                    .toList();
         }
         int keepFrom = 0;
         for (int i = 0; i < segments.size(); i++) {
@@ -180,5 +185,4 @@ public final class WalIndex {
         String name = snapFile.getFileName().toString();
         return Long.parseUnsignedLong(name.substring(name.indexOf('-') + 1, name.indexOf(".snap")), 16);
     }
-
 }

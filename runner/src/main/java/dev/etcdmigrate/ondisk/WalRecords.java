@@ -33,8 +33,15 @@ public final class WalRecords {
     /** A raftpb.ConfChange entry {Type = 2 (0 add, 1 remove, 2 update, 3 add learner), NodeID = 3, Context = 4 (the member as JSON)}. */
     public record ConfChange(long index, int type, long nodeId, String context) {}
 
-    public record Summary(int segments, OptionalLong memberId, OptionalLong clusterId, OptionalLong lastIndex,
-            OptionalLong lastSnapshotIndex, List<VersionSet> clusterVersions, List<VersionSet> downgrades, long v2UserWrites,
+    public record Summary(
+            int segments,
+            OptionalLong memberId,
+            OptionalLong clusterId,
+            OptionalLong lastIndex,
+            OptionalLong lastSnapshotIndex,
+            List<VersionSet> clusterVersions,
+            List<VersionSet> downgrades,
+            long v2UserWrites,
             List<ConfChange> confChanges) {
 
         /** The last cluster version an entry set. */
@@ -48,15 +55,24 @@ public final class WalRecords {
     public static Summary read(Path walDir) throws IOException {
         List<Path> files;
         try (Stream<Path> list = Files.list(walDir)) {
-            files = list.filter(f -> f.getFileName().toString().endsWith(".wal")).sorted().toList();
+            files = list.filter(f -> f.getFileName().toString().endsWith(".wal"))
+                    .sorted()
+                    .toList();
         }
         Scan scan = new Scan();
         for (Path file : files) {
             scan.file(file);
         }
-        return new Summary(files.size(), scan.memberId, scan.clusterId, scan.lastIndex < 0 ? OptionalLong.empty()
-                : OptionalLong.of(scan.lastIndex), scan.lastSnapshot < 0 ? OptionalLong.empty() : OptionalLong.of(scan.lastSnapshot),
-                List.copyOf(scan.versions), List.copyOf(scan.downgrades), scan.v2UserWrites, List.copyOf(scan.confChanges));
+        return new Summary(
+                files.size(),
+                scan.memberId,
+                scan.clusterId,
+                scan.lastIndex < 0 ? OptionalLong.empty() : OptionalLong.of(scan.lastIndex),
+                scan.lastSnapshot < 0 ? OptionalLong.empty() : OptionalLong.of(scan.lastSnapshot),
+                List.copyOf(scan.versions),
+                List.copyOf(scan.downgrades),
+                scan.v2UserWrites,
+                List.copyOf(scan.confChanges));
     }
 
     private static final class Scan {
@@ -70,7 +86,8 @@ public final class WalRecords {
         long v2UserWrites;
 
         void file(Path file) throws IOException {
-            try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
+            try (DataInputStream in =
+                    new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
                 while (true) {
                     long frame;
                     try {
@@ -240,15 +257,22 @@ public final class WalRecords {
                     }
                     case 3 -> path = new String(b, at, len, StandardCharsets.UTF_8);
                     case 4 -> val = new String(b, at, len, StandardCharsets.UTF_8);
-                    case 1300 -> string(b, at, at + len, 1).ifPresent(v -> versions.add(new VersionSet(index, v, "cluster_version_set")));
-                    case 1302 -> string(b, at, at + len, 2).ifPresent(v -> downgrades.add(new VersionSet(index, v, "downgrade_info_set")));
-                    default -> { }
+                    case 1300 ->
+                        string(b, at, at + len, 1)
+                                .ifPresent(v -> versions.add(new VersionSet(index, v, "cluster_version_set")));
+                    case 1302 ->
+                        string(b, at, at + len, 2)
+                                .ifPresent(v -> downgrades.add(new VersionSet(index, v, "downgrade_info_set")));
+                    default -> {}
                 }
             }
             if (method == null || path == null) return;
             if (path.equals("/0/version") && method.equals("PUT") && val != null) {
                 versions.add(new VersionSet(index, val, "PUT /0/version"));
-            } else if (path.startsWith("/1/") && !path.equals("/1" + V2Key.PROBE) && !method.equals("GET") && !method.equals("QGET")
+            } else if (path.startsWith("/1/")
+                    && !path.equals("/1" + V2Key.PROBE)
+                    && !method.equals("GET")
+                    && !method.equals("QGET")
                     && !method.equals("SYNC")) {
                 v2UserWrites++;
             }

@@ -60,8 +60,9 @@ public record Plan(DataVersion current, DataVersion target, List<Step> steps, bo
             if (!(judged.get(i) instanceof MinorUpgrade up) || !up.canJudgeV2AtStart()) continue;
             var checkerLine = up.v2Checker().orElseThrow().minorLine();
             Step before = switch (judged.get(i - 1)) {
-                case MinorUpgrade prev when prev.storage() == StorageApi.ETCD3 && prev.release().minorLine().equals(checkerLine) ->
-                        prev.withSnapshotForNext();
+                case MinorUpgrade prev
+                when prev.storage() == StorageApi.ETCD3
+                        && prev.release().minorLine().equals(checkerLine) -> prev.withSnapshotForNext();
                 case PatchFloor prev when prev.release().minorLine().equals(checkerLine) -> prev.withSnapshotForNext();
                 default -> null;
             };
@@ -81,7 +82,12 @@ public record Plan(DataVersion current, DataVersion target, List<Step> steps, bo
         List<Event.PlannedStep> planned = new ArrayList<>();
         for (int i = 0; i < steps.size(); i++) {
             Step step = steps.get(i);
-            planned.add(new Event.PlannedStep(i + 1, step.kind(), step.describe(), step.result().toString(), step.extraDisk(memberBytes),
+            planned.add(new Event.PlannedStep(
+                    i + 1,
+                    step.kind(),
+                    step.describe(),
+                    step.result().toString(),
+                    step.extraDisk(memberBytes),
                     step.keeps()));
         }
         return new Event.PlanMade(fresh ? "" : current.toString(), target.toString(), planned, fresh ? freshDir : "");

@@ -2,14 +2,14 @@ package dev.etcdmigrate.plan;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
-import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.catalog.Release.DowngradeMethod;
+import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.step.ConvertToV3;
-import dev.etcdmigrate.step.RollbackToV2;
 import dev.etcdmigrate.step.MinorUpgrade;
 import dev.etcdmigrate.step.OnlineDowngrade;
 import dev.etcdmigrate.step.PatchFloor;
+import dev.etcdmigrate.step.RollbackToV2;
 import dev.etcdmigrate.step.SnapshotDowngrade;
 import dev.etcdmigrate.step.Step;
 import dev.etcdmigrate.version.DataVersion;
@@ -48,7 +48,9 @@ public final class Planner {
      */
     public Plan plan(Optional<DataVersion> current, DataVersion target, Predicate<EtcdVersion> installed)
             throws RefusedTransitionException, UsageException {
-        if (current.isPresent() && current.get().storage() == target.storage() && current.get().version().sameLine(target.version())
+        if (current.isPresent()
+                && current.get().storage() == target.storage()
+                && current.get().version().sameLine(target.version())
                 && installed.test(target.version())) {
             return new Plan(current.get(), target, List.of());
         }
@@ -67,35 +69,47 @@ public final class Planner {
         if (catalog == null) {
             throw new IllegalStateException("the catalog is read by plan(Optional, DataVersion, Predicate) first");
         }
-        Release targetRelease = catalog.release(target.version()).orElseThrow(() -> new RefusedTransitionException(
-                "target " + target.version() + " is not bundled (bundled: " + catalog.versionList() + ")"));
+        Release targetRelease = catalog.release(target.version())
+                .orElseThrow(() -> new RefusedTransitionException(
+                        "target " + target.version() + " is not bundled (bundled: " + catalog.versionList() + ")"));
         if (target.storage() == StorageApi.ETCD3 && !targetRelease.line().v3Api()) {
-            throw new RefusedTransitionException("etcd " + targetRelease.version() + " has no v3 API, so it cannot serve etcd3 data");
+            throw new RefusedTransitionException(
+                    "etcd " + targetRelease.version() + " has no v3 API, so it cannot serve etcd3 data");
         }
         if (target.storage() == StorageApi.ETCD2 && targetRelease.line().v2Api() == Release.V2Api.NEVER) {
-            throw new RefusedTransitionException("etcd " + targetRelease.version() + " does not serve the v2 API, so it cannot"
-                    + " hold etcd2 data (bundled lines that do: " + catalog.releases().stream()
-                            .filter(r -> r.line().v2Api() != Release.V2Api.NEVER).map(r -> r.minorLine().toString()).distinct()
-                            .toList() + ")");
+            throw new RefusedTransitionException(
+                    "etcd " + targetRelease.version() + " does not serve the v2 API, so it cannot"
+                            + " hold etcd2 data (bundled lines that do: "
+                            + catalog.releases().stream()
+                                    .filter(r -> r.line().v2Api() != Release.V2Api.NEVER)
+                                    .map(r -> r.minorLine().toString())
+                                    .distinct()
+                                    .toList()
+                            + ")");
         }
         if (current.storage() == StorageApi.ETCD3 && target.storage() == StorageApi.ETCD2) {
             // a logical dump and load: any line with the v3 API can dump, the target's line loads
-            Release dumper = catalog.line(current.version().line()).orElseThrow(() -> new RefusedTransitionException(
-                    "cannot roll " + current + " back to etcd2: the dump runs the data's own line, and no "
-                            + current.version().line() + " release is bundled (bundled: " + catalog.versionList() + ")"));
+            Release dumper = catalog.line(current.version().line())
+                    .orElseThrow(() -> new RefusedTransitionException(
+                            "cannot roll " + current + " back to etcd2: the dump runs the data's own line, and no "
+                                    + current.version().line() + " release is bundled (bundled: "
+                                    + catalog.versionList() + ")"));
             return new Plan(current, target, List.of(new RollbackToV2(current.version(), dumper, targetRelease)));
         }
         if (current.storage() == StorageApi.ETCD3 && current.version().major() < 3) {
-            throw new RefusedTransitionException("etcd " + current.version() + " cannot have written etcd3 data; check version.txt");
+            throw new RefusedTransitionException(
+                    "etcd " + current.version() + " cannot have written etcd3 data; check version.txt");
         }
         MinorLine from = current.version().line();
         MinorLine to = targetRelease.minorLine();
         if (current.storage() == StorageApi.ETCD2) {
             return new Plan(current, target, fromEtcd2(current.version(), target.storage(), to));
         }
-        List<Step> steps = from.equals(to) ? List.of()
-                : from.isOlderThan(to) ? upgrade(current.version(), to, StorageApi.ETCD3)
-                : downgrade(current.version(), to);
+        List<Step> steps = from.equals(to)
+                ? List.of()
+                : from.isOlderThan(to)
+                        ? upgrade(current.version(), to, StorageApi.ETCD3)
+                        : downgrade(current.version(), to);
         return new Plan(current, target, steps);
     }
 
@@ -104,7 +118,8 @@ public final class Planner {
      * between the data's line and the target's whose etcdctl has {@code migrate} (3.0-3.4), then goes on
      * as etcd3. It never goes down: no etcd line downgrades v2 data.
      */
-    private List<Step> fromEtcd2(EtcdVersion start, StorageApi targetStorage, MinorLine to) throws RefusedTransitionException {
+    private List<Step> fromEtcd2(EtcdVersion start, StorageApi targetStorage, MinorLine to)
+            throws RefusedTransitionException {
         if (to.isOlderThan(start.line())) {
             throw new RefusedTransitionException("etcd2 data written by " + start + " cannot be downgraded to " + to);
         }
@@ -112,17 +127,25 @@ public final class Planner {
             return start.line().equals(to) ? List.of() : upgrade(start, to, StorageApi.ETCD2);
         }
         Release converter = catalog.releases().reversed().stream()
-                .filter(r -> r.line().tools().etcdctlMigrate() && !r.minorLine().isOlderThan(start.line()) && !to.isOlderThan(r.minorLine()))
+                .filter(r -> r.line().tools().etcdctlMigrate()
+                        && !r.minorLine().isOlderThan(start.line())
+                        && !to.isOlderThan(r.minorLine()))
                 .findFirst()
-                .orElseThrow(() -> new RefusedTransitionException("cannot convert etcd2 data written by " + start + " to etcd3 on the way"
-                        + " to " + to + ": no bundled release between them has `etcdctl migrate` (bundled releases that have it: "
-                        + catalog.releases().stream().filter(r -> r.line().tools().etcdctlMigrate()).map(Release::version).toList()
-                        + "; bundled: " + catalog.versionList() + ")"));
+                .orElseThrow(() -> new RefusedTransitionException(
+                        "cannot convert etcd2 data written by " + start + " to etcd3 on the way"
+                                + " to " + to
+                                + ": no bundled release between them has `etcdctl migrate` (bundled releases that have it: "
+                                + catalog.releases().stream()
+                                        .filter(r -> r.line().tools().etcdctlMigrate())
+                                        .map(Release::version)
+                                        .toList()
+                                + "; bundled: " + catalog.versionList() + ")"));
         List<Step> steps = new ArrayList<>();
         if (!start.line().equals(converter.minorLine())) {
             steps.addAll(upgrade(start, converter.minorLine(), StorageApi.ETCD2));
         }
-        steps.add(new ConvertToV3(steps.isEmpty() ? start : steps.getLast().result().version(), converter));
+        steps.add(new ConvertToV3(
+                steps.isEmpty() ? start : steps.getLast().result().version(), converter));
         if (!converter.minorLine().equals(to)) {
             steps.addAll(upgrade(converter.etcdVersion(), to, StorageApi.ETCD3));
         }
@@ -138,10 +161,14 @@ public final class Planner {
                 continue;
             }
             if (storage == StorageApi.ETCD2) {
-                if (next.line().v2Api() == Release.V2Api.NEVER || !next.line().upgrade().fromLine().equals(at.line())) {
-                    throw new RefusedTransitionException("cannot upgrade etcd2 data from " + at + " to " + next.version()
-                            + ": etcd " + line + (next.line().v2Api() == Release.V2Api.NEVER ? " does not serve the v2 API"
-                            : " opens data of " + next.line().upgrade().from() + " only"));
+                if (next.line().v2Api() == Release.V2Api.NEVER
+                        || !next.line().upgrade().fromLine().equals(at.line())) {
+                    throw new RefusedTransitionException("cannot upgrade etcd2 data from " + at + " to "
+                            + next.version()
+                            + ": etcd " + line
+                            + (next.line().v2Api() == Release.V2Api.NEVER
+                                    ? " does not serve the v2 API"
+                                    : " opens data of " + next.line().upgrade().from() + " only"));
                 }
                 steps.add(MinorUpgrade.ofEtcd2(at, next));
                 at = next.etcdVersion();
@@ -150,12 +177,15 @@ public final class Planner {
             MinorLine opens = next.line().upgrade().fromLine();
             if (!opens.equals(at.line())) {
                 throw new RefusedTransitionException("cannot upgrade " + at + " to " + next.version() + ": etcd " + line
-                        + " opens data of " + opens + " only, and no bundled " + at.line().major() + "." + (at.line().minor() + 1)
-                        + " release can take the data there (skipping a minor is unsupported; bundled: " + catalog.versionList() + ")");
+                        + " opens data of " + opens + " only, and no bundled "
+                        + at.line().major() + "." + (at.line().minor() + 1)
+                        + " release can take the data there (skipping a minor is unsupported; bundled: "
+                        + catalog.versionList() + ")");
             }
             Optional<EtcdVersion> floor = next.line().upgrade().minimumPatch();
             if (floor.isPresent() && at.isOlderThan(floor.get())) {
-                Release patch = catalog.line(at.line()).filter(r -> !r.etcdVersion().isOlderThan(floor.get()))
+                Release patch = catalog.line(at.line())
+                        .filter(r -> !r.etcdVersion().isOlderThan(floor.get()))
                         .orElseThrow(() -> new RefusedTransitionException("cannot upgrade " + start + ": etcd " + line
                                 + " needs the data to have run " + floor.get() + " or newer first, and no such "
                                 + floor.get().line() + " release is bundled (bundled: " + catalog.versionList() + ")"));
@@ -167,14 +197,16 @@ public final class Planner {
                 // the step that just ran the previous line leaves the snapshot; else that line runs once more
                 Step last = steps.isEmpty() ? null : steps.getLast();
                 if (last instanceof MinorUpgrade up) steps.set(steps.size() - 1, up.withSnapshotForNext());
-                else if (last instanceof PatchFloor floorStep) steps.set(steps.size() - 1, floorStep.withSnapshotForNext());
+                else if (last instanceof PatchFloor floorStep)
+                    steps.set(steps.size() - 1, floorStep.withSnapshotForNext());
                 else snapshotter = Optional.of(snapshotter(at, next));
             }
             steps.add(new MinorUpgrade(at, next, v2Checker(at, next), snapshotter));
             at = next.etcdVersion();
         }
         if (!at.line().equals(to)) {
-            throw new RefusedTransitionException("cannot upgrade " + start + " to " + to + ": no bundled release chain reaches it");
+            throw new RefusedTransitionException(
+                    "cannot upgrade " + start + " to " + to + ": no bundled release chain reaches it");
         }
         return steps;
     }
@@ -184,14 +216,16 @@ public final class Planner {
         if (!next.line().v2ResidueRefused()) {
             return Optional.empty();
         }
-        return catalog.line(at.line()).filter(r -> !r.line().v2ResidueRefused() && r.line().tools().checkV2Store());
+        return catalog.line(at.line())
+                .filter(r -> !r.line().v2ResidueRefused() && r.line().tools().checkV2Store());
     }
 
     /** The bundled release of the data's line, to take the snapshot the next line needs first. */
     private Release snapshotter(EtcdVersion at, Release next) throws RefusedTransitionException {
-        return catalog.line(at.line()).orElseThrow(() -> new RefusedTransitionException("cannot upgrade " + at
-                + " to " + next.version() + ": etcd " + next.minorLine() + " needs etcd " + at.line()
-                + " to take a snapshot first, and no " + at.line() + " release is bundled"));
+        return catalog.line(at.line())
+                .orElseThrow(() -> new RefusedTransitionException("cannot upgrade " + at
+                        + " to " + next.version() + ": etcd " + next.minorLine() + " needs etcd " + at.line()
+                        + " to take a snapshot first, and no " + at.line() + " release is bundled"));
     }
 
     private List<Step> downgrade(EtcdVersion start, MinorLine to) throws RefusedTransitionException {
@@ -199,23 +233,28 @@ public final class Planner {
         EtcdVersion at = start;
         while (to.isOlderThan(at.line())) {
             EtcdVersion here = at;
-            Release newer = catalog.line(here.line()).orElseThrow(() -> new RefusedTransitionException(
-                    "cannot downgrade " + here + ": a downgrade runs the data's own line first, and no " + here.line()
-                            + " release is bundled (bundled: " + catalog.versionList() + ")"));
+            Release newer = catalog.line(here.line())
+                    .orElseThrow(() -> new RefusedTransitionException(
+                            "cannot downgrade " + here + ": a downgrade runs the data's own line first, and no "
+                                    + here.line() + " release is bundled (bundled: " + catalog.versionList() + ")"));
             Release.Downgrade how = newer.line().downgrade();
             if (how.method() == DowngradeMethod.NONE) {
-                throw new RefusedTransitionException("etcd " + here.line() + " data cannot be downgraded to " + how.toLine());
+                throw new RefusedTransitionException(
+                        "etcd " + here.line() + " data cannot be downgraded to " + how.toLine());
             }
-            Release older = catalog.line(how.toLine()).orElseThrow(() -> new RefusedTransitionException(
-                    "cannot downgrade " + here + " to " + to + ": it goes one minor at a time through " + how.toLine()
-                            + ", and no " + how.toLine() + " release is bundled (bundled: " + catalog.versionList() + ")"));
-            if (how.method() == DowngradeMethod.SNAPSHOT_RESTORE && older.line().tools().snapshotRestore() == Release.RestoreTool.NONE) {
-                throw new RefusedTransitionException("cannot downgrade " + here + " to " + older.version() + ": etcd " + older.minorLine()
-                        + " cannot restore a v3 snapshot");
+            Release older = catalog.line(how.toLine())
+                    .orElseThrow(() -> new RefusedTransitionException("cannot downgrade " + here + " to " + to
+                            + ": it goes one minor at a time through " + how.toLine() + ", and no " + how.toLine()
+                            + " release is bundled (bundled: " + catalog.versionList() + ")"));
+            if (how.method() == DowngradeMethod.SNAPSHOT_RESTORE
+                    && older.line().tools().snapshotRestore() == Release.RestoreTool.NONE) {
+                throw new RefusedTransitionException("cannot downgrade " + here + " to " + older.version() + ": etcd "
+                        + older.minorLine() + " cannot restore a v3 snapshot");
             }
-            steps.add(how.method() == DowngradeMethod.DOWNGRADE_API
-                    ? new OnlineDowngrade(here, newer, older)
-                    : new SnapshotDowngrade(here, newer, older));
+            steps.add(
+                    how.method() == DowngradeMethod.DOWNGRADE_API
+                            ? new OnlineDowngrade(here, newer, older)
+                            : new SnapshotDowngrade(here, newer, older));
             at = older.etcdVersion();
         }
         return steps;

@@ -31,12 +31,16 @@ public final class RollingUpgradePolicy {
             String why = switch (step) {
                 case PatchFloor floor -> null;
                 case MinorUpgrade up when up.storage() == StorageApi.ETCD3 -> null;
-                case MinorUpgrade up -> "etcd2 data is migrated only as a one-member cluster; shrink the cluster to one member, migrate, then add members";
+                case MinorUpgrade up ->
+                    "etcd2 data is migrated only as a one-member cluster; shrink the cluster to one member, migrate, then add members";
                 case OnlineDowngrade down -> null;
-                case SnapshotDowngrade down -> "a snapshot restore gives this member a new cluster ID, so it could not rejoin its peers;"
-                        + " restore the whole cluster from one member's snapshot instead";
-                case ConvertToV3 convert -> "the etcd2 -> etcd3 conversion rebuilds the member dir, so it could not rejoin its peers";
-                case RollbackToV2 rollback -> "the rollback to etcd2 rebuilds the member dir, so it could not rejoin its peers";
+                case SnapshotDowngrade down ->
+                    "a snapshot restore gives this member a new cluster ID, so it could not rejoin its peers;"
+                            + " restore the whole cluster from one member's snapshot instead";
+                case ConvertToV3 convert ->
+                    "the etcd2 -> etcd3 conversion rebuilds the member dir, so it could not rejoin its peers";
+                case RollbackToV2 rollback ->
+                    "the rollback to etcd2 rebuilds the member dir, so it could not rejoin its peers";
             };
             if (why != null) {
                 throw new RefusedTransitionException("refused for " + cluster + ": " + step.describe() + " — " + why
@@ -44,11 +48,13 @@ public final class RollingUpgradePolicy {
                         + " etcd's downgrade API, one member at a time (nothing was changed)");
             }
             if (crossesAMinor(step) && ++minorSteps > 1) {
-                throw new RefusedTransitionException("refused for " + cluster + ": " + plan.current() + " -> " + plan.target()
-                        + " crosses " + countMinors(plan) + " minor versions, and a member can only join peers one minor apart"
-                        + " (etcd's downgrade API, too, moves the cluster version one minor)."
-                        + " Roll the whole cluster out one minor at a time (e.g. first every member to "
-                        + firstMinorTarget(plan) + "), nothing was changed");
+                throw new RefusedTransitionException(
+                        "refused for " + cluster + ": " + plan.current() + " -> " + plan.target()
+                                + " crosses " + countMinors(plan)
+                                + " minor versions, and a member can only join peers one minor apart"
+                                + " (etcd's downgrade API, too, moves the cluster version one minor)."
+                                + " Roll the whole cluster out one minor at a time (e.g. first every member to "
+                                + firstMinorTarget(plan) + "), nothing was changed");
             }
         }
         return plan;
@@ -63,7 +69,10 @@ public final class RollingUpgradePolicy {
     }
 
     private static String firstMinorTarget(Plan plan) {
-        return plan.steps().stream().filter(RollingUpgradePolicy::crossesAMinor).findFirst().map(s -> s.result().version().toString())
+        return plan.steps().stream()
+                .filter(RollingUpgradePolicy::crossesAMinor)
+                .findFirst()
+                .map(s -> s.result().version().toString())
                 .orElseThrow();
     }
 }

@@ -23,8 +23,9 @@ public final class LinePump {
     private final Consumer<String> listener;
     /** The first line in which the child said it is dying (zap fatal/panic, capnslog critical, a Go panic). */
     private volatile String fatal;
-    private static final java.util.regex.Pattern FATAL = java.util.regex.Pattern.compile(
-            "\"level\":\"(fatal|panic|dpanic)\"|^panic: |^fatal error: |\s[CF] \\| ");
+
+    private static final java.util.regex.Pattern FATAL =
+            java.util.regex.Pattern.compile("\"level\":\"(fatal|panic|dpanic)\"|^panic: |^fatal error: |\s[CF] \\| ");
     private Thread thread;
     private volatile boolean stopping;
 

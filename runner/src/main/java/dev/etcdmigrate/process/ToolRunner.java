@@ -42,7 +42,8 @@ public final class ToolRunner {
         }
     }
 
-    public Result run(String label, List<String> command, Map<String, String> environment, Path workDir, Duration timeout)
+    public Result run(
+            String label, List<String> command, Map<String, String> environment, Path workDir, Duration timeout)
             throws ToolFailedException {
         Result result = runAllowingFailure(label, command, environment, workDir, timeout);
         if (result.exitCode() != 0) {
@@ -51,8 +52,9 @@ public final class ToolRunner {
         return result;
     }
 
-    public Result runAllowingFailure(String label, List<String> command, Map<String, String> environment, Path workDir,
-            Duration timeout) throws ToolFailedException {
+    public Result runAllowingFailure(
+            String label, List<String> command, Map<String, String> environment, Path workDir, Duration timeout)
+            throws ToolFailedException {
         CommandLine line = new CommandLine(command.getFirst());
         command.subList(1, command.size()).forEach(arg -> line.addArgument(arg, false));
         List<String> lines = new ArrayList<>();
@@ -66,7 +68,8 @@ public final class ToolRunner {
             }
         };
         ExecuteWatchdog watchdog = ExecuteWatchdog.builder().setTimeout(timeout).get();
-        DefaultExecutor executor = DefaultExecutor.builder().setWorkingDirectory(workDir.toFile()).get();
+        DefaultExecutor executor =
+                DefaultExecutor.builder().setWorkingDirectory(workDir.toFile()).get();
         executor.setStreamHandler(new PumpStreamHandler(sink));
         executor.setWatchdog(watchdog);
         executor.setProcessDestroyer(children);
@@ -78,7 +81,8 @@ public final class ToolRunner {
         } catch (ExecuteException e) {
             exit = e.getExitValue();
         } catch (IOException e) {
-            throw new ToolFailedException(label + " could not be started (" + command.getFirst() + "): " + e.getMessage(), e);
+            throw new ToolFailedException(
+                    label + " could not be started (" + command.getFirst() + "): " + e.getMessage(), e);
         } finally {
             try {
                 sink.close();
@@ -87,9 +91,11 @@ public final class ToolRunner {
             }
         }
         if (watchdog.killedProcess()) {
-            throw new ToolFailedException(label + " did not finish within " + timeout.toSeconds() + " s and was killed");
+            throw new ToolFailedException(
+                    label + " did not finish within " + timeout.toSeconds() + " s and was killed");
         }
-        log.emit(new Event.ToolRan(label, command.subList(1, command.size()), exit, (System.nanoTime() - start) / 1_000_000));
+        log.emit(new Event.ToolRan(
+                label, command.subList(1, command.size()), exit, (System.nanoTime() - start) / 1_000_000));
         synchronized (lines) {
             return new Result(exit, List.copyOf(lines));
         }

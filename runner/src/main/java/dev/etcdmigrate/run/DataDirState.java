@@ -2,13 +2,13 @@ package dev.etcdmigrate.run;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.cli.MigrateOptions;
-import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
-import dev.etcdmigrate.ondisk.BackendStorageVersion;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.ondisk.BackendStorageVersion;
+import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.plan.RefusedTransitionException;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -70,46 +70,71 @@ final class DataDirState {
             StorageApi storage = detected.storage().orElse(dataDir.inferStorage());
             DataVersion claimed = new DataVersion(initial, storage);
             if (initial.major() < 3 && dataDir.inferStorage() == StorageApi.ETCD3) {
-                throw new RefusedTransitionException("--initial-version " + initial + " cannot have written etcd3 data, but "
-                        + dataDir.path() + " has member/snap/db");
+                throw new RefusedTransitionException("--initial-version " + initial
+                        + " cannot have written etcd3 data, but " + dataDir.path() + " has member/snap/db");
             }
             judge(claimed, "--initial-version/INITIAL_VERSION", detected);
             if (report) {
                 log.emit(detectedEvent(detected, "checked --initial-version " + initial + " against it: agrees"));
-                log.emit(new Event.DataDirRead(dataDir.path().toString(), claimed.toString(), "no version.txt: taking " + claimed
-                        + " (version from --initial-version/INITIAL_VERSION, storage " + (detected.storage().isPresent()
-                                ? "from the data" : "inferred from " + (storage == StorageApi.ETCD3 ? "member/snap/db" : "the absence of member/snap/db"))
-                        + ")"));
+                log.emit(new Event.DataDirRead(
+                        dataDir.path().toString(),
+                        claimed.toString(),
+                        "no version.txt: taking " + claimed
+                                + " (version from --initial-version/INITIAL_VERSION, storage "
+                                + (detected.storage().isPresent()
+                                        ? "from the data"
+                                        : "inferred from "
+                                                + (storage == StorageApi.ETCD3
+                                                        ? "member/snap/db"
+                                                        : "the absence of member/snap/db"))
+                                + ")"));
             }
             return Optional.of(claimed);
         }
         if (!detected.pinned() || detected.line().isEmpty()) {
-            throw new RefusedTransitionException("data dir " + dataDir.path() + " holds data (" + safeContent() + ") but no version.txt,"
-                    + " and the data does not say which etcd wrote it (found: " + (detected.evidence().isEmpty() ? "nothing etcd writes"
-                            : detected.evidenceText()) + "). Set --initial-version / INITIAL_VERSION to the etcd version that last ran on it"
-                    + " (its storage is inferred: member/snap/db means etcd3); `etcd-migrate inspect --data-dir " + dataDir.path()
-                    + "` shows what the data holds. The Kubernetes etcd image assumed 2.2.1/etcd2 for such dirs; pass"
-                    + " --initial-version=2.2.1 only if that is what wrote it");
+            throw new RefusedTransitionException(
+                    "data dir " + dataDir.path() + " holds data (" + safeContent() + ") but no version.txt,"
+                            + " and the data does not say which etcd wrote it (found: "
+                            + (detected.evidence().isEmpty() ? "nothing etcd writes" : detected.evidenceText())
+                            + "). Set --initial-version / INITIAL_VERSION to the etcd version that last ran on it"
+                            + " (its storage is inferred: member/snap/db means etcd3); `etcd-migrate inspect --data-dir "
+                            + dataDir.path()
+                            + "` shows what the data holds. The Kubernetes etcd image assumed 2.2.1/etcd2 for such dirs; pass"
+                            + " --initial-version=2.2.1 only if that is what wrote it");
         }
         // the line is known, its patch is not: the lowest patch, so that every patch floor above it applies
         MinorLine line = detected.line().get();
-        DataVersion taken = new DataVersion(new EtcdVersion(line.major(), line.minor(), 0), detected.storage().get());
+        DataVersion taken = new DataVersion(
+                new EtcdVersion(line.major(), line.minor(), 0),
+                detected.storage().get());
         if (report) {
-            log.emit(detectedEvent(detected, "no version.txt: planning from " + taken + " (the line's lowest patch, so patch floors apply)"));
-            log.emit(new Event.DataDirRead(dataDir.path().toString(), taken.toString(), "no version.txt: read from the data, lowest patch"
-                    + " of etcd " + line));
+            log.emit(detectedEvent(
+                    detected,
+                    "no version.txt: planning from " + taken + " (the line's lowest patch, so patch floors apply)"));
+            log.emit(new Event.DataDirRead(
+                    dataDir.path().toString(),
+                    taken.toString(),
+                    "no version.txt: read from the data, lowest patch" + " of etcd " + line));
         }
         return Optional.of(taken);
     }
 
     private Event.DataDetected detectedEvent(DataDetection.Detection d, String use) {
-        return new Event.DataDetected(dataDir.path().toString(), d.storage().map(Object::toString).orElse(""),
-                d.line().map(Object::toString).orElse(""), d.floor().map(Object::toString).orElse(""),
-                d.evidence().stream().map(Object::toString).toList(), use);
+        return new Event.DataDetected(
+                dataDir.path().toString(),
+                d.storage().map(Object::toString).orElse(""),
+                d.line().map(Object::toString).orElse(""),
+                d.floor().map(Object::toString).orElse(""),
+                d.evidence().stream().map(Object::toString).toList(),
+                use);
     }
 
     /** How a label stands against the data. */
-    enum Verdict { AGREES, INTERRUPTED_STEP, CONTRADICTED }
+    enum Verdict {
+        AGREES,
+        INTERRUPTED_STEP,
+        CONTRADICTED
+    }
 
     /**
      * A label (version.txt or --initial-version) against the oldest line that may run on the data now
@@ -121,23 +146,39 @@ final class DataDirState {
      */
     static Verdict judge(MinorLine label, Optional<MinorLine> floor, boolean stepsRanHere, Catalog catalog) {
         if (floor.isEmpty() || !label.isOlderThan(floor.get())) return Verdict.AGREES;
-        Optional<MinorLine> next = catalog.releases().stream().map(r -> r.minorLine()).filter(label::isOlderThan).findFirst();
+        Optional<MinorLine> next = catalog.releases().stream()
+                .map(r -> r.minorLine())
+                .filter(label::isOlderThan)
+                .findFirst();
         if (stepsRanHere && next.equals(floor)) return Verdict.INTERRUPTED_STEP;
         return Verdict.CONTRADICTED;
     }
 
-    private void judge(DataVersion label, String source, DataDetection.Detection detected) throws IOException, MigrateException {
-        if (detected.floor().isEmpty() || !label.version().line().isOlderThan(detected.floor().get())) return; // agrees: no catalog needed
-        Verdict verdict = judge(label.version().line(), detected.floor(), Files.isRegularFile(dataDir.own().etcdOutput()), catalog.get());
+    private void judge(DataVersion label, String source, DataDetection.Detection detected)
+            throws IOException, MigrateException {
+        if (detected.floor().isEmpty()
+                || !label.version().line().isOlderThan(detected.floor().get())) return; // agrees: no catalog needed
+        Verdict verdict = judge(
+                label.version().line(),
+                detected.floor(),
+                Files.isRegularFile(dataDir.own().etcdOutput()),
+                catalog.get());
         switch (verdict) {
-            case AGREES -> { }
-            case INTERRUPTED_STEP -> log.emit(new Event.InterruptedStepFound(dataDir.path().toString(), source + " " + label,
-                    detected.floor().orElseThrow().toString(), detected.evidence().stream().map(Object::toString).toList()));
-            case CONTRADICTED -> throw new DataDir.ContradictionException(source + " says " + label + " but the data says etcd "
-                    + detected.floor().orElseThrow() + " or newer ran on it (" + detected.evidenceText() + "): etcd "
-                    + label.version().line() + " cannot run on it. `etcd-migrate inspect --data-dir "
-                    + dataDir.path() + "` shows the data's evidence. Write the version that really ran last into version.txt"
-                    + " (or INITIAL_VERSION)");
+            case AGREES -> {}
+            case INTERRUPTED_STEP ->
+                log.emit(new Event.InterruptedStepFound(
+                        dataDir.path().toString(),
+                        source + " " + label,
+                        detected.floor().orElseThrow().toString(),
+                        detected.evidence().stream().map(Object::toString).toList()));
+            case CONTRADICTED ->
+                throw new DataDir.ContradictionException(source + " says " + label + " but the data says etcd "
+                        + detected.floor().orElseThrow() + " or newer ran on it (" + detected.evidenceText()
+                        + "): etcd "
+                        + label.version().line() + " cannot run on it. `etcd-migrate inspect --data-dir "
+                        + dataDir.path()
+                        + "` shows the data's evidence. Write the version that really ran last into version.txt"
+                        + " (or INITIAL_VERSION)");
         }
     }
 
@@ -159,7 +200,9 @@ final class DataDirState {
         DataDetection.Detection detected = detect();
         if (detected.unreadable().isPresent()) {
             // not a db (or snapshot) this reader understands: the step's etcd judges it when it starts on it
-            log.emit(new Event.StorageVersionUnread(dataDir.member().resolve("snap").resolve("db").toString(), detected.unreadable().get()));
+            log.emit(new Event.StorageVersionUnread(
+                    dataDir.member().resolve("snap").resolve("db").toString(),
+                    detected.unreadable().get()));
         }
         judge(recorded, "version.txt", detected);
     }

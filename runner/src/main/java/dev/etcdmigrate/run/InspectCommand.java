@@ -4,14 +4,14 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cli.ParsedArgs;
-import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
-import dev.etcdmigrate.ondisk.BackendStorageVersion;
 import dev.etcdmigrate.log.Json;
 import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.ondisk.BackendStorageVersion;
+import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.Planner;
 import dev.etcdmigrate.plan.RollingUpgradePolicy;
@@ -49,7 +49,8 @@ public final class InspectCommand {
 
     public record Wal(String dir, int segments) {}
 
-    public record V2Store(String snapshot, long keysOutsideMembership, long v2WritesInWal, List<String> linesRefusingIt) {}
+    public record V2Store(
+            String snapshot, long keysOutsideMembership, long v2WritesInWal, List<String> linesRefusingIt) {}
 
     public record Backup(String path, String version) {}
 
@@ -106,8 +107,10 @@ public final class InspectCommand {
         Path db = dataDir.member().resolve("snap").resolve("db");
         OptionalLong holder = Files.isRegularFile(db) ? BackendStorageVersion.lockHolder(db) : OptionalLong.empty();
         String access = "read offline: no lock taken, no etcd started, nothing written"
-                + (holder.isPresent() ? "; process " + holder.getAsLong() + " holds the db open (an etcd is running on this data):"
-                        + " what it wrote since its last commit may be missing from this report" : "");
+                + (holder.isPresent()
+                        ? "; process " + holder.getAsLong() + " holds the db open (an etcd is running on this data):"
+                                + " what it wrote since its last commit may be missing from this report"
+                        : "");
 
         Label label = label(dataDir, options, d, catalog);
         Optional<DataVersion> current = current(dataDir, options, d);
@@ -121,33 +124,70 @@ public final class InspectCommand {
                 continue;
             }
             if (current.isEmpty() && dataDir.holdsData()) {
-                targets.add(new Target(release.version(), storage.toString(), null, "the data does not say which etcd wrote it and"
-                        + " nothing labels it: set --initial-version"));
+                targets.add(new Target(
+                        release.version(),
+                        storage.toString(),
+                        null,
+                        "the data does not say which etcd wrote it and" + " nothing labels it: set --initial-version"));
                 continue;
             }
             try {
-                Plan plan = new Planner(catalog).plan(current, target, v -> Files.isExecutable(options.binDir().resolve("etcd-" + v)));
+                Plan plan = new Planner(catalog)
+                        .plan(
+                                current,
+                                target,
+                                v -> Files.isExecutable(options.binDir().resolve("etcd-" + v)));
                 plan = RollingUpgradePolicy.check(plan, members);
-                targets.add(new Target(release.version(), storage.toString(), plan.steps().stream().map(s -> s.describe()).toList(), null));
+                targets.add(new Target(
+                        release.version(),
+                        storage.toString(),
+                        plan.steps().stream().map(s -> s.describe()).toList(),
+                        null));
             } catch (MigrateException e) {
                 targets.add(new Target(release.version(), storage.toString(), null, e.getMessage()));
             }
         }
-        List<String> refusing = catalog.releases().stream().filter(r -> r.line().v2ResidueRefused()).map(r -> r.minorLine().toString())
-                .distinct().toList();
-        return new Report(SCHEMA, dataDir.path().toString(), access, holder.isPresent() ? holder.getAsLong() : null, d.holdsEtcdData(),
-                str(d.storage()), str(d.line()), str(d.floor()), d.pinned(),
-                d.evidence().stream().map(e -> new EvidenceItem(e.where(), e.found(), str(e.line()))).toList(),
+        List<String> refusing = catalog.releases().stream()
+                .filter(r -> r.line().v2ResidueRefused())
+                .map(r -> r.minorLine().toString())
+                .distinct()
+                .toList();
+        return new Report(
+                SCHEMA,
+                dataDir.path().toString(),
+                access,
+                holder.isPresent() ? holder.getAsLong() : null,
+                d.holdsEtcdData(),
+                str(d.storage()),
+                str(d.line()),
+                str(d.floor()),
+                d.pinned(),
+                d.evidence().stream()
+                        .map(e -> new EvidenceItem(e.where(), e.found(), str(e.line())))
+                        .toList(),
                 label,
                 d.clusterVersion().map(DataDetection.ClusterVersion::version).orElse(null),
                 d.clusterVersion().map(DataDetection.ClusterVersion::where).orElse(null),
-                d.storageVersion().orElse(null), d.clusterId().orElse(null), d.memberId().orElse(null),
-                d.members().stream().map(m -> new MemberItem(m.id(), m.name(), m.peerUrls(), m.learner())).toList(),
-                Files.isRegularFile(db) ? new Db(db.toString(), d.dbBytes().isPresent() ? d.dbBytes().getAsLong() : null,
-                        d.dbBytesInUse().isPresent() ? d.dbBytesInUse().getAsLong() : null) : null,
-                d.alarms().stream().map(a -> new AlarmItem(a.type(), a.memberId())).toList(),
+                d.storageVersion().orElse(null),
+                d.clusterId().orElse(null),
+                d.memberId().orElse(null),
+                d.members().stream()
+                        .map(m -> new MemberItem(m.id(), m.name(), m.peerUrls(), m.learner()))
+                        .toList(),
+                Files.isRegularFile(db)
+                        ? new Db(
+                                db.toString(),
+                                d.dbBytes().isPresent() ? d.dbBytes().getAsLong() : null,
+                                d.dbBytesInUse().isPresent() ? d.dbBytesInUse().getAsLong() : null)
+                        : null,
+                d.alarms().stream()
+                        .map(a -> new AlarmItem(a.type(), a.memberId()))
+                        .toList(),
                 d.walDir().map(w -> new Wal(w.toString(), d.walSegments())).orElse(null),
-                new V2Store(d.snapshot().map(Path::toString).orElse(null), d.v2KeysOutsideMembership(), d.v2WritesInWal(),
+                new V2Store(
+                        d.snapshot().map(Path::toString).orElse(null),
+                        d.v2KeysOutsideMembership(),
+                        d.v2WritesInWal(),
                         d.v2KeysOutsideMembership() + d.v2WritesInWal() > 0 ? refusing : List.of()),
                 d.downgradeTarget().orElse(null),
                 backups(options, dataDir),
@@ -155,35 +195,56 @@ public final class InspectCommand {
     }
 
     /** version.txt (or --initial-version) against the data, as a start would judge it. */
-    private static Label label(DataDir dataDir, MigrateOptions options, DataDetection.Detection d, Catalog catalog) throws IOException {
+    private static Label label(DataDir dataDir, MigrateOptions options, DataDetection.Detection d, Catalog catalog)
+            throws IOException {
         Optional<DataVersion> recorded;
         try {
             recorded = dataDir.readVersion();
         } catch (DataDir.MalformedVersionFileException e) {
             return new Label("version.txt", null, "malformed", e.getMessage());
         }
-        String source = recorded.isPresent() ? "version.txt" : options.initialVersion().isPresent() ? "--initial-version" : "none";
-        Optional<DataVersion> claimed = recorded.or(() -> options.initialVersion().map(v -> new DataVersion(v,
-                d.storage().orElse(dataDir.inferStorage()))));
+        String source = recorded.isPresent()
+                ? "version.txt"
+                : options.initialVersion().isPresent() ? "--initial-version" : "none";
+        Optional<DataVersion> claimed = recorded.or(() ->
+                options.initialVersion().map(v -> new DataVersion(v, d.storage().orElse(dataDir.inferStorage()))));
         if (claimed.isEmpty()) {
-            return new Label(source, null, d.pinned() ? "absent" : "absent-and-data-silent", d.pinned()
-                    ? "no version.txt: a migration plans from the data (" + d.line().orElseThrow() + ", lowest patch)"
-                    : "no version.txt and the data does not pin its line: a migration is refused without --initial-version");
+            return new Label(
+                    source,
+                    null,
+                    d.pinned() ? "absent" : "absent-and-data-silent",
+                    d.pinned()
+                            ? "no version.txt: a migration plans from the data ("
+                                    + d.line().orElseThrow() + ", lowest patch)"
+                            : "no version.txt and the data does not pin its line: a migration is refused without --initial-version");
         }
-        DataDirState.Verdict verdict = DataDirState.judge(claimed.get().version().line(), d.floor(),
-                Files.isRegularFile(dataDir.own().etcdOutput()), catalog);
+        DataDirState.Verdict verdict = DataDirState.judge(
+                claimed.get().version().line(),
+                d.floor(),
+                Files.isRegularFile(dataDir.own().etcdOutput()),
+                catalog);
         String reason = switch (verdict) {
-            case AGREES -> d.floor().map(f -> "the data's line " + f + " is not newer than " + claimed.get()).orElse("the data records no line");
-            case INTERRUPTED_STEP -> "the data is one line ahead (" + d.floor().orElseThrow() + "): a step of this runner was interrupted"
-                    + " after its etcd ran; a start resumes it";
-            case CONTRADICTED -> source + " says " + claimed.get() + " but the data says etcd " + d.floor().orElseThrow()
-                    + " or newer ran on it: a start refuses (exit 3)";
+            case AGREES ->
+                d.floor()
+                        .map(f -> "the data's line " + f + " is not newer than " + claimed.get())
+                        .orElse("the data records no line");
+            case INTERRUPTED_STEP ->
+                "the data is one line ahead (" + d.floor().orElseThrow() + "): a step of this runner was interrupted"
+                        + " after its etcd ran; a start resumes it";
+            case CONTRADICTED ->
+                source + " says " + claimed.get() + " but the data says etcd "
+                        + d.floor().orElseThrow() + " or newer ran on it: a start refuses (exit 3)";
         };
-        return new Label(source, claimed.get().toString(), verdict.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'), reason);
+        return new Label(
+                source,
+                claimed.get().toString(),
+                verdict.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
+                reason);
     }
 
     /** What a start would plan from; empty when it would refuse or the dir holds nothing. */
-    private static Optional<DataVersion> current(DataDir dataDir, MigrateOptions options, DataDetection.Detection d) throws IOException {
+    private static Optional<DataVersion> current(DataDir dataDir, MigrateOptions options, DataDetection.Detection d)
+            throws IOException {
         if (!dataDir.holdsData()) return Optional.empty();
         try {
             Optional<DataVersion> recorded = dataDir.readVersion();
@@ -192,11 +253,14 @@ public final class InspectCommand {
             return Optional.empty();
         }
         if (options.initialVersion().isPresent()) {
-            return Optional.of(new DataVersion(options.initialVersion().get(), d.storage().orElse(dataDir.inferStorage())));
+            return Optional.of(
+                    new DataVersion(options.initialVersion().get(), d.storage().orElse(dataDir.inferStorage())));
         }
         if (!d.pinned()) return Optional.empty();
         var line = d.line().orElseThrow();
-        return Optional.of(new DataVersion(new dev.etcdmigrate.version.EtcdVersion(line.major(), line.minor(), 0), d.storage().orElseThrow()));
+        return Optional.of(new DataVersion(
+                new dev.etcdmigrate.version.EtcdVersion(line.major(), line.minor(), 0),
+                d.storage().orElseThrow()));
     }
 
     private static List<Backup> backups(MigrateOptions options, DataDir dataDir) throws IOException {
@@ -207,7 +271,9 @@ public final class InspectCommand {
             for (Path p : entries.sorted().toList()) {
                 if (!Files.isDirectory(p)) continue;
                 Path v = p.resolve(DataDir.VERSION_FILE);
-                out.add(new Backup(p.toString(), Files.isRegularFile(v) ? Files.readString(v).strip() : null));
+                out.add(new Backup(
+                        p.toString(),
+                        Files.isRegularFile(v) ? Files.readString(v).strip() : null));
             }
         }
         return out;
@@ -219,55 +285,126 @@ public final class InspectCommand {
 
     static String text(Report r) {
         StringBuilder b = new StringBuilder();
-        b.append("data dir ").append(r.dataDir()).append(" (").append(r.access()).append(")\n");
+        b.append("data dir ")
+                .append(r.dataDir())
+                .append(" (")
+                .append(r.access())
+                .append(")\n");
         if (!r.holdsEtcdData()) {
             b.append("  holds no etcd data\n");
         }
-        b.append("  written by: ").append(r.writtenBy() == null ? "unknown" : "etcd " + r.writtenBy()).append(" (")
-                .append(r.storage() == null ? "no etcd storage" : r.storage()).append(")")
+        b.append("  written by: ")
+                .append(r.writtenBy() == null ? "unknown" : "etcd " + r.writtenBy())
+                .append(" (")
+                .append(r.storage() == null ? "no etcd storage" : r.storage())
+                .append(")")
                 .append(r.floor() != null && !r.floor().equals(r.writtenBy()) ? "; cluster at " + r.floor() : "")
-                .append(r.pinned() ? "" : "; the data does not pin its line").append('\n');
+                .append(r.pinned() ? "" : "; the data does not pin its line")
+                .append('\n');
         b.append("  evidence:\n");
         for (EvidenceItem e : r.evidence()) {
-            b.append("    - ").append(e.where()).append(": ").append(e.found()).append(e.line() == null ? "" : " (etcd " + e.line() + "+)")
+            b.append("    - ")
+                    .append(e.where())
+                    .append(": ")
+                    .append(e.found())
+                    .append(e.line() == null ? "" : " (etcd " + e.line() + "+)")
                     .append('\n');
         }
-        b.append("  label: ").append(r.label().source()).append(r.label().value() == null ? "" : " " + r.label().value()).append(" -> ")
-                .append(r.label().verdict()).append(": ").append(r.label().reason()).append('\n');
-        b.append("  cluster version: ").append(r.clusterVersion() == null ? "not recorded" : r.clusterVersion() + " (" + r.clusterVersionFrom() + ")")
-                .append("; storage version: ").append(r.storageVersion() == null ? "not recorded" : r.storageVersion()).append('\n');
-        b.append("  cluster ID: ").append(r.clusterId() == null ? "unknown" : r.clusterId()).append("; member ID: ")
-                .append(r.memberId() == null ? "unknown" : r.memberId()).append('\n');
+        b.append("  label: ")
+                .append(r.label().source())
+                .append(r.label().value() == null ? "" : " " + r.label().value())
+                .append(" -> ")
+                .append(r.label().verdict())
+                .append(": ")
+                .append(r.label().reason())
+                .append('\n');
+        b.append("  cluster version: ")
+                .append(
+                        r.clusterVersion() == null
+                                ? "not recorded"
+                                : r.clusterVersion() + " (" + r.clusterVersionFrom() + ")")
+                .append("; storage version: ")
+                .append(r.storageVersion() == null ? "not recorded" : r.storageVersion())
+                .append('\n');
+        b.append("  cluster ID: ")
+                .append(r.clusterId() == null ? "unknown" : r.clusterId())
+                .append("; member ID: ")
+                .append(r.memberId() == null ? "unknown" : r.memberId())
+                .append('\n');
         b.append("  members (").append(r.members().size()).append("):\n");
         for (MemberItem m : r.members()) {
-            b.append("    - ").append(m.id()).append(' ').append(m.name().isEmpty() ? "(unnamed)" : m.name()).append(' ')
-                    .append(String.join(",", m.peerUrls())).append(m.learner() ? " (learner)" : "").append('\n');
+            b.append("    - ")
+                    .append(m.id())
+                    .append(' ')
+                    .append(m.name().isEmpty() ? "(unnamed)" : m.name())
+                    .append(' ')
+                    .append(String.join(",", m.peerUrls()))
+                    .append(m.learner() ? " (learner)" : "")
+                    .append('\n');
         }
         if (r.db() != null) {
-            b.append("  db: ").append(r.db().path()).append(", ").append(r.db().bytes()).append(" bytes")
-                    .append(r.db().bytesInUse() == null ? "" : ", " + r.db().bytesInUse() + " in use").append('\n');
+            b.append("  db: ")
+                    .append(r.db().path())
+                    .append(", ")
+                    .append(r.db().bytes())
+                    .append(" bytes")
+                    .append(r.db().bytesInUse() == null ? "" : ", " + r.db().bytesInUse() + " in use")
+                    .append('\n');
         }
-        b.append("  alarms: ").append(r.alarms().isEmpty() ? "none" : String.join(", ", r.alarms().stream()
-                .map(a -> a.type() + " of member " + a.memberId()).toList())).append('\n');
-        b.append("  WAL: ").append(r.wal() == null ? "none found" : r.wal().dir() + ", " + r.wal().segments() + " segment(s)").append('\n');
-        b.append("  v2 store: ").append(r.v2().keysOutsideMembership()).append(" key(s) outside membership in the snapshot, ")
-                .append(r.v2().v2WritesInWal()).append(" v2 write(s) in the WAL")
-                .append(r.v2().linesRefusingIt().isEmpty() ? "" : " (etcd " + String.join(", ", r.v2().linesRefusingIt())
-                        + " refuses to start on such content)").append('\n');
-        if (r.downgradeTarget() != null) b.append("  downgrade in progress, target ").append(r.downgradeTarget()).append('\n');
+        b.append("  alarms: ")
+                .append(
+                        r.alarms().isEmpty()
+                                ? "none"
+                                : String.join(
+                                        ", ",
+                                        r.alarms().stream()
+                                                .map(a -> a.type() + " of member " + a.memberId())
+                                                .toList()))
+                .append('\n');
+        b.append("  WAL: ")
+                .append(
+                        r.wal() == null
+                                ? "none found"
+                                : r.wal().dir() + ", " + r.wal().segments() + " segment(s)")
+                .append('\n');
+        b.append("  v2 store: ")
+                .append(r.v2().keysOutsideMembership())
+                .append(" key(s) outside membership in the snapshot, ")
+                .append(r.v2().v2WritesInWal())
+                .append(" v2 write(s) in the WAL")
+                .append(
+                        r.v2().linesRefusingIt().isEmpty()
+                                ? ""
+                                : " (etcd " + String.join(", ", r.v2().linesRefusingIt())
+                                        + " refuses to start on such content)")
+                .append('\n');
+        if (r.downgradeTarget() != null)
+            b.append("  downgrade in progress, target ")
+                    .append(r.downgradeTarget())
+                    .append('\n');
         b.append("  backups: ").append(r.backups().isEmpty() ? "none" : "").append('\n');
         for (Backup k : r.backups()) {
-            b.append("    - ").append(k.path()).append(k.version() == null ? "" : " (" + k.version() + ")").append('\n');
+            b.append("    - ")
+                    .append(k.path())
+                    .append(k.version() == null ? "" : " (" + k.version() + ")")
+                    .append('\n');
         }
         b.append("  targets:\n");
         for (Target t : r.targets()) {
-            b.append("    - ").append(t.version()).append('/').append(t.storage()).append(": ");
+            b.append("    - ")
+                    .append(t.version())
+                    .append('/')
+                    .append(t.storage())
+                    .append(": ");
             if (t.refused() != null) {
                 b.append("refused: ").append(t.refused()).append('\n');
             } else if (t.steps().isEmpty()) {
                 b.append("no step (a restart)\n");
             } else {
-                b.append(t.steps().size()).append(" step(s): ").append(String.join("; ", t.steps())).append('\n');
+                b.append(t.steps().size())
+                        .append(" step(s): ")
+                        .append(String.join("; ", t.steps()))
+                        .append('\n');
             }
         }
         return b.toString().stripTrailing();

@@ -12,9 +12,9 @@ import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
+import dev.etcdmigrate.etcd.EtcdWiring;
 import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.etcd.binary.BinaryCheck;
-import dev.etcdmigrate.etcd.EtcdWiring;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.EventListener;
 import dev.etcdmigrate.log.ChildOutputFile;
@@ -23,7 +23,6 @@ import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.Planner;
 import dev.etcdmigrate.plan.RollingUpgradePolicy;
 import dev.etcdmigrate.process.Children;
-import dev.etcdmigrate.step.Step;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import java.io.IOException;
@@ -60,7 +59,12 @@ public final class Migration {
     private final EtcdWiring etcd;
 
     /** @param catalog read only when a plan needs it: a restart at the target needs no catalog fact */
-    public Migration(MigrateOptions options, CatalogSource catalog, Log log, Children children, Map<String, String> environment) {
+    public Migration(
+            MigrateOptions options,
+            CatalogSource catalog,
+            Log log,
+            Children children,
+            Map<String, String> environment) {
         this.options = options;
         this.catalogSource = catalog;
         this.log = log;
@@ -80,13 +84,16 @@ public final class Migration {
     private Plan plan(Optional<DataVersion> current) throws MigrateException {
         DataVersion target = options.target();
         // the target's etcd in the bin dir (and in BUNDLED_VERSIONS, if set) stands for "bundled" on a restart
-        boolean installed = options.bundledVersions().map(v -> v.contains(target.version())).orElse(true)
-                && Files.isExecutable(binDir.dir().resolve("etcd-" + target.version()));
+        boolean installed =
+                options.bundledVersions().map(v -> v.contains(target.version())).orElse(true)
+                        && Files.isExecutable(binDir.dir().resolve("etcd-" + target.version()));
         Plan plan = new Planner(this::catalog).plan(current, target, v -> installed);
         if (options.members() == 1) {
             plan = plan.withSnapshotForTheTarget();
             // an operator's --v2-deprecation (e.g. write-only-skip-check) would change what 3.6 refuses at start
-            if (EtcdCommandLine.read(options.serverExtraArgs(), Map.of()).flag("v2-deprecation").isEmpty()) {
+            if (EtcdCommandLine.read(options.serverExtraArgs(), Map.of())
+                    .flag("v2-deprecation")
+                    .isEmpty()) {
                 plan = plan.withV2JudgedAtStart();
             }
         }
@@ -130,7 +137,8 @@ public final class Migration {
         // (DataDirState) that a step of this runner may have moved the data past version.txt: a failed run keeps it
         AtomicBoolean etcdRan = new AtomicBoolean();
         EventListener etcdStarts = event -> {
-            if (event instanceof Event.EtcdStarted started && Path.of(started.dataDir()).equals(dataDir.path())) etcdRan.set(true);
+            if (event instanceof Event.EtcdStarted started
+                    && Path.of(started.dataDir()).equals(dataDir.path())) etcdRan.set(true);
         };
         log.subscribe(etcdStarts);
         // every path takes the lock, the no-op included: another runner's private etcd may be working here
@@ -156,33 +164,40 @@ public final class Migration {
         Optional<DataVersion> current = state.current(true);
         Plan plan = plan(current);
         if (!plan.current().equals(planned.current())) {
-            log.emit(new Event.Replanned(planned.current().toString(), plan.current().toString()));
+            log.emit(new Event.Replanned(
+                    planned.current().toString(), plan.current().toString()));
         }
         BinaryCheck binaries = etcd.binaryCheck();
         List<Preflight.Check> checks = new ArrayList<>();
         checks.add(new Preflight.Check("bundled binaries present", () -> preflight.requireBinaries(plan)));
         if (current.isPresent()) {
-            checks.add(new Preflight.Check("data dir against version.txt and etcd's flags", () -> state.crossCheck(current.get())));
+            checks.add(new Preflight.Check(
+                    "data dir against version.txt and etcd's flags", () -> state.crossCheck(current.get())));
             checks.add(preflight.externalWalAgainstSwaps(plan));
             if (!plan.steps().isEmpty()) {
                 checks.add(new Preflight.Check("no etcd holds the db open", state::refuseHeldDb));
             }
             if (dataDir.readVersion().isPresent()) {
                 // --initial-version and the data's own answer were judged when read; version.txt is judged here
-                checks.add(new Preflight.Check("version.txt against the data", () -> state.checkLabelAgainstData(current.get())));
+                checks.add(new Preflight.Check(
+                        "version.txt against the data", () -> state.checkLabelAgainstData(current.get())));
             }
         }
-        checks.add(new Preflight.Check("bundled binaries report their versions, the target etcd accepts its arguments",
+        checks.add(new Preflight.Check(
+                "bundled binaries report their versions, the target etcd accepts its arguments",
                 () -> BinaryCheck.askAll(etcd.binaryQuestions(plan.steps(), binaries, this::catalogRelease))));
         if (!plan.steps().isEmpty() && planned.steps().isEmpty()) {
-            checks.addAll(preflight.forSteps()); // steps the plan before the lock did not have: their checks were not made yet
+            checks.addAll(
+                    preflight
+                            .forSteps()); // steps the plan before the lock did not have: their checks were not made yet
         }
         Preflight.run(checks);
         etcd.rememberChecks(binaries);
 
         log.emit(planEvent(plan));
         if (!plan.steps().isEmpty()) {
-            try (ChildOutputFile etcdOutput = ChildOutputFile.create(dataDir.own().etcdOutput())) {
+            try (ChildOutputFile etcdOutput =
+                    ChildOutputFile.create(dataDir.own().etcdOutput())) {
                 // durable before the first etcd starts: detection takes this file as proof that a run with
                 // steps began, and a power cut must not leave data one line ahead without it (PowerCutIT)
                 Trees.syncTree(dataDir.own().etcdOutput());

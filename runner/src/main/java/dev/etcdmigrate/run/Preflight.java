@@ -1,6 +1,5 @@
 package dev.etcdmigrate.run;
 
-import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.cli.MigrateOptions;
@@ -15,15 +14,16 @@ import dev.etcdmigrate.etcd.server.ServerPorts;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RefusedTransitionException;
 import dev.etcdmigrate.step.Step;
+import dev.etcdmigrate.version.EtcdVersion;
 import java.io.IOException;
-import java.util.function.Function;
-import java.util.Optional;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * The "nothing was changed" refusals, as ordered lists of named checks, each throwing the exception that
@@ -47,7 +47,11 @@ final class Preflight {
     /** The catalog's entry of a release, asked only when a check needs a line's fact (no-op starts need none). */
     private final Function<EtcdVersion, Optional<Release>> catalogRelease;
 
-    Preflight(MigrateOptions options, DataDir dataDir, BinDir binDir, Backups backups,
+    Preflight(
+            MigrateOptions options,
+            DataDir dataDir,
+            BinDir binDir,
+            Backups backups,
             Function<EtcdVersion, Optional<Release>> catalogRelease) {
         this.options = options;
         this.dataDir = dataDir;
@@ -98,10 +102,13 @@ final class Preflight {
             for (Step step : plan.steps()) {
                 if (step.replacesMemberDir()) {
                     Path wal = options.walDir().get();
-                    throw new RefusedTransitionException("'" + step.describe() + "' builds a new member dir and swaps it in,"
-                            + " but etcd's --wal-dir " + wal + " keeps the WAL outside it, where the swap cannot replace it"
-                            + " with the one the new member dir needs. With etcd stopped, move the WAL into the data dir (mv "
-                            + wal + "/* " + dataDir.member().resolve("wal") + "/) and drop --wal-dir for the migration");
+                    throw new RefusedTransitionException(
+                            "'" + step.describe() + "' builds a new member dir and swaps it in,"
+                                    + " but etcd's --wal-dir " + wal
+                                    + " keeps the WAL outside it, where the swap cannot replace it"
+                                    + " with the one the new member dir needs. With etcd stopped, move the WAL into the data dir (mv "
+                                    + wal + "/* " + dataDir.member().resolve("wal")
+                                    + "/) and drop --wal-dir for the migration");
                 }
             }
         });
@@ -116,9 +123,13 @@ final class Preflight {
         List<String> conflicts = options.etcd().duplicateVariables();
         if (conflicts.isEmpty()) return;
         EtcdVersion target = options.target().version();
-        if (catalogRelease.apply(target).map(r -> r.line().envDuplicateRefused()).orElse(true)) {
-            throw new UsageException("the environment sets " + String.join(", ", conflicts) + ", which etcd's flags after -- also"
-                    + " give: the target etcd refuses to start with both. Drop one of each pair (nothing was changed)");
+        if (catalogRelease
+                .apply(target)
+                .map(r -> r.line().envDuplicateRefused())
+                .orElse(true)) {
+            throw new UsageException(
+                    "the environment sets " + String.join(", ", conflicts) + ", which etcd's flags after -- also"
+                            + " give: the target etcd refuses to start with both. Drop one of each pair (nothing was changed)");
         }
     }
 
@@ -129,9 +140,10 @@ final class Preflight {
     private void refuseConfigFile() throws UsageException {
         Optional<String> file = options.etcd().get("config-file");
         if (file.isPresent()) {
-            throw new UsageException(options.etcd().source("config-file") + " names " + file.get() + ": etcd then ignores its other"
-                    + " flags and variables, so the runner cannot know the data dir, name and URLs etcd will use. Give etcd"
-                    + " its settings as flags after -- (nothing was changed)");
+            throw new UsageException(
+                    options.etcd().source("config-file") + " names " + file.get() + ": etcd then ignores its other"
+                            + " flags and variables, so the runner cannot know the data dir, name and URLs etcd will use. Give etcd"
+                            + " its settings as flags after -- (nothing was changed)");
         }
     }
 
@@ -152,7 +164,9 @@ final class Preflight {
      * A cluster member's peer port is its real one, which its own stopped etcd just released.
      */
     private void requirePortsFree() throws UsageException {
-        for (int port : options.members() > 1 ? List.of(options.clientPort()) : List.of(options.clientPort(), options.peerPort())) {
+        for (int port : options.members() > 1
+                ? List.of(options.clientPort())
+                : List.of(options.clientPort(), options.peerPort())) {
             try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getByName(ServerPorts.LOOPBACK))) {
                 socket.setReuseAddress(true);
             } catch (IOException e) {

@@ -4,8 +4,8 @@ import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
-import dev.etcdmigrate.error.FailedException;
 import dev.etcdmigrate.error.ExitStatus;
+import dev.etcdmigrate.error.FailedException;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
@@ -39,7 +39,9 @@ final class StepRunner {
     /** A step failed: which one, why, and what version.txt still says; exit 1 unless the step refused (exit 3). */
     static final class StepFailure extends FailedException {
         StepFailure(int index, int total, String reason, String versionTxt, Throwable cause) {
-            super("step " + index + "/" + total + " failed: " + reason + "; version.txt still says " + versionTxt, cause);
+            super(
+                    "step " + index + "/" + total + " failed: " + reason + "; version.txt still says " + versionTxt,
+                    cause);
         }
     }
 
@@ -54,18 +56,25 @@ final class StepRunner {
                 step.run(context);
             } catch (Exception e) {
                 discardUnfinishedWork(index, steps.size());
-                String versionTxt = dataDir.readVersion().map(DataVersion::toString).orElse("nothing");
+                String versionTxt =
+                        dataDir.readVersion().map(DataVersion::toString).orElse("nothing");
                 String reason = e.getMessage() == null ? e.toString() : e.getMessage();
-                log.emit(new Event.StepFailed(index, steps.size(), step.kind(), (System.nanoTime() - start) / 1_000_000, reason, versionTxt));
+                log.emit(new Event.StepFailed(
+                        index, steps.size(), step.kind(), (System.nanoTime() - start) / 1_000_000, reason, versionTxt));
                 if (e instanceof InterruptedException) Thread.currentThread().interrupt();
-                // a step's refusal stays a refusal (exit 3, the original untouched); anything else is this step's failure
+                // a step's refusal stays a refusal (exit 3, the original untouched); anything else is this step's
+                // failure
                 if (e instanceof MigrateException m && m.status() != ExitStatus.FAILED) throw m;
                 throw new StepFailure(index, steps.size(), reason, versionTxt, e);
             }
             // etcd syncs its WAL and db contents, not every directory entry: version.txt must not outlive them
             if (java.nio.file.Files.isDirectory(dataDir.member())) Trees.syncTree(dataDir.member());
             dataDir.writeVersion(step.result());
-            log.emit(new Event.StepFinished(index, steps.size(), step.kind(), (System.nanoTime() - start) / 1_000_000,
+            log.emit(new Event.StepFinished(
+                    index,
+                    steps.size(),
+                    step.kind(),
+                    (System.nanoTime() - start) / 1_000_000,
                     step.result().toString()));
         }
     }
@@ -85,8 +94,13 @@ final class StepRunner {
                 removed.add(dataDir.staging());
             }
             if (!removed.isEmpty()) {
-                log.emit(new Event.WorkDiscarded(index, total, dataDir.path().toString(),
-                        removed.stream().map(p -> dataDir.path().relativize(p).toString()).toList()));
+                log.emit(new Event.WorkDiscarded(
+                        index,
+                        total,
+                        dataDir.path().toString(),
+                        removed.stream()
+                                .map(p -> dataDir.path().relativize(p).toString())
+                                .toList()));
             }
         } catch (IOException e) {
             log.emit(new Event.CleanupDeferred(label, String.valueOf(e.getMessage())));

@@ -1,20 +1,20 @@
 package dev.etcdmigrate.step;
 
-import dev.etcdmigrate.error.MigrateException;
-import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
-import dev.etcdmigrate.event.Event;
-import dev.etcdmigrate.log.ProgressMeter;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
-import dev.etcdmigrate.step.EtcdOperations.Tuning;
-import dev.etcdmigrate.v2.ConversionPlan;
+import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.log.ProgressMeter;
 import dev.etcdmigrate.ondisk.V2SnapshotReader;
 import dev.etcdmigrate.ondisk.WalIndex;
+import dev.etcdmigrate.step.EtcdOperations.Tuning;
+import dev.etcdmigrate.v2.ConversionPlan;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -66,7 +66,9 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
 
     @Override
     public List<Binary> binaries() {
-        return List.of(Binary.etcd(release), new Binary("etcdctl", release),
+        return List.of(
+                Binary.etcd(release),
+                new Binary("etcdctl", release),
                 new Binary(release.line().tools().snapshotRestore().toolName(), release));
     }
 
@@ -82,21 +84,30 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
         // every apply batch of the replay and every v2 SYNC entry, each a JSON copy of the whole v2 store
         // (quadratic, and at 300,000 TTL keys on a busy machine the probe write timed out behind them).
         Path workMember = work.resolve("member");
-        long snapshotted = V2SnapshotReader.newestSnapshot(workMember).map(WalIndex::snapshotIndex).orElse(0L);
+        long snapshotted = V2SnapshotReader.newestSnapshot(workMember)
+                .map(WalIndex::snapshotIndex)
+                .orElse(0L);
         long walIndex = WalIndex.lastIndex(workMember.resolve("wal")).orElse(snapshotted);
         Tuning snapshotOnce = Tuning.snapshotAfter(Math.max(1, walIndex - snapshotted - 1));
-        context.log().info("the WAL ends at raft index " + walIndex + ", the last v2 snapshot is at " + snapshotted + ": --snapshot-count="
-                + snapshotOnce.snapshotCount() + " takes one snapshot after the replay");
+        context.log()
+                .info("the WAL ends at raft index " + walIndex + ", the last v2 snapshot is at " + snapshotted
+                        + ": --snapshot-count=" + snapshotOnce.snapshotCount()
+                        + " takes one snapshot after the replay");
         etcd.runUntilWrite(release, work, snapshotOnce, StorageApi.ETCD2);
         Path snapshot = V2SnapshotReader.newestSnapshot(workMember)
                 .filter(s -> WalIndex.snapshotIndex(s) >= walIndex)
-                .orElseThrow(() -> new StepFailedException("etcd " + release.version() + " left no v2 snapshot at or after raft index "
-                        + walIndex + " (the WAL's last entry) in " + work + "; the data dir is unchanged"));
+                .orElseThrow(() -> new StepFailedException(
+                        "etcd " + release.version() + " left no v2 snapshot at or after raft index " + walIndex
+                                + " (the WAL's last entry) in " + work + "; the data dir is unchanged"));
         // what comes before that snapshot is spent, and this is a copy: its room goes back now (peak disk)
         WalIndex.pruneBefore(workMember, snapshot);
         Path fixes = staging.resolve("fixes.bin");
-        ConversionPlan.Summary v2 = ConversionPlan.write(snapshot, fixes, context.conversion().ttlKeysDirectory(),
-                context.conversion().defaultTtl(), Instant.now());
+        ConversionPlan.Summary v2 = ConversionPlan.write(
+                snapshot,
+                fixes,
+                context.conversion().ttlKeysDirectory(),
+                context.conversion().defaultTtl(),
+                Instant.now());
         context.log().emit(new Event.V2StoreRead(v2.keys(), v2.hidden(), v2.leased(), v2.expired(), v2.digest()));
 
         etcd.migrateV2Keys(release, work);
@@ -105,7 +116,8 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
             long start = System.nanoTime();
             long leased = etcd.applyFixes(running, fixes);
             long millis = Math.max(1, (System.nanoTime() - start) / 1_000_000);
-            context.log().emit(new Event.KeysLoaded("with leases (hidden keys put, expired ones deleted)", leased, millis));
+            context.log()
+                    .emit(new Event.KeysLoaded("with leases (hidden keys put, expired ones deleted)", leased, millis));
             Files.delete(fixes);
             check(context, etcd.digestV3(running), v2, "after etcdctl migrate and the fix-ups");
             running.stop();
@@ -116,8 +128,12 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
         Files.move(workMember.resolve("snap").resolve("db"), snapshotDb);
         Trees.deleteRecursively(work);
 
-        try (ProgressMeter progress = ProgressMeter.watching(context.log(), "restoring the converted db", "bytes",
-                Files.size(snapshotDb), () -> Trees.size(staged))) {
+        try (ProgressMeter progress = ProgressMeter.watching(
+                context.log(),
+                "restoring the converted db",
+                "bytes",
+                Files.size(snapshotDb),
+                () -> Trees.size(staged))) {
             etcd.restoreSnapshot(release, snapshotDb, staged, true);
         }
         Files.delete(snapshotDb);
@@ -129,12 +145,14 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
         swap.swap(new DataVersion(from, StorageApi.ETCD2), result());
     }
 
-    private static void check(StepContext context, EtcdOperations.KeyspaceDigest v3, ConversionPlan.Summary v2, String when)
+    private static void check(
+            StepContext context, EtcdOperations.KeyspaceDigest v3, ConversionPlan.Summary v2, String when)
             throws StepFailedException {
         if (!v3.digest().equals(v2.digest()) || v3.leased() != v2.leased()) {
-            throw new StepFailedException("the converted keyspace differs from the v2 store " + when + ": v2 digest " + v2.digest()
-                    + " with " + v2.leased() + " leased keys, v3 digest " + v3.digest() + " with " + v3.leased()
-                    + "; the original data dir is unchanged");
+            throw new StepFailedException(
+                    "the converted keyspace differs from the v2 store " + when + ": v2 digest " + v2.digest()
+                            + " with " + v2.leased() + " leased keys, v3 digest " + v3.digest() + " with " + v3.leased()
+                            + "; the original data dir is unchanged");
         }
         context.log().emit(new Event.KeyspaceMatched(v2.digest(), v2.keys(), when));
     }

@@ -1,10 +1,10 @@
 package dev.etcdmigrate.step;
 
-import dev.etcdmigrate.error.MigrateException;
-import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.version.MinorLine;
 import dev.etcdmigrate.version.StorageApi;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
 
@@ -56,19 +56,23 @@ public interface EtcdOperations {
      * Starts {@code release}'s etcd on the existing data in {@code dir}, and returns once a write through
      * {@code api} succeeded (a NOSPACE alarm found on arrival is disarmed only where safe).
      */
-    Running start(Release release, Path dir, Tuning tuning, StorageApi api) throws IOException, InterruptedException, MigrateException;
+    Running start(Release release, Path dir, Tuning tuning, StorageApi api)
+            throws IOException, InterruptedException, MigrateException;
 
     default Running start(Release release, Path dir) throws IOException, InterruptedException, MigrateException {
         return start(release, dir, Tuning.NONE, StorageApi.ETCD3);
     }
 
     /** Starts a new member in the empty dir {@code dir}, as this member of its real cluster (name and peer URLs). */
-    Running startNewMember(Release release, Path dir, Tuning tuning, StorageApi api) throws IOException, InterruptedException, MigrateException;
+    Running startNewMember(Release release, Path dir, Tuning tuning, StorageApi api)
+            throws IOException, InterruptedException, MigrateException;
 
     /** The minor-step core: start until a write succeeds, check it raised no alarm, stop cleanly. */
-    void runUntilWrite(Release release, Path dir, Tuning tuning, StorageApi api) throws IOException, InterruptedException, MigrateException;
+    void runUntilWrite(Release release, Path dir, Tuning tuning, StorageApi api)
+            throws IOException, InterruptedException, MigrateException;
 
-    default void runUntilWrite(Release release, Path dir, Tuning tuning) throws IOException, InterruptedException, MigrateException {
+    default void runUntilWrite(Release release, Path dir, Tuning tuning)
+            throws IOException, InterruptedException, MigrateException {
         runUntilWrite(release, dir, tuning, StorageApi.ETCD3);
     }
 
@@ -77,7 +81,8 @@ public interface EtcdOperations {
      * line's v2 refusals (catalog: {@code line.v2Refusals}), that refusal is returned instead of a failure; empty
      * when the etcd accepted a write. The etcd has exited either way.
      */
-    Optional<String> runUntilWriteUnlessV2Refused(Release release, Path dir, Tuning tuning) throws IOException, InterruptedException, MigrateException;
+    Optional<String> runUntilWriteUnlessV2Refused(Release release, Path dir, Tuning tuning)
+            throws IOException, InterruptedException, MigrateException;
 
     /** {@code etcdctl snapshot save} against the running etcd. */
     void saveSnapshot(Running etcd, Path file) throws IOException, InterruptedException, MigrateException;
@@ -87,13 +92,15 @@ public interface EtcdOperations {
      * member of its real cluster (name and peer URLs); {@code fromDataDirDb}: a data dir's db, which has no
      * snapshot hash.
      */
-    void restoreSnapshot(Release release, Path snapshot, Path into, boolean fromDataDirDb) throws IOException, InterruptedException, MigrateException;
+    void restoreSnapshot(Release release, Path snapshot, Path into, boolean fromDataDirDb)
+            throws IOException, InterruptedException, MigrateException;
 
     /** {@code etcdctl migrate}: the v2 keys of the data dir become v3 keys, revision = v2 modified index. */
     void migrateV2Keys(Release release, Path dataDir) throws IOException, InterruptedException, MigrateException;
 
     /** What {@code etcdutl check v2store} reports as v2 content in the data dir; empty when it finds none. */
-    Optional<String> v2ContentIn(Release checker, Path dataDir) throws IOException, InterruptedException, MigrateException;
+    Optional<String> v2ContentIn(Release checker, Path dataDir)
+            throws IOException, InterruptedException, MigrateException;
 
     /** The line a cluster-wide downgrade is enabled to, if one is (3.6+ report it). */
     Optional<MinorLine> enabledDowngrade(Running etcd) throws IOException, InterruptedException, MigrateException;

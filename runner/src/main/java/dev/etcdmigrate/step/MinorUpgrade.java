@@ -1,18 +1,18 @@
 package dev.etcdmigrate.step;
 
-import dev.etcdmigrate.error.MigrateException;
-import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
+import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.step.EtcdOperations.Tuning;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import dev.etcdmigrate.step.EtcdOperations.Tuning;
-import java.nio.file.Path;
 
 /**
  * Opens the data with the next minor line's etcd: start it privately, wait for a write, stop it.
@@ -35,19 +35,31 @@ import java.nio.file.Path;
  *       So it starts first, and the check runs only after such a refusal, as above.
  * </ul>
  */
-public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release, Optional<Release> v2Checker,
-        Optional<Release> snapshotter, boolean snapshotForNext, boolean v2JudgedAtStart) implements Step {
+public record MinorUpgrade(
+        StorageApi storage,
+        EtcdVersion from,
+        Release release,
+        Optional<Release> v2Checker,
+        Optional<Release> snapshotter,
+        boolean snapshotForNext,
+        boolean v2JudgedAtStart)
+        implements Step {
 
     public MinorUpgrade {
         if (v2JudgedAtStart && !judgeable(storage, v2Checker, snapshotter, release)) {
-            throw new IllegalArgumentException("only an etcd3 step with a v2 checker, no snapshotter and a line that names its v2"
-                    + " refusals lets the etcd judge its v2 content");
+            throw new IllegalArgumentException(
+                    "only an etcd3 step with a v2 checker, no snapshotter and a line that names its v2"
+                            + " refusals lets the etcd judge its v2 content");
         }
     }
 
     /** What {@link #canJudgeV2AtStart} asks, on the components (the compact constructor has no fields yet). */
-    private static boolean judgeable(StorageApi storage, Optional<Release> v2Checker, Optional<Release> snapshotter, Release release) {
-        return storage == StorageApi.ETCD3 && v2Checker.isPresent() && snapshotter.isEmpty() && !release.line().v2Refusals().isEmpty();
+    private static boolean judgeable(
+            StorageApi storage, Optional<Release> v2Checker, Optional<Release> snapshotter, Release release) {
+        return storage == StorageApi.ETCD3
+                && v2Checker.isPresent()
+                && snapshotter.isEmpty()
+                && !release.line().v2Refusals().isEmpty();
     }
 
     public MinorUpgrade(EtcdVersion from, Release release, Optional<Release> v2Checker, Optional<Release> snapshotter) {
@@ -80,19 +92,28 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
     @Override
     public String describe() {
         return "upgrade " + from + " -> " + release.version() + (storage == StorageApi.ETCD2 ? " (etcd2 data)" : "")
-                + ": start etcd " + release.version() + " on the data until a " + (storage == StorageApi.ETCD2 ? "v2" : "v3")
+                + ": start etcd " + release.version() + " on the data until a "
+                + (storage == StorageApi.ETCD2 ? "v2" : "v3")
                 + " write succeeds"
-                + v2Checker.map(c -> v2JudgedAtStart
-                        ? "; it refuses v2 content itself at start, and only then does etcdutl " + c.version() + " check v2store run"
-                        : ", after etcdutl " + c.version() + " confirms no v2 content").orElse("")
-                + snapshotter.map(s -> ", after etcd " + s.version() + " takes a snapshot").orElse("")
-                + (snapshotForNext ? " (with --snapshot-count=1: it leaves a snapshot for the etcd that starts next)" : "");
+                + v2Checker
+                        .map(c -> v2JudgedAtStart
+                                ? "; it refuses v2 content itself at start, and only then does etcdutl " + c.version()
+                                        + " check v2store run"
+                                : ", after etcdutl " + c.version() + " confirms no v2 content")
+                        .orElse("")
+                + snapshotter
+                        .map(s -> ", after etcd " + s.version() + " takes a snapshot")
+                        .orElse("")
+                + (snapshotForNext
+                        ? " (with --snapshot-count=1: it leaves a snapshot for the etcd that starts next)"
+                        : "");
     }
 
     @Override
     public long extraDisk(long memberBytes) {
         // each etcd start may preallocate a WAL segment
-        return DiskSpace.needed(0, (int) binaries().stream().filter(b -> b.tool().equals("etcd")).count());
+        return DiskSpace.needed(0, (int)
+                binaries().stream().filter(b -> b.tool().equals("etcd")).count());
     }
 
     @Override
@@ -119,20 +140,25 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
             if (refusal.isEmpty()) {
                 return;
             }
-            context.log().emit(new Event.V2ContentRefused(release.version(), refusal.get(), v2Checker.get().version()));
+            context.log()
+                    .emit(new Event.V2ContentRefused(
+                            release.version(), refusal.get(), v2Checker.get().version()));
         }
         if (v2Checker.isPresent()) {
             confirmNoV2Content(context, v2Checker.get());
         }
         if (snapshotter.isPresent()) {
-            context.log().info("etcd " + release.version() + " replays no v2-format WAL entries: etcd "
-                    + snapshotter.get().version() + " runs once with --snapshot-count=1 to leave them behind a snapshot");
+            context.log()
+                    .info("etcd " + release.version() + " replays no v2-format WAL entries: etcd "
+                            + snapshotter.get().version()
+                            + " runs once with --snapshot-count=1 to leave them behind a snapshot");
             etcd.runUntilWrite(snapshotter.get(), data, Tuning.snapshotAtOnce());
         }
         etcd.runUntilWrite(release, data, tuning, storage);
     }
 
-    private void confirmNoV2Content(StepContext context, Release checker) throws IOException, InterruptedException, MigrateException {
+    private void confirmNoV2Content(StepContext context, Release checker)
+            throws IOException, InterruptedException, MigrateException {
         Path data = context.dataDir().path();
         Optional<String> finding = context.etcd().v2ContentIn(checker, data);
         if (finding.isEmpty()) {
@@ -143,9 +169,11 @@ public record MinorUpgrade(StorageApi storage, EtcdVersion from, Release release
         Optional<String> still = context.etcd().v2ContentIn(checker, data);
         if (still.isPresent()) {
             context.log().emit(new Event.V2ContentFound(checker.version(), still.get(), true));
-            throw new StepFailedException("etcd " + release.version() + " refuses data with v2 content, and the data holds v2 keys"
-                    + " (not only old WAL entries: " + still.get() + "); they need the etcd2 conversion. The data is still valid "
-                    + checker.minorLine() + " data");
+            throw new StepFailedException(
+                    "etcd " + release.version() + " refuses data with v2 content, and the data holds v2 keys"
+                            + " (not only old WAL entries: " + still.get()
+                            + "); they need the etcd2 conversion. The data is still valid "
+                            + checker.minorLine() + " data");
         }
     }
 }

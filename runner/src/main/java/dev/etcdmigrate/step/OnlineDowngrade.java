@@ -1,17 +1,17 @@
 package dev.etcdmigrate.step;
 
-import dev.etcdmigrate.error.MigrateException;
-import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
+import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.step.EtcdOperations.Tuning;
-import dev.etcdmigrate.version.MinorLine;
-import java.nio.file.Path;
-import java.util.Optional;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.MinorLine;
 import dev.etcdmigrate.version.StorageApi;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * One minor back through etcd's downgrade API (3.6+): a backup copy of member/ first (etcd works on it
@@ -29,7 +29,8 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
 
     @Override
     public String describe() {
-        return "downgrade " + from + " -> " + older.version() + ": member dir copied to a backup, etcd " + newer.version()
+        return "downgrade " + from + " -> " + older.version() + ": member dir copied to a backup, etcd "
+                + newer.version()
                 + " enables a downgrade to " + older.minorLine() + " (downgrade API), then etcd " + older.version()
                 + " starts on the data";
     }
@@ -59,19 +60,23 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
         EtcdOperations etcd = context.etcd();
         Path data = context.dataDir().path();
         MinorLine target = older.minorLine();
-        context.backups().requireRoomForCopyAndStarts(context.dataDir().member(), 2, "the downgrade to " + older.version());
+        context.backups()
+                .requireRoomForCopyAndStarts(context.dataDir().member(), 2, "the downgrade to " + older.version());
         context.backups().copyOf(context.dataDir().member(), context.walDir(), new DataVersion(from, StorageApi.ETCD3));
         try (EtcdOperations.Running running = etcd.start(newer, data)) {
             Optional<MinorLine> enabled = etcd.enabledDowngrade(running);
             if (enabled.isPresent() && !enabled.get().equals(target)) {
-                throw new StepFailedException("the cluster has a downgrade to " + enabled.get() + " in progress, not to " + target
-                        + ": finish that one (every member on it) or cancel it (`etcdctl downgrade cancel`) first");
+                throw new StepFailedException(
+                        "the cluster has a downgrade to " + enabled.get() + " in progress, not to " + target
+                                + ": finish that one (every member on it) or cancel it (`etcdctl downgrade cancel`) first");
             }
             if (enabled.isPresent() || etcd.clusterVersionIs(running, target)) {
                 // an earlier member (or an interrupted run) enabled it: the cluster version is the target
                 // already, which `downgrade validate` would reject as an invalid target
-                context.log().info("etcd " + newer.version() + " reports the cluster already downgraded to " + target
-                        + (enabled.isEmpty() ? "" : " (downgrade job in progress)") + "; continuing it on this member");
+                context.log()
+                        .info("etcd " + newer.version() + " reports the cluster already downgraded to " + target
+                                + (enabled.isEmpty() ? "" : " (downgrade job in progress)")
+                                + "; continuing it on this member");
             } else {
                 etcd.enableDowngrade(running, target);
             }
@@ -83,8 +88,8 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
         // soon, and wait for it where it can tell us, or the next downgrade would be refused as "in
         // progress". It also snapshots at once (and after one more write): a later restart that replayed
         // the WAL entries setting the newer cluster version would die with "invalid downgrade".
-        try (EtcdOperations.Running running = etcd.start(older, data, Tuning.snapshotAtOnce().withQuickDowngradeCheck(),
-                StorageApi.ETCD3)) {
+        try (EtcdOperations.Running running =
+                etcd.start(older, data, Tuning.snapshotAtOnce().withQuickDowngradeCheck(), StorageApi.ETCD3)) {
             if (older.line().statusReportsDowngrade() && !etcd.rejoinsCluster()) {
                 etcd.awaitDowngradeFinished(running);
             }

@@ -1,17 +1,16 @@
 package dev.etcdmigrate.step;
 
-import dev.etcdmigrate.error.MigrateException;
-import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
-import dev.etcdmigrate.event.Event;
-import dev.etcdmigrate.log.ProgressMeter;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.log.ProgressMeter;
+import dev.etcdmigrate.ondisk.V2Key;
 import dev.etcdmigrate.step.EtcdOperations.Tuning;
 import dev.etcdmigrate.v2.KeySetDigest;
 import dev.etcdmigrate.v2.V2KeyRules;
-import dev.etcdmigrate.ondisk.V2Key;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
@@ -20,6 +19,7 @@ import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -88,20 +88,25 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
         Trees.deleteRecursively(work);
         if (!dumped.offenders().isEmpty()) {
             Trees.deleteRecursively(context.dataDir().staging());
-            throw new StepRefusedException(dumped.offenderCount() + " key(s) cannot be carried into etcd2, e.g. "
-                    + String.join("; ", dumped.offenders()) + ". Keys that are also directories of other keys must be renamed;"
-                    + " binary values come from objects stored as protobuf: set STORAGE_MEDIA_TYPE=application/json on the"
-                    + " API server and rewrite the objects (e.g. kubectl get ... -o json | kubectl replace -f -), then retry");
+            throw new StepRefusedException(
+                    dumped.offenderCount() + " key(s) cannot be carried into etcd2, e.g. "
+                            + String.join("; ", dumped.offenders())
+                            + ". Keys that are also directories of other keys must be renamed;"
+                            + " binary values come from objects stored as protobuf: set STORAGE_MEDIA_TYPE=application/json on the"
+                            + " API server and rewrite the objects (e.g. kubectl get ... -o json | kubectl replace -f -), then retry");
         }
         context.log().emit(new Event.KeysDumped(dumped.digest().count(), dumped.leased(), dumped.expired()));
 
         // no v2 store snapshot (a JSON copy of the whole store) in the middle of the load; one is forced after it
         KeySetDigest loaded = new KeySetDigest();
-        try (EtcdOperations.Running running = etcd.startNewMember(target, staged, Tuning.snapshotAfter(NO_SNAPSHOT_DURING_LOAD),
-                StorageApi.ETCD2)) {
+        try (EtcdOperations.Running running =
+                etcd.startNewMember(target, staged, Tuning.snapshotAfter(NO_SNAPSHOT_DURING_LOAD), StorageApi.ETCD2)) {
             long start = System.nanoTime();
             try (EtcdOperations.V2Loader loader = etcd.loadV2(running, IN_FLIGHT);
-                    ProgressMeter progress = ProgressMeter.counting(context.log(), "loading keys through /v2/keys", "keys",
+                    ProgressMeter progress = ProgressMeter.counting(
+                            context.log(),
+                            "loading keys through /v2/keys",
+                            "keys",
                             dumped.digest().count())) {
                 readDump(dump, (key, value, ttl) -> {
                     loader.put(key, value, ttl);
@@ -109,27 +114,35 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
                 });
             }
             long millis = Math.max(1, (System.nanoTime() - start) / 1_000_000);
-            context.log().emit(new Event.KeysLoaded("through /v2/keys of etcd " + target.version(), dumped.digest().count(), millis));
+            context.log()
+                    .emit(new Event.KeysLoaded(
+                            "through /v2/keys of etcd " + target.version(),
+                            dumped.digest().count(),
+                            millis));
             readBack(etcd, running, dump, loaded);
             running.stop();
         }
         if (!loaded.value().equals(dumped.digest().value())) {
-            throw new StepFailedException("the v2 store differs from the v3 dump: dump digest " + dumped.digest().value()
-                    + ", v2 digest " + loaded.value() + "; the data dir is unchanged");
+            throw new StepFailedException("the v2 store differs from the v3 dump: dump digest "
+                    + dumped.digest().value() + ", v2 digest " + loaded.value() + "; the data dir is unchanged");
         }
-        context.log().emit(new Event.KeyspaceMatched(loaded.value(), dumped.digest().count(), "in the v2 store, read back against the dump"));
+        context.log()
+                .emit(new Event.KeyspaceMatched(
+                        loaded.value(), dumped.digest().count(), "in the v2 store, read back against the dump"));
         swap.markComplete(result());
         swap.swap(new DataVersion(from, StorageApi.ETCD3), result());
     }
 
     private record Dumped(KeySetDigest digest, long leased, long expired, long offenderCount, List<String> offenders) {}
 
-    private static Dumped dump(EtcdOperations etcd, EtcdOperations.Running running, Path file) throws IOException, InterruptedException, MigrateException {
+    private static Dumped dump(EtcdOperations etcd, EtcdOperations.Running running, Path file)
+            throws IOException, InterruptedException, MigrateException {
         V2KeyRules rules = new V2KeyRules();
         KeySetDigest digest = new KeySetDigest();
         long[] counts = new long[3]; // leased, expired, offenders
         List<String> offenders = new ArrayList<>();
-        try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(file), 1 << 16))) {
+        try (DataOutputStream out =
+                new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(file), 1 << 16))) {
             etcd.dumpV3(running, entry -> {
                 var problem = rules.check(entry.key(), entry.value());
                 if (problem.isPresent()) {
@@ -161,7 +174,8 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
      * listed) by name from the dump. (Not from a forced snapshot: etcd 2.2 dies when SIGTERM meets a
      * snapshot in progress.)
      */
-    private static void readBack(EtcdOperations etcd, EtcdOperations.Running running, Path dump, KeySetDigest loaded) throws IOException, InterruptedException, MigrateException {
+    private static void readBack(EtcdOperations etcd, EtcdOperations.Running running, Path dump, KeySetDigest loaded)
+            throws IOException, InterruptedException, MigrateException {
         etcd.listV2(running, (key, value) -> loaded.add(key, value.getBytes(StandardCharsets.UTF_8)));
         readDump(dump, (key, ignoredValue, ignoredTtl) -> {
             if (V2Key.isHidden(key)) {
@@ -176,7 +190,8 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
     }
 
     /** Replays the records {@link #dump} wrote: ttl, key length, key, value length, value. */
-    private static void readDump(Path dump, DumpedKey consumer) throws IOException, InterruptedException, MigrateException {
+    private static void readDump(Path dump, DumpedKey consumer)
+            throws IOException, InterruptedException, MigrateException {
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(dump), 1 << 16))) {
             while (true) {
                 long ttl;

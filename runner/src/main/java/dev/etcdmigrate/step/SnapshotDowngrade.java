@@ -1,16 +1,16 @@
 package dev.etcdmigrate.step;
 
-import dev.etcdmigrate.error.MigrateException;
-import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.log.ProgressMeter;
-import java.nio.file.Files;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -51,8 +51,11 @@ public record SnapshotDowngrade(EtcdVersion from, Release newer, Release older) 
 
     @Override
     public List<Binary> binaries() {
-        return List.of(Binary.etcd(newer), new Binary("etcdctl", newer),
-                new Binary(older.line().tools().snapshotRestore().toolName(), older), Binary.etcd(older));
+        return List.of(
+                Binary.etcd(newer),
+                new Binary("etcdctl", newer),
+                new Binary(older.line().tools().snapshotRestore().toolName(), older),
+                Binary.etcd(older));
     }
 
     @Override
@@ -61,17 +64,18 @@ public record SnapshotDowngrade(EtcdVersion from, Release newer, Release older) 
         Path work = context.dataDir().own().freshWorkDir(context.dataDir().own().snapshotWork());
         Path snapshot = work.resolve("snapshot.db");
         Path db = context.dataDir().member().resolve("snap/db");
-        try (EtcdOperations.Running running = etcd.start(newer, context.dataDir().path());
-                ProgressMeter progress = ProgressMeter.watching(context.log(), "saving a snapshot", "bytes",
-                        Files.size(db), () -> Files.size(snapshot))) {
+        try (EtcdOperations.Running running =
+                        etcd.start(newer, context.dataDir().path());
+                ProgressMeter progress = ProgressMeter.watching(
+                        context.log(), "saving a snapshot", "bytes", Files.size(db), () -> Files.size(snapshot))) {
             etcd.saveSnapshot(running, snapshot);
             running.stop();
         }
 
         MemberSwap swap = context.memberSwap();
         Path staged = swap.prepare();
-        try (ProgressMeter progress = ProgressMeter.watching(context.log(), "restoring the snapshot", "bytes", Files.size(snapshot),
-                () -> Trees.size(staged))) {
+        try (ProgressMeter progress = ProgressMeter.watching(
+                context.log(), "restoring the snapshot", "bytes", Files.size(snapshot), () -> Trees.size(staged))) {
             etcd.restoreSnapshot(older, snapshot, staged, false);
         }
         etcd.runUntilWrite(older, staged, EtcdOperations.Tuning.NONE);

@@ -1,9 +1,9 @@
 package dev.etcdmigrate.step;
 
-import dev.etcdmigrate.error.MigrateException;
-import java.io.IOException;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.version.DataVersion;
+import java.io.IOException;
 import java.util.List;
 
 /**
@@ -11,7 +11,8 @@ import java.util.List;
  * is done. The runner executes steps in order and records {@link #result()} in version.txt after
  * each, so a crash resumes at the first step not yet recorded.
  */
-public sealed interface Step permits PatchFloor, MinorUpgrade, OnlineDowngrade, SnapshotDowngrade, ConvertToV3, RollbackToV2 {
+public sealed interface Step
+        permits PatchFloor, MinorUpgrade, OnlineDowngrade, SnapshotDowngrade, ConvertToV3, RollbackToV2 {
 
     /** One line for the plan and the log, with versions. */
     String describe();

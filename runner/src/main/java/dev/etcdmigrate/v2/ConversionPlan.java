@@ -40,13 +40,15 @@ public final class ConversionPlan {
      *
      * @param now the moment remaining TTLs are measured from
      */
-    public static Summary write(Path snapshot, Path fixes, String ttlDirectory, Duration defaultTtl, Instant now) throws IOException {
+    public static Summary write(Path snapshot, Path fixes, String ttlDirectory, Duration defaultTtl, Instant now)
+            throws IOException {
         KeySetDigest digest = new KeySetDigest();
         long[] expired = new long[1];
         long[] leased = new long[1];
         long[] hidden = new long[1];
         String ttlPrefix = ttlDirectory.endsWith("/") ? ttlDirectory : ttlDirectory + "/";
-        try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(fixes), 1 << 16))) {
+        try (DataOutputStream out =
+                new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(fixes), 1 << 16))) {
             V2SnapshotReader.read(snapshot, key -> {
                 if (key.key().equals(V2Key.PROBE)) {
                     return; // a snapshot can fall between the probe's put and its delete
@@ -54,7 +56,8 @@ public final class ConversionPlan {
                 byte[] value = key.value().getBytes(StandardCharsets.UTF_8);
                 long ttl = 0;
                 if (key.expireTime().isPresent()) {
-                    long remainingMillis = Duration.between(now, key.expireTime().get()).toMillis();
+                    long remainingMillis =
+                            Duration.between(now, key.expireTime().get()).toMillis();
                     if (remainingMillis <= 0) {
                         expired[0]++;
                         record(out, key.key(), new byte[0], 0, true);
@@ -85,7 +88,8 @@ public final class ConversionPlan {
         return Math.max(step, (seconds + step - 1) / step * step);
     }
 
-    private static void record(DataOutputStream out, String key, byte[] value, long ttl, boolean delete) throws IOException {
+    private static void record(DataOutputStream out, String key, byte[] value, long ttl, boolean delete)
+            throws IOException {
         byte[] k = key.getBytes(StandardCharsets.UTF_8);
         out.writeBoolean(delete);
         out.writeLong(ttl);

@@ -25,8 +25,13 @@ public final class V2KeyRules {
         if (key.isEmpty()) return Optional.of("the key is not UTF-8 text");
         String k = key.get();
         if (!k.startsWith("/")) return Optional.of("the key does not start with /");
-        if (k.length() == 1 || k.endsWith("/") || k.contains("//") || k.contains("/./") || k.contains("/../")
-                || k.endsWith("/.") || k.endsWith("/..")) {
+        if (k.length() == 1
+                || k.endsWith("/")
+                || k.contains("//")
+                || k.contains("/./")
+                || k.contains("/../")
+                || k.endsWith("/.")
+                || k.endsWith("/..")) {
             return Optional.of("v2 would clean the path into another key");
         }
         while (!prefixes.isEmpty() && !k.startsWith(prefixes.peekLast())) {
@@ -35,7 +40,8 @@ public final class V2KeyRules {
         for (String p : prefixes) {
             if (k.startsWith(p + "/")) {
                 prefixes.addLast(k);
-                return Optional.of("it lies under " + p + ", which is a key itself (a v2 directory cannot hold a value)");
+                return Optional.of(
+                        "it lies under " + p + ", which is a key itself (a v2 directory cannot hold a value)");
             }
         }
         prefixes.addLast(k);
@@ -45,8 +51,12 @@ public final class V2KeyRules {
 
     private static Optional<String> utf8(byte[] bytes) {
         try {
-            return Optional.of(StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString());
+            return Optional.of(StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString());
         } catch (CharacterCodingException e) {
             return Optional.empty();
         }

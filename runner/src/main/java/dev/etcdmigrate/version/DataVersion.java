@@ -18,7 +18,8 @@ public record DataVersion(EtcdVersion version, StorageApi storage) {
         String body = text.strip();
         int slash = body.indexOf('/');
         if (slash < 0 || body.indexOf('/', slash + 1) >= 0) {
-            throw new IllegalArgumentException("expected <version>/<etcd2|etcd3>, e.g. 3.5.21/etcd3, found '" + printable(text) + "'");
+            throw new IllegalArgumentException(
+                    "expected <version>/<etcd2|etcd3>, e.g. 3.5.21/etcd3, found '" + printable(text) + "'");
         }
         EtcdVersion version;
         StorageApi storage;
@@ -26,14 +27,18 @@ public record DataVersion(EtcdVersion version, StorageApi storage) {
             version = EtcdVersion.parse(body.substring(0, slash));
         } catch (IllegalArgumentException e) {
             // the cause quotes the raw text: keep it out of the message, which shows only a cut, escaped copy
-            throw new IllegalArgumentException("expected <version>/<etcd2|etcd3>, e.g. 3.5.21/etcd3, found '"
-                    + printable(text) + "': the version is not MAJOR.MINOR.PATCH", e);
+            throw new IllegalArgumentException(
+                    "expected <version>/<etcd2|etcd3>, e.g. 3.5.21/etcd3, found '" + printable(text)
+                            + "': the version is not MAJOR.MINOR.PATCH",
+                    e);
         }
         try {
             storage = StorageApi.parse(body.substring(slash + 1));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("expected <version>/<etcd2|etcd3>, e.g. 3.5.21/etcd3, found '"
-                    + printable(text) + "': the storage is neither etcd2 nor etcd3", e);
+            throw new IllegalArgumentException(
+                    "expected <version>/<etcd2|etcd3>, e.g. 3.5.21/etcd3, found '" + printable(text)
+                            + "': the storage is neither etcd2 nor etcd3",
+                    e);
         }
         return new DataVersion(version, storage);
     }

@@ -20,7 +20,8 @@ public record EtcdVersion(int major, int minor, int patch) implements Comparable
         if (!m.matches()) {
             throw new IllegalArgumentException("not an etcd version (MAJOR.MINOR.PATCH, e.g. 3.5.21): '" + text + "'");
         }
-        return new EtcdVersion(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)), Integer.parseInt(m.group(3)));
+        return new EtcdVersion(
+                Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)), Integer.parseInt(m.group(3)));
     }
 
     public MinorLine line() {

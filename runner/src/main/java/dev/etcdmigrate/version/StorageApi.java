@@ -4,7 +4,8 @@ import java.util.Locale;
 
 /** Which etcd storage API holds the data: the v2 store (etcd2) or the v3 MVCC store (etcd3). */
 public enum StorageApi {
-    ETCD2, ETCD3;
+    ETCD2,
+    ETCD3;
 
     public static StorageApi parse(String text) {
         return switch (text == null ? "" : text) {

@@ -1,6 +1,7 @@
 package dev.etcdmigrate.bench;
 
-import dev.etcdmigrate.log.Log;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
@@ -8,17 +9,16 @@ import dev.etcdmigrate.datadir.Permissions;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.demo.SampleData;
 import dev.etcdmigrate.etcd.binary.BinDir;
-import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.client.GatewayClient;
+import dev.etcdmigrate.etcd.client.V2Client;
+import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.etcd.server.ServerPorts;
-import dev.etcdmigrate.etcd.client.V2Client;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.etcd.jetcd.Client;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -63,9 +63,17 @@ public final class Etcd2Benchmark {
             } finally {
                 disk.close();
             }
-            System.out.printf("etcd2 -> etcd3, %d TTL keys, -Xmx64m: loaded %s keys with their leases in %s ms = %s keys/s (goal >= 50,000);"
-                    + " whole conversion step %s ms; data dir %s before, peak %s = %.2fx (goal <= 3x)%n", written, convert[0],
-                    convert[1], convert[2], convert[3], DiskPeak.mib(input), DiskPeak.mib(disk.peak()), disk.peak() / (double) input);
+            System.out.printf(
+                    "etcd2 -> etcd3, %d TTL keys, -Xmx64m: loaded %s keys with their leases in %s ms = %s keys/s (goal >= 50,000);"
+                            + " whole conversion step %s ms; data dir %s before, peak %s = %.2fx (goal <= 3x)%n",
+                    written,
+                    convert[0],
+                    convert[1],
+                    convert[2],
+                    convert[3],
+                    DiskPeak.mib(input),
+                    DiskPeak.mib(disk.peak()),
+                    disk.peak() / (double) input);
 
             Path v3data = work.resolve("etcd3");
             writeV3Keys(v34, v3data, binDir, keys, children, quiet);
@@ -77,9 +85,17 @@ public final class Etcd2Benchmark {
             } finally {
                 disk.close();
             }
-            System.out.printf("etcd3 -> etcd2, %d keys, -Xmx64m: loaded %s keys in %s ms = %s keys/s (goal >= 10,000);"
-                    + " whole rollback step %s ms; data dir %s before, peak %s = %.2fx (goal <= 3x)%n", keys, rollback[0],
-                    rollback[1], rollback[2], rollback[3], DiskPeak.mib(input), DiskPeak.mib(disk.peak()), disk.peak() / (double) input);
+            System.out.printf(
+                    "etcd3 -> etcd2, %d keys, -Xmx64m: loaded %s keys in %s ms = %s keys/s (goal >= 10,000);"
+                            + " whole rollback step %s ms; data dir %s before, peak %s = %.2fx (goal <= 3x)%n",
+                    keys,
+                    rollback[0],
+                    rollback[1],
+                    rollback[2],
+                    rollback[3],
+                    DiskPeak.mib(input),
+                    DiskPeak.mib(disk.peak()),
+                    disk.peak() / (double) input);
         } finally {
             children.stopAll();
             Trees.deleteRecursively(work);
@@ -87,18 +103,30 @@ public final class Etcd2Benchmark {
     }
 
     private static PrivateEtcd.Settings settings(Path binDir) {
-        return new PrivateEtcd.Settings(new BinDir(binDir), "bench", FreePorts.pick(), List.of(), Duration.ofMinutes(1),
-                Duration.ofSeconds(30), System.getenv(), GatewayClient.newHttpClient());
+        return new PrivateEtcd.Settings(
+                new BinDir(binDir),
+                "bench",
+                FreePorts.pick(),
+                List.of(),
+                Duration.ofMinutes(1),
+                Duration.ofSeconds(30),
+                System.getenv(),
+                GatewayClient.newHttpClient());
     }
 
-    private static long writeV2TtlKeys(Release release, Path data, Path binDir, int keys, Children children, Log log) throws Exception {
+    private static long writeV2TtlKeys(Release release, Path data, Path binDir, int keys, Children children, Log log)
+            throws Exception {
         Permissions.ownerOnlyDir(data);
         PrivateEtcd.Settings settings = settings(binDir);
-        try (PrivateEtcd etcd = PrivateEtcd.start(release, data, settings, release.line().v2EnableFlags(), log, children)) {
+        try (PrivateEtcd etcd =
+                PrivateEtcd.start(release, data, settings, release.line().v2EnableFlags(), log, children)) {
             etcd.awaitWrite(settings.startTimeout(), StorageApi.ETCD2);
             try (V2Client.Loader loader = etcd.v2().loader(64)) {
                 for (int i = 0; i < keys; i++) {
-                    loader.put("/registry/events/ns-" + (i % 50) + "/event-" + i, "{\"kind\":\"Event\",\"n\":" + i + "}", 3600);
+                    loader.put(
+                            "/registry/events/ns-" + (i % 50) + "/event-" + i,
+                            "{\"kind\":\"Event\",\"n\":" + i + "}",
+                            3600);
                 }
             }
             etcd.stop(settings.stopGrace());
@@ -107,25 +135,38 @@ public final class Etcd2Benchmark {
         return keys;
     }
 
-    private static void writeV3Keys(Release release, Path data, Path binDir, int keys, Children children, Log log) throws Exception {
+    private static void writeV3Keys(Release release, Path data, Path binDir, int keys, Children children, Log log)
+            throws Exception {
         Permissions.ownerOnlyDir(data);
         PrivateEtcd.Settings settings = settings(binDir);
         try (PrivateEtcd etcd = PrivateEtcd.start(release, data, settings, List.of(), log, children)) {
             etcd.awaitWrite(settings.startTimeout());
-            try (Client client = Client.builder().endpoints(etcd.gateway().baseUrl()).build()) {
-                long lease = client.getLeaseClient().grant(3600).get(30, TimeUnit.SECONDS).getID();
+            try (Client client =
+                    Client.builder().endpoints(etcd.gateway().baseUrl()).build()) {
+                long lease = client.getLeaseClient()
+                        .grant(3600)
+                        .get(30, TimeUnit.SECONDS)
+                        .getID();
                 List<CompletableFuture<?>> pending = new ArrayList<>();
                 for (int i = 0; i < keys; i++) {
-                    var option = i % 10 == 0 ? io.etcd.jetcd.options.PutOption.builder().withLeaseId(lease).build()
+                    var option = i % 10 == 0
+                            ? io.etcd.jetcd.options.PutOption.builder()
+                                    .withLeaseId(lease)
+                                    .build()
                             : io.etcd.jetcd.options.PutOption.DEFAULT;
-                    pending.add(client.getKVClient().put(SampleData.bytes("/registry/pods/ns-" + (i % 50) + "/pod-" + i),
-                            SampleData.bytes("{\"kind\":\"Pod\",\"n\":" + i + "}"), option));
+                    pending.add(client.getKVClient()
+                            .put(
+                                    SampleData.bytes("/registry/pods/ns-" + (i % 50) + "/pod-" + i),
+                                    SampleData.bytes("{\"kind\":\"Pod\",\"n\":" + i + "}"),
+                                    option));
                     if (pending.size() == 64) { // more in flight timed out on a loaded 2-core machine
-                        CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+                        CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new))
+                                .get(60, TimeUnit.SECONDS);
                         pending.clear();
                     }
                 }
-                CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+                CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new))
+                        .get(60, TimeUnit.SECONDS);
             }
             etcd.stop(settings.stopGrace());
         }
@@ -136,18 +177,36 @@ public final class Etcd2Benchmark {
      * Runs the launcher with a 64 MiB heap and JSON logs; returns the keys-loaded event's keys, millis and
      * rate (the step's one bulk load: the re-attachment, or the /v2/keys reload) and the step's time.
      */
-    private static String[] run(Path launcher, Path binDir, Path data, String version, String storage) throws Exception {
+    private static String[] run(Path launcher, Path binDir, Path data, String version, String storage)
+            throws Exception {
         ServerPorts ports = FreePorts.pick();
-        ProcessBuilder builder = new ProcessBuilder(launcher.toString(), "--data-dir", data.toString(), "--bin-dir", binDir.toString(),
-                "--target-version", version, "--target-storage", storage, "--name", "bench", "--port", String.valueOf(ports.client()),
-                "--peer-port", String.valueOf(ports.peer()), "--no-exec", "--start-timeout", System.getProperty("bench.start.timeout", "2m"))
+        ProcessBuilder builder = new ProcessBuilder(
+                        launcher.toString(),
+                        "--data-dir",
+                        data.toString(),
+                        "--bin-dir",
+                        binDir.toString(),
+                        "--target-version",
+                        version,
+                        "--target-storage",
+                        storage,
+                        "--name",
+                        "bench",
+                        "--port",
+                        String.valueOf(ports.client()),
+                        "--peer-port",
+                        String.valueOf(ports.peer()),
+                        "--no-exec",
+                        "--start-timeout",
+                        System.getProperty("bench.start.timeout", "2m"))
                 .redirectErrorStream(true);
         builder.environment().put("ETCD_MIGRATE_JAVA_OPTS", "-Xmx64m");
         builder.environment().put("LOG_FORMAT", "json");
         Process p = builder.start();
         String[] found = new String[4];
         List<String> tail = new ArrayList<>();
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader out =
+                new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = out.readLine()) != null; ) {
                 JsonNode event;
                 try {
@@ -156,7 +215,8 @@ public final class Etcd2Benchmark {
                     continue;
                 }
                 if (!event.path("source").asText().equals("etcd-migrate")) continue;
-                tail.add(event.path("time").asText() + " " + event.path("message").asText());
+                tail.add(event.path("time").asText() + " "
+                        + event.path("message").asText());
                 switch (event.path("event").asText()) {
                     case "keys-loaded" -> {
                         long keys = event.path("keys").asLong();

@@ -2,8 +2,8 @@ package dev.etcdmigrate.bench;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.datadir.Trees;
-import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.client.GatewayClient;
+import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.ServerPorts;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -44,25 +44,32 @@ public final class PeerBenchmark {
     public static void main(String[] args) throws Exception {
         // BENCH_LAUNCHER (env): another build of the runner (e.g. a proposed change) instead of this tree's;
         // BENCH_VARIANTS (env): more builds, comma-separated, measured in the same rotation (each its own row)
-        List<Path> launchers = new ArrayList<>(List.of(Path.of(System.getenv().getOrDefault("BENCH_LAUNCHER", args[0]))));
+        List<Path> launchers =
+                new ArrayList<>(List.of(Path.of(System.getenv().getOrDefault("BENCH_LAUNCHER", args[0]))));
         for (String more : System.getenv().getOrDefault("BENCH_VARIANTS", "").split(",")) {
             if (!more.isBlank()) launchers.add(Path.of(more.strip()));
         }
         Path binDir = Path.of(args[1]);
         Path k8s = Path.of(args[2]);
-        List<Long> sizes = args.length > 3 ? java.util.Arrays.stream(args[3].split(",")).map(Long::parseLong).toList() : List.of(0L, 250L);
+        List<Long> sizes = args.length > 3
+                ? java.util.Arrays.stream(args[3].split(","))
+                        .map(Long::parseLong)
+                        .toList()
+                : List.of(0L, 250L);
         int runs = args.length > 4 ? Integer.parseInt(args[4]) : 5;
         List<String> targets = args.length > 5 ? List.of(args[5].split(",")) : List.of("3.5.35", "3.6.16");
         Catalog catalog = Catalog.bundled();
         Path cache = Path.of(System.getProperty("user.home"), ".cache", "etcd-migrate", "bench-data");
         Path work = Files.createTempDirectory(Path.of("/var/tmp"), "etcd-migrate-peer");
-        System.out.println("ours: " + launchers + "; Kubernetes' tool: " + k8s + "; " + Runtime.getRuntime().availableProcessors()
-                + " cores; load " + Files.readString(Path.of("/proc/loadavg")).trim());
+        System.out.println("ours: " + launchers + "; Kubernetes' tool: " + k8s + "; "
+                + Runtime.getRuntime().availableProcessors() + " cores; load "
+                + Files.readString(Path.of("/proc/loadavg")).trim());
         List<String> table = new ArrayList<>();
         try {
             Path wrapped = wrapperBinDir(binDir, work.resolve("k8s-bin"));
             for (long mib : sizes) {
-                Path seed = mib == 0 ? smallSeed(catalog, binDir, cache) : ScaleBenchmark.seed(catalog, binDir, cache, mib);
+                Path seed =
+                        mib == 0 ? smallSeed(catalog, binDir, cache) : ScaleBenchmark.seed(catalog, binDir, cache, mib);
                 for (String target : targets) {
                     List<List<Long>> ours = new ArrayList<>();
                     launchers.forEach(l -> ours.add(new ArrayList<>()));
@@ -75,14 +82,29 @@ public final class PeerBenchmark {
                             ours.get(at).add(ours(launchers.get(at), binDir, seed, work, target));
                         }
                         if (!theirsFirst) theirs.add(theirs(k8s, wrapped, binDir, seed, work, target));
-                        System.out.printf("%s 3.4.23 -> %s run %d: ours %s ms, Kubernetes' %d ms%n", mib == 0 ? "small" : mib + " MiB",
-                                target, i + 1, ours.stream().map(o -> String.valueOf(o.getLast())).toList(), theirs.getLast());
+                        System.out.printf(
+                                "%s 3.4.23 -> %s run %d: ours %s ms, Kubernetes' %d ms%n",
+                                mib == 0 ? "small" : mib + " MiB",
+                                target,
+                                i + 1,
+                                ours.stream()
+                                        .map(o -> String.valueOf(o.getLast()))
+                                        .toList(),
+                                theirs.getLast());
                     }
                     long t = ScaleBenchmark.median(theirs);
                     for (int l = 0; l < launchers.size(); l++) {
                         long o = ScaleBenchmark.median(ours.get(l));
-                        table.add(String.format("| 3.4.23 -> %s | %s | %s | %d | %d ms (%s) | %d ms (%s) | %.2f |", target,
-                                mib == 0 ? "200 keys" : mib + " MiB db", launchers.get(l), runs, o, join(ours.get(l)), t, join(theirs),
+                        table.add(String.format(
+                                "| 3.4.23 -> %s | %s | %s | %d | %d ms (%s) | %d ms (%s) | %.2f |",
+                                target,
+                                mib == 0 ? "200 keys" : mib + " MiB db",
+                                launchers.get(l),
+                                runs,
+                                o,
+                                join(ours.get(l)),
+                                t,
+                                join(theirs),
                                 o / (double) t));
                     }
                 }
@@ -91,7 +113,8 @@ public final class PeerBenchmark {
             Trees.deleteRecursively(work);
         }
         System.out.println();
-        System.out.println("| transition | data | ours (launcher) | runs | ours, median (all) | Kubernetes' migrate + etcd, median (all) | ratio |");
+        System.out.println(
+                "| transition | data | ours (launcher) | runs | ours, median (all) | Kubernetes' migrate + etcd, median (all) | ratio |");
         System.out.println("|---|---|---|---|---|---|---|");
         table.forEach(System.out::println);
     }
@@ -105,11 +128,14 @@ public final class PeerBenchmark {
         Files.createDirectories(dir);
         for (String v : BUNDLED) {
             Path etcd = dir.resolve("etcd-" + v);
-            Files.writeString(etcd, "#!/bin/sh\n# Kubernetes' migrate passes --debug, which etcd 3.5+ rejects: drop it, exec the real etcd\n"
-                    + "for a do shift; [ \"$a\" = --debug ] || set -- \"$@\" \"$a\"; done\n"
-                    + "exec " + real.resolve("etcd-" + v).toRealPath() + " \"$@\"\n");
+            Files.writeString(
+                    etcd,
+                    "#!/bin/sh\n# Kubernetes' migrate passes --debug, which etcd 3.5+ rejects: drop it, exec the real etcd\n"
+                            + "for a do shift; [ \"$a\" = --debug ] || set -- \"$@\" \"$a\"; done\n"
+                            + "exec " + real.resolve("etcd-" + v).toRealPath() + " \"$@\"\n");
             Files.setPosixFilePermissions(etcd, PosixFilePermissions.fromString("rwx------"));
-            Files.createSymbolicLink(dir.resolve("etcdctl-" + v), real.resolve("etcdctl-" + v).toRealPath());
+            Files.createSymbolicLink(
+                    dir.resolve("etcdctl-" + v), real.resolve("etcdctl-" + v).toRealPath());
         }
         return dir;
     }
@@ -120,7 +146,11 @@ public final class PeerBenchmark {
         if (Files.isRegularFile(dir.resolve("done"))) return data;
         Trees.deleteRecursively(dir);
         Files.createDirectories(dir);
-        RunnerBenchmark.seed(catalog.release(dev.etcdmigrate.version.EtcdVersion.parse("3.4.23")).orElseThrow(), data, binDir);
+        RunnerBenchmark.seed(
+                catalog.release(dev.etcdmigrate.version.EtcdVersion.parse("3.4.23"))
+                        .orElseThrow(),
+                data,
+                binDir);
         Files.writeString(dir.resolve("done"), "200 keys\n");
         return data;
     }
@@ -128,20 +158,48 @@ public final class PeerBenchmark {
     private static List<String> etcdFlags(Path data, ServerPorts real) {
         String client = "http://127.0.0.1:" + real.client();
         String peer = "http://127.0.0.1:" + real.peer();
-        return List.of("--name", "bench", "--data-dir", data.toString(), "--listen-client-urls", client, "--advertise-client-urls",
-                client, "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "bench=" + peer);
+        return List.of(
+                "--name",
+                "bench",
+                "--data-dir",
+                data.toString(),
+                "--listen-client-urls",
+                client,
+                "--advertise-client-urls",
+                client,
+                "--listen-peer-urls",
+                peer,
+                "--initial-advertise-peer-urls",
+                peer,
+                "--initial-cluster",
+                "bench=" + peer);
     }
 
     private static long ours(Path launcher, Path binDir, Path seed, Path work, String target) throws Exception {
         Path data = ScaleBenchmark.copy(seed, work, "ours");
         ServerPorts real = FreePorts.pick();
         ServerPorts priv = FreePorts.pick();
-        List<String> command = new ArrayList<>(List.of(launcher.toString(), "--data-dir", data.toString(), "--bin-dir", binDir.toString(),
-                "--target-version", target, "--name", "bench", "--port", String.valueOf(priv.client()), "--peer-port",
-                String.valueOf(priv.peer()), "--"));
+        List<String> command = new ArrayList<>(List.of(
+                launcher.toString(),
+                "--data-dir",
+                data.toString(),
+                "--bin-dir",
+                binDir.toString(),
+                "--target-version",
+                target,
+                "--name",
+                "bench",
+                "--port",
+                String.valueOf(priv.client()),
+                "--peer-port",
+                String.valueOf(priv.peer()),
+                "--"));
         command.addAll(etcdFlags(data, real));
         long start = System.nanoTime();
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(work.resolve("ours.log").toFile()).start();
+        Process p = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(work.resolve("ours.log").toFile())
+                .start();
         try {
             awaitWrite(real, target, p, start, work.resolve("ours.log"));
             return (System.nanoTime() - start) / 1_000_000;
@@ -151,26 +209,53 @@ public final class PeerBenchmark {
         }
     }
 
-    private static long theirs(Path k8s, Path wrapped, Path binDir, Path seed, Path work, String target) throws Exception {
+    private static long theirs(Path k8s, Path wrapped, Path binDir, Path seed, Path work, String target)
+            throws Exception {
         Path data = ScaleBenchmark.copy(seed, work, "theirs");
         ServerPorts real = FreePorts.pick();
         ServerPorts priv = FreePorts.pick();
-        List<String> command = List.of(k8s.toString(), "--data-dir", data.toString(), "--bin-dir", wrapped.toString(), "--target-version",
-                target, "--target-storage", "etcd3", "--bundled-versions", String.join(",", BUNDLED), "--name", "bench", "--port",
-                String.valueOf(priv.client()), "--peer-port", String.valueOf(priv.peer()), "--initial-cluster",
-                "bench=http://localhost:" + priv.peer(), "--listen-peer-urls", "http://localhost:" + priv.peer(),
-                "--initial-advertise-peer-urls", "http://localhost:" + priv.peer());
+        List<String> command = List.of(
+                k8s.toString(),
+                "--data-dir",
+                data.toString(),
+                "--bin-dir",
+                wrapped.toString(),
+                "--target-version",
+                target,
+                "--target-storage",
+                "etcd3",
+                "--bundled-versions",
+                String.join(",", BUNDLED),
+                "--name",
+                "bench",
+                "--port",
+                String.valueOf(priv.client()),
+                "--peer-port",
+                String.valueOf(priv.peer()),
+                "--initial-cluster",
+                "bench=http://localhost:" + priv.peer(),
+                "--listen-peer-urls",
+                "http://localhost:" + priv.peer(),
+                "--initial-advertise-peer-urls",
+                "http://localhost:" + priv.peer());
         Path log = work.resolve("theirs.log");
         long start = System.nanoTime();
-        Process tool = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process tool = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         if (!tool.waitFor(10, TimeUnit.MINUTES) || tool.exitValue() != 0) {
             stop(tool);
-            throw new IllegalStateException("Kubernetes' migrate failed (exit " + (tool.isAlive() ? "none" : tool.exitValue()) + "): "
-                    + tail(log));
+            throw new IllegalStateException("Kubernetes' migrate failed (exit "
+                    + (tool.isAlive() ? "none" : tool.exitValue()) + "): " + tail(log));
         }
-        List<String> etcd = new ArrayList<>(List.of(binDir.resolve("etcd-" + target).toString()));
+        List<String> etcd =
+                new ArrayList<>(List.of(binDir.resolve("etcd-" + target).toString()));
         etcd.addAll(etcdFlags(data, real));
-        Process p = new ProcessBuilder(etcd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        Process p = new ProcessBuilder(etcd)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                .start();
         try {
             awaitWrite(real, target, p, start, log);
             return (System.nanoTime() - start) / 1_000_000;
@@ -186,7 +271,8 @@ public final class PeerBenchmark {
         GatewayClient gateway = new GatewayClient(http, real.clientUrl(), "/v3");
         long deadline = start + Duration.ofMinutes(5).toNanos();
         while (System.nanoTime() < deadline) {
-            if (!p.isAlive()) throw new IllegalStateException("exited with " + p.exitValue() + " before a write: " + tail(log));
+            if (!p.isAlive())
+                throw new IllegalStateException("exited with " + p.exitValue() + " before a write: " + tail(log));
             try {
                 gateway.put("/bench-probe", "ok");
                 return;

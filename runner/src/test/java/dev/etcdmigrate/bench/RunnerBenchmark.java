@@ -1,16 +1,16 @@
 package dev.etcdmigrate.bench;
 
-import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.Permissions;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.etcd.binary.BinDir;
-import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.client.GatewayClient;
+import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.StorageApi;
@@ -58,8 +58,10 @@ public final class RunnerBenchmark {
         int runs = args.length > 2 ? Integer.parseInt(args[2]) : 10;
         Catalog catalog = Catalog.bundled();
         Release newest = catalog.releases().getLast();
-        Release from = catalog.release(dev.etcdmigrate.version.EtcdVersion.parse("3.4.23")).orElseThrow();
-        Release to = catalog.release(dev.etcdmigrate.version.EtcdVersion.parse("3.5.35")).orElseThrow();
+        Release from = catalog.release(dev.etcdmigrate.version.EtcdVersion.parse("3.4.23"))
+                .orElseThrow();
+        Release to = catalog.release(dev.etcdmigrate.version.EtcdVersion.parse("3.5.35"))
+                .orElseThrow();
         Path work = Files.createTempDirectory("etcd-migrate-bench");
         try {
             Path template = work.resolve("template");
@@ -74,11 +76,16 @@ public final class RunnerBenchmark {
             seed(newest, noopData, binDir); // written by the newest etcd: a real no-op restart
             // a pod's restart: the same flags every time (the first start also asks the target etcd to parse them)
             ServerPorts noopPorts = FreePorts.pick();
-            List<List<Long>> noop = lists(n), step = lists(n), firstWrite = lists(n), overhead = lists(n), toStep1 = lists(n);
+            List<List<Long>> noop = lists(n),
+                    step = lists(n),
+                    firstWrite = lists(n),
+                    overhead = lists(n),
+                    toStep1 = lists(n);
             for (int v = 0; v < n; v++) {
-                long first = noopToExec(launchers.get(v), binDir, noopData, newest, noopPorts); // warms the page cache, the AOT cache
-                System.out.println("no-op first start of " + launchers.get(v) + " (etcd asked to parse its flags, answer remembered): "
-                        + first + " ms");
+                long first = noopToExec(
+                        launchers.get(v), binDir, noopData, newest, noopPorts); // warms the page cache, the AOT cache
+                System.out.println("no-op first start of " + launchers.get(v)
+                        + " (etcd asked to parse its flags, answer remembered): " + first + " ms");
             }
             for (int i = 0; i < runs; i++) {
                 for (int k = 0; k < n; k++) {
@@ -94,8 +101,9 @@ public final class RunnerBenchmark {
                     Trees.deleteRecursively(data);
                 }
             }
-            System.out.println("runs: " + runs + " (no-op at " + newest.version() + "; step " + from.version() + " -> " + to.version() + ", "
-                    + Runtime.getRuntime().availableProcessors() + " cores; load " + Files.readString(Path.of("/proc/loadavg")).trim() + ")");
+            System.out.println("runs: " + runs + " (no-op at " + newest.version() + "; step " + from.version() + " -> "
+                    + to.version() + ", " + Runtime.getRuntime().availableProcessors() + " cores; load "
+                    + Files.readString(Path.of("/proc/loadavg")).trim() + ")");
             for (int v = 0; v < n; v++) {
                 if (n > 1) System.out.println(launchers.get(v) + ":");
                 print("no-op start to execve", noop.get(v), 100);
@@ -118,16 +126,28 @@ public final class RunnerBenchmark {
     private static void print(String what, List<Long> ms, long goal) {
         List<Long> sorted = new ArrayList<>(ms);
         Collections.sort(sorted);
-        System.out.printf("%-40s median %4d ms   min %4d   max %4d%s%n", what, sorted.get(sorted.size() / 2), sorted.getFirst(),
-                sorted.getLast(), goal > 0 ? "   (goal <= " + goal + " ms)" : "");
+        System.out.printf(
+                "%-40s median %4d ms   min %4d   max %4d%s%n",
+                what,
+                sorted.get(sorted.size() / 2),
+                sorted.getFirst(),
+                sorted.getLast(),
+                goal > 0 ? "   (goal <= " + goal + " ms)" : "");
     }
 
     static void seed(Release release, Path data, Path binDir) throws Exception {
         Permissions.ownerOnlyDir(data);
         Children children = new Children(Duration.ofSeconds(10));
         Log quiet = Log.text(new PrintStream(OutputStream.nullOutputStream()));
-        PrivateEtcd.Settings settings = new PrivateEtcd.Settings(new BinDir(binDir), "bench", FreePorts.pick(), List.of(),
-                Duration.ofMinutes(1), Duration.ofSeconds(20), System.getenv(), GatewayClient.newHttpClient());
+        PrivateEtcd.Settings settings = new PrivateEtcd.Settings(
+                new BinDir(binDir),
+                "bench",
+                FreePorts.pick(),
+                List.of(),
+                Duration.ofMinutes(1),
+                Duration.ofSeconds(20),
+                System.getenv(),
+                GatewayClient.newHttpClient());
         try (PrivateEtcd etcd = PrivateEtcd.start(release, data, settings, List.of(), quiet, children)) {
             etcd.awaitWrite(settings.startTimeout());
             for (int i = 0; i < 200; i++) {
@@ -139,15 +159,34 @@ public final class RunnerBenchmark {
     }
 
     /** From spawning the launcher until its PID runs the etcd binary (polling /proc/PID/exe every 0.2 ms). */
-    private static long noopToExec(Path launcher, Path binDir, Path data, Release newest, ServerPorts ports) throws Exception {
+    private static long noopToExec(Path launcher, Path binDir, Path data, Release newest, ServerPorts ports)
+            throws Exception {
         String client = "http://127.0.0.1:" + ports.client();
         Path etcd = binDir.resolve("etcd-" + newest.version()).toRealPath();
-        List<String> command = List.of(launcher.toString(), "--data-dir", data.toString(), "--bin-dir", binDir.toString(),
-                "--target-version", newest.version(), "--name", "bench", "--", "--name", "bench",
-                "--listen-client-urls", client, "--advertise-client-urls", client,
-                "--listen-peer-urls", "http://127.0.0.1:" + ports.peer());
+        List<String> command = List.of(
+                launcher.toString(),
+                "--data-dir",
+                data.toString(),
+                "--bin-dir",
+                binDir.toString(),
+                "--target-version",
+                newest.version(),
+                "--name",
+                "bench",
+                "--",
+                "--name",
+                "bench",
+                "--listen-client-urls",
+                client,
+                "--advertise-client-urls",
+                client,
+                "--listen-peer-urls",
+                "http://127.0.0.1:" + ports.peer());
         long spawned = System.nanoTime();
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process p = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         Path exe = Path.of("/proc/" + p.pid() + "/exe");
         try {
             long deadline = spawned + Duration.ofSeconds(30).toNanos();
@@ -172,15 +211,28 @@ public final class RunnerBenchmark {
 
     private static long[] minorStep(Path launcher, Path binDir, Path data, Release target) throws Exception {
         ServerPorts ports = FreePorts.pick();
-        List<String> command = List.of(launcher.toString(), "--data-dir", data.toString(), "--bin-dir", binDir.toString(),
-                "--target-version", target.version(), "--name", "bench", "--port", String.valueOf(ports.client()),
-                "--peer-port", String.valueOf(ports.peer()), "--no-exec");
+        List<String> command = List.of(
+                launcher.toString(),
+                "--data-dir",
+                data.toString(),
+                "--bin-dir",
+                binDir.toString(),
+                "--target-version",
+                target.version(),
+                "--name",
+                "bench",
+                "--port",
+                String.valueOf(ports.client()),
+                "--peer-port",
+                String.valueOf(ports.peer()),
+                "--no-exec");
         long spawned = System.currentTimeMillis();
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         long step = -1;
         long write = -1;
         long step1 = -1;
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader out =
+                new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = out.readLine()) != null; ) {
                 Matcher s = STEP_DONE.matcher(line);
                 if (s.find()) step = Long.parseLong(s.group(1));
@@ -197,7 +249,9 @@ public final class RunnerBenchmark {
     }
 
     private static void copy(Path from, Path to) throws Exception {
-        Process p = new ProcessBuilder("cp", "-a", from.toString(), to.toString()).inheritIO().start();
+        Process p = new ProcessBuilder("cp", "-a", from.toString(), to.toString())
+                .inheritIO()
+                .start();
         if (p.waitFor() != 0) throw new IllegalStateException("cp failed");
     }
 }

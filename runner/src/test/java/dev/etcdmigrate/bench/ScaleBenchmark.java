@@ -1,16 +1,16 @@
 package dev.etcdmigrate.bench;
 
-import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.Permissions;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.etcd.binary.BinDir;
-import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.client.GatewayClient;
+import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -61,24 +61,31 @@ public final class ScaleBenchmark {
     private static final long QUOTA = 8 * GIB;
     private static final int VALUE = 32 * 1024;
     private static final List<String> HOPS = List.of("3.5.35", "3.6.16", "3.7.3");
-    private static final Pattern STAMP = Pattern.compile("^(\\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z) (INFO |WARN |ERROR|     ) \\[([^\\]]+)\\] (.*)$");
+    private static final Pattern STAMP =
+            Pattern.compile("^(\\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z) (INFO |WARN |ERROR|     ) \\[([^\\]]+)\\] (.*)$");
 
     public static void main(String[] args) throws Exception {
         // BENCH_VARIANTS (env): more launchers, comma-separated, each LAUNCHER[#ETCD_MIGRATE_JAVA_OPTS]
         String more = System.getenv().getOrDefault("BENCH_VARIANTS", "");
         List<String> variants = List.of((args[0] + (more.isBlank() ? "" : "," + more)).split(","));
         Path binDir = Path.of(args[1]);
-        List<Long> sizes = args.length > 2 ? java.util.Arrays.stream(args[2].split(",")).map(Long::parseLong).toList()
+        List<Long> sizes = args.length > 2
+                ? java.util.Arrays.stream(args[2].split(","))
+                        .map(Long::parseLong)
+                        .toList()
                 : List.of(100L, 1024L, 4096L);
         int runs = args.length > 3 ? Integer.parseInt(args[3]) : 3;
         Catalog catalog = Catalog.bundled();
         Path cache = Path.of(System.getProperty("user.home"), ".cache", "etcd-migrate", "bench-data");
         Files.createDirectories(cache);
-        Path work = Files.createTempDirectory(Path.of(System.getProperty("bench.work", "/var/tmp")), "etcd-migrate-scale");
-        Path logs = Files.createDirectories(Path.of(System.getProperty("bench.logs", work.getParent().resolve("etcd-migrate-scale-logs")
-                .toString())));
-        System.out.println("logs of the runner: " + logs + "; " + Runtime.getRuntime().availableProcessors() + " cores; load "
-                + Files.readString(Path.of("/proc/loadavg")).trim());
+        Path work =
+                Files.createTempDirectory(Path.of(System.getProperty("bench.work", "/var/tmp")), "etcd-migrate-scale");
+        Path logs = Files.createDirectories(Path.of(System.getProperty(
+                "bench.logs",
+                work.getParent().resolve("etcd-migrate-scale-logs").toString())));
+        System.out.println(
+                "logs of the runner: " + logs + "; " + Runtime.getRuntime().availableProcessors() + " cores; load "
+                        + Files.readString(Path.of("/proc/loadavg")).trim());
         List<String> summary = new ArrayList<>();
         try {
             for (long mib : sizes) {
@@ -112,27 +119,50 @@ public final class ScaleBenchmark {
                         runner.get(v).add(r[v][0]);
                         rss.get(v).add(r[v][1]);
                         extra.get(v).add(r[v][2] - seedBytes);
-                        System.out.printf("%5d MiB run %d%s: runner %6d ms, floor %6d ms (3.5 %d, 3.6 %d, 3.7 %d), ratio %.2f, runner peak"
-                                + " RSS %d MiB, peak extra disk %s (%.0f%% of the %s dir)%n", mib, i + 1, n > 1 ? " [" + variants.get(v) + "]" : "",
-                                r[v][0], f[0], f[1], f[2], f[3], r[v][0] / (double) f[0], r[v][1] >> 20, DiskPeak.mib(r[v][2] - seedBytes),
-                                100.0 * (r[v][2] - seedBytes) / seedBytes, DiskPeak.mib(seedBytes));
+                        System.out.printf(
+                                "%5d MiB run %d%s: runner %6d ms, floor %6d ms (3.5 %d, 3.6 %d, 3.7 %d), ratio %.2f, runner peak"
+                                        + " RSS %d MiB, peak extra disk %s (%.0f%% of the %s dir)%n",
+                                mib,
+                                i + 1,
+                                n > 1 ? " [" + variants.get(v) + "]" : "",
+                                r[v][0],
+                                f[0],
+                                f[1],
+                                f[2],
+                                f[3],
+                                r[v][0] / (double) f[0],
+                                r[v][1] >> 20,
+                                DiskPeak.mib(r[v][2] - seedBytes),
+                                100.0 * (r[v][2] - seedBytes) / seedBytes,
+                                DiskPeak.mib(seedBytes));
                         printPhases(logs.resolve(mib + "mib-run" + i + "-v" + v + ".log"), r[v][3], r[v][3] + r[v][0]);
                     }
                 }
                 long fm = median(floor);
                 for (int v = 0; v < n; v++) {
                     long rm = median(runner.get(v));
-                    summary.add(String.format("| %d MiB (db %s, dir %s) |%s %d | %d ms | %d ms | %.2f | %s | %d MiB | %s (%.0f%%) |", mib,
-                            DiskPeak.mib(db), DiskPeak.mib(seedBytes), n > 1 ? " " + variants.get(v) + " |" : "", runs, rm, fm,
-                            rm / (double) fm, ratios(runner.get(v), floor), median(rss.get(v)) >> 20,
-                            DiskPeak.mib(Collections.max(extra.get(v))), 100.0 * Collections.max(extra.get(v)) / seedBytes));
+                    summary.add(String.format(
+                            "| %d MiB (db %s, dir %s) |%s %d | %d ms | %d ms | %.2f | %s | %d MiB | %s (%.0f%%) |",
+                            mib,
+                            DiskPeak.mib(db),
+                            DiskPeak.mib(seedBytes),
+                            n > 1 ? " " + variants.get(v) + " |" : "",
+                            runs,
+                            rm,
+                            fm,
+                            rm / (double) fm,
+                            ratios(runner.get(v), floor),
+                            median(rss.get(v)) >> 20,
+                            DiskPeak.mib(Collections.max(extra.get(v))),
+                            100.0 * Collections.max(extra.get(v)) / seedBytes));
                 }
             }
         } finally {
             Trees.deleteRecursively(work);
         }
         System.out.println();
-        System.out.println("| size |" + (variants.size() > 1 ? " runner |" : "") + " runs | runner, median | floor, median | ratio of medians | ratio per run | runner peak RSS, median |"
+        System.out.println("| size |" + (variants.size() > 1 ? " runner |" : "")
+                + " runs | runner, median | floor, median | ratio of medians | ratio per run | runner peak RSS, median |"
                 + " peak extra disk, max |");
         System.out.println("|---|---|---|---|---|---|---|---|" + (variants.size() > 1 ? "---|" : ""));
         summary.forEach(System.out::println);
@@ -153,8 +183,8 @@ public final class ScaleBenchmark {
     static void requireFree(Path dir, long bytes, String what) throws Exception {
         long free = Files.getFileStore(dir).getUsableSpace();
         if (free < bytes + 2 * GIB) {
-            throw new IllegalStateException(what + " need about " + DiskPeak.mib(bytes) + " plus a 2 GiB margin on " + dir + ", "
-                    + DiskPeak.mib(free) + " are free");
+            throw new IllegalStateException(what + " need about " + DiskPeak.mib(bytes) + " plus a 2 GiB margin on "
+                    + dir + ", " + DiskPeak.mib(free) + " are free");
         }
     }
 
@@ -170,9 +200,15 @@ public final class ScaleBenchmark {
         Release v34 = catalog.release(EtcdVersion.parse("3.4.23")).orElseThrow();
         Children children = new Children(Duration.ofSeconds(10));
         Log quiet = Log.text(new PrintStream(OutputStream.nullOutputStream()));
-        PrivateEtcd.Settings settings = new PrivateEtcd.Settings(new BinDir(binDir), "bench", FreePorts.pick(),
-                List.of("--quota-backend-bytes=" + QUOTA, "--snapshot-count=5000"), Duration.ofMinutes(5), Duration.ofSeconds(60),
-                System.getenv(), GatewayClient.newHttpClient());
+        PrivateEtcd.Settings settings = new PrivateEtcd.Settings(
+                new BinDir(binDir),
+                "bench",
+                FreePorts.pick(),
+                List.of("--quota-backend-bytes=" + QUOTA, "--snapshot-count=5000"),
+                Duration.ofMinutes(5),
+                Duration.ofSeconds(60),
+                System.getenv(),
+                GatewayClient.newHttpClient());
         long target = mib << 20;
         long t0 = System.nanoTime();
         AtomicLong written = new AtomicLong();
@@ -198,7 +234,11 @@ public final class ScaleBenchmark {
                     }
                     for (Future<?> f : inFlight) f.get();
                     if (++batch % 20 == 0) {
-                        System.out.printf("  seeding %d MiB: %d keys, db %s, %d s%n", mib, written.get(), DiskPeak.mib(Files.size(db)),
+                        System.out.printf(
+                                "  seeding %d MiB: %d keys, db %s, %d s%n",
+                                mib,
+                                written.get(),
+                                DiskPeak.mib(Files.size(db)),
                                 (System.nanoTime() - t0) / 1_000_000_000);
                     }
                 }
@@ -208,18 +248,24 @@ public final class ScaleBenchmark {
             etcd.stop(settings.stopGrace());
         }
         new DataDir(data).writeVersion(new DataVersion(v34.etcdVersion(), StorageApi.ETCD3));
-        Files.writeString(dir.resolve("done"), written.get() + " keys of " + VALUE + " bytes, db " + Files.size(data.resolve("member/snap/db"))
-                + " bytes, written in " + (System.nanoTime() - t0) / 1_000_000 + " ms\n");
-        System.out.println("seeded " + dir + ": " + Files.readString(dir.resolve("done")).trim());
+        Files.writeString(
+                dir.resolve("done"),
+                written.get() + " keys of " + VALUE + " bytes, db " + Files.size(data.resolve("member/snap/db"))
+                        + " bytes, written in " + (System.nanoTime() - t0) / 1_000_000 + " ms\n");
+        System.out.println(
+                "seeded " + dir + ": " + Files.readString(dir.resolve("done")).trim());
         return data;
     }
 
     static Path copy(Path seed, Path work, String name) throws Exception {
         Path parent = Files.createDirectories(work.resolve(name));
         Path data = parent.resolve("data");
-        Process p = new ProcessBuilder("cp", "-a", "--reflink=auto", seed.toString(), data.toString()).inheritIO().start();
+        Process p = new ProcessBuilder("cp", "-a", "--reflink=auto", seed.toString(), data.toString())
+                .inheritIO()
+                .start();
         if (p.waitFor() != 0) throw new IllegalStateException("cp failed");
-        Process sync = new ProcessBuilder("sync", "-f", data.toString()).inheritIO().start();
+        Process sync =
+                new ProcessBuilder("sync", "-f", data.toString()).inheritIO().start();
         sync.waitFor();
         return data;
     }
@@ -230,10 +276,23 @@ public final class ScaleBenchmark {
         Path data = copy(seed, work, "runner");
         try {
             ServerPorts ports = FreePorts.pick();
-            List<String> command = List.of(launcher.toString(), "--data-dir", data.toString(), "--bin-dir", binDir.toString(),
-                    "--target-version", "3.7.3", "--name", "bench", "--port", String.valueOf(ports.client()), "--peer-port",
-                    String.valueOf(ports.peer()), "--no-exec");
-            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(logFile.toFile());
+            List<String> command = List.of(
+                    launcher.toString(),
+                    "--data-dir",
+                    data.toString(),
+                    "--bin-dir",
+                    binDir.toString(),
+                    "--target-version",
+                    "3.7.3",
+                    "--name",
+                    "bench",
+                    "--port",
+                    String.valueOf(ports.client()),
+                    "--peer-port",
+                    String.valueOf(ports.peer()),
+                    "--no-exec");
+            ProcessBuilder builder =
+                    new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(logFile.toFile());
             builder.environment().put("ETCD_QUOTA_BACKEND_BYTES", String.valueOf(QUOTA));
             if (variant.contains("#")) builder.environment().put("ETCD_MIGRATE_JAVA_OPTS", variant.split("#", 2)[1]);
             try (DiskPeak disk = DiskPeak.watch(data.getParent())) {
@@ -248,7 +307,8 @@ public final class ScaleBenchmark {
                 }
                 long wall = (System.nanoTime() - spawned) / 1_000_000;
                 if (p.exitValue() != 0) {
-                    throw new IllegalStateException("the runner exited with " + p.exitValue() + "; its log: " + logFile);
+                    throw new IllegalStateException(
+                            "the runner exited with " + p.exitValue() + "; its log: " + logFile);
                 }
                 return new long[] {wall, hwm, disk.peak(), epoch};
             }
@@ -274,12 +334,19 @@ public final class ScaleBenchmark {
         try {
             Children children = new Children(Duration.ofSeconds(10));
             Log quiet = Log.text(new PrintStream(OutputStream.nullOutputStream()));
-            PrivateEtcd.Settings settings = new PrivateEtcd.Settings(new BinDir(binDir), "bench", FreePorts.pick(),
-                    List.of("--quota-backend-bytes=" + QUOTA), Duration.ofMinutes(5), Duration.ofSeconds(60), System.getenv(),
+            PrivateEtcd.Settings settings = new PrivateEtcd.Settings(
+                    new BinDir(binDir),
+                    "bench",
+                    FreePorts.pick(),
+                    List.of("--quota-backend-bytes=" + QUOTA),
+                    Duration.ofMinutes(5),
+                    Duration.ofSeconds(60),
+                    System.getenv(),
                     GatewayClient.newHttpClient());
             long[] out = new long[1 + HOPS.size()];
             for (int i = 0; i < HOPS.size(); i++) {
-                Release release = catalog.release(EtcdVersion.parse(HOPS.get(i))).orElseThrow();
+                Release release =
+                        catalog.release(EtcdVersion.parse(HOPS.get(i))).orElseThrow();
                 List<String> lineFlags = List.of("--snapshot-count=1");
                 long start = System.nanoTime();
                 try (PrivateEtcd etcd = PrivateEtcd.start(release, data, settings, lineFlags, quiet, children)) {
@@ -306,7 +373,9 @@ public final class ScaleBenchmark {
             if (m.matches() && m.group(3).equals("etcd-migrate")) {
                 lines.add(new String[] {String.valueOf(Instant.parse(m.group(1)).toEpochMilli()), m.group(4)});
             } else if (m.matches() && m.group(3).startsWith("etcdutl")) {
-                lines.add(new String[] {String.valueOf(Instant.parse(m.group(1)).toEpochMilli()), "(" + m.group(3) + " output)"});
+                lines.add(new String[] {
+                    String.valueOf(Instant.parse(m.group(1)).toEpochMilli()), "(" + m.group(3) + " output)"
+                });
             }
         }
         if (lines.isEmpty()) return;

@@ -10,14 +10,17 @@ class BundledCatalogTest {
 
     @Test
     void equalsTheYamlCatalog() throws Exception {
-        assertEquals(CatalogSourceGenerator.yamlCatalog().releases(), Catalog.bundled().releases(),
+        assertEquals(
+                CatalogSourceGenerator.yamlCatalog().releases(),
+                Catalog.bundled().releases(),
                 "BundledCatalog.java is stale: regenerate it (see CatalogSourceGenerator)");
     }
 
     @Test
     void theCommittedSourceIsWhatTheGeneratorPrints() throws Exception {
         // run from runner/ (surefire's working directory)
-        assertEquals(CatalogSourceGenerator.generate(CatalogSourceGenerator.yamlCatalog()),
+        assertEquals(
+                CatalogSourceGenerator.generate(CatalogSourceGenerator.yamlCatalog()),
                 Files.readString(CatalogSourceGenerator.SOURCE),
                 "BundledCatalog.java is stale: regenerate it (see CatalogSourceGenerator)");
     }

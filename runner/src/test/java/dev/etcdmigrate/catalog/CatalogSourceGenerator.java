@@ -38,8 +38,10 @@ public final class CatalogSourceGenerator {
         StringBuilder b = new StringBuilder();
         b.append("package dev.etcdmigrate.catalog;\n\n");
         b.append("import java.util.List;\nimport java.util.Map;\n\n");
-        b.append("/**\n * GENERATED from versions/catalog.yaml by CatalogSourceGenerator (test sources); do not edit. The bundled\n");
-        b.append(" * catalog as constructor calls: no YAML parse at start. BundledCatalogTest fails when it is stale.\n */\n");
+        b.append(
+                "/**\n * GENERATED from versions/catalog.yaml by CatalogSourceGenerator (test sources); do not edit. The bundled\n");
+        b.append(
+                " * catalog as constructor calls: no YAML parse at start. BundledCatalogTest fails when it is stale.\n */\n");
         b.append("final class BundledCatalog {\n\n    private BundledCatalog() {}\n\n");
         b.append("    static List<Release> releases() {\n        return List.of(");
         List<Release> releases = catalog.releases();
@@ -114,6 +116,8 @@ public final class CatalogSourceGenerator {
 
     /** Release.Line for a nested type, Release for the top one. */
     private static String name(Class<?> type) {
-        return type.getEnclosingClass() == null ? type.getSimpleName() : name(type.getEnclosingClass()) + "." + type.getSimpleName();
+        return type.getEnclosingClass() == null
+                ? type.getSimpleName()
+                : name(type.getEnclosingClass()) + "." + type.getSimpleName();
     }
 }

@@ -49,8 +49,11 @@ class CatalogTest {
     void tarballChecksumsAreWellFormed(Release release) {
         for (Release.Tarball tarball : release.upstream().tarballs()) {
             assertTrue(tarball.sha256().isEmpty() || tarball.sha256().matches("[0-9a-f]{64}"), tarball.url());
-            assertTrue(tarball.url().endsWith("/v" + release.version() + "/etcd-v" + release.version() + "-"
-                    + tarball.platform().replace('/', '-') + ".tar.gz"), tarball.url());
+            assertTrue(
+                    tarball.url()
+                            .endsWith("/v" + release.version() + "/etcd-v" + release.version() + "-"
+                                    + tarball.platform().replace('/', '-') + ".tar.gz"),
+                    tarball.url());
         }
     }
 
@@ -67,7 +70,8 @@ class CatalogTest {
     void bundledCatalogHasOneReleasePerLineOldestFirst() {
         List<Release> releases = BUNDLED.releases();
         for (int i = 1; i < releases.size(); i++) {
-            assertTrue(releases.get(i - 1).minorLine().isOlderThan(releases.get(i).minorLine()),
+            assertTrue(
+                    releases.get(i - 1).minorLine().isOlderThan(releases.get(i).minorLine()),
                     releases.get(i - 1).version() + " before " + releases.get(i).version());
         }
         List<String> versions = releases.stream().map(Release::version).toList();
@@ -80,16 +84,21 @@ class CatalogTest {
     void bundledLinesFormAnUnbrokenChain() {
         List<Release> releases = BUNDLED.releases();
         for (int i = 1; i < releases.size(); i++) {
-            assertEquals(releases.get(i - 1).minorLine(), releases.get(i).line().upgrade().fromLine(),
+            assertEquals(
+                    releases.get(i - 1).minorLine(),
+                    releases.get(i).line().upgrade().fromLine(),
                     releases.get(i).version() + " opens the data of the bundled line before it");
         }
     }
 
     @Test
     void lookupsByVersionAndLine() {
-        assertEquals("3.6.16", BUNDLED.release(EtcdVersion.parse("3.6.16")).orElseThrow().version());
+        assertEquals(
+                "3.6.16",
+                BUNDLED.release(EtcdVersion.parse("3.6.16")).orElseThrow().version());
         assertTrue(BUNDLED.release(EtcdVersion.parse("3.6.15")).isEmpty());
-        assertEquals("3.5.35", BUNDLED.line(MinorLine.parse("3.5")).orElseThrow().version());
+        assertEquals(
+                "3.5.35", BUNDLED.line(MinorLine.parse("3.5")).orElseThrow().version());
         assertTrue(BUNDLED.line(MinorLine.parse("3.8")).isEmpty());
         assertTrue(BUNDLED.line(MinorLine.parse("1.0")).isEmpty());
     }
@@ -99,9 +108,15 @@ class CatalogTest {
     void upgradeFromAndDowngradeToAreThePreviousMinor(Release r) {
         MinorLine line = r.minorLine();
         if (line.minor() > 0) {
-            assertEquals(new MinorLine(line.major(), line.minor() - 1), r.line().upgrade().fromLine(), "upgrade.from");
+            assertEquals(
+                    new MinorLine(line.major(), line.minor() - 1),
+                    r.line().upgrade().fromLine(),
+                    "upgrade.from");
         } else {
-            assertEquals(line.major() - 1, r.line().upgrade().fromLine().major(), "x.0 opens the last line of the previous major");
+            assertEquals(
+                    line.major() - 1,
+                    r.line().upgrade().fromLine().major(),
+                    "x.0 opens the last line of the previous major");
         }
         assertEquals(r.line().upgrade().fromLine(), r.line().downgrade().toLine(), "downgrade.to");
     }
@@ -130,7 +145,10 @@ class CatalogTest {
             assertEquals(Map.of("ETCDCTL_API", "3"), line.etcdctlEnv(), "etcdctl of 3.0-3.3 defaults to v2");
         }
         assertEquals(atLeast(r, L3_6), line.statusReportsDowngrade(), "statusReportsDowngrade");
-        assertEquals(atLeast(r, L3_4), line.envDuplicateRefused(), "etcd exits on a duplicating ETCD_* variable from 3.4 on");
+        assertEquals(
+                atLeast(r, L3_4),
+                line.envDuplicateRefused(),
+                "etcd exits on a duplicating ETCD_* variable from 3.4 on");
     }
 
     @ParameterizedTest(name = "{0}")
@@ -138,7 +156,8 @@ class CatalogTest {
     void toolsAreConsistent(Release r) {
         Release.Tools tools = r.line().tools();
         if (tools.checkV2Store()) assertTrue(tools.etcdutl(), "check v2store runs etcdutl");
-        if (tools.snapshotRestore() == RestoreTool.ETCDUTL) assertTrue(tools.etcdutl(), "restore with etcdutl needs etcdutl");
+        if (tools.snapshotRestore() == RestoreTool.ETCDUTL)
+            assertTrue(tools.etcdutl(), "restore with etcdutl needs etcdutl");
         assertEquals(!r.line().v3Api(), tools.snapshotRestore() == RestoreTool.NONE, "v3 snapshots need the v3 API");
         if (tools.snapshotRestore() != RestoreTool.NONE) {
             assertTrue(r.toolNames().contains(tools.snapshotRestore().toolName()), "restore tool is installed");
@@ -155,9 +174,9 @@ class CatalogTest {
     void downgradeMethodMatchesTheLine(Release r) {
         MinorLine to = r.line().downgrade().toLine();
         boolean toV3 = BUNDLED.line(to).map(o -> o.line().v3Api()).orElse(false);
-        DowngradeMethod expected = atLeast(r, L3_6) ? DowngradeMethod.DOWNGRADE_API
-                : r.line().v3Api() && toV3 ? DowngradeMethod.SNAPSHOT_RESTORE
-                : DowngradeMethod.NONE;
+        DowngradeMethod expected = atLeast(r, L3_6)
+                ? DowngradeMethod.DOWNGRADE_API
+                : r.line().v3Api() && toV3 ? DowngradeMethod.SNAPSHOT_RESTORE : DowngradeMethod.NONE;
         assertEquals(expected, r.line().downgrade().method());
     }
 
@@ -165,23 +184,32 @@ class CatalogTest {
     void patchFloorsAreTheKnownOnes() {
         Map<String, String> floors = BUNDLED.releases().stream()
                 .filter(r -> !r.line().upgrade().previousMinimumPatch().isEmpty())
-                .collect(java.util.stream.Collectors.toMap(r -> r.minorLine().toString(), r -> r.line().upgrade().previousMinimumPatch()));
+                .collect(java.util.stream.Collectors.toMap(
+                        r -> r.minorLine().toString(), r -> r.line().upgrade().previousMinimumPatch()));
         assertEquals(Map.of("3.6", "3.5.32", "3.7", "3.6.11"), floors);
-        assertEquals(EtcdVersion.parse("3.5.32"), BUNDLED.line(L3_6).orElseThrow().line().upgrade().minimumPatch().orElseThrow());
-        assertTrue(BUNDLED.line(L3_5).orElseThrow().line().upgrade().minimumPatch().isEmpty());
+        assertEquals(
+                EtcdVersion.parse("3.5.32"),
+                BUNDLED.line(L3_6).orElseThrow().line().upgrade().minimumPatch().orElseThrow());
+        assertTrue(
+                BUNDLED.line(L3_5).orElseThrow().line().upgrade().minimumPatch().isEmpty());
     }
 
     @Test
     void only37NeedsThePreviousLineToSnapshotFirst() {
-        assertEquals(List.of("3.7"), BUNDLED.releases().stream().filter(r -> r.line().upgrade().previousSnapshotFirst())
-                .map(r -> r.minorLine().toString()).toList());
+        assertEquals(
+                List.of("3.7"),
+                BUNDLED.releases().stream()
+                        .filter(r -> r.line().upgrade().previousSnapshotFirst())
+                        .map(r -> r.minorLine().toString())
+                        .toList());
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("bundledReleases")
     void floorsAreMetByTheBundledPreviousLine(Release r) {
         r.line().upgrade().minimumPatch().ifPresent(floor -> {
-            Release previous = BUNDLED.line(floor.line()).orElseThrow(() -> new AssertionError("no bundled " + floor.line()));
+            Release previous =
+                    BUNDLED.line(floor.line()).orElseThrow(() -> new AssertionError("no bundled " + floor.line()));
             assertFalse(previous.etcdVersion().isOlderThan(floor), previous.version() + " is below the floor " + floor);
         });
     }
@@ -193,9 +221,15 @@ class CatalogTest {
         // arm64 tarballs are listed from 3.4 on; the catalog lists none it has not confirmed for older releases
         List<String> platforms = atLeast(r, L3_4) ? List.of("linux/amd64", "linux/arm64") : List.of("linux/amd64");
         for (String platform : platforms) {
-            Tarball t = r.upstream().tarballFor(platform).orElseThrow(() -> new AssertionError("no " + platform + " tarball"));
+            Tarball t = r.upstream()
+                    .tarballFor(platform)
+                    .orElseThrow(() -> new AssertionError("no " + platform + " tarball"));
             assertTrue(t.url().contains("v" + r.version()), t.url());
-            assertTrue(t.url().endsWith("/v" + r.version() + "/etcd-v" + r.version() + "-" + platform.replace('/', '-') + ".tar.gz"), t.url());
+            assertTrue(
+                    t.url()
+                            .endsWith("/v" + r.version() + "/etcd-v" + r.version() + "-" + platform.replace('/', '-')
+                                    + ".tar.gz"),
+                    t.url());
             assertTrue(t.url().startsWith("https://github.com/etcd-io/etcd/releases/download/"), t.url());
         }
         for (Tarball t : r.upstream().tarballs()) {
@@ -256,8 +290,10 @@ class CatalogTest {
 
     @Test
     void restrictToRejectsUnknownVersions() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> BUNDLED.restrictTo(Set.of(EtcdVersion.parse("3.5.35"), EtcdVersion.parse("3.6.15"), EtcdVersion.parse("3.3.26"))));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
+                () -> BUNDLED.restrictTo(
+                        Set.of(EtcdVersion.parse("3.5.35"), EtcdVersion.parse("3.6.15"), EtcdVersion.parse("3.3.26"))));
         assertTrue(e.getMessage().contains("[3.3.26, 3.6.15]"), e.getMessage());
         assertTrue(e.getMessage().contains("(it has " + BUNDLED.versionList() + ")"), e.getMessage());
     }
@@ -313,7 +349,8 @@ class CatalogTest {
     static String failure(String yaml) {
         Exception e = assertThrows(Exception.class, () -> parse(yaml));
         StringBuilder b = new StringBuilder();
-        for (Throwable t = e; t != null; t = t.getCause()) b.append(t.getMessage()).append(" | ");
+        for (Throwable t = e; t != null; t = t.getCause())
+            b.append(t.getMessage()).append(" | ");
         return b.toString();
     }
 
@@ -391,7 +428,10 @@ class CatalogTest {
                 Arguments.of("      v2Api: never\n", "      v2Api: never\n      v2ApiMaybe: yes\n", "v2ApiMaybe"),
                 Arguments.of("        etcdutl: true\n", "        etcdutl: true\n        etcdutil: true\n", "etcdutil"),
                 Arguments.of("          sha256: \"\"\n", "          sha256: \"\"\n          md5: abc\n", "md5"),
-                Arguments.of("        method: downgrade-api\n", "        method: downgrade-api\n        methods: none\n", "methods"),
+                Arguments.of(
+                        "        method: downgrade-api\n",
+                        "        method: downgrade-api\n        methods: none\n",
+                        "methods"),
                 Arguments.of("releases:\n", "releasez: []\nreleases:\n", "releasez"));
     }
 
@@ -421,7 +461,9 @@ class CatalogTest {
     @Test
     void semanticChecksOfAnEntry() {
         assertFailsNaming(VALID.replace("version: 3.6.16", "version: v3.6.16"), "v3.6.16");
-        assertFailsNaming(VALID.replace("from: \"3.5\"", "from: \"3.6\"").replace("previousMinimumPatch: 3.5.32", "previousMinimumPatch: \"\""),
+        assertFailsNaming(
+                VALID.replace("from: \"3.5\"", "from: \"3.6\"")
+                        .replace("previousMinimumPatch: 3.5.32", "previousMinimumPatch: \"\""),
                 "older lines");
         assertFailsNaming(VALID.replace("to: \"3.5\"", "to: \"3.7\""), "older lines");
         assertFailsNaming(VALID.replace("previousMinimumPatch: 3.5.32", "previousMinimumPatch: 3.4.32"), "3.5.x");
@@ -429,10 +471,12 @@ class CatalogTest {
         assertFailsNaming(VALID.replace("v2Api: never", "v2Api: flag"), "v2EnableFlags");
         assertFailsNaming(VALID.replace("sha256: \"\"", "sha256: ABC"), "sha256");
         assertFailsNaming(VALID.replace("v3Api: true", "v3Api: false"), "jsonGateway");
-        assertFailsNaming(VALID.replace("v3Api: true", "v3Api: false").replace("jsonGateway: /v3", "jsonGateway: \"\""),
+        assertFailsNaming(
+                VALID.replace("v3Api: true", "v3Api: false").replace("jsonGateway: /v3", "jsonGateway: \"\""),
                 "v2 or the v3 API");
         assertFailsNaming(VALID.replace("jsonGateway: /v3", "jsonGateway: \"\""), "jsonGateway");
-        assertFailsNaming(VALID.replace("downgradeCheckFlag: \"--downgrade-check-time\"", "downgradeCheckFlag: \"\""),
+        assertFailsNaming(
+                VALID.replace("downgradeCheckFlag: \"--downgrade-check-time\"", "downgradeCheckFlag: \"\""),
                 "downgradeCheckFlag");
     }
 

@@ -1,7 +1,6 @@
 package dev.etcdmigrate.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.etcd.backend.BackendQuota;
@@ -68,7 +67,8 @@ class EtcdCommandLineTest {
     void everyReaderSeesTheSameWhateverTheSpelling(Spelling spelling) throws UsageException {
         List<String> etcdArgs = new ArrayList<>();
         Map<String, String> env = MigrateOptionsTest.env();
-        if (spelling != Spelling.VARIABLE) etcdArgs.add(spelling.bool("peer-client-cert-auth")); // before a flag: takes no word
+        if (spelling != Spelling.VARIABLE)
+            etcdArgs.add(spelling.bool("peer-client-cert-auth")); // before a flag: takes no word
         spelling.give(FLAGS, etcdArgs, env);
         List<String> args = new ArrayList<>(List.of("--"));
         args.addAll(etcdArgs);
@@ -82,22 +82,30 @@ class EtcdCommandLineTest {
         assertEquals(2, o.members());
         assertEquals("https://10.0.0.1:2380", o.initialAdvertisePeerUrls());
         assertEquals("https://0.0.0.0:2380", o.listenPeerUrls());
-        List<String> peerTls = new ArrayList<>(List.of("--peer-cert-file=/pki/peer.crt", "--peer-key-file=/pki/peer.key"));
+        List<String> peerTls =
+                new ArrayList<>(List.of("--peer-cert-file=/pki/peer.crt", "--peer-key-file=/pki/peer.key"));
         if (spelling != Spelling.VARIABLE) peerTls.add("--peer-client-cert-auth=true");
         assertEquals(peerTls, o.peerTlsArgs());
         assertEquals(etcdArgs, o.finalEtcdArgs(), "etcd names its data dir: nothing added");
         assertEquals(etcdArgs, o.etcdArgs());
 
-        // the same flags with their variables set too: each pair is a duplicate (whether etcd exits on it is its line's)
+        // the same flags with their variables set too: each pair is a duplicate (whether etcd exits on it is its
+        // line's)
         Map<String, String> both = new HashMap<>(env);
         FLAGS.keySet().forEach(f -> both.put(EtcdCommandLine.variable(f), FLAGS.get(f)));
-        EtcdCommandLine withBoth = MigrateOptionsTest.options(both, args.toArray(String[]::new)).etcd();
+        EtcdCommandLine withBoth =
+                MigrateOptionsTest.options(both, args.toArray(String[]::new)).etcd();
         List<String> refused = withBoth.duplicateVariables();
         if (spelling == Spelling.VARIABLE) {
             assertEquals(List.of(), refused);
         } else {
             String dashes = spelling.bool("");
-            assertEquals(FLAGS.keySet().stream().map(f -> EtcdCommandLine.variable(f) + " (" + dashes + f + ")").sorted().toList(), refused);
+            assertEquals(
+                    FLAGS.keySet().stream()
+                            .map(f -> EtcdCommandLine.variable(f) + " (" + dashes + f + ")")
+                            .sorted()
+                            .toList(),
+                    refused);
         }
     }
 
@@ -106,9 +114,20 @@ class EtcdCommandLineTest {
     @EnumSource(value = Spelling.class, names = "VARIABLE", mode = EnumSource.Mode.EXCLUDE)
     void theServerExtraArgsAreReadTheSameWay(Spelling spelling) {
         List<String> creds = new ArrayList<>(List.of(spelling.bool("peer-auto-tls")));
-        spelling.give(Map.of("peer-cert-file", "/nonexistent/peer.crt", "quota-backend-bytes", "5", "v2-deprecation", "write-only"),
-                creds, new HashMap<>());
-        assertEquals(List.of("--peer-cert-file=/nonexistent/peer.crt: no such file", "--peer-cert-file without --peer-key-file"),
+        spelling.give(
+                Map.of(
+                        "peer-cert-file",
+                        "/nonexistent/peer.crt",
+                        "quota-backend-bytes",
+                        "5",
+                        "v2-deprecation",
+                        "write-only"),
+                creds,
+                new HashMap<>());
+        assertEquals(
+                List.of(
+                        "--peer-cert-file=/nonexistent/peer.crt: no such file",
+                        "--peer-cert-file without --peer-key-file"),
                 ServerArgsCheck.problems(creds));
         EtcdCommandLine read = EtcdCommandLine.read(creds, Map.of("ETCD_QUOTA_BACKEND_BYTES", "7"));
         assertEquals(OptionalLong.of(5), BackendQuota.requested(EtcdCommandLine.read(creds, Map.of())));
@@ -119,10 +138,15 @@ class EtcdCommandLineTest {
     @Test
     void goFlagParsing() {
         assertEquals(Optional.of("/b"), read("--data-dir=/a", "-data-dir", "/b").flag("data-dir"), "the last one wins");
-        assertEquals(Optional.of("-x"), read("--name", "-x").flag("name"), "the next word is the value, even with a dash");
-        assertEquals(Optional.of("false"), read("--peer-auto-tls=false", "--name", "a").flag("peer-auto-tls"));
-        assertEquals(Optional.of("a"), read("--peer-auto-tls", "--name", "a").flag("name"), "a boolean takes no next word");
-        assertEquals(Optional.of("true"), read("-v", "--name", "a").flag("v"), "an ignored legacy flag is a boolean too");
+        assertEquals(
+                Optional.of("-x"), read("--name", "-x").flag("name"), "the next word is the value, even with a dash");
+        assertEquals(
+                Optional.of("false"),
+                read("--peer-auto-tls=false", "--name", "a").flag("peer-auto-tls"));
+        assertEquals(
+                Optional.of("a"), read("--peer-auto-tls", "--name", "a").flag("name"), "a boolean takes no next word");
+        assertEquals(
+                Optional.of("true"), read("-v", "--name", "a").flag("v"), "an ignored legacy flag is a boolean too");
 
         EtcdCommandLine terminated = read("--name", "a", "--", "--data-dir=/x");
         assertEquals(Optional.empty(), terminated.flag("data-dir"), "Go's flag parsing stops at --");
@@ -132,38 +156,57 @@ class EtcdCommandLineTest {
         assertEquals(List.of("stray", "--data-dir=/x"), stray.unread());
         assertEquals(List.of("-", "--name=b"), read("-", "--name=b").unread(), "a lone dash is a word");
 
-        assertEquals(Optional.of("flag needs an argument: --name"), read("--name").error());
-        assertEquals(Optional.of("bad flag syntax: ---name=a"), read("---name=a").error());
+        assertEquals(
+                Optional.of("flag needs an argument: --name"), read("--name").error());
+        assertEquals(
+                Optional.of("bad flag syntax: ---name=a"), read("---name=a").error());
         assertEquals(Optional.of("bad flag syntax: -=a"), read("-=a").error());
         assertEquals(Optional.of(""), read("--name=").flag("name"), "an empty value is a value");
     }
 
     @Test
     void aVariableStandsInForAnAbsentFlagUnlessEmpty() {
-        EtcdCommandLine etcd = EtcdCommandLine.read(List.of("--wal-dir=/flag"), Map.of("ETCD_WAL_DIR", "/env", "ETCD_NAME", "",
-                "ETCD_DATA_DIR", "/d"));
+        EtcdCommandLine etcd = EtcdCommandLine.read(
+                List.of("--wal-dir=/flag"), Map.of("ETCD_WAL_DIR", "/env", "ETCD_NAME", "", "ETCD_DATA_DIR", "/d"));
         assertEquals(Optional.of("/flag"), etcd.get("wal-dir"));
         assertEquals(Optional.empty(), etcd.get("name"), "an empty variable is unset");
         assertEquals(Optional.of("/d"), etcd.get("data-dir"));
         assertEquals("$ETCD_DATA_DIR (etcd's --data-dir)", etcd.source("data-dir"));
         assertEquals("etcd's --wal-dir after --", etcd.source("wal-dir"));
-        assertEquals("etcd's -name after --", EtcdCommandLine.read(List.of("-name=a"), Map.of()).source("name"));
+        assertEquals(
+                "etcd's -name after --",
+                EtcdCommandLine.read(List.of("-name=a"), Map.of()).source("name"));
     }
 
     /** etcd's verifyEnv looks at the variable's name: an empty one duplicating a flag is fatal too. */
     @Test
     void anEmptyVariableDuplicatingAFlagIsRefused() {
-        EtcdCommandLine etcd = EtcdCommandLine.read(List.of("-name=m1", "--listen-client-urls", "http://127.0.0.1:1"),
-                Map.of("ETCD_NAME", "", "ETCD_LISTEN_CLIENT_URLS", "http://0.0.0.0:2379", "ETCD_CREDS", "x", "ETCD_DATA_DIR", "/d"));
-        assertEquals(List.of("ETCD_LISTEN_CLIENT_URLS (--listen-client-urls)", "ETCD_NAME (-name)"), etcd.duplicateVariables());
+        EtcdCommandLine etcd = EtcdCommandLine.read(
+                List.of("-name=m1", "--listen-client-urls", "http://127.0.0.1:1"),
+                Map.of(
+                        "ETCD_NAME",
+                        "",
+                        "ETCD_LISTEN_CLIENT_URLS",
+                        "http://0.0.0.0:2379",
+                        "ETCD_CREDS",
+                        "x",
+                        "ETCD_DATA_DIR",
+                        "/d"));
+        assertEquals(
+                List.of("ETCD_LISTEN_CLIENT_URLS (--listen-client-urls)", "ETCD_NAME (-name)"),
+                etcd.duplicateVariables());
     }
 
     @Test
     void aDefaultGoesWhereEtcdStillReadsFlags() {
         assertEquals(List.of("--name=a", "--data-dir=/d"), read("--name=a").withDefault("data-dir", "/d"));
-        assertEquals(List.of("--name=a", "--data-dir=/d", "--"), read("--name=a", "--").withDefault("data-dir", "/d"));
+        assertEquals(
+                List.of("--name=a", "--data-dir=/d", "--"),
+                read("--name=a", "--").withDefault("data-dir", "/d"));
         assertEquals(List.of("-data-dir", "/x"), read("-data-dir", "/x").withDefault("data-dir", "/d"));
-        assertEquals(List.of(), EtcdCommandLine.read(List.of(), Map.of("ETCD_DATA_DIR", "/x")).withDefault("data-dir", "/d"));
+        assertEquals(
+                List.of(),
+                EtcdCommandLine.read(List.of(), Map.of("ETCD_DATA_DIR", "/x")).withDefault("data-dir", "/d"));
     }
 
     private static EtcdCommandLine read(String... args) {

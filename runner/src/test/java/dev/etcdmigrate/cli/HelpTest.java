@@ -22,7 +22,8 @@ class HelpTest {
     private static final String FLAT = HELP.replaceAll("\\s+", " ");
 
     static Stream<Flag> allFlags() {
-        return Stream.of(MigrateOptions.FLAGS, ProvisionCommand.FLAGS, Demo.FLAGS).flatMap(List::stream);
+        return Stream.of(MigrateOptions.FLAGS, ProvisionCommand.FLAGS, Demo.FLAGS)
+                .flatMap(List::stream);
     }
 
     @ParameterizedTest(name = "--{0}")
@@ -31,7 +32,9 @@ class HelpTest {
         String head = "  --" + f.name() + (f.takesValue() ? " " + f.valueName() : "")
                 + f.env().map(env -> "   [env " + env + "]").orElse("") + "\n";
         assertTrue(HELP.contains(head), "missing line: " + head);
-        assertTrue(FLAT.contains((f.help() + " Default: " + f.defaultText() + ".").replaceAll("\\s+", " ")), "help of --" + f.name());
+        assertTrue(
+                FLAT.contains((f.help() + " Default: " + f.defaultText() + ".").replaceAll("\\s+", " ")),
+                "help of --" + f.name());
     }
 
     @Test
@@ -45,9 +48,19 @@ class HelpTest {
     @Test
     void theKubernetesImageVariablesAreAllThere() {
         // the variables the Kubernetes etcd image's migrate reads
-        for (String env : List.of("TARGET_VERSION", "TARGET_STORAGE", "DATA_DIRECTORY", "ETCD_NAME", "INITIAL_CLUSTER",
-                "LISTEN_PEER_URLS", "LISTEN_CLIENT_URLS", "ETCD_CREDS", "ETCD_DATA_PREFIX", "TTL_KEYS_DIRECTORY",
-                "INITIAL_ADVERTISE_PEER_URLS", "BUNDLED_VERSIONS")) {
+        for (String env : List.of(
+                "TARGET_VERSION",
+                "TARGET_STORAGE",
+                "DATA_DIRECTORY",
+                "ETCD_NAME",
+                "INITIAL_CLUSTER",
+                "LISTEN_PEER_URLS",
+                "LISTEN_CLIENT_URLS",
+                "ETCD_CREDS",
+                "ETCD_DATA_PREFIX",
+                "TTL_KEYS_DIRECTORY",
+                "INITIAL_ADVERTISE_PEER_URLS",
+                "BUNDLED_VERSIONS")) {
             assertTrue(MigrateOptions.FLAGS.stream().anyMatch(f -> f.env().equals(java.util.Optional.of(env))), env);
         }
     }
@@ -65,8 +78,19 @@ class HelpTest {
 
     @Test
     void documentsTheExitStatusesAndVersionFile() {
-        for (String s : List.of("Exit status", "0 done", "1 a step failed", "2 bad flags", "3 refused", "143",
-                "version.txt", "3.5.21/etcd3", "--help", "--version", "etcd-migrate demo", "Flags of demo")) {
+        for (String s : List.of(
+                "Exit status",
+                "0 done",
+                "1 a step failed",
+                "2 bad flags",
+                "3 refused",
+                "143",
+                "version.txt",
+                "3.5.21/etcd3",
+                "--help",
+                "--version",
+                "etcd-migrate demo",
+                "Flags of demo")) {
             assertTrue(FLAT.contains(s), s);
         }
     }

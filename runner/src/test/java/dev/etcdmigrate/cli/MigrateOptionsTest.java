@@ -1,11 +1,11 @@
 package dev.etcdmigrate.cli;
 
-import dev.etcdmigrate.error.UsageException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
@@ -100,16 +100,25 @@ class MigrateOptionsTest {
 
     @Test
     void targetFlagBeatsVariable() throws UsageException {
-        assertEquals(EtcdVersion.parse("3.4.23"), options(env(), "--target-version=3.4.23").target().version());
+        assertEquals(
+                EtcdVersion.parse("3.4.23"),
+                options(env(), "--target-version=3.4.23").target().version());
     }
 
     // ---- storage -----------------------------------------------------------------------------
 
     @Test
     void storage() throws UsageException {
-        assertEquals(StorageApi.ETCD2, options(env("TARGET_STORAGE", "etcd2")).target().storage());
-        assertEquals(StorageApi.ETCD3, options(env("TARGET_STORAGE", "")).target().storage());
-        assertEquals(StorageApi.ETCD3, options(env("TARGET_STORAGE", "etcd2"), "--target-storage", "etcd3").target().storage());
+        assertEquals(
+                StorageApi.ETCD2,
+                options(env("TARGET_STORAGE", "etcd2")).target().storage());
+        assertEquals(
+                StorageApi.ETCD3, options(env("TARGET_STORAGE", "")).target().storage());
+        assertEquals(
+                StorageApi.ETCD3,
+                options(env("TARGET_STORAGE", "etcd2"), "--target-storage", "etcd3")
+                        .target()
+                        .storage());
     }
 
     @ParameterizedTest
@@ -126,17 +135,22 @@ class MigrateOptionsTest {
 
     @Test
     void dataDirIsMadeAbsoluteAndNormal() throws UsageException {
-        assertEquals(Path.of("/var/etcd/data-x"), options(env("DATA_DIRECTORY", "/var/etcd/./y/../data-x/")).dataDir());
-        assertEquals(Path.of("rel").toAbsolutePath(), options(env(), "--data-dir", "rel").dataDir());
+        assertEquals(
+                Path.of("/var/etcd/data-x"),
+                options(env("DATA_DIRECTORY", "/var/etcd/./y/../data-x/")).dataDir());
+        assertEquals(
+                Path.of("rel").toAbsolutePath(),
+                options(env(), "--data-dir", "rel").dataDir());
     }
 
     @ParameterizedTest
     @CsvSource({
-            "/var/etcd/data,               18629, 2380",
-            "/var/etcd/data-events,        18631, 2381",
-            "/mnt/event-store/data,        18631, 2381",
-            "/var/etcd/data-main,          18629, 2380",
-            "/var/etcd/Events,             18629, 2380"})
+        "/var/etcd/data,               18629, 2380",
+        "/var/etcd/data-events,        18631, 2381",
+        "/mnt/event-store/data,        18631, 2381",
+        "/var/etcd/data-main,          18629, 2380",
+        "/var/etcd/Events,             18629, 2380"
+    })
     void portsDependOnWhetherTheDataDirIsTheEventsOne(String dataDir, int client, int peer) throws UsageException {
         MigrateOptions o = options(env("DATA_DIRECTORY", dataDir));
         assertEquals(client, o.clientPort());
@@ -145,7 +159,8 @@ class MigrateOptionsTest {
 
     @Test
     void portFlagsOverrideTheDefaults() throws UsageException {
-        MigrateOptions o = options(env("DATA_DIRECTORY", "/var/etcd/data-events"), "--port", "3000", "--peer-port=3001");
+        MigrateOptions o =
+                options(env("DATA_DIRECTORY", "/var/etcd/data-events"), "--port", "3000", "--peer-port=3001");
         assertEquals(3000, o.clientPort());
         assertEquals(3001, o.peerPort());
     }
@@ -162,57 +177,91 @@ class MigrateOptionsTest {
 
     @Test
     void etcdsOwnDataDirStandsInForTheRunnersAndMustAgreeWithIt() throws UsageException {
-        assertEquals(Path.of("/srv/etcd"), options(env(), "--", "--data-dir", "/srv/etcd").dataDir());
-        assertEquals(Path.of("/srv/etcd"), options(env("ETCD_DATA_DIR", "/srv/etcd")).dataDir());
-        assertEquals(Path.of("/srv/etcd"), options(env("DATA_DIRECTORY", "/srv/etcd/"), "--", "--data-dir=/srv/./etcd").dataDir(),
+        assertEquals(
+                Path.of("/srv/etcd"),
+                options(env(), "--", "--data-dir", "/srv/etcd").dataDir());
+        assertEquals(
+                Path.of("/srv/etcd"), options(env("ETCD_DATA_DIR", "/srv/etcd")).dataDir());
+        assertEquals(
+                Path.of("/srv/etcd"),
+                options(env("DATA_DIRECTORY", "/srv/etcd/"), "--", "--data-dir=/srv/./etcd")
+                        .dataDir(),
                 "the same directory spelled differently");
         // flag against flag, and variable against variable: both ways refused, both named
         UsageException flags = usage(env(), "--data-dir", "/a", "--", "--data-dir", "/b");
-        assertTrue(flags.getMessage().contains("--data-dir is '/a'") && flags.getMessage().contains("'/b'"), flags.getMessage());
+        assertTrue(
+                flags.getMessage().contains("--data-dir is '/a'")
+                        && flags.getMessage().contains("'/b'"),
+                flags.getMessage());
         UsageException vars = usage(env("DATA_DIRECTORY", "/a", "ETCD_DATA_DIR", "/b"));
-        assertTrue(vars.getMessage().contains("$DATA_DIRECTORY") && vars.getMessage().contains("$ETCD_DATA_DIR"), vars.getMessage());
+        assertTrue(
+                vars.getMessage().contains("$DATA_DIRECTORY")
+                        && vars.getMessage().contains("$ETCD_DATA_DIR"),
+                vars.getMessage());
     }
 
     @Test
     void memberIdentityComesFromEtcdsFlagsWhereTheRunnerHasNone() throws UsageException {
-        MigrateOptions o = options(env(), "--", "--name=m2", "--initial-cluster=m1=https://10.0.0.1:2380,m2=https://10.0.0.2:2380",
-                "--initial-advertise-peer-urls", "https://10.0.0.2:2380", "--listen-peer-urls=https://10.0.0.2:2380",
-                "--peer-cert-file=/p.crt", "--peer-key-file=/p.key", "--wal-dir=/wal");
+        MigrateOptions o = options(
+                env(),
+                "--",
+                "--name=m2",
+                "--initial-cluster=m1=https://10.0.0.1:2380,m2=https://10.0.0.2:2380",
+                "--initial-advertise-peer-urls",
+                "https://10.0.0.2:2380",
+                "--listen-peer-urls=https://10.0.0.2:2380",
+                "--peer-cert-file=/p.crt",
+                "--peer-key-file=/p.key",
+                "--wal-dir=/wal");
         assertEquals("m2", o.name());
         assertEquals(2, o.members());
         assertEquals("https://10.0.0.2:2380", o.initialAdvertisePeerUrls());
         assertEquals("https://10.0.0.2:2380", o.listenPeerUrls());
         assertEquals(Optional.of(Path.of("/wal")), o.walDir());
         assertEquals(List.of("--peer-cert-file=/p.crt", "--peer-key-file=/p.key"), o.peerTlsArgs());
-        UsageException cluster = usage(env("INITIAL_CLUSTER", "m2=http://localhost:2380"), "--", "--name=m2",
+        UsageException cluster = usage(
+                env("INITIAL_CLUSTER", "m2=http://localhost:2380"),
+                "--",
+                "--name=m2",
                 "--initial-cluster=m1=https://10.0.0.1:2380,m2=https://10.0.0.2:2380");
         assertTrue(cluster.getMessage().contains("$INITIAL_CLUSTER"), cluster.getMessage());
-        UsageException tls = usage(env("ETCD_CREDS", "--peer-cert-file=/other.crt --peer-key-file=/p.key"), "--",
+        UsageException tls = usage(
+                env("ETCD_CREDS", "--peer-cert-file=/other.crt --peer-key-file=/p.key"),
+                "--",
                 "--peer-cert-file=/p.crt");
         assertTrue(tls.getMessage().contains("/other.crt") && tls.getMessage().contains("/p.crt"), tls.getMessage());
     }
 
     @Test
     void aWalDirInsideTheMemberDirIsNotExternal() throws UsageException {
-        assertEquals(Optional.empty(), options(env(), "--data-dir", "/d", "--", "--wal-dir=/d/member/wal").walDir());
+        assertEquals(
+                Optional.empty(),
+                options(env(), "--data-dir", "/d", "--", "--wal-dir=/d/member/wal")
+                        .walDir());
         assertEquals(Optional.empty(), options(env()).walDir());
     }
 
     @Test
     void theExecdEtcdGetsTheDataDirOnlyWhereNothingNamesIt() throws UsageException {
-        assertEquals(List.of("--name=x", "--data-dir=/d"), options(env(), "--data-dir", "/d", "--", "--name=x").finalEtcdArgs());
-        assertEquals(List.of("-data-dir=/d"), options(env(), "--", "-data-dir=/d").finalEtcdArgs());
+        assertEquals(
+                List.of("--name=x", "--data-dir=/d"),
+                options(env(), "--data-dir", "/d", "--", "--name=x").finalEtcdArgs());
+        assertEquals(
+                List.of("-data-dir=/d"), options(env(), "--", "-data-dir=/d").finalEtcdArgs());
         assertEquals(List.of(), options(env("ETCD_DATA_DIR", "/d")).finalEtcdArgs());
         // after etcd's own "--" (or a stray word) etcd reads no flag: the runner's goes before it
-        assertEquals(List.of("-name", "x", "--data-dir=/d", "--"), options(env(), "--data-dir", "/d", "--", "-name", "x", "--")
-                .finalEtcdArgs());
+        assertEquals(
+                List.of("-name", "x", "--data-dir=/d", "--"),
+                options(env(), "--data-dir", "/d", "--", "-name", "x", "--").finalEtcdArgs());
     }
 
     // ---- member identity -------------------------------------------------------------------------
 
     @Test
     void nameComesFromEtcdNameFirst() throws UsageException {
-        assertEquals("member-a", options(env("ETCD_NAME", "member-a", "ETCD_HOSTNAME", "h1")).name());
+        assertEquals(
+                "member-a",
+                options(env("ETCD_NAME", "member-a", "ETCD_HOSTNAME", "h1")).name());
         assertEquals("flag", options(env("ETCD_NAME", "flag"), "--name", "flag").name());
         // etcd itself would run as member-a (its ETCD_NAME) while the runner restores a member called flag
         UsageException e = usage(env("ETCD_NAME", "member-a"), "--name", "flag");
@@ -222,8 +271,10 @@ class MigrateOptionsTest {
     @Test
     void nameFallsBackToEtcdHostnameThenHostname() throws UsageException {
         assertEquals("etcd-h1", options(env("ETCD_HOSTNAME", "h1")).name());
-        assertEquals("etcd-h1", options(env("ETCD_NAME", "", "ETCD_HOSTNAME", "h1")).name());
-        assertEquals("etcd-host0", options(env("ETCD_NAME", "", "ETCD_HOSTNAME", "")).name());
+        assertEquals(
+                "etcd-h1", options(env("ETCD_NAME", "", "ETCD_HOSTNAME", "h1")).name());
+        assertEquals(
+                "etcd-host0", options(env("ETCD_NAME", "", "ETCD_HOSTNAME", "")).name());
         assertEquals("etcd-host0", options(env()).name());
     }
 
@@ -237,24 +288,38 @@ class MigrateOptionsTest {
 
     @Test
     void advertisedPeerUrlIsThisMembersEntryInTheInitialCluster() throws UsageException {
-        MigrateOptions o = options(env("ETCD_NAME", "etcd-b",
-                "INITIAL_CLUSTER", "etcd-a=https://10.0.0.1:2380,etcd-b=https://10.0.0.2:2380, etcd-c = https://10.0.0.3:2380"));
+        MigrateOptions o = options(env(
+                "ETCD_NAME",
+                "etcd-b",
+                "INITIAL_CLUSTER",
+                "etcd-a=https://10.0.0.1:2380,etcd-b=https://10.0.0.2:2380, etcd-c = https://10.0.0.3:2380"));
         assertEquals("https://10.0.0.2:2380", o.initialAdvertisePeerUrls());
-        assertEquals("etcd-a=https://10.0.0.1:2380,etcd-b=https://10.0.0.2:2380, etcd-c = https://10.0.0.3:2380", o.initialCluster());
-        assertEquals("https://10.0.0.3:2380", options(env("ETCD_NAME", "etcd-c",
-                "INITIAL_CLUSTER", "etcd-a=https://10.0.0.1:2380, etcd-c = https://10.0.0.3:2380")).initialAdvertisePeerUrls());
+        assertEquals(
+                "etcd-a=https://10.0.0.1:2380,etcd-b=https://10.0.0.2:2380, etcd-c = https://10.0.0.3:2380",
+                o.initialCluster());
+        assertEquals(
+                "https://10.0.0.3:2380",
+                options(env(
+                                "ETCD_NAME",
+                                "etcd-c",
+                                "INITIAL_CLUSTER",
+                                "etcd-a=https://10.0.0.1:2380, etcd-c = https://10.0.0.3:2380"))
+                        .initialAdvertisePeerUrls());
     }
 
     @Test
     void aMemberNameThatIsAPrefixOfAnotherDoesNotMatchIt() throws UsageException {
-        MigrateOptions o = options(env("ETCD_NAME", "etcd-1", "INITIAL_CLUSTER", "etcd-10=http://a:2380,etcd-1=http://b:2380"));
+        MigrateOptions o =
+                options(env("ETCD_NAME", "etcd-1", "INITIAL_CLUSTER", "etcd-10=http://a:2380,etcd-1=http://b:2380"));
         assertEquals("http://b:2380", o.initialAdvertisePeerUrls());
     }
 
     @Test
     void advertisedPeerUrlsFlagWins() throws UsageException {
-        MigrateOptions o = options(env("ETCD_NAME", "etcd-b", "INITIAL_CLUSTER", "etcd-b=https://10.0.0.2:2380"),
-                "--initial-advertise-peer-urls", "https://192.168.0.2:2380");
+        MigrateOptions o = options(
+                env("ETCD_NAME", "etcd-b", "INITIAL_CLUSTER", "etcd-b=https://10.0.0.2:2380"),
+                "--initial-advertise-peer-urls",
+                "https://192.168.0.2:2380");
         assertEquals("https://192.168.0.2:2380", o.initialAdvertisePeerUrls());
     }
 
@@ -264,16 +329,26 @@ class MigrateOptionsTest {
         assertTrue(e.getMessage().contains("'etcd-x'"), e.getMessage());
         assertTrue(e.getMessage().contains("etcd-a=http://a:2380"), e.getMessage());
     }
+
     @Test
     void givenAdvertisedUrlsAMemberMissingFromTheInitialClusterIsAccepted() throws UsageException {
-        MigrateOptions o = options(env("ETCD_NAME", "etcd-x", "INITIAL_CLUSTER", "etcd-a=http://a:2380",
-                "INITIAL_ADVERTISE_PEER_URLS", "http://x:2380"));
+        MigrateOptions o = options(env(
+                "ETCD_NAME",
+                "etcd-x",
+                "INITIAL_CLUSTER",
+                "etcd-a=http://a:2380",
+                "INITIAL_ADVERTISE_PEER_URLS",
+                "http://x:2380"));
         assertEquals("http://x:2380", o.initialAdvertisePeerUrls());
     }
+
     @Test
     void aMemberWithSeveralPeerUrlsAdvertisesAllOfThem() throws UsageException {
-        MigrateOptions o = options(env("ETCD_NAME", "etcd-a",
-                "INITIAL_CLUSTER", "etcd-a=http://10.0.0.1:2380,etcd-a=http://10.0.1.1:2380,etcd-b=http://10.0.0.2:2380"));
+        MigrateOptions o = options(env(
+                "ETCD_NAME",
+                "etcd-a",
+                "INITIAL_CLUSTER",
+                "etcd-a=http://10.0.0.1:2380,etcd-a=http://10.0.1.1:2380,etcd-b=http://10.0.0.2:2380"));
         assertEquals("http://10.0.0.1:2380,http://10.0.1.1:2380", o.initialAdvertisePeerUrls());
     }
 
@@ -295,6 +370,7 @@ class MigrateOptionsTest {
         assertTrue(e.getMessage().contains("--stop-grace must be a positive duration"), e.getMessage());
         assertTrue(e.getMessage().contains("'" + text.trim() + "'"), e.getMessage());
     }
+
     @Test
     void hugeDurationIsAUsageError() {
         usage(env(), "--lock-timeout", "9999999999999999h");
@@ -304,9 +380,12 @@ class MigrateOptionsTest {
 
     @Test
     void extraServerArgsAreSplitOnBlanks() throws UsageException {
-        assertEquals(List.of("--peer-cert-file=/a", "--peer-key-file=/b"),
-                options(env("ETCD_CREDS", "  --peer-cert-file=/a \t --peer-key-file=/b  ")).serverExtraArgs());
-        assertEquals(List.of(), options(env(), "--etcd-server-extra-args", "   ").serverExtraArgs());
+        assertEquals(
+                List.of("--peer-cert-file=/a", "--peer-key-file=/b"),
+                options(env("ETCD_CREDS", "  --peer-cert-file=/a \t --peer-key-file=/b  "))
+                        .serverExtraArgs());
+        assertEquals(
+                List.of(), options(env(), "--etcd-server-extra-args", "   ").serverExtraArgs());
         assertEquals(List.of(), options(env("ETCD_CREDS", "")).serverExtraArgs());
     }
 
@@ -315,12 +394,17 @@ class MigrateOptionsTest {
         MigrateOptions o = options(env("ETCD_DATA_PREFIX", "/k8s"));
         assertEquals("/k8s", o.dataPrefix());
         assertEquals("/k8s/events", o.ttlKeysDirectory());
-        assertEquals("/ttl", options(env("ETCD_DATA_PREFIX", "/k8s", "TTL_KEYS_DIRECTORY", "/ttl")).ttlKeysDirectory());
+        assertEquals(
+                "/ttl",
+                options(env("ETCD_DATA_PREFIX", "/k8s", "TTL_KEYS_DIRECTORY", "/ttl"))
+                        .ttlKeysDirectory());
     }
 
     @Test
     void initialVersion() throws UsageException {
-        assertEquals(Optional.of(EtcdVersion.parse("3.4.13")), options(env("INITIAL_VERSION", "3.4.13")).initialVersion());
+        assertEquals(
+                Optional.of(EtcdVersion.parse("3.4.13")),
+                options(env("INITIAL_VERSION", "3.4.13")).initialVersion());
         UsageException e = usage(env("INITIAL_VERSION", "3.4"));
         assertTrue(e.getMessage().startsWith("$INITIAL_VERSION: "), e.getMessage());
     }
@@ -328,8 +412,13 @@ class MigrateOptionsTest {
     @Test
     void bundledVersionsAcceptCommasAndBlanks() throws UsageException {
         MigrateOptions o = options(env("BUNDLED_VERSIONS", " 3.4.23, 3.5.35 3.6.16,,3.7.3 "));
-        assertEquals(Optional.of(Set.of(EtcdVersion.parse("3.4.23"), EtcdVersion.parse("3.5.35"),
-                EtcdVersion.parse("3.6.16"), EtcdVersion.parse("3.7.3"))), o.bundledVersions());
+        assertEquals(
+                Optional.of(Set.of(
+                        EtcdVersion.parse("3.4.23"),
+                        EtcdVersion.parse("3.5.35"),
+                        EtcdVersion.parse("3.6.16"),
+                        EtcdVersion.parse("3.7.3"))),
+                o.bundledVersions());
         UsageException bad = usage(env("BUNDLED_VERSIONS", "3.5.35,3.6"));
         assertTrue(bad.getMessage().startsWith("$BUNDLED_VERSIONS: "), bad.getMessage());
         UsageException none = usage(env("BUNDLED_VERSIONS", " , "));
@@ -338,8 +427,16 @@ class MigrateOptionsTest {
 
     @Test
     void catalogBinDirNoExecAndPassThrough() throws UsageException {
-        List<String> args = new ArrayList<>(List.of("--catalog", "/etc/c.yaml", "--bin-dir", "/opt/bin", "--no-exec", "--",
-                "--listen-client-urls=http://0.0.0.0:2379", "--name", "other"));
+        List<String> args = new ArrayList<>(List.of(
+                "--catalog",
+                "/etc/c.yaml",
+                "--bin-dir",
+                "/opt/bin",
+                "--no-exec",
+                "--",
+                "--listen-client-urls=http://0.0.0.0:2379",
+                "--name",
+                "other"));
         MigrateOptions o = options(env(), args.toArray(String[]::new));
         assertEquals(Optional.of(Path.of("/etc/c.yaml")), o.catalogFile());
         assertEquals(Path.of("/opt/bin"), o.binDir());
@@ -350,7 +447,8 @@ class MigrateOptionsTest {
 
     @Test
     void compatibilityFlagsAreAcceptedAndIgnored() throws UsageException {
-        MigrateOptions o = options(env("LISTEN_PEER_URLS", "http://0.0.0.0:2380"), "--listen-client-urls", "http://0.0.0.0:2379");
+        MigrateOptions o =
+                options(env("LISTEN_PEER_URLS", "http://0.0.0.0:2380"), "--listen-client-urls", "http://0.0.0.0:2379");
         assertEquals(18629, o.clientPort());
         assertEquals(2380, o.peerPort());
     }
@@ -359,8 +457,12 @@ class MigrateOptionsTest {
 
     @Test
     void backupDirAndRetentionFromFlagsOrEnvironment() throws UsageException {
-        MigrateOptions flags = options(env("BACKUP_DIR", "/elsewhere", "BACKUP_RETENTION", "7"),
-                "--backup-dir", "/srv/etcd-backups/../backups", "--backup-retention", "2");
+        MigrateOptions flags = options(
+                env("BACKUP_DIR", "/elsewhere", "BACKUP_RETENTION", "7"),
+                "--backup-dir",
+                "/srv/etcd-backups/../backups",
+                "--backup-retention",
+                "2");
         assertEquals(Optional.of(Path.of("/srv/backups")), flags.backupDir());
         assertEquals(2, flags.backupRetention());
         MigrateOptions env = options(env("BACKUP_DIR", "/elsewhere", "BACKUP_RETENTION", "7"));
@@ -372,7 +474,9 @@ class MigrateOptionsTest {
     @ValueSource(strings = {"0", "-1", "two", "1.5", " "})
     void aBadRetentionIsAUsageError(String value) {
         UsageException e = usage(env(), "--backup-retention", value);
-        assertTrue(e.getMessage().contains("--backup-retention must be a whole number of backups to keep, at least 1"), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("--backup-retention must be a whole number of backups to keep, at least 1"),
+                e.getMessage());
     }
 
     @Test

@@ -1,12 +1,12 @@
 package dev.etcdmigrate.cli;
 
-import dev.etcdmigrate.error.UsageException;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.etcdmigrate.error.UsageException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -61,7 +61,9 @@ class ParsedArgsTest {
 
     @Test
     void theLastOccurrenceOfAFlagWins() throws UsageException {
-        assertEquals(Optional.of("2"), parse(List.of("--port=1", "--port", "2"), Map.of()).get("port"));
+        assertEquals(
+                Optional.of("2"),
+                parse(List.of("--port=1", "--port", "2"), Map.of()).get("port"));
     }
 
     @Test
@@ -72,7 +74,8 @@ class ParsedArgsTest {
 
     @Test
     void unknownFlagIsAnError() {
-        UsageException e = assertThrows(UsageException.class, () -> parse(List.of("--target-versoin", "3.6.16"), Map.of()));
+        UsageException e =
+                assertThrows(UsageException.class, () -> parse(List.of("--target-versoin", "3.6.16"), Map.of()));
         assertTrue(e.getMessage().contains("--target-versoin"), e.getMessage());
         UsageException e2 = assertThrows(UsageException.class, () -> parse(List.of("--bogus=1"), Map.of()));
         assertTrue(e2.getMessage().contains("unknown flag --bogus"), e2.getMessage());
@@ -95,7 +98,8 @@ class ParsedArgsTest {
 
     @Test
     void everythingAfterDoubleDashIsPassedThroughVerbatim() throws UsageException {
-        List<String> etcdArgs = List.of("--name", "etcd-x", "--data-dir=/elsewhere", "--", "--bogus", "", " spaced  arg ", "--no-exec");
+        List<String> etcdArgs =
+                List.of("--name", "etcd-x", "--data-dir=/elsewhere", "--", "--bogus", "", " spaced  arg ", "--no-exec");
         List<String> args = new java.util.ArrayList<>(List.of("--target-version=3.6.16", "--"));
         args.addAll(etcdArgs);
         ParsedArgs a = parse(args, Map.of());
@@ -125,7 +129,8 @@ class ParsedArgsTest {
         UsageException e = assertThrows(UsageException.class, () -> parse(List.of("-data-dir", "/x"), Map.of()));
         assertTrue(e.getMessage().contains("--data-dir"), e.getMessage());
         assertThrows(UsageException.class, () -> parse(List.of("-x"), Map.of()));
-        assertDoesNotThrow(() -> parse(List.of("--no-exec", "--", "-data-dir", "/y"), Map.of()), "etcd's own flags after --");
+        assertDoesNotThrow(
+                () -> parse(List.of("--no-exec", "--", "-data-dir", "/y"), Map.of()), "etcd's own flags after --");
     }
 
     @Test

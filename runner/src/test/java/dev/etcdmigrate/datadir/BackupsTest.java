@@ -77,7 +77,8 @@ class BackupsTest {
     static void assertOwnerOnly(Path backup) throws IOException {
         try (Stream<Path> walk = Files.walk(backup)) {
             for (Path p : walk.toList()) {
-                String mode = PosixFilePermissions.toString(Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS));
+                String mode =
+                        PosixFilePermissions.toString(Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS));
                 assertEquals(Files.isDirectory(p) ? "rwx------" : "rw-------", mode, p.toString());
             }
         }
@@ -104,7 +105,10 @@ class BackupsTest {
         String name = b.newName(V37);
         assertEquals("20250601T120000Z-m1-" + Backups.pathHash(data) + "-3.7.3-etcd3", name);
         assertTrue(Backups.pathHash(data).matches("[0-9a-f]{8}"), Backups.pathHash(data));
-        assertNotEquals(Backups.pathHash(data), Backups.pathHash(tmp.resolve("data-events")), "main and events data dirs differ");
+        assertNotEquals(
+                Backups.pathHash(data),
+                Backups.pathHash(tmp.resolve("data-events")),
+                "main and events data dirs differ");
         assertEquals("etcd-a_b_c", Backups.safeName("etcd-a b/c"));
         assertEquals("member", Backups.safeName(""));
     }
@@ -115,10 +119,18 @@ class BackupsTest {
         Path first = b.copyOf(dataDir.member(), V37);
         Path second = b.copyOf(dataDir.member(), V37);
         assertEquals(first.getFileName() + ".1", second.getFileName().toString());
-        List<Path> unsorted = List.of(Path.of("20250601T120000Z-x.10"), Path.of("20250601T120000Z-x.2"),
-                Path.of("20250601T120000Z-x"), Path.of("20240101T000000Z-x.3"));
-        assertEquals(List.of(Path.of("20240101T000000Z-x.3"), Path.of("20250601T120000Z-x"), Path.of("20250601T120000Z-x.2"),
-                Path.of("20250601T120000Z-x.10")), Backups.sortedOldestFirst(unsorted));
+        List<Path> unsorted = List.of(
+                Path.of("20250601T120000Z-x.10"),
+                Path.of("20250601T120000Z-x.2"),
+                Path.of("20250601T120000Z-x"),
+                Path.of("20240101T000000Z-x.3"));
+        assertEquals(
+                List.of(
+                        Path.of("20240101T000000Z-x.3"),
+                        Path.of("20250601T120000Z-x"),
+                        Path.of("20250601T120000Z-x.2"),
+                        Path.of("20250601T120000Z-x.10")),
+                Backups.sortedOldestFirst(unsorted));
     }
 
     @Test
@@ -131,9 +143,13 @@ class BackupsTest {
         assertEquals("3.7.3/etcd3", Files.readString(backup.resolve("version.txt")));
         assertOwnerOnly(backup);
         assertEquals(List.of(backup.getFileName().toString()), names(dataDir.backupsDir()), "no .partial left");
-        assertEquals("rw-r--r--", PosixFilePermissions.toString(Files.getPosixFilePermissions(data.resolve("member/snap/db"))),
+        assertEquals(
+                "rw-r--r--",
+                PosixFilePermissions.toString(Files.getPosixFilePermissions(data.resolve("member/snap/db"))),
                 "the live member dir is not touched");
-        assertEquals(List.of(new dev.etcdmigrate.event.Event.BackupMade(backup.toString(), "3.7.3/etcd3", "copied")), events);
+        assertEquals(
+                List.of(new dev.etcdmigrate.event.Event.BackupMade(backup.toString(), "3.7.3/etcd3", "copied")),
+                events);
     }
 
     @Test
@@ -146,9 +162,17 @@ class BackupsTest {
         Path made = backups(Optional.empty(), 2, NOW).copyOf(dataDir.member(), V37);
 
         assertEquals(List.of(newer.getFileName().toString(), made.getFileName().toString()), names(own));
-        assertTrue(events.contains(new dev.etcdmigrate.event.Event.BackupDeleted(oldest.toString(), 2)), events.toString());
-        assertTrue(events.contains(new dev.etcdmigrate.event.Event.BackupDeleted(older.toString(), 2)), events.toString());
-        assertEquals(2, events.stream().filter(e -> e instanceof dev.etcdmigrate.event.Event.BackupDeleted).count(), log());
+        assertTrue(
+                events.contains(new dev.etcdmigrate.event.Event.BackupDeleted(oldest.toString(), 2)),
+                events.toString());
+        assertTrue(
+                events.contains(new dev.etcdmigrate.event.Event.BackupDeleted(older.toString(), 2)), events.toString());
+        assertEquals(
+                2,
+                events.stream()
+                        .filter(e -> e instanceof dev.etcdmigrate.event.Event.BackupDeleted)
+                        .count(),
+                log());
     }
 
     @Test
@@ -173,8 +197,14 @@ class BackupsTest {
 
         backups(Optional.empty(), 3, NOW).retain(made);
 
-        assertEquals(List.of("20240101T000000Z-3.7.3-etcd3", "20240102T000000Z-3.7.3-etcd3", "20240103T000000Z-3.7.3-etcd3",
-                "20240104T000000Z-3.7.3-etcd3"), names(own), "no complete backup deleted while only 3 are complete");
+        assertEquals(
+                List.of(
+                        "20240101T000000Z-3.7.3-etcd3",
+                        "20240102T000000Z-3.7.3-etcd3",
+                        "20240103T000000Z-3.7.3-etcd3",
+                        "20240104T000000Z-3.7.3-etcd3"),
+                names(own),
+                "no complete backup deleted while only 3 are complete");
     }
 
     /** Found by PowerCutIT: a power cut can undo the delete of a file-clone probe; recovery removes it. */
@@ -185,8 +215,12 @@ class BackupsTest {
         backups(Optional.empty(), 3, NOW).recover();
 
         assertFalse(Files.exists(probe));
-        assertTrue(events.stream().anyMatch(e -> e instanceof dev.etcdmigrate.event.Event.Recovered r && r.what().equals("clone-probe")
-                && r.path().equals(probe.toString())), log());
+        assertTrue(
+                events.stream()
+                        .anyMatch(e -> e instanceof dev.etcdmigrate.event.Event.Recovered r
+                                && r.what().equals("clone-probe")
+                                && r.path().equals(probe.toString())),
+                log());
     }
 
     @Test
@@ -197,7 +231,8 @@ class BackupsTest {
     @Test
     void aSharedLocationCountsAndCleansOnlyThisDataDirsBackups() throws Exception {
         Path theirs = backupAt(shared, "20240101T000000Z-m2-" + Backups.pathHash(data) + "-3.6.16-etcd3");
-        Path sameMemberOtherDir = backupAt(shared, "20240101T000000Z-m1-" + Backups.pathHash(tmp.resolve("events")) + "-3.6.16-etcd3");
+        Path sameMemberOtherDir =
+                backupAt(shared, "20240101T000000Z-m1-" + Backups.pathHash(tmp.resolve("events")) + "-3.6.16-etcd3");
         Path theirPartial = backupAt(shared, "20240102T000000Z-m2-00000000-3.6.16-etcd3.partial");
         Path mine = backupAt(shared, "20240101T000000Z-m1-" + Backups.pathHash(data) + "-3.6.16-etcd3");
         Backups b = backups(Optional.of(shared), 1, NOW);
@@ -205,7 +240,8 @@ class BackupsTest {
         b.recover();
         Path made = b.copyOf(dataDir.member(), V37);
 
-        assertTrue(Files.isDirectory(theirs) && Files.isDirectory(sameMemberOtherDir) && Files.isDirectory(theirPartial),
+        assertTrue(
+                Files.isDirectory(theirs) && Files.isDirectory(sameMemberOtherDir) && Files.isDirectory(theirPartial),
                 "another data dir's backups, complete or not, are not ours to delete");
         assertFalse(Files.exists(mine), "ours beyond the count is deleted");
         assertTrue(Files.isDirectory(made));
@@ -216,7 +252,8 @@ class BackupsTest {
     void recoverDeletesDebrisAndMovesBackupsLeftInTheDataDir() throws Exception {
         Path own = dataDir.backupsDir();
         backupAt(own, "20240101T000000Z-3.5.35-etcd3");
-        Path half = Files.createDirectories(own.resolve("20240102T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3"));
+        Path half =
+                Files.createDirectories(own.resolve("20240102T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3"));
         Files.writeString(half.resolve("version.txt"), "3.5.35/etcd3"); // crashed before member/ was moved in
         backupAt(own, "20240103T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3.partial");
         backupAt(shared, "20240104T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3.partial");
@@ -226,15 +263,33 @@ class BackupsTest {
 
         String relocated = "20240101T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3";
         assertEquals(List.of(relocated), names(shared));
-        assertEquals("20240101T000000Z-3.5.35-etcd3", Files.readString(shared.resolve(relocated).resolve("member/snap/db")));
+        assertEquals(
+                "20240101T000000Z-3.5.35-etcd3",
+                Files.readString(shared.resolve(relocated).resolve("member/snap/db")));
         assertOwnerOnly(shared.resolve(relocated));
         assertFalse(Files.exists(own), "nothing left in .etcd-migrate/backups");
         List<dev.etcdmigrate.event.Event.Recovered> recovered = events.stream()
-                .filter(e -> e instanceof dev.etcdmigrate.event.Event.Recovered).map(e -> (dev.etcdmigrate.event.Event.Recovered) e).toList();
-        assertEquals(2, recovered.stream().filter(r -> r.what().equals("partial-backup") && r.action().equals("deleted")).count(), log());
-        assertTrue(recovered.stream().anyMatch(r -> r.what().equals("empty-backup-dir") && r.path().equals(half.toString())), log());
-        assertTrue(recovered.stream().anyMatch(r -> r.what().equals("backup") && r.action().equals("moved")
-                && r.path().equals(shared.resolve(relocated).toString())), log());
+                .filter(e -> e instanceof dev.etcdmigrate.event.Event.Recovered)
+                .map(e -> (dev.etcdmigrate.event.Event.Recovered) e)
+                .toList();
+        assertEquals(
+                2,
+                recovered.stream()
+                        .filter(r ->
+                                r.what().equals("partial-backup") && r.action().equals("deleted"))
+                        .count(),
+                log());
+        assertTrue(
+                recovered.stream()
+                        .anyMatch(r ->
+                                r.what().equals("empty-backup-dir") && r.path().equals(half.toString())),
+                log());
+        assertTrue(
+                recovered.stream()
+                        .anyMatch(r -> r.what().equals("backup")
+                                && r.action().equals("moved")
+                                && r.path().equals(shared.resolve(relocated).toString())),
+                log());
     }
 
     @Test
@@ -246,7 +301,10 @@ class BackupsTest {
 
         backups(Optional.of(shared), 3, NOW).recover();
 
-        assertEquals("the renamed copy", Files.readString(copied.resolve("member/snap/db")), "the complete copy is kept, not redone");
+        assertEquals(
+                "the renamed copy",
+                Files.readString(copied.resolve("member/snap/db")),
+                "the complete copy is kept, not redone");
         assertFalse(Files.exists(dataDir.backupsDir()));
     }
 
@@ -258,16 +316,20 @@ class BackupsTest {
         backups(Optional.empty(), 1, NOW).recover();
 
         assertOwnerOnly(backup);
-        assertEquals("20240101T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3", Files.readString(backup.resolve("member/snap/db")));
+        assertEquals(
+                "20240101T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3",
+                Files.readString(backup.resolve("member/snap/db")));
     }
 
     @Test
     void aLocationInsideTheDataDirOrUnwritableIsRefused() throws Exception {
-        var inside = assertThrows(DataDir.UnusableDataDirException.class,
+        var inside = assertThrows(
+                DataDir.UnusableDataDirException.class,
                 () -> backups(Optional.of(data.resolve("backups")), 3, NOW).refuseUnusableLocation());
         assertTrue(inside.getMessage().contains("is inside the data dir"), inside.getMessage());
         Path file = Files.writeString(tmp.resolve("a-file"), "x");
-        var notDir = assertThrows(DataDir.UnusableDataDirException.class,
+        var notDir = assertThrows(
+                DataDir.UnusableDataDirException.class,
                 () -> backups(Optional.of(file.resolve("backups")), 3, NOW).refuseUnusableLocation());
         assertTrue(notDir.getMessage().contains("is not a directory"), notDir.getMessage());
         backups(Optional.of(tmp.resolve("new/backups")), 3, NOW).refuseUnusableLocation();

@@ -33,7 +33,9 @@ class DataDirLockTest {
         DataDir d = new DataDir(dir);
         try (DataDirLock lock = DataDirLock.acquire(d, Duration.ofSeconds(5), log)) {
             assertTrue(Files.isRegularFile(dir.resolve(".etcd-migrate/lock")));
-            assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve(".etcd-migrate"))));
+            assertEquals(
+                    "rwx------",
+                    PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve(".etcd-migrate"))));
             try (var entries = Files.list(dir)) {
                 assertEquals(List.of(dir.resolve(".etcd-migrate")), entries.toList(), "nothing else in the data dir");
             }
@@ -68,7 +70,9 @@ class DataDirLockTest {
         DataDir d = new DataDir(dir);
         try (DataDirLock held = DataDirLock.acquire(d, Duration.ofSeconds(5), log)) {
             IOException e = assertThrows(IOException.class, () -> DataDirLock.acquire(d, Duration.ZERO, log));
-            assertTrue(e.getMessage().contains("another etcd-migrate holds the lock " + dir.resolve(".etcd-migrate/lock")), e.getMessage());
+            assertTrue(
+                    e.getMessage().contains("another etcd-migrate holds the lock " + dir.resolve(".etcd-migrate/lock")),
+                    e.getMessage());
             assertTrue(e.getMessage().contains(dir.toString()), e.getMessage());
         }
         try (DataDirLock again = DataDirLock.acquire(d, Duration.ZERO, log)) {

@@ -49,11 +49,13 @@ class DataDirTest {
         Path file = dir.resolve("version.txt");
         Files.writeString(file, "3.4.23/etcd3\n");
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
-        Object inodeBefore = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        Object inodeBefore = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class)
+                .fileKey();
         assertTrue(d.writeVersion(V36));
         assertEquals("3.6.16/etcd3", Files.readString(file));
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
-        Object inodeAfter = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        Object inodeAfter = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class)
+                .fileKey();
         assertNotEquals(inodeBefore, inodeAfter, "replaced by a rename, not rewritten in place");
         assertFalse(Files.exists(dir.resolve("version.txt.tmp")));
     }
@@ -65,12 +67,16 @@ class DataDirTest {
         assertTrue(d.writeVersion(V35));
         FileTime old = FileTime.from(Instant.parse("2001-02-03T04:05:06Z"));
         Files.setLastModifiedTime(file, old);
-        Object inode = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        Object inode = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class)
+                .fileKey();
 
         assertFalse(d.writeVersion(DataVersion.parse("3.5.35/etcd3\n")));
 
         assertEquals(old, Files.getLastModifiedTime(file));
-        assertEquals(inode, Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey());
+        assertEquals(
+                inode,
+                Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class)
+                        .fileKey());
         assertEquals("3.5.35/etcd3", Files.readString(file));
         assertFalse(Files.exists(dir.resolve("version.txt.tmp")));
     }
@@ -118,6 +124,7 @@ class DataDirTest {
         MalformedVersionFileException e = assertThrows(MalformedVersionFileException.class, d::readVersion);
         assertTrue(e.getMessage().contains("found ''"), e.getMessage());
     }
+
     @Test
     void readVersionOfBinaryGarbageIsMalformed() throws IOException {
         DataDir d = new DataDir(dir);
@@ -204,7 +211,9 @@ class DataDirTest {
             assertEquals(0, s.count());
         }
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(again)));
-        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve(".etcd-migrate"))));
+        assertEquals(
+                "rwx------",
+                PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve(".etcd-migrate"))));
         Trees.deleteRecursively(work);
         assertFalse(Files.exists(work));
     }

@@ -16,7 +16,8 @@ class FileCloneTest {
     @Test
     void withoutCloneSupportNothingIsLeftAndTreesStillCopy(@TempDir Path dir) throws Exception {
         String type = Files.getFileStore(dir).type();
-        org.junit.jupiter.api.Assumptions.assumeTrue(type.equals("ext4") || type.equals("tmpfs"), "needs a file system without clones, got " + type);
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                type.equals("ext4") || type.equals("tmpfs"), "needs a file system without clones, got " + type);
         assertFalse(FileClone.supported(dir));
         Path source = Files.createDirectories(dir.resolve("src/sub"));
         Files.write(source.resolve("f"), new byte[] {1, 2, 3});

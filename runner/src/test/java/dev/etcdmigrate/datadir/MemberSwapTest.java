@@ -40,7 +40,8 @@ class MemberSwapTest {
     void setUp() throws IOException {
         dataDir = new DataDir(dir);
         logged = new ByteArrayOutputStream();
-        Log log = Log.text(new PrintStream(logged, true, StandardCharsets.UTF_8)).subscribe(events::add);
+        Log log =
+                Log.text(new PrintStream(logged, true, StandardCharsets.UTF_8)).subscribe(events::add);
         swap = new MemberSwap(dataDir, new Backups(dataDir, Optional.empty(), 3, "m1", log), log);
         // the member the data dir holds now
         Files.createDirectories(dir.resolve("member/snap"));
@@ -77,7 +78,10 @@ class MemberSwapTest {
         assertEquals(dataDir.backupsDir(), backup.getParent());
         assertTrue(backup.getFileName().toString().endsWith("-3.5.35-etcd3"), backup.toString());
         assertEquals("old data", Files.readString(backup.resolve("member/snap/db")));
-        assertEquals("3.5.35/etcd3", Files.readString(backup.resolve("version.txt")), "what a restore writes into version.txt");
+        assertEquals(
+                "3.5.35/etcd3",
+                Files.readString(backup.resolve("version.txt")),
+                "what a restore writes into version.txt");
         assertEquals(List.of(backup), backups());
         assertEquals(Optional.of(NEW), dataDir.readVersion());
         assertFalse(Files.exists(dataDir.staging()), "staging is removed once the swap is done");
@@ -86,8 +90,10 @@ class MemberSwapTest {
     @Test
     void theSwappedOutMemberBecomesOwnerOnly() throws Exception {
         // an old etcd may have written looser modes; the backup holds the cluster's secrets
-        Files.setPosixFilePermissions(dir.resolve("member/snap/db"), java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
-        Files.setPosixFilePermissions(dir.resolve("member/snap"), java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.setPosixFilePermissions(
+                dir.resolve("member/snap/db"), java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        Files.setPosixFilePermissions(
+                dir.resolve("member/snap"), java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
         stage();
         swap.markComplete(NEW);
 
@@ -100,7 +106,8 @@ class MemberSwapTest {
     void aSwapWithAnotherBackupLocationLeavesNothingInTheDataDir() throws Exception {
         Path elsewhere = dir.resolveSibling(dir.getFileName() + "-backups");
         Log log = Log.text(new PrintStream(logged, true, StandardCharsets.UTF_8));
-        MemberSwap relocating = new MemberSwap(dataDir, new Backups(dataDir, Optional.of(elsewhere), 3, "m1", log), log);
+        MemberSwap relocating =
+                new MemberSwap(dataDir, new Backups(dataDir, Optional.of(elsewhere), 3, "m1", log), log);
         try {
             stage();
             relocating.markComplete(NEW);
@@ -167,8 +174,13 @@ class MemberSwapTest {
         assertEquals("old data", Files.readString(dir.resolve("member/snap/db")));
         assertEquals(Optional.of(OLD), dataDir.readVersion());
         assertEquals(List.of(), backups());
-        assertEquals(List.of(new dev.etcdmigrate.event.Event.Recovered("staging", dataDir.staging().toString(), "discarded",
-                "discarding an incomplete staging dir a previous run left: " + dataDir.staging())), events);
+        assertEquals(
+                List.of(new dev.etcdmigrate.event.Event.Recovered(
+                        "staging",
+                        dataDir.staging().toString(),
+                        "discarded",
+                        "discarding an incomplete staging dir a previous run left: " + dataDir.staging())),
+                events);
     }
 
     @Test
@@ -236,6 +248,7 @@ class MemberSwapTest {
         assertFalse(Files.exists(dataDir.staging()));
         assertEquals(Optional.empty(), swap.recover(), "a second recover has nothing to do");
     }
+
     @Test
     void recoverDiscardsAStagingWithAnEmptyMarker() throws Exception {
         stage();

@@ -16,7 +16,9 @@ class ExitStatusTest {
 
     @Test
     void theCodesAreTheContractsAndEachEndingHasOne() {
-        assertEquals(List.of(0, 1, 2, 3, 143), Arrays.stream(ExitStatus.values()).map(ExitStatus::code).toList());
+        assertEquals(
+                List.of(0, 1, 2, 3, 143),
+                Arrays.stream(ExitStatus.values()).map(ExitStatus::code).toList());
         assertEquals(ExitStatus.USAGE, new UsageException("x").status());
         assertEquals(2, new UsageException("x").exitCode());
         assertEquals(ExitStatus.REFUSED, new RefusedException("x").status());
@@ -26,7 +28,9 @@ class ExitStatusTest {
     @Test
     void theReadmeHasTheTable() throws Exception {
         String readme = Files.readString(Path.of("../README.md"));
-        assertTrue(readme.contains(ExitStatus.markdownTable()), "README.md must hold ExitStatus.markdownTable():\n" + ExitStatus.markdownTable());
+        assertTrue(
+                readme.contains(ExitStatus.markdownTable()),
+                "README.md must hold ExitStatus.markdownTable():\n" + ExitStatus.markdownTable());
     }
 
     @Test

@@ -34,14 +34,18 @@ class EventContractTest {
     void eventNamesFieldsAndStepKindsAreTheGoldenOnes() throws Exception {
         String actual = contract();
         if (Boolean.getBoolean("golden.update")) {
-            Files.writeString(Path.of("src/test/resources/dev/etcdmigrate/event").resolve(GOLDEN), actual);
+            Files.writeString(
+                    Path.of("src/test/resources/dev/etcdmigrate/event").resolve(GOLDEN), actual);
             return; // the copy on the class path is the old one until the next build
         }
         String golden;
         try (InputStream in = EventContractTest.class.getResourceAsStream(GOLDEN)) {
             golden = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
-        assertEquals(golden, actual, "the operator contract changed; if on purpose, run with -Dgolden.update=true and review the diff");
+        assertEquals(
+                golden,
+                actual,
+                "the operator contract changed; if on purpose, run with -Dgolden.update=true and review the diff");
     }
 
     @Test
@@ -66,13 +70,15 @@ class EventContractTest {
         for (Class<?> type : Event.class.getPermittedSubclasses()) {
             events.put(((Event) sample(type)).name(), fields(type, nested));
         }
-        events.forEach((name, fields) -> b.append("event ").append(name).append(fields).append('\n'));
+        events.forEach(
+                (name, fields) -> b.append("event ").append(name).append(fields).append('\n'));
         TreeMap<String, String> objects = new TreeMap<>();
         while (!nested.isEmpty()) {
             var first = nested.pollFirstEntry();
             objects.put(first.getKey(), fields(first.getValue(), nested));
         }
-        objects.forEach((name, fields) -> b.append("object ").append(name).append(fields).append('\n'));
+        objects.forEach((name, fields) ->
+                b.append("object ").append(name).append(fields).append('\n'));
         List<String> kinds = new ArrayList<>();
         for (Class<?> type : Step.class.getPermittedSubclasses()) kinds.add(((Step) sample(type)).kind());
         kinds.stream().sorted().forEach(k -> b.append("step ").append(k).append('\n'));
@@ -97,8 +103,11 @@ class EventContractTest {
         if (c == int.class || c == long.class) return "number";
         if (c == boolean.class) return "boolean";
         if (c.isEnum()) {
-            return String.join("|", Arrays.stream(c.getEnumConstants()).map(e -> ((Enum<?>) e).name().toLowerCase(java.util.Locale.ROOT))
-                    .toList());
+            return String.join(
+                    "|",
+                    Arrays.stream(c.getEnumConstants())
+                            .map(e -> ((Enum<?>) e).name().toLowerCase(java.util.Locale.ROOT))
+                            .toList());
         }
         if (c.isRecord()) {
             String name = c.getSimpleName();
@@ -111,12 +120,27 @@ class EventContractTest {
     /** An instance of a record with empty values, to ask it its name. */
     private static Object sample(Class<?> type) throws Exception {
         RecordComponent[] components = type.getRecordComponents();
-        Class<?>[] types = Arrays.stream(components).map(RecordComponent::getType).toArray(Class<?>[]::new);
+        Class<?>[] types =
+                Arrays.stream(components).map(RecordComponent::getType).toArray(Class<?>[]::new);
         Object[] values = new Object[components.length];
         for (int i = 0; i < types.length; i++) {
-            values[i] = types[i] == int.class ? 0 : types[i] == long.class ? 0L : types[i] == boolean.class ? false
-                    : types[i] == String.class ? "" : types[i] == List.class ? List.of() : types[i] == Optional.class ? Optional.empty()
-                    : types[i] == Set.class ? Set.of() : types[i].isEnum() ? types[i].getEnumConstants()[0] : null;
+            values[i] = types[i] == int.class
+                    ? 0
+                    : types[i] == long.class
+                            ? 0L
+                            : types[i] == boolean.class
+                                    ? false
+                                    : types[i] == String.class
+                                            ? ""
+                                            : types[i] == List.class
+                                                    ? List.of()
+                                                    : types[i] == Optional.class
+                                                            ? Optional.empty()
+                                                            : types[i] == Set.class
+                                                                    ? Set.of()
+                                                                    : types[i].isEnum()
+                                                                            ? types[i].getEnumConstants()[0]
+                                                                            : null;
         }
         Constructor<?> constructor = type.getDeclaredConstructor(types);
         constructor.setAccessible(true);

@@ -39,7 +39,8 @@ class BackendStorageVersionIT {
             if (release.line().tools().statusReportsStorageVersion()) {
                 // 3.6+ set the storage version a few seconds after start: run until it reports one, then one more write
                 try (var again = etcd.start(release, data)) {
-                    long end = System.nanoTime() + java.time.Duration.ofMinutes(2).toNanos();
+                    long end =
+                            System.nanoTime() + java.time.Duration.ofMinutes(2).toNanos();
                     while (again.gateway().version().path("storage").asText("").isEmpty() && System.nanoTime() < end) {
                         Thread.sleep(100); // poll interval of a deadline-bound wait
                     }
@@ -78,8 +79,11 @@ class BackendStorageVersionIT {
     @Test
     void aFileThatIsNotBboltIsRefused(@TempDir Path dir) throws Exception {
         Path junk = dir.resolve("db");
-        Files.write(junk, "not a bbolt file, just text long enough to cover two meta pages? no".repeat(200)
-                .getBytes(StandardCharsets.US_ASCII));
+        Files.write(
+                junk,
+                "not a bbolt file, just text long enough to cover two meta pages? no"
+                        .repeat(200)
+                        .getBytes(StandardCharsets.US_ASCII));
         assertThrows(IOException.class, () -> BackendStorageVersion.read(junk));
         Path empty = Files.createFile(dir.resolve("empty"));
         assertThrows(IOException.class, () -> BackendStorageVersion.read(empty));
@@ -87,8 +91,15 @@ class BackendStorageVersionIT {
 
     /** What `etcdutl-3.7.3 snapshot status -w json` reports as the db's storage version ("" for none). */
     private static String etcdutlVersion(Path db) throws Exception {
-        Process p = new ProcessBuilder(EtcdFixture.binDir().resolve("etcdutl-3.7.3").toString(), "snapshot", "status", db.toString(), "-w",
-                "json").redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(
+                        EtcdFixture.binDir().resolve("etcdutl-3.7.3").toString(),
+                        "snapshot",
+                        "status",
+                        db.toString(),
+                        "-w",
+                        "json")
+                .redirectErrorStream(true)
+                .start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, p.waitFor(), out);
         Matcher m = VERSION.matcher(out);

@@ -57,8 +57,13 @@ class BackupsIT {
         assertTrue(backup.getFileName().toString().matches(NAME + "3\\.7\\.3-etcd3" + COUNTER), backup.toString());
         assertEquals("3.7.3/etcd3", Files.readString(backup.resolve("version.txt")));
         JsonNode copy = copies.getFirst();
-        assertEquals(List.of("copied", "3.7.3/etcd3", backup.toString()),
-                List.of(copy.path("how").asText(), copy.path("version").asText(), copy.path("path").asText()), copy.toString());
+        assertEquals(
+                List.of("copied", "3.7.3/etcd3", backup.toString()),
+                List.of(
+                        copy.path("how").asText(),
+                        copy.path("version").asText(),
+                        copy.path("path").asText()),
+                copy.toString());
         assertOwnerOnly(backup);
         assertEquals(before, contents(backup.resolve("member")), "byte for byte the member dir before the step");
     }
@@ -97,15 +102,20 @@ class BackupsIT {
         List<String> targets = List.of("3.4.23", "3.3.27", "3.2.32");
         for (int i = 0; i < targets.size(); i++) {
             // the second run takes the location and count from the image's variables instead of flags
-            List<String> args = i == 1 ? RunnerArgs.migrate(data, targets.get(i)) : RunnerArgs.migrate(data, targets.get(i), external);
-            Map<String, String> env = i == 1 ? Map.of("BACKUP_DIR", shared.toString(), "BACKUP_RETENTION", "2") : Map.of();
+            List<String> args = i == 1
+                    ? RunnerArgs.migrate(data, targets.get(i))
+                    : RunnerArgs.migrate(data, targets.get(i), external);
+            Map<String, String> env =
+                    i == 1 ? Map.of("BACKUP_DIR", shared.toString(), "BACKUP_RETENTION", "2") : Map.of();
             try (RunnerProcess runner = RunnerProcess.run(args, env)) {
                 assertEquals(0, runner.exitCode(), runner.output());
                 runner.events("backup-deleted").forEach(deletions::add);
             }
         }
 
-        List<Path> ours = backups(shared).stream().filter(p -> !p.equals(foreign.getParent())).toList();
+        List<Path> ours = backups(shared).stream()
+                .filter(p -> !p.equals(foreign.getParent()))
+                .toList();
         assertEquals(2, ours.size(), ours.toString());
         assertTrue(ours.get(0).getFileName().toString().matches(NAME + "3\\.4\\.23-etcd3" + COUNTER), ours.toString());
         assertTrue(ours.get(1).getFileName().toString().matches(NAME + "3\\.3\\.27-etcd3" + COUNTER), ours.toString());
@@ -114,7 +124,12 @@ class BackupsIT {
         ours.forEach(BackupsIT::assertOwnerOnly);
         assertTrue(Files.isDirectory(foreign), "another data dir's backup is kept");
         assertEquals(1, deletions.size(), deletions.toString());
-        assertTrue(deletions.getFirst().path("path").asText().matches(Pattern.quote(shared + "/") + NAME + "3\\.5\\.35-etcd3" + COUNTER),
+        assertTrue(
+                deletions
+                        .getFirst()
+                        .path("path")
+                        .asText()
+                        .matches(Pattern.quote(shared + "/") + NAME + "3\\.5\\.35-etcd3" + COUNTER),
                 deletions.toString());
         assertEquals(2, deletions.getFirst().path("retention").asInt(), deletions.toString());
         try (Stream<Path> all = Files.list(shared)) {
@@ -129,14 +144,17 @@ class BackupsIT {
         Path data = dir.resolve("data");
         Path shared = dir.resolve("backups");
         Keyspace seeded = etcd.seed(EtcdFixture.release("3.7.3"), data, 300);
-        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.6.16", "--backup-dir", shared.toString()))) {
+        try (RunnerProcess runner =
+                RunnerProcess.run(RunnerArgs.migrate(data, "3.6.16", "--backup-dir", shared.toString()))) {
             assertEquals(0, runner.exitCode(), runner.output());
         }
         Path backup = single(backups(shared));
         Path aside = dir.resolve("member-before-restore");
 
         // step 1 (stop etcd): the runner exited and started nothing else; steps 2 and 3 as the README writes them
-        runShell(restoreCommands(), Map.of("DATA_DIR", data.toString(), "BACKUP", backup.toString(), "ASIDE", aside.toString()));
+        runShell(
+                restoreCommands(),
+                Map.of("DATA_DIR", data.toString(), "BACKUP", backup.toString(), "ASIDE", aside.toString()));
 
         assertEquals("3.7.3/etcd3", Files.readString(data.resolve("version.txt")));
         assertTrue(Files.isDirectory(aside.resolve("snap")), "the downgraded member dir was moved aside");
@@ -205,14 +223,16 @@ class BackupsIT {
         assertTrue(Files.isDirectory(location), "no backup dir " + location);
         try (Stream<Path> entries = Files.list(location)) {
             return entries.filter(p -> !p.getFileName().toString().endsWith(".partial"))
-                    .sorted(java.util.Comparator.comparing((Path p) -> p.getFileName().toString().substring(0, 16))
+                    .sorted(java.util.Comparator.comparing(
+                                    (Path p) -> p.getFileName().toString().substring(0, 16))
                             .thenComparingInt(BackupsIT::counterOf))
                     .toList();
         }
     }
 
     private static int counterOf(Path backup) {
-        java.util.regex.Matcher m = Pattern.compile("\\.(\\d+)$").matcher(backup.getFileName().toString());
+        java.util.regex.Matcher m =
+                Pattern.compile("\\.(\\d+)$").matcher(backup.getFileName().toString());
         return m.find() ? Integer.parseInt(m.group(1)) : 0;
     }
 
@@ -224,7 +244,8 @@ class BackupsIT {
     static void assertOwnerOnly(Path tree) {
         try (Stream<Path> walk = Files.walk(tree)) {
             for (Path p : walk.toList()) {
-                String mode = PosixFilePermissions.toString(Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS));
+                String mode =
+                        PosixFilePermissions.toString(Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS));
                 assertEquals(Files.isDirectory(p) ? "rwx------" : "rw-------", mode, p.toString());
             }
         } catch (IOException e) {
@@ -242,6 +263,7 @@ class BackupsIT {
     /** Key by key: value, create/mod revision, version and lease as the seed read them. */
     static void assertSameKeys(Keyspace expected, Keyspace actual) {
         assertEquals(expected.entries().keySet(), actual.entries().keySet(), "key set");
-        expected.entries().forEach((key, entry) -> assertEquals(entry, actual.entries().get(key), "key " + key));
+        expected.entries()
+                .forEach((key, entry) -> assertEquals(entry, actual.entries().get(key), "key " + key));
     }
 }

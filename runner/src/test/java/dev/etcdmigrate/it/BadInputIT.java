@@ -31,7 +31,8 @@ class BadInputIT {
         return data;
     }
 
-    private static void assertRefused(List<String> args, Map<String, String> env, Path data, String... named) throws Exception {
+    private static void assertRefused(List<String> args, Map<String, String> env, Path data, String... named)
+            throws Exception {
         assertRefused(2, args, env, data, named);
     }
 
@@ -39,8 +40,8 @@ class BadInputIT {
      * The run ends in a "refused" event with the exit code, before any etcd started, the data dir
      * byte-identical; its reason names each of {@code named} (paths, flags, variables, versions: data).
      */
-    private static void assertRefused(int exitCode, List<String> args, Map<String, String> env, Path data, String... named)
-            throws Exception {
+    private static void assertRefused(
+            int exitCode, List<String> args, Map<String, String> env, Path data, String... named) throws Exception {
         Map<String, String> before = TreeDigest.of(data.toRealPath());
         try (RunnerProcess runner = RunnerProcess.run(args, env)) {
             assertEquals(exitCode, runner.exitCode(), runner.output());
@@ -60,7 +61,8 @@ class BadInputIT {
     void aTakenPrivatePortIsRefusedBeforeAnythingIsTouched(@TempDir Path dir) throws Exception {
         Path data = dataNeedingAStep(dir);
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            List<String> args = new ArrayList<>(RunnerArgs.migrate(data, EtcdFixture.newest().version()));
+            List<String> args = new ArrayList<>(
+                    RunnerArgs.migrate(data, EtcdFixture.newest().version()));
             args.addAll(List.of("--port", String.valueOf(taken.getLocalPort())));
             assertRefused(args, Map.of(), data, String.valueOf(taken.getLocalPort()), "--port");
         }
@@ -70,17 +72,29 @@ class BadInputIT {
     void aSymlinkedDataDirIsRefused(@TempDir Path dir) throws Exception {
         Path data = dataNeedingAStep(dir);
         Path link = Files.createSymbolicLink(dir.resolve("link"), data);
-        assertRefused(RunnerArgs.migrate(link, EtcdFixture.newest().version()), Map.of(), data, link.toString(), data.toString(),
+        assertRefused(
+                RunnerArgs.migrate(link, EtcdFixture.newest().version()),
+                Map.of(),
+                data,
+                link.toString(),
+                data.toString(),
                 "--data-dir");
     }
 
     @Test
     void etcdVariablesThatDuplicateEtcdFlagsAreRefused(@TempDir Path dir) throws Exception {
         Path data = dataNeedingAStep(dir);
-        List<String> args = new ArrayList<>(RunnerArgs.common("migrate", data, EtcdFixture.newest().version()));
+        List<String> args = new ArrayList<>(
+                RunnerArgs.common("migrate", data, EtcdFixture.newest().version()));
         args.addAll(List.of("--", "--name", "it", "--listen-client-urls", "http://127.0.0.1:1"));
-        assertRefused(args, Map.of("ETCD_NAME", "it", "ETCD_LISTEN_CLIENT_URLS", "http://0.0.0.0:2379"), data,
-                "ETCD_LISTEN_CLIENT_URLS", "--listen-client-urls", "ETCD_NAME", "--name");
+        assertRefused(
+                args,
+                Map.of("ETCD_NAME", "it", "ETCD_LISTEN_CLIENT_URLS", "http://0.0.0.0:2379"),
+                data,
+                "ETCD_LISTEN_CLIENT_URLS",
+                "--listen-client-urls",
+                "ETCD_NAME",
+                "--name");
     }
 
     /** etcd ignores its flags and variables when given a config file: the runner cannot read what etcd will use. */
@@ -88,14 +102,20 @@ class BadInputIT {
     void etcdsConfigFileIsRefusedInEverySpelling(@TempDir Path dir) throws Exception {
         Path data = dataNeedingAStep(dir);
         Path config = Files.writeString(dir.resolve("etcd.yaml"), "name: other\n");
-        for (List<String> etcdArgs : List.of(List.of("--config-file", config.toString()), List.of("-config-file=" + config))) {
-            List<String> args = new ArrayList<>(RunnerArgs.migrate(data, EtcdFixture.newest().version()));
+        for (List<String> etcdArgs :
+                List.of(List.of("--config-file", config.toString()), List.of("-config-file=" + config))) {
+            List<String> args = new ArrayList<>(
+                    RunnerArgs.migrate(data, EtcdFixture.newest().version()));
             args.add("--");
             args.addAll(etcdArgs);
             assertRefused(args, Map.of(), data, config.toString(), "config-file");
         }
-        assertRefused(RunnerArgs.migrate(data, EtcdFixture.newest().version()), Map.of("ETCD_CONFIG_FILE", config.toString()), data,
-                config.toString(), "ETCD_CONFIG_FILE");
+        assertRefused(
+                RunnerArgs.migrate(data, EtcdFixture.newest().version()),
+                Map.of("ETCD_CONFIG_FILE", config.toString()),
+                data,
+                config.toString(),
+                "ETCD_CONFIG_FILE");
     }
 
     @Test
@@ -111,7 +131,8 @@ class BadInputIT {
         Path target = bin.resolve("etcd-" + EtcdFixture.newest().version());
         Files.delete(target);
         Files.createFile(target, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--")));
-        List<String> args = new ArrayList<>(RunnerArgs.migrate(data, EtcdFixture.newest().version()));
+        List<String> args =
+                new ArrayList<>(RunnerArgs.migrate(data, EtcdFixture.newest().version()));
         args.addAll(List.of("--bin-dir", bin.toString()));
         assertRefused(args, Map.of(), data, target.toString());
     }
@@ -120,10 +141,17 @@ class BadInputIT {
     @Test
     void etcd2AtALineWithoutTheV2ApiIsRefused(@TempDir Path dir) throws Exception {
         Path data = dataNeedingAStep(dir);
-        List<Release> withoutV2 = EtcdFixture.CATALOG.releases().stream().filter(r -> r.line().v2Api() == Release.V2Api.NEVER).toList();
+        List<Release> withoutV2 = EtcdFixture.CATALOG.releases().stream()
+                .filter(r -> r.line().v2Api() == Release.V2Api.NEVER)
+                .toList();
         assertTrue(withoutV2.size() >= 2, "3.6 and 3.7 serve no v2 API: " + withoutV2);
         for (Release target : withoutV2) {
-            assertRefused(3, RunnerArgs.migrate(data, target.version(), "--target-storage", "etcd2"), Map.of(), data, target.version());
+            assertRefused(
+                    3,
+                    RunnerArgs.migrate(data, target.version(), "--target-storage", "etcd2"),
+                    Map.of(),
+                    data,
+                    target.version());
         }
     }
 
@@ -141,10 +169,20 @@ class BadInputIT {
     void peerTlsFlagsInEtcdCredsThatCannotWorkAreRefused(@TempDir Path dir) throws Exception {
         Path data = dataNeedingAStep(dir);
         List<String> args = RunnerArgs.migrate(data, EtcdFixture.newest().version());
-        assertRefused(args, Map.of("ETCD_CREDS", "--peer-cert-file=/nonexistent/cert.pem --peer-key-file /nonexistent/key.pem"), data,
-                "ETCD_CREDS", "--peer-cert-file=/nonexistent/cert.pem", "--peer-key-file=/nonexistent/key.pem");
+        assertRefused(
+                args,
+                Map.of("ETCD_CREDS", "--peer-cert-file=/nonexistent/cert.pem --peer-key-file /nonexistent/key.pem"),
+                data,
+                "ETCD_CREDS",
+                "--peer-cert-file=/nonexistent/cert.pem",
+                "--peer-key-file=/nonexistent/key.pem");
         Path cert = Files.writeString(dir.resolve("peer.crt"), "not checked for content, only for being there");
-        assertRefused(args, Map.of("ETCD_CREDS", "--peer-cert-file=" + cert), data,
-                "ETCD_CREDS", "--peer-cert-file", "--peer-key-file");
+        assertRefused(
+                args,
+                Map.of("ETCD_CREDS", "--peer-cert-file=" + cert),
+                data,
+                "ETCD_CREDS",
+                "--peer-cert-file",
+                "--peer-key-file");
     }
 }

@@ -48,6 +48,7 @@ class BigDataIT {
     private static final int VALUE_BYTES = 1 << 20;
     /** 2,200 values of 1 MiB: a db of about 2.2 GiB. */
     private static final int KEYS = Integer.getInteger("bigdata.keys", 2200);
+
     private static final Duration RUN_DEADLINE = Duration.ofMinutes(30);
 
     @RegisterExtension
@@ -60,20 +61,33 @@ class BigDataIT {
         long[] modRevision = new long[KEYS];
         long start = System.nanoTime();
         try (PrivateEtcd server = etcd.start(v34, data, "--quota-backend-bytes=" + 8 * GIB);
-                Client client = Client.builder().endpoints(server.gateway().baseUrl()).maxInboundMessageSize(8 << 20).build()) {
+                Client client = Client.builder()
+                        .endpoints(server.gateway().baseUrl())
+                        .maxInboundMessageSize(8 << 20)
+                        .build()) {
             Deque<CompletableFuture<PutResponse>> inFlight = new ArrayDeque<>();
             Deque<Integer> which = new ArrayDeque<>();
             for (int i = 0; i < KEYS; i++) {
-                if (inFlight.size() == 8) modRevision[which.removeFirst()] = inFlight.removeFirst().get(2, TimeUnit.MINUTES).getHeader().getRevision();
+                if (inFlight.size() == 8)
+                    modRevision[which.removeFirst()] = inFlight.removeFirst()
+                            .get(2, TimeUnit.MINUTES)
+                            .getHeader()
+                            .getRevision();
                 inFlight.addLast(client.getKVClient().put(key(i), ByteSequence.from(value(i))));
                 which.addLast(i);
             }
-            while (!inFlight.isEmpty()) modRevision[which.removeFirst()] = inFlight.removeFirst().get(2, TimeUnit.MINUTES).getHeader().getRevision();
+            while (!inFlight.isEmpty())
+                modRevision[which.removeFirst()] = inFlight.removeFirst()
+                        .get(2, TimeUnit.MINUTES)
+                        .getHeader()
+                        .getRevision();
             server.stop(Duration.ofSeconds(60));
         }
         new DataDir(data).writeVersion(new DataVersion(v34.etcdVersion(), StorageApi.ETCD3));
         long db = Files.size(data.resolve("member/snap/db"));
-        System.out.printf("BigDataIT: wrote %d values of 1 MiB in %d s, db %d MiB%n", KEYS, (System.nanoTime() - start) / 1_000_000_000L, db >> 20);
+        System.out.printf(
+                "BigDataIT: wrote %d values of 1 MiB in %d s, db %d MiB%n",
+                KEYS, (System.nanoTime() - start) / 1_000_000_000L, db >> 20);
         assertTrue(db > 2 * GIB, "db above etcd's default quota: " + db);
         raiseNoSpaceAlarm(v34, data);
 
@@ -85,30 +99,55 @@ class BigDataIT {
             JsonNode alarm = disarmed.getFirst();
             assertEquals("NOSPACE", alarm.path("type").asText(), up.output());
             assertTrue(alarm.path("dbBytes").asLong() > 2 * GIB, "the db it carried: " + alarm);
-            assertTrue(alarm.path("quotaBytes").asLong() > alarm.path("dbBytes").asLong(), "the private etcd's quota leaves the db room: " + alarm);
-            assertTrue(alarm.path("neededQuotaBytes").asLong() > alarm.path("dbBytes").asLong(), "the quota the target needs: " + alarm);
+            assertTrue(
+                    alarm.path("quotaBytes").asLong() > alarm.path("dbBytes").asLong(),
+                    "the private etcd's quota leaves the db room: " + alarm);
+            assertTrue(
+                    alarm.path("neededQuotaBytes").asLong()
+                            > alarm.path("dbBytes").asLong(),
+                    "the quota the target needs: " + alarm);
         }
         assertEquals("3.7.3/etcd3", Files.readString(data.resolve("version.txt")));
 
-        try (RunnerProcess down = RunnerProcess.start(RunnerArgs.migrate(data, "3.5.35"),
-                Map.of("ETCD_QUOTA_BACKEND_BYTES", String.valueOf(8 * GIB)))) {
+        try (RunnerProcess down = RunnerProcess.start(
+                RunnerArgs.migrate(data, "3.5.35"), Map.of("ETCD_QUOTA_BACKEND_BYTES", String.valueOf(8 * GIB)))) {
             down.awaitExit(RUN_DEADLINE);
             assertEquals(0, down.exitCode(), down.output());
             // etcd logs the quota it enforces ("enabled backend quota")
-            assertTrue(down.childLines("etcd-").stream().anyMatch(l -> l.path("quota-size-bytes").asLong() == 8 * GIB),
+            assertTrue(
+                    down.childLines("etcd-").stream()
+                            .anyMatch(l -> l.path("quota-size-bytes").asLong() == 8 * GIB),
                     "the operator's quota reaches the private etcd");
         }
         assertEquals("3.5.35/etcd3", Files.readString(data.resolve("version.txt")));
 
         try (PrivateEtcd server = etcd.start(EtcdFixture.release("3.5.35"), data, "--quota-backend-bytes=" + 8 * GIB);
-                Client client = Client.builder().endpoints(server.gateway().baseUrl()).maxInboundMessageSize(8 << 20).build()) {
-            assertEquals(List.of(), client.getMaintenanceClient().listAlarms().get(1, TimeUnit.MINUTES).getAlarms(), "no alarm left");
-            GetResponse count = client.getKVClient().get(ByteSequence.from(new byte[] {0}),
-                    GetOption.builder().withRange(ByteSequence.from(new byte[] {0})).withCountOnly(true).build()).get(1, TimeUnit.MINUTES);
+                Client client = Client.builder()
+                        .endpoints(server.gateway().baseUrl())
+                        .maxInboundMessageSize(8 << 20)
+                        .build()) {
+            assertEquals(
+                    List.of(),
+                    client.getMaintenanceClient()
+                            .listAlarms()
+                            .get(1, TimeUnit.MINUTES)
+                            .getAlarms(),
+                    "no alarm left");
+            GetResponse count = client.getKVClient()
+                    .get(
+                            ByteSequence.from(new byte[] {0}),
+                            GetOption.builder()
+                                    .withRange(ByteSequence.from(new byte[] {0}))
+                                    .withCountOnly(true)
+                                    .build())
+                    .get(1, TimeUnit.MINUTES);
             assertEquals(KEYS, count.getCount(), "keys after the round trip");
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
             for (int i = 0; i < KEYS; i++) {
-                List<KeyValue> kvs = client.getKVClient().get(key(i)).get(1, TimeUnit.MINUTES).getKvs();
+                List<KeyValue> kvs = client.getKVClient()
+                        .get(key(i))
+                        .get(1, TimeUnit.MINUTES)
+                        .getKvs();
                 assertEquals(1, kvs.size(), "key " + i);
                 KeyValue kv = kvs.getFirst();
                 assertArrayEquals(sha.digest(value(i)), sha.digest(kv.getValue().getBytes()), "value of key " + i);
@@ -127,15 +166,35 @@ class BigDataIT {
         ServerPorts ports = FreePorts.pick();
         String client = ports.clientUrl().toString();
         String peer = ports.peerUrl(false).toString();
-        Process process = new ProcessBuilder(EtcdFixture.binDir().resolve("etcd-" + release.version()).toString(),
-                "--name", "it", "--data-dir", data.toString(), "--listen-client-urls", client, "--advertise-client-urls", client,
-                "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", "it=" + peer,
-                "--quota-backend-bytes=" + GIB).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process process = new ProcessBuilder(
+                        EtcdFixture.binDir()
+                                .resolve("etcd-" + release.version())
+                                .toString(),
+                        "--name",
+                        "it",
+                        "--data-dir",
+                        data.toString(),
+                        "--listen-client-urls",
+                        client,
+                        "--advertise-client-urls",
+                        client,
+                        "--listen-peer-urls",
+                        peer,
+                        "--initial-advertise-peer-urls",
+                        peer,
+                        "--initial-cluster",
+                        "it=" + peer,
+                        "--quota-backend-bytes=" + GIB)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         try (Client c = Client.builder().endpoints(ports.clientUrl()).build()) {
             long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
             while (true) {
                 try {
-                    c.getKVClient().put(key(-1), ByteSequence.from("x", StandardCharsets.UTF_8)).get(10, TimeUnit.SECONDS);
+                    c.getKVClient()
+                            .put(key(-1), ByteSequence.from("x", StandardCharsets.UTF_8))
+                            .get(10, TimeUnit.SECONDS);
                     throw new AssertionError("a put above the quota succeeded");
                 } catch (java.util.concurrent.ExecutionException e) {
                     if (String.valueOf(e.getCause().getMessage()).contains("database space exceeded")) break;
@@ -145,10 +204,18 @@ class BigDataIT {
                 }
                 Thread.sleep(50); // poll interval of a deadline-bound wait
             }
-            assertEquals(1, c.getMaintenanceClient().listAlarms().get(1, TimeUnit.MINUTES).getAlarms().size(), "the alarm is raised");
+            assertEquals(
+                    1,
+                    c.getMaintenanceClient()
+                            .listAlarms()
+                            .get(1, TimeUnit.MINUTES)
+                            .getAlarms()
+                            .size(),
+                    "the alarm is raised");
         } finally {
             process.destroy(); // SIGTERM: etcd closes its files
-            if (!process.waitFor(60, TimeUnit.SECONDS)) process.destroyForcibly().waitFor();
+            if (!process.waitFor(60, TimeUnit.SECONDS))
+                process.destroyForcibly().waitFor();
         }
     }
 
@@ -162,5 +229,4 @@ class BigDataIT {
         new SplittableRandom(0x5ca1e + i).nextBytes(value);
         return value;
     }
-
 }

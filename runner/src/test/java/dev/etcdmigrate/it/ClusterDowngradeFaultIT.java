@@ -72,7 +72,9 @@ class ClusterDowngradeFaultIT {
         for (int i = 0; i < MEMBERS; i++) ClusterMembers.awaitServing(members.get(i), serving.get(i), DEADLINE);
         Client seeder = client(members.stream().map(Member::clientUrl).toArray(String[]::new));
         for (int k = 0; k < 200; k++) {
-            seeder.getKVClient().put(bytes("/registry/seed/" + k), bytes("value-" + k)).get(30, TimeUnit.SECONDS);
+            seeder.getKVClient()
+                    .put(bytes("/registry/seed/" + k), bytes("value-" + k))
+                    .get(30, TimeUnit.SECONDS);
         }
         Keyspace seeded = Keyspace.read(seeder);
         for (RunnerProcess r : serving) stop(r);
@@ -96,21 +98,28 @@ class ClusterDowngradeFaultIT {
                     ItConv2Events.awaitStepFinished(clean, 1, 1, DEADLINE);
                     if (trial == 0 && i == 0) {
                         window = Duration.ofNanos(System.nanoTime() - start);
-                        System.out.println("[fault] cluster downgrade: window " + window.toMillis() + " ms (first member's step)");
+                        System.out.println(
+                                "[fault] cluster downgrade: window " + window.toMillis() + " ms (first member's step)");
                     }
                     running.set(i, clean);
                 } else {
                     double fraction = random.nextDouble();
                     // own process group: one SIGKILL reaches the runner and every etcd/etcdctl it started
-                    RunnerProcess victim = cluster.start(m, older, cluster.certificates().caFile(), m.peerUrl(), true);
+                    RunnerProcess victim =
+                            cluster.start(m, older, cluster.certificates().caFile(), m.peerUrl(), true);
                     ItConv2Events.awaitStepStarted(victim, 1, 1, DEADLINE);
-                    boolean exited = victim.process().waitFor((long) (fraction * window.toNanos()), TimeUnit.NANOSECONDS);
+                    boolean exited =
+                            victim.process().waitFor((long) (fraction * window.toNanos()), TimeUnit.NANOSECONDS);
                     victim.killGroup();
                     String recorded = Files.readString(m.data().resolve("version.txt"));
-                    assertTrue(recorded.equals(newer.version() + "/etcd3") || recorded.equals(older.version() + "/etcd3"),
+                    assertTrue(
+                            recorded.equals(newer.version() + "/etcd3") || recorded.equals(older.version() + "/etcd3"),
                             "version.txt after the kill: " + recorded);
-                    String where = "trial " + trial + " " + m.name() + " killed at " + String.format("%.3f", fraction) + " of the window, "
-                            + (exited ? "after exit" : ItConv2Events.stepFinished(victim, 1, 1) ? "after the step" : "inside the step")
+                    String where = "trial " + trial + " " + m.name() + " killed at " + String.format("%.3f", fraction)
+                            + " of the window, "
+                            + (exited
+                                    ? "after exit"
+                                    : ItConv2Events.stepFinished(victim, 1, 1) ? "after the step" : "inside the step")
                             + ", version.txt " + recorded;
                     landed.add(where);
                     System.out.println("[fault] " + where);
@@ -119,18 +128,28 @@ class ClusterDowngradeFaultIT {
                     running.set(i, rerun);
                 }
                 ClusterMembers.awaitServing(m, running.get(i), DEADLINE);
-                assertEquals(older.version() + "/etcd3", Files.readString(m.data().resolve("version.txt")), m.name());
+                assertEquals(
+                        older.version() + "/etcd3", Files.readString(m.data().resolve("version.txt")), m.name());
             }
             for (int i = 0; i < MEMBERS; i++) {
                 if (!running.get(i).process().isAlive()) {
                     List<String> lines = running.get(i).output().lines().toList();
-                    throw new AssertionError(here.get(i).name() + "'s etcd exited with " + running.get(i).exitCode() + ": "
+                    throw new AssertionError(here.get(i).name() + "'s etcd exited with "
+                            + running.get(i).exitCode() + ": "
                             + String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size())));
                 }
             }
-            awaitJson(here.getFirst(), "/version", v -> v.path("etcdcluster").asText().startsWith(older.minorLine() + "."), "cluster version");
+            awaitJson(
+                    here.getFirst(),
+                    "/version",
+                    v -> v.path("etcdcluster").asText().startsWith(older.minorLine() + "."),
+                    "cluster version");
             for (Member m : here) {
-                awaitJson(m, "/v3/maintenance/status", s -> !s.path("downgradeInfo").path("enabled").asBoolean(false), "downgrade job ended");
+                awaitJson(
+                        m,
+                        "/v3/maintenance/status",
+                        s -> !s.path("downgradeInfo").path("enabled").asBoolean(false),
+                        "downgrade job ended");
                 Keyspace onMember = Keyspace.read(client(m.clientUrl()));
                 assertTrue(!onMember.entries().containsKey(PrivateEtcd.PROBE_KEY), "no probe key left on " + m.name());
                 assertEquals(Map.of(), seeded.differences(onMember), "keys, values and revisions on " + m.name());
@@ -139,7 +158,8 @@ class ClusterDowngradeFaultIT {
             Trees.deleteRecursively(trialDir);
             System.out.println("[fault] cluster downgrade trial " + trial + ": ok");
         }
-        System.out.println("[fault] cluster downgrade summary: " + trials + " trials, kills: " + landed + " (-Dfault.seed=" + seed + ")");
+        System.out.println("[fault] cluster downgrade summary: " + trials + " trials, kills: " + landed
+                + " (-Dfault.seed=" + seed + ")");
     }
 
     private static void stop(RunnerProcess serving) throws Exception {
@@ -148,7 +168,8 @@ class ClusterDowngradeFaultIT {
         assertTrue(code == 0 || code == 143, "etcd stopped with " + code);
     }
 
-    private static void awaitJson(Member m, String path, Predicate<com.fasterxml.jackson.databind.JsonNode> wanted, String what)
+    private static void awaitJson(
+            Member m, String path, Predicate<com.fasterxml.jackson.databind.JsonNode> wanted, String what)
             throws Exception {
         HttpClient http = HttpClient.newHttpClient();
         long end = System.nanoTime() + Duration.ofMinutes(1).toNanos();
@@ -157,7 +178,8 @@ class ClusterDowngradeFaultIT {
             HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(m.clientUrl() + path));
             request = path.equals("/version") ? request.GET() : request.POST(HttpRequest.BodyPublishers.ofString("{}"));
             try {
-                last = http.send(request.build(), HttpResponse.BodyHandlers.ofString()).body();
+                last = http.send(request.build(), HttpResponse.BodyHandlers.ofString())
+                        .body();
                 if (wanted.test(new ObjectMapper().readTree(last))) return;
             } catch (java.io.IOException e) {
                 last = "unreachable: " + e;

@@ -65,7 +65,11 @@ final class ClusterMembers implements AutoCloseable {
         TestCertificates certificates = TestCertificates.newCa(Files.createDirectory(dir.resolve("pki")));
         List<Member> members = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            members.add(new Member("m" + i, dataParent.resolve("m" + i), FreePorts.pick(), FreePorts.pick().client(),
+            members.add(new Member(
+                    "m" + i,
+                    dataParent.resolve("m" + i),
+                    FreePorts.pick(),
+                    FreePorts.pick().client(),
                     certificates.issue("m" + i)));
         }
         return new ClusterMembers(certificates, members, token);
@@ -93,21 +97,53 @@ final class ClusterMembers implements AutoCloseable {
      * peers on given; {@code ownGroup}: in a process group of its own, so that one SIGKILL reaches the
      * runner and every etcd/etcdctl it started. {@code runnerFlags} go before the "--".
      */
-    RunnerProcess start(Member m, Release version, Path trustedCa, String listenPeerUrl, boolean ownGroup, String... runnerFlags)
+    RunnerProcess start(
+            Member m, Release version, Path trustedCa, String listenPeerUrl, boolean ownGroup, String... runnerFlags)
             throws Exception {
-        String tls = "--peer-cert-file=" + m.pem().cert() + " --peer-key-file=" + m.pem().key() + " --peer-trusted-ca-file="
-                + trustedCa + " --peer-client-cert-auth";
+        String tls = "--peer-cert-file=" + m.pem().cert() + " --peer-key-file="
+                + m.pem().key() + " --peer-trusted-ca-file=" + trustedCa + " --peer-client-cert-auth";
         String initialCluster = initialCluster();
-        List<String> args = new ArrayList<>(List.of("migrate", "--data-dir", m.data().toString(), "--bin-dir", EtcdFixture.binDir().toString(),
-                "--target-version", version.version(), "--target-storage", "etcd3", "--name", m.name()));
+        List<String> args = new ArrayList<>(List.of(
+                "migrate",
+                "--data-dir",
+                m.data().toString(),
+                "--bin-dir",
+                EtcdFixture.binDir().toString(),
+                "--target-version",
+                version.version(),
+                "--target-storage",
+                "etcd3",
+                "--name",
+                m.name()));
         args.addAll(List.of(runnerFlags));
-        args.addAll(List.of("--initial-cluster", initialCluster, "--listen-peer-urls", listenPeerUrl, "--port", String.valueOf(m.privateClientPort()),
-                "--", "--name", m.name(), "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
-                "--initial-cluster-token", token, "--initial-advertise-peer-urls", m.peerUrl(), "--listen-peer-urls", listenPeerUrl,
-                "--listen-client-urls", m.clientUrl(), "--advertise-client-urls", m.clientUrl()));
+        args.addAll(List.of(
+                "--initial-cluster",
+                initialCluster,
+                "--listen-peer-urls",
+                listenPeerUrl,
+                "--port",
+                String.valueOf(m.privateClientPort()),
+                "--",
+                "--name",
+                m.name(),
+                "--initial-cluster",
+                initialCluster,
+                "--initial-cluster-state",
+                "new",
+                "--initial-cluster-token",
+                token,
+                "--initial-advertise-peer-urls",
+                m.peerUrl(),
+                "--listen-peer-urls",
+                listenPeerUrl,
+                "--listen-client-urls",
+                m.clientUrl(),
+                "--advertise-client-urls",
+                m.clientUrl()));
         args.addAll(List.of(tls.split(" ")));
         Map<String, String> env = Map.of("ETCD_CREDS", tls);
-        RunnerProcess runner = ownGroup ? RunnerProcess.startUnder(List.of("setsid"), args, env) : RunnerProcess.start(args, env);
+        RunnerProcess runner =
+                ownGroup ? RunnerProcess.startUnder(List.of("setsid"), args, env) : RunnerProcess.start(args, env);
         runners.add(runner);
         return runner;
     }
@@ -119,14 +155,18 @@ final class ClusterMembers implements AutoCloseable {
      * became) exits.
      */
     static void awaitServing(Member m, RunnerProcess runner, Duration deadline) throws Exception {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-        HttpRequest request = HttpRequest.newBuilder(URI.create(m.clientUrl() + "/version")).timeout(Duration.ofSeconds(2)).GET().build();
+        HttpClient http =
+                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        HttpRequest request = HttpRequest.newBuilder(URI.create(m.clientUrl() + "/version"))
+                .timeout(Duration.ofSeconds(2))
+                .GET()
+                .build();
         long end = System.nanoTime() + deadline.toNanos();
         String last = "";
         while (System.nanoTime() < end) {
             if (!runner.process().isAlive()) {
-                fail(m.name() + "'s runner exited with " + runner.awaitExit(Duration.ofSeconds(5)) + " before its etcd served "
-                        + m.clientUrl() + "; output:\n" + runner.output());
+                fail(m.name() + "'s runner exited with " + runner.awaitExit(Duration.ofSeconds(5))
+                        + " before its etcd served " + m.clientUrl() + "; output:\n" + runner.output());
             }
             try {
                 HttpResponse<String> answer = http.send(request, HttpResponse.BodyHandlers.ofString());
@@ -137,7 +177,8 @@ final class ClusterMembers implements AutoCloseable {
             }
             Thread.sleep(100); // poll interval of a deadline-bound wait
         }
-        fail(m.name() + "'s etcd never served " + m.clientUrl() + "/version (last: " + last + "); output:\n" + runner.output());
+        fail(m.name() + "'s etcd never served " + m.clientUrl() + "/version (last: " + last + "); output:\n"
+                + runner.output());
     }
 
     @Override

@@ -34,16 +34,24 @@ class ConvertToV3IT {
     void etcd2DataAt34ReachesTheNewestEtcd3WithEveryKeyRevisionAndTtl(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         V2Dataset written = writeEtcd2(data, 10_000);
-        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, EtcdFixture.newest().version()))) {
+        try (RunnerProcess runner =
+                RunnerProcess.run(RunnerArgs.migrate(data, EtcdFixture.newest().version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
             List<JsonNode> read = runner.events("v2-store-read");
             assertEquals(1, read.size(), runner.output());
-            assertEquals(written.live().size(), read.getFirst().path("keys").asLong(), "live keys:\n" + runner.output());
-            assertEquals(written.live().keySet().stream().filter(dev.etcdmigrate.ondisk.V2Key::isHidden).count(),
-                    read.getFirst().path("hidden").asLong(), "hidden keys:\n" + runner.output());
-            // the one key whose TTL ran out is dropped: by the conversion, or already by etcd2's own expiry when it ran on the copy
+            assertEquals(
+                    written.live().size(), read.getFirst().path("keys").asLong(), "live keys:\n" + runner.output());
+            assertEquals(
+                    written.live().keySet().stream()
+                            .filter(dev.etcdmigrate.ondisk.V2Key::isHidden)
+                            .count(),
+                    read.getFirst().path("hidden").asLong(),
+                    "hidden keys:\n" + runner.output());
+            // the one key whose TTL ran out is dropped: by the conversion, or already by etcd2's own expiry when it ran
+            // on the copy
             assertTrue(read.getFirst().path("expired").asLong() <= 1, "expired keys:\n" + runner.output());
-            assertEquals(0, runner.count("v2-content-found"), "no v2 content left for 3.6 to refuse:\n" + runner.output());
+            assertEquals(
+                    0, runner.count("v2-content-found"), "no v2 content left for 3.6 to refuse:\n" + runner.output());
             assertEquals(0, runner.count("v2-content-refused"), "nor did 3.6 refuse any:\n" + runner.output());
             List<JsonNode> finished = runner.events("step-finished");
             assertEquals(4, finished.size(), runner.output());
@@ -60,12 +68,17 @@ class ConvertToV3IT {
         Release oldest = EtcdFixture.CATALOG.releases().getFirst();
         Path data = dir.resolve("data");
         V2Dataset written = writeEtcd2(etcd, oldest, data, 500);
-        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, EtcdFixture.newest().version()))) {
+        try (RunnerProcess runner =
+                RunnerProcess.run(RunnerArgs.migrate(data, EtcdFixture.newest().version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
             // one step takes the etcd2 data from 2.3.8 to 3.0.17, still etcd2
-            List<String> recorded = runner.events("step-finished").stream().map(e -> e.path("versionTxt").asText()).toList();
+            List<String> recorded = runner.events("step-finished").stream()
+                    .map(e -> e.path("versionTxt").asText())
+                    .toList();
             int at = recorded.indexOf("2.3.8/etcd2");
-            assertTrue(at >= 0 && at + 1 < recorded.size() && recorded.get(at + 1).equals("3.0.17/etcd2"), recorded + "\n" + runner.output());
+            assertTrue(
+                    at >= 0 && at + 1 < recorded.size() && recorded.get(at + 1).equals("3.0.17/etcd2"),
+                    recorded + "\n" + runner.output());
         }
         assertEquals(EtcdFixture.newest().version() + "/etcd3", Files.readString(data.resolve("version.txt")));
         assertCarried(written, etcd.read(EtcdFixture.newest(), data));
@@ -73,7 +86,13 @@ class ConvertToV3IT {
 
     /** SIGKILL at moments inside the conversion, then a rerun: it converges and nothing is lost. */
     @ParameterizedTest(name = "killed {0}")
-    @ValueSource(strings = {"after the member copy", "after etcdctl migrate", "after the lease re-attachment", "on the restored member"})
+    @ValueSource(
+            strings = {
+                "after the member copy",
+                "after etcdctl migrate",
+                "after the lease re-attachment",
+                "on the restored member"
+            })
     void killedDuringTheConversionThenRerunConverges(String moment, @TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         V2Dataset written = writeEtcd2(data, 300);
@@ -94,13 +113,25 @@ class ConvertToV3IT {
     private static void awaitMoment(RunnerProcess runner, String moment, String target) throws InterruptedException {
         Duration deadline = Duration.ofMinutes(2);
         switch (moment) {
-            case "after the member copy" -> runner.awaitEvent("work-copied", e -> e.path("to").asText().endsWith("/staging/work"), deadline);
-            // etcd starts on the work copy twice: to snapshot the v2 store, then (right after `etcdctl migrate` exited) for the fix-ups
-            case "after etcdctl migrate" -> runner.awaitEvent("etcd-started", e -> runner.events("etcd-started").stream()
-                    .filter(s -> s.path("dataDir").asText().endsWith("/staging/work")).count() >= 2, deadline);
+            case "after the member copy" ->
+                runner.awaitEvent("work-copied", e -> e.path("to").asText().endsWith("/staging/work"), deadline);
+            // etcd starts on the work copy twice: to snapshot the v2 store, then (right after `etcdctl migrate` exited)
+            // for the fix-ups
+            case "after etcdctl migrate" ->
+                runner.awaitEvent(
+                        "etcd-started",
+                        e -> runner.events("etcd-started").stream()
+                                        .filter(s -> s.path("dataDir").asText().endsWith("/staging/work"))
+                                        .count()
+                                >= 2,
+                        deadline);
             case "after the lease re-attachment" -> runner.awaitEvent("keys-loaded", deadline);
-            case "on the restored member" -> runner.awaitEvent("etcd-started", e -> e.path("version").asText().equals(target)
-                    && e.path("dataDir").asText().endsWith("/staging/data"), deadline);
+            case "on the restored member" ->
+                runner.awaitEvent(
+                        "etcd-started",
+                        e -> e.path("version").asText().equals(target)
+                                && e.path("dataDir").asText().endsWith("/staging/data"),
+                        deadline);
             default -> throw new IllegalArgumentException(moment);
         }
     }
@@ -141,13 +172,16 @@ class ConvertToV3IT {
                 long ttl = observed.leaseTtl().get(v3.lease());
                 long expected = v2.ttl() > 0 ? v2.ttl() : 3600;
                 long elapsed = Duration.between(v2.at(), now).toSeconds();
-                assertTrue(ttl >= expected - elapsed - 3 && ttl <= expected + 2,
-                        key + ": lease TTL " + ttl + " s for a v2 TTL of " + expected + " s written " + elapsed + " s ago");
+                assertTrue(
+                        ttl >= expected - elapsed - 3 && ttl <= expected + 2,
+                        key + ": lease TTL " + ttl + " s for a v2 TTL of " + expected + " s written " + elapsed
+                                + " s ago");
             } else {
                 assertEquals(0, v3.lease(), key + " has no lease");
             }
             if (!leased && !dev.etcdmigrate.ondisk.V2Key.isHidden(key)) {
-                assertEquals(v2.createdIndex(), v3.createRevision(), "create revision of " + key + " = v2 created index");
+                assertEquals(
+                        v2.createdIndex(), v3.createRevision(), "create revision of " + key + " = v2 created index");
                 assertEquals(v2.modifiedIndex(), v3.modRevision(), "mod revision of " + key + " = v2 modified index");
             }
         });

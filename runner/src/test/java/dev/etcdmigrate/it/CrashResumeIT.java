@@ -34,14 +34,19 @@ class CrashResumeIT {
         int steps = EtcdFixture.V3_RELEASES.size() - 1;
 
         try (RunnerProcess runner = RunnerProcess.start(RunnerArgs.migrate(data, newest.version()), Map.of())) {
-            runner.awaitEvent("step-finished", e -> e.path("index").asInt() == completedSteps && e.path("total").asInt() == steps,
+            runner.awaitEvent(
+                    "step-finished",
+                    e -> e.path("index").asInt() == completedSteps
+                            && e.path("total").asInt() == steps,
                     Duration.ofMinutes(2));
             runner.killHard();
         }
         String recorded = Files.readString(data.resolve("version.txt"));
         Release expected = EtcdFixture.V3_RELEASES.get(completedSteps);
-        assertTrue(recorded.equals(expected.version() + "/etcd3")
-                        || recorded.equals(EtcdFixture.V3_RELEASES.get(completedSteps + 1).version() + "/etcd3"),
+        assertTrue(
+                recorded.equals(expected.version() + "/etcd3")
+                        || recorded.equals(
+                                EtcdFixture.V3_RELEASES.get(completedSteps + 1).version() + "/etcd3"),
                 "version.txt names a completed step: " + recorded);
 
         try (RunnerProcess rerun = RunnerProcess.run(RunnerArgs.migrate(data, newest.version()))) {
@@ -62,8 +67,11 @@ class CrashResumeIT {
 
         try (RunnerProcess runner = RunnerProcess.start(RunnerArgs.migrate(data, to.version()), Map.of())) {
             // the restored member is being proven in staging: the old member/ is still in place
-            runner.awaitEvent("etcd-started", e -> e.path("version").asText().equals(to.version())
-                    && e.path("dataDir").asText().contains("/.etcd-migrate/staging/"), Duration.ofMinutes(2));
+            runner.awaitEvent(
+                    "etcd-started",
+                    e -> e.path("version").asText().equals(to.version())
+                            && e.path("dataDir").asText().contains("/.etcd-migrate/staging/"),
+                    Duration.ofMinutes(2));
             runner.killHard();
         }
         assertEquals(from.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
@@ -75,7 +83,10 @@ class CrashResumeIT {
             assertEquals(1, recovered.size(), rerun.output());
             assertEquals("staging", recovered.getFirst().path("what").asText(), rerun.output());
             assertEquals("discarded", recovered.getFirst().path("action").asText(), rerun.output());
-            assertEquals(data.resolve(".etcd-migrate/staging").toString(), recovered.getFirst().path("path").asText(), rerun.output());
+            assertEquals(
+                    data.resolve(".etcd-migrate/staging").toString(),
+                    recovered.getFirst().path("path").asText(),
+                    rerun.output());
         }
         assertEquals(to.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
         assertFalse(Files.exists(data.resolve(".etcd-migrate/staging")));

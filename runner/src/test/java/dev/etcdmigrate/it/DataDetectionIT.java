@@ -60,33 +60,41 @@ class DataDetectionIT {
     Stream<DynamicTest> everyBundledReleaseIsDetectedFromItsData() {
         return EtcdFixture.CATALOG.releases().stream().flatMap(release -> {
             Path base = dir.resolve(release.version());
-            return variants(release, base.resolve("wal-elsewhere")).map(variant -> DynamicTest.dynamicTest(release.version() + " "
-                    + variant.label(), () -> {
-                Path data = base.resolve(variant.api() + (variant.snapshots() ? "-snap" : ""));
-                try (WrittenDirs dirs = new WrittenDirs()) {
-                    dirs.write(release, data, variant, variant.snapshots() ? 40 : 3);
-                }
-                if (variant.snapshots()) {
-                    try (Stream<Path> snaps = Files.list(data.resolve("member/snap"))) {
-                        assertTrue(snaps.anyMatch(p -> p.toString().endsWith(".snap")), "a snapshot was written");
-                    }
-                }
-                Map<String, String> before = TreeDigest.of(data);
-                long start = System.nanoTime();
-                DataDetection.Detection d = DataDetection.detect(data, variant.walDir(), EtcdFixture.CATALOG, true);
-                long micros = (System.nanoTime() - start) / 1000;
-                assertEquals(before, TreeDigest.of(data), "detection changed nothing");
-                TABLE.add(String.format("%-7s %-26s -> %s %s (floor %s, %d us): %s", release.version(), variant.label(),
-                        d.storage().map(Object::toString).orElse("?"), d.line().map(Object::toString).orElse("?"),
-                        d.floor().map(Object::toString).orElse("?"), micros, d.evidenceText()));
-                assertEquals(Optional.of(variant.api()), d.storage(), d.evidenceText());
-                assertEquals(Optional.of(release.minorLine()), d.line(), d.evidenceText());
-                assertEquals(Optional.of(release.minorLine()), d.floor(), d.evidenceText());
-                assertTrue(d.clusterVersion().isPresent(), d.evidenceText());
-                assertEquals(1, d.members().size(), "one member: " + d.members());
-                assertFalse(d.members().getFirst().peerUrls().isEmpty(), "peer URLs: " + d.members());
-                assertTrue(d.clusterId().isPresent() && d.memberId().isPresent(), "WAL metadata");
-            }));
+            return variants(release, base.resolve("wal-elsewhere"))
+                    .map(variant -> DynamicTest.dynamicTest(release.version() + " " + variant.label(), () -> {
+                        Path data = base.resolve(variant.api() + (variant.snapshots() ? "-snap" : ""));
+                        try (WrittenDirs dirs = new WrittenDirs()) {
+                            dirs.write(release, data, variant, variant.snapshots() ? 40 : 3);
+                        }
+                        if (variant.snapshots()) {
+                            try (Stream<Path> snaps = Files.list(data.resolve("member/snap"))) {
+                                assertTrue(
+                                        snaps.anyMatch(p -> p.toString().endsWith(".snap")), "a snapshot was written");
+                            }
+                        }
+                        Map<String, String> before = TreeDigest.of(data);
+                        long start = System.nanoTime();
+                        DataDetection.Detection d =
+                                DataDetection.detect(data, variant.walDir(), EtcdFixture.CATALOG, true);
+                        long micros = (System.nanoTime() - start) / 1000;
+                        assertEquals(before, TreeDigest.of(data), "detection changed nothing");
+                        TABLE.add(String.format(
+                                "%-7s %-26s -> %s %s (floor %s, %d us): %s",
+                                release.version(),
+                                variant.label(),
+                                d.storage().map(Object::toString).orElse("?"),
+                                d.line().map(Object::toString).orElse("?"),
+                                d.floor().map(Object::toString).orElse("?"),
+                                micros,
+                                d.evidenceText()));
+                        assertEquals(Optional.of(variant.api()), d.storage(), d.evidenceText());
+                        assertEquals(Optional.of(release.minorLine()), d.line(), d.evidenceText());
+                        assertEquals(Optional.of(release.minorLine()), d.floor(), d.evidenceText());
+                        assertTrue(d.clusterVersion().isPresent(), d.evidenceText());
+                        assertEquals(1, d.members().size(), "one member: " + d.members());
+                        assertFalse(d.members().getFirst().peerUrls().isEmpty(), "peer URLs: " + d.members());
+                        assertTrue(d.clusterId().isPresent() && d.memberId().isPresent(), "WAL metadata");
+                    }));
         });
     }
 
@@ -98,7 +106,8 @@ class DataDetectionIT {
      */
     @ParameterizedTest
     @CsvSource({"3.4.23, 3.5.35, 3.5", "3.5.35, 3.6.16, 3.5"})
-    void aRollingUpgradeStoppedMidwayShowsEachMembersLine(String fromVersion, String toVersion, String upgradedReadsAs) throws Exception {
+    void aRollingUpgradeStoppedMidwayShowsEachMembersLine(String fromVersion, String toVersion, String upgradedReadsAs)
+            throws Exception {
         Release from = EtcdFixture.release(fromVersion);
         Release to = EtcdFixture.release(toVersion);
         Path parent = Files.createDirectories(dir.resolve("rolling-" + fromVersion + "-" + toVersion));
@@ -108,13 +117,24 @@ class DataDetectionIT {
         }
         for (int i = 0; i < members.size(); i++) {
             Map<String, String> before = TreeDigest.of(members.get(i));
-            DataDetection.Detection d = DataDetection.detect(members.get(i), Optional.empty(), EtcdFixture.CATALOG, true);
+            DataDetection.Detection d =
+                    DataDetection.detect(members.get(i), Optional.empty(), EtcdFixture.CATALOG, true);
             assertEquals(before, TreeDigest.of(members.get(i)));
-            TABLE.add(String.format("rolling %s->%s member m%d -> %s %s (floor %s): %s", from.version(), to.version(), i,
-                    d.storage().orElseThrow(), d.line().orElseThrow(), d.floor().orElseThrow(), d.evidenceText()));
+            TABLE.add(String.format(
+                    "rolling %s->%s member m%d -> %s %s (floor %s): %s",
+                    from.version(),
+                    to.version(),
+                    i,
+                    d.storage().orElseThrow(),
+                    d.line().orElseThrow(),
+                    d.floor().orElseThrow(),
+                    d.evidenceText()));
             assertEquals(3, d.members().size(), d.members().toString());
             assertEquals(from.minorLine(), d.floor().orElseThrow(), "the cluster version: " + d.evidenceText());
-            assertEquals(i == 0 ? MinorLine.parse(upgradedReadsAs) : from.minorLine(), d.line().orElseThrow(), d.evidenceText());
+            assertEquals(
+                    i == 0 ? MinorLine.parse(upgradedReadsAs) : from.minorLine(),
+                    d.line().orElseThrow(),
+                    d.evidenceText());
         }
     }
 
@@ -127,9 +147,10 @@ class DataDetectionIT {
         assertFalse(d.holdsEtcdData());
         Path walOnly = Files.createDirectories(dir.resolve("wal-only/member/wal"));
         Files.write(walOnly.resolve("0000000000000000-0000000000000000.wal"), new byte[64]);
-        DataDetection.Detection w = DataDetection.detect(dir.resolve("wal-only"), Optional.empty(), EtcdFixture.CATALOG, true);
-        TABLE.add("WAL of zeros only -> " + w.storage().orElse(null) + " " + w.line().map(MinorLine::toString).orElse("no line") + ": "
-                + w.evidenceText());
+        DataDetection.Detection w =
+                DataDetection.detect(dir.resolve("wal-only"), Optional.empty(), EtcdFixture.CATALOG, true);
+        TABLE.add("WAL of zeros only -> " + w.storage().orElse(null) + " "
+                + w.line().map(MinorLine::toString).orElse("no line") + ": " + w.evidenceText());
         assertEquals(Optional.empty(), w.floor(), w.evidenceText());
         assertEquals(Optional.empty(), w.line().filter(l -> l.major() >= 2), w.evidenceText());
     }

@@ -33,22 +33,32 @@ class DataDirCasesIT {
         Keyspace before = etcd.seed(newest, data, 200);
         long modified = Files.getLastModifiedTime(data.resolve("version.txt")).toMillis();
         Path classes = dir.resolve("classes.log");
-        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, newest.version()),
+        try (RunnerProcess runner = RunnerProcess.run(
+                RunnerArgs.migrate(data, newest.version()),
                 Map.of("ETCD_MIGRATE_JAVA_OPTS", "-Xlog:class+load=info:file=" + classes))) {
             assertEquals(0, runner.exitCode(), runner.output());
             assertEquals(0, runner.count("etcd-started"), runner.output());
             List<JsonNode> plans = runner.events("plan-made");
             assertEquals(1, plans.size(), runner.output());
-            assertEquals(newest.version() + "/etcd3", plans.getFirst().path("current").asText(), runner.output());
+            assertEquals(
+                    newest.version() + "/etcd3",
+                    plans.getFirst().path("current").asText(),
+                    runner.output());
             assertEquals(0, plans.getFirst().path("steps").size(), "a plan without steps: " + runner.output());
             assertTrue(plans.getFirst().path("steps").isArray(), runner.output());
         }
         List<String> loaded = Files.readAllLines(classes);
         assertTrue(loaded.size() > 100, "the class-load log was written");
-        assertEquals(List.of(), loaded.stream().filter(l -> l.contains(" io.etcd.") || l.contains(" io.grpc.") || l.contains(" io.netty."))
-                .limit(5).toList(), "the no-op path loads no etcd client library");
+        assertEquals(
+                List.of(),
+                loaded.stream()
+                        .filter(l -> l.contains(" io.etcd.") || l.contains(" io.grpc.") || l.contains(" io.netty."))
+                        .limit(5)
+                        .toList(),
+                "the no-op path loads no etcd client library");
         assertEquals(newest.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
-        assertEquals(modified, Files.getLastModifiedTime(data.resolve("version.txt")).toMillis(), "not rewritten");
+        assertEquals(
+                modified, Files.getLastModifiedTime(data.resolve("version.txt")).toMillis(), "not rewritten");
         assertEquals(Map.of(), before.differences(etcd.read(newest, data).keyspace()));
     }
 
@@ -57,7 +67,8 @@ class DataDirCasesIT {
         Release newest = EtcdFixture.newest();
         Path data = dir.resolve("data");
         etcd.seed(newest, data, 50);
-        String olderPatch = newest.etcdVersion().major() + "." + newest.etcdVersion().minor() + ".0";
+        String olderPatch =
+                newest.etcdVersion().major() + "." + newest.etcdVersion().minor() + ".0";
         Files.writeString(data.resolve("version.txt"), olderPatch + "/etcd3");
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, newest.version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
@@ -81,7 +92,9 @@ class DataDirCasesIT {
 
     @Test
     void anEmptyDataDirGetsOwnerOnlyModeAndTheTarget(@TempDir Path dir) throws Exception {
-        Path data = Files.createDirectory(dir.resolve("data"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+        Path data = Files.createDirectory(
+                dir.resolve("data"),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
         Files.createDirectory(data.resolve("lost+found"));
         String target = EtcdFixture.oldest().version();
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, target))) {
@@ -92,7 +105,8 @@ class DataDirCasesIT {
     }
 
     @Test
-    void dataWithoutVersionTxtIsReadFromTheDataAndAnInitialVersionIsAClaimCheckedAgainstIt(@TempDir Path dir) throws Exception {
+    void dataWithoutVersionTxtIsReadFromTheDataAndAnInitialVersionIsAClaimCheckedAgainstIt(@TempDir Path dir)
+            throws Exception {
         Release from = EtcdFixture.release("3.5.35");
         Release to = EtcdFixture.release("3.6.16");
         Path data = dir.resolve("data");
@@ -102,7 +116,8 @@ class DataDirCasesIT {
 
         // a claim the data contradicts (3.4 cannot run on data whose cluster version is 3.5): refused, untouched
         Release older = EtcdFixture.release("3.4.23");
-        try (RunnerProcess refused = RunnerProcess.run(RunnerArgs.migrate(data, to.version(), "--initial-version", older.version()))) {
+        try (RunnerProcess refused =
+                RunnerProcess.run(RunnerArgs.migrate(data, to.version(), "--initial-version", older.version()))) {
             assertEquals(3, refused.exitCode(), refused.output());
             String reason = refusal(refused, 3);
             assertTrue(reason.contains(older.version()) && reason.contains("3.5"), refused.output());
@@ -110,11 +125,13 @@ class DataDirCasesIT {
         assertEquals(untouched, TreeDigest.of(data), "byte-identical after the refusal");
 
         // a claim the data agrees with is taken (its patch is more than the data tells)
-        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, to.version(), "--initial-version", from.version()))) {
+        try (RunnerProcess runner =
+                RunnerProcess.run(RunnerArgs.migrate(data, to.version(), "--initial-version", from.version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
             var read = runner.events("data-dir-read");
             assertEquals(1, read.size(), runner.output());
-            assertEquals(from.version() + "/etcd3", read.getFirst().path("version").asText());
+            assertEquals(
+                    from.version() + "/etcd3", read.getFirst().path("version").asText());
         }
         assertEquals(to.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
         assertEquals(Map.of(), before.differences(etcd.read(to, data).keyspace()));
@@ -124,10 +141,11 @@ class DataDirCasesIT {
     void anUnsupportedTransitionIsRefusedWithTheDataDirByteIdentical(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         etcd.seed(EtcdFixture.oldest(), data, 100);
-        Files.writeString(data.resolve("version.txt"), "3.8.0/etcd3"); // newer than every bundled line: nothing can run it
+        Files.writeString(
+                data.resolve("version.txt"), "3.8.0/etcd3"); // newer than every bundled line: nothing can run it
         Map<String, String> untouched = TreeDigest.of(data);
-        for (List<String> args : List.of(RunnerArgs.migrate(data, EtcdFixture.newest().version()),
-                RunnerArgs.migrate(data, "3.9.9"))) {
+        for (List<String> args :
+                List.of(RunnerArgs.migrate(data, EtcdFixture.newest().version()), RunnerArgs.migrate(data, "3.9.9"))) {
             try (RunnerProcess runner = RunnerProcess.run(args)) {
                 assertEquals(3, runner.exitCode(), runner.output());
                 refusal(runner, 3);
@@ -139,16 +157,21 @@ class DataDirCasesIT {
 
     /** Empty, garbage, a version without its storage: each quoted back (as data: the file and what it holds), exit 2, nothing touched. */
     @ParameterizedTest(name = "version.txt = \"{0}\"")
-    @CsvSource(delimiter = '|', value = {"''|''", "'hello\\n'|hello\\n", "3.5.21|3.5.21"})
+    @CsvSource(
+            delimiter = '|',
+            value = {"''|''", "'hello\\n'|hello\\n", "3.5.21|3.5.21"})
     void aBadVersionTxtIsAnErrorThatSaysWhatWasFound(String content, String shown, @TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         etcd.seed(EtcdFixture.oldest(), data, 20);
         Files.writeString(data.resolve("version.txt"), content.replace("\\n", "\n"));
         Map<String, String> untouched = TreeDigest.of(data);
-        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, EtcdFixture.newest().version()))) {
+        try (RunnerProcess runner =
+                RunnerProcess.run(RunnerArgs.migrate(data, EtcdFixture.newest().version()))) {
             assertEquals(2, runner.exitCode(), runner.output());
             String reason = refusal(runner, 2);
-            assertTrue(reason.contains(data.resolve("version.txt").toString()) && reason.contains("'" + shown + "'"), runner.output());
+            assertTrue(
+                    reason.contains(data.resolve("version.txt").toString()) && reason.contains("'" + shown + "'"),
+                    runner.output());
             assertEquals(0, runner.count("etcd-started"), runner.output());
         }
         assertEquals(untouched, TreeDigest.of(data));
@@ -157,7 +180,8 @@ class DataDirCasesIT {
     @Test
     void aMissingTargetIsAnErrorAndTouchesNothing(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
-        try (RunnerProcess runner = RunnerProcess.run(List.of("migrate", "--data-dir", data.toString(), "--name", "it", "--no-exec"))) {
+        try (RunnerProcess runner =
+                RunnerProcess.run(List.of("migrate", "--data-dir", data.toString(), "--name", "it", "--no-exec"))) {
             assertEquals(2, runner.exitCode(), runner.output());
             String reason = refusal(runner, 2);
             assertTrue(reason.contains("--target-version") && reason.contains("TARGET_VERSION"), runner.output());
@@ -170,18 +194,27 @@ class DataDirCasesIT {
         Path data = dir.resolve("data");
         etcd.seed(EtcdFixture.oldest(), data, 20);
         Map<String, String> untouched = TreeDigest.of(data);
-        List<String> args = new ArrayList<>(RunnerArgs.common("plan", data, EtcdFixture.newest().version()));
+        List<String> args = new ArrayList<>(
+                RunnerArgs.common("plan", data, EtcdFixture.newest().version()));
         args.addAll(List.of("-o", "json"));
         try (RunnerProcess runner = RunnerProcess.run(args)) {
             assertEquals(0, runner.exitCode(), runner.output());
             JsonNode plan = printedPlan(runner);
-            assertEquals(EtcdFixture.oldest().version() + "/etcd3", plan.path("current").asText(), runner.output());
-            assertEquals(EtcdFixture.newest().version() + "/etcd3", plan.path("target").asText(), runner.output());
+            assertEquals(
+                    EtcdFixture.oldest().version() + "/etcd3",
+                    plan.path("current").asText(),
+                    runner.output());
+            assertEquals(
+                    EtcdFixture.newest().version() + "/etcd3",
+                    plan.path("target").asText(),
+                    runner.output());
             JsonNode steps = plan.path("steps");
             assertEquals(EtcdFixture.V3_RELEASES.size() - 1, steps.size(), runner.output());
             for (int i = 0; i < steps.size(); i++) {
                 assertEquals(i + 1, steps.get(i).path("index").asInt(), runner.output());
-                assertEquals(EtcdFixture.V3_RELEASES.get(i + 1).version() + "/etcd3", steps.get(i).path("result").asText(),
+                assertEquals(
+                        EtcdFixture.V3_RELEASES.get(i + 1).version() + "/etcd3",
+                        steps.get(i).path("result").asText(),
                         "one minor per step: " + runner.output());
             }
         }
@@ -200,12 +233,15 @@ class DataDirCasesIT {
         args.addAll(List.of("-o", "json"));
         try (RunnerProcess runner = RunnerProcess.run(args)) {
             assertEquals(0, runner.exitCode(), runner.output());
-            String step36 = printedPlan(runner).path("steps").get(1).path("description").asText();
+            String step36 =
+                    printedPlan(runner).path("steps").get(1).path("description").asText();
             assertTrue(step36.contains("it refuses v2 content itself at start"), step36);
         }
-        try (RunnerProcess runner = RunnerProcess.run(args, Map.of("ETCD_CREDS", "--v2-deprecation=write-only-skip-check"))) {
+        try (RunnerProcess runner =
+                RunnerProcess.run(args, Map.of("ETCD_CREDS", "--v2-deprecation=write-only-skip-check"))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            String step36 = printedPlan(runner).path("steps").get(1).path("description").asText();
+            String step36 =
+                    printedPlan(runner).path("steps").get(1).path("description").asText();
             assertTrue(step36.contains("after etcdutl 3.5.35 confirms no v2 content"), step36);
         }
     }

@@ -76,7 +76,8 @@ final class DataDirLeftovers {
     static String describe(Path data) throws IOException {
         StringBuilder b = new StringBuilder();
         try (Stream<Path> walk = Files.walk(data)) {
-            walk.filter(p -> !data.relativize(p).toString().contains("member/")).sorted()
+            walk.filter(p -> !data.relativize(p).toString().contains("member/"))
+                    .sorted()
                     .forEach(p -> b.append("\n  ").append(data.relativize(p)).append(Files.isDirectory(p) ? "/" : ""));
         }
         Path version = data.resolve("version.txt");

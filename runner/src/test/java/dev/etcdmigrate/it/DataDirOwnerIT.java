@@ -11,8 +11,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,7 +29,9 @@ class DataDirOwnerIT {
 
     /** The data is one minor below the newest, so a migration has a step to run as the owner. */
     private final Release previous = EtcdFixture.V3_RELEASES.get(EtcdFixture.V3_RELEASES.size() - 2);
+
     private final Release newest = EtcdFixture.newest();
+
     @RegisterExtension
     final EtcdFixture etcd = new EtcdFixture();
 
@@ -38,10 +40,15 @@ class DataDirOwnerIT {
         Path data = dataOwnedByUid(dir, 100);
 
         List<String> args = new ArrayList<>(RunnerArgs.migrateAndServe(data, newest.version(), FreePorts.pick()));
-        args.addAll(args.indexOf("--"), List.of("--bin-dir", binDirReachableBy(dir, previous, newest).toString()));
+        args.addAll(
+                args.indexOf("--"),
+                List.of("--bin-dir", binDirReachableBy(dir, previous, newest).toString()));
 
         try (RunnerProcess runner = RunnerProcess.start(args, Map.of())) {
-            runner.awaitEvent("owner-adopted", e -> e.path("uid").asInt() == UID && e.path("gid").asInt() == UID, Duration.ofMinutes(1));
+            runner.awaitEvent(
+                    "owner-adopted",
+                    e -> e.path("uid").asInt() == UID && e.path("gid").asInt() == UID,
+                    Duration.ofMinutes(1));
             runner.awaitEvent("exec", Duration.ofMinutes(2));
             String uids = awaitUidLine(runner);
             assertTrue(uids.matches("Uid:\\s+" + UID + "\\s+" + UID + "\\s+" + UID + "\\s+" + UID), uids);
@@ -49,7 +56,10 @@ class DataDirOwnerIT {
             assertEquals(143, runner.awaitExit(Duration.ofSeconds(10)));
         }
         try (Stream<Path> paths = Files.walk(data)) {
-            assertEquals(List.of(), paths.filter(p -> owner(p) != UID).map(Path::toString).toList(), "files not owned by " + UID);
+            assertEquals(
+                    List.of(),
+                    paths.filter(p -> owner(p) != UID).map(Path::toString).toList(),
+                    "files not owned by " + UID);
         }
         assertEquals(newest.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
     }
@@ -61,7 +71,9 @@ class DataDirOwnerIT {
     @Test
     void aBinDirTheOwnerCannotReachIsRefused(@TempDir Path dir) throws Exception {
         Path data = dataOwnedByUid(dir, 20);
-        Path privateHome = Files.createDirectory(dir.resolve("home"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        Path privateHome = Files.createDirectory(
+                dir.resolve("home"),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         Path bin = binDirReachableBy(privateHome, previous, newest);
         Map<String, String> before = TreeDigest.of(data);
 
@@ -73,9 +85,14 @@ class DataDirOwnerIT {
             assertEquals("refused", refused.path("event").asText(), runner.output());
             assertEquals(2, refused.path("exitCode").asInt(), runner.output());
             String reason = refused.path("reason").asText();
-            assertTrue(reason.contains(bin + "/"), "the refusal names a binary in the unreachable bin dir: " + runner.output());
+            assertTrue(
+                    reason.contains(bin + "/"),
+                    "the refusal names a binary in the unreachable bin dir: " + runner.output());
             assertTrue(reason.contains(String.valueOf(UID)), "the refusal names the uid: " + runner.output());
-            assertEquals(UID, runner.events("owner-adopted").getFirst().path("uid").asInt(), "it ran as that uid when it looked");
+            assertEquals(
+                    UID,
+                    runner.events("owner-adopted").getFirst().path("uid").asInt(),
+                    "it ran as that uid when it looked");
             assertEquals(0, runner.count("etcd-started"), "no etcd was started");
         }
         assertEquals(before, TreeDigest.of(data), "byte-identical");
@@ -96,7 +113,8 @@ class DataDirOwnerIT {
 
     /** dir/bin (mode 0755) with the tools of the given releases, hard-linked or copied from the provisioned bin dir. */
     private static Path binDirReachableBy(Path dir, Release... releases) throws IOException {
-        Path bin = Files.createDirectory(dir.resolve("bin"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+        Path bin = Files.createDirectory(
+                dir.resolve("bin"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
         for (Release release : releases) {
             for (String tool : release.toolNames()) {
                 String name = tool + "-" + release.version();
@@ -117,13 +135,19 @@ class DataDirOwnerIT {
         long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (System.nanoTime() < end) {
             try {
-                if (Files.readSymbolicLink(proc.resolve("exe")).getFileName().toString().startsWith("etcd-")) {
-                    return Files.readAllLines(proc.resolve("status")).stream().filter(l -> l.startsWith("Uid:")).findFirst().orElseThrow();
+                if (Files.readSymbolicLink(proc.resolve("exe"))
+                        .getFileName()
+                        .toString()
+                        .startsWith("etcd-")) {
+                    return Files.readAllLines(proc.resolve("status")).stream()
+                            .filter(l -> l.startsWith("Uid:"))
+                            .findFirst()
+                            .orElseThrow();
                 }
             } catch (NoSuchFileException e) {
                 if (!runner.process().isAlive()) {
-                    throw new AssertionError("the exec'd etcd exited with " + runner.awaitExit(Duration.ofSeconds(5)) + ":\n"
-                            + runner.output());
+                    throw new AssertionError("the exec'd etcd exited with " + runner.awaitExit(Duration.ofSeconds(5))
+                            + ":\n" + runner.output());
                 }
             }
             Thread.sleep(10); // poll interval of a deadline-bound wait

@@ -12,10 +12,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The disk fills up during a step: the data dir sits on a small tmpfs, and a ballast file leaves less
@@ -37,18 +37,21 @@ class DiskFullIT {
      * the conversion now completes: it frees the work copy's spent WAL and restores without a snapshot copy.)
      */
     @ParameterizedTest(name = "full {0}")
-    @CsvSource(delimiter = '|', value = {
-        "while copying member/               | 50  | 0  | false",
-        "after copying member/               | 100 | 1  | true"})
-    void aFullDiskFailsTheStepCleanlyAndARerunConverges(String when, long memberPercent, long extraMb, boolean copied,
-            @TempDir Path dir)
-            throws Exception {
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "while copying member/               | 50  | 0  | false",
+                "after copying member/               | 100 | 1  | true"
+            })
+    void aFullDiskFailsTheStepCleanlyAndARerunConverges(
+            String when, long memberPercent, long extraMb, boolean copied, @TempDir Path dir) throws Exception {
         Path fs = Files.createDirectories(dir.resolve("fs"));
         try (Mount tmpfs = Mount.tmpfs(fs, 448)) {
             Path data = fs.resolve("data");
             V2Dataset written = ConvertToV3IT.writeEtcd2(etcd, RELEASE, data, 300);
             long free = Ballast.sizeOf(data.resolve("member")) * memberPercent / 100 + extraMb * Ballast.MB;
-            Path ballast = Ballast.fill(fs.resolve("ballast"), Files.getFileStore(fs).getUsableSpace() - free);
+            Path ballast =
+                    Ballast.fill(fs.resolve("ballast"), Files.getFileStore(fs).getUsableSpace() - free);
             Map<String, String> before = TreeDigest.of(data);
 
             try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, RELEASE.version()))) {
@@ -58,28 +61,46 @@ class DiskFullIT {
                 List<JsonNode> failed = runner.events("step-failed");
                 assertEquals(1, failed.size(), output);
                 JsonNode step = failed.getFirst();
-                assertEquals("1/1 convert-to-v3", step.path("index").asInt() + "/" + step.path("total").asInt() + " "
-                        + step.path("kind").asText(), output);
-                assertEquals(RELEASE.version() + "/etcd2", step.path("versionTxt").asText(), "what version.txt still says:\n" + output);
+                assertEquals(
+                        "1/1 convert-to-v3",
+                        step.path("index").asInt() + "/" + step.path("total").asInt() + " "
+                                + step.path("kind").asText(),
+                        output);
+                assertEquals(
+                        RELEASE.version() + "/etcd2",
+                        step.path("versionTxt").asText(),
+                        "what version.txt still says:\n" + output);
                 String reason = step.path("reason").asText();
                 Path work = data.resolve(".etcd-migrate/staging/work");
-                List<JsonNode> onCopy = runner.events("etcd-started").stream().filter(e -> e.path("dataDir").asText().equals(work.toString()))
+                List<JsonNode> onCopy = runner.events("etcd-started").stream()
+                        .filter(e -> e.path("dataDir").asText().equals(work.toString()))
                         .toList();
                 if (copied) {
                     // the copy fitted: etcd started on it and met the full disk (it died, or a later write failed)
                     assertTrue(onCopy.size() >= 1, "failed " + when + ":\n" + output);
-                    assertTrue(reason.toLowerCase(Locale.ROOT).contains("no space left on device") || runner.childLines("etcd-").stream()
-                            .anyMatch(l -> l.toString().toLowerCase(Locale.ROOT).contains("no space left on device")), output);
+                    assertTrue(
+                            reason.toLowerCase(Locale.ROOT).contains("no space left on device")
+                                    || runner.childLines("etcd-").stream()
+                                            .anyMatch(l -> l.toString()
+                                                    .toLowerCase(Locale.ROOT)
+                                                    .contains("no space left on device")),
+                            output);
                 } else {
                     assertEquals(0, runner.count("etcd-started"), "failed " + when + ":\n" + output);
-                    assertTrue(reason.contains(data.resolve("member").toString()) && reason.contains(work.resolve("member").toString())
-                            && reason.toLowerCase(Locale.ROOT).contains("no space left on device"), "failed " + when + ":\n" + output);
+                    assertTrue(
+                            reason.contains(data.resolve("member").toString())
+                                    && reason.contains(work.resolve("member").toString())
+                                    && reason.toLowerCase(Locale.ROOT).contains("no space left on device"),
+                            "failed " + when + ":\n" + output);
                 }
                 var discarded = runner.events("work-discarded");
                 assertEquals(1, discarded.size(), output);
                 assertEquals(1, discarded.getFirst().path("index").asInt());
-                assertTrue(java.util.stream.StreamSupport.stream(discarded.getFirst().path("removed").spliterator(), false)
-                        .anyMatch(r -> r.asText().equals(".etcd-migrate/staging")), output);
+                assertTrue(
+                        java.util.stream.StreamSupport.stream(
+                                        discarded.getFirst().path("removed").spliterator(), false)
+                                .anyMatch(r -> r.asText().equals(".etcd-migrate/staging")),
+                        output);
             }
             assertEquals(List.of(), processesUsing(fs), "nothing runs on the data any more");
             assertEquals(before, TreeDigest.of(data), "byte-identical, no copy or lock left");
@@ -95,8 +116,10 @@ class DiskFullIT {
 
     /** Processes with a file open, or their working directory, under root. */
     private static List<String> processesUsing(Path root) {
-        return ProcessHandle.allProcesses().filter(p -> uses(p.pid(), root))
-                .map(p -> p.pid() + " " + p.info().commandLine().orElse("?")).toList();
+        return ProcessHandle.allProcesses()
+                .filter(p -> uses(p.pid(), root))
+                .map(p -> p.pid() + " " + p.info().commandLine().orElse("?"))
+                .toList();
     }
 
     private static boolean uses(long pid, Path root) {

@@ -64,7 +64,10 @@ class DowngradeIT {
                 assertEquals(i + 1, finished.get(i).path("index").asInt(), runner.output());
                 assertEquals(steps, finished.get(i).path("total").asInt(), runner.output());
             }
-            assertEquals(to.version() + "/etcd3", finished.getLast().path("versionTxt").asText(), runner.output());
+            assertEquals(
+                    to.version() + "/etcd3",
+                    finished.getLast().path("versionTxt").asText(),
+                    runner.output());
         }
         assertEquals(to.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(data)));
@@ -72,7 +75,9 @@ class DowngradeIT {
 
         EtcdFixture.Observed after = etcd.read(to, data);
         assertEquals(Map.of(), before.differences(after.keyspace()), "keys, values and revisions");
-        before.entries().forEach((key, entry) -> assertEquals(entry.lease(), after.keyspace().entries().get(key).lease(), "lease of " + key));
+        before.entries()
+                .forEach((key, entry) -> assertEquals(
+                        entry.lease(), after.keyspace().entries().get(key).lease(), "lease of " + key));
         if (after.leasesTimed()) {
             assertEquals(before.leasedKeys(), after.keysWithLiveLease(), "leased keys keep a live lease");
         }

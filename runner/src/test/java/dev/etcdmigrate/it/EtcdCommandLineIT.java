@@ -97,9 +97,18 @@ class EtcdCommandLineIT {
     /** The runner's own flags: no --name and no --data-dir, it takes etcd's. */
     private static List<String> runnerArgs(boolean noExec, List<String> etcdArgs) {
         ServerPorts ports = FreePorts.pick();
-        List<String> args = new ArrayList<>(List.of("migrate", "--bin-dir", EtcdFixture.binDir().toString(),
-                "--target-version", NEWEST.version(), "--target-storage", "etcd3",
-                "--port", String.valueOf(ports.client()), "--peer-port", String.valueOf(ports.peer())));
+        List<String> args = new ArrayList<>(List.of(
+                "migrate",
+                "--bin-dir",
+                EtcdFixture.binDir().toString(),
+                "--target-version",
+                NEWEST.version(),
+                "--target-storage",
+                "etcd3",
+                "--port",
+                String.valueOf(ports.client()),
+                "--peer-port",
+                String.valueOf(ports.peer())));
         if (noExec) args.add("--no-exec");
         args.add("--");
         args.addAll(etcdArgs);
@@ -115,19 +124,34 @@ class EtcdCommandLineIT {
 
     /** "starting an etcd server" of an etcd's own log: the name, data dir, WAL dir and quota it runs with. */
     private static Map<String, String> startedWith(JsonNode line) {
-        return Map.of("name", line.path("name").asText(), "data-dir", line.path("data-dir").asText(),
-                "wal-dir", line.path("wal-dir").asText(), "quota-backend-bytes", line.path("quota-backend-bytes").asText());
+        return Map.of(
+                "name",
+                line.path("name").asText(),
+                "data-dir",
+                line.path("data-dir").asText(),
+                "wal-dir",
+                line.path("wal-dir").asText(),
+                "quota-backend-bytes",
+                line.path("quota-backend-bytes").asText());
     }
 
     private static Map<String, String> expectedStart(Member m) throws Exception {
-        return Map.of("name", "m1", "data-dir", m.data().toString(), "wal-dir", m.wal().toString(),
-                "quota-backend-bytes", String.valueOf(QUOTA));
+        return Map.of(
+                "name",
+                "m1",
+                "data-dir",
+                m.data().toString(),
+                "wal-dir",
+                m.wal().toString(),
+                "quota-backend-bytes",
+                String.valueOf(QUOTA));
     }
 
     /** The private etcd of the step (the target line on the data dir) read the member as the operator's etcd would. */
     private static void assertPrivateEtcdRanAsTheMember(RunnerProcess runner, Member m) throws Exception {
         List<JsonNode> starts = runner.childLines("etcd-" + NEWEST.version()).stream()
-                .filter(l -> l.path("msg").asText().equals("starting an etcd server")).toList();
+                .filter(l -> l.path("msg").asText().equals("starting an etcd server"))
+                .toList();
         assertFalse(starts.isEmpty(), runner.output());
         for (JsonNode start : starts) {
             assertEquals(expectedStart(m), startedWith(start), runner.output());
@@ -159,18 +183,35 @@ class EtcdCommandLineIT {
             assertPrivateEtcdRanAsTheMember(runner, m);
             List<String> argv = new ArrayList<>();
             exec.path("argv").forEach(a -> argv.add(a.asText()));
-            assertEquals(etcdArgs, argv.subList(1, argv.size()), "etcd gets the operator's arguments as given (they name the data dir)");
+            assertEquals(
+                    etcdArgs,
+                    argv.subList(1, argv.size()),
+                    "etcd gets the operator's arguments as given (they name the data dir)");
 
             // the etcd the runner became: its own reading of the same arguments, and the migrated member served
-            try (Client client = Client.builder().endpoints("http://127.0.0.1:" + real.client()).build()) {
+            try (Client client = Client.builder()
+                    .endpoints("http://127.0.0.1:" + real.client())
+                    .build()) {
                 Keyspace served = awaitKeyspace(client);
                 assertEquals(Map.of(), m.keys().differences(served), runner.output());
-                assertEquals("m1", client.getClusterClient().listMember().get(30, TimeUnit.SECONDS).getMembers().getFirst().getName());
+                assertEquals(
+                        "m1",
+                        client.getClusterClient()
+                                .listMember()
+                                .get(30, TimeUnit.SECONDS)
+                                .getMembers()
+                                .getFirst()
+                                .getName());
             }
-            JsonNode start = ownLines(runner).stream().filter(l -> l.path("msg").asText().equals("starting an etcd server"))
-                    .findFirst().orElseThrow(() -> new AssertionError(runner.output()));
+            JsonNode start = ownLines(runner).stream()
+                    .filter(l -> l.path("msg").asText().equals("starting an etcd server"))
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError(runner.output()));
             assertEquals(expectedStart(m), startedWith(start));
-            assertTrue(ownLines(runner).stream().anyMatch(l -> l.path("msg").asText().equals("starting with peer TLS")), runner.output());
+            assertTrue(
+                    ownLines(runner).stream()
+                            .anyMatch(l -> l.path("msg").asText().equals("starting with peer TLS")),
+                    runner.output());
 
             runner.process().toHandle().destroy(); // SIGTERM to what is now etcd
             assertEquals(143, runner.awaitExit(Duration.ofSeconds(20)), runner.output());
@@ -219,9 +260,18 @@ class EtcdCommandLineIT {
         for (boolean noExec : List.of(false, true)) {
             ServerPorts real = FreePorts.pick();
             String client = "http://127.0.0.1:" + real.client();
-            List<String> etcdArgs = List.of("-name=m1", "--data-dir", m.data().toString(), "--wal-dir", m.wal().toString(),
-                    "--listen-client-urls", client, "--advertise-client-urls", client,
-                    "--listen-peer-urls", "http://127.0.0.1:" + real.peer());
+            List<String> etcdArgs = List.of(
+                    "-name=m1",
+                    "--data-dir",
+                    m.data().toString(),
+                    "--wal-dir",
+                    m.wal().toString(),
+                    "--listen-client-urls",
+                    client,
+                    "--advertise-client-urls",
+                    client,
+                    "--listen-peer-urls",
+                    "http://127.0.0.1:" + real.peer());
             assertRefused(runnerArgs(noExec, etcdArgs), Map.of("ETCD_NAME", "m1"), m, "ETCD_NAME", "-name");
         }
     }
@@ -232,17 +282,31 @@ class EtcdCommandLineIT {
     void everyDuplicatingVariableIsRefusedBeforeAnythingChanges(Spelling spelling, @TempDir Path dir) throws Exception {
         Member m = seed(dir);
         Map<String, String> flags = memberFlags(m, FreePorts.pick());
-        for (String flag : List.of("name", "data-dir", "wal-dir", "quota-backend-bytes", "peer-cert-file", "peer-key-file",
+        for (String flag : List.of(
+                "name",
+                "data-dir",
+                "wal-dir",
+                "quota-backend-bytes",
+                "peer-cert-file",
+                "peer-key-file",
                 "peer-trusted-ca-file")) {
             String variable = "ETCD_" + flag.toUpperCase(java.util.Locale.ROOT).replace('-', '_');
             for (boolean noExec : List.of(false, true)) {
-                assertRefused(runnerArgs(noExec, etcdArgs(spelling, flags)), Map.of(variable, flags.get(flag)), m,
-                        variable, spelling.dashes + flag);
+                assertRefused(
+                        runnerArgs(noExec, etcdArgs(spelling, flags)),
+                        Map.of(variable, flags.get(flag)),
+                        m,
+                        variable,
+                        spelling.dashes + flag);
             }
         }
         // the boolean in front, too
-        assertRefused(runnerArgs(true, etcdArgs(spelling, flags)), Map.of("ETCD_PEER_CLIENT_CERT_AUTH", "true"), m,
-                "ETCD_PEER_CLIENT_CERT_AUTH", spelling.dashes + "peer-client-cert-auth");
+        assertRefused(
+                runnerArgs(true, etcdArgs(spelling, flags)),
+                Map.of("ETCD_PEER_CLIENT_CERT_AUTH", "true"),
+                m,
+                "ETCD_PEER_CLIENT_CERT_AUTH",
+                spelling.dashes + "peer-client-cert-auth");
     }
 
     /** The private etcd of a member rejoining its peers gets the real etcd's peer TLS files: ETCD_CREDS naming others is refused. */
@@ -252,12 +316,18 @@ class EtcdCommandLineIT {
         Member m = seed(dir);
         Map<String, String> flags = memberFlags(m, FreePorts.pick());
         for (boolean noExec : List.of(false, true)) {
-            assertRefused(runnerArgs(noExec, etcdArgs(spelling, flags)), Map.of("ETCD_CREDS", "--peer-cert-file=" + m.ca()), m,
-                    "ETCD_CREDS", m.ca().toString(), m.peer().cert().toString());
+            assertRefused(
+                    runnerArgs(noExec, etcdArgs(spelling, flags)),
+                    Map.of("ETCD_CREDS", "--peer-cert-file=" + m.ca()),
+                    m,
+                    "ETCD_CREDS",
+                    m.ca().toString(),
+                    m.peer().cert().toString());
         }
     }
 
-    private static void assertRefused(List<String> args, Map<String, String> env, Member m, String... named) throws Exception {
+    private static void assertRefused(List<String> args, Map<String, String> env, Member m, String... named)
+            throws Exception {
         Map<String, String> data = TreeDigest.of(m.data().toRealPath());
         Map<String, String> wal = TreeDigest.of(m.wal().toRealPath());
         try (RunnerProcess runner = RunnerProcess.run(args, env)) {
@@ -265,7 +335,9 @@ class EtcdCommandLineIT {
             JsonNode ending = runner.ending();
             assertEquals("refused", ending.path("event").asText(), runner.output());
             for (String name : named) {
-                assertTrue(ending.path("reason").asText().contains(name), "'" + name + "' in the reason:\n" + runner.output());
+                assertTrue(
+                        ending.path("reason").asText().contains(name),
+                        "'" + name + "' in the reason:\n" + runner.output());
             }
             assertEquals(0, runner.count("etcd-started"), runner.output());
             assertEquals(0, runner.count("exec"), runner.output());

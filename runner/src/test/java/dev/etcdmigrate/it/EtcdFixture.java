@@ -3,7 +3,6 @@ package dev.etcdmigrate.it;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
@@ -11,19 +10,18 @@ import dev.etcdmigrate.datadir.Permissions;
 import dev.etcdmigrate.demo.Keyspace;
 import dev.etcdmigrate.demo.SampleData;
 import dev.etcdmigrate.etcd.binary.BinDir;
-import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.client.GatewayClient;
+import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
 import io.etcd.jetcd.Client;
-import org.junit.jupiter.api.extension.AfterEachCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
 import io.etcd.jetcd.options.LeaseOption;
-import java.io.PrintStream;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,6 +29,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Real etcd for tests: the provisioned binaries (system property etcd.bin.dir), started privately on
@@ -41,7 +41,8 @@ final class EtcdFixture implements AutoCloseable, AfterEachCallback {
 
     static final Catalog CATALOG = Catalog.bundled();
     /** The releases that can hold etcd3 data (2.x serves only the v2 API). */
-    static final List<Release> V3_RELEASES = CATALOG.releases().stream().filter(r -> r.line().v3Api()).toList();
+    static final List<Release> V3_RELEASES =
+            CATALOG.releases().stream().filter(r -> r.line().v3Api()).toList();
 
     private final Children children = new Children(Duration.ofSeconds(10));
     private final Log log = Log.text(new PrintStream(OutputStream.nullOutputStream()));
@@ -49,14 +50,16 @@ final class EtcdFixture implements AutoCloseable, AfterEachCallback {
     static Path binDir() {
         String dir = System.getProperty("etcd.bin.dir");
         if (dir == null || !Files.isDirectory(Path.of(dir))) {
-            fail("etcd binaries missing: run `runner/target/etcd-migrate provision --bin-dir DIR` and pass -Detcd.bin.dir=DIR"
-                    + " (mvn verify does both); got " + dir);
+            fail(
+                    "etcd binaries missing: run `runner/target/etcd-migrate provision --bin-dir DIR` and pass -Detcd.bin.dir=DIR"
+                            + " (mvn verify does both); got " + dir);
         }
         return Path.of(dir);
     }
 
     static Release release(String version) {
-        return CATALOG.release(EtcdVersion.parse(version)).orElseThrow(() -> new AssertionError("not in catalog: " + version));
+        return CATALOG.release(EtcdVersion.parse(version))
+                .orElseThrow(() -> new AssertionError("not in catalog: " + version));
     }
 
     /** The oldest release that can write etcd3 data. */
@@ -70,8 +73,15 @@ final class EtcdFixture implements AutoCloseable, AfterEachCallback {
 
     /** Free loopback ports, a one-minute start deadline. */
     private static PrivateEtcd.Settings settings() {
-        return new PrivateEtcd.Settings(new BinDir(binDir()), "it", FreePorts.pick(), List.of(),
-                Duration.ofMinutes(1), Duration.ofSeconds(20), System.getenv(), GatewayClient.newHttpClient());
+        return new PrivateEtcd.Settings(
+                new BinDir(binDir()),
+                "it",
+                FreePorts.pick(),
+                List.of(),
+                Duration.ofMinutes(1),
+                Duration.ofSeconds(20),
+                System.getenv(),
+                GatewayClient.newHttpClient());
     }
 
     PrivateEtcd start(Release release, Path dataDir, String... flags) throws Exception {
@@ -91,7 +101,8 @@ final class EtcdFixture implements AutoCloseable, AfterEachCallback {
     /** An etcd on etcd2 data: the line's v2 switch on, probed with v2 writes only. */
     PrivateEtcd startEtcd2(Release release, Path dataDir) throws Exception {
         PrivateEtcd.Settings settings = settings();
-        PrivateEtcd etcd = PrivateEtcd.start(release, dataDir, settings, release.line().v2EnableFlags(), log, children);
+        PrivateEtcd etcd =
+                PrivateEtcd.start(release, dataDir, settings, release.line().v2EnableFlags(), log, children);
         try {
             etcd.awaitWrite(settings.startTimeout(), dev.etcdmigrate.version.StorageApi.ETCD2);
         } catch (Exception e) {
@@ -104,7 +115,8 @@ final class EtcdFixture implements AutoCloseable, AfterEachCallback {
     /** Runs `work` against a started etcd with a jetcd client, then stops the etcd cleanly. */
     void withClient(Release release, Path dataDir, ClientWork work, String... flags) throws Exception {
         try (PrivateEtcd etcd = start(release, dataDir, flags)) {
-            try (Client client = Client.builder().endpoints(etcd.gateway().baseUrl()).build()) {
+            try (Client client =
+                    Client.builder().endpoints(etcd.gateway().baseUrl()).build()) {
                 work.accept(client);
             }
             etcd.stop(Duration.ofSeconds(20));
@@ -119,10 +131,14 @@ final class EtcdFixture implements AutoCloseable, AfterEachCallback {
     Keyspace seed(Release release, Path dataDir, int keys, String... flags) throws Exception {
         Permissions.ownerOnlyDir(dataDir);
         Keyspace[] result = new Keyspace[1];
-        withClient(release, dataDir, client -> {
-            SampleData.seed(client, keys, 3600);
-            result[0] = Keyspace.read(client);
-        }, flags);
+        withClient(
+                release,
+                dataDir,
+                client -> {
+                    SampleData.seed(client, keys, 3600);
+                    result[0] = Keyspace.read(client);
+                },
+                flags);
         new DataDir(dataDir).writeVersion(new DataVersion(release.etcdVersion(), StorageApi.ETCD3));
         assertTrue(result[0].entries().size() > keys / 2, "seeded keys");
         return result[0];
@@ -131,33 +147,47 @@ final class EtcdFixture implements AutoCloseable, AfterEachCallback {
     /** The keyspace as {@code release} serves it, and the remaining TTL of every lease a key is attached to. */
     Observed read(Release release, Path dataDir, String... flags) throws Exception {
         Observed[] result = new Observed[1];
-        withClient(release, dataDir, client -> {
-            Keyspace keyspace = Keyspace.read(client);
-            Map<Long, Long> ttl = new HashMap<>();
-            // etcd 3.0 has no LeaseTimeToLive: its leases can be seen attached, not timed
-            boolean canTime = !release.minorLine().equals(dev.etcdmigrate.version.MinorLine.parse("3.0"));
-            for (Keyspace.Entry e : keyspace.entries().values()) {
-                if (canTime && e.lease() != 0 && !ttl.containsKey(e.lease())) {
-                    ttl.put(e.lease(), client.getLeaseClient().timeToLive(e.lease(), LeaseOption.DEFAULT).get(30, TimeUnit.SECONDS).getTTL());
-                }
-            }
-            result[0] = new Observed(keyspace, canTime, ttl);
-        }, flags);
+        withClient(
+                release,
+                dataDir,
+                client -> {
+                    Keyspace keyspace = Keyspace.read(client);
+                    Map<Long, Long> ttl = new HashMap<>();
+                    // etcd 3.0 has no LeaseTimeToLive: its leases can be seen attached, not timed
+                    boolean canTime = !release.minorLine().equals(dev.etcdmigrate.version.MinorLine.parse("3.0"));
+                    for (Keyspace.Entry e : keyspace.entries().values()) {
+                        if (canTime && e.lease() != 0 && !ttl.containsKey(e.lease())) {
+                            ttl.put(
+                                    e.lease(),
+                                    client.getLeaseClient()
+                                            .timeToLive(e.lease(), LeaseOption.DEFAULT)
+                                            .get(30, TimeUnit.SECONDS)
+                                            .getTTL());
+                        }
+                    }
+                    result[0] = new Observed(keyspace, canTime, ttl);
+                },
+                flags);
         return result[0];
     }
 
     /** A v2 keys API request (PUT with a value, or DELETE), retried until the server answers; returns the status. */
     static int v2(PrivateEtcd server, String method, String key, String value) throws Exception {
         java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
-        var request = java.net.http.HttpRequest.newBuilder(server.gateway().baseUrl().resolve("/v2/keys" + key))
+        var request = java.net.http.HttpRequest.newBuilder(
+                        server.gateway().baseUrl().resolve("/v2/keys" + key))
                 .header("Content-Type", "application/x-www-form-urlencoded")
-                .method(method, value == null ? java.net.http.HttpRequest.BodyPublishers.noBody()
-                        : java.net.http.HttpRequest.BodyPublishers.ofString("value=" + value))
+                .method(
+                        method,
+                        value == null
+                                ? java.net.http.HttpRequest.BodyPublishers.noBody()
+                                : java.net.http.HttpRequest.BodyPublishers.ofString("value=" + value))
                 .build();
         long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (true) {
             try {
-                return http.send(request, java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode();
+                return http.send(request, java.net.http.HttpResponse.BodyHandlers.discarding())
+                        .statusCode();
             } catch (java.io.IOException e) {
                 if (System.nanoTime() > end) throw e;
                 Thread.sleep(20); // poll interval of a deadline-bound wait
@@ -167,7 +197,9 @@ final class EtcdFixture implements AutoCloseable, AfterEachCallback {
 
     record Observed(Keyspace keyspace, boolean leasesTimed, Map<Long, Long> leaseTtl) {
         long keysWithLiveLease() {
-            return keyspace.entries().values().stream().filter(e -> e.lease() != 0 && leaseTtl.getOrDefault(e.lease(), -1L) > 0).count();
+            return keyspace.entries().values().stream()
+                    .filter(e -> e.lease() != 0 && leaseTtl.getOrDefault(e.lease(), -1L) > 0)
+                    .count();
         }
     }
 

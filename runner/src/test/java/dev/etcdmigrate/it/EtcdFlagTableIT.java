@@ -51,8 +51,22 @@ class EtcdFlagTableIT {
             if (m.find()) flags.add(m.group(1));
         }
         assertTrue(flags.size() > 30, "etcd --help lists its flags: " + flags);
-        for (String f : List.of("name", "data-dir", "peer-client-cert-auth", "force-new-cluster", "version", "v", "snapshot", "config",
-                "test.coverprofile", "experimental-v3demo", "enable-v2", "peer-auto-tls", "unsafe-no-fsync", "pre-vote", "memory-mlock")) {
+        for (String f : List.of(
+                "name",
+                "data-dir",
+                "peer-client-cert-auth",
+                "force-new-cluster",
+                "version",
+                "v",
+                "snapshot",
+                "config",
+                "test.coverprofile",
+                "experimental-v3demo",
+                "enable-v2",
+                "peer-auto-tls",
+                "unsafe-no-fsync",
+                "pre-vote",
+                "memory-mlock")) {
             flags.add(f); // the table's, also where --help leaves them out
         }
         List<String> wrong = new ArrayList<>();
@@ -62,7 +76,8 @@ class EtcdFlagTableIT {
             if (out.contains("flag provided but not defined")) continue;
             defined++;
             boolean noValue = out.contains("is not a valid flag");
-            if (noValue != EtcdCommandLine.takesNoValue(flag)) wrong.add(flag + (noValue ? " takes no value" : " takes a value"));
+            if (noValue != EtcdCommandLine.takesNoValue(flag))
+                wrong.add(flag + (noValue ? " takes no value" : " takes a value"));
         }
         assertTrue(defined > 30, release.version() + " defines " + defined);
         assertEquals(List.of(), wrong, "etcd " + release.version() + " against EtcdCommandLine's table");
@@ -75,12 +90,26 @@ class EtcdFlagTableIT {
     @ParameterizedTest
     @MethodSource("releases")
     void aDuplicatingVariableIsRefusedWhereTheCatalogSays(Release release, @TempDir Path dir) throws Exception {
-        List<String> out = run(etcd(release), List.of("-name", "flag", "--data-dir", dir.resolve("data").toString(),
-                "--listen-peer-urls", "http://192.0.2.1:1", "--listen-client-urls", "http://192.0.2.1:2",
-                "--advertise-client-urls", "http://192.0.2.1:2"), Map.of("ETCD_NAME", "variable"));
+        List<String> out = run(
+                etcd(release),
+                List.of(
+                        "-name",
+                        "flag",
+                        "--data-dir",
+                        dir.resolve("data").toString(),
+                        "--listen-peer-urls",
+                        "http://192.0.2.1:1",
+                        "--listen-client-urls",
+                        "http://192.0.2.1:2",
+                        "--advertise-client-urls",
+                        "http://192.0.2.1:2"),
+                Map.of("ETCD_NAME", "variable"));
         String all = String.join("\n", out);
         boolean refused = all.contains("conflicting environment variable");
-        assertEquals(release.line().envDuplicateRefused(), refused, release.version() + " (catalog: line.envDuplicateRefused):\n" + all);
+        assertEquals(
+                release.line().envDuplicateRefused(),
+                refused,
+                release.version() + " (catalog: line.envDuplicateRefused):\n" + all);
         if (!refused) assertTrue(all.contains("shadowed by corresponding flag"), all);
         assertNotEquals(List.of(), out);
     }
@@ -104,7 +133,9 @@ class EtcdFlagTableIT {
             });
             assertTrue(process.waitFor(20, TimeUnit.SECONDS), binary + " " + args + " did not exit");
             reader.join(5000);
-            return new String(read[0] == null ? new byte[0] : read[0], StandardCharsets.UTF_8).lines().toList();
+            return new String(read[0] == null ? new byte[0] : read[0], StandardCharsets.UTF_8)
+                    .lines()
+                    .toList();
         } finally {
             if (process.isAlive()) process.destroyForcibly().waitFor();
         }

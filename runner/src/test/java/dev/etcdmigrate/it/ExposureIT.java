@@ -33,7 +33,8 @@ class ExposureIT {
             sampler.close();
             seen = sampler.listeners();
             System.out.println("[exposure] " + scenario.name() + ": " + sampler.polls() + " polls, listeners " + seen);
-            assertFalse(seen.isEmpty(), "no listening socket seen in " + sampler.polls() + " polls: the sampler is broken");
+            assertFalse(
+                    seen.isEmpty(), "no listening socket seen in " + sampler.polls() + " polls: the sampler is broken");
             assertEquals(List.of(), sampler.nonLoopback(), "listeners off loopback");
         }
         assertEquals(scenario.target().format(), java.nio.file.Files.readString(data.resolve("version.txt")));

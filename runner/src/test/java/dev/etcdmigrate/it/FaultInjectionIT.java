@@ -18,10 +18,10 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Crash-resume by fault injection: for each step type, the runner and every process it started are
@@ -45,7 +45,10 @@ class FaultInjectionIT {
     @EnumSource(FaultScenario.class)
     void killedAtRandomMomentsThenRerunConverges(FaultScenario scenario, @TempDir Path dir) throws Exception {
         String only = System.getProperty("fault.scenarios", "");
-        assumeTrue(only.isBlank() || List.of(only.toUpperCase(java.util.Locale.ROOT).split(",")).contains(scenario.name()),
+        assumeTrue(
+                only.isBlank()
+                        || List.of(only.toUpperCase(java.util.Locale.ROOT).split(","))
+                                .contains(scenario.name()),
                 "fault.scenarios=" + only);
         int trials = Integer.getInteger("fault.trials", 3);
         long seed = Long.getLong("fault.seed", System.nanoTime());
@@ -55,14 +58,16 @@ class FaultInjectionIT {
         Path template = dir.resolve("template");
         FaultScenario.Seeded seeded = scenario.seed(etcd, template);
         Duration window = cleanRun(scenario, template, dir.resolve("clean"));
-        System.out.println("[fault] " + scenario.name() + ": window " + window.toMillis() + " ms from the step's step-started to its step-finished event");
+        System.out.println("[fault] " + scenario.name() + ": window " + window.toMillis()
+                + " ms from the step's step-started to its step-finished event");
 
         Map<String, Integer> landed = new TreeMap<>();
         List<String> failures = new ArrayList<>();
         for (int trial = 1; trial <= trials; trial++) {
             // a trial runs the runner twice and reads the data once; v2 TTLs must not run out meanwhile
             if (Instant.now().plus(window.multipliedBy(4)).plusSeconds(60).isAfter(seeded.usableUntil())) {
-                System.out.println("[fault] " + scenario.name() + ": the seed's shortest TTL runs out soon; seeding again");
+                System.out.println(
+                        "[fault] " + scenario.name() + ": the seed's shortest TTL runs out soon; seeding again");
                 Trees.deleteRecursively(template);
                 seeded = scenario.seed(etcd, template);
             }
@@ -71,7 +76,8 @@ class FaultInjectionIT {
             Path data = dir.resolve("trial-" + trial).resolve("data");
             Files.createDirectories(data.getParent());
             Trees.copy(template, data);
-            String moment = "trial " + trial + " (kill at " + String.format("%.4f", fraction) + " of the window = " + delay.toMillis() + " ms)";
+            String moment = "trial " + trial + " (kill at " + String.format("%.4f", fraction) + " of the window = "
+                    + delay.toMillis() + " ms)";
             try {
                 String where = killAt(scenario, data, delay);
                 landed.merge(where, 1, Integer::sum);
@@ -80,8 +86,8 @@ class FaultInjectionIT {
                 Trees.deleteRecursively(data.getParent());
                 System.out.println("[fault] " + scenario.name() + " " + moment + ": ok");
             } catch (AssertionError | Exception e) {
-                String failure = scenario.name() + " " + moment + ", seed " + seed + ": " + e + "\n data dir " + data + ":"
-                        + DataDirLeftovers.describe(data);
+                String failure = scenario.name() + " " + moment + ", seed " + seed + ": " + e + "\n data dir " + data
+                        + ":" + DataDirLeftovers.describe(data);
                 System.out.println("[fault] FAILED " + failure);
                 failures.add(failure);
             }
@@ -107,7 +113,10 @@ class FaultInjectionIT {
             Duration window = Duration.ofNanos(System.nanoTime() - start);
             assertEquals(0, runner.awaitExit(RUN_DEADLINE), runner.output());
             assertEquals(scenario.target().format(), Files.readString(data.resolve("version.txt")));
-            assertEquals(List.of(), DataDirLeftovers.unexpected(data), "leftovers of a clean run:" + DataDirLeftovers.describe(data));
+            assertEquals(
+                    List.of(),
+                    DataDirLeftovers.unexpected(data),
+                    "leftovers of a clean run:" + DataDirLeftovers.describe(data));
             sampler.close();
             assertEquals(List.of(), sampler.nonLoopback(), "listeners of the runner's processes off loopback");
             Trees.deleteRecursively(dir);
@@ -150,12 +159,15 @@ class FaultInjectionIT {
      * complete staging dir, member/ is in place, with an MVCC store when version.txt names etcd3 (etcd2
      * data written by 3.x has one too, so etcd2 is not told apart by its absence).
      */
-    private static void assertConsistentAfterKill(FaultScenario scenario, Path data, int done, Integer exitCode, String output)
-            throws Exception {
-        DataVersion recorded = new DataDir(data).readVersion().orElseThrow(() -> new AssertionError("no version.txt after the kill"));
+    private static void assertConsistentAfterKill(
+            FaultScenario scenario, Path data, int done, Integer exitCode, String output) throws Exception {
+        DataVersion recorded =
+                new DataDir(data).readVersion().orElseThrow(() -> new AssertionError("no version.txt after the kill"));
         int index = scenario.versions().indexOf(recorded);
-        assertTrue(index == done || index == done + 1, "version.txt " + recorded + " after " + done + " step(s) done of "
-                + scenario.versions() + "\n" + output);
+        assertTrue(
+                index == done || index == done + 1,
+                "version.txt " + recorded + " after " + done + " step(s) done of " + scenario.versions() + "\n"
+                        + output);
         if (exitCode != null) {
             assertEquals(0, exitCode, output);
             assertEquals(scenario.target(), recorded);
@@ -164,7 +176,9 @@ class FaultInjectionIT {
         if (Files.isRegularFile(marker)) {
             DataVersion staged = DataVersion.parse(Files.readString(marker));
             assertTrue(scenario.versions().contains(staged), "the staged version " + staged + " is in the plan");
-            assertTrue(Files.isDirectory(data.resolve("member")) || Files.isDirectory(data.resolve(".etcd-migrate/staging/data/member")),
+            assertTrue(
+                    Files.isDirectory(data.resolve("member"))
+                            || Files.isDirectory(data.resolve(".etcd-migrate/staging/data/member")),
                     "a complete member dir is in place or staged");
         } else {
             assertTrue(Files.isDirectory(data.resolve("member")), "member/ is in place");
@@ -182,7 +196,10 @@ class FaultInjectionIT {
             assertEquals(List.of(), sampler.nonLoopback(), "listeners of the runner's processes off loopback");
         }
         assertEquals(scenario.target().format(), Files.readString(data.resolve("version.txt")));
-        assertEquals(List.of(), DataDirLeftovers.unexpected(data), "leftovers after the rerun:" + DataDirLeftovers.describe(data));
+        assertEquals(
+                List.of(),
+                DataDirLeftovers.unexpected(data),
+                "leftovers after the rerun:" + DataDirLeftovers.describe(data));
         seeded.assertServedByTarget(etcd, data);
     }
 }

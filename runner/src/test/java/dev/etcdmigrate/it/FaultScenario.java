@@ -20,7 +20,6 @@ import java.util.Map;
  * result of each step), which step is the one under test, and how to check the data at the end.
  */
 enum FaultScenario {
-
     MINOR_UPGRADE("3.5.35/etcd3 -> 3.6.16 (etcdutl v2 check, then 3.6 starts)", 1, "3.5.35/etcd3", "3.6.16/etcd3"),
     PATCH_FLOOR("3.5.21/etcd3 -> 3.6.16 (3.5.35 runs once first)", 1, "3.5.21/etcd3", "3.5.35/etcd3", "3.6.16/etcd3"),
     ONLINE_DOWNGRADE("3.7.3/etcd3 -> 3.6.16 (downgrade API)", 1, "3.7.3/etcd3", "3.6.16/etcd3"),
@@ -38,7 +37,8 @@ enum FaultScenario {
     FaultScenario(String description, int stepUnderTest, String... versions) {
         this.description = description;
         this.stepUnderTest = stepUnderTest;
-        this.versions = java.util.Arrays.stream(versions).map(DataVersion::parse).toList();
+        this.versions =
+                java.util.Arrays.stream(versions).map(DataVersion::parse).toList();
     }
 
     /** The plan's versions: where the data starts, then what each completed step records. */
@@ -69,14 +69,19 @@ enum FaultScenario {
     }
 
     List<String> args(Path data) {
-        return RunnerArgs.migrate(data, target().version().toString(), "--target-storage", target().storage().toString());
+        return RunnerArgs.migrate(
+                data,
+                target().version().toString(),
+                "--target-storage",
+                target().storage().toString());
     }
 
     /** Writes the scenario's start data into {@code data} (which must not exist yet) and says what it holds. */
     Seeded seed(EtcdFixture etcd, Path data) throws Exception {
         Release target = EtcdFixture.release(target().version().toString());
         return switch (this) {
-            case MINOR_UPGRADE, ONLINE_DOWNGRADE, SNAPSHOT_DOWNGRADE -> new Etcd3Keys(etcd.seed(start(), data, KEYS), target);
+            case MINOR_UPGRADE, ONLINE_DOWNGRADE, SNAPSHOT_DOWNGRADE ->
+                new Etcd3Keys(etcd.seed(start(), data, KEYS), target);
             case PATCH_FLOOR -> {
                 // the bundled 3.5 writes the data; version.txt then names a 3.5 patch below 3.6's floor
                 Keyspace keys = etcd.seed(EtcdFixture.release("3.5.35"), data, KEYS);
@@ -113,8 +118,9 @@ enum FaultScenario {
         public void assertServedByTarget(EtcdFixture etcd, Path data) throws Exception {
             EtcdFixture.Observed after = etcd.read(target, data);
             assertEquals(Map.of(), before.differences(after.keyspace()), "keys, values and revisions");
-            before.entries().forEach((key, entry) -> assertEquals(entry.lease(), after.keyspace().entries().get(key).lease(),
-                    "lease of " + key));
+            before.entries()
+                    .forEach((key, entry) -> assertEquals(
+                            entry.lease(), after.keyspace().entries().get(key).lease(), "lease of " + key));
             if (after.leasesTimed()) {
                 assertEquals(before.leasedKeys(), after.keysWithLiveLease(), "every leased key keeps a live lease");
             }
@@ -132,8 +138,11 @@ enum FaultScenario {
         /** A TTL key that runs out during a trial would rightly be dropped, which the expectations do not know. */
         @Override
         public Instant usableUntil() {
-            return written.live().values().stream().filter(w -> w.ttl() > 0).map(w -> w.at().plusSeconds(w.ttl()))
-                    .min(Comparator.naturalOrder()).orElse(Instant.MAX);
+            return written.live().values().stream()
+                    .filter(w -> w.ttl() > 0)
+                    .map(w -> w.at().plusSeconds(w.ttl()))
+                    .min(Comparator.naturalOrder())
+                    .orElse(Instant.MAX);
         }
     }
 

@@ -41,29 +41,53 @@ public final class HaClient {
     public static void main(String[] args) throws Exception {
         // generous: the connect timeout includes the TLS handshake of a cold JVM, slow on a loaded machine;
         // a member that is down refuses at once anyway
-        HttpClient http = HttpClient.newBuilder().sslContext(tls(Path.of(args[1]), Path.of(args[2]), Path.of(args[3])))
-                .connectTimeout(Duration.ofSeconds(20)).build();
+        HttpClient http = HttpClient.newBuilder()
+                .sslContext(tls(Path.of(args[1]), Path.of(args[2]), Path.of(args[3])))
+                .connectTimeout(Duration.ofSeconds(20))
+                .build();
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         switch (args[0]) {
-            case "write" -> write(http, out, args[4].split(","), args[5], Long.parseLong(args[6]), Duration.ofSeconds(Long.parseLong(args[7])));
-            case "post" -> out.println(send(http, HttpRequest.newBuilder(URI.create(args[4] + args[5])).timeout(Duration.ofSeconds(20))
-                    .POST(HttpRequest.BodyPublishers.ofString(args[6]))));
-            case "get" -> out.println(send(http, HttpRequest.newBuilder(URI.create(args[4] + args[5])).timeout(Duration.ofSeconds(20)).GET()));
+            case "write" ->
+                write(
+                        http,
+                        out,
+                        args[4].split(","),
+                        args[5],
+                        Long.parseLong(args[6]),
+                        Duration.ofSeconds(Long.parseLong(args[7])));
+            case "post" ->
+                out.println(send(
+                        http,
+                        HttpRequest.newBuilder(URI.create(args[4] + args[5]))
+                                .timeout(Duration.ofSeconds(20))
+                                .POST(HttpRequest.BodyPublishers.ofString(args[6]))));
+            case "get" ->
+                out.println(send(
+                        http,
+                        HttpRequest.newBuilder(URI.create(args[4] + args[5]))
+                                .timeout(Duration.ofSeconds(20))
+                                .GET()));
             default -> throw new IllegalArgumentException(args[0]);
         }
     }
 
-    private static void write(HttpClient http, PrintStream out, String[] endpoints, String prefix, long maxCount, Duration maxTime)
+    private static void write(
+            HttpClient http, PrintStream out, String[] endpoints, String prefix, long maxCount, Duration maxTime)
             throws Exception {
         AtomicBoolean stop = new AtomicBoolean();
-        Thread.ofVirtual().start(() -> { // the test closes stdin to stop the writer
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-                while (in.readLine() != null) { /* nothing to read but the end */ }
-            } catch (Exception e) {
-                // stdin gone: stop as well
-            }
-            stop.set(true);
-        });
+        Thread.ofVirtual()
+                .start(
+                        () -> { // the test closes stdin to stop the writer
+                            try (BufferedReader in =
+                                    new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+                                while (in.readLine() != null) {
+                                    /* nothing to read but the end */
+                                }
+                            } catch (Exception e) {
+                                // stdin gone: stop as well
+                            }
+                            stop.set(true);
+                        });
         long end = System.nanoTime() + maxTime.toNanos();
         long acked = 0;
         long failed = 0;
@@ -72,8 +96,11 @@ public final class HaClient {
             String key = prefix + acked;
             String body = "{\"key\":\"" + b64(key) + "\",\"value\":\"" + b64("v-" + key) + "\"}";
             try {
-                String response = send(http, HttpRequest.newBuilder(URI.create(endpoints[e] + "/v3/kv/put"))
-                        .POST(HttpRequest.BodyPublishers.ofString(body)).timeout(Duration.ofSeconds(3)));
+                String response = send(
+                        http,
+                        HttpRequest.newBuilder(URI.create(endpoints[e] + "/v3/kv/put"))
+                                .POST(HttpRequest.BodyPublishers.ofString(body))
+                                .timeout(Duration.ofSeconds(3)));
                 int at = response.indexOf("\"revision\":\"");
                 String revision = at < 0 ? "?" : response.substring(at + 12, response.indexOf('"', at + 12));
                 out.println("ACK " + e + " " + key + " " + revision + " " + System.currentTimeMillis());
@@ -106,7 +133,8 @@ public final class HaClient {
             trust.setCertificateEntry("ca", x509.generateCertificate(in));
         }
         String pem = Files.readString(key).replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
-        var privateKey = KeyFactory.getInstance("EC").generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(pem)));
+        var privateKey = KeyFactory.getInstance("EC")
+                .generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(pem)));
         Certificate certificate;
         try (var in = Files.newInputStream(cert)) {
             certificate = x509.generateCertificate(in);

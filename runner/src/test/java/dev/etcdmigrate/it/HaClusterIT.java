@@ -69,7 +69,13 @@ class HaClusterIT {
 
     @Test
     void rollingUpgradesAndDowngradesOnSeparateHostsKeepEveryAcknowledgedWrite(@TempDir Path dir) throws Exception {
-        assertEquals("0", new String(new ProcessBuilder("id", "-u").start().getInputStream().readAllBytes()).trim(),
+        assertEquals(
+                "0",
+                new String(new ProcessBuilder("id", "-u")
+                                .start()
+                                .getInputStream()
+                                .readAllBytes())
+                        .trim(),
                 "network namespaces need root (CI runs as root)");
         Release v35 = line("3.5");
         Release v36 = line("3.6");
@@ -78,10 +84,12 @@ class HaClusterIT {
         certificates = TestCertificates.newCa(Files.createDirectory(dir.resolve("pki")));
         List<Member> members = new ArrayList<>();
         for (int i = 0; i < MEMBERS; i++) {
-            members.add(new Member(i, "m" + i, dir.resolve("m" + i), certificates.issue("m" + i, lab.address(i)), lab.address(i)));
+            members.add(new Member(
+                    i, "m" + i, dir.resolve("m" + i), certificates.issue("m" + i, lab.address(i)), lab.address(i)));
         }
         TestCertificates.Pem writerPem = certificates.issue("writer", lab.address(WRITER_HOST));
-        String initialCluster = members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
+        String initialCluster =
+                members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
         String endpoints = members.stream().map(Member::clientUrl).collect(Collectors.joining(","));
 
         RunnerProcess[] serving = new RunnerProcess[MEMBERS];
@@ -96,7 +104,8 @@ class HaClusterIT {
         for (Release target : List.of(v36, v37, v36, v35)) {
             rollout++;
             boolean down = rollout > 2;
-            WriterRun writer = writer(writerPem, endpoints, "/registry/rollout-" + rollout + "/", 200_000, Duration.ofMinutes(10));
+            WriterRun writer =
+                    writer(writerPem, endpoints, "/registry/rollout-" + rollout + "/", 200_000, Duration.ofMinutes(10));
             for (Member m : members) {
                 serving[m.host()].process().toHandle().destroy(); // SIGTERM to the exec'd etcd: the member goes down
                 int code = serving[m.host()].awaitExit(Duration.ofSeconds(30));
@@ -106,24 +115,41 @@ class HaClusterIT {
                 ItConv2Events.awaitStepFinished(serving[m.host()], 1, 1, DEADLINE);
                 serving[m.host()].awaitEvent("exec", DEADLINE);
                 Ack back = writer.awaitAckFrom(m.host(), downAt, DEADLINE);
-                long lastBefore = writer.acks().stream().filter(a -> a.endpoint() == m.host() && a.atMillis() <= downAt)
-                        .mapToLong(Ack::atMillis).max().orElse(downAt);
-                long byOthers = writer.acks().stream().filter(a -> a.endpoint() != m.host() && a.atMillis() > downAt
-                        && a.atMillis() < back.atMillis()).count();
+                long lastBefore = writer.acks().stream()
+                        .filter(a -> a.endpoint() == m.host() && a.atMillis() <= downAt)
+                        .mapToLong(Ack::atMillis)
+                        .max()
+                        .orElse(downAt);
+                long byOthers = writer.acks().stream()
+                        .filter(a ->
+                                a.endpoint() != m.host() && a.atMillis() > downAt && a.atMillis() < back.atMillis())
+                        .count();
                 // recorded, as the issue asks ("whether the cluster ever lost quorum"), not asserted: one CI run in
                 // four saw a 3.7 -> 3.6 rollout where the other two members acknowledged nothing for 4.2 s
-                report.add(String.format("rollout %d (%s to %s) %s: out of service %d ms (its last acknowledged write to its first"
-                                + " after the restart); %d writes acknowledged by the other members meanwhile%s", rollout,
-                        down ? "down" : "up", target.version(), m.name(), back.atMillis() - lastBefore, byOthers,
-                        byOthers > 0 ? "" : " - NO WRITE acknowledged by the others while it was out (quorum lost or no leader)"));
-                assertEquals(target.version() + "/etcd3", Files.readString(m.data().resolve("version.txt")), m.name());
+                report.add(
+                        String.format(
+                                "rollout %d (%s to %s) %s: out of service %d ms (its last acknowledged write to its first"
+                                        + " after the restart); %d writes acknowledged by the other members meanwhile%s",
+                                rollout,
+                                down ? "down" : "up",
+                                target.version(),
+                                m.name(),
+                                back.atMillis() - lastBefore,
+                                byOthers,
+                                byOthers > 0
+                                        ? ""
+                                        : " - NO WRITE acknowledged by the others while it was out (quorum lost or no leader)"));
+                assertEquals(
+                        target.version() + "/etcd3", Files.readString(m.data().resolve("version.txt")), m.name());
             }
             writer.stop();
             acked.addAll(writer.acks());
             long maxGap = writer.maxGapMillis();
-            report.add(String.format("rollout %d to %s: writer acknowledged %d, failed %d, longest gap between acks %d ms", rollout,
-                    target.version(), writer.acks().size(), writer.failed, maxGap));
-            awaitClusterVersion(writerPem, members.getFirst(), target.minorLine().toString());
+            report.add(String.format(
+                    "rollout %d to %s: writer acknowledged %d, failed %d, longest gap between acks %d ms",
+                    rollout, target.version(), writer.acks().size(), writer.failed, maxGap));
+            awaitClusterVersion(
+                    writerPem, members.getFirst(), target.minorLine().toString());
             if (down) awaitNoDowngradeJob(writerPem, members);
         }
 
@@ -133,8 +159,11 @@ class HaClusterIT {
             for (Ack a : acked) {
                 JsonNode kv = keys.get(a.key());
                 assertTrue(kv != null, "acknowledged write " + a.key() + " on " + m.name());
-                assertEquals("v-" + a.key(), new String(Base64.getDecoder().decode(kv.path("value").asText()), StandardCharsets.UTF_8));
-                assertEquals(a.revision(), kv.path("mod_revision").asLong(), "revision of " + a.key() + " on " + m.name());
+                assertEquals(
+                        "v-" + a.key(),
+                        new String(Base64.getDecoder().decode(kv.path("value").asText()), StandardCharsets.UTF_8));
+                assertEquals(
+                        a.revision(), kv.path("mod_revision").asLong(), "revision of " + a.key() + " on " + m.name());
             }
             assertEquals(acked.size(), keys.size(), "no other key on " + m.name() + " (no probe key left)");
             if (reference != null) assertEquals(reference, keys, "members agree on every key, value and revision");
@@ -144,20 +173,54 @@ class HaClusterIT {
     }
 
     private static Release line(String minor) {
-        return EtcdFixture.V3_RELEASES.stream().filter(r -> r.minorLine().toString().equals(minor)).findFirst().orElseThrow();
+        return EtcdFixture.V3_RELEASES.stream()
+                .filter(r -> r.minorLine().toString().equals(minor))
+                .findFirst()
+                .orElseThrow();
     }
 
     private RunnerProcess startRunner(Member m, Release version, String initialCluster) throws Exception {
-        String peerTls = "--peer-cert-file=" + m.pem().cert() + " --peer-key-file=" + m.pem().key() + " --peer-trusted-ca-file="
-                + certificates.caFile() + " --peer-client-cert-auth";
-        List<String> args = new ArrayList<>(List.of("migrate", "--data-dir", m.data().toString(), "--bin-dir", EtcdFixture.binDir().toString(),
-                "--target-version", version.version(), "--target-storage", "etcd3", "--name", m.name(),
+        String peerTls = "--peer-cert-file=" + m.pem().cert() + " --peer-key-file="
+                + m.pem().key() + " --peer-trusted-ca-file=" + certificates.caFile() + " --peer-client-cert-auth";
+        List<String> args = new ArrayList<>(List.of(
+                "migrate",
+                "--data-dir",
+                m.data().toString(),
+                "--bin-dir",
+                EtcdFixture.binDir().toString(),
+                "--target-version",
+                version.version(),
+                "--target-storage",
+                "etcd3",
+                "--name",
+                m.name(),
                 // the member's own namespace: nothing else listens there, so etcd's usual ports are free
-                "--initial-cluster", initialCluster, "--listen-peer-urls", m.peerUrl(), "--port", "2381",
-                "--", "--name", m.name(), "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
-                "--initial-cluster-token", "ha-it", "--initial-advertise-peer-urls", m.peerUrl(), "--listen-peer-urls", m.peerUrl(),
-                "--listen-client-urls", m.clientUrl(), "--advertise-client-urls", m.clientUrl(),
-                "--cert-file=" + m.pem().cert(), "--key-file=" + m.pem().key(), "--trusted-ca-file=" + certificates.caFile(),
+                "--initial-cluster",
+                initialCluster,
+                "--listen-peer-urls",
+                m.peerUrl(),
+                "--port",
+                "2381",
+                "--",
+                "--name",
+                m.name(),
+                "--initial-cluster",
+                initialCluster,
+                "--initial-cluster-state",
+                "new",
+                "--initial-cluster-token",
+                "ha-it",
+                "--initial-advertise-peer-urls",
+                m.peerUrl(),
+                "--listen-peer-urls",
+                m.peerUrl(),
+                "--listen-client-urls",
+                m.clientUrl(),
+                "--advertise-client-urls",
+                m.clientUrl(),
+                "--cert-file=" + m.pem().cert(),
+                "--key-file=" + m.pem().key(),
+                "--trusted-ca-file=" + certificates.caFile(),
                 "--client-cert-auth"));
         args.addAll(List.of(peerTls.split(" ")));
         RunnerProcess runner = RunnerProcess.startUnder(lab.exec(m.host()), args, Map.of("ETCD_CREDS", peerTls));
@@ -167,15 +230,27 @@ class HaClusterIT {
 
     private List<String> client(TestCertificates.Pem pem, String... args) {
         List<String> command = new ArrayList<>(lab.exec(WRITER_HOST));
-        command.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp", classpath(),
-                HaClient.class.getName(), args[0], certificates.caFile().toString(), pem.cert().toString(), pem.key().toString()));
+        command.addAll(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp",
+                classpath(),
+                HaClient.class.getName(),
+                args[0],
+                certificates.caFile().toString(),
+                pem.cert().toString(),
+                pem.key().toString()));
         command.addAll(List.of(args).subList(1, args.length));
         return command;
     }
 
     private static String classpath() {
         try {
-            return Path.of(HaClient.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+            return Path.of(HaClient.class
+                            .getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI())
+                    .toString();
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
@@ -183,7 +258,8 @@ class HaClusterIT {
 
     /** One request from the writer's host; the body of the answer. */
     private String request(TestCertificates.Pem pem, String... args) throws Exception {
-        Process p = new ProcessBuilder(client(pem, args)).redirectErrorStream(true).start();
+        Process p =
+                new ProcessBuilder(client(pem, args)).redirectErrorStream(true).start();
         clients.add(p);
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(2, TimeUnit.MINUTES), "client finished");
@@ -198,7 +274,8 @@ class HaClusterIT {
             try {
                 last = request(pem, "get", m.clientUrl(), "/version");
                 if (JSON.readTree(last).path("etcdcluster").asText().startsWith(line + ".")) {
-                    report.add("cluster version " + JSON.readTree(last).path("etcdcluster").asText());
+                    report.add("cluster version "
+                            + JSON.readTree(last).path("etcdcluster").asText());
                     return;
                 }
             } catch (IllegalStateException e) {
@@ -218,7 +295,10 @@ class HaClusterIT {
             try {
                 for (Member m : members) {
                     last = request(pem, "post", m.clientUrl(), "/v3/maintenance/status", "{}");
-                    any |= JSON.readTree(last).path("downgradeInfo").path("enabled").asBoolean(false);
+                    any |= JSON.readTree(last)
+                            .path("downgradeInfo")
+                            .path("enabled")
+                            .asBoolean(false);
                 }
                 if (!any) return;
             } catch (IllegalStateException e) {
@@ -231,7 +311,11 @@ class HaClusterIT {
 
     /** Every key the member holds (its own copy: a serializable read), by key. */
     private Map<String, JsonNode> keysOn(TestCertificates.Pem pem, Member m) throws Exception {
-        JsonNode range = JSON.readTree(request(pem, "post", m.clientUrl(), "/v3/kv/range",
+        JsonNode range = JSON.readTree(request(
+                pem,
+                "post",
+                m.clientUrl(),
+                "/v3/kv/range",
                 "{\"key\":\"AA==\",\"range_end\":\"AA==\",\"serializable\":true}"));
         Map<String, JsonNode> keys = new TreeMap<>();
         for (JsonNode kv : range.path("kvs")) {
@@ -240,9 +324,12 @@ class HaClusterIT {
         return keys;
     }
 
-    private WriterRun writer(TestCertificates.Pem pem, String endpoints, String prefix, long count, Duration time) throws Exception {
-        Process p = new ProcessBuilder(client(pem, "write", endpoints, prefix, String.valueOf(count), String.valueOf(time.toSeconds())))
-                .redirectErrorStream(true).start();
+    private WriterRun writer(TestCertificates.Pem pem, String endpoints, String prefix, long count, Duration time)
+            throws Exception {
+        Process p = new ProcessBuilder(client(
+                        pem, "write", endpoints, prefix, String.valueOf(count), String.valueOf(time.toSeconds())))
+                .redirectErrorStream(true)
+                .start();
         clients.add(p);
         return new WriterRun(p);
     }
@@ -258,12 +345,14 @@ class HaClusterIT {
         WriterRun(Process process) {
             this.process = process;
             this.reader = Thread.ofVirtual().start(() -> {
-                try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                try (BufferedReader in =
+                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                     for (String line; (line = in.readLine()) != null; ) {
                         String[] f = line.split(" ");
                         synchronized (acks) {
                             if (f[0].equals("ACK") && f.length == 5) {
-                                acks.add(new Ack(Integer.parseInt(f[1]), f[2], Long.parseLong(f[3]), Long.parseLong(f[4])));
+                                acks.add(new Ack(
+                                        Integer.parseInt(f[1]), f[2], Long.parseLong(f[3]), Long.parseLong(f[4])));
                             } else if (f[0].equals("DONE") && f.length == 3) {
                                 failed = Long.parseLong(f[2]);
                             } else {
@@ -293,7 +382,8 @@ class HaClusterIT {
                     }
                     long left = TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime());
                     if (left <= 0 || !process.isAlive()) {
-                        throw new AssertionError("no write acknowledged by endpoint " + endpoint + " after the restart; writer said: " + other);
+                        throw new AssertionError("no write acknowledged by endpoint " + endpoint
+                                + " after the restart; writer said: " + other);
                     }
                     acks.wait(Math.min(left, 500));
                 }
@@ -314,7 +404,8 @@ class HaClusterIT {
         long maxGapMillis() {
             List<Ack> all = acks();
             long gap = 0;
-            for (int i = 1; i < all.size(); i++) gap = Math.max(gap, all.get(i).atMillis() - all.get(i - 1).atMillis());
+            for (int i = 1; i < all.size(); i++)
+                gap = Math.max(gap, all.get(i).atMillis() - all.get(i - 1).atMillis());
             return gap;
         }
     }

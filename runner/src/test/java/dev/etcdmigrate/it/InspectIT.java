@@ -30,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
 class InspectIT {
 
     private static final ObjectMapper JSON = new ObjectMapper();
+
     @RegisterExtension
     final EtcdFixture etcd = new EtcdFixture();
 
@@ -47,28 +48,40 @@ class InspectIT {
             String text = text(data);
             assertEquals(before, TreeDigest.of(data), "inspect changed nothing");
             assertEquals(1, report.path("schema").asInt());
-            assertEquals(release.minorLine().toString(), report.path("writtenBy").asText(), report.toString());
+            assertEquals(
+                    release.minorLine().toString(), report.path("writtenBy").asText(), report.toString());
             assertEquals(api.toString(), report.path("storage").asText(), report.toString());
             assertTrue(report.path("pinned").asBoolean(), report.toString());
             assertEquals("absent", report.path("label").path("verdict").asText(), report.toString());
             assertEquals(1, report.path("members").size(), report.toString());
             assertFalse(report.path("members").get(0).path("peerUrls").isEmpty(), report.toString());
-            assertTrue(report.path("clusterId").isTextual() && report.path("memberId").isTextual(), report.toString());
+            assertTrue(
+                    report.path("clusterId").isTextual()
+                            && report.path("memberId").isTextual(),
+                    report.toString());
             assertTrue(report.path("wal").path("segments").asInt() >= 1, report.toString());
             if (api == StorageApi.ETCD3) {
                 long inUse = report.path("db").path("bytesInUse").asLong(-1);
-                assertTrue(inUse >= 4096 && inUse <= report.path("db").path("bytes").asLong(), report.path("db").toString());
+                assertTrue(
+                        inUse >= 4096
+                                && inUse <= report.path("db").path("bytes").asLong(),
+                        report.path("db").toString());
             }
-            assertEquals(EtcdFixture.CATALOG.releases().size(), report.path("targets").size(), report.toString());
+            assertEquals(
+                    EtcdFixture.CATALOG.releases().size(),
+                    report.path("targets").size(),
+                    report.toString());
             // the line itself is always a target without a step (a restart), with the storage the line serves
             for (JsonNode t : report.path("targets")) {
-                if (t.path("version").asText().equals(release.version()) && t.path("storage").asText().equals(api.toString())) {
+                if (t.path("version").asText().equals(release.version())
+                        && t.path("storage").asText().equals(api.toString())) {
                     assertTrue(t.path("steps").isArray() && t.path("steps").isEmpty(), t.toString());
                 }
             }
             assertTrue(text.contains("written by: etcd " + release.minorLine() + " (" + api + ")"), text);
             assertTrue(text.contains("evidence:") && text.contains("targets:"), text);
-            summary.add(release.version() + ": " + text.lines().skip(1).limit(1).findFirst().orElse(""));
+            summary.add(release.version() + ": "
+                    + text.lines().skip(1).limit(1).findFirst().orElse(""));
         }
         summary.forEach(System.out::println);
     }
@@ -83,8 +96,11 @@ class InspectIT {
         try (PrivateEtcd running = etcd.start(release, data)) {
             JsonNode report = json(data);
             long pid = report.path("heldByPid").asLong();
-            String command = ProcessHandle.of(pid).flatMap(h -> h.info().command()).orElse("");
-            assertTrue(command.endsWith("etcd-" + release.version()), "held by the running etcd: " + pid + " " + command + " " + report);
+            String command =
+                    ProcessHandle.of(pid).flatMap(h -> h.info().command()).orElse("");
+            assertTrue(
+                    command.endsWith("etcd-" + release.version()),
+                    "held by the running etcd: " + pid + " " + command + " " + report);
             assertTrue(report.path("access").asText().contains("holds the db open"), report.toString());
             assertEquals("3.5", report.path("writtenBy").asText(), report.toString());
             assertTrue(text(data).contains("holds the db open"));
@@ -103,10 +119,15 @@ class InspectIT {
         try (PrivateEtcd running = etcd.start(release, data)) {
             member = running.gateway().status().path("header").path("member_id").asText();
             // the maintenance API's ACTIVATE: the alarm etcd itself raises at its quota, without filling a disk
-            HttpResponse<String> reply = HttpClient.newHttpClient().send(HttpRequest.newBuilder(running.gateway().baseUrl()
-                    .resolve(release.line().jsonGateway() + "/maintenance/alarm")).POST(HttpRequest.BodyPublishers.ofString(
-                    "{\"action\":\"ACTIVATE\",\"memberID\":\"" + member + "\",\"alarm\":\"NOSPACE\"}")).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> reply = HttpClient.newHttpClient()
+                    .send(
+                            HttpRequest.newBuilder(running.gateway()
+                                            .baseUrl()
+                                            .resolve(release.line().jsonGateway() + "/maintenance/alarm"))
+                                    .POST(HttpRequest.BodyPublishers.ofString("{\"action\":\"ACTIVATE\",\"memberID\":\""
+                                            + member + "\",\"alarm\":\"NOSPACE\"}"))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
             assertEquals(200, reply.statusCode(), reply.body());
             assertEquals(1, running.gateway().alarms().size());
             running.stop(Duration.ofSeconds(20));
@@ -116,8 +137,11 @@ class InspectIT {
         assertEquals(before, TreeDigest.of(data));
         assertEquals(1, report.path("alarms").size(), report.toString());
         assertEquals("NOSPACE", report.path("alarms").get(0).path("type").asText());
-        assertEquals(Long.toHexString(Long.parseUnsignedLong(member)), report.path("alarms").get(0).path("memberId").asText());
-        assertTrue(text(data).contains("alarms: NOSPACE of member " + Long.toHexString(Long.parseUnsignedLong(member))));
+        assertEquals(
+                Long.toHexString(Long.parseUnsignedLong(member)),
+                report.path("alarms").get(0).path("memberId").asText());
+        assertTrue(
+                text(data).contains("alarms: NOSPACE of member " + Long.toHexString(Long.parseUnsignedLong(member))));
     }
 
     /** v2 keys in the store (in the snapshot, and as WAL writes): counted, and the lines that refuse them named. */
@@ -135,17 +159,23 @@ class InspectIT {
         assertTrue(v2.path("keysOutsideMembership").asLong() > 0, report.toString());
         List<String> refusing = new ArrayList<>();
         v2.path("linesRefusingIt").forEach(l -> refusing.add(l.asText()));
-        List<String> expected = EtcdFixture.CATALOG.releases().stream().filter(r -> r.line().v2ResidueRefused())
-                .map(r -> r.minorLine().toString()).toList();
+        List<String> expected = EtcdFixture.CATALOG.releases().stream()
+                .filter(r -> r.line().v2ResidueRefused())
+                .map(r -> r.minorLine().toString())
+                .toList();
         assertEquals(expected, refusing, report.toString());
         assertEquals("etcd2", report.path("storage").asText(), "v2 keys and no v3 key: etcd2 data of a 3.x line");
         assertTrue(text(data).contains("refuses to start on such content"));
     }
 
     private static JsonNode json(Path data) throws Exception {
-        try (RunnerProcess runner = RunnerProcess.run(List.of("inspect", "--data-dir", data.toString(), "-o", "json"))) {
+        try (RunnerProcess runner =
+                RunnerProcess.run(List.of("inspect", "--data-dir", data.toString(), "-o", "json"))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            String line = runner.output().lines().filter(l -> l.startsWith("{\"schema\"")).findFirst()
+            String line = runner.output()
+                    .lines()
+                    .filter(l -> l.startsWith("{\"schema\""))
+                    .findFirst()
                     .orElseThrow(() -> new AssertionError("no report: " + runner.output()));
             return JSON.readTree(line);
         }

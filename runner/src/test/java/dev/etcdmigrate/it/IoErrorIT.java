@@ -52,9 +52,13 @@ class IoErrorIT {
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(FaultScenario.class)
-    void eachFailingCallFailsTheRunNamingItAndARerunConverges(FaultScenario scenario, @TempDir Path dir) throws Exception {
+    void eachFailingCallFailsTheRunNamingItAndARerunConverges(FaultScenario scenario, @TempDir Path dir)
+            throws Exception {
         String only = System.getProperty("fault.scenarios", "");
-        assumeTrue(only.isBlank() || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(scenario.name()), "fault.scenarios=" + only);
+        assumeTrue(
+                only.isBlank()
+                        || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(scenario.name()),
+                "fault.scenarios=" + only);
         int budget = Integer.getInteger("ioerror.faults", 2);
         long seed = Long.getLong("powercut.seed", System.nanoTime());
         Random random = new Random(seed + scenario.ordinal());
@@ -66,8 +70,9 @@ class IoErrorIT {
         List<Call> chosen = choose(calls, budget, random);
         Map<String, Long> kinds = new TreeMap<>();
         calls.forEach(c -> kinds.merge(c.op(), 1L, Long::sum));
-        System.out.printf("[ioerror] %s: %d runner calls %s; %d faults, -Dpowercut.seed=%d%n", scenario.name(), calls.size(), kinds,
-                chosen.size(), seed);
+        System.out.printf(
+                "[ioerror] %s: %d runner calls %s; %d faults, -Dpowercut.seed=%d%n",
+                scenario.name(), calls.size(), kinds, chosen.size(), seed);
 
         List<String> failures = new ArrayList<>();
         Map<String, Integer> outcomes = new TreeMap<>();
@@ -75,7 +80,8 @@ class IoErrorIT {
         int i = 0;
         for (Call call : chosen) {
             int errno = i++ % 2 == 0 ? 5 : 28;
-            String what = scenario.name() + " " + call.op() + " #" + call.k() + " of " + call.path() + " fails with " + ERRORS.get(errno);
+            String what = scenario.name() + " " + call.op() + " #" + call.k() + " of " + call.path() + " fails with "
+                    + ERRORS.get(errno);
             try {
                 PowerCutIT.Recording faulted = PowerCutIT.record(scenario, seeded, dir, Optional.of(call.fault(errno)));
                 String outcome;
@@ -87,9 +93,11 @@ class IoErrorIT {
                     assertEquals(1, faulted.exitCode(), faulted.output());
                     String reason = faulted.reason();
                     String name = Path.of(call.path()).getFileName().toString();
-                    java.util.regex.Pattern named = java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(name)
-                            .replace("STAMP", "\\E[0-9]{8}T[0-9]{6}Z\\Q"));
-                    assertTrue(reason.contains(ERRORS.get(errno)) && named.matcher(reason).find(),
+                    java.util.regex.Pattern named = java.util.regex.Pattern.compile(
+                            java.util.regex.Pattern.quote(name).replace("STAMP", "\\E[0-9]{8}T[0-9]{6}Z\\Q"));
+                    assertTrue(
+                            reason.contains(ERRORS.get(errno))
+                                    && named.matcher(reason).find(),
                             "the termination message names " + ERRORS.get(errno) + " and " + name + ": " + reason);
                     PowerCutIT.Recording rerun = PowerCutIT.runMounted(scenario, seeded, dir, Optional.empty());
                     assertEquals(0, rerun.exitCode(), "the rerun:\n" + rerun.output());
@@ -104,8 +112,14 @@ class IoErrorIT {
                 failures.add(failure);
             }
         }
-        System.out.printf("[ioerror] %s summary: %d faults %s in %d s; failures %d (-Dpowercut.seed=%d)%n", scenario.name(), chosen.size(),
-                outcomes, (System.nanoTime() - start) / 1_000_000_000L, failures.size(), seed);
+        System.out.printf(
+                "[ioerror] %s summary: %d faults %s in %d s; failures %d (-Dpowercut.seed=%d)%n",
+                scenario.name(),
+                chosen.size(),
+                outcomes,
+                (System.nanoTime() - start) / 1_000_000_000L,
+                failures.size(),
+                seed);
         assertEquals(List.of(), failures, "faults not handled");
     }
 
@@ -118,19 +132,27 @@ class IoErrorIT {
     @EnumSource(FaultScenario.class)
     void aReadErrorOnEtcdsFilesFailsTheStepCleanly(FaultScenario scenario, @TempDir Path dir) throws Exception {
         String only = System.getProperty("fault.scenarios", "");
-        assumeTrue(only.isBlank() || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(scenario.name()), "fault.scenarios=" + only);
+        assumeTrue(
+                only.isBlank()
+                        || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(scenario.name()),
+                "fault.scenarios=" + only);
         FaultScenario.Seeded seeded = scenario.seed(etcd, dir.resolve("base/data"));
         String file = switch (scenario) {
             case CONVERT_TO_V3 -> "data/.etcd-migrate/staging/work/member/wal/0000000000000000-0000000000000000.wal";
             case ROLLBACK_TO_V2 -> "data/.etcd-migrate/staging/work/member/snap/db";
             default -> "data/member/snap/db";
         };
-        PowerCutIT.Recording faulted = PowerCutIT.record(scenario, seeded, dir, Optional.of("etcd.read:" + file + ":1:5"));
-        assertTrue(Files.readString(dir.resolve("work/log")).contains(" E fault read 5"), "the fault was hit:\n" + faulted.output());
+        PowerCutIT.Recording faulted =
+                PowerCutIT.record(scenario, seeded, dir, Optional.of("etcd.read:" + file + ":1:5"));
+        assertTrue(
+                Files.readString(dir.resolve("work/log")).contains(" E fault read 5"),
+                "the fault was hit:\n" + faulted.output());
         assertEquals(1, faulted.exitCode(), faulted.output());
-        System.out.println("[ioerror] " + scenario.name() + " etcd's first read of " + file + " fails with EIO: " + faulted.reason());
+        System.out.println("[ioerror] " + scenario.name() + " etcd's first read of " + file + " fails with EIO: "
+                + faulted.reason());
         assertTrue(faulted.output().contains("step") && faulted.reason().startsWith("step "), faulted.reason());
-        assertEquals(scenario.versions().getFirst().format(), Files.readString(dir.resolve("backing/data/version.txt")));
+        assertEquals(
+                scenario.versions().getFirst().format(), Files.readString(dir.resolve("backing/data/version.txt")));
         PowerCutIT.Recording rerun = PowerCutIT.runMounted(scenario, seeded, dir, Optional.empty());
         assertEquals(0, rerun.exitCode(), "the rerun:\n" + rerun.output());
         PowerCutIT.assertConvergedAfterUnmount(scenario, seeded, etcd, dir);
@@ -141,8 +163,10 @@ class IoErrorIT {
         for (String line : log) {
             String[] f = line.split(" ");
             if (f.length >= 6 && f[1].equals("R") && f[2].equals("call")) {
-                calls.add(new Call(Integer.parseInt(f[3]), f[4], java.net.URLDecoder.decode(f[5].replace("+", "%2B"),
-                        java.nio.charset.StandardCharsets.UTF_8)));
+                calls.add(new Call(
+                        Integer.parseInt(f[3]),
+                        f[4],
+                        java.net.URLDecoder.decode(f[5].replace("+", "%2B"), java.nio.charset.StandardCharsets.UTF_8)));
             }
         }
         return calls;
@@ -151,7 +175,8 @@ class IoErrorIT {
     /** Round robin over the kinds of call (and, within one, its paths), each in a seeded order: every kind early. */
     static List<Call> choose(List<Call> calls, int budget, Random random) {
         Map<String, List<Call>> byKind = new LinkedHashMap<>();
-        for (Call c : calls) byKind.computeIfAbsent(c.op(), k -> new ArrayList<>()).add(c);
+        for (Call c : calls)
+            byKind.computeIfAbsent(c.op(), k -> new ArrayList<>()).add(c);
         List<List<Call>> lists = new ArrayList<>();
         for (List<Call> l : new TreeMap<>(byKind).values()) {
             // one per distinct path first, then the rest

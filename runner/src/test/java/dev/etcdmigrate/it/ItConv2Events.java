@@ -14,11 +14,13 @@ final class ItConv2Events {
         return e -> e.path("index").asInt() == index && e.path("total").asInt() == total;
     }
 
-    static JsonNode awaitStepStarted(RunnerProcess runner, int index, int total, Duration deadline) throws InterruptedException {
+    static JsonNode awaitStepStarted(RunnerProcess runner, int index, int total, Duration deadline)
+            throws InterruptedException {
         return runner.awaitEvent("step-started", step(index, total), deadline);
     }
 
-    static JsonNode awaitStepFinished(RunnerProcess runner, int index, int total, Duration deadline) throws InterruptedException {
+    static JsonNode awaitStepFinished(RunnerProcess runner, int index, int total, Duration deadline)
+            throws InterruptedException {
         return runner.awaitEvent("step-finished", step(index, total), deadline);
     }
 

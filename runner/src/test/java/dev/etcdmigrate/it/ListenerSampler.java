@@ -41,7 +41,10 @@ final class ListenerSampler implements AutoCloseable {
 
     private ListenerSampler(ProcessHandle runner) {
         this.runner = runner;
-        this.thread = Thread.ofPlatform().daemon().name("listener-sampler-" + runner.pid()).start(this::loop);
+        this.thread = Thread.ofPlatform()
+                .daemon()
+                .name("listener-sampler-" + runner.pid())
+                .start(this::loop);
     }
 
     static ListenerSampler watch(RunnerProcess runner) {
@@ -79,7 +82,13 @@ final class ListenerSampler implements AutoCloseable {
         for (ProcNetTcp.Socket s : ProcNetTcp.read()) {
             ProcessHandle holder = byInode.get(s.inode());
             if (s.listening() && holder != null) {
-                Listener l = new Listener(s, holder.pid(), holder.info().command().map(c -> Path.of(c).getFileName().toString()).orElse("?"));
+                Listener l = new Listener(
+                        s,
+                        holder.pid(),
+                        holder.info()
+                                .command()
+                                .map(c -> Path.of(c).getFileName().toString())
+                                .orElse("?"));
                 synchronized (this) {
                     if (seen.add(s + "@" + l.pid())) listeners.add(l);
                 }

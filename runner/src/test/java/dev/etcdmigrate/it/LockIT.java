@@ -36,12 +36,21 @@ class LockIT {
         whileAFrozenRunnerHoldsTheLock(dir, (data, first) -> {
             try (RunnerProcess second = RunnerProcess.start(withLockTimeout(data, "2m"), Map.of())) {
                 JsonNode waiting = second.awaitEvent("lock-waiting", Duration.ofMinutes(1));
-                assertEquals(data.resolve(".etcd-migrate/lock").toString(), waiting.path("lock").asText(), second.output());
+                assertEquals(
+                        data.resolve(".etcd-migrate/lock").toString(),
+                        waiting.path("lock").asText(),
+                        second.output());
                 assertEquals(120, waiting.path("timeoutSeconds").asLong(), second.output());
                 signal("CONT", first.pid());
                 assertEquals(0, second.awaitExit(Duration.ofMinutes(2)), second.output());
-                assertEquals(0, second.count("etcd-started"), "the second runner planned again after the wait:\n" + second.output());
-                assertEquals(0, second.count("step-started"), "the second runner planned again after the wait:\n" + second.output());
+                assertEquals(
+                        0,
+                        second.count("etcd-started"),
+                        "the second runner planned again after the wait:\n" + second.output());
+                assertEquals(
+                        0,
+                        second.count("step-started"),
+                        "the second runner planned again after the wait:\n" + second.output());
             }
         });
     }
@@ -52,10 +61,20 @@ class LockIT {
             try (RunnerProcess second = RunnerProcess.run(withLockTimeout(data, "1s"))) {
                 assertNotEquals(0, second.exitCode(), second.output());
                 assertEquals(1, second.count("lock-waiting"), second.output());
-                assertEquals(1, second.events("lock-waiting").getFirst().path("timeoutSeconds").asLong(), second.output());
+                assertEquals(
+                        1,
+                        second.events("lock-waiting")
+                                .getFirst()
+                                .path("timeoutSeconds")
+                                .asLong(),
+                        second.output());
                 JsonNode ending = second.ending();
                 assertEquals(second.exitCode(), ending.path("exitCode").asInt(), second.output());
-                assertTrue(ending.path("reason").asText().contains(data.resolve(".etcd-migrate/lock").toString()), second.output());
+                assertTrue(
+                        ending.path("reason")
+                                .asText()
+                                .contains(data.resolve(".etcd-migrate/lock").toString()),
+                        second.output());
                 assertEquals(0, second.count("etcd-started"), "no etcd started by the second runner");
             }
         });
@@ -70,10 +89,16 @@ class LockIT {
             try (RunnerProcess second = RunnerProcess.run(noOp)) {
                 assertNotEquals(0, second.exitCode(), second.output());
                 assertEquals(1, second.count("lock-waiting"), "the no-op waited for the lock too:\n" + second.output());
-                assertTrue(second.ending().path("reason").asText().contains(data.resolve(".etcd-migrate/lock").toString()), second.output());
+                assertTrue(
+                        second.ending()
+                                .path("reason")
+                                .asText()
+                                .contains(data.resolve(".etcd-migrate/lock").toString()),
+                        second.output());
                 assertEquals(0, second.count("etcd-started"), "no etcd started by the second runner");
             }
-            assertEquals(FROM.version() + "/etcd3", Files.readString(data.resolve("version.txt")), "the first still works");
+            assertEquals(
+                    FROM.version() + "/etcd3", Files.readString(data.resolve("version.txt")), "the first still works");
         });
     }
 
@@ -113,12 +138,17 @@ class LockIT {
 
     private static void resume(RunnerProcess runner) throws Exception {
         if (runner.process().isAlive()) {
-            new ProcessBuilder("kill", "-CONT", Long.toString(runner.pid())).inheritIO().start().waitFor();
+            new ProcessBuilder("kill", "-CONT", Long.toString(runner.pid()))
+                    .inheritIO()
+                    .start()
+                    .waitFor();
         }
     }
 
     private static void signal(String name, long pid) throws Exception {
-        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).inheritIO().start();
+        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid))
+                .inheritIO()
+                .start();
         assertEquals(0, kill.waitFor(), "kill -" + name + " " + pid);
     }
 }

@@ -65,8 +65,10 @@ final class Mount implements AutoCloseable {
         command.addAll(List.of(args));
         Result result = run(command);
         String lower = result.output().toLowerCase(java.util.Locale.ROOT);
-        if (result.code() != 0 && (lower.contains("permission denied") || lower.contains("not permitted")
-                || lower.contains("must be superuser"))) {
+        if (result.code() != 0
+                && (lower.contains("permission denied")
+                        || lower.contains("not permitted")
+                        || lower.contains("must be superuser"))) {
             abort("mount is not permitted here (no CAP_SYS_ADMIN?): " + result.output());
         }
         assertEquals(0, result.code(), String.join(" ", command) + ": " + result.output());
@@ -86,7 +88,9 @@ final class Mount implements AutoCloseable {
             if (!process.waitFor(30, TimeUnit.SECONDS)) {
                 fail(String.join(" ", command) + " did not finish within 30 s");
             }
-            return new Result(process.exitValue(), new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim());
+            return new Result(
+                    process.exitValue(),
+                    new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim());
         } finally {
             process.destroyForcibly();
         }

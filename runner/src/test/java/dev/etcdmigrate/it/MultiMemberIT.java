@@ -3,8 +3,8 @@ package dev.etcdmigrate.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
@@ -82,19 +82,34 @@ class MultiMemberIT {
                 RunnerProcess upgraded = cluster.start(m, to);
                 serving.set(i, upgraded);
                 // the step's private etcd rejoins the cluster's peers on the member's own peer URL
-                upgraded.awaitEvent("etcd-started", e -> e.path("version").asText().equals(to.version())
-                        && e.path("rejoining").asBoolean() && e.path("peerUrl").asText().equals(m.peerUrl()), DEADLINE);
+                upgraded.awaitEvent(
+                        "etcd-started",
+                        e -> e.path("version").asText().equals(to.version())
+                                && e.path("rejoining").asBoolean()
+                                && e.path("peerUrl").asText().equals(m.peerUrl()),
+                        DEADLINE);
                 ItConv2Events.awaitStepFinished(upgraded, 1, 1, DEADLINE);
                 long migrationEnd = System.nanoTime();
                 upgraded.awaitEvent("exec", DEADLINE);
                 long during = writer.successesBetween(migrationStart, migrationEnd);
-                System.out.printf("%s: %s -> %s in %d ms; %s acknowledged %d writes meanwhile%n", m.name(), from.version(), to.version(),
-                        Duration.ofNanos(migrationEnd - migrationStart).toMillis(), other.name(), during);
-                assertTrue(during > 0, "member " + other.name() + " took writes while " + m.name() + " migrated ("
-                        + writer.successes.size() + " in all)");
+                System.out.printf(
+                        "%s: %s -> %s in %d ms; %s acknowledged %d writes meanwhile%n",
+                        m.name(),
+                        from.version(),
+                        to.version(),
+                        Duration.ofNanos(migrationEnd - migrationStart).toMillis(),
+                        other.name(),
+                        during);
+                assertTrue(
+                        during > 0,
+                        "member " + other.name() + " took writes while " + m.name() + " migrated ("
+                                + writer.successes.size() + " in all)");
             }
             assertEquals(to.version() + "/etcd3", Files.readString(m.data().resolve("version.txt")), m.name());
-            put(client(m.clientUrl()), "/registry/rolling/" + m.name() + "/back", "serving"); // serving before the next one goes
+            put(
+                    client(m.clientUrl()),
+                    "/registry/rolling/" + m.name() + "/back",
+                    "serving"); // serving before the next one goes
             acked.put("/registry/rolling/" + m.name() + "/back", "serving");
         }
 
@@ -102,16 +117,21 @@ class MultiMemberIT {
         Keyspace reference = null;
         for (Member m : members) {
             Keyspace onMember = Keyspace.read(client(m.clientUrl()));
-            Map<String, String> seedDiff = seeded.differences(new Keyspace(onMember.revision(), onMember.entries().entrySet().stream()
-                    .filter(e -> seeded.entries().containsKey(e.getKey())).collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue))));
+            Map<String, String> seedDiff = seeded.differences(new Keyspace(
+                    onMember.revision(),
+                    onMember.entries().entrySet().stream()
+                            .filter(e -> seeded.entries().containsKey(e.getKey()))
+                            .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue))));
             assertEquals(Map.of(), seedDiff, "seeded keys, values and revisions on " + m.name());
             for (Map.Entry<String, String> e : acked.entrySet()) {
                 Keyspace.Entry entry = onMember.entries().get(e.getKey());
-                assertTrue(entry != null && e.getValue().equals(new String(entry.value(), StandardCharsets.UTF_8)),
+                assertTrue(
+                        entry != null && e.getValue().equals(new String(entry.value(), StandardCharsets.UTF_8)),
                         "acknowledged write " + e.getKey() + " on " + m.name());
             }
             assertTrue(!onMember.entries().containsKey(PrivateEtcd.PROBE_KEY), "no probe key left");
-            assertEquals(seeded.entries().size() + acked.size(), onMember.entries().size(), "no other key on " + m.name());
+            assertEquals(
+                    seeded.entries().size() + acked.size(), onMember.entries().size(), "no other key on " + m.name());
             if (reference != null) assertEquals(reference.entries(), onMember.entries(), "members agree");
             reference = onMember;
         }
@@ -166,7 +186,11 @@ class MultiMemberIT {
         long end = System.nanoTime() + DEADLINE.toNanos();
         String last = "";
         while (System.nanoTime() < end) {
-            last = http.send(HttpRequest.newBuilder(URI.create(m.clientUrl() + "/version")).build(), HttpResponse.BodyHandlers.ofString()).body();
+            last = http.send(
+                            HttpRequest.newBuilder(URI.create(m.clientUrl() + "/version"))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
             if (new ObjectMapper().readTree(last).path("etcdcluster").asText().startsWith(line + ".")) {
                 return;
             }

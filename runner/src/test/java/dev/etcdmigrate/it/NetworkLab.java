@@ -58,17 +58,25 @@ final class NetworkLab implements AutoCloseable {
         List<String> all = new ArrayList<>(hosts);
         all.add(bridgeNs);
         for (String ns : all) {
-            Process pids = new ProcessBuilder("ip", "netns", "pids", ns).redirectErrorStream(true).start();
+            Process pids = new ProcessBuilder("ip", "netns", "pids", ns)
+                    .redirectErrorStream(true)
+                    .start();
             String out = new String(pids.getInputStream().readAllBytes()).trim();
             pids.waitFor();
             for (String pid : out.isEmpty() ? List.<String>of() : List.of(out.split("\\s+"))) {
                 if (!pid.matches("\\d+")) continue;
                 ProcessHandle.of(Long.parseLong(pid)).ifPresent(p -> {
                     p.destroyForcibly();
-                    p.onExit().orTimeout(10, TimeUnit.SECONDS).exceptionally(t -> p).join();
+                    p.onExit()
+                            .orTimeout(10, TimeUnit.SECONDS)
+                            .exceptionally(t -> p)
+                            .join();
                 });
             }
-            new ProcessBuilder("ip", "netns", "del", ns).redirectErrorStream(true).start().waitFor();
+            new ProcessBuilder("ip", "netns", "del", ns)
+                    .redirectErrorStream(true)
+                    .start()
+                    .waitFor();
         }
         hosts.clear();
     }

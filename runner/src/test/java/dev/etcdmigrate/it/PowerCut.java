@@ -42,11 +42,37 @@ import java.util.stream.Stream;
  */
 final class PowerCut {
 
-    enum Kind { MKDIR, CREATE, SYMLINK, LINK, UNLINK, RMDIR, RENAME, CHMOD, TRUNCATE, WRITE, FALLOCATE, FSYNC, FSYNCDIR, OTHER }
+    enum Kind {
+        MKDIR,
+        CREATE,
+        SYMLINK,
+        LINK,
+        UNLINK,
+        RMDIR,
+        RENAME,
+        CHMOD,
+        TRUNCATE,
+        WRITE,
+        FALLOCATE,
+        FSYNC,
+        FSYNCDIR,
+        OTHER
+    }
 
     /** One logged line; inode ids are the model's (a backing inode number reused after unlink gets a new id). */
-    record Op(int line, boolean byRunner, Kind kind, int inode, int parent, String name, int toParent, String toName,
-              long a, long b, long c, String text) {
+    record Op(
+            int line,
+            boolean byRunner,
+            Kind kind,
+            int inode,
+            int parent,
+            String name,
+            int toParent,
+            String toName,
+            long a,
+            long b,
+            long c,
+            String text) {
         boolean namespace() {
             return switch (kind) {
                 case MKDIR, CREATE, SYMLINK, LINK, UNLINK, RMDIR, RENAME -> true;
@@ -85,6 +111,7 @@ final class PowerCut {
     private final Path data;
     /** model inode id -> base path (relative) for inodes that existed at mount */
     private final Map<Integer, String> baseTree;
+
     private final Path base;
     private final int root;
     /** for each op: the line of the first sync after it that makes it durable, or MAX_VALUE */
@@ -111,7 +138,8 @@ final class PowerCut {
             }
             if (op.data()) durableAt[i] = nextFileSync.getOrDefault(op.inode(), Integer.MAX_VALUE);
             if (op.namespace()) {
-                durableAt[i] = nextDirSync.getOrDefault(op.kind() == Kind.RENAME ? op.toParent() : op.parent(), Integer.MAX_VALUE);
+                durableAt[i] = nextDirSync.getOrDefault(
+                        op.kind() == Kind.RENAME ? op.toParent() : op.parent(), Integer.MAX_VALUE);
                 if (!op.byRunner() && !STRICT_ETCD) durableAt[i] = Math.min(durableAt[i], nextEtcdSync);
             }
         }
@@ -142,25 +170,132 @@ final class PowerCut {
                     int fresh = next[0]++;
                     current.put(Long.parseLong(f[3]), fresh);
                     Kind k = op.equals("mkdir") ? Kind.MKDIR : op.equals("create") ? Kind.CREATE : Kind.SYMLINK;
-                    yield new Op(i, runner, k, fresh, id.apply(Long.parseLong(f[4])), name(f[5]), -1, null,
-                            Long.parseLong(f[6], 8), 0, 0, lines.get(i));
+                    yield new Op(
+                            i,
+                            runner,
+                            k,
+                            fresh,
+                            id.apply(Long.parseLong(f[4])),
+                            name(f[5]),
+                            -1,
+                            null,
+                            Long.parseLong(f[6], 8),
+                            0,
+                            0,
+                            lines.get(i));
                 }
-                case "link", "unlink", "rmdir" -> new Op(i, runner,
-                        op.equals("link") ? Kind.LINK : op.equals("unlink") ? Kind.UNLINK : Kind.RMDIR,
-                        id.apply(Long.parseLong(f[3])), id.apply(Long.parseLong(f[4])), name(f[5]), -1, null, 0, 0, 0, lines.get(i));
-                case "rename" -> new Op(i, runner, Kind.RENAME, id.apply(Long.parseLong(f[3])), id.apply(Long.parseLong(f[4])),
-                        name(f[5]), id.apply(Long.parseLong(f[6])), name(f[7]), 0, 0, 0, lines.get(i));
-                case "chmod" -> new Op(i, runner, Kind.CHMOD, id.apply(Long.parseLong(f[3])), -1, null, -1, null,
-                        Long.parseLong(f[4], 8), 0, 0, lines.get(i));
-                case "T" -> new Op(i, runner, Kind.TRUNCATE, id.apply(Long.parseLong(f[3])), -1, null, -1, null,
-                        Long.parseLong(f[4]), 0, 0, lines.get(i));
-                case "W" -> new Op(i, runner, Kind.WRITE, id.apply(Long.parseLong(f[3])), -1, null, -1, null,
-                        Long.parseLong(f[4]), Long.parseLong(f[5]), Long.parseLong(f[6]), lines.get(i));
-                case "F" -> new Op(i, runner, Kind.FALLOCATE, id.apply(Long.parseLong(f[3])), -1, null, -1, null,
-                        Long.parseLong(f[4]), Long.parseLong(f[5]), Long.parseLong(f[6]), lines.get(i));
-                case "fsync" -> new Op(i, runner, Kind.FSYNC, id.apply(Long.parseLong(f[3])), -1, null, -1, null,
-                        Long.parseLong(f[4]), 0, 0, lines.get(i));
-                case "fsyncdir" -> new Op(i, runner, Kind.FSYNCDIR, id.apply(Long.parseLong(f[3])), -1, null, -1, null, 0, 0, 0, lines.get(i));
+                case "link", "unlink", "rmdir" ->
+                    new Op(
+                            i,
+                            runner,
+                            op.equals("link") ? Kind.LINK : op.equals("unlink") ? Kind.UNLINK : Kind.RMDIR,
+                            id.apply(Long.parseLong(f[3])),
+                            id.apply(Long.parseLong(f[4])),
+                            name(f[5]),
+                            -1,
+                            null,
+                            0,
+                            0,
+                            0,
+                            lines.get(i));
+                case "rename" ->
+                    new Op(
+                            i,
+                            runner,
+                            Kind.RENAME,
+                            id.apply(Long.parseLong(f[3])),
+                            id.apply(Long.parseLong(f[4])),
+                            name(f[5]),
+                            id.apply(Long.parseLong(f[6])),
+                            name(f[7]),
+                            0,
+                            0,
+                            0,
+                            lines.get(i));
+                case "chmod" ->
+                    new Op(
+                            i,
+                            runner,
+                            Kind.CHMOD,
+                            id.apply(Long.parseLong(f[3])),
+                            -1,
+                            null,
+                            -1,
+                            null,
+                            Long.parseLong(f[4], 8),
+                            0,
+                            0,
+                            lines.get(i));
+                case "T" ->
+                    new Op(
+                            i,
+                            runner,
+                            Kind.TRUNCATE,
+                            id.apply(Long.parseLong(f[3])),
+                            -1,
+                            null,
+                            -1,
+                            null,
+                            Long.parseLong(f[4]),
+                            0,
+                            0,
+                            lines.get(i));
+                case "W" ->
+                    new Op(
+                            i,
+                            runner,
+                            Kind.WRITE,
+                            id.apply(Long.parseLong(f[3])),
+                            -1,
+                            null,
+                            -1,
+                            null,
+                            Long.parseLong(f[4]),
+                            Long.parseLong(f[5]),
+                            Long.parseLong(f[6]),
+                            lines.get(i));
+                case "F" ->
+                    new Op(
+                            i,
+                            runner,
+                            Kind.FALLOCATE,
+                            id.apply(Long.parseLong(f[3])),
+                            -1,
+                            null,
+                            -1,
+                            null,
+                            Long.parseLong(f[4]),
+                            Long.parseLong(f[5]),
+                            Long.parseLong(f[6]),
+                            lines.get(i));
+                case "fsync" ->
+                    new Op(
+                            i,
+                            runner,
+                            Kind.FSYNC,
+                            id.apply(Long.parseLong(f[3])),
+                            -1,
+                            null,
+                            -1,
+                            null,
+                            Long.parseLong(f[4]),
+                            0,
+                            0,
+                            lines.get(i));
+                case "fsyncdir" ->
+                    new Op(
+                            i,
+                            runner,
+                            Kind.FSYNCDIR,
+                            id.apply(Long.parseLong(f[3])),
+                            -1,
+                            null,
+                            -1,
+                            null,
+                            0,
+                            0,
+                            0,
+                            lines.get(i));
                 default -> new Op(i, runner, Kind.OTHER, -1, -1, null, -1, null, 0, 0, 0, lines.get(i)); // call, fault
             };
             ops.add(parsed);
@@ -193,7 +328,8 @@ final class PowerCut {
         // the base: every inode present at mount, with its entries
         for (var e : baseTree.entrySet()) {
             Path p = base.resolve(e.getValue());
-            Node n = new Node(Files.isSymbolicLink(p) ? 'l' : Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS) ? 'd' : 'f',
+            Node n = new Node(
+                    Files.isSymbolicLink(p) ? 'l' : Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS) ? 'd' : 'f',
                     Files.isSymbolicLink(p) ? 0777 : mode(Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS)));
             n.base = p;
             nodes.put(e.getKey(), n);
@@ -202,8 +338,14 @@ final class PowerCut {
             if (e.getValue().isEmpty()) continue;
             Path rel = Path.of(e.getValue());
             int parent = baseTree.entrySet().stream()
-                    .filter(x -> x.getValue().equals(rel.getParent() == null ? "" : rel.getParent().toString()))
-                    .findFirst().orElseThrow().getKey();
+                    .filter(x -> x.getValue()
+                            .equals(
+                                    rel.getParent() == null
+                                            ? ""
+                                            : rel.getParent().toString()))
+                    .findFirst()
+                    .orElseThrow()
+                    .getKey();
             nodes.get(parent).entries.put(rel.getFileName().toString(), e.getKey());
         }
         nodes.computeIfAbsent(root, k -> new Node('d', 0755));
@@ -212,7 +354,10 @@ final class PowerCut {
             Op op = ops.get(i);
             switch (op.kind()) {
                 case MKDIR, CREATE, SYMLINK -> {
-                    nodes.put(op.inode(), new Node(op.kind() == Kind.MKDIR ? 'd' : op.kind() == Kind.CREATE ? 'f' : 'l', (int) op.a()));
+                    nodes.put(
+                            op.inode(),
+                            new Node(op.kind() == Kind.MKDIR ? 'd' : op.kind() == Kind.CREATE ? 'f' : 'l', (int)
+                                    op.a()));
                     dir(nodes, op.parent()).entries.put(op.name(), op.inode());
                 }
                 case LINK -> dir(nodes, op.parent()).entries.put(op.name(), op.inode());
@@ -266,7 +411,13 @@ final class PowerCut {
         return kept;
     }
 
-    private void write(Map<Integer, Node> nodes, int id, Path at, Map<Integer, Path> written, List<Runnable> modes, Set<Integer> onPath)
+    private void write(
+            Map<Integer, Node> nodes,
+            int id,
+            Path at,
+            Map<Integer, Path> written,
+            List<Runnable> modes,
+            Set<Integer> onPath)
             throws IOException {
         Node n = nodes.get(id);
         if (written.containsKey(id) && n.type != 'd') {
@@ -277,7 +428,8 @@ final class PowerCut {
             if (!onPath.add(id)) return; // a directory renamed into itself cannot happen; be safe
             Files.createDirectories(at);
             for (var e : new TreeMap<>(n.entries).entrySet()) {
-                if (nodes.containsKey(e.getValue())) write(nodes, e.getValue(), at.resolve(e.getKey()), written, modes, onPath);
+                if (nodes.containsKey(e.getValue()))
+                    write(nodes, e.getValue(), at.resolve(e.getKey()), written, modes, onPath);
             }
             onPath.remove(id);
         } else if (n.type == 'l') {
@@ -339,7 +491,8 @@ final class PowerCut {
                             if (end > out.length()) out.setLength(end);
                         } else {
                             long done = 0;
-                            while (done < op.b()) done += in.transferTo(op.c() + done, op.b() - done, ch.position(op.a() + done));
+                            while (done < op.b())
+                                done += in.transferTo(op.c() + done, op.b() - done, ch.position(op.a() + done));
                         }
                     }
                     default -> {}
@@ -400,7 +553,8 @@ final class PowerCut {
 
     private static void setWritable(Path dir) throws IOException {
         try (Stream<Path> walk = Files.walk(dir)) {
-            for (Path p : walk.filter(x -> Files.isDirectory(x, LinkOption.NOFOLLOW_LINKS)).toList()) {
+            for (Path p : walk.filter(x -> Files.isDirectory(x, LinkOption.NOFOLLOW_LINKS))
+                    .toList()) {
                 Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwx------"));
             }
         }

@@ -37,7 +37,8 @@ final class PowerCutFs implements AutoCloseable {
     private final Path base;
     private boolean mounted = true;
 
-    private PowerCutFs(Path backing, Path mountPoint, Path work, Process daemon, Map<Long, String> baseInodes, Path base) {
+    private PowerCutFs(
+            Path backing, Path mountPoint, Path work, Process daemon, Map<Long, String> baseInodes, Path base) {
         this.backing = backing;
         this.mountPoint = mountPoint;
         this.work = work;
@@ -50,20 +51,30 @@ final class PowerCutFs implements AutoCloseable {
      * Mounts backing on mountPoint; base must hold the same tree as backing (a copy of it). A fault
      * "nth:errno" fails the nth call a java process makes (see powercutfs.c).
      */
-    static PowerCutFs mount(Path backing, Path base, Path mountPoint, Path work, Optional<String> fault) throws Exception {
+    static PowerCutFs mount(Path backing, Path base, Path mountPoint, Path work, Optional<String> fault)
+            throws Exception {
         Path binary = binary();
         Files.createDirectories(work);
         Map<Long, String> inodes = new HashMap<>();
         try (Stream<Path> walk = Files.walk(backing)) {
             for (Path p : walk.toList()) {
-                inodes.put((Long) Files.getAttribute(p, "unix:ino", LinkOption.NOFOLLOW_LINKS), backing.relativize(p).toString());
+                inodes.put(
+                        (Long) Files.getAttribute(p, "unix:ino", LinkOption.NOFOLLOW_LINKS),
+                        backing.relativize(p).toString());
             }
         }
-        List<String> command = new ArrayList<>(List.of(binary.toString(), backing.toString(), mountPoint.toString(),
-                work.resolve("log").toString(), work.resolve("data").toString()));
+        List<String> command = new ArrayList<>(List.of(
+                binary.toString(),
+                backing.toString(),
+                mountPoint.toString(),
+                work.resolve("log").toString(),
+                work.resolve("data").toString()));
         fault.ifPresent(command::add);
         command.addAll(List.of("--", "-o", "fsname=powercut"));
-        Process daemon = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(work.resolve("daemon.out").toFile()).start();
+        Process daemon = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(work.resolve("daemon.out").toFile())
+                .start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (!isMounted(mountPoint)) {
             if (!daemon.isAlive()) {
@@ -101,7 +112,9 @@ final class PowerCutFs implements AutoCloseable {
         try {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (true) {
-                Process umount = new ProcessBuilder("umount", mountPoint.toString()).redirectErrorStream(true).start();
+                Process umount = new ProcessBuilder("umount", mountPoint.toString())
+                        .redirectErrorStream(true)
+                        .start();
                 String out = new String(umount.getInputStream().readAllBytes());
                 if (umount.waitFor() == 0) break;
                 if (System.nanoTime() > deadline) fail("umount " + mountPoint + ": " + out);
@@ -117,7 +130,8 @@ final class PowerCutFs implements AutoCloseable {
 
     private static boolean isMounted(Path point) throws IOException {
         String wanted = " " + point.toAbsolutePath() + " ";
-        return Files.readAllLines(Path.of("/proc/self/mountinfo")).stream().anyMatch(l -> l.contains(wanted) && l.contains(" fuse"));
+        return Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
+                .anyMatch(l -> l.contains(wanted) && l.contains(" fuse"));
     }
 
     /** target/powercutfs, compiled when missing or older than its source. */
@@ -125,13 +139,16 @@ final class PowerCutFs implements AutoCloseable {
         if ((Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid") != 0) abort("FUSE mounts need root here");
         if (!Files.exists(Path.of("/dev/fuse"))) abort("no /dev/fuse");
         Path binary = Path.of(System.getProperty("basedir", "."), "target/powercutfs");
-        if (Files.isExecutable(binary) && Files.getLastModifiedTime(binary).compareTo(Files.getLastModifiedTime(SOURCE)) > 0) {
+        if (Files.isExecutable(binary)
+                && Files.getLastModifiedTime(binary).compareTo(Files.getLastModifiedTime(SOURCE)) > 0) {
             return binary;
         }
         Files.createDirectories(binary.getParent());
         String flags;
         try {
-            Process pkg = new ProcessBuilder("pkg-config", "fuse3", "--cflags", "--libs").redirectErrorStream(true).start();
+            Process pkg = new ProcessBuilder("pkg-config", "fuse3", "--cflags", "--libs")
+                    .redirectErrorStream(true)
+                    .start();
             flags = new String(pkg.getInputStream().readAllBytes()).trim();
             if (pkg.waitFor() != 0) abort("libfuse3-dev is not installed (pkg-config fuse3: " + flags + ")");
         } catch (IOException e) {

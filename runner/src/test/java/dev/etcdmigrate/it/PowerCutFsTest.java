@@ -60,13 +60,15 @@ class PowerCutFsTest {
             for (var e : base.entrySet()) {
                 if (e.getValue().equals("dir")) Files.createDirectories(root.resolve(e.getKey()));
                 else Files.writeString(root.resolve(e.getKey()), e.getValue());
-                Files.setPosixFilePermissions(root.resolve(e.getKey()), PosixFilePermissions.fromString(
-                        e.getValue().equals("dir") ? "rwx------" : "rw-------"));
+                Files.setPosixFilePermissions(
+                        root.resolve(e.getKey()),
+                        PosixFilePermissions.fromString(e.getValue().equals("dir") ? "rwx------" : "rw-------"));
             }
         }
         Marks marks;
         PowerCut log;
-        try (PowerCutFs fs = PowerCutFs.mount(backing, baseCopy, mount, dir.resolve("work"), java.util.Optional.empty())) {
+        try (PowerCutFs fs =
+                PowerCutFs.mount(backing, baseCopy, mount, dir.resolve("work"), java.util.Optional.empty())) {
             marks = new Marks(fs);
             script.run(mount, marks);
             fs.close();
@@ -75,7 +77,8 @@ class PowerCutFsTest {
         List<Set<Map<String, String>>> result = new ArrayList<>();
         for (int cut : marks.cuts) {
             Set<Map<String, String>> states = new HashSet<>();
-            List<PowerCut.Policy> policies = new ArrayList<>(List.of(new PowerCut.Policy.DurableOnly(), new PowerCut.Policy.Everything()));
+            List<PowerCut.Policy> policies =
+                    new ArrayList<>(List.of(new PowerCut.Policy.DurableOnly(), new PowerCut.Policy.Everything()));
             for (long seed = 0; seed < 300; seed++) policies.add(new PowerCut.Policy.Seeded(seed));
             for (PowerCut.Policy policy : policies) {
                 Path state = dir.resolve("state");
@@ -93,10 +96,14 @@ class PowerCutFsTest {
         try (Stream<Path> walk = Files.walk(root)) {
             for (Path p : walk.toList()) {
                 if (p.equals(root)) continue;
-                String v = Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS) ? "dir"
+                String v = Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)
+                        ? "dir"
                         : new String(Files.readAllBytes(p), StandardCharsets.ISO_8859_1).replace("\0", "0");
-                String mode = PosixFilePermissions.toString(Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS));
-                t.put(root.relativize(p).toString(), mode.equals("rwx------") || mode.equals("rw-------") ? v : v + " " + mode);
+                String mode =
+                        PosixFilePermissions.toString(Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS));
+                t.put(
+                        root.relativize(p).toString(),
+                        mode.equals("rwx------") || mode.equals("rw-------") ? v : v + " " + mode);
             }
         }
         return t;
@@ -122,7 +129,10 @@ class PowerCutFsTest {
     private static void write(Path p, String text, StandardOpenOption... more) throws Exception {
         List<StandardOpenOption> opts = new ArrayList<>(List.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE));
         opts.addAll(List.of(more));
-        try (FileChannel ch = FileChannel.open(p, Set.copyOf(opts), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+        try (FileChannel ch = FileChannel.open(
+                p,
+                Set.copyOf(opts),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
             ch.write(java.nio.ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
         }
     }
@@ -139,7 +149,11 @@ class PowerCutFsTest {
             marks.cut(); // 1: temp written, not synced
             fsync(m.resolve("v.tmp"));
             marks.cut(); // 2: temp synced, its name not
-            Files.move(m.resolve("v.tmp"), m.resolve("v"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            Files.move(
+                    m.resolve("v.tmp"),
+                    m.resolve("v"),
+                    StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
             marks.cut(); // 3: renamed, directory not synced
             fsync(m);
             marks.cut(); // 4: durable
@@ -157,7 +171,11 @@ class PowerCutFsTest {
     void renameWithoutFileSyncMayKeepTheNameAndLoseTheData() throws Exception {
         var got = explore(Map.of("v", "old"), (m, marks) -> {
             write(m.resolve("v.tmp"), "new");
-            Files.move(m.resolve("v.tmp"), m.resolve("v"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            Files.move(
+                    m.resolve("v.tmp"),
+                    m.resolve("v"),
+                    StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
             fsync(m);
             marks.cut();
         });
@@ -187,7 +205,8 @@ class PowerCutFsTest {
     @Test
     void aNewDirectoryNeedsItsParentSynced() throws Exception {
         var got = explore(Map.of(), (m, marks) -> {
-            Files.createDirectory(m.resolve("d"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            Files.createDirectory(
+                    m.resolve("d"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             write(m.resolve("d/f"), "x");
             fsync(m.resolve("d/f"));
             fsync(m.resolve("d"));
@@ -224,7 +243,8 @@ class PowerCutFsTest {
                 ch.force(false);
             }
             marks.cut();
-            try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(m.resolve("f").toFile(), "rw")) {
+            try (java.io.RandomAccessFile f =
+                    new java.io.RandomAccessFile(m.resolve("f").toFile(), "rw")) {
                 f.setLength(4); // ftruncate up: a sparse tail
             }
             Files.setPosixFilePermissions(m.resolve("f"), PosixFilePermissions.fromString("r--------"));

@@ -68,33 +68,59 @@ class PowerCutIT {
      * downgrade) and the member dir swapped out (snapshot downgrade).
      */
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = FaultScenario.class, names = {"ONLINE_DOWNGRADE", "SNAPSHOT_DOWNGRADE"})
+    @EnumSource(
+            value = FaultScenario.class,
+            names = {"ONLINE_DOWNGRADE", "SNAPSHOT_DOWNGRADE"})
     void retentionNeverDropsBelowTheKeptBackups(FaultScenario scenario, @TempDir Path dir) throws Exception {
         // the online downgrade's run is the longest (a full backup copy, two etcds): only in the long profile
         assumeTrue(scenario != FaultScenario.ONLINE_DOWNGRADE || ALL_RUNNER_POINTS, "-Ppowercut-long");
-        explore(scenario, dir, "-retention", data -> {
-            for (int day = 1; day <= 3; day++) {
-                Path old = dir.resolve("base/data/.etcd-migrate/backups/2020010" + day + "T000000Z-it-old-"
-                        + scenario.versions().getFirst().version() + "-etcd3");
-                Files.createDirectories(old);
-                Process cp = new ProcessBuilder("cp", "-a", dir.resolve("base/data/member").toString(), old.toString()).inheritIO().start();
-                assertEquals(0, cp.waitFor());
-                Files.writeString(old.resolve("version.txt"), scenario.versions().getFirst().format());
-            }
-            new ProcessBuilder("chmod", "-R", "go-rwx", dir.resolve("base/data/.etcd-migrate").toString()).start().waitFor();
-        }, data -> {
-            long complete = completeBackups(data);
-            if (complete < 3) throw new AssertionError(complete + " complete backups in the crash state, 3 are kept");
-        });
+        explore(
+                scenario,
+                dir,
+                "-retention",
+                data -> {
+                    for (int day = 1; day <= 3; day++) {
+                        Path old = dir.resolve("base/data/.etcd-migrate/backups/2020010" + day + "T000000Z-it-old-"
+                                + scenario.versions().getFirst().version() + "-etcd3");
+                        Files.createDirectories(old);
+                        Process cp = new ProcessBuilder(
+                                        "cp",
+                                        "-a",
+                                        dir.resolve("base/data/member").toString(),
+                                        old.toString())
+                                .inheritIO()
+                                .start();
+                        assertEquals(0, cp.waitFor());
+                        Files.writeString(
+                                old.resolve("version.txt"),
+                                scenario.versions().getFirst().format());
+                    }
+                    new ProcessBuilder(
+                                    "chmod",
+                                    "-R",
+                                    "go-rwx",
+                                    dir.resolve("base/data/.etcd-migrate").toString())
+                            .start()
+                            .waitFor();
+                },
+                data -> {
+                    long complete = completeBackups(data);
+                    if (complete < 3)
+                        throw new AssertionError(complete + " complete backups in the crash state, 3 are kept");
+                });
     }
 
     interface DataCheck {
         void check(Path data) throws Exception;
     }
 
-    private void explore(FaultScenario scenario, Path dir, String variant, DataCheck prepareBase, DataCheck cutCheck) throws Exception {
+    private void explore(FaultScenario scenario, Path dir, String variant, DataCheck prepareBase, DataCheck cutCheck)
+            throws Exception {
         String only = System.getProperty("fault.scenarios", "");
-        assumeTrue(only.isBlank() || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(scenario.name()), "fault.scenarios=" + only);
+        assumeTrue(
+                only.isBlank()
+                        || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(scenario.name()),
+                "fault.scenarios=" + only);
         int extra = Integer.getInteger("powercut.extra", 2);
         long seed = Long.getLong("powercut.seed", System.nanoTime());
         Random random = new Random(seed + scenario.ordinal());
@@ -106,9 +132,13 @@ class PowerCutIT {
         assertEquals(0, rec.exitCode(), rec.output());
         PowerCut log = rec.log();
         Path kept = Files.createDirectories(Path.of(System.getProperty("basedir", "."), "target/powercut"));
-        Files.copy(dir.resolve("work/log"), kept.resolve(name + ".log"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(
+                dir.resolve("work/log"),
+                kept.resolve(name + ".log"),
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         List<Trial> trials = choose(log, extra, random);
-        System.out.printf("[powercut] %s: recorded %d ops in %d ms (runner %d, etcd %d durability points); %d trials, -Dpowercut.seed=%d%n",
+        System.out.printf(
+                "[powercut] %s: recorded %d ops in %d ms (runner %d, etcd %d durability points); %d trials, -Dpowercut.seed=%d%n",
                 name, log.ops().size(), rec.millis(), count(log, true), count(log, false), trials.size(), seed);
 
         List<String> failures = new ArrayList<>();
@@ -143,9 +173,10 @@ class PowerCutIT {
                 failures.add(failure);
             }
         }
-        System.out.printf("[powercut] %s summary: %d distinct crash states %s (%d trials gave a state already tried) in %d s;"
-                + " failures %d (-Dpowercut.seed=%d)%n", name, seen.size(), explored, same, (System.nanoTime() - start) / 1_000_000_000L,
-                failures.size(), seed);
+        System.out.printf(
+                "[powercut] %s summary: %d distinct crash states %s (%d trials gave a state already tried) in %d s;"
+                        + " failures %d (-Dpowercut.seed=%d)%n",
+                name, seen.size(), explored, same, (System.nanoTime() - start) / 1_000_000_000L, failures.size(), seed);
         assertEquals(List.of(), failures, "crash states that did not converge");
     }
 
@@ -154,48 +185,64 @@ class PowerCutIT {
         Path dir = data.resolve(".etcd-migrate/backups");
         if (!Files.isDirectory(dir)) return 0;
         try (var entries = Files.list(dir)) {
-            return entries.filter(p -> p.getFileName().toString().matches("\\d{8}T\\d{6}Z-.*") && !p.getFileName().toString().endsWith(".partial"))
-                    .filter(p -> Files.isRegularFile(p.resolve("version.txt")) && Files.isRegularFile(p.resolve("member/snap/db")))
+            return entries.filter(p -> p.getFileName().toString().matches("\\d{8}T\\d{6}Z-.*")
+                            && !p.getFileName().toString().endsWith(".partial"))
+                    .filter(p -> Files.isRegularFile(p.resolve("version.txt"))
+                            && Files.isRegularFile(p.resolve("member/snap/db")))
                     .count();
         }
     }
 
     /** A recorded run: where the mount was (now an ordinary empty dir), its data dir, what was seeded, the log. */
-    record Recording(Path mount, Path data, FaultScenario.Seeded seeded, PowerCutFs fs, int exitCode, String output, String reason,
-                     long millis) {
+    record Recording(
+            Path mount,
+            Path data,
+            FaultScenario.Seeded seeded,
+            PowerCutFs fs,
+            int exitCode,
+            String output,
+            String reason,
+            long millis) {
         PowerCut log() throws Exception {
             return fs.log();
         }
     }
 
     /** Seeds the scenario's data, mounts the power-cut file system over it, runs the runner to its end, unmounts. */
-    static Recording record(FaultScenario scenario, EtcdFixture etcd, Path dir, Optional<String> fault) throws Exception {
+    static Recording record(FaultScenario scenario, EtcdFixture etcd, Path dir, Optional<String> fault)
+            throws Exception {
         Path base = dir.resolve("base");
         FaultScenario.Seeded seeded = scenario.seed(etcd, base.resolve("data"));
         return record(scenario, seeded, dir, fault);
     }
 
-    static Recording record(FaultScenario scenario, FaultScenario.Seeded seeded, Path dir, Optional<String> fault) throws Exception {
+    static Recording record(FaultScenario scenario, FaultScenario.Seeded seeded, Path dir, Optional<String> fault)
+            throws Exception {
         Path base = dir.resolve("base");
         Path backing = dir.resolve("backing");
         Files.createDirectories(dir.resolve("mnt"));
         PowerCut.clear(dir.resolve("mnt"));
         dev.etcdmigrate.datadir.Trees.deleteRecursively(backing);
-        Process cp = new ProcessBuilder("cp", "-a", base.toString(), backing.toString()).inheritIO().start();
+        Process cp = new ProcessBuilder("cp", "-a", base.toString(), backing.toString())
+                .inheritIO()
+                .start();
         assertEquals(0, cp.waitFor());
         return runMounted(scenario, seeded, dir, fault);
     }
 
     /** Mounts dir/backing (as it is) on dir/mnt, runs the runner on mnt/data to its end, unmounts. */
-    static Recording runMounted(FaultScenario scenario, FaultScenario.Seeded seeded, Path dir, Optional<String> fault) throws Exception {
+    static Recording runMounted(FaultScenario scenario, FaultScenario.Seeded seeded, Path dir, Optional<String> fault)
+            throws Exception {
         Path mount = dir.resolve("mnt");
         Path data = mount.resolve("data");
-        PowerCutFs fs = PowerCutFs.mount(dir.resolve("backing"), dir.resolve("base"), mount, dir.resolve("work"), fault);
+        PowerCutFs fs =
+                PowerCutFs.mount(dir.resolve("backing"), dir.resolve("base"), mount, dir.resolve("work"), fault);
         int code;
         String output;
         String reason = "";
         long start = System.nanoTime();
-        try (fs; RunnerProcess runner = RunnerProcess.startInOwnGroup(scenario.args(data))) {
+        try (fs;
+                RunnerProcess runner = RunnerProcess.startInOwnGroup(scenario.args(data))) {
             code = runner.awaitExit(RUN_DEADLINE);
             output = runner.output();
             if (code != 0) reason = runner.ending().path("reason").asText();
@@ -204,7 +251,9 @@ class PowerCutIT {
     }
 
     private static long count(PowerCut log, boolean runner) {
-        return log.ops().stream().filter(op -> op.sync() && op.byRunner() == runner).count();
+        return log.ops().stream()
+                .filter(op -> op.sync() && op.byRunner() == runner)
+                .count();
     }
 
     /**
@@ -216,14 +265,22 @@ class PowerCutIT {
      */
     static List<Trial> choose(PowerCut log, int extra, Random random) {
         int end = log.ops().size();
-        List<Trial> trials = new ArrayList<>(List.of(new Trial(end, new PowerCut.Policy.DurableOnly(), "end"),
+        List<Trial> trials = new ArrayList<>(List.of(
+                new Trial(end, new PowerCut.Policy.DurableOnly(), "end"),
                 new Trial(end, new PowerCut.Policy.Seeded(random.nextLong()), "end")));
-        List<Integer> runnerPoints = ALL_RUNNER_POINTS ? log.ops().stream().filter(op -> op.sync() && op.byRunner()).map(op -> op.line() + 1).toList()
+        List<Integer> runnerPoints = ALL_RUNNER_POINTS
+                ? log.ops().stream()
+                        .filter(op -> op.sync() && op.byRunner())
+                        .map(op -> op.line() + 1)
+                        .toList()
                 : commitPoints(log);
         runnerPoints.forEach(cut -> trials.add(new Trial(cut, new PowerCut.Policy.DurableOnly(), "runner-sync")));
         List<List<Integer>> categories = new ArrayList<>();
         List<String> labels = List.of("etcd-sync", "random", "runner-sync");
-        List<Integer> etcdPoints = new ArrayList<>(log.ops().stream().filter(op -> op.sync() && !op.byRunner()).map(op -> op.line() + 1).toList());
+        List<Integer> etcdPoints = new ArrayList<>(log.ops().stream()
+                .filter(op -> op.sync() && !op.byRunner())
+                .map(op -> op.line() + 1)
+                .toList());
         Collections.shuffle(etcdPoints, random);
         categories.add(etcdPoints);
         List<Integer> lines = new ArrayList<>();
@@ -241,7 +298,8 @@ class PowerCutIT {
                 if (next[c] >= categories.get(c).size()) continue;
                 any = true;
                 int cut = categories.get(c).get(next[c]++);
-                PowerCut.Policy policy = c == 2 || (round + c) % 2 == 1 ? new PowerCut.Policy.Seeded(random.nextLong())
+                PowerCut.Policy policy = c == 2 || (round + c) % 2 == 1
+                        ? new PowerCut.Policy.Seeded(random.nextLong())
                         : new PowerCut.Policy.DurableOnly();
                 trials.add(new Trial(cut, policy, labels.get(c)));
             }
@@ -261,7 +319,8 @@ class PowerCutIT {
         boolean pending = false;
         for (PowerCut.Op op : log.ops()) {
             if (!op.byRunner()) continue;
-            if (op.kind() == PowerCut.Kind.RENAME || op.kind() == PowerCut.Kind.CREATE && "etcd-output.log".equals(op.name())) pending = true;
+            if (op.kind() == PowerCut.Kind.RENAME
+                    || op.kind() == PowerCut.Kind.CREATE && "etcd-output.log".equals(op.name())) pending = true;
             if (pending && op.kind() == PowerCut.Kind.FSYNCDIR) {
                 points.add(op.line() + 1);
                 pending = false;
@@ -283,19 +342,22 @@ class PowerCutIT {
             throw new AssertionError("version.txt is gone");
         }
         DataVersion v = recorded.get();
-        if (!scenario.versions().contains(v)) throw new AssertionError("version.txt names " + v + ", not a version of " + scenario.versions());
+        if (!scenario.versions().contains(v))
+            throw new AssertionError("version.txt names " + v + ", not a version of " + scenario.versions());
         Path staged = data.resolve(".etcd-migrate/staging/complete");
         if (Files.isRegularFile(staged)) return;
         if (!Files.isDirectory(data.resolve("member"))) throw new AssertionError("no member/ and no complete staging");
         Path db = data.resolve("member/snap/db");
-        if (v.storage() == StorageApi.ETCD3 && !Files.isRegularFile(db)) throw new AssertionError("version.txt says " + v + ", no member/snap/db");
+        if (v.storage() == StorageApi.ETCD3 && !Files.isRegularFile(db))
+            throw new AssertionError("version.txt says " + v + ", no member/snap/db");
         if (v.storage() == StorageApi.ETCD3) {
             // the plan's versions this db can be at: its storage version's minor (3.6+ record one), or any before 3.6
             Optional<String> storage = BackendStorageVersion.read(db);
             int at = -1;
             for (int j = 0; j < scenario.versions().size(); j++) {
                 DataVersion candidate = scenario.versions().get(j);
-                String minor = candidate.version().major() + "." + candidate.version().minor();
+                String minor =
+                        candidate.version().major() + "." + candidate.version().minor();
                 // no storage version: before 3.6, or a 3.6+ etcd stopped before it recorded one (seeds can be)
                 boolean fits = storage.map(s -> compare(s, minor) == 0).orElse(true);
                 if (fits) at = j;
@@ -326,8 +388,8 @@ class PowerCutIT {
     }
 
     /** After a run on dir/mnt (now unmounted): the data in dir/backing is at the target, clean, every key served. */
-    static void assertConvergedAfterUnmount(FaultScenario scenario, FaultScenario.Seeded seeded, EtcdFixture etcd, Path dir)
-            throws Exception {
+    static void assertConvergedAfterUnmount(
+            FaultScenario scenario, FaultScenario.Seeded seeded, EtcdFixture etcd, Path dir) throws Exception {
         Path data = dir.resolve("backing/data");
         assertEquals(scenario.target().format(), Files.readString(data.resolve("version.txt")));
         assertEquals(List.of(), DataDirLeftovers.unexpected(data), "leftovers:" + DataDirLeftovers.describe(data));
@@ -339,7 +401,10 @@ class PowerCutIT {
             assertEquals(0, rerun.awaitExit(RUN_DEADLINE), "the rerun:\n" + rerun.output());
         }
         assertEquals(scenario.target().format(), Files.readString(data.resolve("version.txt")));
-        assertEquals(List.of(), DataDirLeftovers.unexpected(data), "leftovers after the rerun:" + DataDirLeftovers.describe(data));
+        assertEquals(
+                List.of(),
+                DataDirLeftovers.unexpected(data),
+                "leftovers after the rerun:" + DataDirLeftovers.describe(data));
         seeded.assertServedByTarget(etcd, data);
     }
 }

@@ -31,7 +31,8 @@ final class ProcNetTcp {
 
         @Override
         public String toString() {
-            return (address.getAddress().length == 16 ? "[" + address.getHostAddress() + "]" : address.getHostAddress()) + ":" + port;
+            return (address.getAddress().length == 16 ? "[" + address.getHostAddress() + "]" : address.getHostAddress())
+                    + ":" + port;
         }
     }
 
@@ -61,7 +62,11 @@ final class ProcNetTcp {
                 continue; // the header, or a blank line
             }
             String[] local = f[1].split(":");
-            sockets.add(new Socket(Long.parseLong(f[9]), address(local[0], order), Integer.parseInt(local[1], 16), f[3].equals(LISTEN)));
+            sockets.add(new Socket(
+                    Long.parseLong(f[9]),
+                    address(local[0], order),
+                    Integer.parseInt(local[1], 16),
+                    f[3].equals(LISTEN)));
         }
         return sockets;
     }
@@ -80,7 +85,8 @@ final class ProcNetTcp {
             // a v4-mapped v6 address (::ffff:a.b.c.d) comes back as the IPv4 address it maps
             return InetAddress.getByAddress(bytes.array());
         } catch (UnknownHostException e) {
-            throw new IllegalArgumentException("bad address length: " + HexFormat.of().formatHex(bytes.array()), e);
+            throw new IllegalArgumentException(
+                    "bad address length: " + HexFormat.of().formatHex(bytes.array()), e);
         }
     }
 }

@@ -72,8 +72,11 @@ class ProcNetTcpTest {
 
     @Test
     void aBigEndianKernelPrintsTheBytesInOrder() {
-        String row = "   0: 7F000001:0050 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 9 1 0 100 0 0 10 0\n";
-        assertEquals("127.0.0.1:80", ProcNetTcp.parse(row, ByteOrder.BIG_ENDIAN).getFirst().toString());
+        String row =
+                "   0: 7F000001:0050 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 9 1 0 100 0 0 10 0\n";
+        assertEquals(
+                "127.0.0.1:80",
+                ProcNetTcp.parse(row, ByteOrder.BIG_ENDIAN).getFirst().toString());
     }
 
     @Test

@@ -25,12 +25,16 @@ final class ProcessGroup {
 
     /** SIGKILL to every member, then waits until none is left running (zombies hold nothing). */
     static void killAndAwait(long pgid, Duration deadline) throws IOException, InterruptedException {
-        new ProcessBuilder("kill", "-KILL", "--", "-" + pgid).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor(); // fails harmlessly on an empty group
+        new ProcessBuilder("kill", "-KILL", "--", "-" + pgid)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start()
+                .waitFor(); // fails harmlessly on an empty group
         long end = System.nanoTime() + deadline.toNanos();
         for (List<Long> left = running(pgid); !left.isEmpty(); left = running(pgid)) {
             if (System.nanoTime() > end) {
-                throw new IllegalStateException("processes " + left + " of group " + pgid + " survived SIGKILL for " + deadline);
+                throw new IllegalStateException(
+                        "processes " + left + " of group " + pgid + " survived SIGKILL for " + deadline);
             }
             Thread.sleep(10); // poll interval of a deadline-bound wait
         }
@@ -39,10 +43,13 @@ final class ProcessGroup {
     /** Members of the group that are not zombies. */
     static List<Long> running(long pgid) throws IOException {
         List<Long> members = new ArrayList<>();
-        try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"), p -> p.getFileName().toString().matches("\\d+"))) {
+        try (DirectoryStream<Path> procs = Files.newDirectoryStream(
+                Path.of("/proc"), p -> p.getFileName().toString().matches("\\d+"))) {
             for (Path p : procs) {
                 long pid = Long.parseLong(p.getFileName().toString());
-                stat(pid).filter(f -> Long.parseLong(f[2]) == pgid && !f[0].equals("Z")).ifPresent(f -> members.add(pid));
+                stat(pid)
+                        .filter(f -> Long.parseLong(f[2]) == pgid && !f[0].equals("Z"))
+                        .ifPresent(f -> members.add(pid));
             }
         }
         return members;

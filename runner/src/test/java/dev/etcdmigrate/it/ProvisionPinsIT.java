@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,11 +27,27 @@ class ProvisionPinsIT {
 
     /** Go settings that would switch Go's checks off (or break the build) if the runner passed them on. */
     private static final Map<String, String> HOSTILE_GO_ENV = Map.of(
-            "GOFLAGS", "-mod=vendor", "GONOSUMDB", "*", "GONOSUMCHECK", "1", "GOSUMDB", "off",
-            "GOPRIVATE", "*", "GOINSECURE", "*", "GONOSUMCHECKS", "1");
+            "GOFLAGS",
+            "-mod=vendor",
+            "GONOSUMDB",
+            "*",
+            "GONOSUMCHECK",
+            "1",
+            "GOSUMDB",
+            "off",
+            "GOPRIVATE",
+            "*",
+            "GOINSECURE",
+            "*",
+            "GONOSUMCHECKS",
+            "1");
 
     private static String pin(String version, String kind, String name) throws Exception {
-        Path file = Path.of(System.getProperty("user.dir")).resolveSibling("versions").resolve("pins").resolve(version).resolve("linux-amd64.pins");
+        Path file = Path.of(System.getProperty("user.dir"))
+                .resolveSibling("versions")
+                .resolve("pins")
+                .resolve(version)
+                .resolve("linux-amd64.pins");
         for (String line : Files.readAllLines(file)) {
             String[] f = line.split(" ");
             if (f.length == 3 && f[0].equals(kind) && f[1].equals(name)) return f[2];
@@ -42,7 +56,10 @@ class ProvisionPinsIT {
     }
 
     private static String run(Path dir, String... command) throws Exception {
-        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(command)
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
+                .start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(5, TimeUnit.MINUTES), String.join(" ", command));
         assertEquals(0, p.exitValue(), String.join(" ", command) + ": " + out);
@@ -65,7 +82,9 @@ class ProvisionPinsIT {
         Path downloads = Path.of(run(dir, go.toString(), "env", "GOMODCACHE")).resolve("cache/download");
         Path proxy = dir.resolve("proxy");
         Path tampered = Path.of("go.etcd.io/etcd/api/v3/@v/v3.6.16.zip");
-        assertTrue(Files.isRegularFile(downloads.resolve(tampered)), "the module downloads of a 3.6.16 provisioning in " + downloads);
+        assertTrue(
+                Files.isRegularFile(downloads.resolve(tampered)),
+                "the module downloads of a 3.6.16 provisioning in " + downloads);
         try (Stream<Path> walk = Files.walk(downloads)) {
             for (Path f : walk.filter(Files::isRegularFile).toList()) {
                 Path rel = downloads.relativize(f);
@@ -79,7 +98,10 @@ class ProvisionPinsIT {
             boolean changed = false;
             for (ZipEntry e; (e = in.getNextEntry()) != null; ) {
                 byte[] bytes = in.readAllBytes();
-                if (!changed && !e.isDirectory() && bytes.length > 0 && e.getName().endsWith(".go")) {
+                if (!changed
+                        && !e.isDirectory()
+                        && bytes.length > 0
+                        && e.getName().endsWith(".go")) {
                     bytes[bytes.length - 1] ^= 1;
                     changed = true;
                 }
@@ -96,12 +118,25 @@ class ProvisionPinsIT {
         env.put("GOCACHE", dir.resolve("gocache").toString());
         String module = "go.etcd.io/etcd/api/v3@v3.6.16";
         String pinned = pin("3.6.16", "go", module);
-        try (RunnerProcess runner = RunnerProcess.run(List.of("provision", "--bin-dir", bin.toString(), "--platform", "linux/amd64",
-                "--cache-dir", dir.resolve("cache").toString(), "--go", go.toString(), "3.6.16"), env)) {
+        try (RunnerProcess runner = RunnerProcess.run(
+                List.of(
+                        "provision",
+                        "--bin-dir",
+                        bin.toString(),
+                        "--platform",
+                        "linux/amd64",
+                        "--cache-dir",
+                        dir.resolve("cache").toString(),
+                        "--go",
+                        go.toString(),
+                        "3.6.16"),
+                env)) {
             assertEquals(1, runner.exitCode(), runner.output());
             String reason = runner.ending().path("reason").asText();
             assertEquals("failed", runner.ending().path("event").asText());
-            assertTrue(reason.contains(module) && reason.contains("expected " + pinned + ", got h1:"), "the module and both hashes: " + reason);
+            assertTrue(
+                    reason.contains(module) && reason.contains("expected " + pinned + ", got h1:"),
+                    "the module and both hashes: " + reason);
             System.out.println("ProvisionPinsIT go refusal: " + reason);
             String got = reason.substring(reason.indexOf("got h1:") + 4, reason.indexOf("got h1:") + 4 + 47);
             assertNotEquals(pinned, got);
@@ -109,7 +144,8 @@ class ProvisionPinsIT {
         }
         assertEquals(List.of(""), listing(bin), "nothing installed");
         try (Stream<Path> left = Files.list(dir.resolve("cache/etcd-migrate"))) {
-            assertFalse(left.anyMatch(p -> p.getFileName().toString().equals("go-build") && Files.exists(p.resolve("3.6.16"))));
+            assertFalse(left.anyMatch(
+                    p -> p.getFileName().toString().equals("go-build") && Files.exists(p.resolve("3.6.16"))));
         }
     }
 
@@ -126,10 +162,15 @@ class ProvisionPinsIT {
                     String v = release.version();
                     String from = pin(v, "from", tool);
                     String kind = from.substring(0, from.indexOf(':'));
-                    String line = "    " + tool + "-" + v + ": from " + from + " " + pin(v, kind, from.substring(kind.length() + 1));
+                    String line = "    " + tool + "-" + v + ": from " + from + " "
+                            + pin(v, kind, from.substring(kind.length() + 1));
                     assertTrue(out.contains(line), line + " in " + out);
-                    assertTrue(out.contains(tool + "-" + v + ": ") && out.lines().anyMatch(l -> l.startsWith(line)
-                            && l.endsWith("; matches its pin " + pinUnchecked(v, tool))), tool + "-" + v + " matches in " + out);
+                    assertTrue(
+                            out.contains(tool + "-" + v + ": ")
+                                    && out.lines()
+                                            .anyMatch(l -> l.startsWith(line)
+                                                    && l.endsWith("; matches its pin " + pinUnchecked(v, tool))),
+                            tool + "-" + v + " matches in " + out);
                     binaries++;
                 }
             }
@@ -156,7 +197,10 @@ class ProvisionPinsIT {
         try (Stream<Path> debs = Files.list(download)) {
             real = debs.filter(p -> p.toString().endsWith(".deb")).findFirst().orElseThrow();
         }
-        assertEquals(pinned, "sha256:" + run(download, "sha256sum", real.toString()).split(" ")[0], "the real package matches its pin");
+        assertEquals(
+                pinned,
+                "sha256:" + run(download, "sha256sum", real.toString()).split(" ")[0],
+                "the real package matches its pin");
         Path archives = Files.createDirectories(dir.resolve("cache/etcd-migrate/debian-archives"));
         byte[] bytes = Files.readAllBytes(real);
         bytes[bytes.length / 2] ^= 1;
@@ -164,11 +208,22 @@ class ProvisionPinsIT {
         Files.write(deb, bytes);
 
         Path bin = Files.createDirectories(dir.resolve("bin"));
-        try (RunnerProcess runner = RunnerProcess.run(List.of("provision", "--bin-dir", bin.toString(), "--platform", "linux/amd64",
-                "--cache-dir", dir.resolve("cache").toString(), "3.4.23"), HOSTILE_GO_ENV)) {
+        try (RunnerProcess runner = RunnerProcess.run(
+                List.of(
+                        "provision",
+                        "--bin-dir",
+                        bin.toString(),
+                        "--platform",
+                        "linux/amd64",
+                        "--cache-dir",
+                        dir.resolve("cache").toString(),
+                        "3.4.23"),
+                HOSTILE_GO_ENV)) {
             assertEquals(1, runner.exitCode(), runner.output());
             String reason = runner.ending().path("reason").asText();
-            assertTrue(reason.contains(name) && reason.contains("expected " + pinned + ", got sha256:"), "the package and both hashes: " + reason);
+            assertTrue(
+                    reason.contains(name) && reason.contains("expected " + pinned + ", got sha256:"),
+                    "the package and both hashes: " + reason);
             System.out.println("ProvisionPinsIT deb refusal: " + reason);
             assertEquals(0, runner.events("provisioned").size(), runner.output());
         }

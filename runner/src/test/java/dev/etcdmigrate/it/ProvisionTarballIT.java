@@ -31,6 +31,7 @@ class ProvisionTarballIT {
 
     @TempDir
     static Path shared;
+
     static Path tarball;
     static String sha256;
 
@@ -100,14 +101,17 @@ class ProvisionTarballIT {
     private static Map<String, String> identities(Path dir) throws Exception {
         Map<String, String> ids = new TreeMap<>();
         for (String name : listing(dir)) {
-            BasicFileAttributes a = Files.readAttributes(dir.resolve(name), BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            BasicFileAttributes a =
+                    Files.readAttributes(dir.resolve(name), BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             ids.put(name, a.fileKey() + " " + a.lastModifiedTime().toMillis());
         }
         return ids;
     }
 
     private static final java.util.function.Function<com.fasterxml.jackson.databind.JsonNode, List<String>> JSON_LIST =
-            array -> java.util.stream.StreamSupport.stream(array.spliterator(), false).map(n -> n.asText()).toList();
+            array -> java.util.stream.StreamSupport.stream(array.spliterator(), false)
+                    .map(n -> n.asText())
+                    .toList();
 
     @Test
     void aTarballWhoseChecksumDiffersIsRefusedAndLeavesTheBinDirUnchanged(@TempDir Path dir) throws Exception {
@@ -115,13 +119,20 @@ class ProvisionTarballIT {
         Files.writeString(bin.resolve("already-here"), "x");
         List<String> before = listing(bin);
         String wrong = sha256.substring(1) + (sha256.charAt(0) == '0' ? "1" : "0");
-        try (RunnerProcess runner = RunnerProcess.run(List.of("provision", "--bin-dir", bin.toString(), "--platform", "linux/amd64",
-                "--catalog", catalog(dir, wrong).toString()))) {
+        try (RunnerProcess runner = RunnerProcess.run(List.of(
+                "provision",
+                "--bin-dir",
+                bin.toString(),
+                "--platform",
+                "linux/amd64",
+                "--catalog",
+                catalog(dir, wrong).toString()))) {
             assertEquals(1, runner.exitCode(), runner.output());
             String reason = runner.ending().path("reason").asText();
             assertEquals("failed", runner.ending().path("event").asText());
-            assertTrue(reason.contains(VERSION) && reason.contains(wrong) && reason.contains(sha256), "the release and both checksums: "
-                    + reason);
+            assertTrue(
+                    reason.contains(VERSION) && reason.contains(wrong) && reason.contains(sha256),
+                    "the release and both checksums: " + reason);
             assertEquals(0, runner.events("provisioned").size(), runner.output());
         }
         assertEquals(before, listing(bin));
@@ -130,29 +141,43 @@ class ProvisionTarballIT {
     @Test
     void aMatchingTarballIsUnpackedCheckedAndCached(@TempDir Path dir) throws Exception {
         Path bin = dir.resolve("bin");
-        List<String> args = List.of("provision", "--bin-dir", bin.toString(), "--platform", "linux/amd64",
-                "--catalog", catalog(dir, sha256).toString());
+        List<String> args = List.of(
+                "provision",
+                "--bin-dir",
+                bin.toString(),
+                "--platform",
+                "linux/amd64",
+                "--catalog",
+                catalog(dir, sha256).toString());
         try (RunnerProcess first = RunnerProcess.run(args)) {
             assertEquals(0, first.exitCode(), first.output());
             var provisioned = first.events("provisioned");
             assertEquals(1, provisioned.size(), first.output());
             assertEquals("installed", provisioned.getFirst().path("how").asText());
             assertEquals(VERSION, provisioned.getFirst().path("version").asText());
-            assertEquals(List.of("etcd-" + VERSION, "etcdctl-" + VERSION, "etcdutl-" + VERSION),
+            assertEquals(
+                    List.of("etcd-" + VERSION, "etcdctl-" + VERSION, "etcdutl-" + VERSION),
                     JSON_LIST.apply(provisioned.getFirst().path("binaries")));
-            assertEquals("trying", first.events("provision-source").getFirst().path("outcome").asText());
+            assertEquals(
+                    "trying",
+                    first.events("provision-source").getFirst().path("outcome").asText());
         }
         for (String tool : List.of("etcd", "etcdctl", "etcdutl")) {
             Path installed = bin.resolve(tool + "-" + VERSION);
             assertTrue(Files.isExecutable(installed), installed + " executable");
             assertEquals(Files.size(EtcdFixture.binDir().resolve(tool + "-" + VERSION)), Files.size(installed));
         }
-        assertTrue(listing(bin).stream().noneMatch(p -> p.contains("staging") || p.contains("README")), listing(bin).toString());
+        assertTrue(
+                listing(bin).stream().noneMatch(p -> p.contains("staging") || p.contains("README")),
+                listing(bin).toString());
         Map<String, String> installed = identities(bin);
 
         try (RunnerProcess again = RunnerProcess.run(args)) {
             assertEquals(0, again.exitCode(), again.output());
-            assertEquals("already", again.events("provisioned").getFirst().path("how").asText(), again.output());
+            assertEquals(
+                    "already",
+                    again.events("provisioned").getFirst().path("how").asText(),
+                    again.output());
             assertEquals(0, again.count("provision-source"), "a cached version fetches nothing");
         }
         assertEquals(installed, identities(bin), "a cached version is not installed again");

@@ -35,11 +35,15 @@ class ProvisionedBinariesIT {
             boolean v2EraEtcdctl = tool.equals("etcdctl")
                     && (!release.line().v3Api() || release.line().etcdctlEnv().containsKey("ETCDCTL_API"));
             String ask = tool.equals("etcd") || v2EraEtcdctl ? "--version" : "version";
-            Process p = new ProcessBuilder(binary.toString(), ask).redirectErrorStream(true).start();
+            Process p = new ProcessBuilder(binary.toString(), ask)
+                    .redirectErrorStream(true)
+                    .start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertTrue(p.waitFor(30, TimeUnit.SECONDS));
             assertEquals(0, p.exitValue(), out);
-            assertTrue(out.matches("(?s).*" + tool + " [Vv]ersion:? " + java.util.regex.Pattern.quote(release.version()) + "\\s.*"),
+            assertTrue(
+                    out.matches("(?s).*" + tool + " [Vv]ersion:? " + java.util.regex.Pattern.quote(release.version())
+                            + "\\s.*"),
                     tool + " output: " + out);
         }
     }
@@ -56,9 +60,16 @@ class ProvisionedBinariesIT {
             } else {
                 assertEquals(201, EtcdFixture.v2(server, "PUT", "/it/key", "value"));
             }
-            assertEquals(release.version(), server.gateway().version().path("etcdserver").asText());
+            assertEquals(
+                    release.version(),
+                    server.gateway().version().path("etcdserver").asText());
             server.stop(Duration.ofSeconds(20));
         }
-        assertEquals(List.of(), ProcessHandle.current().children().filter(ProcessHandle::isAlive).toList());
+        assertEquals(
+                List.of(),
+                ProcessHandle.current()
+                        .children()
+                        .filter(ProcessHandle::isAlive)
+                        .toList());
     }
 }

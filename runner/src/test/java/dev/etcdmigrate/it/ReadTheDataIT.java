@@ -29,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ReadTheDataIT {
 
     private static final Release NEWEST = EtcdFixture.newest();
+
     @RegisterExtension
     final EtcdFixture etcd = new EtcdFixture();
 
@@ -69,8 +70,8 @@ class ReadTheDataIT {
             seen.add(writer.version() + " labelled " + label + ": " + reason);
 
             Files.delete(data.resolve("version.txt"));
-            String claim = assertRefusedUntouched(data, RunnerArgs.migrate(data, NEWEST.version()), Map.of("INITIAL_VERSION",
-                    claimed.version()));
+            String claim = assertRefusedUntouched(
+                    data, RunnerArgs.migrate(data, NEWEST.version()), Map.of("INITIAL_VERSION", claimed.version()));
             assertTrue(claim.contains(claimed.version()), claim);
             seen.add(writer.version() + " with INITIAL_VERSION=" + claimed.version() + ": " + claim);
         }
@@ -96,14 +97,27 @@ class ReadTheDataIT {
                 assertEquals(writer.minorLine().toString(), d.path("line").asText(), d.toString());
                 assertTrue(d.path("evidence").size() > 0, d.toString());
                 String lowest = writer.minorLine() + ".0/etcd3";
-                assertEquals(lowest, runner.events("data-dir-read").getFirst().path("version").asText(), runner.output());
+                assertEquals(
+                        lowest,
+                        runner.events("data-dir-read")
+                                .getFirst()
+                                .path("version")
+                                .asText(),
+                        runner.output());
                 JsonNode plan = runner.events("plan-made").getFirst();
                 assertEquals(lowest, plan.path("current").asText(), plan.toString());
                 // the lowest patch is below the floor the next line requires (where it has one): a patch step first
-                String floor = EtcdFixture.CATALOG.releases().stream().filter(r -> r.line().upgrade().fromLine().equals(writer.minorLine()))
-                        .findFirst().orElseThrow().line().upgrade().previousMinimumPatch();
+                String floor = EtcdFixture.CATALOG.releases().stream()
+                        .filter(r -> r.line().upgrade().fromLine().equals(writer.minorLine()))
+                        .findFirst()
+                        .orElseThrow()
+                        .line()
+                        .upgrade()
+                        .previousMinimumPatch();
                 if (!floor.isEmpty()) {
-                    assertTrue(plan.toString().contains(writer.version()), "a patch-floor step to " + writer.version() + ": " + plan);
+                    assertTrue(
+                            plan.toString().contains(writer.version()),
+                            "a patch-floor step to " + writer.version() + ": " + plan);
                 }
             }
             assertEquals(NEWEST.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
@@ -112,7 +126,8 @@ class ReadTheDataIT {
             after.entries().forEach((k, e) -> {
                 if (k.startsWith("/registry/")) values.put(k, new String(e.value(), StandardCharsets.UTF_8));
             });
-            assertEquals(new TreeMap<>(written), values, "every key and value after " + version + " -> " + NEWEST.version());
+            assertEquals(
+                    new TreeMap<>(written), values, "every key and value after " + version + " -> " + NEWEST.version());
         }
     }
 
@@ -162,13 +177,16 @@ class ReadTheDataIT {
     /** Data that cannot say which line wrote it (a db of garbage, no WAL, no snapshot) and no label: refused, untouched. */
     @Test
     void dataThatCannotAnswerIsStillRefused(@TempDir Path dir) throws Exception {
-        Path data = Files.createDirectories(dir.resolve("data/member/snap")).getParent().getParent();
+        Path data = Files.createDirectories(dir.resolve("data/member/snap"))
+                .getParent()
+                .getParent();
         Files.writeString(data.resolve("member/snap/db"), "not etcd's");
         String reason = assertRefusedUntouched(data, RunnerArgs.migrate(data, NEWEST.version()), Map.of());
         assertTrue(reason.contains("does not say which etcd wrote it") && reason.contains("member/snap/db"), reason);
     }
 
-    private static String assertRefusedUntouched(Path data, List<String> args, Map<String, String> env) throws Exception {
+    private static String assertRefusedUntouched(Path data, List<String> args, Map<String, String> env)
+            throws Exception {
         Map<String, String> before = TreeDigest.of(data);
         String reason;
         try (RunnerProcess runner = RunnerProcess.run(args, env)) {

@@ -34,38 +34,56 @@ class ReflinkBackupIT {
             Path data = fs.resolve("data");
             Keyspace before = etcd.seed(FROM, data, 2000);
             long member = Ballast.sizeOf(data.resolve("member"));
-            Path ballast = Ballast.fill(fs.resolve("ballast"), Files.getFileStore(fs).getUsableSpace() - member / 2 - 200 * Ballast.MB);
+            Path ballast = Ballast.fill(
+                    fs.resolve("ballast"), Files.getFileStore(fs).getUsableSpace() - member / 2 - 200 * Ballast.MB);
             long freeBefore = Files.getFileStore(fs).getUsableSpace();
 
             try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, TO.version()))) {
                 assertEquals(0, runner.exitCode(), runner.output());
                 List<JsonNode> checked = runner.events("space-checked");
                 assertEquals(1, checked.size(), runner.output());
-                assertTrue(checked.getFirst().path("clones").asBoolean(), "the file system clones files:\n" + runner.output());
+                assertTrue(
+                        checked.getFirst().path("clones").asBoolean(),
+                        "the file system clones files:\n" + runner.output());
                 assertEquals(data.toString(), checked.getFirst().path("dir").asText(), runner.output());
                 List<JsonNode> made = runner.events("backup-made");
                 assertEquals(1, made.size(), runner.output());
-                assertEquals(FROM.version() + "/etcd3", made.getFirst().path("version").asText(), runner.output());
-                assertEquals("cloned", made.getFirst().path("how").asText(), "every file cloned (FICLONE), none copied byte by byte");
+                assertEquals(
+                        FROM.version() + "/etcd3",
+                        made.getFirst().path("version").asText(),
+                        runner.output());
+                assertEquals(
+                        "cloned",
+                        made.getFirst().path("how").asText(),
+                        "every file cloned (FICLONE), none copied byte by byte");
             }
             assertEquals(TO.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
-            assertEquals(java.util.Map.of(), before.differences(etcd.read(TO, data).keyspace()), "served by " + TO.version());
+            assertEquals(
+                    java.util.Map.of(),
+                    before.differences(etcd.read(TO, data).keyspace()),
+                    "served by " + TO.version());
 
             List<Path> backups;
             try (Stream<Path> list = Files.list(data.resolve(".etcd-migrate/backups"))) {
                 backups = list.toList();
             }
             assertEquals(1, backups.size(), backups.toString());
-            assertEquals(member, Ballast.sizeOf(backups.getFirst().resolve("member")), "the backup is the whole member dir");
-            assertEquals(FROM.version() + "/etcd3", Files.readString(backups.getFirst().resolve("version.txt")));
+            assertEquals(
+                    member, Ballast.sizeOf(backups.getFirst().resolve("member")), "the backup is the whole member dir");
+            assertEquals(
+                    FROM.version() + "/etcd3",
+                    Files.readString(backups.getFirst().resolve("version.txt")));
             long used = freeBefore - Files.getFileStore(fs).getUsableSpace();
             // Free space counts, besides the backup, what the private etcds wrote meanwhile: when etcd replaces a file
             // (e.g. cuts a new 64 MB WAL segment and purges the old one) the backup alone keeps the old blocks. A byte
             // copy costs the whole member dir on top of that; a clone never more than what etcd replaced.
-            System.out.printf("ReflinkBackupIT: member/ %d MiB, backup %d MiB, free space used by the whole downgrade %d MiB%n",
+            System.out.printf(
+                    "ReflinkBackupIT: member/ %d MiB, backup %d MiB, free space used by the whole downgrade %d MiB%n",
                     member / Ballast.MB, member / Ballast.MB, used / Ballast.MB);
-            assertTrue(used < member, "the clone shares blocks: " + used / Ballast.MB + " MiB used for a " + member / Ballast.MB
-                    + " MiB backup");
+            assertTrue(
+                    used < member,
+                    "the clone shares blocks: " + used / Ballast.MB + " MiB used for a " + member / Ballast.MB
+                            + " MiB backup");
             Files.delete(ballast);
         }
     }

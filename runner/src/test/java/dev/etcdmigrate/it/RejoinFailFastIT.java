@@ -62,21 +62,34 @@ class RejoinFailFastIT {
         stop(serving.getFirst());
         Map<String, String> before = memberState(m0, to, dir);
 
-        failsFast("wrong peer CA", startRunner(m0, to, otherCa.caFile(), m0.peerUrl()), "x509",
-                f -> f.path("kind").asText().startsWith("tls-") && !f.path("definitive").asBoolean());
+        failsFast(
+                "wrong peer CA",
+                startRunner(m0, to, otherCa.caFile(), m0.peerUrl()),
+                "x509",
+                f -> f.path("kind").asText().startsWith("tls-")
+                        && !f.path("definitive").asBoolean());
         assertEquals(before, memberState(m0, to, dir), "member dir untouched after the wrong CA");
 
         // TEST-NET-1 (RFC 5737): never an address of this host
-        failsFast("peer address not this host's", startRunner(m0, to, ca, "https://192.0.2.1:2380"), "192.0.2.1",
-                f -> f.path("kind").asText().equals("address-not-local") && f.path("definitive").asBoolean());
+        failsFast(
+                "peer address not this host's",
+                startRunner(m0, to, ca, "https://192.0.2.1:2380"),
+                "192.0.2.1",
+                f -> f.path("kind").asText().equals("address-not-local")
+                        && f.path("definitive").asBoolean());
         assertEquals(before, memberState(m0, to, dir), "member dir untouched after the foreign address");
 
         stop(serving.get(1));
         stop(serving.get(2));
-        failsFast("no quorum", startRunner(m0, to, ca, m0.peerUrl()), null,
-                f -> !f.path("definitive").asBoolean() && f.path("leaderlessSeconds").asLong() >= 1);
+        failsFast(
+                "no quorum",
+                startRunner(m0, to, ca, m0.peerUrl()),
+                null,
+                f -> !f.path("definitive").asBoolean()
+                        && f.path("leaderlessSeconds").asLong() >= 1);
         assertEquals(before, memberState(m0, to, dir), "member dir untouched without quorum");
-        assertEquals(from.version() + "/etcd3", Files.readString(m0.data().resolve("version.txt")), "version.txt unchanged");
+        assertEquals(
+                from.version() + "/etcd3", Files.readString(m0.data().resolve("version.txt")), "version.txt unchanged");
     }
 
     private static void stop(RunnerProcess serving) throws Exception {
@@ -95,9 +108,16 @@ class RejoinFailFastIT {
         long start = System.nanoTime();
         int code = runner.awaitExit(Duration.ofMinutes(6));
         Duration took = Duration.ofNanos(System.nanoTime() - start);
-        System.out.printf("%s: runner exited with %d after %d ms; %s%n", what, code, took.toMillis(), runner.events().stream()
-                .filter(e -> e.path("level").asText().equals("error")).map(e -> e.path("message").asText())
-                .map(l -> l.length() > 600 ? l.substring(0, 600) + "..." : l).collect(Collectors.joining(" / ")));
+        System.out.printf(
+                "%s: runner exited with %d after %d ms; %s%n",
+                what,
+                code,
+                took.toMillis(),
+                runner.events().stream()
+                        .filter(e -> e.path("level").asText().equals("error"))
+                        .map(e -> e.path("message").asText())
+                        .map(l -> l.length() > 600 ? l.substring(0, 600) + "..." : l)
+                        .collect(Collectors.joining(" / ")));
         assertNotEquals(0, code, runner.output());
         assertTrue(took.compareTo(FAST) < 0, what + " took " + took.toMillis() + " ms: " + runner.output());
         JsonNode failed = runner.ending();
@@ -107,8 +127,12 @@ class RejoinFailFastIT {
         assertEquals(1, stepFailed.size(), runner.output());
         assertTrue(ItConv2Events.step(1, 1).test(stepFailed.getFirst()), runner.output());
         if (etcdSaid != null) {
-            assertTrue(stepFailed.getFirst().path("reason").asText().contains(etcdSaid), what + ": '" + etcdSaid + "' in " + runner.output());
-            assertTrue(failed.path("reason").asText().contains(etcdSaid), what + ": '" + etcdSaid + "' in " + runner.output());
+            assertTrue(
+                    stepFailed.getFirst().path("reason").asText().contains(etcdSaid),
+                    what + ": '" + etcdSaid + "' in " + runner.output());
+            assertTrue(
+                    failed.path("reason").asText().contains(etcdSaid),
+                    what + ": '" + etcdSaid + "' in " + runner.output());
         }
         List<JsonNode> rejoin = runner.events("rejoin-failed");
         assertEquals(1, rejoin.size(), what + ": " + runner.output());
@@ -127,8 +151,16 @@ class RejoinFailFastIT {
         state.keySet().removeIf(k -> k.equals("snap/db") || k.endsWith(".tmp"));
         Path copy = Files.createTempFile(dir, "db", ".copy");
         Files.copy(member.resolve("snap/db"), copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        Process hash = new ProcessBuilder(EtcdFixture.binDir().resolve("etcdutl-" + tools.version()).toString(), "hashkv", copy.toString(),
-                "-w", "json").redirectErrorStream(true).start();
+        Process hash = new ProcessBuilder(
+                        EtcdFixture.binDir()
+                                .resolve("etcdutl-" + tools.version())
+                                .toString(),
+                        "hashkv",
+                        copy.toString(),
+                        "-w",
+                        "json")
+                .redirectErrorStream(true)
+                .start();
         String out = new String(hash.getInputStream().readAllBytes()).trim();
         assertEquals(0, hash.waitFor(), "etcdutl hashkv: " + out);
         Files.delete(copy);

@@ -48,16 +48,22 @@ class RollbackToV2IT {
     void everyKeyValueAndTtlComesBack(String targetVersion, @TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         Map<String, Expected> expected = seed(data, 10_000, Map.of());
-        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, targetVersion, "--target-storage", "etcd2"))) {
+        try (RunnerProcess runner =
+                RunnerProcess.run(RunnerArgs.migrate(data, targetVersion, "--target-storage", "etcd2"))) {
             assertEquals(0, runner.exitCode(), runner.output());
             List<JsonNode> dumped = runner.events("keys-dumped");
             assertEquals(1, dumped.size(), runner.output());
-            assertEquals(expected.size(), dumped.getFirst().path("keys").asLong(), "every key dumped:\n" + runner.output());
+            assertEquals(
+                    expected.size(), dumped.getFirst().path("keys").asLong(), "every key dumped:\n" + runner.output());
         }
         assertEquals(targetVersion + "/etcd2", Files.readString(data.resolve("version.txt")));
         Release target = EtcdFixture.release(targetVersion);
         try (PrivateEtcd server = etcd.startEtcd2(target, data)) {
-            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(dev.etcdmigrate.ondisk.V2Key::isHidden).toList());
+            Map<String, JsonNode> v2 = readV2(
+                    server,
+                    expected.keySet().stream()
+                            .filter(dev.etcdmigrate.ondisk.V2Key::isHidden)
+                            .toList());
             assertEquals(expected.keySet(), v2.keySet(), "the key set");
             Instant now = Instant.now();
             expected.forEach((key, want) -> {
@@ -66,8 +72,10 @@ class RollbackToV2IT {
                 if (want.ttl() > 0) {
                     long ttl = node.path("ttl").asLong();
                     long elapsed = Duration.between(want.at(), now).toSeconds();
-                    assertTrue(ttl > 0 && ttl >= want.ttl() - elapsed - 3 && ttl <= want.ttl() + 1,
-                            key + ": v2 TTL " + ttl + " for a lease of " + want.ttl() + " s granted " + elapsed + " s ago");
+                    assertTrue(
+                            ttl > 0 && ttl >= want.ttl() - elapsed - 3 && ttl <= want.ttl() + 1,
+                            key + ": v2 TTL " + ttl + " for a lease of " + want.ttl() + " s granted " + elapsed
+                                    + " s ago");
                 } else {
                     assertTrue(node.path("ttl").isMissingNode(), key + " has no TTL");
                 }
@@ -79,7 +87,10 @@ class RollbackToV2IT {
     @Test
     void keysThatAreAlsoDirectoriesAreRefusedWithTheDataDirUnchanged(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
-        seed(data, 20, Map.of("/registry/pods/ns-1", "a key that is also a directory".getBytes(StandardCharsets.UTF_8)));
+        seed(
+                data,
+                20,
+                Map.of("/registry/pods/ns-1", "a key that is also a directory".getBytes(StandardCharsets.UTF_8)));
         assertRefused(data, "/registry/pods/ns-1");
     }
 
@@ -110,11 +121,17 @@ class RollbackToV2IT {
     }
 
     /** The etcd2 {@code target} serves exactly the expected keys with their values (through the v2 API). */
-    static void assertKeysAndValuesServed(EtcdFixture etcd, Release target, Path data, Map<String, Expected> expected) throws Exception {
+    static void assertKeysAndValuesServed(EtcdFixture etcd, Release target, Path data, Map<String, Expected> expected)
+            throws Exception {
         try (PrivateEtcd server = etcd.startEtcd2(target, data)) {
-            Map<String, JsonNode> v2 = readV2(server, expected.keySet().stream().filter(dev.etcdmigrate.ondisk.V2Key::isHidden).toList());
+            Map<String, JsonNode> v2 = readV2(
+                    server,
+                    expected.keySet().stream()
+                            .filter(dev.etcdmigrate.ondisk.V2Key::isHidden)
+                            .toList());
             assertEquals(expected.keySet(), v2.keySet());
-            expected.forEach((key, want) -> assertEquals(want.value(), v2.get(key).path("value").asText(), key));
+            expected.forEach((key, want) ->
+                    assertEquals(want.value(), v2.get(key).path("value").asText(), key));
             server.stop(Duration.ofSeconds(20));
         }
     }
@@ -122,13 +139,16 @@ class RollbackToV2IT {
     /** Refused (exit 3) naming each of {@code named} (the offending key, the setting that avoids it), the data dir unchanged. */
     private void assertRefused(Path data, String... named) throws Exception {
         Map<String, String> untouched = TreeDigest.of(data);
-        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.4.23", "--target-storage", "etcd2"))) {
+        try (RunnerProcess runner =
+                RunnerProcess.run(RunnerArgs.migrate(data, "3.4.23", "--target-storage", "etcd2"))) {
             assertEquals(3, runner.exitCode(), runner.output());
             JsonNode ending = runner.ending();
             assertEquals("refused", ending.path("event").asText(), runner.output());
             assertEquals(3, ending.path("exitCode").asInt(), runner.output());
             for (String name : named) {
-                assertTrue(ending.path("reason").asText().contains(name), "'" + name + "' in the reason:\n" + runner.output());
+                assertTrue(
+                        ending.path("reason").asText().contains(name),
+                        "'" + name + "' in the reason:\n" + runner.output());
             }
             assertEquals(0, runner.count("keys-dumped"), "refused before the load:\n" + runner.output());
         }
@@ -140,13 +160,16 @@ class RollbackToV2IT {
         return seed(etcd, data, plainKeys, extra);
     }
 
-    static Map<String, Expected> seed(EtcdFixture etcd, Path data, int plainKeys, Map<String, byte[]> extra) throws Exception {
+    static Map<String, Expected> seed(EtcdFixture etcd, Path data, int plainKeys, Map<String, byte[]> extra)
+            throws Exception {
         Map<String, Expected> expected = new TreeMap<>();
         Release v34 = EtcdFixture.release("3.4.23");
         dev.etcdmigrate.datadir.Permissions.ownerOnlyDir(data);
         etcd.withClient(v34, data, client -> {
-            long lease600 = client.getLeaseClient().grant(600).get(30, TimeUnit.SECONDS).getID();
-            long lease300 = client.getLeaseClient().grant(300).get(30, TimeUnit.SECONDS).getID();
+            long lease600 =
+                    client.getLeaseClient().grant(600).get(30, TimeUnit.SECONDS).getID();
+            long lease300 =
+                    client.getLeaseClient().grant(300).get(30, TimeUnit.SECONDS).getID();
             put(client, expected, "/registry/a/b/c/deep", "nested", 0, 0);
             put(client, expected, "/registry/configmaps/empty", "", 0, 0);
             put(client, expected, "/registry/_hidden", "hidden value", 0, 0);
@@ -162,23 +185,32 @@ class RollbackToV2IT {
                 expected.put(key, new Expected(value, 0, Instant.now()));
                 pending.add(client.getKVClient().put(SampleData.bytes(key), SampleData.bytes(value)));
                 if (pending.size() == 256) {
-                    CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+                    CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new))
+                            .get(60, TimeUnit.SECONDS);
                     pending.clear();
                 }
             }
             CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
             for (var e : extra.entrySet()) {
-                client.getKVClient().put(SampleData.bytes(e.getKey()), ByteSequence.from(e.getValue())).get(30, TimeUnit.SECONDS);
+                client.getKVClient()
+                        .put(SampleData.bytes(e.getKey()), ByteSequence.from(e.getValue()))
+                        .get(30, TimeUnit.SECONDS);
             }
         });
-        new dev.etcdmigrate.datadir.DataDir(data).writeVersion(dev.etcdmigrate.version.DataVersion.parse("3.4.23/etcd3"));
+        new dev.etcdmigrate.datadir.DataDir(data)
+                .writeVersion(dev.etcdmigrate.version.DataVersion.parse("3.4.23/etcd3"));
         return expected;
     }
 
-    private static void put(Client client, Map<String, Expected> expected, String key, String value, long lease, long ttl)
+    private static void put(
+            Client client, Map<String, Expected> expected, String key, String value, long lease, long ttl)
             throws Exception {
-        PutOption option = lease == 0 ? PutOption.DEFAULT : PutOption.builder().withLeaseId(lease).build();
-        client.getKVClient().put(SampleData.bytes(key), SampleData.bytes(value), option).get(30, TimeUnit.SECONDS);
+        PutOption option = lease == 0
+                ? PutOption.DEFAULT
+                : PutOption.builder().withLeaseId(lease).build();
+        client.getKVClient()
+                .put(SampleData.bytes(key), SampleData.bytes(value), option)
+                .get(30, TimeUnit.SECONDS);
         expected.put(key, new Expected(value, ttl, Instant.now()));
     }
 
@@ -186,15 +218,21 @@ class RollbackToV2IT {
     private static Map<String, JsonNode> readV2(PrivateEtcd server, List<String> hidden) throws Exception {
         HttpClient http = HttpClient.newHttpClient();
         Map<String, JsonNode> keys = new TreeMap<>();
-        HttpResponse<String> all = http.send(HttpRequest.newBuilder(server.gateway().baseUrl().resolve("/v2/keys/?recursive=true"))
-                .build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> all = http.send(
+                HttpRequest.newBuilder(server.gateway().baseUrl().resolve("/v2/keys/?recursive=true"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         collect(JSON.readTree(all.body()).path("node"), keys);
         for (String key : hidden) {
             StringBuilder path = new StringBuilder("/v2/keys");
             for (String segment : key.substring(1).split("/")) {
-                path.append('/').append(URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20"));
+                path.append('/')
+                        .append(URLEncoder.encode(segment, StandardCharsets.UTF_8)
+                                .replace("+", "%20"));
             }
-            HttpResponse<String> one = http.send(HttpRequest.newBuilder(server.gateway().baseUrl().resolve(path.toString())).build(),
+            HttpResponse<String> one = http.send(
+                    HttpRequest.newBuilder(server.gateway().baseUrl().resolve(path.toString()))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             assertEquals(200, one.statusCode(), "GET " + key + ": " + one.body());
             keys.put(key, JSON.readTree(one.body()).path("node"));

@@ -23,15 +23,36 @@ final class RunnerArgs {
     static List<String> migrateAndServe(Path dataDir, String target, ServerPorts real) {
         String client = "http://127.0.0.1:" + real.client();
         List<String> args = new ArrayList<>(common("migrate", dataDir, target));
-        args.addAll(List.of("--", "--name", "it", "--listen-client-urls", client, "--advertise-client-urls", client,
-                "--listen-peer-urls", "http://127.0.0.1:" + real.peer()));
+        args.addAll(List.of(
+                "--",
+                "--name",
+                "it",
+                "--listen-client-urls",
+                client,
+                "--advertise-client-urls",
+                client,
+                "--listen-peer-urls",
+                "http://127.0.0.1:" + real.peer()));
         return args;
     }
 
     static List<String> common(String command, Path dataDir, String target) {
         ServerPorts ports = FreePorts.pick();
-        return List.of(command, "--data-dir", dataDir.toString(), "--bin-dir", EtcdFixture.binDir().toString(),
-                "--target-version", target, "--target-storage", "etcd3", "--name", "it",
-                "--port", String.valueOf(ports.client()), "--peer-port", String.valueOf(ports.peer()));
+        return List.of(
+                command,
+                "--data-dir",
+                dataDir.toString(),
+                "--bin-dir",
+                EtcdFixture.binDir().toString(),
+                "--target-version",
+                target,
+                "--target-storage",
+                "etcd3",
+                "--name",
+                "it",
+                "--port",
+                String.valueOf(ports.client()),
+                "--peer-port",
+                String.valueOf(ports.peer()));
     }
 }

@@ -2,6 +2,8 @@ package dev.etcdmigrate.it;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -13,11 +15,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
  * The runner's real command line (runner/target/etcd-migrate) as a child process, its output
@@ -62,17 +62,23 @@ final class RunnerProcess implements AutoCloseable {
     }
 
     /** Starts the runner under a command prefix, e.g. {@code ip netns exec NS} (which execs it: same pid). */
-    static RunnerProcess startUnder(List<String> prefix, List<String> args, Map<String, String> extraEnv) throws IOException {
+    static RunnerProcess startUnder(List<String> prefix, List<String> args, Map<String, String> extraEnv)
+            throws IOException {
         return start(prefix, args, extraEnv);
     }
 
-    private static RunnerProcess start(List<String> prefix, List<String> args, Map<String, String> extraEnv) throws IOException {
+    private static RunnerProcess start(List<String> prefix, List<String> args, Map<String, String> extraEnv)
+            throws IOException {
         List<String> command = new ArrayList<>(prefix);
         command.add(launcher().toString());
         command.addAll(args);
         ProcessBuilder builder = new ProcessBuilder(command);
-        builder.environment().keySet().removeIf(k -> k.startsWith("ETCD") || k.equals("TARGET_VERSION") || k.equals("TARGET_STORAGE")
-                || k.equals("DATA_DIRECTORY"));
+        builder.environment()
+                .keySet()
+                .removeIf(k -> k.startsWith("ETCD")
+                        || k.equals("TARGET_VERSION")
+                        || k.equals("TARGET_STORAGE")
+                        || k.equals("DATA_DIRECTORY"));
         builder.environment().put("LOG_FORMAT", "json");
         builder.environment().putAll(extraEnv);
         return new RunnerProcess(builder.start());
@@ -137,10 +143,12 @@ final class RunnerProcess implements AutoCloseable {
                 rendered.add(line);
             } else if (json.path("source").asText().equals("etcd-migrate")) {
                 for (String part : json.path("message").asText().split("\n", -1)) {
-                    rendered.add(json.path("level").asText().toUpperCase(java.util.Locale.ROOT) + " [etcd-migrate] " + part);
+                    rendered.add(
+                            json.path("level").asText().toUpperCase(java.util.Locale.ROOT) + " [etcd-migrate] " + part);
                 }
             } else {
-                rendered.add("[" + json.path("source").asText() + "] " + (json.has("line") ? json.path("line").asText() : line));
+                rendered.add("[" + json.path("source").asText() + "] "
+                        + (json.has("line") ? json.path("line").asText() : line));
             }
         }
         return rendered;
@@ -176,7 +184,9 @@ final class RunnerProcess implements AutoCloseable {
 
     /** The runner's events of one kind ("step-finished", "etcd-started", ...). */
     List<JsonNode> events(String name) {
-        return events().stream().filter(e -> e.path("event").asText().equals(name)).toList();
+        return events().stream()
+                .filter(e -> e.path("event").asText().equals(name))
+                .toList();
     }
 
     long count(String name) {
@@ -185,7 +195,10 @@ final class RunnerProcess implements AutoCloseable {
 
     /** The event that ended a run that refused (exit 2/3) or failed (exit 1). */
     JsonNode ending() {
-        List<JsonNode> ends = events().stream().filter(e -> Set.of("refused", "failed").contains(e.path("event").asText())).toList();
+        List<JsonNode> ends = events().stream()
+                .filter(e ->
+                        Set.of("refused", "failed").contains(e.path("event").asText()))
+                .toList();
         if (ends.isEmpty()) fail("the runner reported no refused/failed event; output:\n" + output());
         return ends.getLast();
     }
@@ -236,7 +249,8 @@ final class RunnerProcess implements AutoCloseable {
         process.toHandle().destroyForcibly();
         for (ProcessHandle h : List.copyOf(seen)) h.destroyForcibly();
         process.waitFor(10, TimeUnit.SECONDS);
-        for (ProcessHandle h : List.copyOf(seen)) h.onExit().orTimeout(10, TimeUnit.SECONDS).exceptionally(x -> h).join();
+        for (ProcessHandle h : List.copyOf(seen))
+            h.onExit().orTimeout(10, TimeUnit.SECONDS).exceptionally(x -> h).join();
     }
 
     /**

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
-import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.client.GatewayClient;
+import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.ServerPorts;
 import io.etcd.jetcd.Client;
 import java.io.IOException;
@@ -33,19 +33,29 @@ class SignalsAndExecIT {
         Path data = dir.resolve("data");
         etcd.seed(EtcdFixture.oldest(), data, 200);
         Release second = EtcdFixture.V3_RELEASES.get(2);
-        try (RunnerProcess runner = RunnerProcess.start(RunnerArgs.migrate(data, EtcdFixture.newest().version()), Map.of())) {
+        try (RunnerProcess runner = RunnerProcess.start(
+                RunnerArgs.migrate(data, EtcdFixture.newest().version()), Map.of())) {
             // a line the child etcd printed itself: it is running
             awaitChildLine(runner, "etcd-" + second.version(), Duration.ofMinutes(2));
             runner.rememberDescendants();
-            List<ProcessHandle> children = runner.process().toHandle().descendants().toList();
-            assertTrue(children.stream().anyMatch(c -> c.info().command().orElse("").endsWith("etcd-" + second.version())),
+            List<ProcessHandle> children =
+                    runner.process().toHandle().descendants().toList();
+            assertTrue(
+                    children.stream()
+                            .anyMatch(c -> c.info().command().orElse("").endsWith("etcd-" + second.version())),
                     "the private etcd runs: " + children);
             runner.process().toHandle().destroy(); // SIGTERM
             int code = runner.awaitExit(Duration.ofSeconds(30));
             assertEquals(143, code, runner.output());
             for (ProcessHandle child : children) {
-                assertTrue(child.onExit().orTimeout(1, java.util.concurrent.TimeUnit.SECONDS).exceptionally(x -> child).join() != null
-                        && !child.isAlive(), "child " + child.pid() + " was stopped before the runner exited");
+                assertTrue(
+                        child.onExit()
+                                                .orTimeout(1, java.util.concurrent.TimeUnit.SECONDS)
+                                                .exceptionally(x -> child)
+                                                .join()
+                                        != null
+                                && !child.isAlive(),
+                        "child " + child.pid() + " was stopped before the runner exited");
             }
             assertEquals(lastRecorded(runner), Files.readString(data.resolve("version.txt")), runner.output());
         }
@@ -58,16 +68,18 @@ class SignalsAndExecIT {
             switch (e.path("event").asText()) {
                 case "step-finished" -> last = e.path("versionTxt").asText();
                 case "version-recorded" -> last = e.path("version").asText();
-                default -> { }
+                default -> {}
             }
         }
         return last;
     }
 
     /** Waits for a line printed by the child whose source is exactly {@code source} ("etcd-3.4.23"). */
-    private static void awaitChildLine(RunnerProcess runner, String source, Duration deadline) throws InterruptedException {
+    private static void awaitChildLine(RunnerProcess runner, String source, Duration deadline)
+            throws InterruptedException {
         long end = System.nanoTime() + deadline.toNanos();
-        while (runner.childLines(source).stream().noneMatch(l -> l.path("source").asText().equals(source))) {
+        while (runner.childLines(source).stream()
+                .noneMatch(l -> l.path("source").asText().equals(source))) {
             if (System.nanoTime() >= end || !runner.process().isAlive()) {
                 throw new AssertionError("no line from " + source + "; output:\n" + runner.output());
             }
@@ -89,21 +101,34 @@ class SignalsAndExecIT {
         try (RunnerProcess runner = RunnerProcess.start(args, Map.of())) {
             long pid = runner.pid();
             JsonNode exec = runner.awaitEvent("exec", Duration.ofMinutes(2));
-            assertEquals(EtcdFixture.binDir().resolve("etcd-" + newest.version()).toString(), exec.path("binary").asText(), runner.output());
-            GatewayClient gateway = new GatewayClient(GatewayClient.newHttpClient(), java.net.URI.create(client), newest.line().jsonGateway());
+            assertEquals(
+                    EtcdFixture.binDir().resolve("etcd-" + newest.version()).toString(),
+                    exec.path("binary").asText(),
+                    runner.output());
+            GatewayClient gateway = new GatewayClient(
+                    GatewayClient.newHttpClient(),
+                    java.net.URI.create(client),
+                    newest.line().jsonGateway());
             awaitWrite(gateway);
 
             assertEquals(pid, runner.process().pid());
             Path exe = Files.readSymbolicLink(Path.of("/proc/" + pid + "/exe"));
-            assertEquals(EtcdFixture.binDir().resolve("etcd-" + newest.version()).toRealPath(), exe.toRealPath(), "PID " + pid + " runs etcd");
+            assertEquals(
+                    EtcdFixture.binDir().resolve("etcd-" + newest.version()).toRealPath(),
+                    exe.toRealPath(),
+                    "PID " + pid + " runs etcd");
             assertEquals(newest.version(), gateway.version().path("etcdserver").asText());
             List<String> openFiles = openFiles(pid);
-            assertTrue(openFiles.stream().noneMatch(f -> f.endsWith(".jar") || f.endsWith("/modules") || f.endsWith(".jsa")),
+            assertTrue(
+                    openFiles.stream()
+                            .noneMatch(f -> f.endsWith(".jar") || f.endsWith("/modules") || f.endsWith(".jsa")),
                     "JVM descriptors leaked into etcd: " + openFiles);
 
             try (Client jetcd = Client.builder().endpoints(client).build()) {
                 Keyspace served = Keyspace.read(jetcd);
-                before.entries().forEach((key, entry) -> assertEquals(entry, served.entries().get(key), key));
+                before.entries()
+                        .forEach((key, entry) ->
+                                assertEquals(entry, served.entries().get(key), key));
             }
 
             runner.process().toHandle().destroy(); // SIGTERM to what is now etcd

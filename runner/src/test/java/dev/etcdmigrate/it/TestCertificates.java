@@ -52,7 +52,8 @@ public final class TestCertificates {
     public static TestCertificates newCa(Path dir) throws Exception {
         KeyPair keys = ecKeys();
         X500Name name = new X500Name("CN=etcd-migrate test CA");
-        X509CertificateHolder ca = new JcaX509v3CertificateBuilder(name, BigInteger.ONE, notBefore(), notAfter(), name, keys.getPublic())
+        X509CertificateHolder ca = new JcaX509v3CertificateBuilder(
+                        name, BigInteger.ONE, notBefore(), notAfter(), name, keys.getPublic())
                 .addExtension(Extension.basicConstraints, true, new BasicConstraints(true))
                 .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign))
                 .build(new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate()));
@@ -73,14 +74,22 @@ public final class TestCertificates {
     /** The same for a host with another address (server and client use, SAN = that address). */
     public Pem issue(String name, String address) throws Exception {
         KeyPair keys = ecKeys();
-        X509CertificateHolder cert = new JcaX509v3CertificateBuilder(ca.getSubject(), BigInteger.valueOf(++serial), notBefore(), notAfter(),
-                new X500Name("CN=" + name), keys.getPublic())
+        X509CertificateHolder cert = new JcaX509v3CertificateBuilder(
+                        ca.getSubject(),
+                        BigInteger.valueOf(++serial),
+                        notBefore(),
+                        notAfter(),
+                        new X500Name("CN=" + name),
+                        keys.getPublic())
                 .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
-                .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyEncipherment))
-                .addExtension(Extension.extendedKeyUsage, false,
-                        new ExtendedKeyUsage(new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth}))
+                .addExtension(
+                        Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyEncipherment))
+                .addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(new KeyPurposeId[] {
+                    KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth
+                }))
                 .addExtension(Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName[] {
-                        new GeneralName(GeneralName.iPAddress, address), new GeneralName(GeneralName.dNSName, "localhost")}))
+                    new GeneralName(GeneralName.iPAddress, address), new GeneralName(GeneralName.dNSName, "localhost")
+                }))
                 .build(new JcaContentSignerBuilder("SHA256withECDSA").build(caKeys.getPrivate()));
         Pem pem = new Pem(dir.resolve(name + ".pem"), dir.resolve(name + "-key.pem"));
         write(pem.cert(), cert);
@@ -91,7 +100,8 @@ public final class TestCertificates {
     private void write(Path file, Object pemObject) throws IOException {
         Files.deleteIfExists(file);
         Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        try (Writer out = Files.newBufferedWriter(file); JcaPEMWriter pem = new JcaPEMWriter(out)) {
+        try (Writer out = Files.newBufferedWriter(file);
+                JcaPEMWriter pem = new JcaPEMWriter(out)) {
             pem.writeObject(pemObject);
         }
     }

@@ -36,7 +36,8 @@ class TightVolumeDowngradeIT {
             Path data = fs.resolve("data");
             Keyspace before = etcd.seed(FROM, data, 500);
             long member = Ballast.sizeOf(data.resolve("member"));
-            Path ballast = Ballast.fill(fs.resolve("ballast"), Files.getFileStore(fs).getUsableSpace() - member - 32 * Ballast.MB);
+            Path ballast = Ballast.fill(
+                    fs.resolve("ballast"), Files.getFileStore(fs).getUsableSpace() - member - 32 * Ballast.MB);
             Map<String, String> digest = TreeDigest.of(data);
 
             try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, TO.version()))) {
@@ -45,15 +46,24 @@ class TightVolumeDowngradeIT {
                 List<JsonNode> checked = runner.events("space-checked");
                 assertEquals(1, checked.size(), runner.output());
                 JsonNode space = checked.getFirst();
-                assertTrue(space.path("forWhat").asText().contains(TO.version()), "the downgrade to " + TO.version() + ":\n" + runner.output());
+                assertTrue(
+                        space.path("forWhat").asText().contains(TO.version()),
+                        "the downgrade to " + TO.version() + ":\n" + runner.output());
                 assertEquals(data.toString(), space.path("dir").asText(), runner.output());
-                assertTrue(space.path("neededBytes").asLong() > member + 32 * Ballast.MB, "more than is free:\n" + runner.output());
+                assertTrue(
+                        space.path("neededBytes").asLong() > member + 32 * Ballast.MB,
+                        "more than is free:\n" + runner.output());
                 List<JsonNode> failed = runner.events("step-failed");
                 assertEquals(1, failed.size(), runner.output());
                 assertEquals("online-downgrade", failed.getFirst().path("kind").asText(), runner.output());
-                assertEquals(FROM.version() + "/etcd3", failed.getFirst().path("versionTxt").asText(), runner.output());
+                assertEquals(
+                        FROM.version() + "/etcd3",
+                        failed.getFirst().path("versionTxt").asText(),
+                        runner.output());
                 String reason = runner.ending().path("reason").asText();
-                assertTrue(reason.contains(data.toString()) && reason.contains("--backup-dir"), "where, and the way out:\n" + runner.output());
+                assertTrue(
+                        reason.contains(data.toString()) && reason.contains("--backup-dir"),
+                        "where, and the way out:\n" + runner.output());
                 // refused before anything was written: no backup, no etcd
                 assertEquals(0, runner.count("backup-made"), runner.output());
                 assertEquals(0, runner.count("etcd-started"), runner.output());
@@ -70,5 +80,4 @@ class TightVolumeDowngradeIT {
             assertEquals(Map.of(), before.differences(etcd.read(TO, data).keyspace()), "served by " + TO.version());
         }
     }
-
 }

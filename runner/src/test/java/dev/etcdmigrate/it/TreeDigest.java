@@ -19,9 +19,11 @@ public final class TreeDigest {
         Map<String, String> digest = new TreeMap<>();
         try (Stream<Path> walk = Files.walk(root)) {
             for (Path p : walk.toList()) {
-                String mode = PosixFilePermissions.toString(Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS));
+                String mode =
+                        PosixFilePermissions.toString(Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS));
                 String content = Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)
-                        ? HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(p)))
+                        ? HexFormat.of()
+                                .formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(p)))
                         : Files.isDirectory(p) ? "dir" : "other";
                 digest.put(root.relativize(p).toString(), mode + " " + content);
             }

@@ -60,8 +60,13 @@ class TrustNothingIT {
         int flag = args.indexOf("--data-dir");
         args.remove(flag + 1);
         args.remove(flag);
-        try (RunnerProcess runner = RunnerProcess.run(args, Map.of("DATA_DIRECTORY", data.toString(),
-                "ETCD_DATA_DIR", dir.resolve("other").toString()))) {
+        try (RunnerProcess runner = RunnerProcess.run(
+                args,
+                Map.of(
+                        "DATA_DIRECTORY",
+                        data.toString(),
+                        "ETCD_DATA_DIR",
+                        dir.resolve("other").toString()))) {
             assertRefusedBeforeAnyEtcd(runner, 2);
         }
         assertEquals(before, TreeDigest.of(dir));
@@ -98,7 +103,10 @@ class TrustNothingIT {
         }
         assertFalse(Files.exists(data.resolve("member/wal")), "no second WAL started inside the member dir");
         assertEquals(NEWEST.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
-        assertEquals(Map.of(), before.differences(etcd.read(NEWEST, data, "--wal-dir", wal.toString()).keyspace()));
+        assertEquals(
+                Map.of(),
+                before.differences(
+                        etcd.read(NEWEST, data, "--wal-dir", wal.toString()).keyspace()));
     }
 
     @Test
@@ -115,9 +123,12 @@ class TrustNothingIT {
 
     @Test
     void aSnapshotDowngradeWithAnExternalWalIsRefusedUpFront(@TempDir Path dir) throws Exception {
-        Release newer = EtcdFixture.V3_RELEASES.stream().filter(r -> r.line().downgrade().method()
-                == Release.DowngradeMethod.SNAPSHOT_RESTORE).reduce((a, b) -> b).orElseThrow();
-        Release older = EtcdFixture.CATALOG.line(newer.line().downgrade().toLine()).orElseThrow();
+        Release newer = EtcdFixture.V3_RELEASES.stream()
+                .filter(r -> r.line().downgrade().method() == Release.DowngradeMethod.SNAPSHOT_RESTORE)
+                .reduce((a, b) -> b)
+                .orElseThrow();
+        Release older =
+                EtcdFixture.CATALOG.line(newer.line().downgrade().toLine()).orElseThrow();
         Path data = dir.resolve("data");
         Path wal = dir.resolve("wal");
         etcd.seed(newer, data, 50, "--wal-dir", wal.toString());
@@ -132,21 +143,33 @@ class TrustNothingIT {
 
     @Test
     void aSnapshotRestoreGivesTheMemberThePeerUrlsEtcdsFlagsName(@TempDir Path dir) throws Exception {
-        Release newer = EtcdFixture.V3_RELEASES.stream().filter(r -> r.line().downgrade().method()
-                == Release.DowngradeMethod.SNAPSHOT_RESTORE).reduce((a, b) -> b).orElseThrow();
-        Release older = EtcdFixture.CATALOG.line(newer.line().downgrade().toLine()).orElseThrow();
+        Release newer = EtcdFixture.V3_RELEASES.stream()
+                .filter(r -> r.line().downgrade().method() == Release.DowngradeMethod.SNAPSHOT_RESTORE)
+                .reduce((a, b) -> b)
+                .orElseThrow();
+        Release older =
+                EtcdFixture.CATALOG.line(newer.line().downgrade().toLine()).orElseThrow();
         Path data = dir.resolve("data");
         Keyspace before = etcd.seed(newer, data, 100);
-        String peer = "http://127.0.0.1:" + dev.etcdmigrate.etcd.server.FreePorts.pick().peer();
+        String peer = "http://127.0.0.1:"
+                + dev.etcdmigrate.etcd.server.FreePorts.pick().peer();
         List<String> args = new ArrayList<>(RunnerArgs.migrate(data, older.version()));
-        args.addAll(List.of("--", "--name", "it", "--initial-advertise-peer-urls", peer, "--initial-cluster", "it=" + peer));
+        args.addAll(List.of(
+                "--", "--name", "it", "--initial-advertise-peer-urls", peer, "--initial-cluster", "it=" + peer));
         try (RunnerProcess runner = RunnerProcess.run(args)) {
             assertEquals(0, runner.exitCode(), runner.output());
         }
         List<String> peerUrls = new ArrayList<>();
-        etcd.withClient(older, data, client -> client.getClusterClient().listMember().get().getMembers()
-                .forEach(m -> m.getPeerURIs().forEach(u -> peerUrls.add(u.toString()))));
-        assertEquals(List.of(peer), peerUrls, "the restored member carries etcd's own peer URL, not a localhost default");
+        etcd.withClient(
+                older,
+                data,
+                client -> client.getClusterClient()
+                        .listMember()
+                        .get()
+                        .getMembers()
+                        .forEach(m -> m.getPeerURIs().forEach(u -> peerUrls.add(u.toString()))));
+        assertEquals(
+                List.of(peer), peerUrls, "the restored member carries etcd's own peer URL, not a localhost default");
         assertEquals(Map.of(), before.differences(etcd.read(older, data).keyspace()));
     }
 
@@ -154,7 +177,10 @@ class TrustNothingIT {
 
     @Test
     void etcd2DataLabelledEtcd3IsRefused(@TempDir Path dir) throws Exception {
-        Release etcd2 = EtcdFixture.CATALOG.releases().stream().filter(r -> !r.line().v3Api()).reduce((a, b) -> b).orElseThrow();
+        Release etcd2 = EtcdFixture.CATALOG.releases().stream()
+                .filter(r -> !r.line().v3Api())
+                .reduce((a, b) -> b)
+                .orElseThrow();
         Path data = dir.resolve("data");
         dev.etcdmigrate.datadir.Permissions.ownerOnlyDir(data);
         try (PrivateEtcd server = etcd.startEtcd2(etcd2, data)) {
@@ -172,11 +198,15 @@ class TrustNothingIT {
 
     @Test
     void dataNewerThanVersionTxtClaimsIsRefused(@TempDir Path dir) throws Exception {
-        Release recorder = EtcdFixture.V3_RELEASES.stream().filter(r -> r.line().tools().statusReportsStorageVersion())
-                .reduce((a, b) -> b).orElseThrow();
+        Release recorder = EtcdFixture.V3_RELEASES.stream()
+                .filter(r -> r.line().tools().statusReportsStorageVersion())
+                .reduce((a, b) -> b)
+                .orElseThrow();
         // two lines below: one below is what an interrupted upgrade step leaves (resumable, see FaultInjectionIT)
-        Release below = EtcdFixture.CATALOG.line(recorder.line().upgrade().fromLine()).orElseThrow();
-        Release claimed = EtcdFixture.CATALOG.line(below.line().upgrade().fromLine()).orElseThrow();
+        Release below =
+                EtcdFixture.CATALOG.line(recorder.line().upgrade().fromLine()).orElseThrow();
+        Release claimed =
+                EtcdFixture.CATALOG.line(below.line().upgrade().fromLine()).orElseThrow();
         Path data = dir.resolve("data");
         etcd.seed(recorder, data, 50);
         // the storage version is set a few seconds after start: wait until the backend records it
@@ -201,8 +231,17 @@ class TrustNothingIT {
                 server.awaitWrite(Duration.ofSeconds(30)); // one more backend commit after the version was set
                 server.stop(Duration.ofSeconds(20));
             }
-            Process p = new ProcessBuilder(EtcdFixture.binDir().resolve("etcdutl-" + release.version()).toString(), "snapshot",
-                    "status", data.resolve("member/snap/db").toString(), "-w", "json").redirectErrorStream(true).start();
+            Process p = new ProcessBuilder(
+                            EtcdFixture.binDir()
+                                    .resolve("etcdutl-" + release.version())
+                                    .toString(),
+                            "snapshot",
+                            "status",
+                            data.resolve("member/snap/db").toString(),
+                            "-w",
+                            "json")
+                    .redirectErrorStream(true)
+                    .start();
             status = new String(p.getInputStream().readAllBytes());
             assertEquals(0, p.waitFor(), status);
             if (status.matches("(?s).*\"version\":\"\\d.*")) return;
@@ -237,7 +276,8 @@ class TrustNothingIT {
         }
         // a bad image build: etcd-<newest> is really the previous release
         Files.delete(bin.resolve("etcd-" + NEWEST.version()));
-        Files.createSymbolicLink(bin.resolve("etcd-" + NEWEST.version()), EtcdFixture.binDir().resolve("etcd-" + PREVIOUS.version()));
+        Files.createSymbolicLink(
+                bin.resolve("etcd-" + NEWEST.version()), EtcdFixture.binDir().resolve("etcd-" + PREVIOUS.version()));
         Map<String, String> before = TreeDigest.of(data);
         List<String> args = new ArrayList<>(RunnerArgs.migrate(data, NEWEST.version()));
         args.set(args.indexOf("--bin-dir") + 1, bin.toString());
@@ -253,7 +293,9 @@ class TrustNothingIT {
     @Test
     void aFlagTheTargetRejectsIsNamedWithItsReplacementBeforeAnyStep(@TempDir Path dir) throws Exception {
         var renames = NEWEST.line().flagReplacements();
-        String rejected = renames.keySet().stream().filter(f -> f.equals("--experimental-initial-corrupt-check")).findFirst()
+        String rejected = renames.keySet().stream()
+                .filter(f -> f.equals("--experimental-initial-corrupt-check"))
+                .findFirst()
                 .orElse(renames.keySet().iterator().next());
         Path data = dir.resolve("data");
         etcd.seed(PREVIOUS, data, 50);
@@ -295,9 +337,11 @@ class TrustNothingIT {
 
     @Test
     void versionPrintsTheRunnerAndEveryBundledEtcd() throws Exception {
-        try (RunnerProcess runner = RunnerProcess.run(List.of("--version", "--bin-dir", EtcdFixture.binDir().toString()))) {
+        try (RunnerProcess runner = RunnerProcess.run(
+                List.of("--version", "--bin-dir", EtcdFixture.binDir().toString()))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            // --version prints on stdout, not as events: each bundled version (data), and "(missing)" marks an absent binary
+            // --version prints on stdout, not as events: each bundled version (data), and "(missing)" marks an absent
+            // binary
             for (Release r : EtcdFixture.CATALOG.releases()) {
                 assertTrue(runner.output().contains(" " + r.version()), r.version() + " in " + runner.output());
             }
@@ -323,14 +367,22 @@ class TrustNothingIT {
             assertEquals(1, runner.ending().path("exitCode").asInt(), runner.output());
             List<JsonNode> failed = runner.events("step-failed");
             assertEquals(1, failed.size(), runner.output());
-            assertEquals(PREVIOUS.version() + "/etcd3", failed.getFirst().path("versionTxt").asText(), "what version.txt still says");
+            assertEquals(
+                    PREVIOUS.version() + "/etcd3",
+                    failed.getFirst().path("versionTxt").asText(),
+                    "what version.txt still says");
         }
         Duration took = Duration.ofNanos(System.nanoTime() - start);
         assertTrue(took.compareTo(Duration.ofSeconds(60)) < 0, "failed in " + took + ", not at --start-timeout");
         String reason = Files.readString(termination);
-        assertTrue(reason.contains("\"level\":\"fatal\"") || reason.contains("\"level\":\"panic\"") || reason.contains("panic:"),
+        assertTrue(
+                reason.contains("\"level\":\"fatal\"")
+                        || reason.contains("\"level\":\"panic\"")
+                        || reason.contains("panic:"),
                 "etcd's own fatal line: " + reason);
-        assertTrue(reason.contains(PREVIOUS.version() + "/etcd3"), "the termination message names what version.txt says: " + reason);
+        assertTrue(
+                reason.contains(PREVIOUS.version() + "/etcd3"),
+                "the termination message names what version.txt says: " + reason);
     }
 
     @Test
@@ -340,8 +392,10 @@ class TrustNothingIT {
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, NEWEST.version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
         }
-        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
-                Files.getPosixFilePermissions(data.resolve(".etcd-migrate/lock"))));
+        assertEquals(
+                "rw-------",
+                java.nio.file.attribute.PosixFilePermissions.toString(
+                        Files.getPosixFilePermissions(data.resolve(".etcd-migrate/lock"))));
     }
 
     /** The run ended in a "refused" event with this exit code, and no private etcd was started. */

@@ -49,17 +49,31 @@ class UpgradeIT {
 
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, newest.version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            List<Release> chain = EtcdFixture.V3_RELEASES.subList(EtcdFixture.V3_RELEASES.indexOf(from) + 1, EtcdFixture.V3_RELEASES.size());
+            List<Release> chain = EtcdFixture.V3_RELEASES.subList(
+                    EtcdFixture.V3_RELEASES.indexOf(from) + 1, EtcdFixture.V3_RELEASES.size());
             // one start per minor, plus one of the v2 checker (3.5) where data that saw 2.x/3.0 still holds v2 WAL
-            // entries, and one of 3.6 first when the data starts at 3.6 (3.7 needs a snapshot taken after 3.5's last entries)
-            List<String> started = runner.events("etcd-started").stream().map(e -> e.path("version").asText()).toList();
+            // entries, and one of 3.6 first when the data starts at 3.6 (3.7 needs a snapshot taken after 3.5's last
+            // entries)
+            List<String> started = runner.events("etcd-started").stream()
+                    .map(e -> e.path("version").asText())
+                    .toList();
             List<JsonNode> purges = runner.events("v2-content-found");
-            assertTrue(purges.size() <= 1 && purges.stream().noneMatch(e -> e.path("remains").asBoolean()), runner.output());
-            purges.forEach(p -> assertTrue(started.contains(p.path("checker").asText()), "the checker ran once: " + started));
+            assertTrue(
+                    purges.size() <= 1
+                            && purges.stream().noneMatch(e -> e.path("remains").asBoolean()),
+                    runner.output());
+            purges.forEach(
+                    p -> assertTrue(started.contains(p.path("checker").asText()), "the checker ran once: " + started));
             long snapshots = from.minorLine().toString().equals("3.6") ? 1 : 0;
-            assertEquals(chain.size() + purges.size() + snapshots, started.size(), "one start per minor: " + started + "\n" + runner.output());
+            assertEquals(
+                    chain.size() + purges.size() + snapshots,
+                    started.size(),
+                    "one start per minor: " + started + "\n" + runner.output());
             if (snapshots == 1) {
-                assertEquals(from.version(), started.getFirst(), "the snapshot run of " + from.version() + " comes first: " + started);
+                assertEquals(
+                        from.version(),
+                        started.getFirst(),
+                        "the snapshot run of " + from.version() + " comes first: " + started);
             }
             for (Release r : chain) {
                 assertTrue(started.contains(r.version()), "etcd " + r.version() + " started: " + started);
@@ -71,8 +85,9 @@ class UpgradeIT {
         assertEquals(Map.of(), before.differences(after.keyspace()), "keys, values and revisions");
         assertEquals(before.entries().size(), after.keyspace().entries().size());
         assertTrue(before.leasedKeys() >= keys / 10, "the sample has leased keys: " + before.leasedKeys());
-        before.entries().forEach((key, entry) -> assertEquals(entry.lease(), after.keyspace().entries().get(key).lease(),
-                "lease of " + key));
+        before.entries()
+                .forEach((key, entry) -> assertEquals(
+                        entry.lease(), after.keyspace().entries().get(key).lease(), "lease of " + key));
         assertEquals(before.leasedKeys(), after.keysWithLiveLease(), "every leased key keeps a live lease");
         after.leaseTtl().values().forEach(ttl -> assertTrue(ttl > 3000 && ttl <= 3600, "lease TTL " + ttl));
     }
@@ -98,9 +113,15 @@ class UpgradeIT {
             assertEquals(0, runner.exitCode(), runner.output());
             List<JsonNode> found = runner.events("v2-content-found");
             assertEquals(1, found.size(), "the WAL held v2 entries:\n" + runner.output());
-            assertFalse(found.getFirst().path("remains").asBoolean(), "gone after a fresh snapshot:\n" + runner.output());
-            assertEquals(0, runner.count("v2-content-refused"), "3.6 started only after the check:\n" + runner.output());
-            assertEquals(2, runner.events("tool-ran").stream().filter(e -> e.path("args").toString().contains("v2store")).count(),
+            assertFalse(
+                    found.getFirst().path("remains").asBoolean(), "gone after a fresh snapshot:\n" + runner.output());
+            assertEquals(
+                    0, runner.count("v2-content-refused"), "3.6 started only after the check:\n" + runner.output());
+            assertEquals(
+                    2,
+                    runner.events("tool-ran").stream()
+                            .filter(e -> e.path("args").toString().contains("v2store"))
+                            .count(),
                     "checked, and checked again after the snapshot:\n" + runner.output());
         }
         assertEquals(v36.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
@@ -120,9 +141,16 @@ class UpgradeIT {
             assertEquals(0, runner.exitCode(), runner.output());
             assertEquals(0, runner.count("v2-content-found"), runner.output());
             assertEquals(0, runner.count("v2-content-refused"), runner.output());
-            List<String> started = runner.events("etcd-started").stream().map(e -> e.path("version").asText()).toList();
-            assertEquals(List.of("3.1.20", "3.2.32", "3.3.27", "3.4.23", "3.5.35", "3.6.16"), started, "one start per minor");
-            assertTrue(runner.events("tool-ran").stream().noneMatch(e -> e.path("args").toString().contains("v2store")),
+            List<String> started = runner.events("etcd-started").stream()
+                    .map(e -> e.path("version").asText())
+                    .toList();
+            assertEquals(
+                    List.of("3.1.20", "3.2.32", "3.3.27", "3.4.23", "3.5.35", "3.6.16"),
+                    started,
+                    "one start per minor");
+            assertTrue(
+                    runner.events("tool-ran").stream()
+                            .noneMatch(e -> e.path("args").toString().contains("v2store")),
                     "no check ran:\n" + runner.output());
         }
         assertEquals(v36.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
@@ -158,17 +186,28 @@ class UpgradeIT {
             assertEquals(1, refused.size(), runner.output());
             assertEquals("3.6.16", refused.getFirst().path("etcd").asText());
             assertEquals("3.5.35", refused.getFirst().path("checker").asText());
-            assertTrue(v36Refusals().contains(refused.getFirst().path("refusal").asText()), refused.getFirst().toString());
-            assertTrue(runner.events("v2-content-found").stream().anyMatch(e -> e.path("remains").asBoolean()), runner.output());
-            List<String> started = runner.events("etcd-started").stream().map(e -> e.path("version").asText()).toList();
-            assertEquals(List.of("3.5.35", "3.6.16", "3.5.35"), started, "3.6 once, then 3.5's snapshot run of the check");
+            assertTrue(
+                    v36Refusals().contains(refused.getFirst().path("refusal").asText()),
+                    refused.getFirst().toString());
+            assertTrue(
+                    runner.events("v2-content-found").stream()
+                            .anyMatch(e -> e.path("remains").asBoolean()),
+                    runner.output());
+            List<String> started = runner.events("etcd-started").stream()
+                    .map(e -> e.path("version").asText())
+                    .toList();
+            assertEquals(
+                    List.of("3.5.35", "3.6.16", "3.5.35"), started, "3.6 once, then 3.5's snapshot run of the check");
             List<JsonNode> failed = runner.events("step-failed");
             assertEquals(1, failed.size(), runner.output());
             assertEquals(2, failed.getFirst().path("index").asInt(), runner.output());
             assertEquals("3.5.35/etcd3", failed.getFirst().path("versionTxt").asText(), runner.output());
         }
         assertEquals("3.5.35/etcd3", Files.readString(data.resolve("version.txt")));
-        assertEquals(Map.of(), before.differences(etcd.read(v35, data).keyspace()), "3.5 serves every key after 3.6 refused");
+        assertEquals(
+                Map.of(),
+                before.differences(etcd.read(v35, data).keyspace()),
+                "3.5 serves every key after 3.6 refused");
         try (var server = etcd.start(v35, data, "--enable-v2=true")) {
             assertEquals(200, EtcdFixture.v2(server, "GET", "/legacy/flag", null), "and the v2 key");
             server.stop(java.time.Duration.ofSeconds(20));
@@ -197,7 +236,9 @@ class UpgradeIT {
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.6.16"))) {
             assertEquals(1, runner.exitCode(), runner.output());
             assertEquals(1, runner.ending().path("exitCode").asInt(), runner.output());
-            assertTrue(runner.events("v2-content-found").stream().anyMatch(e -> e.path("remains").asBoolean()),
+            assertTrue(
+                    runner.events("v2-content-found").stream()
+                            .anyMatch(e -> e.path("remains").asBoolean()),
                     "v2 content remains after a fresh snapshot (live v2 keys):\n" + runner.output());
             List<JsonNode> failed = runner.events("step-failed");
             assertEquals(1, failed.size(), runner.output());
@@ -218,14 +259,32 @@ class UpgradeIT {
 
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, line36.version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            assertEquals("3.5.21/etcd3", runner.events("plan-made").getFirst().path("current").asText(), runner.output());
-            List<JsonNode> steps = runner.events("step-started");
-            assertEquals(List.of("1/2 patch-floor", "2/2 minor-upgrade"), steps.stream()
-                    .map(e -> e.path("index").asInt() + "/" + e.path("total").asInt() + " " + e.path("kind").asText()).toList(), runner.output());
-            assertEquals(List.of("1/2 3.5.35/etcd3", "2/2 3.6.16/etcd3"), runner.events("step-finished").stream()
-                    .map(e -> e.path("index").asInt() + "/" + e.path("total").asInt() + " " + e.path("versionTxt").asText()).toList(),
+            assertEquals(
+                    "3.5.21/etcd3",
+                    runner.events("plan-made").getFirst().path("current").asText(),
                     runner.output());
-            assertEquals(List.of("3.5.35", "3.6.16"), runner.events("etcd-started").stream().map(e -> e.path("version").asText()).toList(),
+            List<JsonNode> steps = runner.events("step-started");
+            assertEquals(
+                    List.of("1/2 patch-floor", "2/2 minor-upgrade"),
+                    steps.stream()
+                            .map(e -> e.path("index").asInt() + "/"
+                                    + e.path("total").asInt() + " "
+                                    + e.path("kind").asText())
+                            .toList(),
+                    runner.output());
+            assertEquals(
+                    List.of("1/2 3.5.35/etcd3", "2/2 3.6.16/etcd3"),
+                    runner.events("step-finished").stream()
+                            .map(e -> e.path("index").asInt() + "/"
+                                    + e.path("total").asInt() + " "
+                                    + e.path("versionTxt").asText())
+                            .toList(),
+                    runner.output());
+            assertEquals(
+                    List.of("3.5.35", "3.6.16"),
+                    runner.events("etcd-started").stream()
+                            .map(e -> e.path("version").asText())
+                            .toList(),
                     "etcd 3.5.35 runs once on the 3.5.21 data, then 3.6.16:\n" + runner.output());
         }
         assertEquals("3.6.16/etcd3", Files.readString(data.resolve("version.txt")));

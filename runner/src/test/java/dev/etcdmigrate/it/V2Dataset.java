@@ -56,7 +56,8 @@ final class V2Dataset {
             String value = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"pod-" + i + "\"}}";
             window.acquire();
             pending.add(http.sendAsync(request(base, key, value, 0), HttpResponse.BodyHandlers.ofString())
-                    .thenAccept(r -> d.record(key, value, 0, r)).whenComplete((r, e) -> window.release()));
+                    .thenAccept(r -> d.record(key, value, 0, r))
+                    .whenComplete((r, e) -> window.release()));
         }
         CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).join();
         return d;
@@ -69,21 +70,32 @@ final class V2Dataset {
     private static HttpRequest request(URI base, String key, String value, long ttl) {
         StringBuilder path = new StringBuilder("/v2/keys");
         for (String segment : key.substring(1).split("/")) {
-            path.append('/').append(URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20"));
+            path.append('/')
+                    .append(URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20"));
         }
         String form = "value=" + URLEncoder.encode(value, StandardCharsets.UTF_8) + (ttl > 0 ? "&ttl=" + ttl : "");
-        return HttpRequest.newBuilder(base.resolve(path.toString())).header("Content-Type", "application/x-www-form-urlencoded")
-                .PUT(HttpRequest.BodyPublishers.ofString(form)).build();
+        return HttpRequest.newBuilder(base.resolve(path.toString()))
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .PUT(HttpRequest.BodyPublishers.ofString(form))
+                .build();
     }
 
     private void record(String key, String value, long ttl, HttpResponse<String> response) {
         if (response.statusCode() != 201 && response.statusCode() != 200) {
-            throw new IllegalStateException("PUT " + key + " answered " + response.statusCode() + ": " + response.body());
+            throw new IllegalStateException(
+                    "PUT " + key + " answered " + response.statusCode() + ": " + response.body());
         }
         try {
             JsonNode node = JSON.readTree(response.body()).path("node");
             synchronized (keys) {
-                keys.put(key, new Written(value, node.path("createdIndex").asLong(), node.path("modifiedIndex").asLong(), ttl, Instant.now()));
+                keys.put(
+                        key,
+                        new Written(
+                                value,
+                                node.path("createdIndex").asLong(),
+                                node.path("modifiedIndex").asLong(),
+                                ttl,
+                                Instant.now()));
             }
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);

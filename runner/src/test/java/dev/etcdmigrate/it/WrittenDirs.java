@@ -4,9 +4,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.Permissions;
 import dev.etcdmigrate.etcd.binary.BinDir;
+import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.etcd.server.ClusterPeers;
 import dev.etcdmigrate.etcd.server.FreePorts;
-import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.etcd.server.ServerPorts;
 import dev.etcdmigrate.log.Log;
@@ -61,8 +61,9 @@ final class WrittenDirs implements AutoCloseable {
     Map<String, String> write(Release release, Path dataDir, Variant variant, int keys) throws Exception {
         Permissions.ownerOnlyDir(dataDir);
         PrivateEtcd.Settings settings = settings("it", FreePorts.pick());
-        if (variant.walDir().isPresent()) settings = settings.withWalDir(new PrivateEtcd.WalDir(dataDir.toAbsolutePath().normalize(),
-                variant.walDir().get()));
+        if (variant.walDir().isPresent())
+            settings = settings.withWalDir(new PrivateEtcd.WalDir(
+                    dataDir.toAbsolutePath().normalize(), variant.walDir().get()));
         List<String> flags = new ArrayList<>();
         if (variant.api() == StorageApi.ETCD2) flags.addAll(release.line().v2EnableFlags());
         if (variant.snapshots()) flags.add("--snapshot-count=10");
@@ -76,9 +77,12 @@ final class WrittenDirs implements AutoCloseable {
                     written.put("/registry/k" + i, "v" + i);
                 }
             } else {
-                try (Client client = Client.builder().endpoints(etcd.gateway().baseUrl()).build()) {
+                try (Client client =
+                        Client.builder().endpoints(etcd.gateway().baseUrl()).build()) {
                     for (int i = 0; i < keys; i++) {
-                        client.getKVClient().put(bytes("/registry/k" + i), bytes("v" + i)).get(30, TimeUnit.SECONDS);
+                        client.getKVClient()
+                                .put(bytes("/registry/k" + i), bytes("v" + i))
+                                .get(30, TimeUnit.SECONDS);
                         written.put("/registry/k" + i, "v" + i);
                     }
                 }
@@ -96,26 +100,43 @@ final class WrittenDirs implements AutoCloseable {
     List<Path> rollingUpgradeMidway(Release from, Release to, Path parent) throws Exception {
         List<String> names = List.of("m0", "m1", "m2");
         List<ServerPorts> ports = names.stream().map(n -> FreePorts.pick()).toList();
-        String initial = java.util.stream.IntStream.range(0, 3).mapToObj(i -> names.get(i) + "=" + ports.get(i).peerUrl(false))
+        String initial = java.util.stream.IntStream.range(0, 3)
+                .mapToObj(i -> names.get(i) + "=" + ports.get(i).peerUrl(false))
                 .collect(Collectors.joining(","));
         List<Path> dirs = names.stream().map(parent::resolve).toList();
         List<PrivateEtcd> running = new ArrayList<>();
         try {
             for (int i = 0; i < 3; i++) {
                 Permissions.ownerOnlyDir(dirs.get(i));
-                running.add(PrivateEtcd.start(from, dirs.get(i), member(names.get(i), ports.get(i), initial), List.of(
-                        "--initial-cluster-token=detect"), log, children));
+                running.add(PrivateEtcd.start(
+                        from,
+                        dirs.get(i),
+                        member(names.get(i), ports.get(i), initial),
+                        List.of("--initial-cluster-token=detect"),
+                        log,
+                        children));
             }
             running.getFirst().awaitWrite(DEADLINE);
-            try (Client client = Client.builder().endpoints(running.getFirst().gateway().baseUrl()).build()) {
+            try (Client client = Client.builder()
+                    .endpoints(running.getFirst().gateway().baseUrl())
+                    .build()) {
                 client.getKVClient().put(bytes("/registry/rolling"), bytes("1")).get(30, TimeUnit.SECONDS);
             }
-            awaitClusterVersion(running.getFirst().gateway().baseUrl(), from.minorLine().toString());
+            awaitClusterVersion(
+                    running.getFirst().gateway().baseUrl(), from.minorLine().toString());
             running.getFirst().stop(Duration.ofSeconds(20));
-            running.set(0, PrivateEtcd.start(to, dirs.get(0), member(names.get(0), ports.get(0), initial), List.of(
-                    "--initial-cluster-token=detect"), log, children));
+            running.set(
+                    0,
+                    PrivateEtcd.start(
+                            to,
+                            dirs.get(0),
+                            member(names.get(0), ports.get(0), initial),
+                            List.of("--initial-cluster-token=detect"),
+                            log,
+                            children));
             running.getFirst().awaitWrite(DEADLINE);
-            awaitClusterVersion(running.getFirst().gateway().baseUrl(), from.minorLine().toString());
+            awaitClusterVersion(
+                    running.getFirst().gateway().baseUrl(), from.minorLine().toString());
             for (PrivateEtcd etcd : running) etcd.stop(Duration.ofSeconds(20));
         } finally {
             for (PrivateEtcd etcd : running) etcd.close();
@@ -124,12 +145,23 @@ final class WrittenDirs implements AutoCloseable {
     }
 
     private PrivateEtcd.Settings member(String name, ServerPorts ports, String initial) {
-        return settings(name, ports).inCluster(new ClusterPeers(initial, ports.peerUrl(false).toString(), ports.peerUrl(false).toString()));
+        return settings(name, ports)
+                .inCluster(new ClusterPeers(
+                        initial,
+                        ports.peerUrl(false).toString(),
+                        ports.peerUrl(false).toString()));
     }
 
     private PrivateEtcd.Settings settings(String name, ServerPorts ports) {
-        return new PrivateEtcd.Settings(new BinDir(EtcdFixture.binDir()), name, ports, List.of(), DEADLINE, Duration.ofSeconds(20),
-                System.getenv(), http);
+        return new PrivateEtcd.Settings(
+                new BinDir(EtcdFixture.binDir()),
+                name,
+                ports,
+                List.of(),
+                DEADLINE,
+                Duration.ofSeconds(20),
+                System.getenv(),
+                http);
     }
 
     /** Polls GET /version until the cluster version is decided and names the line. */
@@ -138,8 +170,12 @@ final class WrittenDirs implements AutoCloseable {
         String last = "";
         while (System.nanoTime() < end) {
             try {
-                last = http.send(HttpRequest.newBuilder(base.resolve("/version")).timeout(Duration.ofSeconds(5)).build(),
-                        HttpResponse.BodyHandlers.ofString()).body();
+                last = http.send(
+                                HttpRequest.newBuilder(base.resolve("/version"))
+                                        .timeout(Duration.ofSeconds(5))
+                                        .build(),
+                                HttpResponse.BodyHandlers.ofString())
+                        .body();
                 if (JSON.readTree(last).path("etcdcluster").asText().startsWith(line + ".")) return;
             } catch (java.io.IOException e) {
                 last = e.toString();

@@ -31,16 +31,19 @@ public final class ClusterObjects {
 
     /** path -> uid and resourceVersion of every live object written here. */
     public final Map<String, Stored> live = new TreeMap<>();
+
     public final List<String> deleted = new ArrayList<>();
     /** The list resourceVersion of {@link #WATCHED} after the creates, before any update or delete. */
     public String oldResourceVersion;
     /** name -> resourceVersion of {@link #WATCHED}'s items at {@link #oldResourceVersion}. */
     public final Map<String, String> listAtOld = new TreeMap<>();
+
     public final List<Expected> eventsAfterOld = new ArrayList<>();
 
     /** metav1.MicroTime's wire format. */
-    private static final java.time.format.DateTimeFormatter MICRO_TIME =
-            java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'").withZone(java.time.ZoneOffset.UTC);
+    private static final java.time.format.DateTimeFormatter MICRO_TIME = java.time.format.DateTimeFormatter.ofPattern(
+                    "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
+            .withZone(java.time.ZoneOffset.UTC);
 
     private ClusterObjects() {}
 
@@ -48,7 +51,11 @@ public final class ClusterObjects {
         ClusterObjects o = new ClusterObjects();
         o.createCrd(c);
         for (String ns : NAMESPACES) {
-            o.create(c, "/api/v1/namespaces", "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\",\"labels\":{\"team\":\"%s\"}}}".formatted(ns, ns));
+            o.create(
+                    c,
+                    "/api/v1/namespaces",
+                    "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\",\"labels\":{\"team\":\"%s\"}}}"
+                            .formatted(ns, ns));
         }
         for (String ns : NAMESPACES) {
             for (int i = 0; i < 5; i++) {
@@ -59,7 +66,8 @@ public final class ClusterObjects {
             for (int i = 0; i < 3; i++) {
                 o.create(c, "/api/v1/namespaces/" + ns + "/secrets", """
                         {"apiVersion":"v1","kind":"Secret","metadata":{"name":"s-%d"},"type":"Opaque",
-                         "data":{"password":"%s"}}""".formatted(i, java.util.Base64.getEncoder().encodeToString(("pw-" + ns + i).getBytes())));
+                         "data":{"password":"%s"}}""".formatted(
+                                i, java.util.Base64.getEncoder().encodeToString(("pw-" + ns + i).getBytes())));
             }
             for (int i = 0; i < 5; i++) {
                 o.create(c, "/api/v1/namespaces/" + ns + "/events", """
@@ -86,16 +94,28 @@ public final class ClusterObjects {
         // the old resourceVersion: the watched collection before anything below changes it
         ObjectNode before = c.list(WATCHED, "");
         o.oldResourceVersion = before.path("metadata").path("resourceVersion").asText();
-        before.path("items").forEach(i -> o.listAtOld.put(i.path("metadata").path("name").asText(), i.path("metadata").path("resourceVersion").asText()));
+        before.path("items")
+                .forEach(i -> o.listAtOld.put(
+                        i.path("metadata").path("name").asText(),
+                        i.path("metadata").path("resourceVersion").asText()));
 
         for (String name : List.of("cm-1", "cm-2")) {
             ObjectNode cm = o.modify(c, WATCHED + "/" + name, n -> ((ObjectNode) n.path("data")).put("feature", "off"));
             o.eventsAfterOld.add(new Expected("MODIFIED", name, rv(cm)));
         }
-        o.modify(c, "/api/v1/namespaces/team-b/secrets/s-0", n -> ((ObjectNode) n.path("data")).put("password", "cm90YXRlZA=="));
+        o.modify(
+                c,
+                "/api/v1/namespaces/team-b/secrets/s-0",
+                n -> ((ObjectNode) n.path("data")).put("password", "cm90YXRlZA=="));
         for (String ns : NAMESPACES) {
-            o.modify(c, "/apis/coordination.k8s.io/v1/namespaces/" + ns + "/leases/leader", n -> ((ObjectNode) n.path("spec")).put("renewTime", microTime()));
-            o.modify(c, "/apis/example.com/v1/namespaces/" + ns + "/widgets/w-1", n -> ((ObjectNode) n.path("spec")).put("color", "red"));
+            o.modify(
+                    c,
+                    "/apis/coordination.k8s.io/v1/namespaces/" + ns + "/leases/leader",
+                    n -> ((ObjectNode) n.path("spec")).put("renewTime", microTime()));
+            o.modify(
+                    c,
+                    "/apis/example.com/v1/namespaces/" + ns + "/widgets/w-1",
+                    n -> ((ObjectNode) n.path("spec")).put("color", "red"));
         }
         o.remove(c, WATCHED + "/cm-3");
         // a DELETED event carries the object at its deletion revision, which the response does not show
@@ -122,22 +142,28 @@ public final class ClusterObjects {
         }
         // establishing it updated the CRD's status: record what it is now
         JsonNode now = c.get(crd + "/widgets.example.com");
-        live.put(crd + "/widgets.example.com", new Stored(now.path("metadata").path("uid").asText(), rv(now)));
+        live.put(
+                crd + "/widgets.example.com",
+                new Stored(now.path("metadata").path("uid").asText(), rv(now)));
     }
 
     private ObjectNode create(KubeClient c, String collection, String json) throws Exception {
         ObjectNode created = c.create(collection, KubeClient.JSON.readTree(json));
         String name = created.path("metadata").path("name").asText();
-        live.put(collection + "/" + name, new Stored(created.path("metadata").path("uid").asText(), rv(created)));
+        live.put(
+                collection + "/" + name,
+                new Stored(created.path("metadata").path("uid").asText(), rv(created)));
         return created;
     }
 
-    private ObjectNode modify(KubeClient c, String path, java.util.function.Consumer<JsonNode> change) throws Exception {
+    private ObjectNode modify(KubeClient c, String path, java.util.function.Consumer<JsonNode> change)
+            throws Exception {
         ObjectNode current = c.get(path);
         change.accept(current);
         ObjectNode updated = c.update(path, current);
         Stored before = live.get(path);
-        if (rv(updated).equals(before.resourceVersion())) throw new AssertionError("update of " + path + " kept its resourceVersion");
+        if (rv(updated).equals(before.resourceVersion()))
+            throw new AssertionError("update of " + path + " kept its resourceVersion");
         live.put(path, new Stored(before.uid(), rv(updated)));
         return updated;
     }
@@ -162,7 +188,8 @@ public final class ClusterObjects {
         for (Map.Entry<String, Stored> e : live.entrySet()) {
             JsonNode now = c.get(e.getKey());
             Stored served = new Stored(now.path("metadata").path("uid").asText(), rv(now));
-            if (!served.equals(e.getValue())) throw new AssertionError(e.getKey() + ": recorded " + e.getValue() + ", served " + served);
+            if (!served.equals(e.getValue()))
+                throw new AssertionError(e.getKey() + ": recorded " + e.getValue() + ", served " + served);
         }
         for (String path : deleted) {
             int status = c.status(path);
@@ -175,10 +202,13 @@ public final class ClusterObjects {
     public void assertListAtOld(KubeClient c) throws Exception {
         ObjectNode list = c.list(WATCHED, "resourceVersion=" + oldResourceVersion + "&resourceVersionMatch=Exact");
         Map<String, String> items = new TreeMap<>();
-        list.path("items").forEach(i -> items.put(i.path("metadata").path("name").asText(), rv(i)));
-        if (!list.path("metadata").path("resourceVersion").asText().equals(oldResourceVersion) || !items.equals(listAtOld)) {
-            throw new AssertionError("list at " + oldResourceVersion + " (Exact): expected " + listAtOld + ", got " + items
-                    + " at " + list.path("metadata").path("resourceVersion").asText());
+        list.path("items")
+                .forEach(i -> items.put(i.path("metadata").path("name").asText(), rv(i)));
+        if (!list.path("metadata").path("resourceVersion").asText().equals(oldResourceVersion)
+                || !items.equals(listAtOld)) {
+            throw new AssertionError(
+                    "list at " + oldResourceVersion + " (Exact): expected " + listAtOld + ", got " + items + " at "
+                            + list.path("metadata").path("resourceVersion").asText());
         }
     }
 
@@ -189,24 +219,38 @@ public final class ClusterObjects {
     public String watchFromOld(KubeClient c) throws Exception {
         KubeClient.WatchResult w = c.watch(WATCHED, oldResourceVersion, 5, eventsAfterOld.size());
         if (w.gone()) return "410";
-        if (w.httpStatus() != 200) throw new AssertionError("watch from " + oldResourceVersion + " answered " + w.httpStatus() + " " + w.events());
+        if (w.httpStatus() != 200)
+            throw new AssertionError(
+                    "watch from " + oldResourceVersion + " answered " + w.httpStatus() + " " + w.events());
         List<Expected> seen = new ArrayList<>();
         for (JsonNode e : w.events()) {
-            seen.add(new Expected(e.path("type").asText(), e.path("object").path("metadata").path("name").asText(),
+            seen.add(new Expected(
+                    e.path("type").asText(),
+                    e.path("object").path("metadata").path("name").asText(),
                     e.path("type").asText().equals("DELETED") ? null : rv(e.path("object"))));
         }
-        if (!seen.equals(eventsAfterOld)) throw new AssertionError("watch from " + oldResourceVersion + ": expected " + eventsAfterOld + ", got " + seen);
+        if (!seen.equals(eventsAfterOld))
+            throw new AssertionError(
+                    "watch from " + oldResourceVersion + ": expected " + eventsAfterOld + ", got " + seen);
         return "works";
     }
 
     /** A create and an update after the migration: both answered, with resourceVersions above every recorded one. */
     public void assertNewWrites(KubeClient c, String name) throws Exception {
-        long highest = live.values().stream().mapToLong(s -> Long.parseLong(s.resourceVersion())).max().orElseThrow();
+        long highest = live.values().stream()
+                .mapToLong(s -> Long.parseLong(s.resourceVersion()))
+                .max()
+                .orElseThrow();
         String collection = "/api/v1/namespaces/team-b/configmaps";
-        ObjectNode created = create(c, collection, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"},\"data\":{\"k\":\"1\"}}".formatted(name));
+        ObjectNode created = create(
+                c,
+                collection,
+                "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"},\"data\":{\"k\":\"1\"}}"
+                        .formatted(name));
         ObjectNode updated = modify(c, collection + "/" + name, n -> ((ObjectNode) n.path("data")).put("k", "2"));
         if (Long.parseLong(rv(created)) <= highest || Long.parseLong(rv(updated)) <= Long.parseLong(rv(created))) {
-            throw new AssertionError("new writes got resourceVersions " + rv(created) + ", " + rv(updated) + " after " + highest);
+            throw new AssertionError(
+                    "new writes got resourceVersions " + rv(created) + ", " + rv(updated) + " after " + highest);
         }
     }
 

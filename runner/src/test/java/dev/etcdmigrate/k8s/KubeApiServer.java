@@ -42,7 +42,8 @@ public final class KubeApiServer implements AutoCloseable {
         this.process = process;
         this.client = client;
         this.pump = Thread.ofVirtual().start(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader r =
+                    new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = r.readLine()) != null; ) {
                     synchronized (tail) {
                         tail.addLast(line);
@@ -61,7 +62,8 @@ public final class KubeApiServer implements AutoCloseable {
         if (given != null && !given.isBlank()) return Path.of(given);
         Path script = repositoryRoot().resolve("scripts/build-kubernetes.sh");
         Process build = new ProcessBuilder("bash", script.toString(), "--version", VERSION, "kube-apiserver")
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         String out = new String(build.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
         if (!build.waitFor(40, TimeUnit.MINUTES) || build.exitValue() != 0) {
             build.destroyForcibly();
@@ -76,7 +78,8 @@ public final class KubeApiServer implements AutoCloseable {
         for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
             if (Files.isRegularFile(p.resolve("scripts/build-kubernetes.sh"))) return p;
         }
-        throw new IllegalStateException("scripts/build-kubernetes.sh not found above " + Path.of("").toAbsolutePath());
+        throw new IllegalStateException(
+                "scripts/build-kubernetes.sh not found above " + Path.of("").toAbsolutePath());
     }
 
     /**
@@ -88,7 +91,8 @@ public final class KubeApiServer implements AutoCloseable {
     }
 
     /** The same with more flags, e.g. --etcd-cafile/--etcd-certfile/--etcd-keyfile for an etcd with client TLS. */
-    public static KubeApiServer start(Path binary, URI etcdUrl, Path workDir, Duration deadline, List<String> moreFlags) throws Exception {
+    public static KubeApiServer start(Path binary, URI etcdUrl, Path workDir, Duration deadline, List<String> moreFlags)
+            throws Exception {
         Files.createDirectories(workDir);
         Path certDir = Files.createDirectories(workDir.resolve("certs"));
         Path saKey = workDir.resolve("sa.key");
@@ -105,7 +109,8 @@ public final class KubeApiServer implements AutoCloseable {
         }
         String token = Files.readString(tokens).split(",", 2)[0];
         int port = FreePorts.pick().client();
-        List<String> command = new ArrayList<>(List.of(binary.toString(),
+        List<String> command = new ArrayList<>(List.of(
+                binary.toString(),
                 "--etcd-servers=" + etcdUrl,
                 "--bind-address=127.0.0.1",
                 "--secure-port=" + port,
@@ -126,7 +131,8 @@ public final class KubeApiServer implements AutoCloseable {
         Process process = builder.start();
         KubeApiServer server = null;
         try {
-            KubeClient client = new KubeClient(URI.create("https://127.0.0.1:" + port), token, certDir.resolve("apiserver.crt"));
+            KubeClient client =
+                    new KubeClient(URI.create("https://127.0.0.1:" + port), token, certDir.resolve("apiserver.crt"));
             server = new KubeApiServer(process, client);
             server.awaitReady(deadline);
             return server;
@@ -153,7 +159,8 @@ public final class KubeApiServer implements AutoCloseable {
                 last = notYet.toString(); // no certificate yet, or not listening yet
             }
             if (System.nanoTime() > end) {
-                throw new IllegalStateException("kube-apiserver not ready after " + deadline + ": " + last + "\nlog tail:\n" + tail());
+                throw new IllegalStateException(
+                        "kube-apiserver not ready after " + deadline + ": " + last + "\nlog tail:\n" + tail());
             }
             Thread.sleep(200); // poll interval of a deadline-bound wait
         }
@@ -170,7 +177,8 @@ public final class KubeApiServer implements AutoCloseable {
     }
 
     private static void writePem(Path file, String type, byte[] der) throws IOException {
-        String body = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(der);
+        String body = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
+                .encodeToString(der);
         writeOwnerOnly(file, "-----BEGIN " + type + "-----\n" + body + "\n-----END " + type + "-----\n");
     }
 

@@ -45,7 +45,10 @@ public final class KubeClient {
         this.token = token;
         SSLContext tls = SSLContext.getInstance("TLS");
         tls.init(null, new TrustManager[] {new PinnedCertificate(servingCert)}, new SecureRandom());
-        this.http = HttpClient.newBuilder().sslContext(tls).connectTimeout(Duration.ofSeconds(5)).build();
+        this.http = HttpClient.newBuilder()
+                .sslContext(tls)
+                .connectTimeout(Duration.ofSeconds(5))
+                .build();
     }
 
     /** The API server's URL, e.g. for a kubelet's kubeconfig. */
@@ -54,13 +57,17 @@ public final class KubeClient {
     }
 
     /** A request whose answer the caller judges. */
-    public HttpResponse<String> raw(String method, String path, JsonNode body) throws IOException, InterruptedException {
-        HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).timeout(REQUEST_TIMEOUT)
-                .header("Authorization", "Bearer " + token).header("Accept", "application/json");
+    public HttpResponse<String> raw(String method, String path, JsonNode body)
+            throws IOException, InterruptedException {
+        HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path))
+                .timeout(REQUEST_TIMEOUT)
+                .header("Authorization", "Bearer " + token)
+                .header("Accept", "application/json");
         if (body == null) {
             b.method(method, HttpRequest.BodyPublishers.noBody());
         } else {
-            b.header("Content-Type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
+            b.header("Content-Type", "application/json")
+                    .method(method, HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
         }
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
@@ -94,7 +101,8 @@ public final class KubeClient {
     public ObjectNode expect(int status, String method, String path, JsonNode body) throws Exception {
         HttpResponse<String> r = raw(method, path, body);
         if (r.statusCode() != status) {
-            throw new AssertionError(method + " " + path + ": expected " + status + ", got " + r.statusCode() + " " + r.body());
+            throw new AssertionError(
+                    method + " " + path + ": expected " + status + ", got " + r.statusCode() + " " + r.body());
         }
         return (ObjectNode) JSON.readTree(r.body());
     }
@@ -103,8 +111,10 @@ public final class KubeClient {
     public record WatchResult(int httpStatus, List<JsonNode> events) {
         /** 410 as the HTTP status, or as the ERROR event the stream opens with. */
         public boolean gone() {
-            return httpStatus == 410 || (!events.isEmpty() && events.getFirst().path("type").asText().equals("ERROR")
-                    && events.getFirst().path("object").path("code").asInt() == 410);
+            return httpStatus == 410
+                    || (!events.isEmpty()
+                            && events.getFirst().path("type").asText().equals("ERROR")
+                            && events.getFirst().path("object").path("code").asInt() == 410);
         }
     }
 
@@ -112,11 +122,16 @@ public final class KubeClient {
      * Watches a collection from resourceVersion until the server ends the stream (timeoutSeconds) or
      * maxEvents arrived; returns the events read.
      */
-    public WatchResult watch(String collection, String resourceVersion, int timeoutSeconds, int maxEvents) throws Exception {
-        HttpRequest request = HttpRequest.newBuilder(base.resolve(collection + "?watch=1&allowWatchBookmarks=false&resourceVersion="
-                        + resourceVersion + "&timeoutSeconds=" + timeoutSeconds))
-                .timeout(Duration.ofSeconds(timeoutSeconds + 30)).header("Authorization", "Bearer " + token)
-                .header("Accept", "application/json").GET().build();
+    public WatchResult watch(String collection, String resourceVersion, int timeoutSeconds, int maxEvents)
+            throws Exception {
+        HttpRequest request = HttpRequest.newBuilder(
+                        base.resolve(collection + "?watch=1&allowWatchBookmarks=false&resourceVersion="
+                                + resourceVersion + "&timeoutSeconds=" + timeoutSeconds))
+                .timeout(Duration.ofSeconds(timeoutSeconds + 30))
+                .header("Authorization", "Bearer " + token)
+                .header("Accept", "application/json")
+                .GET()
+                .build();
         HttpResponse<Stream<String>> r = http.send(request, HttpResponse.BodyHandlers.ofLines());
         List<JsonNode> events = new ArrayList<>();
         if (r.statusCode() != 200) {
@@ -152,21 +167,25 @@ public final class KubeClient {
             if (chain == null || chain.length == 0) throw new CertificateException("no server certificate");
             X509Certificate pinned;
             try (InputStream in = Files.newInputStream(file)) {
-                pinned = (X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in);
+                pinned = (X509Certificate)
+                        CertificateFactory.getInstance("X.509").generateCertificate(in);
             } catch (IOException e) {
                 throw new CertificateException("the API server has not written " + file + " yet", e);
             }
-            if (!pinned.equals(chain[0])) throw new CertificateException("not the certificate the API server wrote to " + file);
+            if (!pinned.equals(chain[0]))
+                throw new CertificateException("not the certificate the API server wrote to " + file);
             chain[0].checkValidity();
         }
 
         @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
+        public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket)
+                throws CertificateException {
             check(chain);
         }
 
         @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
+        public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+                throws CertificateException {
             check(chain);
         }
 
@@ -176,12 +195,14 @@ public final class KubeClient {
         }
 
         @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) throws CertificateException {
+        public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
+                throws CertificateException {
             throw new CertificateException("client side only");
         }
 
         @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) throws CertificateException {
+        public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+                throws CertificateException {
             throw new CertificateException("client side only");
         }
 

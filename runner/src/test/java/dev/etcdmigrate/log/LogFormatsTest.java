@@ -21,8 +21,10 @@ import org.junit.jupiter.api.io.TempDir;
 class LogFormatsTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String ETCD_INFO = "{\"level\":\"info\",\"ts\":\"2026-11-23T01:00:00Z\",\"msg\":\"closed etcd server\",\"name\":\"m1\"}";
-    private static final String ETCD_WARN = "{\"level\":\"warn\",\"ts\":\"2026-11-23T01:00:01Z\",\"msg\":\"slow fdatasync\"}";
+    private static final String ETCD_INFO =
+            "{\"level\":\"info\",\"ts\":\"2026-11-23T01:00:00Z\",\"msg\":\"closed etcd server\",\"name\":\"m1\"}";
+    private static final String ETCD_WARN =
+            "{\"level\":\"warn\",\"ts\":\"2026-11-23T01:00:01Z\",\"msg\":\"slow fdatasync\"}";
 
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
 
@@ -50,7 +52,8 @@ class LogFormatsTest {
         log.child("etcd-3.6.16", ETCD_INFO);
         log.child("etcd-2.3.8", "2026-11-23 01:00:00.000000 I | etcdserver: name = m1 \"quoted\"");
         String passed = lines().get(0);
-        assertEquals("{\"source\":\"etcd-3.6.16\"," + ETCD_INFO.substring(1), passed, "etcd's own fields byte for byte");
+        assertEquals(
+                "{\"source\":\"etcd-3.6.16\"," + ETCD_INFO.substring(1), passed, "etcd's own fields byte for byte");
         JsonNode wrapped = JSON.readTree(lines().get(1));
         assertEquals("etcd-2.3.8", wrapped.path("source").asText());
         assertEquals("child-output", wrapped.path("event").asText());
@@ -59,8 +62,12 @@ class LogFormatsTest {
 
     @Test
     void aMultiLineSentenceIsOneJsonObjectAndSeveralTextLines() throws Exception {
-        Event plan = new Event.PlanMade("3.5.35/etcd3", "3.6.16/etcd3",
-                List.of(new Event.PlannedStep(1, "minor-upgrade", "upgrade 3.5.35 -> 3.6.16", "3.6.16/etcd3", 1 << 20, "nothing")), "");
+        Event plan = new Event.PlanMade(
+                "3.5.35/etcd3",
+                "3.6.16/etcd3",
+                List.of(new Event.PlannedStep(
+                        1, "minor-upgrade", "upgrade 3.5.35 -> 3.6.16", "3.6.16/etcd3", 1 << 20, "nothing")),
+                "");
         Log.json(new PrintStream(out, true, StandardCharsets.UTF_8)).emit(plan);
         assertEquals(1, lines().size());
         assertEquals(1, JSON.readTree(lines().getFirst()).path("steps").size());
@@ -77,13 +84,18 @@ class LogFormatsTest {
         log.child("etcd-3.6.16", ETCD_WARN);
         log.child("etcd-2.3.8", "2026-11-23 01:00:00.000000 E | rafthttp: failed to dial");
         log.child("etcd-2.3.8", "2026-11-23 01:00:00.000000 I | etcdserver: published");
-        log.child("etcd-3.2.32", "2026-11-23 02:27:32.815943 W | etcdmain: found invalid file/dir .etcd-migrate under data dir /d");
-        log.child("etcd-3.7.3", "{\"level\":\"warn\",\"msg\":\"found invalid file under data directory\",\"filename\":\"version.txt\"}");
+        log.child(
+                "etcd-3.2.32",
+                "2026-11-23 02:27:32.815943 W | etcdmain: found invalid file/dir .etcd-migrate under data dir /d");
+        log.child(
+                "etcd-3.7.3",
+                "{\"level\":\"warn\",\"msg\":\"found invalid file under data directory\",\"filename\":\"version.txt\"}");
         log.info("runner lines are always shown");
         assertEquals(3, lines().size(), lines().toString());
         assertFalse(out.toString(StandardCharsets.UTF_8).contains("closed etcd server"));
         out.reset();
-        Log.text(new PrintStream(out, true, StandardCharsets.UTF_8), EtcdOutput.ALL).child("etcd-3.6.16", ETCD_INFO);
+        Log.text(new PrintStream(out, true, StandardCharsets.UTF_8), EtcdOutput.ALL)
+                .child("etcd-3.6.16", ETCD_INFO);
         assertEquals(1, lines().size());
     }
 
@@ -109,17 +121,22 @@ class LogFormatsTest {
         java.util.Set<String> envelope = java.util.Set.of("time", "level", "source", "event", "message");
         for (Class<?> type : Event.class.getPermittedSubclasses()) {
             assertTrue(type.isRecord(), type + " is a record");
-            if (type == Event.Note.class || type == Event.ChildOutput.class) continue; // written by the formats themselves
+            if (type == Event.Note.class || type == Event.ChildOutput.class)
+                continue; // written by the formats themselves
             for (var component : type.getRecordComponents()) {
-                assertFalse(envelope.contains(component.getName()), type.getSimpleName() + "." + component.getName()
-                        + " would repeat a key of the JSON line's envelope");
+                assertFalse(
+                        envelope.contains(component.getName()),
+                        type.getSimpleName() + "." + component.getName()
+                                + " would repeat a key of the JSON line's envelope");
             }
         }
         Event refused = new Event.Refused(3, "refused: a \"quoted\"\nreason\t(nothing was changed)");
         JsonNode line = JSON.readTree(JsonFormat.line(refused, java.time.Instant.EPOCH));
         assertEquals("refused", line.path("event").asText());
         assertEquals(3, line.path("exitCode").asInt());
-        assertEquals("refused: a \"quoted\"\nreason\t(nothing was changed)", line.path("reason").asText());
+        assertEquals(
+                "refused: a \"quoted\"\nreason\t(nothing was changed)",
+                line.path("reason").asText());
         assertEquals("error", line.path("level").asText());
     }
 }

@@ -21,10 +21,25 @@ class DataDetectionTest {
     @Test
     void anAlarmKeyIsEtcdsAlarmMember() {
         // AlarmMember{MemberID = 0x8e9e05c52164694d, Alarm = NOSPACE (1)}: field 1 varint, field 2 varint
-        byte[] key = {0x08, (byte) 0xcd, (byte) 0xd2, (byte) 0x91, (byte) 0x8b, (byte) 0xd2, (byte) 0xb8, (byte) 0x81, (byte) 0xcf,
-                (byte) 0x8e, 0x01, 0x10, 0x01};
+        byte[] key = {
+            0x08,
+            (byte) 0xcd,
+            (byte) 0xd2,
+            (byte) 0x91,
+            (byte) 0x8b,
+            (byte) 0xd2,
+            (byte) 0xb8,
+            (byte) 0x81,
+            (byte) 0xcf,
+            (byte) 0x8e,
+            0x01,
+            0x10,
+            0x01
+        };
         assertEquals(new DataDetection.Alarm("NOSPACE", "8e9e05c52164694d"), DataDetection.alarm(key));
-        assertEquals("CORRUPT", DataDetection.alarm(new byte[] {0x08, 0x01, 0x10, 0x02}).type());
+        assertEquals(
+                "CORRUPT",
+                DataDetection.alarm(new byte[] {0x08, 0x01, 0x10, 0x02}).type());
     }
 
     @Test
@@ -47,8 +62,11 @@ class DataDetectionTest {
         assertEquals(Optional.of(MinorLine.parse("3.5")), catalog.firstLineRecording(DataRecord.BACKEND_TERM));
         assertEquals(Optional.of(MinorLine.parse("3.5")), catalog.firstLineRecording(DataRecord.BACKEND_CONF_STATE));
         assertEquals(Optional.of(MinorLine.parse("3.6")), catalog.firstLineRecording(DataRecord.STORAGE_VERSION));
-        assertEquals(Optional.of(MinorLine.parse("3.0")), catalog.firstLineRecording(DataRecord.BACKEND_CLUSTER_VERSION));
-        assertEquals(catalog.releases().getFirst().minorLine(), catalog.firstLineRecording(DataRecord.V2_CLUSTER_VERSION).orElseThrow());
+        assertEquals(
+                Optional.of(MinorLine.parse("3.0")), catalog.firstLineRecording(DataRecord.BACKEND_CLUSTER_VERSION));
+        assertEquals(
+                catalog.releases().getFirst().minorLine(),
+                catalog.firstLineRecording(DataRecord.V2_CLUSTER_VERSION).orElseThrow());
     }
 
     @Test

@@ -1,10 +1,9 @@
 package dev.etcdmigrate.ondisk;
 
-import dev.etcdmigrate.ondisk.V2Key;
-import dev.etcdmigrate.v2.V2SnapshotFiles;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.etcdmigrate.v2.V2SnapshotFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -35,13 +34,18 @@ class V2SnapshotReaderTest {
     void readsEveryUserKeyWithHiddenOnesAndExpiryButNotDirsOrMembership(@TempDir Path dir) throws IOException {
         Path snap = Files.createDirectories(dir.resolve("member/snap"));
         Files.write(snap.resolve("0000000000000002-0000000000000004.snap"), new byte[] {0x08, 0x01});
-        Files.write(snap.resolve("0000000000000002-0000000000000009.snap"), V2SnapshotFiles.snapshotFile(STORE.getBytes(StandardCharsets.UTF_8)));
+        Files.write(
+                snap.resolve("0000000000000002-0000000000000009.snap"),
+                V2SnapshotFiles.snapshotFile(STORE.getBytes(StandardCharsets.UTF_8)));
         Path newest = V2SnapshotReader.newestSnapshot(dir.resolve("member")).orElseThrow();
-        assertEquals("0000000000000002-0000000000000009.snap", newest.getFileName().toString());
+        assertEquals(
+                "0000000000000002-0000000000000009.snap", newest.getFileName().toString());
         List<V2Key> keys = new ArrayList<>();
         assertEquals(2, V2SnapshotReader.read(newest, keys::add));
         assertEquals(new V2Key("/_h", "hidden", 8, 8, Optional.empty()), keys.get(0));
-        assertEquals(new V2Key("/r/e", "été \"q\"", 6, 7, Optional.of(Instant.parse("2030-01-01T00:00:00.5Z"))), keys.get(1));
+        assertEquals(
+                new V2Key("/r/e", "été \"q\"", 6, 7, Optional.of(Instant.parse("2030-01-01T00:00:00.5Z"))),
+                keys.get(1));
         assertEquals(true, keys.get(0).hidden());
         assertEquals(false, keys.get(1).hidden());
     }

@@ -35,7 +35,9 @@ class WalIndexTest {
         frame(out, record(2, entry(1, 5)), 0);
         byte[] torn = new byte[out.size() + 12];
         System.arraycopy(out.toByteArray(), 0, torn, 0, out.size());
-        ByteBuffer.wrap(torn, out.size(), 8).order(ByteOrder.LITTLE_ENDIAN).putLong(100); // a frame whose record never came
+        ByteBuffer.wrap(torn, out.size(), 8)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .putLong(100); // a frame whose record never came
         Files.write(wal.resolve("0000000000000000-0000000000000000.wal"), torn);
         assertEquals(OptionalLong.of(5), WalIndex.lastIndex(wal));
     }
@@ -44,18 +46,27 @@ class WalIndexTest {
     void pruningKeepsTheSnapshotItsSegmentAndLaterOnes(@TempDir Path member) throws Exception {
         Path snap = Files.createDirectories(member.resolve("snap"));
         Path wal = Files.createDirectories(member.resolve("wal"));
-        for (String name : new String[] {"0000000000000001-0000000000000010.snap", "0000000000000002-0000000000000200.snap", "db"}) {
+        for (String name :
+                new String[] {"0000000000000001-0000000000000010.snap", "0000000000000002-0000000000000200.snap", "db"
+                }) {
             Files.write(snap.resolve(name), new byte[] {1});
         }
-        for (String name : new String[] {"0000000000000000-0000000000000000.wal", "0000000000000001-0000000000000100.wal",
-                "0000000000000002-0000000000000180.wal", "0000000000000003-0000000000000300.wal"}) {
+        for (String name : new String[] {
+            "0000000000000000-0000000000000000.wal",
+            "0000000000000001-0000000000000100.wal",
+            "0000000000000002-0000000000000180.wal",
+            "0000000000000003-0000000000000300.wal"
+        }) {
             Files.write(wal.resolve(name), new byte[] {1});
         }
         WalIndex.pruneBefore(member, snap.resolve("0000000000000002-0000000000000200.snap"));
-        try (var s = Files.list(snap); var w = Files.list(wal)) {
-            assertEquals(java.util.Set.of("0000000000000002-0000000000000200.snap", "db"),
+        try (var s = Files.list(snap);
+                var w = Files.list(wal)) {
+            assertEquals(
+                    java.util.Set.of("0000000000000002-0000000000000200.snap", "db"),
                     s.map(p -> p.getFileName().toString()).collect(java.util.stream.Collectors.toSet()));
-            assertEquals(java.util.Set.of("0000000000000002-0000000000000180.wal", "0000000000000003-0000000000000300.wal"),
+            assertEquals(
+                    java.util.Set.of("0000000000000002-0000000000000180.wal", "0000000000000003-0000000000000300.wal"),
                     w.map(p -> p.getFileName().toString()).collect(java.util.stream.Collectors.toSet()));
         }
     }
@@ -92,7 +103,10 @@ class WalIndexTest {
     private static void frame(ByteArrayOutputStream out, byte[] record, int padding) {
         long length = record.length;
         if (padding > 0) length |= (0x80L | padding) << 56;
-        out.writeBytes(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(length).array());
+        out.writeBytes(ByteBuffer.allocate(8)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .putLong(length)
+                .array());
         out.writeBytes(record);
         out.writeBytes(new byte[padding]);
     }

@@ -64,7 +64,8 @@ class PlannerTest {
     }
 
     static Catalog only(String... versions) {
-        return BUNDLED.restrictTo(Arrays.stream(versions).map(EtcdVersion::parse).collect(Collectors.toSet()));
+        return BUNDLED.restrictTo(
+                Arrays.stream(versions).map(EtcdVersion::parse).collect(Collectors.toSet()));
     }
 
     static Stream<Case> table() {
@@ -76,107 +77,235 @@ class PlannerTest {
                 plans("patch up within 3.7", "3.7.0/etcd3", "3.7.3/etcd3"),
 
                 // upgrades
-                plans("3.3 opens in 3.4", "3.3.27/etcd3", "3.4.23/etcd3",
-                        "MinorUpgrade 3.3.27->3.4.23"),
-                plans("3.4 to 3.5", "3.4.23/etcd3", "3.5.35/etcd3",
-                        "MinorUpgrade 3.4.23->3.5.35"),
-                plans("3.4 to 3.7 in three minors", "3.4.23/etcd3", "3.7.3/etcd3",
+                plans("3.3 opens in 3.4", "3.3.27/etcd3", "3.4.23/etcd3", "MinorUpgrade 3.3.27->3.4.23"),
+                plans("3.4 to 3.5", "3.4.23/etcd3", "3.5.35/etcd3", "MinorUpgrade 3.4.23->3.5.35"),
+                plans(
+                        "3.4 to 3.7 in three minors",
+                        "3.4.23/etcd3",
+                        "3.7.3/etcd3",
                         "MinorUpgrade 3.4.23->3.5.35",
                         "MinorUpgrade 3.5.35->3.6.16 v2check 3.5.35",
                         "MinorUpgrade 3.6.16->3.7.3"),
-                plans("3.5 below the 3.6 floor", "3.5.21/etcd3", "3.6.16/etcd3",
+                plans(
+                        "3.5 below the 3.6 floor",
+                        "3.5.21/etcd3",
+                        "3.6.16/etcd3",
                         "PatchFloor 3.5.21->3.5.35 floor 3.5.32",
                         "MinorUpgrade 3.5.35->3.6.16 v2check 3.5.35"),
-                plans("3.5 below the floor to 3.7", "3.5.21/etcd3", "3.7.3/etcd3",
+                plans(
+                        "3.5 below the floor to 3.7",
+                        "3.5.21/etcd3",
+                        "3.7.3/etcd3",
                         "PatchFloor 3.5.21->3.5.35 floor 3.5.32",
                         "MinorUpgrade 3.5.35->3.6.16 v2check 3.5.35",
                         "MinorUpgrade 3.6.16->3.7.3"),
-                plans("3.5 exactly at the floor", "3.5.32/etcd3", "3.6.16/etcd3",
+                plans(
+                        "3.5 exactly at the floor",
+                        "3.5.32/etcd3",
+                        "3.6.16/etcd3",
                         "MinorUpgrade 3.5.32->3.6.16 v2check 3.5.35"),
-                plans("3.5 above the bundled patch", "3.5.40/etcd3", "3.6.16/etcd3",
+                plans(
+                        "3.5 above the bundled patch",
+                        "3.5.40/etcd3",
+                        "3.6.16/etcd3",
                         "MinorUpgrade 3.5.40->3.6.16 v2check 3.5.35"),
-                plans("3.6 below the 3.7 floor", "3.6.5/etcd3", "3.7.3/etcd3",
+                plans(
+                        "3.6 below the 3.7 floor",
+                        "3.6.5/etcd3",
+                        "3.7.3/etcd3",
                         "PatchFloor 3.6.5->3.6.16 floor 3.6.11",
                         "MinorUpgrade 3.6.16->3.7.3"),
-                plans("3.3 to 3.7", "3.3.27/etcd3", "3.7.3/etcd3",
+                plans(
+                        "3.3 to 3.7",
+                        "3.3.27/etcd3",
+                        "3.7.3/etcd3",
                         "MinorUpgrade 3.3.27->3.4.23",
                         "MinorUpgrade 3.4.23->3.5.35",
                         "MinorUpgrade 3.5.35->3.6.16 v2check 3.5.35",
                         "MinorUpgrade 3.6.16->3.7.3"),
 
                 // downgrades
-                plans("3.7 to 3.6 online", "3.7.3/etcd3", "3.6.16/etcd3",
-                        "OnlineDowngrade 3.7.3->3.6.16 by 3.7.3"),
-                plans("older 3.7 patch to 3.6 runs the bundled 3.7", "3.7.1/etcd3", "3.6.16/etcd3",
+                plans("3.7 to 3.6 online", "3.7.3/etcd3", "3.6.16/etcd3", "OnlineDowngrade 3.7.3->3.6.16 by 3.7.3"),
+                plans(
+                        "older 3.7 patch to 3.6 runs the bundled 3.7",
+                        "3.7.1/etcd3",
+                        "3.6.16/etcd3",
                         "OnlineDowngrade 3.7.1->3.6.16 by 3.7.3"),
-                plans("3.6 to 3.5 online", "3.6.16/etcd3", "3.5.35/etcd3",
-                        "OnlineDowngrade 3.6.16->3.5.35 by 3.6.16"),
-                plans("3.5 to 3.4 by snapshot", "3.5.35/etcd3", "3.4.23/etcd3",
+                plans("3.6 to 3.5 online", "3.6.16/etcd3", "3.5.35/etcd3", "OnlineDowngrade 3.6.16->3.5.35 by 3.6.16"),
+                plans(
+                        "3.5 to 3.4 by snapshot",
+                        "3.5.35/etcd3",
+                        "3.4.23/etcd3",
                         "SnapshotDowngrade 3.5.35->3.4.23 by 3.5.35"),
-                plans("3.7 to 3.4 in three minors", "3.7.3/etcd3", "3.4.23/etcd3",
+                plans(
+                        "3.7 to 3.4 in three minors",
+                        "3.7.3/etcd3",
+                        "3.4.23/etcd3",
                         "OnlineDowngrade 3.7.3->3.6.16 by 3.7.3",
                         "OnlineDowngrade 3.6.16->3.5.35 by 3.6.16",
                         "SnapshotDowngrade 3.5.35->3.4.23 by 3.5.35"),
 
                 // refusals
-                refuses("skipping a minor (3.2 -> 3.4)", "3.2.32/etcd3", "3.4.23/etcd3",
-                        "cannot upgrade 3.2.32", "opens data of 3.3 only", "skipping a minor"),
+                refuses(
+                        "skipping a minor (3.2 -> 3.4)",
+                        "3.2.32/etcd3",
+                        "3.4.23/etcd3",
+                        "cannot upgrade 3.2.32",
+                        "opens data of 3.3 only",
+                        "skipping a minor"),
                 refuses("skipping a minor (3.2 -> 3.7)", "3.2.32/etcd3", "3.7.3/etcd3", "skipping a minor"),
-                refuses("target patch not bundled", "3.5.35/etcd3", "3.6.15/etcd3",
-                        "3.6.15 is not bundled", "(bundled: 3.4.23, 3.5.35, 3.6.16, 3.7.3)"),
-                refuses("target line not bundled", "3.5.35/etcd3", "3.3.27/etcd3",
-                        "3.3.27 is not bundled", "(bundled: 3.4.23, 3.5.35, 3.6.16, 3.7.3)"),
-                refusesWith("target not in the full bundled catalog", BUNDLED, "3.5.35/etcd3", "3.8.0/etcd3",
-                        "3.8.0 is not bundled", "(bundled: " + BUNDLED.versionList() + ")"),
+                refuses(
+                        "target patch not bundled",
+                        "3.5.35/etcd3",
+                        "3.6.15/etcd3",
+                        "3.6.15 is not bundled",
+                        "(bundled: 3.4.23, 3.5.35, 3.6.16, 3.7.3)"),
+                refuses(
+                        "target line not bundled",
+                        "3.5.35/etcd3",
+                        "3.3.27/etcd3",
+                        "3.3.27 is not bundled",
+                        "(bundled: 3.4.23, 3.5.35, 3.6.16, 3.7.3)"),
+                refusesWith(
+                        "target not in the full bundled catalog",
+                        BUNDLED,
+                        "3.5.35/etcd3",
+                        "3.8.0/etcd3",
+                        "3.8.0 is not bundled",
+                        "(bundled: " + BUNDLED.versionList() + ")"),
                 // etcd2 storage
-                plans("etcd2 at 3.4 converted there, then up as etcd3", "3.4.23/etcd2", "3.7.3/etcd3",
+                plans(
+                        "etcd2 at 3.4 converted there, then up as etcd3",
+                        "3.4.23/etcd2",
+                        "3.7.3/etcd3",
                         "ConvertToV3 3.4.23 by 3.4.23",
                         "MinorUpgrade 3.4.23->3.5.35",
                         "MinorUpgrade 3.5.35->3.6.16 v2check 3.5.35",
                         "MinorUpgrade 3.6.16->3.7.3"),
-                plans("etcd2 at an older 3.4 patch: the bundled 3.4 converts it", "3.4.13/etcd2", "3.4.23/etcd3",
+                plans(
+                        "etcd2 at an older 3.4 patch: the bundled 3.4 converts it",
+                        "3.4.13/etcd2",
+                        "3.4.23/etcd3",
                         "ConvertToV3 3.4.13 by 3.4.23"),
-                refuses("etcd2 data of 2.2 without bundled 2.x-3.3 lines", "2.2.1/etcd2", "3.4.23/etcd3",
-                        "cannot upgrade etcd2 data from 2.2.1", "opens data of 3.3 only"),
-                refuses("etcd2 at 3.5: no bundled etcdctl migrate at or above it", "3.5.35/etcd2", "3.6.16/etcd3",
+                refuses(
+                        "etcd2 data of 2.2 without bundled 2.x-3.3 lines",
+                        "2.2.1/etcd2",
+                        "3.4.23/etcd3",
+                        "cannot upgrade etcd2 data from 2.2.1",
+                        "opens data of 3.3 only"),
+                refuses(
+                        "etcd2 at 3.5: no bundled etcdctl migrate at or above it",
+                        "3.5.35/etcd2",
+                        "3.6.16/etcd3",
                         "no bundled release between them has `etcdctl migrate`"),
-                refusesWith("etcd2 data cannot go down", BUNDLED, "3.4.23/etcd2", "3.3.27/etcd2", "cannot be downgraded"),
-                plans("etcd2 stays etcd2 up to 3.5", "3.4.23/etcd2", "3.5.35/etcd2",
+                refusesWith(
+                        "etcd2 data cannot go down", BUNDLED, "3.4.23/etcd2", "3.3.27/etcd2", "cannot be downgraded"),
+                plans(
+                        "etcd2 stays etcd2 up to 3.5",
+                        "3.4.23/etcd2",
+                        "3.5.35/etcd2",
                         "MinorUpgrade 3.4.23->3.5.35 etcd2"),
-                refuses("etcd2 target on a line without the v2 API", "3.4.23/etcd2", "3.6.16/etcd2", "does not serve the v2 API"),
-                plans("etcd3 -> etcd2 rollback in one step, dumped by the data's line", "3.7.3/etcd3", "3.4.23/etcd2",
+                refuses(
+                        "etcd2 target on a line without the v2 API",
+                        "3.4.23/etcd2",
+                        "3.6.16/etcd2",
+                        "does not serve the v2 API"),
+                plans(
+                        "etcd3 -> etcd2 rollback in one step, dumped by the data's line",
+                        "3.7.3/etcd3",
+                        "3.4.23/etcd2",
                         "RollbackToV2 3.7.3->3.4.23 by 3.7.3"),
-                plansWith("full catalog: rollback to 2.2", BUNDLED, "3.4.23/etcd3", "2.2.5/etcd2",
+                plansWith(
+                        "full catalog: rollback to 2.2",
+                        BUNDLED,
+                        "3.4.23/etcd3",
+                        "2.2.5/etcd2",
                         "RollbackToV2 3.4.23->2.2.5 by 3.4.23"),
-                refusesWith("rollback needs the data's own line to dump", only("3.4.23", "3.5.35"), "3.7.3/etcd3", "3.4.23/etcd2",
-                        "the dump runs the data's own line", "no 3.7 release is bundled"),
-                refuses("data newer than any bundled line", "3.8.0/etcd3", "3.7.3/etcd3",
-                        "cannot downgrade 3.8.0", "no 3.8 release is bundled"),
-                refusesWith("upgrade through a missing 3.5", only("3.4.23", "3.6.16", "3.7.3"), "3.4.23/etcd3", "3.6.16/etcd3",
-                        "cannot upgrade 3.4.23", "opens data of 3.5 only", "3.4.23, 3.6.16, 3.7.3"),
-                refusesWith("upgrade to 3.7 through a missing 3.6", only("3.5.35", "3.7.3"), "3.5.35/etcd3", "3.7.3/etcd3",
+                refusesWith(
+                        "rollback needs the data's own line to dump",
+                        only("3.4.23", "3.5.35"),
+                        "3.7.3/etcd3",
+                        "3.4.23/etcd2",
+                        "the dump runs the data's own line",
+                        "no 3.7 release is bundled"),
+                refuses(
+                        "data newer than any bundled line",
+                        "3.8.0/etcd3",
+                        "3.7.3/etcd3",
+                        "cannot downgrade 3.8.0",
+                        "no 3.8 release is bundled"),
+                refusesWith(
+                        "upgrade through a missing 3.5",
+                        only("3.4.23", "3.6.16", "3.7.3"),
+                        "3.4.23/etcd3",
+                        "3.6.16/etcd3",
+                        "cannot upgrade 3.4.23",
+                        "opens data of 3.5 only",
+                        "3.4.23, 3.6.16, 3.7.3"),
+                refusesWith(
+                        "upgrade to 3.7 through a missing 3.6",
+                        only("3.5.35", "3.7.3"),
+                        "3.5.35/etcd3",
+                        "3.7.3/etcd3",
                         "opens data of 3.6 only"),
-                refusesWith("patch floor without a bundled 3.5", only("3.6.16", "3.7.3"), "3.5.21/etcd3", "3.6.16/etcd3",
-                        "needs the data to have run 3.5.32 or newer", "3.6.16, 3.7.3"),
-                refusesWith("downgrade through a missing 3.6", only("3.5.35", "3.7.3"), "3.7.3/etcd3", "3.5.35/etcd3",
-                        "cannot downgrade 3.7.3", "through 3.6", "no 3.6 release is bundled"),
-                refusesWith("downgrade without the data's own line", only("3.5.35", "3.6.16"), "3.7.3/etcd3", "3.6.16/etcd3",
-                        "cannot downgrade 3.7.3", "no 3.7 release is bundled"),
-                refusesWith("restricted catalog: target no longer bundled", only("3.5.35", "3.6.16"), "3.5.35/etcd3", "3.7.3/etcd3",
-                        "3.7.3 is not bundled", "(bundled: 3.5.35, 3.6.16)"),
+                refusesWith(
+                        "patch floor without a bundled 3.5",
+                        only("3.6.16", "3.7.3"),
+                        "3.5.21/etcd3",
+                        "3.6.16/etcd3",
+                        "needs the data to have run 3.5.32 or newer",
+                        "3.6.16, 3.7.3"),
+                refusesWith(
+                        "downgrade through a missing 3.6",
+                        only("3.5.35", "3.7.3"),
+                        "3.7.3/etcd3",
+                        "3.5.35/etcd3",
+                        "cannot downgrade 3.7.3",
+                        "through 3.6",
+                        "no 3.6 release is bundled"),
+                refusesWith(
+                        "downgrade without the data's own line",
+                        only("3.5.35", "3.6.16"),
+                        "3.7.3/etcd3",
+                        "3.6.16/etcd3",
+                        "cannot downgrade 3.7.3",
+                        "no 3.7 release is bundled"),
+                refusesWith(
+                        "restricted catalog: target no longer bundled",
+                        only("3.5.35", "3.6.16"),
+                        "3.5.35/etcd3",
+                        "3.7.3/etcd3",
+                        "3.7.3 is not bundled",
+                        "(bundled: 3.5.35, 3.6.16)"),
 
                 // restricted catalogs that still reach the target
-                plansWith("upgrade needs only the lines above the data", only("3.5.35", "3.6.16"), "3.4.23/etcd3", "3.6.16/etcd3",
+                plansWith(
+                        "upgrade needs only the lines above the data",
+                        only("3.5.35", "3.6.16"),
+                        "3.4.23/etcd3",
+                        "3.6.16/etcd3",
                         "MinorUpgrade 3.4.23->3.5.35",
                         "MinorUpgrade 3.5.35->3.6.16 v2check 3.5.35"),
-                plansWith("at the floor without a bundled 3.5: no v2 check possible", only("3.6.16"), "3.5.33/etcd3", "3.6.16/etcd3",
+                plansWith(
+                        "at the floor without a bundled 3.5: no v2 check possible",
+                        only("3.6.16"),
+                        "3.5.33/etcd3",
+                        "3.6.16/etcd3",
                         "MinorUpgrade 3.5.33->3.6.16"),
 
                 // the full bundled catalog, with its pre-3.4 lines
-                plansWith("full catalog: 3.2 goes through the bundled 3.3", BUNDLED, "3.2.32/etcd3", "3.4.23/etcd3",
+                plansWith(
+                        "full catalog: 3.2 goes through the bundled 3.3",
+                        BUNDLED,
+                        "3.2.32/etcd3",
+                        "3.4.23/etcd3",
                         "MinorUpgrade 3.2.32->3.3.27",
                         "MinorUpgrade 3.3.27->3.4.23"),
-                plansWith("full catalog: 3.0 to 3.7", BUNDLED, "3.0.17/etcd3", "3.7.3/etcd3",
+                plansWith(
+                        "full catalog: 3.0 to 3.7",
+                        BUNDLED,
+                        "3.0.17/etcd3",
+                        "3.7.3/etcd3",
                         "MinorUpgrade 3.0.17->3.1.20",
                         "MinorUpgrade 3.1.20->3.2.32",
                         "MinorUpgrade 3.2.32->3.3.27",
@@ -184,13 +313,25 @@ class PlannerTest {
                         "MinorUpgrade 3.4.23->3.5.35",
                         "MinorUpgrade 3.5.35->3.6.16 v2check 3.5.35",
                         "MinorUpgrade 3.6.16->3.7.3"),
-                plansWith("full catalog: 3.4 to 3.3 by snapshot", BUNDLED, "3.4.23/etcd3", "3.3.27/etcd3",
+                plansWith(
+                        "full catalog: 3.4 to 3.3 by snapshot",
+                        BUNDLED,
+                        "3.4.23/etcd3",
+                        "3.3.27/etcd3",
                         "SnapshotDowngrade 3.4.23->3.3.27 by 3.4.23"),
-                plansWith("full catalog: 3.7 to 3.4 as with the 3.4-3.7 releases alone", BUNDLED, "3.7.3/etcd3", "3.4.23/etcd3",
+                plansWith(
+                        "full catalog: 3.7 to 3.4 as with the 3.4-3.7 releases alone",
+                        BUNDLED,
+                        "3.7.3/etcd3",
+                        "3.4.23/etcd3",
                         "OnlineDowngrade 3.7.3->3.6.16 by 3.7.3",
                         "OnlineDowngrade 3.6.16->3.5.35 by 3.6.16",
                         "SnapshotDowngrade 3.5.35->3.4.23 by 3.5.35"),
-                plansWith("full catalog: etcd2 from 2.2 up to 3.4 as etcd2, converted there", BUNDLED, "2.2.5/etcd2", "3.5.35/etcd3",
+                plansWith(
+                        "full catalog: etcd2 from 2.2 up to 3.4 as etcd2, converted there",
+                        BUNDLED,
+                        "2.2.5/etcd2",
+                        "3.5.35/etcd3",
                         "MinorUpgrade 2.2.5->2.3.8 etcd2",
                         "MinorUpgrade 2.3.8->3.0.17 etcd2",
                         "MinorUpgrade 3.0.17->3.1.20 etcd2",
@@ -199,14 +340,26 @@ class PlannerTest {
                         "MinorUpgrade 3.3.27->3.4.23 etcd2",
                         "ConvertToV3 3.4.23 by 3.4.23",
                         "MinorUpgrade 3.4.23->3.5.35"),
-                plansWith("full catalog: a target below 3.4 converts at the newest migrate on the way", BUNDLED, "2.3.8/etcd2", "3.2.32/etcd3",
+                plansWith(
+                        "full catalog: a target below 3.4 converts at the newest migrate on the way",
+                        BUNDLED,
+                        "2.3.8/etcd2",
+                        "3.2.32/etcd3",
                         "MinorUpgrade 2.3.8->3.0.17 etcd2",
                         "MinorUpgrade 3.0.17->3.1.20 etcd2",
                         "MinorUpgrade 3.1.20->3.2.32 etcd2",
                         "ConvertToV3 3.2.32 by 3.2.32"),
-                refusesWith("full catalog: a line without the v3 API cannot hold etcd3 data", BUNDLED, "3.0.17/etcd3", "2.3.8/etcd3",
+                refusesWith(
+                        "full catalog: a line without the v3 API cannot hold etcd3 data",
+                        BUNDLED,
+                        "3.0.17/etcd3",
+                        "2.3.8/etcd3",
                         "2.3.8 has no v3 API"),
-                plansWith("full catalog: 3.1 to 3.0 by snapshot", BUNDLED, "3.1.20/etcd3", "3.0.17/etcd3",
+                plansWith(
+                        "full catalog: 3.1 to 3.0 by snapshot",
+                        BUNDLED,
+                        "3.1.20/etcd3",
+                        "3.0.17/etcd3",
                         "SnapshotDowngrade 3.1.20->3.0.17 by 3.1.20"));
     }
 
@@ -214,13 +367,21 @@ class PlannerTest {
     static String summary(Step step) {
         return switch (step) {
             case PatchFloor p -> "PatchFloor " + p.from() + "->" + p.release().version() + " floor " + p.floor();
-            case MinorUpgrade u -> "MinorUpgrade " + u.from() + "->" + u.release().version()
-                    + (u.storage() == dev.etcdmigrate.version.StorageApi.ETCD2 ? " etcd2" : "")
-                    + u.v2Checker().map(c -> " v2check " + c.version()).orElse("");
-            case ConvertToV3 c -> "ConvertToV3 " + c.from() + " by " + c.release().version();
-            case RollbackToV2 r -> "RollbackToV2 " + r.from() + "->" + r.target().version() + " by " + r.dumper().version();
-            case OnlineDowngrade d -> "OnlineDowngrade " + d.from() + "->" + d.older().version() + " by " + d.newer().version();
-            case SnapshotDowngrade d -> "SnapshotDowngrade " + d.from() + "->" + d.older().version() + " by " + d.newer().version();
+            case MinorUpgrade u ->
+                "MinorUpgrade " + u.from() + "->" + u.release().version()
+                        + (u.storage() == dev.etcdmigrate.version.StorageApi.ETCD2 ? " etcd2" : "")
+                        + u.v2Checker().map(c -> " v2check " + c.version()).orElse("");
+            case ConvertToV3 c ->
+                "ConvertToV3 " + c.from() + " by " + c.release().version();
+            case RollbackToV2 r ->
+                "RollbackToV2 " + r.from() + "->" + r.target().version() + " by "
+                        + r.dumper().version();
+            case OnlineDowngrade d ->
+                "OnlineDowngrade " + d.from() + "->" + d.older().version() + " by "
+                        + d.newer().version();
+            case SnapshotDowngrade d ->
+                "SnapshotDowngrade " + d.from() + "->" + d.older().version() + " by "
+                        + d.newer().version();
         };
     }
 
@@ -242,9 +403,11 @@ class PlannerTest {
         DataVersion target = DataVersion.parse(c.target());
         Planner planner = new Planner(c.catalog());
         if (!c.refusal().isEmpty()) {
-            RefusedTransitionException e = assertThrows(RefusedTransitionException.class, () -> planner.plan(current, target));
+            RefusedTransitionException e =
+                    assertThrows(RefusedTransitionException.class, () -> planner.plan(current, target));
             for (String fragment : c.refusal()) {
-                assertTrue(e.getMessage().contains(fragment), () -> "expected '" + fragment + "' in: " + e.getMessage());
+                assertTrue(
+                        e.getMessage().contains(fragment), () -> "expected '" + fragment + "' in: " + e.getMessage());
             }
             return;
         }
@@ -295,7 +458,9 @@ class PlannerTest {
 
     @Test
     void everyMinorStepMovesExactlyOneLine() throws RefusedTransitionException {
-        List<Step> steps = new Planner(BUNDLED).plan(DataVersion.parse("3.3.27/etcd3"), DataVersion.parse("3.7.3/etcd3")).steps();
+        List<Step> steps = new Planner(BUNDLED)
+                .plan(DataVersion.parse("3.3.27/etcd3"), DataVersion.parse("3.7.3/etcd3"))
+                .steps();
         EtcdVersion at = EtcdVersion.parse("3.3.27");
         for (Step step : steps) {
             EtcdVersion next = step.result().version();
@@ -307,17 +472,21 @@ class PlannerTest {
     @Test
     void stepsNameTheBinariesTheyRun() throws RefusedTransitionException {
         Planner planner = new Planner(BUNDLED);
-        List<Step> up = planner.plan(DataVersion.parse("3.5.21/etcd3"), DataVersion.parse("3.6.16/etcd3")).steps();
+        List<Step> up = planner.plan(DataVersion.parse("3.5.21/etcd3"), DataVersion.parse("3.6.16/etcd3"))
+                .steps();
         assertEquals(List.of("etcd-3.5.35"), binaries(up.get(0)));
         assertEquals(List.of("etcdutl-3.5.35", "etcd-3.5.35", "etcd-3.6.16"), binaries(up.get(1)));
-        List<Step> down = planner.plan(DataVersion.parse("3.6.16/etcd3"), DataVersion.parse("3.4.23/etcd3")).steps();
+        List<Step> down = planner.plan(DataVersion.parse("3.6.16/etcd3"), DataVersion.parse("3.4.23/etcd3"))
+                .steps();
         assertEquals(List.of("etcd-3.6.16", "etcdctl-3.6.16", "etcd-3.5.35"), binaries(down.get(0)));
         // 3.4 has no etcdutl: its etcdctl restores the snapshot
         assertEquals(List.of("etcd-3.5.35", "etcdctl-3.5.35", "etcdctl-3.4.23", "etcd-3.4.23"), binaries(down.get(1)));
     }
 
     static List<String> binaries(Step step) {
-        return step.binaries().stream().map(b -> b.tool() + "-" + b.release().version()).toList();
+        return step.binaries().stream()
+                .map(b -> b.tool() + "-" + b.release().version())
+                .toList();
     }
 
     @Test
@@ -335,11 +504,13 @@ class PlannerTest {
 
     /** Which steps run their etcd with --snapshot-count=1 (a MinorUpgrade's or PatchFloor's flag). */
     private static List<Boolean> leavesSnapshot(Plan plan) {
-        return plan.steps().stream().map(s -> switch (s) {
-            case MinorUpgrade u -> u.snapshotForNext();
-            case PatchFloor p -> p.snapshotForNext();
-            default -> false;
-        }).toList();
+        return plan.steps().stream()
+                .map(s -> switch (s) {
+                    case MinorUpgrade u -> u.snapshotForNext();
+                    case PatchFloor p -> p.snapshotForNext();
+                    default -> false;
+                })
+                .toList();
     }
 
     @Test
@@ -348,13 +519,16 @@ class PlannerTest {
         Plan upTo35 = planner.plan(DataVersion.parse("3.3.27/etcd3"), DataVersion.parse("3.5.35/etcd3"));
         assertEquals(List.of(false, false), leavesSnapshot(upTo35));
         assertEquals(List.of(false, true), leavesSnapshot(upTo35.withSnapshotForTheTarget()));
-        assertTrue(upTo35.withSnapshotForTheTarget().steps().getLast().describe().contains("--snapshot-count=1"));
+        assertTrue(
+                upTo35.withSnapshotForTheTarget().steps().getLast().describe().contains("--snapshot-count=1"));
         // 3.6 already leaves one for 3.7; the last step now does too
         Plan upTo37 = planner.plan(DataVersion.parse("3.4.23/etcd3"), DataVersion.parse("3.7.3/etcd3"));
         assertEquals(List.of(false, true, false), leavesSnapshot(upTo37));
         assertEquals(List.of(false, true, true), leavesSnapshot(upTo37.withSnapshotForTheTarget()));
         // a downgrade, an etcd2 upgrade (one snapshot is the whole v2 store, per apply batch of the replay), a rollback
-        for (String[] fromTo : List.of(new String[] {"3.5.35/etcd3", "3.4.23/etcd3"}, new String[] {"3.3.27/etcd2", "3.4.23/etcd2"},
+        for (String[] fromTo : List.of(
+                new String[] {"3.5.35/etcd3", "3.4.23/etcd3"},
+                new String[] {"3.3.27/etcd2", "3.4.23/etcd2"},
                 new String[] {"3.4.23/etcd3", "3.4.23/etcd2"})) {
             Plan plan = planner.plan(DataVersion.parse(fromTo[0]), DataVersion.parse(fromTo[1]));
             assertEquals(plan, plan.withSnapshotForTheTarget(), fromTo[0] + " -> " + fromTo[1]);
@@ -364,42 +538,59 @@ class PlannerTest {
     }
 
     private static List<Boolean> judged(Plan plan) {
-        return plan.steps().stream().map(s -> s instanceof MinorUpgrade u && u.v2JudgedAtStart()).toList();
+        return plan.steps().stream()
+                .map(s -> s instanceof MinorUpgrade u && u.v2JudgedAtStart())
+                .toList();
     }
 
     @Test
     void etcd36JudgesV2ContentItselfOnlyRightAfterAStepThatRan35() throws RefusedTransitionException {
         Planner planner = new Planner(BUNDLED);
         // 3.4 -> 3.7: the 3.5 step leaves a snapshot, 3.6 starts first; 3.6 leaves its own for 3.7 as before
-        Plan upTo37 = planner.plan(DataVersion.parse("3.4.23/etcd3"), DataVersion.parse("3.7.3/etcd3")).withV2JudgedAtStart();
+        Plan upTo37 = planner.plan(DataVersion.parse("3.4.23/etcd3"), DataVersion.parse("3.7.3/etcd3"))
+                .withV2JudgedAtStart();
         assertEquals(List.of(true, true, false), leavesSnapshot(upTo37));
         assertEquals(List.of(false, true, false), judged(upTo37));
-        assertTrue(upTo37.steps().get(1).describe().contains("it refuses v2 content itself at start"), upTo37.steps().get(1).describe());
+        assertTrue(
+                upTo37.steps().get(1).describe().contains("it refuses v2 content itself at start"),
+                upTo37.steps().get(1).describe());
         // a patch floor on 3.5 ran 3.5 too
-        Plan fromOld35 = planner.plan(DataVersion.parse("3.5.21/etcd3"), DataVersion.parse("3.6.16/etcd3")).withV2JudgedAtStart();
+        Plan fromOld35 = planner.plan(DataVersion.parse("3.5.21/etcd3"), DataVersion.parse("3.6.16/etcd3"))
+                .withV2JudgedAtStart();
         assertEquals(List.of(true, false), leavesSnapshot(fromOld35));
         assertEquals(List.of(false, true), judged(fromOld35));
-        // data that starts at 3.5: whatever wrote it may have left v2 entries after its last snapshot, so the check comes first
+        // data that starts at 3.5: whatever wrote it may have left v2 entries after its last snapshot, so the check
+        // comes first
         Plan from35 = planner.plan(DataVersion.parse("3.5.35/etcd3"), DataVersion.parse("3.6.16/etcd3"));
         assertEquals(from35, from35.withV2JudgedAtStart());
         // nothing else changes: a downgrade, an etcd2 upgrade, a rollback, 3.6 -> 3.7
-        for (String[] fromTo : List.of(new String[] {"3.7.3/etcd3", "3.5.35/etcd3"}, new String[] {"3.3.27/etcd2", "3.4.23/etcd2"},
-                new String[] {"3.4.23/etcd3", "3.4.23/etcd2"}, new String[] {"3.6.16/etcd3", "3.7.3/etcd3"},
+        for (String[] fromTo : List.of(
+                new String[] {"3.7.3/etcd3", "3.5.35/etcd3"},
+                new String[] {"3.3.27/etcd2", "3.4.23/etcd2"},
+                new String[] {"3.4.23/etcd3", "3.4.23/etcd2"},
+                new String[] {"3.6.16/etcd3", "3.7.3/etcd3"},
                 new String[] {"3.3.27/etcd3", "3.5.35/etcd3"})) {
             Plan plan = planner.plan(DataVersion.parse(fromTo[0]), DataVersion.parse(fromTo[1]));
             assertEquals(plan, plan.withV2JudgedAtStart(), fromTo[0] + " -> " + fromTo[1]);
         }
         // with the target's snapshot, in either order
         Plan both = planner.plan(DataVersion.parse("3.4.23/etcd3"), DataVersion.parse("3.6.16/etcd3"));
-        assertEquals(both.withSnapshotForTheTarget().withV2JudgedAtStart(), both.withV2JudgedAtStart().withSnapshotForTheTarget());
-        assertEquals(List.of(true, true), leavesSnapshot(both.withSnapshotForTheTarget().withV2JudgedAtStart()));
+        assertEquals(
+                both.withSnapshotForTheTarget().withV2JudgedAtStart(),
+                both.withV2JudgedAtStart().withSnapshotForTheTarget());
+        assertEquals(
+                List.of(true, true),
+                leavesSnapshot(both.withSnapshotForTheTarget().withV2JudgedAtStart()));
     }
 
     @Test
     void describeOfAPatchOnlyChangeSaysOnlyVersionTxtChanges() throws RefusedTransitionException {
         Plan plan = new Planner(BUNDLED).plan(DataVersion.parse("3.5.21/etcd3"), DataVersion.parse("3.5.35/etcd3"));
-        assertEquals(List.of("plan 3.5.21/etcd3 -> 3.5.35/etcd3: no etcd needs to run",
-                "  same minor line and storage: record 3.5.35/etcd3 in version.txt"), describe(plan));
+        assertEquals(
+                List.of(
+                        "plan 3.5.21/etcd3 -> 3.5.35/etcd3: no etcd needs to run",
+                        "  same minor line and storage: record 3.5.35/etcd3 in version.txt"),
+                describe(plan));
         Plan same = new Planner(BUNDLED).plan(DataVersion.parse("3.5.35/etcd3"), DataVersion.parse("3.5.35/etcd3"));
         assertEquals(List.of("plan 3.5.35/etcd3 -> 3.5.35/etcd3: no etcd needs to run"), describe(same));
     }
@@ -411,8 +602,18 @@ class PlannerTest {
 
     @Test
     void theTableCoversEveryStepType() { // keep in step with Step's permits
-        Set<String> types = table().flatMap(c -> c.steps().stream()).map(s -> s.substring(0, s.indexOf(' '))).collect(Collectors.toSet());
-        assertEquals(Set.of("PatchFloor", "MinorUpgrade", "OnlineDowngrade", "SnapshotDowngrade", "ConvertToV3", "RollbackToV2"), types);
+        Set<String> types = table().flatMap(c -> c.steps().stream())
+                .map(s -> s.substring(0, s.indexOf(' ')))
+                .collect(Collectors.toSet());
+        assertEquals(
+                Set.of(
+                        "PatchFloor",
+                        "MinorUpgrade",
+                        "OnlineDowngrade",
+                        "SnapshotDowngrade",
+                        "ConvertToV3",
+                        "RollbackToV2"),
+                types);
     }
 
     // ---- the no-op and a fresh data dir: plans too (what the runner executes is always a Planner's plan)
@@ -422,14 +623,17 @@ class PlannerTest {
     };
 
     static Stream<String[]> restartsAtTheTargetLine() {
-        return Stream.of(new String[] {"3.7.3/etcd3", "3.7.3/etcd3"}, new String[] {"3.7.0/etcd3", "3.7.3/etcd3"},
+        return Stream.of(
+                new String[] {"3.7.3/etcd3", "3.7.3/etcd3"},
+                new String[] {"3.7.0/etcd3", "3.7.3/etcd3"},
                 new String[] {"3.4.23/etcd2", "3.4.23/etcd2"});
     }
 
     @ParameterizedTest(name = "{0} -> {1}")
     @MethodSource("restartsAtTheTargetLine")
     void aRestartAtTheTargetsLineIsAPlanWithoutStepsAndReadsNoCatalog(String current, String target) throws Exception {
-        Plan plan = new Planner(UNREADABLE).plan(java.util.Optional.of(DataVersion.parse(current)), DataVersion.parse(target), v -> true);
+        Plan plan = new Planner(UNREADABLE)
+                .plan(java.util.Optional.of(DataVersion.parse(current)), DataVersion.parse(target), v -> true);
         assertEquals(List.of(), plan.steps());
         assertEquals(DataVersion.parse(current), plan.current());
         assertFalse(plan.fresh());
@@ -437,21 +641,36 @@ class PlannerTest {
 
     @Test
     void withoutTheTargetsBinaryTheCatalogDecides() throws Exception {
-        assertThrows(AssertionError.class, () -> new Planner(UNREADABLE).plan(java.util.Optional.of(DataVersion.parse("3.7.3/etcd3")),
-                DataVersion.parse("3.7.3/etcd3"), v -> false));
-        Plan plan = new Planner(() -> BUNDLED).plan(java.util.Optional.of(DataVersion.parse("3.7.3/etcd3")),
-                DataVersion.parse("3.7.3/etcd3"), v -> false);
+        assertThrows(
+                AssertionError.class,
+                () -> new Planner(UNREADABLE)
+                        .plan(
+                                java.util.Optional.of(DataVersion.parse("3.7.3/etcd3")),
+                                DataVersion.parse("3.7.3/etcd3"),
+                                v -> false));
+        Plan plan = new Planner(() -> BUNDLED)
+                .plan(
+                        java.util.Optional.of(DataVersion.parse("3.7.3/etcd3")),
+                        DataVersion.parse("3.7.3/etcd3"),
+                        v -> false);
         assertEquals(List.of(), plan.steps());
     }
 
     @Test
     void aDataDirWithoutEtcdDataIsAFreshPlanWhoseTargetIsStillChecked() throws Exception {
-        Plan plan = new Planner(() -> BUNDLED).plan(java.util.Optional.empty(), DataVersion.parse("3.7.3/etcd3"), v -> true);
+        Plan plan = new Planner(() -> BUNDLED)
+                .plan(java.util.Optional.empty(), DataVersion.parse("3.7.3/etcd3"), v -> true);
         assertTrue(plan.fresh());
         assertEquals(List.of(), plan.steps());
-        assertThrows(RefusedTransitionException.class, () -> new Planner(() -> BUNDLED).plan(java.util.Optional.empty(),
-                DataVersion.parse("3.7.3/etcd2"), v -> true), "3.7 serves no v2 API");
-        assertThrows(RefusedTransitionException.class, () -> new Planner(() -> BUNDLED).plan(java.util.Optional.empty(),
-                DataVersion.parse("9.9.9/etcd3"), v -> true), "not bundled");
+        assertThrows(
+                RefusedTransitionException.class,
+                () -> new Planner(() -> BUNDLED)
+                        .plan(java.util.Optional.empty(), DataVersion.parse("3.7.3/etcd2"), v -> true),
+                "3.7 serves no v2 API");
+        assertThrows(
+                RefusedTransitionException.class,
+                () -> new Planner(() -> BUNDLED)
+                        .plan(java.util.Optional.empty(), DataVersion.parse("9.9.9/etcd3"), v -> true),
+                "not bundled");
     }
 }

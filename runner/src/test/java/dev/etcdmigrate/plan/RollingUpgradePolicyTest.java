@@ -5,13 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.version.DataVersion;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import dev.etcdmigrate.version.DataVersion;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -26,13 +26,13 @@ class RollingUpgradePolicyTest {
 
     @ParameterizedTest(name = "{0} -> {1} with {2} members")
     @CsvSource({
-            "3.6.16/etcd3, 3.7.3/etcd3, 3",  // one minor
-            "3.5.21/etcd3, 3.6.16/etcd3, 3", // patch floor, then one minor
-            "3.5.21/etcd3, 3.5.35/etcd3, 5", // a patch within the line: version.txt only
-            "3.4.23/etcd3, 3.7.3/etcd3, 1",  // a single member may jump several minors
-            "3.7.3/etcd3, 3.4.23/etcd3, 1",  // ... and downgrade
-            "3.7.3/etcd3, 3.6.16/etcd3, 3",  // one minor down through the downgrade API
-            "3.6.16/etcd3, 3.5.35/etcd3, 3", // the same, one line lower
+        "3.6.16/etcd3, 3.7.3/etcd3, 3", // one minor
+        "3.5.21/etcd3, 3.6.16/etcd3, 3", // patch floor, then one minor
+        "3.5.21/etcd3, 3.5.35/etcd3, 5", // a patch within the line: version.txt only
+        "3.4.23/etcd3, 3.7.3/etcd3, 1", // a single member may jump several minors
+        "3.7.3/etcd3, 3.4.23/etcd3, 1", // ... and downgrade
+        "3.7.3/etcd3, 3.6.16/etcd3, 3", // one minor down through the downgrade API
+        "3.6.16/etcd3, 3.5.35/etcd3, 3", // the same, one line lower
     })
     void allowed(String current, String target, int members) throws Exception {
         Plan plan = plan(current, target);
@@ -40,20 +40,23 @@ class RollingUpgradePolicyTest {
     }
 
     @ParameterizedTest(name = "{0} -> {1}: {2}")
-    @CsvSource(delimiter = '|', value = {
-            "3.5.35/etcd3 | 3.7.3/etcd3  | crosses 2 minor versions; first every member to 3.6.16",
-            "3.4.23/etcd3 | 3.7.3/etcd3  | crosses 3 minor versions; first every member to 3.5.35",
-            "3.7.3/etcd3  | 3.5.35/etcd3 | crosses 2 minor versions; first every member to 3.6.16",
-            "3.6.16/etcd3 | 3.4.23/etcd3 | new cluster ID",
-            "3.7.3/etcd3  | 3.4.23/etcd3 | crosses 2 minor versions; first every member to 3.6.16",
-            "3.5.35/etcd3 | 3.4.23/etcd3 | new cluster ID",
-            "3.4.23/etcd2 | 3.4.23/etcd3 | conversion rebuilds the member dir",
-            "3.4.23/etcd3 | 3.4.23/etcd2 | rollback to etcd2 rebuilds the member dir",
-            "3.3.27/etcd2 | 3.4.23/etcd2 | etcd2 data is migrated only as a one-member cluster",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "3.5.35/etcd3 | 3.7.3/etcd3  | crosses 2 minor versions; first every member to 3.6.16",
+                "3.4.23/etcd3 | 3.7.3/etcd3  | crosses 3 minor versions; first every member to 3.5.35",
+                "3.7.3/etcd3  | 3.5.35/etcd3 | crosses 2 minor versions; first every member to 3.6.16",
+                "3.6.16/etcd3 | 3.4.23/etcd3 | new cluster ID",
+                "3.7.3/etcd3  | 3.4.23/etcd3 | crosses 2 minor versions; first every member to 3.6.16",
+                "3.5.35/etcd3 | 3.4.23/etcd3 | new cluster ID",
+                "3.4.23/etcd2 | 3.4.23/etcd3 | conversion rebuilds the member dir",
+                "3.4.23/etcd3 | 3.4.23/etcd2 | rollback to etcd2 rebuilds the member dir",
+                "3.3.27/etcd2 | 3.4.23/etcd2 | etcd2 data is migrated only as a one-member cluster",
+            })
     void refused(String current, String target, String fragments) throws Exception {
         Plan plan = plan(current, target);
-        RefusedTransitionException e = assertThrows(RefusedTransitionException.class, () -> RollingUpgradePolicy.check(plan, 3));
+        RefusedTransitionException e =
+                assertThrows(RefusedTransitionException.class, () -> RollingUpgradePolicy.check(plan, 3));
         assertTrue(e.getMessage().contains("3-member cluster"), e.getMessage());
         assertTrue(e.getMessage().contains("nothing was changed"), e.getMessage());
         for (String fragment : fragments.split(";")) {
@@ -69,10 +72,14 @@ class RollingUpgradePolicyTest {
             yaml = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
         int last = yaml.lastIndexOf("method: downgrade-api"); // the newest line's entry
-        Path edited = Files.writeString(dir.resolve("catalog.yaml"),
-                yaml.substring(0, last) + "method: snapshot-restore" + yaml.substring(last + "method: downgrade-api".length()));
-        Plan plan = new Planner(Catalog.load(edited)).plan(DataVersion.parse("3.7.3/etcd3"), DataVersion.parse("3.6.16/etcd3"));
-        RefusedTransitionException e = assertThrows(RefusedTransitionException.class, () -> RollingUpgradePolicy.check(plan, 3));
+        Path edited = Files.writeString(
+                dir.resolve("catalog.yaml"),
+                yaml.substring(0, last) + "method: snapshot-restore"
+                        + yaml.substring(last + "method: downgrade-api".length()));
+        Plan plan = new Planner(Catalog.load(edited))
+                .plan(DataVersion.parse("3.7.3/etcd3"), DataVersion.parse("3.6.16/etcd3"));
+        RefusedTransitionException e =
+                assertThrows(RefusedTransitionException.class, () -> RollingUpgradePolicy.check(plan, 3));
         assertTrue(e.getMessage().contains("new cluster ID"), e.getMessage());
     }
 }

@@ -20,9 +20,13 @@ class GoHashTest {
         Files.writeString(dir.resolve("a.go"), "package a\n");
         Files.createDirectories(dir.resolve("sub"));
         Files.writeString(dir.resolve("sub/b.txt"), "b\n");
-        assertEquals("h1:afIbF5YUlfKMvL3R3kF3xdYLJYb6yndTVZEu9JX51hw=", GoHash.ofModuleDir(dir, "example.com/m@v1.0.0"));
+        assertEquals(
+                "h1:afIbF5YUlfKMvL3R3kF3xdYLJYb6yndTVZEu9JX51hw=", GoHash.ofModuleDir(dir, "example.com/m@v1.0.0"));
         Files.writeString(dir.resolve("sub/b.txt"), "c\n");
-        assertNotEquals("h1:afIbF5YUlfKMvL3R3kF3xdYLJYb6yndTVZEu9JX51hw=", GoHash.ofModuleDir(dir, "example.com/m@v1.0.0"), "one changed byte");
+        assertNotEquals(
+                "h1:afIbF5YUlfKMvL3R3kF3xdYLJYb6yndTVZEu9JX51hw=",
+                GoHash.ofModuleDir(dir, "example.com/m@v1.0.0"),
+                "one changed byte");
     }
 
     @Test

@@ -25,9 +25,15 @@ class PinsTest {
         pins.check("go", "example.com/m@v1.0.0", "h1:AAAA");
         assertEquals(1, pins.checked());
         ProvisionException e = assertThrows(ProvisionException.class, () -> pins.check("bin", "etcd", "sha256:dddd"));
-        assertTrue(e.getMessage().contains("built binary etcd") && e.getMessage().contains("expected sha256:cccc, got sha256:dddd"), e.getMessage());
-        ProvisionException missing = assertThrows(ProvisionException.class, () -> pins.check("go", "example.com/other@v2.0.0", "h1:EEEE"));
-        assertTrue(missing.getMessage().contains("example.com/other@v2.0.0 (h1:EEEE) is not pinned"), missing.getMessage());
+        assertTrue(
+                e.getMessage().contains("built binary etcd")
+                        && e.getMessage().contains("expected sha256:cccc, got sha256:dddd"),
+                e.getMessage());
+        ProvisionException missing =
+                assertThrows(ProvisionException.class, () -> pins.check("go", "example.com/other@v2.0.0", "h1:EEEE"));
+        assertTrue(
+                missing.getMessage().contains("example.com/other@v2.0.0 (h1:EEEE) is not pinned"),
+                missing.getMessage());
     }
 
     @Test
@@ -53,9 +59,13 @@ class PinsTest {
         pins.check("go.mod", "example.com/m@v1.0.0", "h1:BBBB");
         pins.check("bin", "etcd", "sha256:ffff");
         assertEquals("- bin etcd sha256:cccc\n+ bin etcd sha256:ffff\n", pins.diff());
-        assertTrue(pins.recordedText().endsWith("go example.com/m@v1.0.0 h1:AAAA\ngo.mod example.com/m@v1.0.0 h1:BBBB\nbin etcd sha256:ffff\n"),
+        assertTrue(
+                pins.recordedText()
+                        .endsWith(
+                                "go example.com/m@v1.0.0 h1:AAAA\ngo.mod example.com/m@v1.0.0 h1:BBBB\nbin etcd sha256:ffff\n"),
                 pins.recordedText());
-        ProvisionException twice = assertThrows(ProvisionException.class, () -> pins.check("go", "example.com/m@v1.0.0", "h1:ZZZZ"));
+        ProvisionException twice =
+                assertThrows(ProvisionException.class, () -> pins.check("go", "example.com/m@v1.0.0", "h1:ZZZZ"));
         assertTrue(twice.getMessage().contains("two hashes"), twice.getMessage());
     }
 }

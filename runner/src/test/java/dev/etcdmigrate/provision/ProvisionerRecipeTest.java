@@ -2,9 +2,9 @@ package dev.etcdmigrate.provision;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.ToolRunner;
 import java.io.ByteArrayOutputStream;
@@ -72,7 +72,12 @@ class ProvisionerRecipeTest {
 
     private Provisioner provisioner(BinarySource source, String pins) {
         Log log = Log.text(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
-        return new Provisioner(binDir, List.of(source), List.of(), new ToolRunner(log, new Children(Duration.ofSeconds(5))), log,
+        return new Provisioner(
+                binDir,
+                List.of(source),
+                List.of(),
+                new ToolRunner(log, new Children(Duration.ofSeconds(5))),
+                log,
                 release -> Pins.of(release.version(), "linux/amd64", pins));
     }
 
@@ -81,14 +86,21 @@ class ProvisionerRecipeTest {
     }
 
     private static String sha256(String text) throws Exception {
-        return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+        return java.util.HexFormat.of()
+                .formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                        .digest(text.getBytes(StandardCharsets.UTF_8)));
     }
 
     @Test
     void binariesThatMatchTheirPinsAreInstalledAndCounted() throws Exception {
         Release release = Catalog.bundled().releases().getLast();
         StringBuilder pins = new StringBuilder();
-        for (String tool : release.toolNames()) pins.append("bin ").append(tool).append(" sha256:").append(sha256(script(release, tool))).append('\n');
+        for (String tool : release.toolNames())
+            pins.append("bin ")
+                    .append(tool)
+                    .append(" sha256:")
+                    .append(sha256(script(release, tool)))
+                    .append('\n');
         ScriptSource source = new ScriptSource("r", true);
         Pins checked = provisioner(source, pins.toString()).provision(release);
         assertEquals(release.toolNames().size(), checked.checked());
@@ -105,7 +117,12 @@ class ProvisionerRecipeTest {
     void anInstallThatDiffersFromItsPinsIsProvisionedAgain() throws Exception {
         Release release = Catalog.bundled().releases().getLast();
         StringBuilder pins = new StringBuilder();
-        for (String tool : release.toolNames()) pins.append("bin ").append(tool).append(" sha256:").append(sha256(script(release, tool))).append('\n');
+        for (String tool : release.toolNames())
+            pins.append("bin ")
+                    .append(tool)
+                    .append(" sha256:")
+                    .append(sha256(script(release, tool)))
+                    .append('\n');
         ScriptSource source = new ScriptSource("r", true);
         provisioner(source, pins.toString()).provision(release);
         Files.writeString(binDir.resolve("etcd-" + release.version()), script(release, "etcd") + "# an older build\n");
@@ -123,10 +140,14 @@ class ProvisionerRecipeTest {
             String hash = tool.equals("etcdctl") ? "0".repeat(64) : sha256(script(release, tool));
             pins.append("bin ").append(tool).append(" sha256:").append(hash).append('\n');
         }
-        ProvisionException e = org.junit.jupiter.api.Assertions.assertThrows(ProvisionException.class,
+        ProvisionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                ProvisionException.class,
                 () -> provisioner(new ScriptSource("r", true), pins.toString()).provision(release));
-        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("etcdctl") && e.getMessage().contains("0".repeat(64))
-                && e.getMessage().contains(sha256(script(release, "etcdctl"))), e.getMessage());
+        org.junit.jupiter.api.Assertions.assertTrue(
+                e.getMessage().contains("etcdctl")
+                        && e.getMessage().contains("0".repeat(64))
+                        && e.getMessage().contains(sha256(script(release, "etcdctl"))),
+                e.getMessage());
         try (var left = Files.list(binDir)) {
             assertEquals(List.of(), left.map(p -> p.getFileName().toString()).toList(), "nothing installed");
         }
@@ -135,7 +156,8 @@ class ProvisionerRecipeTest {
     @Test
     void aBinaryWithoutAPinInstallsNothing() throws Exception {
         Release release = Catalog.bundled().releases().getLast();
-        org.junit.jupiter.api.Assertions.assertThrows(ProvisionException.class,
+        org.junit.jupiter.api.Assertions.assertThrows(
+                ProvisionException.class,
                 () -> provisioner(new ScriptSource("r", true), "").provision(release));
         try (var left = Files.list(binDir)) {
             assertEquals(List.of(), left.map(p -> p.getFileName().toString()).toList(), "nothing installed");
@@ -149,7 +171,9 @@ class ProvisionerRecipeTest {
         provisioner(stripped).provision(release);
         provisioner(stripped).provision(release);
         assertEquals(1, stripped.fetches, "an install by the same recipe is reused");
-        assertEquals("scripts\nrecipe: ldflags=-s -w\n", Files.readString(binDir.resolve(".provisioned/" + release.version())));
+        assertEquals(
+                "scripts\nrecipe: ldflags=-s -w\n",
+                Files.readString(binDir.resolve(".provisioned/" + release.version())));
 
         ScriptSource other = new ScriptSource("ldflags=-s -w -X x");
         provisioner(other).provision(release);

@@ -2,9 +2,9 @@ package dev.etcdmigrate.run;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.etcdmigrate.run.DataDirState.Verdict;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.run.DataDirState.Verdict;
 import dev.etcdmigrate.version.MinorLine;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,12 +15,15 @@ import org.junit.jupiter.api.Test;
 class LabelJudgementTest {
 
     private static final Catalog CATALOG = Catalog.bundled();
-    private static final List<MinorLine> LINES = CATALOG.releases().stream().map(Release::minorLine).toList();
+    private static final List<MinorLine> LINES =
+            CATALOG.releases().stream().map(Release::minorLine).toList();
 
     @Test
     void theIssuesExampleIsContradicted() {
         // data written by 3.5 labelled 3.4.23 by hand: no run of the runner explains it
-        assertEquals(Verdict.CONTRADICTED, DataDirState.judge(MinorLine.parse("3.4"), Optional.of(MinorLine.parse("3.5")), false, CATALOG));
+        assertEquals(
+                Verdict.CONTRADICTED,
+                DataDirState.judge(MinorLine.parse("3.4"), Optional.of(MinorLine.parse("3.5")), false, CATALOG));
     }
 
     @Test

@@ -1,7 +1,7 @@
 package dev.etcdmigrate.step;
 
-import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.v2.ConversionPlan;
 import dev.etcdmigrate.v2.V2SnapshotFiles;
 import dev.etcdmigrate.version.MinorLine;
@@ -52,6 +52,7 @@ final class FakeEtcd implements EtcdOperations {
     final Deque<Optional<String>> v2Refusals = new ArrayDeque<>();
     /** The v2 store JSON an etcd2 start snapshots (ConvertToV3), and the keys the v3 keyspace holds (RollbackToV2). */
     String v2StoreJson;
+
     final List<DumpedKey> v3Keys = new ArrayList<>();
     final Map<String, String> v2Store = new LinkedHashMap<>();
     boolean rejoins;
@@ -82,7 +83,8 @@ final class FakeEtcd implements EtcdOperations {
     }
 
     private static String tuning(Tuning t) {
-        return (t.snapshotCount() > 0 ? " snapshot-count=" + t.snapshotCount() : "") + (t.quickDowngradeCheck() ? " quick-downgrade-check" : "");
+        return (t.snapshotCount() > 0 ? " snapshot-count=" + t.snapshotCount() : "")
+                + (t.quickDowngradeCheck() ? " quick-downgrade-check" : "");
     }
 
     private final class Handle implements Running {
@@ -123,7 +125,8 @@ final class FakeEtcd implements EtcdOperations {
 
     @Override
     public Running startNewMember(Release release, Path dir, Tuning tuning, StorageApi api) throws IOException {
-        call("start new member " + release.version() + " " + name(dir) + tuning(tuning) + (api == StorageApi.ETCD2 ? " v2" : ""));
+        call("start new member " + release.version() + " " + name(dir) + tuning(tuning)
+                + (api == StorageApi.ETCD2 ? " v2" : ""));
         Files.createDirectories(dir.resolve("member/wal"));
         return new Handle(release);
     }
@@ -138,7 +141,8 @@ final class FakeEtcd implements EtcdOperations {
             Files.write(file, V2SnapshotFiles.snapshotFile(v2StoreJson.getBytes(StandardCharsets.UTF_8)));
             Path fixes = Files.createTempFile("fixes", ".bin");
             try {
-                ConversionPlan.Summary s = ConversionPlan.write(file, fixes, "/registry/events", Duration.ofHours(1), Instant.now());
+                ConversionPlan.Summary s =
+                        ConversionPlan.write(file, fixes, "/registry/events", Duration.ofHours(1), Instant.now());
                 converted = new KeyspaceDigest(s.digest(), s.leased());
             } finally {
                 Files.delete(fixes);
@@ -160,7 +164,8 @@ final class FakeEtcd implements EtcdOperations {
 
     @Override
     public void restoreSnapshot(Release release, Path snapshot, Path into, boolean fromDataDirDb) throws IOException {
-        call("restore " + release.version() + " " + name(snapshot) + " into " + name(into) + (fromDataDirDb ? " from-db" : ""));
+        call("restore " + release.version() + " " + name(snapshot) + " into " + name(into)
+                + (fromDataDirDb ? " from-db" : ""));
         Files.createDirectories(into.resolve("member/snap"));
         Files.createDirectories(into.resolve("member/wal"));
         Files.writeString(into.resolve("member/snap/db"), "restored " + release.version());
@@ -237,7 +242,8 @@ final class FakeEtcd implements EtcdOperations {
     }
 
     @Override
-    public void dumpV3(Running etcd, DumpedKeyConsumer consumer) throws IOException, InterruptedException, MigrateException {
+    public void dumpV3(Running etcd, DumpedKeyConsumer consumer)
+            throws IOException, InterruptedException, MigrateException {
         call("dump v3 " + etcd.release().version());
         for (DumpedKey key : v3Keys) {
             consumer.accept(key);

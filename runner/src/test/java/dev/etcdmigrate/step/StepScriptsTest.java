@@ -1,6 +1,5 @@
 package dev.etcdmigrate.step;
 
-import dev.etcdmigrate.error.MigrateException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -12,6 +11,7 @@ import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.version.DataVersion;
@@ -73,12 +73,18 @@ class StepScriptsTest {
     private StepContext context(DataDir dataDir, FakeEtcd etcd) {
         Log log = Log.silent().subscribe(events::add);
         Backups backups = new Backups(dataDir, Optional.empty(), 5, "m1", log);
-        return new StepContext(etcd, dataDir, Optional.empty(), backups, log,
+        return new StepContext(
+                etcd,
+                dataDir,
+                Optional.empty(),
+                backups,
+                log,
                 new StepContext.Conversion("/registry/events", Duration.ofHours(1)));
     }
 
     /** The calls of an uninterrupted run on a fresh data dir. */
-    private List<String> cleanRun(Step step, DataVersion from, Consumer<FakeEtcd> setup) throws IOException, InterruptedException, MigrateException {
+    private List<String> cleanRun(Step step, DataVersion from, Consumer<FakeEtcd> setup)
+            throws IOException, InterruptedException, MigrateException {
         DataDir dataDir = seed("clean", from);
         FakeEtcd etcd = new FakeEtcd(dataDir.path(), new FakeEtcd.Cluster());
         setup.accept(etcd);
@@ -92,7 +98,8 @@ class StepScriptsTest {
      * For each call of a clean run: a fresh data dir, a crash at that call, then the next start (recovery,
      * and the step again from the start if version.txt does not name its result yet); it must converge.
      */
-    private void crashAtEveryCall(Step step, DataVersion from, Consumer<FakeEtcd> setup) throws IOException, InterruptedException, MigrateException {
+    private void crashAtEveryCall(Step step, DataVersion from, Consumer<FakeEtcd> setup)
+            throws IOException, InterruptedException, MigrateException {
         int calls = cleanRun(step, from, setup).size();
         for (int at = 1; at <= calls; at++) {
             DataDir dataDir = seed("crash-" + at, from);
@@ -101,9 +108,15 @@ class StepScriptsTest {
             setup.accept(crashing);
             String where = "crash at call " + at;
             assertThrows(FakeEtcd.Crash.class, () -> step.run(context(dataDir, crashing)), where);
-            assertEquals(from, dataDir.readVersion().orElseThrow(), where + ": version.txt names no step that did not complete");
+            assertEquals(
+                    from,
+                    dataDir.readVersion().orElseThrow(),
+                    where + ": version.txt names no step that did not complete");
             if (from.storage() == StorageApi.ETCD3) {
-                assertEquals(ORIGINAL, Files.readString(dataDir.member().resolve("snap/db")), where + ": member/ untouched in place");
+                assertEquals(
+                        ORIGINAL,
+                        Files.readString(dataDir.member().resolve("snap/db")),
+                        where + ": member/ untouched in place");
             }
             StepContext next = context(dataDir, new FakeEtcd(dataDir.path(), cluster));
             new MemberSwap(dataDir, next.backups(), next.log()).recover();
@@ -116,7 +129,8 @@ class StepScriptsTest {
         }
     }
 
-    private static void assertConverged(Step step, DataVersion from, DataDir dataDir) throws IOException, InterruptedException, MigrateException {
+    private static void assertConverged(Step step, DataVersion from, DataDir dataDir)
+            throws IOException, InterruptedException, MigrateException {
         assertEquals(step.result(), dataDir.readVersion().orElseThrow());
         assertTrue(Files.isDirectory(dataDir.member()), "member/ in place");
         assertEquals(List.of(), dataDir.own().workDirs(), "no work dir left");
@@ -136,12 +150,13 @@ class StepScriptsTest {
         if (!Files.isDirectory(dataDir.backupsDir())) return 0;
         try (Stream<Path> backups = Files.list(dataDir.backupsDir())) {
             return backups.filter(b -> {
-                try {
-                    return db.equals(Files.readString(b.resolve("member/snap/db")));
-                } catch (IOException e) {
-                    return false;
-                }
-            }).count();
+                        try {
+                            return db.equals(Files.readString(b.resolve("member/snap/db")));
+                        } catch (IOException e) {
+                            return false;
+                        }
+                    })
+                    .count();
         }
     }
 
@@ -153,8 +168,10 @@ class StepScriptsTest {
     void aPatchFloorRunsTheNewerPatchOnceOnTheData() throws IOException, InterruptedException, MigrateException {
         Step step = new PatchFloor(EtcdVersion.parse("3.5.21"), release("3.5.35"), EtcdVersion.parse("3.5.32"));
         assertEquals(List.of("run 3.5.35 ."), cleanRun(step, v3("3.5.21"), NOTHING));
-        assertEquals(List.of("run 3.5.35 . snapshot-count=1"),
-                cleanRun(((PatchFloor) step).withSnapshotForNext(), v3("3.5.21"), NOTHING).subList(0, 1));
+        assertEquals(
+                List.of("run 3.5.35 . snapshot-count=1"),
+                cleanRun(((PatchFloor) step).withSnapshotForNext(), v3("3.5.21"), NOTHING)
+                        .subList(0, 1));
         crashAtEveryCall(step, v3("3.5.21"), NOTHING);
     }
 
@@ -162,41 +179,61 @@ class StepScriptsTest {
 
     @Test
     void aPlainMinorUpgradeStartsTheNextLineUntilAWrite() throws IOException, InterruptedException, MigrateException {
-        Step step = new MinorUpgrade(EtcdVersion.parse("3.4.23"), release("3.5.35"), Optional.empty(), Optional.empty());
+        Step step =
+                new MinorUpgrade(EtcdVersion.parse("3.4.23"), release("3.5.35"), Optional.empty(), Optional.empty());
         assertEquals(List.of("run 3.5.35 ."), cleanRun(step, v3("3.4.23"), NOTHING));
         crashAtEveryCall(step, v3("3.4.23"), NOTHING);
     }
 
     @Test
-    void anUpgradeTo36ChecksForV2ContentFirstAndSnapshotsPastOldWalEntries() throws IOException, InterruptedException, MigrateException {
-        Step step = new MinorUpgrade(EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")), Optional.empty());
+    void anUpgradeTo36ChecksForV2ContentFirstAndSnapshotsPastOldWalEntries()
+            throws IOException, InterruptedException, MigrateException {
+        Step step = new MinorUpgrade(
+                EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")), Optional.empty());
         assertEquals(List.of("check v2store 3.5.35 .", "run 3.6.16 ."), cleanRun(step, v3("3.5.35"), NOTHING));
-        Consumer<FakeEtcd> oldWalEntries = e -> e.v2Findings.add(Optional.of("detected custom v2 content in WAL records"));
-        assertEquals(List.of("check v2store 3.5.35 .", "run 3.5.35 . snapshot-count=1", "check v2store 3.5.35 .", "run 3.6.16 ."),
+        Consumer<FakeEtcd> oldWalEntries =
+                e -> e.v2Findings.add(Optional.of("detected custom v2 content in WAL records"));
+        assertEquals(
+                List.of(
+                        "check v2store 3.5.35 .",
+                        "run 3.5.35 . snapshot-count=1",
+                        "check v2store 3.5.35 .",
+                        "run 3.6.16 ."),
                 cleanRun(step, v3("3.5.35"), oldWalEntries));
         crashAtEveryCall(step, v3("3.5.35"), oldWalEntries);
         assertTrue(events.stream().anyMatch(e -> e instanceof Event.V2ContentFound f && !f.remains()));
     }
 
     @Test
-    void realV2KeysStopTheUpgradeWithTheDataStillAtThePreviousLine() throws IOException, InterruptedException, MigrateException {
-        Step step = new MinorUpgrade(EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")), Optional.empty());
+    void realV2KeysStopTheUpgradeWithTheDataStillAtThePreviousLine()
+            throws IOException, InterruptedException, MigrateException {
+        Step step = new MinorUpgrade(
+                EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")), Optional.empty());
         DataDir dataDir = seed("v2keys", v3("3.5.35"));
         FakeEtcd etcd = new FakeEtcd(dataDir.path(), new FakeEtcd.Cluster());
         etcd.v2Findings.add(Optional.of("detected custom v2 content in v2store"));
         etcd.v2Findings.add(Optional.of("detected custom v2 content in v2store"));
         assertThrows(StepFailedException.class, () -> step.run(context(dataDir, etcd)));
-        assertEquals(List.of("check v2store 3.5.35 .", "run 3.5.35 . snapshot-count=1", "check v2store 3.5.35 ."), etcd.calls,
+        assertEquals(
+                List.of("check v2store 3.5.35 .", "run 3.5.35 . snapshot-count=1", "check v2store 3.5.35 ."),
+                etcd.calls,
                 "3.6 never ran on it");
         assertTrue(events.stream().anyMatch(e -> e instanceof Event.V2ContentFound f && f.remains()));
     }
 
     @Test
-    void aJudgedUpgradeTo36StartsItFirstAndChecksOnlyAfterARefusal() throws IOException, InterruptedException, MigrateException {
-        MinorUpgrade step = new MinorUpgrade(EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")),
-                Optional.empty()).withV2JudgedAtStart();
-        assertEquals(List.of("run judging v2 3.6.16 ."), cleanRun(step, v3("3.5.35"), NOTHING), "accepted: no check at all");
-        assertEquals(List.of("run judging v2 3.6.16 . snapshot-count=1"),
+    void aJudgedUpgradeTo36StartsItFirstAndChecksOnlyAfterARefusal()
+            throws IOException, InterruptedException, MigrateException {
+        MinorUpgrade step = new MinorUpgrade(
+                        EtcdVersion.parse("3.5.35"),
+                        release("3.6.16"),
+                        Optional.of(release("3.5.35")),
+                        Optional.empty())
+                .withV2JudgedAtStart();
+        assertEquals(
+                List.of("run judging v2 3.6.16 ."), cleanRun(step, v3("3.5.35"), NOTHING), "accepted: no check at all");
+        assertEquals(
+                List.of("run judging v2 3.6.16 . snapshot-count=1"),
                 cleanRun(step.withSnapshotForNext(), v3("3.5.35"), NOTHING).subList(0, 1));
         crashAtEveryCall(step, v3("3.5.35"), NOTHING);
 
@@ -205,45 +242,73 @@ class StepScriptsTest {
             e.v2Refusals.add(Optional.of("detected disallowed v2 WAL"));
             e.v2Findings.add(Optional.of("detected custom v2 content in WAL records"));
         };
-        assertEquals(List.of("run judging v2 3.6.16 .", "check v2store 3.5.35 .", "run 3.5.35 . snapshot-count=1",
-                "check v2store 3.5.35 .", "run 3.6.16 ."), cleanRun(step, v3("3.5.35"), refusedForOldEntries));
+        assertEquals(
+                List.of(
+                        "run judging v2 3.6.16 .",
+                        "check v2store 3.5.35 .",
+                        "run 3.5.35 . snapshot-count=1",
+                        "check v2store 3.5.35 .",
+                        "run 3.6.16 ."),
+                cleanRun(step, v3("3.5.35"), refusedForOldEntries));
         crashAtEveryCall(step, v3("3.5.35"), refusedForOldEntries);
-        assertTrue(events.stream().anyMatch(e -> e instanceof Event.V2ContentRefused r && r.refusal().equals("detected disallowed v2 WAL")
-                && r.checker().equals("3.5.35")));
+        assertTrue(events.stream()
+                .anyMatch(e -> e instanceof Event.V2ContentRefused r
+                        && r.refusal().equals("detected disallowed v2 WAL")
+                        && r.checker().equals("3.5.35")));
     }
 
     @Test
-    void aJudgedUpgradeTo36StopsOnRealV2KeysWithTheDataStillAtThePreviousLine() throws IOException, InterruptedException, MigrateException {
-        Step step = new MinorUpgrade(EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")),
-                Optional.empty()).withV2JudgedAtStart();
+    void aJudgedUpgradeTo36StopsOnRealV2KeysWithTheDataStillAtThePreviousLine()
+            throws IOException, InterruptedException, MigrateException {
+        Step step = new MinorUpgrade(
+                        EtcdVersion.parse("3.5.35"),
+                        release("3.6.16"),
+                        Optional.of(release("3.5.35")),
+                        Optional.empty())
+                .withV2JudgedAtStart();
         DataDir dataDir = seed("v2keys-judged", v3("3.5.35"));
         FakeEtcd etcd = new FakeEtcd(dataDir.path(), new FakeEtcd.Cluster());
         etcd.v2Refusals.add(Optional.of("detected disallowed custom content in v2store"));
         etcd.v2Findings.add(Optional.of("detected custom v2 content in v2store"));
         etcd.v2Findings.add(Optional.of("detected custom v2 content in v2store"));
         assertThrows(StepFailedException.class, () -> step.run(context(dataDir, etcd)));
-        assertEquals(List.of("run judging v2 3.6.16 .", "check v2store 3.5.35 .", "run 3.5.35 . snapshot-count=1",
-                "check v2store 3.5.35 ."), etcd.calls, "3.6 ran once, and refused");
+        assertEquals(
+                List.of(
+                        "run judging v2 3.6.16 .",
+                        "check v2store 3.5.35 .",
+                        "run 3.5.35 . snapshot-count=1",
+                        "check v2store 3.5.35 ."),
+                etcd.calls,
+                "3.6 ran once, and refused");
         assertTrue(events.stream().anyMatch(e -> e instanceof Event.V2ContentFound f && f.remains()));
     }
 
     @Test
     void onlyAStepThatCanBeJudgedIsJudged() {
-        MinorUpgrade plain = new MinorUpgrade(EtcdVersion.parse("3.4.23"), release("3.5.35"), Optional.empty(), Optional.empty());
+        MinorUpgrade plain =
+                new MinorUpgrade(EtcdVersion.parse("3.4.23"), release("3.5.35"), Optional.empty(), Optional.empty());
         assertFalse(plain.canJudgeV2AtStart());
         assertThrows(IllegalArgumentException.class, plain::withV2JudgedAtStart);
-        MinorUpgrade to37 = new MinorUpgrade(EtcdVersion.parse("3.6.16"), release("3.7.3"), Optional.empty(), Optional.of(release("3.6.16")));
+        MinorUpgrade to37 = new MinorUpgrade(
+                EtcdVersion.parse("3.6.16"), release("3.7.3"), Optional.empty(), Optional.of(release("3.6.16")));
         assertFalse(to37.canJudgeV2AtStart(), "3.7 names no v2 refusals in the catalog");
-        assertTrue(new MinorUpgrade(EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")), Optional.empty())
+        assertTrue(new MinorUpgrade(
+                        EtcdVersion.parse("3.5.35"),
+                        release("3.6.16"),
+                        Optional.of(release("3.5.35")),
+                        Optional.empty())
                 .canJudgeV2AtStart());
     }
 
     @Test
-    void anUpgradeTo37LetsThePreviousLineSnapshotFirstOrSnapshotsForTheNextLine() throws IOException, InterruptedException, MigrateException {
-        Step first = new MinorUpgrade(EtcdVersion.parse("3.6.16"), release("3.7.3"), Optional.empty(), Optional.of(release("3.6.16")));
+    void anUpgradeTo37LetsThePreviousLineSnapshotFirstOrSnapshotsForTheNextLine()
+            throws IOException, InterruptedException, MigrateException {
+        Step first = new MinorUpgrade(
+                EtcdVersion.parse("3.6.16"), release("3.7.3"), Optional.empty(), Optional.of(release("3.6.16")));
         assertEquals(List.of("run 3.6.16 . snapshot-count=1", "run 3.7.3 ."), cleanRun(first, v3("3.6.16"), NOTHING));
         crashAtEveryCall(first, v3("3.6.16"), NOTHING);
-        Step leaves = new MinorUpgrade(EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.empty(), Optional.empty())
+        Step leaves = new MinorUpgrade(
+                        EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.empty(), Optional.empty())
                 .withSnapshotForNext();
         assertEquals(List.of("run 3.6.16 . snapshot-count=1"), cleanRun(leaves, v3("3.5.35"), NOTHING));
     }
@@ -259,15 +324,30 @@ class StepScriptsTest {
     // ---- OnlineDowngrade
 
     @Test
-    void anOnlineDowngradeBacksUpThenEnablesAndWaitsThenStartsTheOlderLine() throws IOException, InterruptedException, MigrateException {
+    void anOnlineDowngradeBacksUpThenEnablesAndWaitsThenStartsTheOlderLine()
+            throws IOException, InterruptedException, MigrateException {
         Step step = new OnlineDowngrade(EtcdVersion.parse("3.7.3"), release("3.7.3"), release("3.6.16"));
-        assertEquals(List.of(
-                "start 3.7.3 .", "downgrade status 3.7.3", "cluster version 3.7.3", "downgrade enable 3.7.3 3.6",
-                "await cluster version 3.6", "await storage version 3.6", "stop 3.7.3",
-                "start 3.6.16 . snapshot-count=1 quick-downgrade-check", "await downgrade finished 3.6.16", "write 3.6.16", "stop 3.6.16"),
+        assertEquals(
+                List.of(
+                        "start 3.7.3 .",
+                        "downgrade status 3.7.3",
+                        "cluster version 3.7.3",
+                        "downgrade enable 3.7.3 3.6",
+                        "await cluster version 3.6",
+                        "await storage version 3.6",
+                        "stop 3.7.3",
+                        "start 3.6.16 . snapshot-count=1 quick-downgrade-check",
+                        "await downgrade finished 3.6.16",
+                        "write 3.6.16",
+                        "stop 3.6.16"),
                 cleanRun(step, v3("3.7.3"), NOTHING));
-        assertTrue(events.stream().anyMatch(e -> e instanceof Event.BackupMade b && b.how().equals("copied")), "a backup first");
-        // a crash after `downgrade enable` leaves it enabled in the data: the rerun continues it instead of enabling again
+        assertTrue(
+                events.stream()
+                        .anyMatch(
+                                e -> e instanceof Event.BackupMade b && b.how().equals("copied")),
+                "a backup first");
+        // a crash after `downgrade enable` leaves it enabled in the data: the rerun continues it instead of enabling
+        // again
         crashAtEveryCall(step, v3("3.7.3"), NOTHING);
     }
 
@@ -306,10 +386,13 @@ class StepScriptsTest {
     @Test
     void aSnapshotDowngradeSavesRestoresProvesAndSwaps() throws IOException, InterruptedException, MigrateException {
         Step step = new SnapshotDowngrade(EtcdVersion.parse("3.5.35"), release("3.5.35"), release("3.4.23"));
-        assertEquals(List.of(
-                "start 3.5.35 .", "snapshot save 3.5.35 .etcd-migrate/snapshot/snapshot.db", "stop 3.5.35",
-                "restore 3.4.23 .etcd-migrate/snapshot/snapshot.db into .etcd-migrate/staging/data",
-                "run 3.4.23 .etcd-migrate/staging/data"),
+        assertEquals(
+                List.of(
+                        "start 3.5.35 .",
+                        "snapshot save 3.5.35 .etcd-migrate/snapshot/snapshot.db",
+                        "stop 3.5.35",
+                        "restore 3.4.23 .etcd-migrate/snapshot/snapshot.db into .etcd-migrate/staging/data",
+                        "run 3.4.23 .etcd-migrate/staging/data"),
                 cleanRun(step, v3("3.5.35"), NOTHING));
         crashAtEveryCall(step, v3("3.5.35"), NOTHING);
     }
@@ -329,42 +412,61 @@ class StepScriptsTest {
         Step step = new ConvertToV3(EtcdVersion.parse("3.4.23"), release("3.4.23"));
         DataVersion from = new DataVersion(EtcdVersion.parse("3.4.23"), StorageApi.ETCD2);
         Consumer<FakeEtcd> store = e -> e.v2StoreJson = V2_STORE;
-        assertEquals(List.of(
-                "run 3.4.23 .etcd-migrate/staging/work snapshot-count=1 v2",
-                "migrate 3.4.23 .etcd-migrate/staging/work",
-                "start 3.4.23 .etcd-migrate/staging/work", "apply fixes 3.4.23", "digest v3 3.4.23", "stop 3.4.23",
-                "restore 3.4.23 .etcd-migrate/staging/converted.db into .etcd-migrate/staging/data from-db",
-                "start 3.4.23 .etcd-migrate/staging/data", "digest v3 3.4.23", "stop 3.4.23"),
+        assertEquals(
+                List.of(
+                        "run 3.4.23 .etcd-migrate/staging/work snapshot-count=1 v2",
+                        "migrate 3.4.23 .etcd-migrate/staging/work",
+                        "start 3.4.23 .etcd-migrate/staging/work",
+                        "apply fixes 3.4.23",
+                        "digest v3 3.4.23",
+                        "stop 3.4.23",
+                        "restore 3.4.23 .etcd-migrate/staging/converted.db into .etcd-migrate/staging/data from-db",
+                        "start 3.4.23 .etcd-migrate/staging/data",
+                        "digest v3 3.4.23",
+                        "stop 3.4.23"),
                 cleanRun(step, from, store));
-        assertEquals(2, events.stream().filter(e -> e instanceof Event.KeyspaceMatched).count());
+        assertEquals(
+                2,
+                events.stream().filter(e -> e instanceof Event.KeyspaceMatched).count());
         crashAtEveryCall(step, from, store);
     }
 
     // ---- RollbackToV2
 
     @Test
-    void aRollbackDumpsACopyLoadsAFreshV2StoreChecksItAndSwaps() throws IOException, InterruptedException, MigrateException {
+    void aRollbackDumpsACopyLoadsAFreshV2StoreChecksItAndSwaps()
+            throws IOException, InterruptedException, MigrateException {
         Step step = new RollbackToV2(EtcdVersion.parse("3.4.23"), release("3.4.23"), release("3.4.23"));
         Consumer<FakeEtcd> keys = e -> {
-            e.v3Keys.add(new EtcdOperations.DumpedKey("/registry/a".getBytes(StandardCharsets.UTF_8), "x".getBytes(StandardCharsets.UTF_8), 0));
-            e.v3Keys.add(new EtcdOperations.DumpedKey("/registry/b".getBytes(StandardCharsets.UTF_8), "y".getBytes(StandardCharsets.UTF_8), 30));
+            e.v3Keys.add(new EtcdOperations.DumpedKey(
+                    "/registry/a".getBytes(StandardCharsets.UTF_8), "x".getBytes(StandardCharsets.UTF_8), 0));
+            e.v3Keys.add(new EtcdOperations.DumpedKey(
+                    "/registry/b".getBytes(StandardCharsets.UTF_8), "y".getBytes(StandardCharsets.UTF_8), 30));
         };
-        assertEquals(List.of(
-                "start 3.4.23 .etcd-migrate/staging/work", "dump v3 3.4.23", "stop 3.4.23",
-                "start new member 3.4.23 .etcd-migrate/staging/data snapshot-count=100000000 v2", "load v2 3.4.23", "list v2 3.4.23",
-                "stop 3.4.23"),
+        assertEquals(
+                List.of(
+                        "start 3.4.23 .etcd-migrate/staging/work",
+                        "dump v3 3.4.23",
+                        "stop 3.4.23",
+                        "start new member 3.4.23 .etcd-migrate/staging/data snapshot-count=100000000 v2",
+                        "load v2 3.4.23",
+                        "list v2 3.4.23",
+                        "stop 3.4.23"),
                 cleanRun(step, v3("3.4.23"), keys));
         assertTrue(events.stream().anyMatch(e -> e instanceof Event.KeysDumped d && d.keys() == 2 && d.leased() == 1));
         crashAtEveryCall(step, v3("3.4.23"), keys);
     }
 
     @Test
-    void keysEtcd2CannotHoldAreRefusedWithTheDataDirAsItWas() throws IOException, InterruptedException, MigrateException {
+    void keysEtcd2CannotHoldAreRefusedWithTheDataDirAsItWas()
+            throws IOException, InterruptedException, MigrateException {
         Step step = new RollbackToV2(EtcdVersion.parse("3.4.23"), release("3.4.23"), release("3.4.23"));
         DataDir dataDir = seed("offenders", v3("3.4.23"));
         FakeEtcd etcd = new FakeEtcd(dataDir.path(), new FakeEtcd.Cluster());
-        etcd.v3Keys.add(new EtcdOperations.DumpedKey("/registry/pods/ns-1".getBytes(StandardCharsets.UTF_8), "x".getBytes(StandardCharsets.UTF_8), 0));
-        etcd.v3Keys.add(new EtcdOperations.DumpedKey("/registry/pods/ns-1/p".getBytes(StandardCharsets.UTF_8), "y".getBytes(StandardCharsets.UTF_8), 0));
+        etcd.v3Keys.add(new EtcdOperations.DumpedKey(
+                "/registry/pods/ns-1".getBytes(StandardCharsets.UTF_8), "x".getBytes(StandardCharsets.UTF_8), 0));
+        etcd.v3Keys.add(new EtcdOperations.DumpedKey(
+                "/registry/pods/ns-1/p".getBytes(StandardCharsets.UTF_8), "y".getBytes(StandardCharsets.UTF_8), 0));
         StepRefusedException refused = assertThrows(StepRefusedException.class, () -> step.run(context(dataDir, etcd)));
         assertTrue(refused.getMessage().contains("/registry/pods/ns-1"), refused.getMessage());
         assertEquals(3, refused.exitCode());

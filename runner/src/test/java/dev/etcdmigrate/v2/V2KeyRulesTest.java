@@ -44,7 +44,9 @@ class V2KeyRulesTest {
     @Test
     void pathsV2WouldCleanOrNotAcceptAreRefused() {
         for (String bad : List.of("no-slash", "/", "/a/", "/a//b", "/a/./b", "/a/../b", "/a/.", "/a/..")) {
-            assertTrue(problems(bad).getFirst().contains(bad.startsWith("/") ? "clean the path" : "does not start with /"), bad);
+            assertTrue(
+                    problems(bad).getFirst().contains(bad.startsWith("/") ? "clean the path" : "does not start with /"),
+                    bad);
         }
         assertEquals("/_hidden/x: ok", problems("/_hidden/x").getFirst());
         assertEquals("/ünï/ключ: ok", problems("/ünï/ключ").getFirst());
@@ -54,8 +56,15 @@ class V2KeyRulesTest {
     void nonUtf8KeysAndValuesAreRefused() {
         V2KeyRules rules = new V2KeyRules();
         byte[] protobuf = {'k', '8', 's', 0, (byte) 0xff, 0x12};
-        assertTrue(rules.check("/ok".getBytes(StandardCharsets.UTF_8), protobuf).orElseThrow().contains("not UTF-8"));
-        assertTrue(rules.check(new byte[] {'/', (byte) 0xc3}, new byte[0]).orElseThrow().contains("key is not UTF-8"));
-        assertTrue(rules.check("/empty".getBytes(StandardCharsets.UTF_8), new byte[0]).isEmpty(), "an empty value is fine");
+        assertTrue(rules.check("/ok".getBytes(StandardCharsets.UTF_8), protobuf)
+                .orElseThrow()
+                .contains("not UTF-8"));
+        assertTrue(rules.check(new byte[] {'/', (byte) 0xc3}, new byte[0])
+                .orElseThrow()
+                .contains("key is not UTF-8"));
+        assertTrue(
+                rules.check("/empty".getBytes(StandardCharsets.UTF_8), new byte[0])
+                        .isEmpty(),
+                "an empty value is fine");
     }
 }

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.stream.Stream;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -26,8 +26,13 @@ class DataVersionTest {
     @Test
     void toleratesWhiteSpaceAroundTheLineAsKubernetesToolDid() {
         DataVersion v = DataVersion.parse("3.5.21/etcd3");
-        for (String text : List.of("3.5.21/etcd3\n", "3.5.21/etcd3\r\n", " 3.5.21/etcd3 ", "3.5.21/etcd3\n\n",
-                "\t3.5.21/etcd3\r\n\r\n", "3.5.21/etcd3 \n")) {
+        for (String text : List.of(
+                "3.5.21/etcd3\n",
+                "3.5.21/etcd3\r\n",
+                " 3.5.21/etcd3 ",
+                "3.5.21/etcd3\n\n",
+                "\t3.5.21/etcd3\r\n\r\n",
+                "3.5.21/etcd3 \n")) {
             assertEquals(v, DataVersion.parse(text), text);
         }
     }
@@ -72,7 +77,9 @@ class DataVersionTest {
     @MethodSource("garbage")
     void rejectsGarbageAndSaysWhatItFound(String text, String quoted) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DataVersion.parse(text));
-        assertTrue(e.getMessage().contains("found " + quoted), "message should contain found " + quoted + ": " + e.getMessage());
+        assertTrue(
+                e.getMessage().contains("found " + quoted),
+                "message should contain found " + quoted + ": " + e.getMessage());
         assertTrue(e.getMessage().contains("<version>/<etcd2|etcd3>"), e.getMessage());
     }
 
@@ -81,7 +88,9 @@ class DataVersionTest {
         String text = "x".repeat(10_000);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DataVersion.parse(text));
         assertTrue(e.getMessage().contains("'" + "x".repeat(64) + "...'"), e.getMessage());
-        assertTrue(e.getMessage().length() < 400, "message length " + e.getMessage().length());
+        assertTrue(
+                e.getMessage().length() < 400,
+                "message length " + e.getMessage().length());
     }
 
     @Test
@@ -90,12 +99,16 @@ class DataVersionTest {
         assertTrue(e.getMessage().contains("found '\\x00'"), e.getMessage());
         assertFalse(e.getMessage().chars().anyMatch(c -> c < 0x20), e.getMessage());
     }
+
     @Test
     void hugeGarbageWithASlashIsCutInTheMessage() {
         String text = "x".repeat(10_000) + "/etcd3";
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> DataVersion.parse(text));
-        assertTrue(e.getMessage().length() < 400, "message length " + e.getMessage().length());
+        assertTrue(
+                e.getMessage().length() < 400,
+                "message length " + e.getMessage().length());
     }
+
     @ParameterizedTest
     @ValueSource(strings = {"3.5.1/etcd3\u0000", "\u001b[31m3.5.1/etcd3"})
     void controlCharactersInAComponentAreEscapedInTheMessage(String text) {

@@ -25,8 +25,30 @@ class EtcdVersionTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", " ", "v3.5.1", "3.5", "3", "3.5.1-rc.0", "3.5.1+build", "3.5.1.2", " 3.5.1", "3.5.1 ",
-            "3.5.1\n", "03.5.1", "3.05.1", "3.5.01", "3..1", "3.5.", "a.b.c", "3.5.x", "3.5.10000", "-3.5.1", "３.5.1"})
+    @ValueSource(
+            strings = {
+                "",
+                " ",
+                "v3.5.1",
+                "3.5",
+                "3",
+                "3.5.1-rc.0",
+                "3.5.1+build",
+                "3.5.1.2",
+                " 3.5.1",
+                "3.5.1 ",
+                "3.5.1\n",
+                "03.5.1",
+                "3.05.1",
+                "3.5.01",
+                "3..1",
+                "3.5.",
+                "a.b.c",
+                "3.5.x",
+                "3.5.10000",
+                "-3.5.1",
+                "３.5.1"
+            })
     void rejectsAnythingButPlainSemver(String text) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> EtcdVersion.parse(text));
         assertTrue(e.getMessage().contains("'" + text + "'"), "message names what was found: " + e.getMessage());
@@ -45,10 +67,15 @@ class EtcdVersionTest {
     @Test
     void ordersNumericallyNotLexically() {
         List<EtcdVersion> versions = new ArrayList<>(List.of(
-                EtcdVersion.parse("3.10.0"), EtcdVersion.parse("3.5.10"), EtcdVersion.parse("3.5.9"),
-                EtcdVersion.parse("2.3.8"), EtcdVersion.parse("3.5.9")));
+                EtcdVersion.parse("3.10.0"),
+                EtcdVersion.parse("3.5.10"),
+                EtcdVersion.parse("3.5.9"),
+                EtcdVersion.parse("2.3.8"),
+                EtcdVersion.parse("3.5.9")));
         versions.sort(null);
-        assertEquals(List.of("2.3.8", "3.5.9", "3.5.9", "3.5.10", "3.10.0"), versions.stream().map(EtcdVersion::toString).toList());
+        assertEquals(
+                List.of("2.3.8", "3.5.9", "3.5.9", "3.5.10", "3.10.0"),
+                versions.stream().map(EtcdVersion::toString).toList());
         assertTrue(EtcdVersion.parse("3.5.9").isOlderThan(EtcdVersion.parse("3.5.10")));
         assertFalse(EtcdVersion.parse("3.5.10").isOlderThan(EtcdVersion.parse("3.5.10")));
         assertFalse(EtcdVersion.parse("4.0.0").isOlderThan(EtcdVersion.parse("3.99.99")));

@@ -24,8 +24,12 @@ public record Keyspace(long revision, Map<String, Entry> entries) {
     public record Entry(byte[] value, long createRevision, long modRevision, long version, long lease) {
         @Override
         public boolean equals(Object o) {
-            return o instanceof Entry e && Arrays.equals(value, e.value) && createRevision == e.createRevision
-                    && modRevision == e.modRevision && version == e.version && lease == e.lease;
+            return o instanceof Entry e
+                    && Arrays.equals(value, e.value)
+                    && createRevision == e.createRevision
+                    && modRevision == e.modRevision
+                    && version == e.version
+                    && lease == e.lease;
         }
 
         @Override
@@ -41,11 +45,19 @@ public record Keyspace(long revision, Map<String, Entry> entries) {
     }
 
     public static Keyspace read(Client client) throws ExecutionException, InterruptedException, TimeoutException {
-        var response = client.getKVClient().get(ALL, GetOption.builder().withRange(ALL).build()).get(60, TimeUnit.SECONDS);
+        var response = client.getKVClient()
+                .get(ALL, GetOption.builder().withRange(ALL).build())
+                .get(60, TimeUnit.SECONDS);
         Map<String, Entry> entries = new TreeMap<>();
         for (KeyValue kv : response.getKvs()) {
-            entries.put(kv.getKey().toString(), new Entry(kv.getValue().getBytes(), kv.getCreateRevision(), kv.getModRevision(),
-                    kv.getVersion(), kv.getLease()));
+            entries.put(
+                    kv.getKey().toString(),
+                    new Entry(
+                            kv.getValue().getBytes(),
+                            kv.getCreateRevision(),
+                            kv.getModRevision(),
+                            kv.getVersion(),
+                            kv.getLease()));
         }
         return new Keyspace(response.getHeader().getRevision(), Collections.unmodifiableMap(entries));
     }
@@ -58,8 +70,10 @@ public record Keyspace(long revision, Map<String, Entry> entries) {
             if (now == null) diff.put(key, "missing after");
             else if (!Arrays.equals(before.value(), now.value())) diff.put(key, "value differs");
             else if (before.createRevision() != now.createRevision() || before.modRevision() != now.modRevision()) {
-                diff.put(key, "revisions " + before.createRevision() + "/" + before.modRevision() + " became "
-                        + now.createRevision() + "/" + now.modRevision());
+                diff.put(
+                        key,
+                        "revisions " + before.createRevision() + "/" + before.modRevision() + " became "
+                                + now.createRevision() + "/" + now.modRevision());
             }
         });
         after.entries.keySet().stream().filter(k -> !entries.containsKey(k)).forEach(k -> diff.put(k, "new after"));

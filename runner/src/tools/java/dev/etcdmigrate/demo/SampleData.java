@@ -23,7 +23,10 @@ public final class SampleData {
         Random random = new Random(42);
         List<Long> leases = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            leases.add(client.getLeaseClient().grant(leaseTtlSeconds).get(30, TimeUnit.SECONDS).getID());
+            leases.add(client.getLeaseClient()
+                    .grant(leaseTtlSeconds)
+                    .get(30, TimeUnit.SECONDS)
+                    .getID());
         }
         List<CompletableFuture<?>> pending = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -34,13 +37,18 @@ public final class SampleData {
                 case 0 -> {
                     key = "/registry/events/default/pod-" + i + ".event";
                     value = json("Event", "pod-" + i, random);
-                    option = PutOption.builder().withLeaseId(leases.get(i % leases.size())).build();
+                    option = PutOption.builder()
+                            .withLeaseId(leases.get(i % leases.size()))
+                            .build();
                 }
                 case 1 -> {
                     key = "/registry/secrets/kube-system/token-" + i;
                     value = new byte[64 + random.nextInt(512)];
                     random.nextBytes(value);
-                    value[0] = 'k'; value[1] = '8'; value[2] = 's'; value[3] = 0; // protobuf envelope magic
+                    value[0] = 'k';
+                    value[1] = '8';
+                    value[2] = 's';
+                    value[3] = 0; // protobuf envelope magic
                 }
                 case 2, 3 -> {
                     key = "/registry/configmaps/ns-" + (i % 7) + "/cm-" + i;
@@ -57,7 +65,10 @@ public final class SampleData {
         drain(pending);
         // updates and deletes, so that create and mod revisions and versions differ
         for (int i = 4; i < count; i += 50) {
-            pending.add(client.getKVClient().put(bytes("/registry/pods/ns-" + (i % 13) + "/pod-" + i), ByteSequence.from(json("Pod", "pod-" + i + "-v2", random))));
+            pending.add(client.getKVClient()
+                    .put(
+                            bytes("/registry/pods/ns-" + (i % 13) + "/pod-" + i),
+                            ByteSequence.from(json("Pod", "pod-" + i + "-v2", random))));
         }
         drain(pending);
         for (int i = 5; i < count; i += 97) {
@@ -73,7 +84,8 @@ public final class SampleData {
 
     private static byte[] json(String kind, String name, Random random) {
         return ("{\"kind\":\"" + kind + "\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"" + name + "\",\"uid\":\""
-                + Long.toHexString(random.nextLong()) + "\"},\"spec\":{\"note\":\"" + "x".repeat(random.nextInt(200)) + "\"}}")
+                        + Long.toHexString(random.nextLong()) + "\"},\"spec\":{\"note\":\""
+                        + "x".repeat(random.nextInt(200)) + "\"}}")
                 .getBytes(StandardCharsets.UTF_8);
     }
 

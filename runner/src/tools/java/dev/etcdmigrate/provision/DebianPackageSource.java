@@ -6,6 +6,7 @@ import dev.etcdmigrate.process.ToolRunner;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -13,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
-import java.nio.file.StandardCopyOption;
 
 /**
  * Debian's build of a release: `apt-get download` the packages at their pinned versions, check each
@@ -49,7 +49,8 @@ final class DebianPackageSource implements BinarySource {
 
     @Override
     public void fetch(Release release, Path into, Pins pins) throws Skipped, ProvisionException {
-        Release.DebianPackages spec = release.source(Release.DebianPackages.class).orElseThrow(() -> new Skipped("the catalog has no Debian package source for it"));
+        Release.DebianPackages spec = release.source(Release.DebianPackages.class)
+                .orElseThrow(() -> new Skipped("the catalog has no Debian package source for it"));
         if (!Files.isExecutable(Path.of("/usr/bin/apt-get")) || !Files.isExecutable(Path.of("/usr/bin/dpkg-deb"))) {
             throw new Skipped("apt-get and dpkg-deb are needed (a Debian machine)");
         }
@@ -64,7 +65,12 @@ final class DebianPackageSource implements BinarySource {
                 Path deb = archive(pkg, pins, env);
                 names.put(pkg, deb.getFileName().toString().replaceFirst("\\.deb$", ""));
                 // unpacked only once its SHA-256 is the pinned one
-                tools.run("dpkg-deb", List.of("/usr/bin/dpkg-deb", "-x", deb.toString(), root.toString()), env, work, TIMEOUT);
+                tools.run(
+                        "dpkg-deb",
+                        List.of("/usr/bin/dpkg-deb", "-x", deb.toString(), root.toString()),
+                        env,
+                        work,
+                        TIMEOUT);
             }
             for (String tool : release.toolNames()) {
                 String path = spec.paths().get(tool);
@@ -90,7 +96,8 @@ final class DebianPackageSource implements BinarySource {
      * kept in CACHE/debian-archives, so later runs need no network; a kept file is checked like a new one,
      * and one that differs is removed, so it is neither used nor kept.
      */
-    Path archive(String pkg, Pins pins, Map<String, String> env) throws IOException, ToolRunner.ToolFailedException, ProvisionException, Skipped {
+    Path archive(String pkg, Pins pins, Map<String, String> env)
+            throws IOException, ToolRunner.ToolFailedException, ProvisionException, Skipped {
         Path archives = Files.createDirectories(cacheDir.resolve("debian-archives"));
         Optional<String> pinned = pins.pinnedName("deb", pkg + "_");
         if (pinned.isEmpty() && !pins.recording()) {
@@ -107,17 +114,37 @@ final class DebianPackageSource implements BinarySource {
                 Path fresh = Files.createDirectories(archives.resolve(".download"));
                 Trees.deleteRecursively(fresh);
                 Files.createDirectories(fresh);
-                tools.run("apt-get", List.of("/usr/bin/apt-get", "download", "-o", "APT::Sandbox::User=root",
-                        f[0] + ":" + f[2] + "=" + f[1]), env, fresh, TIMEOUT);
+                tools.run(
+                        "apt-get",
+                        List.of(
+                                "/usr/bin/apt-get",
+                                "download",
+                                "-o",
+                                "APT::Sandbox::User=root",
+                                f[0] + ":" + f[2] + "=" + f[1]),
+                        env,
+                        fresh,
+                        TIMEOUT);
                 moveSingleDeb(fresh, deb);
             }
         } else {
             Path fresh = Files.createDirectories(archives.resolve(".download"));
             Trees.deleteRecursively(fresh);
             Files.createDirectories(fresh);
-            tools.run("apt-get", List.of("/usr/bin/apt-get", "download", "-o", "APT::Sandbox::User=root", pkg + ":" + arch), env, fresh, TIMEOUT);
-            String version = tools.run("dpkg-deb", List.of("/usr/bin/dpkg-deb", "-f", onlyDeb(fresh).toString(), "Version"), env, fresh, TIMEOUT)
-                    .output().strip();
+            tools.run(
+                    "apt-get",
+                    List.of("/usr/bin/apt-get", "download", "-o", "APT::Sandbox::User=root", pkg + ":" + arch),
+                    env,
+                    fresh,
+                    TIMEOUT);
+            String version = tools.run(
+                            "dpkg-deb",
+                            List.of("/usr/bin/dpkg-deb", "-f", onlyDeb(fresh).toString(), "Version"),
+                            env,
+                            fresh,
+                            TIMEOUT)
+                    .output()
+                    .strip();
             name = pkg + "_" + version + "_" + arch;
             deb = archives.resolve(name + ".deb");
             moveSingleDeb(fresh, deb);
@@ -134,8 +161,10 @@ final class DebianPackageSource implements BinarySource {
 
     private static Path onlyDeb(Path dir) throws IOException, Skipped {
         try (Stream<Path> files = Files.list(dir)) {
-            List<Path> debs = files.filter(f -> f.getFileName().toString().endsWith(".deb")).toList();
-            if (debs.size() != 1) throw new Skipped("apt-get download left " + debs.size() + " package files in " + dir);
+            List<Path> debs = files.filter(f -> f.getFileName().toString().endsWith(".deb"))
+                    .toList();
+            if (debs.size() != 1)
+                throw new Skipped("apt-get download left " + debs.size() + " package files in " + dir);
             return debs.get(0);
         }
     }

@@ -68,7 +68,8 @@ final class GoInputs {
      * against its pin, unpacked once into the cache (the module zip loses the executable bits) and checked
      * again there on every use: the copy is what runs.
      */
-    Path toolchain(String version, Pins pins, String label) throws IOException, ToolRunner.ToolFailedException, BinarySource.Skipped, ProvisionException {
+    Path toolchain(String version, Pins pins, String label)
+            throws IOException, ToolRunner.ToolFailedException, BinarySource.Skipped, ProvisionException {
         String module = "golang.org/toolchain@v0.0.1-" + version + ".linux-" + hostGoArch;
         pins.check("from", "toolchain", "go:" + module);
         Path goRoot = cacheDir.resolve("toolchains").resolve(version);
@@ -101,19 +102,23 @@ final class GoInputs {
     }
 
     /** `go mod download -json MODULE@VERSION` with the host Go; its directory, checked against the pin. */
-    Path download(String moduleAtVersion, Pins pins, String label) throws ToolRunner.ToolFailedException, IOException, BinarySource.Skipped, ProvisionException {
+    Path download(String moduleAtVersion, Pins pins, String label)
+            throws ToolRunner.ToolFailedException, IOException, BinarySource.Skipped, ProvisionException {
         Path scratch = Files.createDirectories(cacheDir.resolve("go-download"));
         Map<String, String> env = environment(pins);
-        boolean fileProxy = java.util.Arrays.stream(env.get("GOPROXY").split("[,|]")).allMatch(p -> p.startsWith("file://"));
+        boolean fileProxy =
+                java.util.Arrays.stream(env.get("GOPROXY").split("[,|]")).allMatch(p -> p.startsWith("file://"));
         if (moduleAtVersion.startsWith("golang.org/toolchain@") && !fileProxy) {
             // Go requires the checksum database for toolchain modules (no go.sum can list them) and refuses them
             // with GOSUMDB=off, except from a file:// proxy (which need not serve sumdb/); the pin is checked here
             // either way
             env.put("GOSUMDB", "sum.golang.org");
         }
-        ToolRunner.Result result = tools.run(label, List.of(hostGo.toString(), "mod", "download", "-json", moduleAtVersion),
-                env, scratch, TIMEOUT);
-        String dir = JSON.readTree(result.output().substring(result.output().indexOf('{'))).path("Dir").asText("");
+        ToolRunner.Result result = tools.run(
+                label, List.of(hostGo.toString(), "mod", "download", "-json", moduleAtVersion), env, scratch, TIMEOUT);
+        String dir = JSON.readTree(result.output().substring(result.output().indexOf('{')))
+                .path("Dir")
+                .asText("");
         if (dir.isEmpty()) {
             throw new BinarySource.Skipped("go mod download " + moduleAtVersion + " named no directory");
         }
@@ -129,14 +134,21 @@ final class GoInputs {
      */
     void checkBuild(Path go, Map<String, String> env, Path dir, List<String> packages, Pins pins, String label)
             throws ToolRunner.ToolFailedException, IOException, ProvisionException {
-        List<String> list = new java.util.ArrayList<>(List.of(go.toString(), "list", "-deps", "-f",
+        List<String> list = new java.util.ArrayList<>(List.of(
+                go.toString(),
+                "list",
+                "-deps",
+                "-f",
                 "{{with .Module}}{{if .Version}}{{.Path}}@{{.Version}}\t{{.Dir}}{{end}}{{end}}"));
         list.addAll(packages);
         ToolRunner.Result listed = tools.run(label, list, env, dir, TIMEOUT);
         Map<String, Path> modules = new java.util.TreeMap<>();
         for (String line : listed.output().split("\n")) {
             int tab = line.indexOf('\t');
-            if (tab > 0) modules.put(line.substring(0, tab).strip(), Path.of(line.substring(tab + 1).strip()));
+            if (tab > 0)
+                modules.put(
+                        line.substring(0, tab).strip(),
+                        Path.of(line.substring(tab + 1).strip()));
         }
         Path goSum = dir.resolve("go.sum");
         if (Files.isRegularFile(goSum)) {

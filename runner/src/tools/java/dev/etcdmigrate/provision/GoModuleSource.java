@@ -53,7 +53,8 @@ final class GoModuleSource implements BinarySource {
 
     @Override
     public void fetch(Release release, Path into, Pins pins) throws Skipped, ProvisionException {
-        Release.GoModules spec = release.source(Release.GoModules.class).orElseThrow(() -> new Skipped("the catalog has no Go module source for it"));
+        Release.GoModules spec = release.source(Release.GoModules.class)
+                .orElseThrow(() -> new Skipped("the catalog has no Go module source for it"));
         if (!Files.isExecutable(inputs.hostGo())) {
             throw new Skipped("no Go toolchain at " + inputs.hostGo() + " to fetch modules with (set --go or GO)");
         }
@@ -64,7 +65,8 @@ final class GoModuleSource implements BinarySource {
             Path go = goRoot.resolve("bin/go");
             Trees.deleteRecursively(work);
             Files.createDirectories(work);
-            Files.writeString(work.resolve("go.mod"), "module etcd-migrate.invalid/build\n\ngo 1.23\n", StandardCharsets.UTF_8);
+            Files.writeString(
+                    work.resolve("go.mod"), "module etcd-migrate.invalid/build\n\ngo 1.23\n", StandardCharsets.UTF_8);
             Map<String, String> env = goEnvironment(pins, goRoot, goArch);
             List<String> get = new ArrayList<>(List.of(go.toString(), "get"));
             spec.modules().forEach(m -> get.add(m + "@" + spec.moduleVersion()));
@@ -85,8 +87,20 @@ final class GoModuleSource implements BinarySource {
             env.put("GOPROXY", "off");
             env.put("GOFLAGS", "-mod=readonly");
             for (String tool : release.toolNames()) {
-                tools.run(label, List.of(go.toString(), "build", "-trimpath", "-ldflags", LDFLAGS, "-o",
-                        into.resolve(tool).toString(), spec.mains().get(tool)), env, work, BUILD_TIMEOUT);
+                tools.run(
+                        label,
+                        List.of(
+                                go.toString(),
+                                "build",
+                                "-trimpath",
+                                "-ldflags",
+                                LDFLAGS,
+                                "-o",
+                                into.resolve(tool).toString(),
+                                spec.mains().get(tool)),
+                        env,
+                        work,
+                        BUILD_TIMEOUT);
             }
         } catch (ToolRunner.ToolFailedException e) {
             throw new Skipped("the build failed: " + e.getMessage(), e);

@@ -53,7 +53,8 @@ final class LegacyGoSource implements BinarySource {
 
     @Override
     public void fetch(Release release, Path into, Pins pins) throws Skipped, ProvisionException {
-        Release.GoLegacy spec = release.source(Release.GoLegacy.class).orElseThrow(() -> new Skipped("the catalog has no legacy Go source for it"));
+        Release.GoLegacy spec = release.source(Release.GoLegacy.class)
+                .orElseThrow(() -> new Skipped("the catalog has no legacy Go source for it"));
         if (!Files.isExecutable(inputs.hostGo())) {
             throw new Skipped("no Go toolchain at " + inputs.hostGo() + " to fetch modules with (set --go or GO)");
         }
@@ -100,9 +101,25 @@ final class LegacyGoSource implements BinarySource {
             }
             for (int i = 0; i < packages.size(); i++) {
                 String tool = release.toolNames().get(i);
-                String ldflags = tool.equals("etcd") ? LDFLAGS + " -X " + spec.module() + "/version.GitSHA=" + spec.gitSha() : LDFLAGS;
-                tools.run(label, List.of(go.toString(), "build", "-trimpath",
-                        "-installsuffix", "cgo", "-ldflags", ldflags, "-o", into.resolve(tool).toString(), packages.get(i)), env, root, TIMEOUT);
+                String ldflags = tool.equals("etcd")
+                        ? LDFLAGS + " -X " + spec.module() + "/version.GitSHA=" + spec.gitSha()
+                        : LDFLAGS;
+                tools.run(
+                        label,
+                        List.of(
+                                go.toString(),
+                                "build",
+                                "-trimpath",
+                                "-installsuffix",
+                                "cgo",
+                                "-ldflags",
+                                ldflags,
+                                "-o",
+                                into.resolve(tool).toString(),
+                                packages.get(i)),
+                        env,
+                        root,
+                        TIMEOUT);
             }
         } catch (ToolRunner.ToolFailedException e) {
             throw new Skipped("the build failed: " + e.getMessage(), e);
@@ -139,7 +156,8 @@ final class LegacyGoSource implements BinarySource {
         String resource = "/dev/etcdmigrate/catalog/legacy/" + release.version() + "/" + name;
         try (InputStream in = LegacyGoSource.class.getResourceAsStream(resource)) {
             if (in == null) {
-                throw new Skipped("the runner's jar has no " + resource + " (versions/legacy/" + release.version() + "/" + name + ")");
+                throw new Skipped("the runner's jar has no " + resource + " (versions/legacy/" + release.version() + "/"
+                        + name + ")");
             }
             Files.copy(in, root.resolve(name), StandardCopyOption.REPLACE_EXISTING);
         }

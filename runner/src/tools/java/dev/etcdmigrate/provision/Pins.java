@@ -67,7 +67,8 @@ final class Pins {
                 }
             }
         } catch (IOException e) {
-            throw new ProvisionException("cannot read the pins of etcd " + version + " for " + platform + ": " + e.getMessage(), e);
+            throw new ProvisionException(
+                    "cannot read the pins of etcd " + version + " for " + platform + ": " + e.getMessage(), e);
         }
         if (text == null) {
             // nothing can match: a pinned source refuses every input (a tarball, not pinned, still works)
@@ -90,7 +91,8 @@ final class Pins {
             if (l.isEmpty() || l.startsWith("#")) continue;
             String[] f = l.split("\\s+");
             if (f.length != 3 || !KINDS.contains(f[0])) {
-                throw new IllegalArgumentException(origin + ":" + n + ": expected 'KIND NAME HASH' with KIND one of " + KINDS + ", got: " + l);
+                throw new IllegalArgumentException(
+                        origin + ":" + n + ": expected 'KIND NAME HASH' with KIND one of " + KINDS + ", got: " + l);
             }
             if (pins.put(f[0] + " " + f[1], f[2]) != null) {
                 throw new IllegalArgumentException(origin + ":" + n + ": " + f[0] + " " + f[1] + " is pinned twice");
@@ -118,7 +120,10 @@ final class Pins {
 
     /** The pinned name of a kind whose name starts with prefix (e.g. a Debian package's version). */
     Optional<String> pinnedName(String kind, String prefix) {
-        return pinned.keySet().stream().filter(k -> k.startsWith(kind + " " + prefix)).map(k -> k.substring(kind.length() + 1)).findFirst();
+        return pinned.keySet().stream()
+                .filter(k -> k.startsWith(kind + " " + prefix))
+                .map(k -> k.substring(kind.length() + 1))
+                .findFirst();
     }
 
     boolean matches(String kind, String name, String actual) {
@@ -141,12 +146,14 @@ final class Pins {
         String expected = pinned.get(key);
         checked++;
         if (expected == null) {
-            throw new ProvisionException("etcd " + version + " (" + platform + "): " + describe(kind) + " " + name + " (" + actual
-                    + ") is not pinned in " + origin + "; refusing it (a new input needs `provision --update-pins` and review)");
+            throw new ProvisionException("etcd " + version + " (" + platform + "): " + describe(kind) + " " + name
+                    + " (" + actual + ") is not pinned in " + origin
+                    + "; refusing it (a new input needs `provision --update-pins` and review)");
         }
         if (!expected.equals(actual)) {
-            throw new ProvisionException("etcd " + version + " (" + platform + "): " + describe(kind) + " " + name + " differs from its pin in "
-                    + origin + ": expected " + expected + ", got " + actual + "; refusing it");
+            throw new ProvisionException("etcd " + version + " (" + platform + "): " + describe(kind) + " " + name
+                    + " differs from its pin in " + origin + ": expected " + expected + ", got " + actual
+                    + "; refusing it");
         }
     }
 
@@ -178,10 +185,13 @@ final class Pins {
 
     /** The recorded pins as the file's text. */
     String recordedText() {
-        StringBuilder b = new StringBuilder((version.equals("sysroot")
-                ? "# " + platform + ": the glibc package whose loader runs the binaries' version check under qemu-user-static.\n"
-                : "# etcd " + version + " for " + platform + ": every input `provision` downloads and every binary it installs, with its hash.\n")
-                + "# Written by `etcd-migrate provision --update-pins`; review the diff it prints. Lines: KIND NAME HASH.\n");
+        StringBuilder b = new StringBuilder(
+                (version.equals("sysroot")
+                                ? "# " + platform
+                                        + ": the glibc package whose loader runs the binaries' version check under qemu-user-static.\n"
+                                : "# etcd " + version + " for " + platform
+                                        + ": every input `provision` downloads and every binary it installs, with its hash.\n")
+                        + "# Written by `etcd-migrate provision --update-pins`; review the diff it prints. Lines: KIND NAME HASH.\n");
         List<String> kinds = new ArrayList<>(KINDS);
         for (String kind : kinds) {
             seen.forEach((k, v) -> {
@@ -199,10 +209,12 @@ final class Pins {
         TreeMap<String, String> recorded = new TreeMap<>();
         seen.forEach(recorded::put);
         pinned.forEach((k, v) -> {
-            if (!v.equals(recorded.get(k))) b.append("- ").append(k).append(' ').append(v).append('\n');
+            if (!v.equals(recorded.get(k)))
+                b.append("- ").append(k).append(' ').append(v).append('\n');
         });
         recorded.forEach((k, v) -> {
-            if (!v.equals(pinned.get(k))) b.append("+ ").append(k).append(' ').append(v).append('\n');
+            if (!v.equals(pinned.get(k)))
+                b.append("+ ").append(k).append(' ').append(v).append('\n');
         });
         return b.toString();
     }

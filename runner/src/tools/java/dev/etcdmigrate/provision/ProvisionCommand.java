@@ -1,6 +1,5 @@
 package dev.etcdmigrate.provision;
 
-import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.Flag;
@@ -8,6 +7,7 @@ import dev.etcdmigrate.cli.ParsedArgs;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.UsageException;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.ToolRunner;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -26,19 +26,40 @@ import java.util.Optional;
 public final class ProvisionCommand {
 
     public static final List<Flag> FLAGS = List.of(
-            Flag.value("bin-dir", null, "DIR", "required", "directory to fill with etcd-<v>, etcdctl-<v>, etcdutl-<v>."),
-            Flag.value("catalog", null, "FILE", "the catalog in the runner's jar", "versions catalog to provision from."),
-            Flag.value("cache-dir", "XDG_CACHE_HOME", "DIR", "$XDG_CACHE_HOME, else ~/.cache",
+            Flag.value(
+                    "bin-dir", null, "DIR", "required", "directory to fill with etcd-<v>, etcdctl-<v>, etcdutl-<v>."),
+            Flag.value(
+                    "catalog", null, "FILE", "the catalog in the runner's jar", "versions catalog to provision from."),
+            Flag.value(
+                    "cache-dir",
+                    "XDG_CACHE_HOME",
+                    "DIR",
+                    "$XDG_CACHE_HOME, else ~/.cache",
                     "base directory for build work; it goes to DIR/etcd-migrate."),
-            Flag.value("go", "GO", "PATH", "go on PATH, else /usr/local/go/bin/go",
+            Flag.value(
+                    "go",
+                    "GO",
+                    "PATH",
+                    "go on PATH, else /usr/local/go/bin/go",
                     "the Go toolchain for offline builds from the Go module proxy (build-time only)."),
-            Flag.value("platform", null, "OS/ARCH", "this machine's, e.g. linux/amd64", "which platform's binaries to install (linux/amd64 or linux/arm64; another than this machine's is checked under qemu-user-static)."),
-            Flag.value("pins-dir", null, "DIR", "the pins in the runner's jar (versions/pins)",
+            Flag.value(
+                    "platform",
+                    null,
+                    "OS/ARCH",
+                    "this machine's, e.g. linux/amd64",
+                    "which platform's binaries to install (linux/amd64 or linux/arm64; another than this machine's is checked under qemu-user-static)."),
+            Flag.value(
+                    "pins-dir",
+                    null,
+                    "DIR",
+                    "the pins in the runner's jar (versions/pins)",
                     "where the pins are: DIR/<version>/linux-<arch>.pins, the hash of every input and binary."),
-            Flag.toggle("update-pins",
+            Flag.toggle(
+                    "update-pins",
                     "build as usual, but record every input's and binary's hash as the new pins in --pins-dir (default"
                             + " ./versions/pins) and print the diff; for a new bundled release, then review and commit it."),
-            Flag.toggle("allow-unverified-download",
+            Flag.toggle(
+                    "allow-unverified-download",
                     "use an official tarball even when the catalog has no confirmed SHA-256 for it (its SHA-256 is printed)."));
 
     private final Log log;
@@ -50,8 +71,10 @@ public final class ProvisionCommand {
     }
 
     public int run(ParsedArgs args) throws Exception {
-        Path binDir = Path.of(args.get("bin-dir").orElseThrow(() -> new UsageException("provision needs --bin-dir DIR")))
-                .toAbsolutePath().normalize();
+        Path binDir = Path.of(
+                        args.get("bin-dir").orElseThrow(() -> new UsageException("provision needs --bin-dir DIR")))
+                .toAbsolutePath()
+                .normalize();
         Catalog catalog;
         try {
             catalog = args.get("catalog").map(Path::of).map(Catalog::load).orElseGet(Catalog::bundled);
@@ -66,13 +89,15 @@ public final class ProvisionCommand {
             } catch (IllegalArgumentException e) {
                 throw new UsageException(e.getMessage());
             }
-            releases.add(catalog.release(version).orElseThrow(() -> new UsageException(
-                    "etcd " + v + " is not in the catalog (it has " + catalog.versionList() + ")")));
+            releases.add(catalog.release(version)
+                    .orElseThrow(() -> new UsageException(
+                            "etcd " + v + " is not in the catalog (it has " + catalog.versionList() + ")")));
         }
         if (releases.isEmpty()) {
             releases.addAll(catalog.releases());
         }
-        Path cacheDir = args.get("cache-dir").map(d -> Path.of(d).resolve("etcd-migrate"))
+        Path cacheDir = args.get("cache-dir")
+                .map(d -> Path.of(d).resolve("etcd-migrate"))
                 .orElse(Path.of(System.getProperty("user.home"), ".cache", "etcd-migrate"));
         Path go = args.get("go").map(Path::of).orElseGet(ProvisionCommand::findGo);
         String platform = args.get("platform").orElseGet(ProvisionCommand::thisPlatform);
@@ -90,10 +115,12 @@ public final class ProvisionCommand {
             pinsDir = Optional.of(Path.of("versions", "pins"));
         }
         if (update && !Files.isDirectory(pinsDir.get())) {
-            throw new UsageException("--update-pins writes into " + pinsDir.get() + ", which is not a directory (run it in the repository, or set --pins-dir)");
+            throw new UsageException("--update-pins writes into " + pinsDir.get()
+                    + ", which is not a directory (run it in the repository, or set --pins-dir)");
         }
         if (update && args.isSet("allow-unverified-download")) {
-            throw new UsageException("--update-pins records what the source builds read and make; --allow-unverified-download would take a tarball instead");
+            throw new UsageException(
+                    "--update-pins records what the source builds read and make; --allow-unverified-download would take a tarball instead");
         }
         Optional<Path> pinsFrom = pinsDir;
         // A foreign binary must still prove its version: run it under qemu-user-static's emulator, with a
@@ -101,11 +128,16 @@ public final class ProvisionCommand {
         Pins sysrootPins = Pins.load(pinsFrom, "sysroot", platform, update);
         List<String> runPrefix = platform.equals(host) ? List.of() : emulator(arch, cacheDir, tools, sysrootPins);
         GoInputs goInputs = new GoInputs(go, cacheDir, hostArch, tools);
-        Provisioner provisioner = new Provisioner(binDir, List.of(
-                new TarballSource(platform, args.isSet("allow-unverified-download"), log),
-                new GoModuleSource(goInputs, cacheDir, arch, tools),
-                new LegacyGoSource(goInputs, cacheDir, arch, tools),
-                new DebianPackageSource(cacheDir, arch, !platform.equals(host), tools)), runPrefix, tools, log,
+        Provisioner provisioner = new Provisioner(
+                binDir,
+                List.of(
+                        new TarballSource(platform, args.isSet("allow-unverified-download"), log),
+                        new GoModuleSource(goInputs, cacheDir, arch, tools),
+                        new LegacyGoSource(goInputs, cacheDir, arch, tools),
+                        new DebianPackageSource(cacheDir, arch, !platform.equals(host), tools)),
+                runPrefix,
+                tools,
+                log,
                 release -> Pins.load(pinsFrom, release.version(), platform, update));
         Files.createDirectories(binDir);
         List<String> failures = new ArrayList<>();
@@ -117,7 +149,8 @@ public final class ProvisionCommand {
                 checked += pins.checked();
                 if (update && pins.recordedCount() == 0) {
                     // e.g. a verified tarball was taken: it pins nothing, and an empty file would drop the old pins
-                    throw new ProvisionException("nothing recorded (installed from a source that is not pinned); its pins are left as they were");
+                    throw new ProvisionException(
+                            "nothing recorded (installed from a source that is not pinned); its pins are left as they were");
                 }
                 if (update) {
                     Path file = pinsFrom.orElseThrow().resolve(Pins.fileName(release.version(), platform));
@@ -162,7 +195,8 @@ public final class ProvisionCommand {
      * etcd 2.3-3.3 exit at start, even for --version, on a platform their etcdmain does not support (arm64
      * became supported in 3.4) unless ETCD_UNSUPPORTED_ARCH names it: the check runs them with it set.
      */
-    private List<String> emulator(String arch, Path cacheDir, ToolRunner tools, Pins pins) throws UsageException, ProvisionException {
+    private List<String> emulator(String arch, Path cacheDir, ToolRunner tools, Pins pins)
+            throws UsageException, ProvisionException {
         String qemu = findOnPath("qemu-" + (arch.equals("arm64") ? "aarch64" : "x86_64") + "-static");
         List<String> prefix = List.of("/usr/bin/env", "ETCD_UNSUPPORTED_ARCH=" + arch, qemu);
         String loader = arch.equals("arm64") ? "lib/ld-linux-aarch64.so.1" : "lib64/ld-linux-x86-64.so.2";
@@ -176,11 +210,17 @@ public final class ProvisionCommand {
                 Path deb = new DebianPackageSource(cacheDir, arch, true, tools).archive("libc6", pins, env);
                 Path partial = cacheDir.resolve("sysroot-" + arch + ".partial");
                 Trees.deleteRecursively(partial);
-                tools.run("dpkg-deb", List.of("/usr/bin/dpkg-deb", "-x", deb.toString(), partial.toString()), env, cacheDir, Duration.ofMinutes(5));
+                tools.run(
+                        "dpkg-deb",
+                        List.of("/usr/bin/dpkg-deb", "-x", deb.toString(), partial.toString()),
+                        env,
+                        cacheDir,
+                        Duration.ofMinutes(5));
                 Trees.deleteRecursively(sysroot);
                 Files.move(partial, sysroot);
             } catch (ToolRunner.ToolFailedException | IOException | BinarySource.Skipped e) {
-                log.warn("no glibc for " + arch + " to check dynamically linked binaries under " + qemu + ": " + e.getMessage());
+                log.warn("no glibc for " + arch + " to check dynamically linked binaries under " + qemu + ": "
+                        + e.getMessage());
                 return prefix;
             }
         }
@@ -199,10 +239,12 @@ public final class ProvisionCommand {
 
     private static String findOnPath(String name) throws UsageException {
         for (String dir : Optional.ofNullable(System.getenv("PATH")).orElse("").split(":")) {
-            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, name))) return Path.of(dir, name).toString();
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, name)))
+                return Path.of(dir, name).toString();
         }
         if (Files.isExecutable(Path.of("/usr/bin", name))) return "/usr/bin/" + name;
-        throw new UsageException(name + " is needed to check binaries of another platform (Debian: apt-get install qemu-user-static)");
+        throw new UsageException(
+                name + " is needed to check binaries of another platform (Debian: apt-get install qemu-user-static)");
     }
 
     static String thisPlatform() {

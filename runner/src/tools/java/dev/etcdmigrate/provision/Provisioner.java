@@ -1,9 +1,9 @@
 package dev.etcdmigrate.provision;
 
-import dev.etcdmigrate.event.Event;
-import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.ToolRunner;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -41,7 +41,13 @@ final class Provisioner {
     }
 
     /** runPrefix: what runs a binary of the target platform here (empty, or qemu-user-static's emulator). */
-    Provisioner(Path binDir, List<BinarySource> sources, List<String> runPrefix, ToolRunner tools, Log log, PinSource pinSource) {
+    Provisioner(
+            Path binDir,
+            List<BinarySource> sources,
+            List<String> runPrefix,
+            ToolRunner tools,
+            Log log,
+            PinSource pinSource) {
         this.pinSource = pinSource;
         this.binDir = binDir;
         this.sources = List.copyOf(sources);
@@ -55,7 +61,12 @@ final class Provisioner {
         String v = release.version();
         Pins pins = pinSource.pins(release);
         if (!pins.recording() && installed(release, pins)) {
-            log.emit(new Event.Provisioned(v, binDir.toString(), binaries(release), "already", stamp(release).getFileName().toString()));
+            log.emit(new Event.Provisioned(
+                    v,
+                    binDir.toString(),
+                    binaries(release),
+                    "already",
+                    stamp(release).getFileName().toString()));
             return pins;
         }
         Path staging = binDir.resolve(".staging-" + v);
@@ -75,13 +86,21 @@ final class Provisioner {
             for (String tool : release.toolNames()) {
                 Path source = staging.resolve(tool);
                 Files.setPosixFilePermissions(source, PosixFilePermissions.fromString("rwxr-xr-x"));
-                Files.move(source, binDir.resolve(tool + "-" + v), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                Files.move(
+                        source,
+                        binDir.resolve(tool + "-" + v),
+                        StandardCopyOption.ATOMIC_MOVE,
+                        StandardCopyOption.REPLACE_EXISTING);
             }
             Files.createDirectories(stamp(release).getParent());
             Files.writeString(stamp(release), stampText(from), StandardCharsets.UTF_8);
             log.emit(new Event.Provisioned(v, binDir.toString(), binaries(release), "installed", from.name()));
             if (from.pinned()) {
-                log.emit(new Event.ProvisionPins(v, pins.platform(), pins.recording() ? pins.recordedCount() : pins.checked(), pins.recording()));
+                log.emit(new Event.ProvisionPins(
+                        v,
+                        pins.platform(),
+                        pins.recording() ? pins.recordedCount() : pins.checked(),
+                        pins.recording()));
             }
             return pins;
         } catch (IOException e) {
@@ -102,8 +121,9 @@ final class Provisioner {
      * still has its pinned SHA-256 (one that does not is provisioned again).
      */
     private boolean installed(Release release, Pins pins) {
-        if (!Files.isRegularFile(stamp(release)) || !release.toolNames().stream()
-                .allMatch(tool -> Files.isExecutable(binDir.resolve(tool + "-" + release.version())))) {
+        if (!Files.isRegularFile(stamp(release))
+                || !release.toolNames().stream()
+                        .allMatch(tool -> Files.isExecutable(binDir.resolve(tool + "-" + release.version())))) {
             return false;
         }
         String written;
@@ -118,7 +138,8 @@ final class Provisioner {
                 if (written.equals(stampText(source))) {
                     return !source.pinned() || binariesMatch(release, pins);
                 }
-                log.info("etcd " + release.version() + ": installed by an older recipe of " + sourceName + ", provisioning again");
+                log.info("etcd " + release.version() + ": installed by an older recipe of " + sourceName
+                        + ", provisioning again");
                 return false;
             }
         }
@@ -133,7 +154,8 @@ final class Provisioner {
             log.emit(new Event.ProvisionPins(release.version(), pins.platform(), pins.checked(), false));
             return true;
         } catch (ProvisionException | IOException e) {
-            log.info("etcd " + release.version() + ": the installed binaries do not match their pins, provisioning again: " + e.getMessage());
+            log.info("etcd " + release.version()
+                    + ": the installed binaries do not match their pins, provisioning again: " + e.getMessage());
             pins.reset(); // the new build's hashes are compared afresh
             return false;
         }
@@ -144,7 +166,9 @@ final class Provisioner {
     }
 
     private static List<String> binaries(Release release) {
-        return release.toolNames().stream().map(t -> t + "-" + release.version()).toList();
+        return release.toolNames().stream()
+                .map(t -> t + "-" + release.version())
+                .toList();
     }
 
     private Path stamp(Release release) {
@@ -177,9 +201,11 @@ final class Provisioner {
      * The binary must say it is the release: etcd answers --version; etcdctl and etcdutl answer
      * `version`, except the v2-era etcdctl (2.x, and 3.0-3.3 without ETCDCTL_API=3), which answers --version.
      */
-    private void checkReportedVersion(Release release, String tool, Path binary) throws ProvisionException, IOException {
+    private void checkReportedVersion(Release release, String tool, Path binary)
+            throws ProvisionException, IOException {
         Files.setPosixFilePermissions(binary, PosixFilePermissions.fromString("rwxr-xr-x"));
-        List<List<String>> asks = tool.equals("etcd") ? List.of(List.of("--version")) : List.of(List.of("version"), List.of("--version"));
+        List<List<String>> asks =
+                tool.equals("etcd") ? List.of(List.of("--version")) : List.of(List.of("version"), List.of("--version"));
         String reported = "nothing recognizable";
         for (List<String> ask : asks) {
             List<String> command = new ArrayList<>(runPrefix);
@@ -187,8 +213,12 @@ final class Provisioner {
             command.addAll(ask);
             ToolRunner.Result result;
             try {
-                result = tools.runAllowingFailure(tool + "-" + release.version(), command, Map.of("PATH", "/usr/bin:/bin"),
-                        binary.getParent(), Duration.ofSeconds(30));
+                result = tools.runAllowingFailure(
+                        tool + "-" + release.version(),
+                        command,
+                        Map.of("PATH", "/usr/bin:/bin"),
+                        binary.getParent(),
+                        Duration.ofSeconds(30));
             } catch (ToolRunner.ToolFailedException e) {
                 throw new ProvisionException(tool + " does not run: " + e.getMessage(), e);
             }

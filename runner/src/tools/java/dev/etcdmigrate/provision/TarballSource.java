@@ -1,7 +1,7 @@
 package dev.etcdmigrate.provision;
 
-import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.log.Log;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -49,7 +49,8 @@ final class TarballSource implements BinarySource {
 
     @Override
     public void fetch(Release release, Path into, Pins pins) throws Skipped, ProvisionException {
-        Release.Tarball tarball = release.upstream().tarballFor(platform)
+        Release.Tarball tarball = release.upstream()
+                .tarballFor(platform)
                 .orElseThrow(() -> new Skipped("the catalog lists no " + platform + " tarball"));
         if (!tarball.verified() && !allowUnverified) {
             throw new Skipped("the catalog has no confirmed SHA-256 for " + tarball.url()
@@ -80,7 +81,8 @@ final class TarballSource implements BinarySource {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
-        try (InputStream raw = open(uri); InputStream in = new DigestInputStream(new BufferedInputStream(raw), sha)) {
+        try (InputStream raw = open(uri);
+                InputStream in = new DigestInputStream(new BufferedInputStream(raw), sha)) {
             Files.copy(in, file);
         } catch (IOException e) {
             throw new Skipped("cannot download " + uri + ": " + e, e);
@@ -95,10 +97,12 @@ final class TarballSource implements BinarySource {
         if ("file".equals(uri.getScheme())) {
             return Files.newInputStream(Path.of(uri));
         }
-        HttpClient http = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NORMAL)
-                .connectTimeout(Duration.ofSeconds(10)).build();
-        HttpResponse<InputStream> response = http.send(HttpRequest.newBuilder(uri).GET().build(),
-                HttpResponse.BodyHandlers.ofInputStream());
+        HttpClient http = HttpClient.newBuilder()
+                .followRedirects(HttpClient.Redirect.NORMAL)
+                .connectTimeout(Duration.ofSeconds(10))
+                .build();
+        HttpResponse<InputStream> response =
+                http.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofInputStream());
         if (response.statusCode() != 200) {
             response.body().close();
             throw new IOException("HTTP " + response.statusCode());
@@ -109,7 +113,8 @@ final class TarballSource implements BinarySource {
     /** Extracts entries whose file name is one of the tools, by file name only (no paths from the archive). */
     static void unpack(Path tarGz, Path into, Set<String> tools) throws IOException {
         try (InputStream in = Files.newInputStream(tarGz);
-                TarArchiveInputStream tar = new TarArchiveInputStream(new GzipCompressorInputStream(new BufferedInputStream(in)))) {
+                TarArchiveInputStream tar =
+                        new TarArchiveInputStream(new GzipCompressorInputStream(new BufferedInputStream(in)))) {
             for (TarArchiveEntry entry; (entry = tar.getNextEntry()) != null; ) {
                 if (!entry.isFile()) continue;
                 String name = Path.of(entry.getName()).getFileName().toString();

@@ -1,10 +1,10 @@
 package dev.etcdmigrate.etcd.backend;
 
-import java.io.IOException;
-import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.error.FailedException;
+import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -20,7 +20,8 @@ public final class BackendAlarms {
     private BackendAlarms() {}
 
     /** After a write was refused for NOSPACE: disarm this member's alarm if that is safe, else fail naming why. */
-    public static void disarmOnArrival(GatewayClient gateway, String version, Path dataDir, List<String> extraServerArgs, Log log)
+    public static void disarmOnArrival(
+            GatewayClient gateway, String version, Path dataDir, List<String> extraServerArgs, Log log)
             throws IOException, InterruptedException, FailedException {
         List<GatewayClient.Alarm> alarms = gateway.alarms();
         String self = memberId(gateway);
@@ -34,7 +35,8 @@ public final class BackendAlarms {
             if (!alarm.type().equals("NOSPACE") || !alarm.memberId().equals(self) || BackendQuota.needed(db) > quota) {
                 throw new FailedException("the data carries a " + alarm.type() + " alarm of member " + alarm.memberId()
                         + (alarm.memberId().equals(self) ? " (this member)" : " (not this member, " + self + ")")
-                        + " that the runner does not disarm (db " + mib(db) + ", private quota " + mib(quota) + "); check the"
+                        + " that the runner does not disarm (db " + mib(db) + ", private quota " + mib(quota)
+                        + "); check the"
                         + " data, then `etcdctl alarm disarm` it yourself; nothing was changed");
             }
         }
@@ -45,11 +47,14 @@ public final class BackendAlarms {
     }
 
     /** Fails if an alarm is active now that was not there when the step's etcd took its first write. */
-    public static void checkNoneRaised(GatewayClient gateway, String version) throws IOException, InterruptedException, FailedException {
+    public static void checkNoneRaised(GatewayClient gateway, String version)
+            throws IOException, InterruptedException, FailedException {
         List<GatewayClient.Alarm> alarms = gateway.alarms();
         if (!alarms.isEmpty()) {
             throw new FailedException("etcd " + version + " raised alarm(s) during the step: "
-                    + alarms.stream().map(a -> a.type() + " of member " + a.memberId()).toList());
+                    + alarms.stream()
+                            .map(a -> a.type() + " of member " + a.memberId())
+                            .toList());
         }
     }
 

@@ -24,6 +24,7 @@ public final class BackendQuota {
     public static final String FLAG = "--" + NAME;
     /** etcd's default when the flag is absent or 0. */
     static final long ETCD_DEFAULT = 2L << 30;
+
     static final long MIN_HEADROOM = 512L << 20;
 
     private BackendQuota() {}
@@ -33,7 +34,9 @@ public final class BackendQuota {
      * ETCD_QUOTA_BACKEND_BYTES; empty for etcd's default.
      */
     public static OptionalLong requested(EtcdCommandLine etcd) {
-        return etcd.get(NAME).map(v -> OptionalLong.of(parse(v.trim(), etcd.source(NAME)))).orElse(OptionalLong.empty());
+        return etcd.get(NAME)
+                .map(v -> OptionalLong.of(parse(v.trim(), etcd.source(NAME))))
+                .orElse(OptionalLong.empty());
     }
 
     /**

@@ -47,7 +47,10 @@ public record BinDir(Path dir) {
     /** The effective uid, from /proc (its directory's owner is root once a process has switched users). */
     private static String currentUid() {
         try (var lines = Files.lines(Path.of("/proc/self/status"))) {
-            return lines.filter(l -> l.startsWith("Uid:")).map(l -> l.split("\\s+")[2]).findFirst().orElse("?");
+            return lines.filter(l -> l.startsWith("Uid:"))
+                    .map(l -> l.split("\\s+")[2])
+                    .findFirst()
+                    .orElse("?");
         } catch (IOException | RuntimeException e) {
             return "?";
         }

@@ -61,7 +61,9 @@ public final class BinaryCheck {
 
     /** What to keep for the next start: the successful answers this run relied on. */
     public List<String> remembered() {
-        return used.entrySet().stream().map(e -> e.getKey() + "\t" + e.getValue()).toList();
+        return used.entrySet().stream()
+                .map(e -> e.getKey() + "\t" + e.getValue())
+                .toList();
     }
 
     /** One question to a binary ({@link #expect}, {@link #targetAccepts}). */
@@ -74,8 +76,8 @@ public final class BinaryCheck {
      * depends on another (one after the other they were most of a first start's checks). The first failure
      * in the order given is thrown, so a refusal names the same binary whatever finished first.
      */
-    public static void askAll(List<Question> questions) throws WrongBinaryException, RejectedFlagException, IOException,
-            InterruptedException {
+    public static void askAll(List<Question> questions)
+            throws WrongBinaryException, RejectedFlagException, IOException, InterruptedException {
         if (questions.size() <= 1) {
             for (Question question : questions) question.ask(); // a restart's one remembered answer: no thread to start
             return;
@@ -114,7 +116,8 @@ public final class BinaryCheck {
     }
 
     /** A bundled etcd, etcdctl or etcdutl reports the release's version. */
-    public void expect(Path binary, String tool, Release release) throws WrongBinaryException, IOException, InterruptedException {
+    public void expect(Path binary, String tool, Release release)
+            throws WrongBinaryException, IOException, InterruptedException {
         String key = key(binary, tool);
         if (release.version().equals(known.get(key))) {
             used.put(key, release.version());
@@ -131,7 +134,8 @@ public final class BinaryCheck {
         Optional<String> reported = out.version();
         if (out.exit() != 0 || reported.isEmpty()) {
             throw new WrongBinaryException(binary + " did not report its version (exit " + out.exit() + ": "
-                    + out.firstLines() + "); the bin dir must hold " + tool + " " + release.version() + " under this name"
+                    + out.firstLines() + "); the bin dir must hold " + tool + " " + release.version()
+                    + " under this name"
                     + " (nothing was changed)");
         }
         if (!reported.get().equals(release.version())) {
@@ -146,8 +150,12 @@ public final class BinaryCheck {
      * The target etcd parses exactly the arguments and environment it will be exec'd with; a flag it
      * rejects is named, with the replacement the catalog knows for that line.
      */
-    public void targetAccepts(Path binary, EtcdVersion target, java.util.function.Supplier<Optional<Release>> release,
-            List<String> args, Map<String, String> environment)
+    public void targetAccepts(
+            Path binary,
+            EtcdVersion target,
+            java.util.function.Supplier<Optional<Release>> release,
+            List<String> args,
+            Map<String, String> environment)
             throws WrongBinaryException, RejectedFlagException, IOException, InterruptedException {
         Map<String, String> etcdVariables = new TreeMap<>(environment);
         etcdVariables.keySet().removeIf(k -> !ChildEnvironment.isEtcdVariable(k));
@@ -161,19 +169,20 @@ public final class BinaryCheck {
         Output out = run(binary, command, environment);
         if (out.exit() != 0) {
             // the catalog is read only now: a restart that passes needs none of it
-            throw new RejectedFlagException(rejection(target, release.get().map(r -> r.line().flagReplacements()).orElse(Map.of()),
-                    args, out));
+            throw new RejectedFlagException(rejection(
+                    target, release.get().map(r -> r.line().flagReplacements()).orElse(Map.of()), args, out));
         }
         Optional<String> reported = out.version();
         if (reported.isEmpty() || !reported.get().equals(target.toString())) {
-            throw new WrongBinaryException(binary + " reports version " + reported.orElse("none") + ", not "
-                    + target + ": the binary is not what its name says (nothing was changed)");
+            throw new WrongBinaryException(binary + " reports version " + reported.orElse("none") + ", not " + target
+                    + ": the binary is not what its name says (nothing was changed)");
         }
         remember(key, target.toString());
     }
 
     static String rejection(EtcdVersion target, Map<String, String> replacements, List<String> args, Output out) {
-        String first = out.lines().stream().filter(l -> !l.isBlank()).findFirst().orElse("no output");
+        String first =
+                out.lines().stream().filter(l -> !l.isBlank()).findFirst().orElse("no output");
         for (Pattern p : List.of(UNDEFINED, INVALID)) {
             for (String line : out.lines()) {
                 Matcher m = p.matcher(line);
@@ -198,9 +207,11 @@ public final class BinaryCheck {
     private static String key(Path binary, String question) throws IOException {
         Path real = binary.toRealPath();
         BasicFileAttributes a = Files.readAttributes(real, BasicFileAttributes.class);
-        String identity = real + "|" + a.fileKey() + "|" + a.size() + "|" + a.lastModifiedTime().toMillis() + "|" + question;
+        String identity = real + "|" + a.fileKey() + "|" + a.size() + "|"
+                + a.lastModifiedTime().toMillis() + "|" + question;
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(identity.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(identity.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
@@ -221,7 +232,8 @@ public final class BinaryCheck {
     }
 
     /** A bundled tool runs with the runner's environment less every ETCD_* and ETCDCTL_* variable, like a step's. */
-    private Output runScrubbed(Path binary, List<String> args, Map<String, String> extraEnv) throws IOException, InterruptedException {
+    private Output runScrubbed(Path binary, List<String> args, Map<String, String> extraEnv)
+            throws IOException, InterruptedException {
         return run(binary, args, ChildEnvironment.scrubbed(System.getenv(), extraEnv));
     }
 
@@ -246,11 +258,14 @@ public final class BinaryCheck {
                 }
             });
             if (!process.waitFor(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new IOException(binary + " " + String.join(" ", args) + " did not finish within " + TIMEOUT.toSeconds() + " s");
+                throw new IOException(
+                        binary + " " + String.join(" ", args) + " did not finish within " + TIMEOUT.toSeconds() + " s");
             }
             reader.join(TIMEOUT.toMillis());
             byte[] read = bytes[0] == null ? new byte[0] : bytes[0];
-            return new Output(process.exitValue(), new String(read, StandardCharsets.UTF_8).lines().toList());
+            return new Output(
+                    process.exitValue(),
+                    new String(read, StandardCharsets.UTF_8).lines().toList());
         } finally {
             if (process.isAlive()) process.destroyForcibly().waitFor();
             children.remove(process);

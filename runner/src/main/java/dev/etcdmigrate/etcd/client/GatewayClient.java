@@ -84,20 +84,26 @@ public final class GatewayClient {
         JsonNode reply = post("/maintenance/alarm", "{\"action\":\"GET\"}");
         java.util.List<Alarm> alarms = new java.util.ArrayList<>();
         for (JsonNode alarm : reply.path("alarms")) {
-            alarms.add(new Alarm(alarm.path("memberID").asText("0"), alarm.path("alarm").asText("NOSPACE")));
+            alarms.add(new Alarm(
+                    alarm.path("memberID").asText("0"), alarm.path("alarm").asText("NOSPACE")));
         }
         return alarms;
     }
 
     /** Maintenance/Alarm DEACTIVATE of one member's alarm. */
     public void disarm(Alarm alarm) throws IOException, InterruptedException {
-        post("/maintenance/alarm", "{\"action\":\"DEACTIVATE\",\"memberID\":\"" + alarm.memberId() + "\",\"alarm\":\""
-                + alarm.type() + "\"}");
+        post(
+                "/maintenance/alarm",
+                "{\"action\":\"DEACTIVATE\",\"memberID\":\"" + alarm.memberId() + "\",\"alarm\":\"" + alarm.type()
+                        + "\"}");
     }
 
     /** GET /version: etcdserver, etcdcluster and (3.6+) storage. */
     public JsonNode version() throws IOException, InterruptedException {
-        HttpRequest request = HttpRequest.newBuilder(base.resolve("/version")).timeout(Duration.ofSeconds(5)).GET().build();
+        HttpRequest request = HttpRequest.newBuilder(base.resolve("/version"))
+                .timeout(Duration.ofSeconds(5))
+                .GET()
+                .build();
         return parse(send(request));
     }
 
@@ -113,8 +119,8 @@ public final class GatewayClient {
     private String send(HttpRequest request) throws IOException, InterruptedException {
         HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
         if (response.statusCode() != 200) {
-            throw new IOException(request.method() + " " + request.uri().getPath() + " answered " + response.statusCode()
-                    + ": " + abbreviate(response.body()));
+            throw new IOException(request.method() + " " + request.uri().getPath() + " answered "
+                    + response.statusCode() + ": " + abbreviate(response.body()));
         }
         return response.body();
     }

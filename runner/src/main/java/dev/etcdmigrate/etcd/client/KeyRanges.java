@@ -12,6 +12,7 @@ final class KeyRanges {
 
     /** Longer than the common prefixes of Kubernetes keys, so the numbers tell keys apart. */
     static final int WIDTH = 64;
+
     private static final BigInteger LIMIT = BigInteger.ONE.shiftLeft(8 * WIDTH);
 
     private KeyRanges() {}

@@ -23,35 +23,50 @@ public final class V2Client {
     /** PUT key=value, with a TTL in seconds when ttl &gt; 0. */
     public void put(String key, String value, long ttl) throws IOException, InterruptedException {
         String form = "value=" + URLEncoder.encode(value, StandardCharsets.UTF_8) + (ttl > 0 ? "&ttl=" + ttl : "");
-        send(HttpRequest.newBuilder(keyUri(key)).header("Content-Type", "application/x-www-form-urlencoded")
-                .timeout(Duration.ofSeconds(10)).PUT(HttpRequest.BodyPublishers.ofString(form)).build(), 200, 201);
+        send(
+                HttpRequest.newBuilder(keyUri(key))
+                        .header("Content-Type", "application/x-www-form-urlencoded")
+                        .timeout(Duration.ofSeconds(10))
+                        .PUT(HttpRequest.BodyPublishers.ofString(form))
+                        .build(),
+                200,
+                201);
     }
 
     /** Many PUTs at once, a bounded number in flight (HTTP/1.1 connections to one server). */
     public final class Loader implements AutoCloseable {
         private final java.util.concurrent.Semaphore window;
-        private final java.util.Queue<java.util.concurrent.CompletableFuture<?>> pending = new java.util.concurrent.ConcurrentLinkedQueue<>();
-        private final java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        private final java.util.Queue<java.util.concurrent.CompletableFuture<?>> pending =
+                new java.util.concurrent.ConcurrentLinkedQueue<>();
+        private final java.util.concurrent.atomic.AtomicReference<Throwable> failure =
+                new java.util.concurrent.atomic.AtomicReference<>();
 
         private Loader(int inFlight) {
             this.window = new java.util.concurrent.Semaphore(inFlight);
         }
 
         public void put(String key, String value, long ttl) throws IOException, InterruptedException {
-            if (failure.get() != null) throw new IOException("a v2 write failed: " + failure.get().getMessage(), failure.get());
+            if (failure.get() != null)
+                throw new IOException("a v2 write failed: " + failure.get().getMessage(), failure.get());
             String form = "value=" + URLEncoder.encode(value, StandardCharsets.UTF_8) + (ttl > 0 ? "&ttl=" + ttl : "");
-            HttpRequest request = HttpRequest.newBuilder(keyUri(key)).header("Content-Type", "application/x-www-form-urlencoded")
-                    .timeout(Duration.ofSeconds(30)).PUT(HttpRequest.BodyPublishers.ofString(form)).build();
+            HttpRequest request = HttpRequest.newBuilder(keyUri(key))
+                    .header("Content-Type", "application/x-www-form-urlencoded")
+                    .timeout(Duration.ofSeconds(30))
+                    .PUT(HttpRequest.BodyPublishers.ofString(form))
+                    .build();
             window.acquire();
-            pending.add(http.sendAsync(request, HttpResponse.BodyHandlers.ofString()).whenComplete((response, error) -> {
-                window.release();
-                if (error != null) {
-                    failure.compareAndSet(null, error);
-                } else if (response.statusCode() != 200 && response.statusCode() != 201) {
-                    failure.compareAndSet(null, new IOException("PUT " + request.uri().getRawPath() + " answered "
-                            + response.statusCode() + ": " + response.body()));
-                }
-            }));
+            pending.add(http.sendAsync(request, HttpResponse.BodyHandlers.ofString())
+                    .whenComplete((response, error) -> {
+                        window.release();
+                        if (error != null) {
+                            failure.compareAndSet(null, error);
+                        } else if (response.statusCode() != 200 && response.statusCode() != 201) {
+                            failure.compareAndSet(
+                                    null,
+                                    new IOException("PUT " + request.uri().getRawPath() + " answered "
+                                            + response.statusCode() + ": " + response.body()));
+                        }
+                    }));
             pending.removeIf(java.util.concurrent.CompletableFuture::isDone);
         }
 
@@ -59,7 +74,8 @@ public final class V2Client {
         @Override
         public void close() throws IOException {
             pending.forEach(f -> f.exceptionally(e -> null).join());
-            if (failure.get() != null) throw new IOException("a v2 write failed: " + failure.get().getMessage(), failure.get());
+            if (failure.get() != null)
+                throw new IOException("a v2 write failed: " + failure.get().getMessage(), failure.get());
         }
     }
 
@@ -69,11 +85,16 @@ public final class V2Client {
 
     /** A key's value, or null when it does not exist. */
     public String get(String key) throws IOException, InterruptedException {
-        HttpResponse<java.io.InputStream> response = http.send(HttpRequest.newBuilder(keyUri(key)).timeout(Duration.ofSeconds(30)).GET().build(),
+        HttpResponse<java.io.InputStream> response = http.send(
+                HttpRequest.newBuilder(keyUri(key))
+                        .timeout(Duration.ofSeconds(30))
+                        .GET()
+                        .build(),
                 HttpResponse.BodyHandlers.ofInputStream());
         try (var json = new com.fasterxml.jackson.core.JsonFactory().createParser(response.body())) {
             if (response.statusCode() == 404) return null;
-            if (response.statusCode() != 200) throw new IOException("GET " + key + " answered " + response.statusCode());
+            if (response.statusCode() != 200)
+                throw new IOException("GET " + key + " answered " + response.statusCode());
             String[] value = new String[1];
             walk(json, (k, v) -> value[0] = v);
             return value[0];
@@ -89,8 +110,12 @@ public final class V2Client {
      * grow with the store.
      */
     public void forEachListedKey(KeyValueConsumer consumer) throws IOException, InterruptedException {
-        HttpResponse<java.io.InputStream> response = http.send(HttpRequest.newBuilder(base.resolve("/v2/keys/?recursive=true"))
-                .timeout(Duration.ofMinutes(5)).GET().build(), HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<java.io.InputStream> response = http.send(
+                HttpRequest.newBuilder(base.resolve("/v2/keys/?recursive=true"))
+                        .timeout(Duration.ofMinutes(5))
+                        .GET()
+                        .build(),
+                HttpResponse.BodyHandlers.ofInputStream());
         if (response.statusCode() != 200) {
             response.body().close();
             throw new IOException("GET /v2/keys/?recursive=true answered " + response.statusCode());
@@ -132,7 +157,12 @@ public final class V2Client {
     }
 
     public void delete(String key) throws IOException, InterruptedException {
-        send(HttpRequest.newBuilder(keyUri(key)).timeout(Duration.ofSeconds(10)).DELETE().build(), 200);
+        send(
+                HttpRequest.newBuilder(keyUri(key))
+                        .timeout(Duration.ofSeconds(10))
+                        .DELETE()
+                        .build(),
+                200);
     }
 
     /** /v2/keys followed by the key, each path segment percent-encoded. */
@@ -140,7 +170,8 @@ public final class V2Client {
         StringBuilder path = new StringBuilder("/v2/keys");
         for (String segment : key.split("/", -1)) {
             if (segment.isEmpty()) continue;
-            path.append('/').append(URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20"));
+            path.append('/')
+                    .append(URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20"));
         }
         return base.resolve(path.toString());
     }
@@ -151,7 +182,7 @@ public final class V2Client {
             if (response.statusCode() == code) return;
         }
         String body = response.body();
-        throw new IOException(request.method() + " " + request.uri().getRawPath() + " answered " + response.statusCode() + ": "
-                + (body.length() > 200 ? body.substring(0, 200) + "..." : body));
+        throw new IOException(request.method() + " " + request.uri().getRawPath() + " answered " + response.statusCode()
+                + ": " + (body.length() > 200 ? body.substring(0, 200) + "..." : body));
     }
 }

@@ -1,9 +1,5 @@
 package dev.etcdmigrate.etcd.client;
 
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.Future;
-import java.util.concurrent.ExecutionException;
-import java.io.IOException;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.v2.ConversionPlan;
 import dev.etcdmigrate.v2.KeySetDigest;
@@ -15,6 +11,7 @@ import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
@@ -25,7 +22,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Bulk work on a private etcd's v3 keyspace through jetcd (gRPC): applying a conversion's fix-ups in
@@ -39,6 +39,7 @@ public final class V3Keyspace implements AutoCloseable {
     static final int TXN_BYTES = 1 << 20;
     /** Transactions in flight: etcd batches concurrent proposals into fewer raft rounds and fsyncs. */
     static final int IN_FLIGHT = 16;
+
     private static final ByteSequence ALL = ByteSequence.from(new byte[] {0});
     private static final int PAGE = 1000;
 
@@ -63,10 +64,14 @@ public final class V3Keyspace implements AutoCloseable {
             } else if (fix.leaseTtlSeconds() > 0) {
                 Long lease = leaseByTtl.get(fix.leaseTtlSeconds());
                 if (lease == null) {
-                    lease = await(client.getLeaseClient().grant(fix.leaseTtlSeconds()), 30).getID();
+                    lease = await(client.getLeaseClient().grant(fix.leaseTtlSeconds()), 30)
+                            .getID();
                     leaseByTtl.put(fix.leaseTtlSeconds(), lease);
                 }
-                op = Op.put(key, ByteSequence.from(fix.value()), PutOption.builder().withLeaseId(lease).build());
+                op = Op.put(
+                        key,
+                        ByteSequence.from(fix.value()),
+                        PutOption.builder().withLeaseId(lease).build());
                 leased[0]++;
             } else {
                 op = Op.put(key, ByteSequence.from(fix.value()), PutOption.DEFAULT);
@@ -86,7 +91,8 @@ public final class V3Keyspace implements AutoCloseable {
 
     private void send(List<Op> batch, Deque<CompletableFuture<?>> inFlight) throws IOException, InterruptedException {
         if (inFlight.size() == IN_FLIGHT) await(inFlight.removeFirst(), 60);
-        inFlight.addLast(client.getKVClient().txn().Then(batch.toArray(Op[]::new)).commit());
+        inFlight.addLast(
+                client.getKVClient().txn().Then(batch.toArray(Op[]::new)).commit());
         batch.clear();
     }
 
@@ -124,14 +130,22 @@ public final class V3Keyspace implements AutoCloseable {
         java.math.BigInteger span = null; // unknown until a full page has been seen: the first range is open
         while (true) {
             byte[] end = span == null ? null : KeyRanges.end(from, span);
-            GetResponse page = await(client.getKVClient().get(ByteSequence.from(from),
-                    GetOption.builder().withRange(end == null ? ALL : ByteSequence.from(end)).withLimit(PAGE).build()), 60);
+            GetResponse page = await(
+                    client.getKVClient()
+                            .get(
+                                    ByteSequence.from(from),
+                                    GetOption.builder()
+                                            .withRange(end == null ? ALL : ByteSequence.from(end))
+                                            .withLimit(PAGE)
+                                            .build()),
+                    60);
             byte[] previous = null;
             for (KeyValue kv : page.getKvs()) {
                 byte[] key = kv.getKey().getBytes();
                 // the next range starts after this page's last key: out of order, keys would be skipped
                 if (previous != null && Arrays.compareUnsigned(previous, key) >= 0) {
-                    throw new IllegalStateException("etcd returned a range page out of key order; cannot page through it");
+                    throw new IllegalStateException(
+                            "etcd returned a range page out of key order; cannot page through it");
                 }
                 previous = key;
                 consumer.accept(kv);
@@ -164,7 +178,10 @@ public final class V3Keyspace implements AutoCloseable {
             if (kv.getLease() != 0) {
                 Long known = ttlByLease.get(kv.getLease());
                 if (known == null) {
-                    known = await(client.getLeaseClient().timeToLive(kv.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT), 30)
+                    known = await(
+                                    client.getLeaseClient()
+                                            .timeToLive(kv.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT),
+                                    30)
                             .getTTL();
                     ttlByLease.put(kv.getLease(), known);
                 }
@@ -180,7 +197,9 @@ public final class V3Keyspace implements AutoCloseable {
             return answer.get(seconds, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
-            throw cause instanceof IOException io ? io : new IOException("etcd request failed: " + cause.getMessage(), cause);
+            throw cause instanceof IOException io
+                    ? io
+                    : new IOException("etcd request failed: " + cause.getMessage(), cause);
         } catch (TimeoutException e) {
             throw new IOException("etcd did not answer within " + seconds + " s", e);
         }

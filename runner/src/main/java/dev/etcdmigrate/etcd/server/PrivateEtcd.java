@@ -1,17 +1,17 @@
 package dev.etcdmigrate.etcd.server;
 
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.etcd.backend.BackendQuota;
 import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.etcd.client.V2Client;
-import dev.etcdmigrate.log.Log;
-import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.ondisk.V2Key;
 import dev.etcdmigrate.process.ChildEnvironment;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.LinePump;
-import dev.etcdmigrate.ondisk.V2Key;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -52,8 +52,16 @@ public final class PrivateEtcd implements AutoCloseable {
     private final RejoinWatch rejoin;
     private final V2RefusalWatch refusals;
 
-    private PrivateEtcd(Release release, Process process, LinePump output, Children children, GatewayClient gateway, V2Client v2,
-            Log log, RejoinWatch rejoin, V2RefusalWatch refusals) {
+    private PrivateEtcd(
+            Release release,
+            Process process,
+            LinePump output,
+            Children children,
+            GatewayClient gateway,
+            V2Client v2,
+            Log log,
+            RejoinWatch rejoin,
+            V2RefusalWatch refusals) {
         this.rejoin = rejoin;
         this.refusals = refusals;
         this.release = release;
@@ -84,74 +92,138 @@ public final class PrivateEtcd implements AutoCloseable {
         }
 
         /** A one-member cluster: loopback peer port, short timers. */
-        public Settings(BinDir binDir, String name, ServerPorts ports, List<String> extraServerArgs, Duration startTimeout,
-                Duration stopGrace, Map<String, String> environment, HttpClient http) {
-            this(binDir, name, ports, extraServerArgs, startTimeout, stopGrace, environment, http, Optional.empty(), Optional.empty());
+        public Settings(
+                BinDir binDir,
+                String name,
+                ServerPorts ports,
+                List<String> extraServerArgs,
+                Duration startTimeout,
+                Duration stopGrace,
+                Map<String, String> environment,
+                HttpClient http) {
+            this(
+                    binDir,
+                    name,
+                    ports,
+                    extraServerArgs,
+                    startTimeout,
+                    stopGrace,
+                    environment,
+                    http,
+                    Optional.empty(),
+                    Optional.empty());
         }
 
         public Settings inCluster(ClusterPeers peers) {
-            return new Settings(binDir, name, ports, extraServerArgs, startTimeout, stopGrace, environment, http, Optional.of(peers), wal);
+            return new Settings(
+                    binDir,
+                    name,
+                    ports,
+                    extraServerArgs,
+                    startTimeout,
+                    stopGrace,
+                    environment,
+                    http,
+                    Optional.of(peers),
+                    wal);
         }
 
         /** etcd's --wal-dir for an etcd (or tool) working on dataDir; none for a staging dir, which keeps its WAL inside. */
         public Optional<Path> walDirFor(Path dataDir) {
-            return wal.filter(w -> w.dataDir().equals(dataDir.toAbsolutePath().normalize())).map(WalDir::walDir);
+            return wal.filter(w -> w.dataDir().equals(dataDir.toAbsolutePath().normalize()))
+                    .map(WalDir::walDir);
         }
 
         /** The data dir's WAL lives elsewhere (etcd's --wal-dir): every etcd started on that data dir is told so. */
         public Settings withWalDir(WalDir walDir) {
-            return new Settings(binDir, name, ports, extraServerArgs, startTimeout, stopGrace, environment, http, cluster,
+            return new Settings(
+                    binDir,
+                    name,
+                    ports,
+                    extraServerArgs,
+                    startTimeout,
+                    stopGrace,
+                    environment,
+                    http,
+                    cluster,
                     Optional.of(walDir));
         }
 
         boolean peerTls() {
-            return EtcdCommandLine.read(extraServerArgs, Map.of()).flag("peer-cert-file").isPresent();
+            return EtcdCommandLine.read(extraServerArgs, Map.of())
+                    .flag("peer-cert-file")
+                    .isPresent();
         }
     }
 
     /** etcd's --wal-dir for one data dir; a staging dir next to it keeps its WAL inside, as a restore writes it. */
     public record WalDir(Path dataDir, Path walDir) {}
 
-    public static PrivateEtcd start(Release release, Path dataDir, Settings settings, List<String> lineFlags, Log log,
-            Children children) throws BinDir.MissingBinaryException, IOException {
+    public static PrivateEtcd start(
+            Release release, Path dataDir, Settings settings, List<String> lineFlags, Log log, Children children)
+            throws BinDir.MissingBinaryException, IOException {
         Path binary = settings.binDir().etcd(release.etcdVersion());
         String client = settings.ports().clientUrl().toString();
-        String peer = settings.cluster().map(ClusterPeers::listenPeerUrls).orElse(settings.ports().peerUrl(settings.peerTls()).toString());
-        List<String> command = new ArrayList<>(List.of(binary.toString(),
-                "--name", settings.name(),
-                "--data-dir", dataDir.toString(),
-                "--listen-client-urls", client,
-                "--advertise-client-urls", client,
-                "--listen-peer-urls", peer));
+        String peer = settings.cluster()
+                .map(ClusterPeers::listenPeerUrls)
+                .orElse(settings.ports().peerUrl(settings.peerTls()).toString());
+        List<String> command = new ArrayList<>(List.of(
+                binary.toString(),
+                "--name",
+                settings.name(),
+                "--data-dir",
+                dataDir.toString(),
+                "--listen-client-urls",
+                client,
+                "--advertise-client-urls",
+                client,
+                "--listen-peer-urls",
+                peer));
         if (settings.cluster().isPresent()) {
             ClusterPeers cluster = settings.cluster().get();
-            command.addAll(List.of("--initial-advertise-peer-urls", cluster.advertisePeerUrls(), "--initial-cluster", cluster.initialCluster()));
+            command.addAll(List.of(
+                    "--initial-advertise-peer-urls",
+                    cluster.advertisePeerUrls(),
+                    "--initial-cluster",
+                    cluster.initialCluster()));
         } else {
-            command.addAll(List.of("--initial-advertise-peer-urls", peer, "--initial-cluster", settings.name() + "=" + peer));
+            command.addAll(
+                    List.of("--initial-advertise-peer-urls", peer, "--initial-cluster", settings.name() + "=" + peer));
             command.addAll(FAST_TIMERS);
         }
         settings.walDirFor(dataDir).ifPresent(w -> command.addAll(List.of("--wal-dir", w.toString())));
         command.addAll(release.line().logFlags());
         command.addAll(lineFlags);
         command.addAll(settings.extraServerArgs());
-        command.addAll(BackendQuota.flags(release, dataDir, command.subList(1, command.size()))); // last, so it wins: see BackendQuota
+        command.addAll(BackendQuota.flags(
+                release, dataDir, command.subList(1, command.size()))); // last, so it wins: see BackendQuota
 
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().clear();
         builder.environment().putAll(ChildEnvironment.scrubbed(settings.environment(), Map.of()));
         Process process = builder.start();
-        log.emit(new Event.EtcdStarted(release.version(), dataDir.toString(), client, peer, settings.cluster().isPresent(), process.pid()));
+        log.emit(new Event.EtcdStarted(
+                release.version(),
+                dataDir.toString(),
+                client,
+                peer,
+                settings.cluster().isPresent(),
+                process.pid()));
         try {
             children.add(process);
         } catch (IllegalStateException shuttingDown) {
             throw new IOException(shuttingDown.getMessage(), shuttingDown);
         }
         // only a rejoining member can be refused by its peers; a verdict stops it so no probe waits on
-        RejoinWatch rejoin = (settings.cluster().isPresent() ? new RejoinWatch(REJOIN_PATIENCE) : RejoinWatch.disabled())
+        RejoinWatch rejoin = (settings.cluster().isPresent()
+                        ? new RejoinWatch(REJOIN_PATIENCE)
+                        : RejoinWatch.disabled())
                 .onVerdict(process::destroy);
         V2RefusalWatch refusals = new V2RefusalWatch(release.line().v2Refusals());
-        LinePump pump = new LinePump(log, "etcd-" + release.version(), rejoin.andThen(refusals)).start(process.getInputStream());
-        GatewayClient gateway = new GatewayClient(settings.http(), settings.ports().clientUrl(), release.line().jsonGateway());
+        LinePump pump = new LinePump(log, "etcd-" + release.version(), rejoin.andThen(refusals))
+                .start(process.getInputStream());
+        GatewayClient gateway = new GatewayClient(
+                settings.http(), settings.ports().clientUrl(), release.line().jsonGateway());
         V2Client v2 = new V2Client(settings.http(), settings.ports().clientUrl());
         return new PrivateEtcd(release, process, pump, children, gateway, v2, log, rejoin, refusals);
     }
@@ -218,8 +290,8 @@ public final class PrivateEtcd implements AutoCloseable {
                 // what it said before it died decides: its last lines may have reached the watches only now
                 throwIfRejoinFailed(start);
                 throwIfV2Refused();
-                throw new EtcdFailedException(label + " exited with " + process.exitValue() + " before it accepted a write: "
-                        + whyItDied());
+                throw new EtcdFailedException(
+                        label + " exited with " + process.exitValue() + " before it accepted a write: " + whyItDied());
             }
             if (output.fatalLine().isPresent()) {
                 // it said it is dying: do not wait out the deadline for the exit that follows
@@ -257,10 +329,12 @@ public final class PrivateEtcd implements AutoCloseable {
     /** A rejoining member whose peers refused it, or that found no leader in time (see {@link RejoinWatch}). */
     private void throwIfRejoinFailed(long start) throws EtcdFailedException {
         if (rejoin.verdict().isPresent()) {
-            rejoin.finding().ifPresent(f -> log.emit(new Event.RejoinFailed(release.version(), f.kind(), f.definitive(),
-                    f.leaderlessSeconds(), f.etcdLine())));
-            throw new EtcdFailedException(label + " cannot rejoin its cluster after " + Duration.ofNanos(System.nanoTime() - start).toMillis()
-                    + " ms: " + rejoin.verdict().get());
+            rejoin.finding()
+                    .ifPresent(f -> log.emit(new Event.RejoinFailed(
+                            release.version(), f.kind(), f.definitive(), f.leaderlessSeconds(), f.etcdLine())));
+            throw new EtcdFailedException(label + " cannot rejoin its cluster after "
+                    + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms: "
+                    + rejoin.verdict().get());
         }
     }
 
@@ -268,14 +342,17 @@ public final class PrivateEtcd implements AutoCloseable {
     private void throwIfV2Refused() throws V2RefusedException {
         Optional<String> refusal = refusals.seen();
         if (refusal.isPresent()) {
-            throw new V2RefusedException(label + " refused the data for v2 content before it accepted a write: " + whyItDied(),
+            throw new V2RefusedException(
+                    label + " refused the data for v2 content before it accepted a write: " + whyItDied(),
                     refusal.get());
         }
     }
 
     /** etcd's own fatal or panic line where it printed one (the reason), else its last lines. */
     private String whyItDied() {
-        return output.fatalLine().map(l -> "\"" + l + "\"").orElseGet(() -> "last output: " + String.join(" | ", output.lastLines()));
+        return output.fatalLine()
+                .map(l -> "\"" + l + "\"")
+                .orElseGet(() -> "last output: " + String.join(" | ", output.lastLines()));
     }
 
     /** SIGTERM, wait up to the grace period, SIGKILL and fail if it lingers. */
@@ -287,7 +364,8 @@ public final class PrivateEtcd implements AutoCloseable {
             process.destroyForcibly().waitFor();
             children.remove(process);
             output.join();
-            throw new EtcdFailedException(label + " did not stop within " + grace.toSeconds() + " s of SIGTERM and was killed");
+            throw new EtcdFailedException(
+                    label + " did not stop within " + grace.toSeconds() + " s of SIGTERM and was killed");
         }
         children.remove(process);
         output.join();

@@ -23,18 +23,40 @@ public final class RejoinWatch implements Consumer<String> {
 
     // Ordered by how much they explain: the first kind seen is the one reported.
     private static final List<Symptom> SYMPTOMS = List.of(
-            new Symptom("address-not-local", "bind: cannot assign requested address", "its peer URL's address is not an address of this host", true),
-            new Symptom("port-taken", "bind: address already in use", "its peer port is already taken on this host", true),
-            new Symptom("tls-unknown-ca", "x509: certificate signed by unknown authority",
+            new Symptom(
+                    "address-not-local",
+                    "bind: cannot assign requested address",
+                    "its peer URL's address is not an address of this host",
+                    true),
+            new Symptom(
+                    "port-taken", "bind: address already in use", "its peer port is already taken on this host", true),
+            new Symptom(
+                    "tls-unknown-ca",
+                    "x509: certificate signed by unknown authority",
                     "a TLS handshake with a peer failed: the certificates are not signed by the CA the other side trusts"
-                            + " (check --peer-trusted-ca-file on this member and the peers)", false),
-            new Symptom("tls-wrong-name", "x509: certificate is valid for",
-                    "a TLS handshake with a peer failed: a certificate does not name the address it is used on", false),
-            new Symptom("tls-rejected", "tls: bad certificate", "a TLS handshake with a peer failed: the peers reject this member's certificate", false),
-            new Symptom("tls-untrusted-ca", "tls: unknown certificate authority",
-                    "a TLS handshake with a peer failed: the peers do not trust the CA of this member's certificate", false),
+                            + " (check --peer-trusted-ca-file on this member and the peers)",
+                    false),
+            new Symptom(
+                    "tls-wrong-name",
+                    "x509: certificate is valid for",
+                    "a TLS handshake with a peer failed: a certificate does not name the address it is used on",
+                    false),
+            new Symptom(
+                    "tls-rejected",
+                    "tls: bad certificate",
+                    "a TLS handshake with a peer failed: the peers reject this member's certificate",
+                    false),
+            new Symptom(
+                    "tls-untrusted-ca",
+                    "tls: unknown certificate authority",
+                    "a TLS handshake with a peer failed: the peers do not trust the CA of this member's certificate",
+                    false),
             new Symptom("tls-failed", "remote error: tls", "a TLS handshake with a peer failed", false),
-            new Symptom("peers-refuse", "connection refused", "its peers refuse connections: too few members are running for a quorum", false),
+            new Symptom(
+                    "peers-refuse",
+                    "connection refused",
+                    "its peers refuse connections: too few members are running for a quorum",
+                    false),
             new Symptom("no-route", "no route to host", "its peers cannot be reached over the network", false),
             new Symptom("peers-silent", "i/o timeout", "its peers do not answer over the network", false),
             new Symptom("peers-unreachable", "failed to reach the peer url", "its peers cannot be reached", false));
@@ -110,7 +132,9 @@ public final class RejoinWatch implements Consumer<String> {
     public synchronized Optional<Finding> finding() {
         if (verdictNow().isEmpty()) return Optional.empty();
         Symptom symptom = SYMPTOMS.get(worst);
-        long leaderless = leader ? 0 : Duration.ofNanos(clock.getAsLong() - leaderlessSince).toSeconds();
+        long leaderless = leader
+                ? 0
+                : Duration.ofNanos(clock.getAsLong() - leaderlessSince).toSeconds();
         return Optional.of(new Finding(symptom.kind(), symptom.definitive(), leaderless, worstLine));
     }
 
@@ -126,7 +150,7 @@ public final class RejoinWatch implements Consumer<String> {
         if (leader || leaderless < patience.toNanos()) {
             return Optional.empty();
         }
-        return Optional.of("no raft leader after " + Duration.ofNanos(leaderless).toSeconds() + " s: " + symptom.meaning()
-                + " (etcd: " + worstLine + ")");
+        return Optional.of("no raft leader after "
+                + Duration.ofNanos(leaderless).toSeconds() + " s: " + symptom.meaning() + " (etcd: " + worstLine + ")");
     }
 }

@@ -9,7 +9,8 @@ public record ServerPorts(int client, int peer) {
 
     public ServerPorts {
         if (client < 1 || client > 65535 || peer < 1 || peer > 65535 || client == peer) {
-            throw new IllegalArgumentException("client and peer ports must be distinct ports in 1..65535, got " + client + " and " + peer);
+            throw new IllegalArgumentException(
+                    "client and peer ports must be distinct ports in 1..65535, got " + client + " and " + peer);
         }
     }
 

@@ -27,7 +27,8 @@ class BackendQuotaTest {
     @Test
     void theOperatorsFlagWinsOverTheEnvironmentAndTheLastFlagWins() {
         Map<String, String> env = Map.of("ETCD_QUOTA_BACKEND_BYTES", "3000000000");
-        assertEquals(OptionalLong.of(5), requested(List.of("--quota-backend-bytes=4", "--quota-backend-bytes", "5"), env));
+        assertEquals(
+                OptionalLong.of(5), requested(List.of("--quota-backend-bytes=4", "--quota-backend-bytes", "5"), env));
         assertEquals(OptionalLong.of(7), requested(List.of("-quota-backend-bytes=7"), env));
         assertEquals(OptionalLong.of(3000000000L), requested(List.of("--name", "m1"), env));
         assertEquals(OptionalLong.empty(), requested(List.of("--name", "m1"), Map.of()));
@@ -35,26 +36,39 @@ class BackendQuotaTest {
 
     @Test
     void aQuotaThatIsNoNumberIsRefused() {
-        var e = assertThrows(IllegalArgumentException.class, () -> requested(List.of("--quota-backend-bytes=8G"), Map.of()));
+        var e = assertThrows(
+                IllegalArgumentException.class, () -> requested(List.of("--quota-backend-bytes=8G"), Map.of()));
         assertEquals("etcd's --quota-backend-bytes after -- must be a number of bytes, not '8G'", e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> requested(List.of(), Map.of("ETCD_QUOTA_BACKEND_BYTES", "-1")));
+        assertThrows(
+                IllegalArgumentException.class, () -> requested(List.of(), Map.of("ETCD_QUOTA_BACKEND_BYTES", "-1")));
     }
 
     @Test
     void theOperatorsQuotaGoesLastSoItOverridesOneInTheCredentialFlags() {
-        assertEquals(List.of("--quota-backend-bytes=1", "--quota-backend-bytes=9"),
-                BackendQuota.withRequested(List.of("--quota-backend-bytes=1"),
+        assertEquals(
+                List.of("--quota-backend-bytes=1", "--quota-backend-bytes=9"),
+                BackendQuota.withRequested(
+                        List.of("--quota-backend-bytes=1"),
                         EtcdCommandLine.read(List.of("--quota-backend-bytes=9"), Map.of())));
-        assertEquals(List.of("--cert-file=x"), BackendQuota.withRequested(List.of("--cert-file=x"), EtcdCommandLine.read(List.of(), Map.of())));
+        assertEquals(
+                List.of("--cert-file=x"),
+                BackendQuota.withRequested(List.of("--cert-file=x"), EtcdCommandLine.read(List.of(), Map.of())));
     }
 
     @Test
     void theQuotaIsNeverBelowTheDbPlusHeadroom() {
-        assertEquals(2 * GIB, BackendQuota.effective(0, 100 * MIB), "etcd's default when nothing is asked and the db is small");
+        assertEquals(
+                2 * GIB,
+                BackendQuota.effective(0, 100 * MIB),
+                "etcd's default when nothing is asked and the db is small");
         assertEquals(8 * GIB, BackendQuota.effective(8 * GIB, 4 * GIB), "the operator's, when it leaves room");
         assertEquals(5 * GIB, BackendQuota.effective(0, 4 * GIB), "4 GiB db + a quarter");
-        assertEquals(3 * GIB + 768 * MIB, BackendQuota.effective(GIB, 3 * GIB), "above the operator's quota: db + a quarter");
-        assertEquals(1800 * MIB + 512 * MIB, BackendQuota.effective(2 * GIB, 1800 * MIB), "at least 512 MiB of headroom");
+        assertEquals(
+                3 * GIB + 768 * MIB,
+                BackendQuota.effective(GIB, 3 * GIB),
+                "above the operator's quota: db + a quarter");
+        assertEquals(
+                1800 * MIB + 512 * MIB, BackendQuota.effective(2 * GIB, 1800 * MIB), "at least 512 MiB of headroom");
     }
 
     @Test
@@ -66,9 +80,14 @@ class BackendQuotaTest {
         var catalog = Catalog.bundled();
         var v34 = catalog.release(EtcdVersion.parse("3.4.23")).orElseThrow();
         var v23 = catalog.release(EtcdVersion.parse("2.3.8")).orElseThrow();
-        assertEquals(List.of("--quota-backend-bytes=" + (3 * GIB + 768 * MIB)), BackendQuota.flags(v34, dir, List.of("--name", "x")));
-        assertEquals(List.of("--quota-backend-bytes=" + 8 * GIB), BackendQuota.flags(v34, dir, List.of("--quota-backend-bytes=" + 8 * GIB)));
+        assertEquals(
+                List.of("--quota-backend-bytes=" + (3 * GIB + 768 * MIB)),
+                BackendQuota.flags(v34, dir, List.of("--name", "x")));
+        assertEquals(
+                List.of("--quota-backend-bytes=" + 8 * GIB),
+                BackendQuota.flags(v34, dir, List.of("--quota-backend-bytes=" + 8 * GIB)));
         assertEquals(List.of(), BackendQuota.flags(v23, dir, List.of()));
-        assertEquals(List.of("--quota-backend-bytes=" + 2 * GIB), BackendQuota.flags(v34, dir.resolve("absent"), List.of()));
+        assertEquals(
+                List.of("--quota-backend-bytes=" + 2 * GIB), BackendQuota.flags(v34, dir.resolve("absent"), List.of()));
     }
 }

@@ -39,8 +39,8 @@ class BinaryCheckTest {
                 secondFailed.countDown();
             }
         };
-        BinaryCheck.WrongBinaryException thrown = assertThrows(BinaryCheck.WrongBinaryException.class,
-                () -> BinaryCheck.askAll(List.of(first, () -> {}, second)));
+        BinaryCheck.WrongBinaryException thrown = assertThrows(
+                BinaryCheck.WrongBinaryException.class, () -> BinaryCheck.askAll(List.of(first, () -> {}, second)));
         assertEquals("etcd-3.5.35 reports version 3.4.23", thrown.getMessage());
     }
 }

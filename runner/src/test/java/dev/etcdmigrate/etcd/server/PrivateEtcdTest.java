@@ -1,7 +1,5 @@
 package dev.etcdmigrate.etcd.server;
 
-import dev.etcdmigrate.etcd.binary.BinDir;
-import dev.etcdmigrate.etcd.client.GatewayClient;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.etcd.binary.BinDir;
+import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
@@ -32,7 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class PrivateEtcdTest {
 
-    private static final Release V36 = Catalog.bundled().release(EtcdVersion.parse("3.6.16")).orElseThrow();
+    private static final Release V36 =
+            Catalog.bundled().release(EtcdVersion.parse("3.6.16")).orElseThrow();
 
     @TempDir
     Path dir;
@@ -48,14 +49,22 @@ class PrivateEtcdTest {
         Path etcd = bin.resolve("etcd-" + V36.version());
         Files.writeString(etcd, script);
         Files.setPosixFilePermissions(etcd, PosixFilePermissions.fromString("rwx------"));
-        return new PrivateEtcd.Settings(new BinDir(bin), "m0", FreePorts.pick(), List.of(), Duration.ofSeconds(30),
-                Duration.ofSeconds(5), Map.of(), GatewayClient.newHttpClient());
+        return new PrivateEtcd.Settings(
+                new BinDir(bin),
+                "m0",
+                FreePorts.pick(),
+                List.of(),
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(5),
+                Map.of(),
+                GatewayClient.newHttpClient());
     }
 
     private PrivateEtcd.EtcdFailedException failure(PrivateEtcd.Settings settings) throws Exception {
         Path data = Files.createDirectories(dir.resolve("data"));
         Children children = new Children(Duration.ofSeconds(5));
-        try (PrivateEtcd etcd = PrivateEtcd.start(V36, data, settings, List.of(), Log.silent().subscribe(events::add), children)) {
+        try (PrivateEtcd etcd =
+                PrivateEtcd.start(V36, data, settings, List.of(), Log.silent().subscribe(events::add), children)) {
             return assertThrows(PrivateEtcd.EtcdFailedException.class, () -> etcd.awaitWrite(Duration.ofSeconds(30)));
         }
     }
@@ -63,9 +72,12 @@ class PrivateEtcdTest {
     @Test
     void aMemberWhosePeerAddressIsNotLocalFailsAsARejoinEvenWhenItsExitIsSeenFirst() throws Exception {
         PrivateEtcd.Settings settings = standIn(
-                "{\"level\":\"error\",\"msg\":\"creating peer listener failed\",\"error\":\"listen tcp 192.0.2.1:2380: bind: cannot assign requested address\"}",
-                "{\"level\":\"fatal\",\"msg\":\"discovery failed\",\"error\":\"listen tcp 192.0.2.1:2380: bind: cannot assign requested address\"}")
-                .inCluster(new ClusterPeers("m0=https://127.0.0.1:1,m1=https://127.0.0.1:2", "https://127.0.0.1:1", "https://192.0.2.1:2380"));
+                        "{\"level\":\"error\",\"msg\":\"creating peer listener failed\",\"error\":\"listen tcp 192.0.2.1:2380: bind: cannot assign requested address\"}",
+                        "{\"level\":\"fatal\",\"msg\":\"discovery failed\",\"error\":\"listen tcp 192.0.2.1:2380: bind: cannot assign requested address\"}")
+                .inCluster(new ClusterPeers(
+                        "m0=https://127.0.0.1:1,m1=https://127.0.0.1:2",
+                        "https://127.0.0.1:1",
+                        "https://192.0.2.1:2380"));
         // the order a busy machine can produce: the etcd has exited, and the probe loop sees that before the
         // output pump (held here on the first line) has passed etcd's last lines to the rejoin watch
         CountDownLatch pumpHeld = new CountDownLatch(1);
@@ -79,8 +91,13 @@ class PrivateEtcdTest {
             }
         });
         Path data = Files.createDirectories(dir.resolve("data"));
-        try (PrivateEtcd etcd = PrivateEtcd.start(V36, data, settings, List.of(), log, new Children(Duration.ofSeconds(5)))) {
-            long pid = events.stream().filter(e -> e instanceof Event.EtcdStarted).map(e -> ((Event.EtcdStarted) e).pid()).findFirst().orElseThrow();
+        try (PrivateEtcd etcd =
+                PrivateEtcd.start(V36, data, settings, List.of(), log, new Children(Duration.ofSeconds(5)))) {
+            long pid = events.stream()
+                    .filter(e -> e instanceof Event.EtcdStarted)
+                    .map(e -> ((Event.EtcdStarted) e).pid())
+                    .findFirst()
+                    .orElseThrow();
             ProcessHandle.of(pid).ifPresent(p -> p.onExit().join());
             AtomicReference<Throwable> thrown = new AtomicReference<>();
             Thread prober = Thread.ofPlatform().start(() -> {
@@ -98,9 +115,15 @@ class PrivateEtcdTest {
             pumpHeld.countDown();
             prober.join();
             assertTrue(thrown.get() instanceof PrivateEtcd.EtcdFailedException, String.valueOf(thrown.get()));
-            assertTrue(thrown.get().getMessage().contains("cannot rejoin its cluster"), thrown.get().getMessage());
-            assertEquals(List.of("address-not-local"), events.stream().filter(e -> e instanceof Event.RejoinFailed)
-                    .map(e -> ((Event.RejoinFailed) e).kind()).toList());
+            assertTrue(
+                    thrown.get().getMessage().contains("cannot rejoin its cluster"),
+                    thrown.get().getMessage());
+            assertEquals(
+                    List.of("address-not-local"),
+                    events.stream()
+                            .filter(e -> e instanceof Event.RejoinFailed)
+                            .map(e -> ((Event.RejoinFailed) e).kind())
+                            .toList());
         }
     }
 
@@ -112,7 +135,9 @@ class PrivateEtcdTest {
         for (int i = 0; i < 5; i++) {
             PrivateEtcd.EtcdFailedException failed = failure(settings);
             assertTrue(failed instanceof PrivateEtcd.V2RefusedException, "run " + i + ": " + failed);
-            assertEquals("detected disallowed custom content in v2store", ((PrivateEtcd.V2RefusedException) failed).refusal());
+            assertEquals(
+                    "detected disallowed custom content in v2store",
+                    ((PrivateEtcd.V2RefusedException) failed).refusal());
         }
     }
 

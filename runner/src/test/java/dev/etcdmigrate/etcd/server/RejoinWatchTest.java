@@ -13,13 +13,17 @@ import org.junit.jupiter.api.Test;
 class RejoinWatchTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(5);
-    private static final String UNKNOWN_CA = "{\"level\":\"warn\",\"msg\":\"prober detected unhealthy status\",\"error\":\"Get"
-            + " \\\"https://10.7.0.2:2380/version\\\": tls: failed to verify certificate: x509: certificate signed by unknown authority\"}";
-    private static final String REFUSED = "{\"level\":\"warn\",\"msg\":\"prober detected unhealthy status\",\"error\":\"dial tcp"
-            + " 10.7.0.3:2380: connect: connection refused\"}";
-    private static final String ELECTED = "{\"level\":\"info\",\"msg\":\"raft.node: 8e9e05c52164694d elected leader 91bc3c398fb3c146 at term 3\"}";
-    private static final String BIND = "{\"level\":\"fatal\",\"msg\":\"discovery failed\",\"error\":\"listen tcp 10.9.9.9:2380: bind:"
-            + " cannot assign requested address\"}";
+    private static final String UNKNOWN_CA =
+            "{\"level\":\"warn\",\"msg\":\"prober detected unhealthy status\",\"error\":\"Get"
+                    + " \\\"https://10.7.0.2:2380/version\\\": tls: failed to verify certificate: x509: certificate signed by unknown authority\"}";
+    private static final String REFUSED =
+            "{\"level\":\"warn\",\"msg\":\"prober detected unhealthy status\",\"error\":\"dial tcp"
+                    + " 10.7.0.3:2380: connect: connection refused\"}";
+    private static final String ELECTED =
+            "{\"level\":\"info\",\"msg\":\"raft.node: 8e9e05c52164694d elected leader 91bc3c398fb3c146 at term 3\"}";
+    private static final String BIND =
+            "{\"level\":\"fatal\",\"msg\":\"discovery failed\",\"error\":\"listen tcp 10.9.9.9:2380: bind:"
+                    + " cannot assign requested address\"}";
 
     private final AtomicLong now = new AtomicLong();
     private final AtomicInteger verdicts = new AtomicInteger();
@@ -36,7 +40,11 @@ class RejoinWatchTest {
         after(PATIENCE);
         watch.accept(UNKNOWN_CA);
         String why = watch.verdict().orElseThrow();
-        assertTrue(why.contains("no raft leader after 5 s") && why.contains("not signed by the CA") && why.contains("x509"), why);
+        assertTrue(
+                why.contains("no raft leader after 5 s")
+                        && why.contains("not signed by the CA")
+                        && why.contains("x509"),
+                why);
         assertEquals(1, verdicts.get(), "the action runs once");
         watch.accept(UNKNOWN_CA);
         assertEquals(1, verdicts.get());
@@ -58,7 +66,9 @@ class RejoinWatchTest {
         after(PATIENCE.minusMillis(1));
         assertEquals(Optional.empty(), watch.verdict());
         after(Duration.ofMillis(1));
-        assertTrue(watch.verdict().orElseThrow().contains("too few members are running for a quorum"), watch.verdict().get());
+        assertTrue(
+                watch.verdict().orElseThrow().contains("too few members are running for a quorum"),
+                watch.verdict().get());
     }
 
     @Test
@@ -86,7 +96,8 @@ class RejoinWatchTest {
         watch.accept(UNKNOWN_CA);
         watch.accept(REFUSED);
         after(PATIENCE);
-        assertTrue(watch.verdict().orElseThrow().contains("x509"), watch.verdict().get());
+        assertTrue(
+                watch.verdict().orElseThrow().contains("x509"), watch.verdict().get());
     }
 
     @Test
