@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 BIN_DIR=${ETCD_BIN_DIR:-$PWD/.etcd-bin}
 ./mvnw -B -q test-compile package -DskipTests -DskipITs -pl runner
 runner/target/etcd-migrate provision --bin-dir "$BIN_DIR" >/dev/null 2>&1
-cp=runner/target/test-classes:runner/target/etcd-migrate.jar:$(printf '%s:' runner/target/lib/*.jar)
+cp=runner/target/test-classes:runner/target/etcd-migrate.jar:runner/target/etcd-migrate-tools.jar:$(printf '%s:' runner/target/lib/*.jar)
 bench_class=$1
 shift
 exec "$JAVA_HOME/bin/java" ${BENCH_JAVA_OPTS:-} -cp "$cp" "$bench_class" "$PWD/runner/target/etcd-migrate" "$BIN_DIR" "$@"
