@@ -586,13 +586,12 @@ class NodeCheck {
             // kubeadm wrote them inside the rootfs (it chroots); the manifest names the host path
             Files.move(
                     rootfs.resolve(work.resolve("kubeadm-pki").toString().substring(1)), work.resolve("kubeadm-pki"));
-            // kubeadm-style 3.5 data: what kubeadm v1.33's etcd 3.5 wrote, plus the version.txt docs/kubeadm.md has the
-            // operator write
+            // kubeadm-style 3.5 data: what kubeadm v1.33's etcd 3.5 wrote, and no version.txt (kubeadm writes none):
+            // the runner reads the line from the data (issue 24)
             try (HostEtcd source = HostEtcd.start("3.5.35", data)) {
                 for (int i = 0; i < 40; i++) source.gateway().put("/registry/node-it/key-" + i, "value-" + i);
                 source.stop();
             }
-            Files.writeString(data.resolve("version.txt"), "3.5.35/etcd3\n");
             Map<String, String> before = etcdctlKeys("3.5.35", data, null);
             KubeletNode.run(
                             List.of(
