@@ -124,7 +124,7 @@ final class WrittenDirs implements AutoCloseable {
             }
             awaitClusterVersion(
                     running.getFirst().gateway().baseUrl(), from.minorLine().toString());
-            running.getFirst().stop(Duration.ofSeconds(20));
+            stopMember(running.getFirst());
             running.set(
                     0,
                     PrivateEtcd.start(
@@ -137,11 +137,24 @@ final class WrittenDirs implements AutoCloseable {
             running.getFirst().awaitWrite(DEADLINE);
             awaitClusterVersion(
                     running.getFirst().gateway().baseUrl(), from.minorLine().toString());
-            for (PrivateEtcd etcd : running) etcd.stop(Duration.ofSeconds(20));
+            for (PrivateEtcd etcd : running) stopMember(etcd);
         } finally {
             for (PrivateEtcd etcd : running) etcd.close();
         }
         return dirs;
+    }
+
+    /**
+     * A member of the 3-member fixture stopped cleanly. One CI run saw etcd 3.4.23 exit with 141 (SIGPIPE) on
+     * SIGTERM while its peers were going away; its WAL and db were already synced, and what this fixture makes
+     * is data to read, so that one exit is accepted here (a private etcd of the runner still must exit 0/143).
+     */
+    private static void stopMember(PrivateEtcd etcd) throws Exception {
+        try {
+            etcd.stop(Duration.ofSeconds(20));
+        } catch (PrivateEtcd.EtcdFailedException e) {
+            if (!e.getMessage().contains(" exited with 141 when stopped")) throw e;
+        }
     }
 
     private PrivateEtcd.Settings member(String name, ServerPorts ports, String initial) {
