@@ -23,48 +23,56 @@ public final class WalIndex {
     private WalIndex() {}
 
     public static OptionalLong lastIndex(Path walDir) throws IOException {
-        List<Path> files;
+        long[] last = {-1};
+        for (Path file : segments(walDir)) {
+            readRecords(file, r -> last[0] = Math.max(last[0], entryIndex(r)));
+        }
+        return last[0] < 0 ? OptionalLong.empty() : OptionalLong.of(last[0]);
+    }
+
+    /** A WAL dir's segments in write order (names are <seq>-<index>.wal in fixed-width hex: name order). */
+    static List<Path> segments(Path walDir) throws IOException {
         try (Stream<Path> list = Files.list(walDir)) {
-            // names are <seq>-<index>.wal in fixed-width hex: name order is write order
-            files = list.filter(f -> f.getFileName().toString().endsWith(".wal"))
+            return list.filter(f -> f.getFileName().toString().endsWith(".wal"))
                     .sorted()
                     .toList();
         }
-        long last = -1;
-        for (Path file : files) {
-            last = Math.max(last, lastIndexIn(file));
-        }
-        return last < 0 ? OptionalLong.empty() : OptionalLong.of(last);
     }
 
-    private static long lastIndexIn(Path file) throws IOException {
-        long last = -1;
+    /** One walpb.Record: its type (-1 if absent) and its data field, b[dataStart, dataEnd) (dataStart -1 if absent). */
+    record Record(byte[] b, long type, int dataStart, int dataEnd) {}
+
+    interface RecordSink {
+        void accept(Record record) throws IOException;
+    }
+
+    /** Hands each record of a segment to the sink, in order, up to the preallocated tail or a torn last frame. */
+    static void readRecords(Path file, RecordSink sink) throws IOException {
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
             while (true) {
                 long frame;
                 try {
                     frame = Long.reverseBytes(in.readLong());
                 } catch (EOFException end) {
-                    return last;
+                    return;
                 }
                 long length = frame & 0x00FFFFFFFFFFFFFFL;
-                if (length == 0) return last; // preallocated zeros: nothing written beyond
+                if (length == 0) return; // preallocated zeros: nothing written beyond
+                if (length > (256L << 20)) throw new IOException(file + ": a WAL record of " + length + " bytes");
                 int padding = frame < 0 ? (int) ((frame >>> 56) & 0x7) : 0;
-                byte[] record = new byte[Math.toIntExact(length + padding)];
+                byte[] bytes = new byte[Math.toIntExact(length + padding)];
                 try {
-                    in.readFully(record);
+                    in.readFully(bytes);
                 } catch (EOFException torn) {
-                    return last; // a torn tail: etcd ignores it too
+                    return; // a torn tail: etcd ignores it too
                 }
-                long index = entryIndex(record, (int) length);
-                if (index > last) last = index;
+                sink.accept(record(bytes, (int) length));
             }
         }
     }
 
-    /** The Entry.index of an entry record, else -1. */
-    static long entryIndex(byte[] record, int length) throws IOException {
-        Proto r = new Proto(record, 0, length);
+    static Record record(byte[] b, int length) throws IOException {
+        Proto r = new Proto(b, 0, length);
         long type = -1;
         int dataStart = -1;
         int dataEnd = -1;
@@ -73,7 +81,7 @@ public final class WalIndex {
             int field = (int) (tag >>> 3);
             int wire = (int) (tag & 7);
             if (wire == 2) {
-                int len = (int) r.varint();
+                int len = r.length();
                 if (field == 3) {
                     dataStart = r.pos;
                     dataEnd = r.pos + len;
@@ -86,8 +94,13 @@ public final class WalIndex {
                 r.skip(wire);
             }
         }
-        if (type != ENTRY_RECORD || dataStart < 0) return -1;
-        Proto e = new Proto(record, dataStart, dataEnd);
+        return new Record(b, type, dataStart, dataEnd);
+    }
+
+    /** The Entry.index of an entry record, else -1. */
+    static long entryIndex(Record record) throws IOException {
+        if (record.type() != ENTRY_RECORD || record.dataStart() < 0) return -1;
+        Proto e = new Proto(record.b(), record.dataStart(), record.dataEnd());
         while (e.more()) {
             long tag = e.varint();
             int field = (int) (tag >>> 3);
@@ -96,7 +109,8 @@ public final class WalIndex {
                 long v = e.varint();
                 if (field == 3) return v;
             } else if (wire == 2) {
-                e.pos += (int) e.varint();
+                int len = e.length();
+                e.pos += len;
             } else {
                 e.skip(wire);
             }

@@ -1,17 +1,12 @@
 package dev.etcdmigrate.ondisk;
 
-import java.io.BufferedInputStream;
-import java.io.DataInputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.stream.Stream;
 
 /**
  * What a WAL dir says about the member, read offline (frames as in {@link WalIndex}): the metadata record
@@ -53,15 +48,10 @@ public final class WalRecords {
     private WalRecords() {}
 
     public static Summary read(Path walDir) throws IOException {
-        List<Path> files;
-        try (Stream<Path> list = Files.list(walDir)) {
-            files = list.filter(f -> f.getFileName().toString().endsWith(".wal"))
-                    .sorted()
-                    .toList();
-        }
+        List<Path> files = WalIndex.segments(walDir);
         Scan scan = new Scan();
         for (Path file : files) {
-            scan.file(file);
+            WalIndex.readRecords(file, scan::record);
         }
         return new Summary(
                 files.size(),
@@ -85,54 +75,11 @@ public final class WalRecords {
         final List<ConfChange> confChanges = new ArrayList<>();
         long v2UserWrites;
 
-        void file(Path file) throws IOException {
-            try (DataInputStream in =
-                    new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
-                while (true) {
-                    long frame;
-                    try {
-                        frame = Long.reverseBytes(in.readLong());
-                    } catch (EOFException end) {
-                        return;
-                    }
-                    long length = frame & 0x00FFFFFFFFFFFFFFL;
-                    if (length == 0) return; // preallocated zeros
-                    if (length > (256L << 20)) throw new IOException(file + ": a WAL record of " + length + " bytes");
-                    int padding = frame < 0 ? (int) ((frame >>> 56) & 0x7) : 0;
-                    byte[] record = new byte[Math.toIntExact(length + padding)];
-                    try {
-                        in.readFully(record);
-                    } catch (EOFException torn) {
-                        return; // a torn tail: etcd ignores it too
-                    }
-                    record(record, (int) length);
-                }
-            }
-        }
-
-        void record(byte[] b, int length) throws IOException {
-            WalIndex.Proto r = new WalIndex.Proto(b, 0, length);
-            long type = -1;
-            int data = -1;
-            int dataEnd = -1;
-            while (r.more()) {
-                long tag = r.varint();
-                int field = (int) (tag >>> 3);
-                int wire = (int) (tag & 7);
-                if (wire == 2) {
-                    int len = r.length();
-                    if (field == 3) {
-                        data = r.pos;
-                        dataEnd = r.pos + len;
-                    }
-                    r.pos += len;
-                } else if (wire == 0) {
-                    long v = r.varint();
-                    if (field == 1) type = v;
-                } else {
-                    r.skip(wire);
-                }
-            }
+        void record(WalIndex.Record r) throws IOException {
+            byte[] b = r.b();
+            long type = r.type();
+            int data = r.dataStart();
+            int dataEnd = r.dataEnd();
             if (data < 0) return;
             if (type == METADATA) {
                 WalIndex.Proto m = new WalIndex.Proto(b, data, dataEnd);
