@@ -29,8 +29,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * with every key intact. (A failed call the runner can do without is allowed only when that run itself
  * converges: exit 0 at the target with every key.)
  *
- * <p>System properties: {@code ioerror.faults} (calls per step type, default 2: one EIO, one ENOSPC; the powercut-long profile
- * sets 60), {@code powercut.seed}, {@code fault.scenarios}.
+ * <p>System properties: {@code ioerror.faults} (calls per step type, default 2: one EIO, one ENOSPC; {@code every}: each
+ * distinct call (op and path, its first occurrence) once with EIO and once with ENOSPC, what the powercut-long profile
+ * sets), {@code powercut.seed}, {@code fault.scenarios}.
  */
 class IoErrorIT {
 
@@ -59,7 +60,7 @@ class IoErrorIT {
                 only.isBlank()
                         || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(scenario.name()),
                 "fault.scenarios=" + only);
-        int budget = Integer.getInteger("ioerror.faults", 2);
+        String budget = System.getProperty("ioerror.faults", "2");
         long seed = Long.getLong("powercut.seed", System.nanoTime());
         Random random = new Random(seed + scenario.ordinal());
 
@@ -67,19 +68,20 @@ class IoErrorIT {
         PowerCutIT.Recording clean = PowerCutIT.record(scenario, seeded, dir, Optional.empty());
         assertEquals(0, clean.exitCode(), clean.output());
         List<Call> calls = calls(Files.readAllLines(dir.resolve("work/log")));
-        List<Call> chosen = choose(calls, budget, random);
+        List<Fault> chosen =
+                budget.equals("every") ? everySite(calls) : alternate(choose(calls, Integer.parseInt(budget), random));
         Map<String, Long> kinds = new TreeMap<>();
         calls.forEach(c -> kinds.merge(c.op(), 1L, Long::sum));
         System.out.printf(
-                "[ioerror] %s: %d runner calls %s; %d faults, -Dpowercut.seed=%d%n",
-                scenario.name(), calls.size(), kinds, chosen.size(), seed);
+                "[ioerror] %s: %d runner calls %s at %d distinct sites; %d faults, -Dpowercut.seed=%d%n",
+                scenario.name(), calls.size(), kinds, everySite(calls).size() / 2, chosen.size(), seed);
 
         List<String> failures = new ArrayList<>();
         Map<String, Integer> outcomes = new TreeMap<>();
         long start = System.nanoTime();
-        int i = 0;
-        for (Call call : chosen) {
-            int errno = i++ % 2 == 0 ? 5 : 28;
+        for (Fault fault : chosen) {
+            Call call = fault.call();
+            int errno = fault.errno();
             String what = scenario.name() + " " + call.op() + " #" + call.k() + " of " + call.path() + " fails with "
                     + ERRORS.get(errno);
             try {
@@ -156,6 +158,28 @@ class IoErrorIT {
         PowerCutIT.Recording rerun = PowerCutIT.runMounted(scenario, seeded, dir, Optional.empty());
         assertEquals(0, rerun.exitCode(), "the rerun:\n" + rerun.output());
         PowerCutIT.assertConvergedAfterUnmount(scenario, seeded, etcd, dir);
+    }
+
+    /** A call to fail and the errno it fails with. */
+    record Fault(Call call, int errno) {}
+
+    /** The chosen calls failing with EIO and ENOSPC by turns. */
+    static List<Fault> alternate(List<Call> calls) {
+        List<Fault> faults = new ArrayList<>();
+        for (int i = 0; i < calls.size(); i++) faults.add(new Fault(calls.get(i), i % 2 == 0 ? 5 : 28));
+        return faults;
+    }
+
+    /** Each distinct call (op and path) at its first occurrence, with EIO and with ENOSPC. */
+    static List<Fault> everySite(List<Call> calls) {
+        Map<String, Call> first = new LinkedHashMap<>();
+        for (Call c : calls) first.putIfAbsent(c.op() + " " + c.path(), c);
+        List<Fault> faults = new ArrayList<>();
+        for (Call c : first.values()) {
+            faults.add(new Fault(c, 5));
+            faults.add(new Fault(c, 28));
+        }
+        return faults;
     }
 
     static List<Call> calls(List<String> log) {
