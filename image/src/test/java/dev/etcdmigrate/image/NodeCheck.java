@@ -27,6 +27,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -37,6 +38,10 @@ import org.junit.jupiter.api.io.TempDir;
  * serve every object it wrote with its uid and resourceVersion. The figures go to stdout and node.report.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@EnabledIfSystemProperty(
+        named = "node.check",
+        matches = "true",
+        disabledReason = "the node profile's execution runs it")
 class NodeCheck {
 
     static final Path MANIFESTS = Path.of(System.getProperty("manifests.dir", "target/manifests"));
@@ -463,34 +468,120 @@ class NodeCheck {
     @Order(7)
     void probeBudgetsOfTheShippedManifests() throws Exception {
         for (String manifest : List.of("etcd-static-pod.yaml", "etcd-static-pod-init.yaml")) {
+            Budgets b = Budgets.of(manifest);
+            String migration = b.initContainer() == null
+                    ? "the migration runs in the etcd container: it may take up to %d s (startup probe %s; liveness, %d s, only starts after it)"
+                            .formatted(b.startup(), b.startupText(), b.liveness())
+                    : "the migration runs in init container %s with %s: no limit; etcd then has %d s to serve"
+                            .formatted(b.initContainer(), b.initProbes() ? "probes" : "no probe", b.startup());
+            if (b.initContainer() == null)
+                assertTrue(
+                        b.startup() > b.liveness(), manifest + ": the startup probe must outlast the liveness budget");
+            report("probes, %s: %s".formatted(manifest, migration));
+        }
+    }
+
+    /**
+     * A migration longer than the liveness budget is not killed in entrypoint mode: the shipped manifest as it is
+     * (probes unchanged) but with the container's CPU limited (-Dnode.probe.cpu, default 12m: requests = limits, a
+     * CFS quota of 1.2 ms per 100 ms; 20m migrated in 75 s here), so that a real 3.4.23 -> 3.7.3 migration (three
+     * steps, data without version.txt) on a slow node takes longer than the liveness probe's failureThreshold x
+     * periodSeconds. The container must not restart, no probe may kill it, and every key must be served by 3.7.3.
+     */
+    @Test
+    @Order(8)
+    void aMigrationLongerThanTheLivenessBudgetIsNotKilled(@TempDir Path dir) throws Exception {
+        Budgets budgets = Budgets.of("etcd-static-pod.yaml");
+        String cpu = System.getProperty("node.probe.cpu", "12m");
+        EtcdSite site = EtcdSite.create(dir);
+        Seed seed;
+        try (HostProcess source = site.startOnHost("3.4.23")) {
+            seed = Seed.write(site.client());
+        }
+        String manifest = site.render("etcd-static-pod.yaml", "3.7.3");
+        Matcher resources = java.util.regex.Pattern.compile("\\n(\\s+)requests:\\n(\\s+)cpu: 100m\\n(\\s+memory: \\S+)")
+                .matcher(manifest);
+        assertTrue(resources.find(), "no requests.cpu of 100m in the entrypoint manifest");
+        manifest = manifest.substring(0, resources.start())
+                + "\n%1$srequests:\n%2$scpu: %3$s\n%4$s\n%1$slimits:\n%2$scpu: %3$s"
+                        .formatted(resources.group(1), resources.group(2), cpu, resources.group(3))
+                + manifest.substring(resources.end());
+        Map<String, Integer> eventsBefore = probeEvents();
+        Map<String, java.time.Instant> versionSeen = new LinkedHashMap<>();
+        Path versionTxt = site.data.resolve("version.txt");
+        long t0 = System.nanoTime();
+        try {
+            node.writeManifest("etcd.yaml", manifest);
+            KubeletNode.await(
+                    "etcd 3.7.3 serves after the slow migration", Duration.ofSeconds(budgets.startup() + 120), () -> {
+                        if (Files.exists(versionTxt)) {
+                            String v = Files.readString(versionTxt).strip();
+                            if (!v.isEmpty()) versionSeen.putIfAbsent(v, java.time.Instant.now());
+                        }
+                        return versionSeen.containsKey("3.7.3/etcd3")
+                                && site.client()
+                                        .serverVersion()
+                                        .map("3.7.3"::equals)
+                                        .orElse(false)
+                                && site.client().serving();
+                    });
+            long served = ms(t0);
+            JsonNode pod = site.awaitMirrorPodReady();
+            JsonNode status = pod.path("status").path("containerStatuses").path(0);
+            java.time.Instant started = java.time.Instant.parse(
+                    status.path("state").path("running").path("startedAt").asText());
+            long migrated =
+                    Duration.between(started, versionSeen.get("3.7.3/etcd3")).toSeconds();
+            seed.check(site.client(), "3.7.3 after a migration of " + migrated + " s");
+            Map<String, Integer> eventsAfter = probeEvents();
+            Map<String, Integer> during = new java.util.TreeMap<>();
+            eventsAfter.forEach((k, v) -> {
+                int d = v - eventsBefore.getOrDefault(k, 0);
+                if (d != 0) during.put(k, d);
+            });
+            report(("probes: 3.4.23 -> 3.7.3 (no version.txt, %d keys) under cpu %s: container start -> version.txt"
+                            + " 3.7.3 in %d s (liveness budget %d s, startup %d s), manifest write -> serving %d ms;"
+                            + " version.txt seen %s; restarts %d; the kubelet's probe events meanwhile %s; every key intact")
+                    .formatted(
+                            seed.kvs.size(),
+                            cpu,
+                            migrated,
+                            budgets.liveness(),
+                            budgets.startup(),
+                            served,
+                            versionSeen.keySet(),
+                            status.path("restartCount").asInt(),
+                            during));
+            assertEquals(0, status.path("restartCount").asInt(), "the migrating container was restarted: " + during);
+            assertEquals(0, during.getOrDefault("Killing (probe)", 0), "a probe killed the migration: " + during);
+            // the point of the scenario; if a faster machine migrates within the budget, lower -Dnode.probe.cpu
+            assertTrue(
+                    migrated > budgets.liveness(),
+                    "the migration took %d s, not longer than the liveness budget of %d s: lower -Dnode.probe.cpu (%s)"
+                            .formatted(migrated, budgets.liveness(), cpu));
+        } finally {
+            site.remove();
+        }
+    }
+
+    /** A shipped manifest's probe budgets, in seconds, as the kubelet applies them to the etcd container. */
+    record Budgets(long startup, String startupText, long liveness, String initContainer, boolean initProbes) {
+        static Budgets of(String manifest) throws Exception {
             JsonNode pod = YAML.readTree(MANIFESTS.resolve(manifest).toFile());
             JsonNode etcd = pod.path("spec").path("containers").path(0);
             JsonNode startup = etcd.path("startupProbe");
             JsonNode liveness = etcd.path("livenessProbe");
-            long startupBudget = startup.path("initialDelaySeconds").asLong(0)
-                    + startup.path("failureThreshold").asLong(3)
-                            * startup.path("periodSeconds").asLong(10);
-            long livenessBudget = liveness.path("failureThreshold").asLong(3)
-                    * liveness.path("periodSeconds").asLong(10);
+            long failures = startup.path("failureThreshold").asLong(3);
+            long period = startup.path("periodSeconds").asLong(10);
+            long delay = startup.path("initialDelaySeconds").asLong(0);
             JsonNode init = pod.path("spec").path("initContainers").path(0);
-            String migration = init.isMissingNode()
-                    ? "the migration runs in the etcd container: it may take up to %d s (startup probe %d x %d s + %d s delay; liveness, %d s, only starts after it)"
-                            .formatted(
-                                    startupBudget,
-                                    startup.path("failureThreshold").asLong(3),
-                                    startup.path("periodSeconds").asLong(10),
-                                    startup.path("initialDelaySeconds").asLong(0),
-                                    livenessBudget)
-                    : "the migration runs in init container %s with %s: no limit; etcd then has %d s to serve"
-                            .formatted(
-                                    init.path("name").asText(),
-                                    init.has("startupProbe") || init.has("livenessProbe") ? "probes" : "no probe",
-                                    startupBudget);
-            if (init.isMissingNode())
-                assertTrue(
-                        startupBudget > livenessBudget,
-                        manifest + ": the startup probe must outlast the liveness budget");
-            report("probes, %s: %s".formatted(manifest, migration));
+            return new Budgets(
+                    delay + failures * period,
+                    "%d x %d s + %d s delay".formatted(failures, period, delay),
+                    liveness.path("failureThreshold").asLong(3)
+                            * liveness.path("periodSeconds").asLong(10),
+                    init.isMissingNode() ? null : init.path("name").asText(),
+                    init.has("startupProbe") || init.has("livenessProbe"));
         }
     }
 
