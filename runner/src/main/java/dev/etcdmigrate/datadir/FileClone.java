@@ -13,8 +13,12 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
 
 /**
  * Copy-on-write file clones (reflinks) through the FICLONE ioctl, called with java.lang.foreign: on
@@ -88,10 +92,19 @@ public final class FileClone {
 
     /** Whether files in {@code dir} can be cloned within it: a one-byte probe file, cloned, both deleted. */
     public static boolean supported(Path dir) throws IOException {
-        Path probe = Files.createTempFile(dir, PROBE_PREFIX, "");
-        Path copy = probe.resolveSibling(probe.getFileName() + ".copy");
+        // fixed names, the same in every run (the lock keeps runners apart; Backups.recover removes what a crash
+        // left): a fault or a trace names the same file in the next run
+        Path probe = dir.resolve(PROBE_PREFIX);
+        Path copy = dir.resolve(PROBE_PREFIX + ".copy");
+        Files.deleteIfExists(copy);
+        Files.deleteIfExists(probe);
         try {
-            Files.write(probe, new byte[] {1});
+            try (var out = Files.newByteChannel(
+                    probe,
+                    Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+                    PosixFilePermissions.asFileAttribute(Permissions.FILE))) {
+                out.write(ByteBuffer.wrap(new byte[] {1}));
+            }
             boolean cloned = clone(probe, copy);
             Files.deleteIfExists(copy);
             return cloned;
