@@ -1,9 +1,7 @@
 package dev.etcdmigrate.provision;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.process.ToolRunner;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,21 +22,12 @@ import java.util.Map;
  * whatever Go this machine has, and every module the build reads is checked against the pins first
  * ({@link GoInputs}).
  */
-final class GoModuleSource implements BinarySource {
+final class GoModuleSource extends GoSource {
 
     private static final Duration BUILD_TIMEOUT = Duration.ofMinutes(30);
-    static final String LDFLAGS = "-s -w";
-
-    private final GoInputs inputs;
-    private final Path cacheDir;
-    private final String goArch;
-    private final ToolRunner tools;
 
     GoModuleSource(GoInputs inputs, Path cacheDir, String goArch, ToolRunner tools) {
-        this.inputs = inputs;
-        this.cacheDir = cacheDir;
-        this.goArch = goArch;
-        this.tools = tools;
+        super(inputs, cacheDir, goArch, tools);
     }
 
     @Override
@@ -55,30 +44,19 @@ final class GoModuleSource implements BinarySource {
     public void fetch(Release release, Path into, Pins pins) throws Skipped, ProvisionException {
         Release.GoModules spec = release.source(Release.GoModules.class)
                 .orElseThrow(() -> new Skipped("the catalog has no Go module source for it"));
-        if (!Files.isExecutable(inputs.hostGo())) {
-            throw new Skipped("no Go toolchain at " + inputs.hostGo() + " to fetch modules with (set --go or GO)");
-        }
         Path work = cacheDir.resolve("go-build").resolve(release.version());
         String label = "go-" + release.version();
-        try {
+        inWorkDir(work, () -> {
             Path goRoot = inputs.toolchain(spec.toolchain(), pins, label);
             Path go = goRoot.resolve("bin/go");
-            Trees.deleteRecursively(work);
             Files.createDirectories(work);
             Files.writeString(
                     work.resolve("go.mod"), "module etcd-migrate.invalid/build\n\ngo 1.23\n", StandardCharsets.UTF_8);
-            Map<String, String> env = goEnvironment(pins, goRoot, goArch);
+            Map<String, String> env = environment(pins, goRoot);
             List<String> get = new ArrayList<>(List.of(go.toString(), "get"));
             spec.modules().forEach(m -> get.add(m + "@" + spec.moduleVersion()));
             tools.run(label, get, env, work, BUILD_TIMEOUT);
-            List<String> packages = new ArrayList<>();
-            for (String tool : release.toolNames()) {
-                String pkg = spec.mains().get(tool);
-                if (pkg == null) {
-                    throw new ProvisionException("the catalog's Go module source names no main package for " + tool);
-                }
-                packages.add(pkg);
-            }
+            List<String> packages = mainPackages(release, spec.mains(), "Go module source");
             inputs.checkBuild(go, env, work, packages, pins, label);
             for (String tool : release.toolNames()) {
                 pins.check("from", tool, "go:" + spec.mains().get(tool) + "@" + spec.moduleVersion());
@@ -102,27 +80,6 @@ final class GoModuleSource implements BinarySource {
                         work,
                         BUILD_TIMEOUT);
             }
-        } catch (ToolRunner.ToolFailedException e) {
-            throw new Skipped("the build failed: " + e.getMessage(), e);
-        } catch (IOException e) {
-            throw new Skipped("cannot prepare " + work + ": " + e.getMessage(), e);
-        } finally {
-            try {
-                Trees.deleteRecursively(work);
-            } catch (IOException ignored) {
-                // a leftover work dir is removed by the next build of this version
-            }
-        }
-    }
-
-    /** The checked toolchain (GOROOT, first on PATH), the pins' Go settings, a static build for goArch. */
-    private static Map<String, String> goEnvironment(Pins pins, Path goRoot, String goArch) {
-        Map<String, String> env = GoInputs.environment(pins);
-        env.put("GOROOT", goRoot.toString());
-        env.put("PATH", goRoot.resolve("bin") + ":" + System.getenv().getOrDefault("PATH", "/usr/bin:/bin"));
-        env.put("CGO_ENABLED", "0");
-        env.put("GOOS", "linux");
-        env.put("GOARCH", goArch);
-        return env;
+        });
     }
 }

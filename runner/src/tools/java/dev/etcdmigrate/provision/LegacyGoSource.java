@@ -9,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -23,22 +22,12 @@ import java.util.Map;
  * goArch. The toolchain, the source and (3.0-3.3) every module of the pinned go.sum the build reads are
  * checked against the pins before anything is compiled ({@link GoInputs}).
  */
-final class LegacyGoSource implements BinarySource {
+final class LegacyGoSource extends GoSource {
 
     private static final Duration TIMEOUT = Duration.ofMinutes(30);
 
-    private final GoInputs inputs;
-    private final Path cacheDir;
-    static final String LDFLAGS = "-s -w";
-
-    private final String goArch;
-    private final ToolRunner tools;
-
     LegacyGoSource(GoInputs inputs, Path cacheDir, String goArch, ToolRunner tools) {
-        this.inputs = inputs;
-        this.cacheDir = cacheDir;
-        this.goArch = goArch;
-        this.tools = tools;
+        super(inputs, cacheDir, goArch, tools);
     }
 
     @Override
@@ -55,29 +44,18 @@ final class LegacyGoSource implements BinarySource {
     public void fetch(Release release, Path into, Pins pins) throws Skipped, ProvisionException {
         Release.GoLegacy spec = release.source(Release.GoLegacy.class)
                 .orElseThrow(() -> new Skipped("the catalog has no legacy Go source for it"));
-        if (!Files.isExecutable(inputs.hostGo())) {
-            throw new Skipped("no Go toolchain at " + inputs.hostGo() + " to fetch modules with (set --go or GO)");
-        }
         Path work = cacheDir.resolve("legacy-build").resolve(release.version());
         String label = spec.toolchain() + "-" + release.version();
-        try {
+        inWorkDir(work, () -> {
             Path goRoot = inputs.toolchain(spec.toolchain(), pins, label);
             Path source = inputs.download(spec.module() + "@" + spec.moduleVersion(), pins, label);
             for (String tool : release.toolNames()) {
                 pins.check("from", tool, "go:" + spec.module() + "@" + spec.moduleVersion());
             }
-            Trees.deleteRecursively(work);
             Map<String, String> env = oldGoEnvironment(goRoot, pins);
             Path root;
             Path go = goRoot.resolve("bin/go");
-            List<String> packages = new ArrayList<>();
-            for (String tool : release.toolNames()) {
-                String pkg = spec.mains().get(tool);
-                if (pkg == null) {
-                    throw new ProvisionException("the catalog's legacy Go source names no main package for " + tool);
-                }
-                packages.add(pkg);
-            }
+            List<String> packages = mainPackages(release, spec.mains(), "legacy Go source");
             if (spec.layout().equals("gopath")) {
                 // dependencies ship in Godeps/_workspace with rewritten import paths: the source's pin covers them
                 Path gopath = work.resolve("gopath");
@@ -121,34 +99,19 @@ final class LegacyGoSource implements BinarySource {
                         root,
                         TIMEOUT);
             }
-        } catch (ToolRunner.ToolFailedException e) {
-            throw new Skipped("the build failed: " + e.getMessage(), e);
-        } catch (IOException e) {
-            throw new Skipped("cannot prepare the build in " + work + ": " + e.getMessage(), e);
-        } finally {
-            try {
-                Trees.deleteRecursively(work);
-            } catch (IOException ignored) {
-                // removed by the next build of this version
-            }
-        }
+        });
     }
 
     /** The pins' Go settings (GoInputs), for the old Go: no user go env (it may hold flags, -buildvcs, that it rejects). */
     private Map<String, String> oldGoEnvironment(Path goRoot, Pins pins) {
-        Map<String, String> env = GoInputs.environment(pins);
-        env.put("GOROOT", goRoot.toString());
+        Map<String, String> env = environment(pins, goRoot);
         // The old go command hashes GOROOT_FINAL (default: GOROOT, here a path in the cache dir) into the link
         // action ID, which becomes the binary's build ID even with -trimpath: a constant keeps the binary
         // the same wherever the cache dir is (-trimpath already records GOROOT's files as go/...).
         env.put("GOROOT_FINAL", "go");
         env.put("GOTOOLCHAIN", "local");
-        env.put("CGO_ENABLED", "0");
-        env.put("GOOS", "linux");
-        env.put("GOARCH", goArch);
         env.put("GOCACHE", cacheDir.resolve("legacy-gocache").toString());
         env.put("GOFLAGS", "");
-        env.put("PATH", goRoot.resolve("bin") + ":" + System.getenv().getOrDefault("PATH", "/usr/bin:/bin"));
         return env;
     }
 
