@@ -5,6 +5,7 @@ import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.it.SingleMember;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
@@ -158,21 +159,7 @@ public final class PeerBenchmark {
     private static List<String> etcdFlags(Path data, ServerPorts real) {
         String client = "http://127.0.0.1:" + real.client();
         String peer = "http://127.0.0.1:" + real.peer();
-        return List.of(
-                "--name",
-                "bench",
-                "--data-dir",
-                data.toString(),
-                "--listen-client-urls",
-                client,
-                "--advertise-client-urls",
-                client,
-                "--listen-peer-urls",
-                peer,
-                "--initial-advertise-peer-urls",
-                peer,
-                "--initial-cluster",
-                "bench=" + peer);
+        return SingleMember.flags("bench", data, client, peer);
     }
 
     private static long ours(Path launcher, Path binDir, Path seed, Path work, String target) throws Exception {

@@ -349,21 +349,8 @@ class ApiServerIT {
             String client = ports.clientUrl().toString();
             String peer = ports.peerUrl(false).toString();
             List<String> command = new ArrayList<>(List.of(
-                    EtcdFixture.binDir().resolve("etcd-" + release.version()).toString(),
-                    "--name",
-                    "it",
-                    "--data-dir",
-                    data.toString(),
-                    "--listen-client-urls",
-                    client,
-                    "--advertise-client-urls",
-                    client,
-                    "--listen-peer-urls",
-                    peer,
-                    "--initial-advertise-peer-urls",
-                    peer,
-                    "--initial-cluster",
-                    "it=" + peer));
+                    EtcdFixture.binDir().resolve("etcd-" + release.version()).toString()));
+            command.addAll(SingleMember.flags("it", data, client, peer));
             command.addAll(lineFlags);
             ProcessBuilder builder =
                     new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());

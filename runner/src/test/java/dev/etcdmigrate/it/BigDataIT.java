@@ -25,6 +25,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
@@ -166,25 +167,11 @@ class BigDataIT {
         ServerPorts ports = FreePorts.pick();
         String client = ports.clientUrl().toString();
         String peer = ports.peerUrl(false).toString();
-        Process process = new ProcessBuilder(
-                        EtcdFixture.binDir()
-                                .resolve("etcd-" + release.version())
-                                .toString(),
-                        "--name",
-                        "it",
-                        "--data-dir",
-                        data.toString(),
-                        "--listen-client-urls",
-                        client,
-                        "--advertise-client-urls",
-                        client,
-                        "--listen-peer-urls",
-                        peer,
-                        "--initial-advertise-peer-urls",
-                        peer,
-                        "--initial-cluster",
-                        "it=" + peer,
-                        "--quota-backend-bytes=" + GIB)
+        List<String> command = new ArrayList<>(List.of(
+                EtcdFixture.binDir().resolve("etcd-" + release.version()).toString()));
+        command.addAll(SingleMember.flags("it", data, client, peer));
+        command.add("--quota-backend-bytes=" + GIB);
+        Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .start();
