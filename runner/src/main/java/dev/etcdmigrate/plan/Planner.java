@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Predicate;
+import java.util.stream.Collectors;
 
 /**
  * Pure planning: (data version, target, catalog) -> ordered steps, or a refusal before anything is
@@ -30,6 +31,9 @@ public final class Planner {
 
     private final CatalogSource catalogSource;
     private Catalog catalog; // read on the first plan that needs it
+    // whose binaries are here to run: "bundled" in a refusal lists these, not every catalog release (an image may
+    // carry fewer than the catalog knows; a missing binary of a planned step is the binary check's to refuse)
+    private Predicate<EtcdVersion> installed = v -> true;
 
     public Planner(Catalog catalog) {
         this.catalogSource = () -> catalog;
@@ -48,6 +52,7 @@ public final class Planner {
      */
     public Plan plan(Optional<DataVersion> current, DataVersion target, Predicate<EtcdVersion> installed)
             throws RefusedTransitionException, UsageException {
+        this.installed = installed;
         if (current.isPresent()
                 && current.get().storage() == target.storage()
                 && current.get().version().sameLine(target.version())
@@ -71,7 +76,7 @@ public final class Planner {
         }
         Release targetRelease = catalog.release(target.version())
                 .orElseThrow(() -> new RefusedTransitionException(
-                        "target " + target.version() + " is not bundled (bundled: " + catalog.versionList() + ")"));
+                        "target " + target.version() + " is not bundled (bundled: " + bundled() + ")"));
         if (target.storage() == StorageApi.ETCD3 && !targetRelease.line().v3Api()) {
             throw new RefusedTransitionException(
                     "etcd " + targetRelease.version() + " has no v3 API, so it cannot serve etcd3 data");
@@ -93,7 +98,7 @@ public final class Planner {
                     .orElseThrow(() -> new RefusedTransitionException(
                             "cannot roll " + current + " back to etcd2: the dump runs the data's own line, and no "
                                     + current.version().line() + " release is bundled (bundled: "
-                                    + catalog.versionList() + ")"));
+                                    + bundled() + ")"));
             return new Plan(current, target, List.of(new RollbackToV2(current.version(), dumper, targetRelease)));
         }
         if (current.storage() == StorageApi.ETCD3 && current.version().major() < 3) {
@@ -139,7 +144,7 @@ public final class Planner {
                                         .filter(r -> r.line().tools().etcdctlMigrate())
                                         .map(Release::version)
                                         .toList()
-                                + "; bundled: " + catalog.versionList() + ")"));
+                                + "; bundled: " + bundled() + ")"));
         List<Step> steps = new ArrayList<>();
         if (!start.line().equals(converter.minorLine())) {
             steps.addAll(upgrade(start, converter.minorLine(), StorageApi.ETCD2));
@@ -180,7 +185,7 @@ public final class Planner {
                         + " opens data of " + opens + " only, and no bundled "
                         + at.line().major() + "." + (at.line().minor() + 1)
                         + " release can take the data there (skipping a minor is unsupported; bundled: "
-                        + catalog.versionList() + ")");
+                        + bundled() + ")");
             }
             Optional<EtcdVersion> floor = next.line().upgrade().minimumPatch();
             if (floor.isPresent() && at.isOlderThan(floor.get())) {
@@ -188,7 +193,7 @@ public final class Planner {
                         .filter(r -> !r.etcdVersion().isOlderThan(floor.get()))
                         .orElseThrow(() -> new RefusedTransitionException("cannot upgrade " + start + ": etcd " + line
                                 + " needs the data to have run " + floor.get() + " or newer first, and no such "
-                                + floor.get().line() + " release is bundled (bundled: " + catalog.versionList() + ")"));
+                                + floor.get().line() + " release is bundled (bundled: " + bundled() + ")"));
                 steps.add(new PatchFloor(at, patch, floor.get()));
                 at = patch.etcdVersion();
             }
@@ -236,7 +241,7 @@ public final class Planner {
             Release newer = catalog.line(here.line())
                     .orElseThrow(() -> new RefusedTransitionException(
                             "cannot downgrade " + here + ": a downgrade runs the data's own line first, and no "
-                                    + here.line() + " release is bundled (bundled: " + catalog.versionList() + ")"));
+                                    + here.line() + " release is bundled (bundled: " + bundled() + ")"));
             Release.Downgrade how = newer.line().downgrade();
             if (how.method() == DowngradeMethod.NONE) {
                 throw new RefusedTransitionException(
@@ -245,7 +250,7 @@ public final class Planner {
             Release older = catalog.line(how.toLine())
                     .orElseThrow(() -> new RefusedTransitionException("cannot downgrade " + here + " to " + to
                             + ": it goes one minor at a time through " + how.toLine() + ", and no " + how.toLine()
-                            + " release is bundled (bundled: " + catalog.versionList() + ")"));
+                            + " release is bundled (bundled: " + bundled() + ")"));
             if (how.method() == DowngradeMethod.SNAPSHOT_RESTORE
                     && older.line().tools().snapshotRestore() == Release.RestoreTool.NONE) {
                 throw new RefusedTransitionException("cannot downgrade " + here + " to " + older.version() + ": etcd "
@@ -258,5 +263,14 @@ public final class Planner {
             at = older.etcdVersion();
         }
         return steps;
+    }
+
+    /** The catalog's releases whose binaries are here, as a refusal lists them. */
+    private String bundled() {
+        String here = catalog.releases().stream()
+                .filter(r -> installed.test(r.etcdVersion()))
+                .map(Release::version)
+                .collect(Collectors.joining(", "));
+        return here.isEmpty() ? "none of the catalog's " + catalog.versionList() + " is here" : here;
     }
 }

@@ -33,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 
 /**
  * Carries one data dir to the target, in this order:
@@ -83,11 +84,12 @@ public final class Migration {
 
     private Plan plan(Optional<DataVersion> current) throws MigrateException {
         DataVersion target = options.target();
-        // the target's etcd in the bin dir (and in BUNDLED_VERSIONS, if set) stands for "bundled" on a restart
-        boolean installed =
-                options.bundledVersions().map(v -> v.contains(target.version())).orElse(true)
-                        && Files.isExecutable(binDir.dir().resolve("etcd-" + target.version()));
-        Plan plan = new Planner(this::catalog).plan(current, target, v -> installed);
+        // a release's etcd in the bin dir (and in BUNDLED_VERSIONS, if set) stands for "bundled": a restart at the
+        // target asks it of the target only; a refusal lists the releases it holds for
+        Predicate<EtcdVersion> installed =
+                v -> options.bundledVersions().map(b -> b.contains(v)).orElse(true)
+                        && Files.isExecutable(binDir.dir().resolve("etcd-" + v));
+        Plan plan = new Planner(this::catalog).plan(current, target, installed);
         if (options.members() == 1) {
             plan = plan.withSnapshotForTheTarget();
             // an operator's --v2-deprecation (e.g. write-only-skip-check) would change what 3.6 refuses at start

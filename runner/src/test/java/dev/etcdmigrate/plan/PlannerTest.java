@@ -456,6 +456,22 @@ class PlannerTest {
         }
     }
 
+    /** An image carries fewer binaries than the catalog knows: "bundled" in a refusal lists what is here to run. */
+    @Test
+    void aRefusalListsTheReleasesWhoseBinariesAreHere() throws Exception {
+        Set<String> here = Set.of("3.4.23", "3.5.35", "3.6.16", "3.7.3");
+        RefusedTransitionException refused = assertThrows(
+                RefusedTransitionException.class,
+                () -> new Planner(BUNDLED)
+                        .plan(
+                                java.util.Optional.of(DataVersion.parse("3.5.35/etcd3")),
+                                DataVersion.parse("3.8.0/etcd3"),
+                                v -> here.contains(v.toString())));
+        assertTrue(
+                refused.getMessage().contains("3.8.0 is not bundled (bundled: 3.4.23, 3.5.35, 3.6.16, 3.7.3)"),
+                refused.getMessage());
+    }
+
     @Test
     void everyMinorStepMovesExactlyOneLine() throws RefusedTransitionException {
         List<Step> steps = new Planner(BUNDLED)
