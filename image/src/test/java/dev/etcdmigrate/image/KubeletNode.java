@@ -417,9 +417,23 @@ final class KubeletNode implements AutoCloseable {
             for (String p : processes) run(List.of("kill", "-9", p.split(" ", 2)[0]), Duration.ofSeconds(5));
         }
         // 5. ports
-        List<Integer> bound = new ArrayList<>();
+        List<String> bound = new ArrayList<>();
         for (int p : Stream.concat(ports.stream(), extraPorts.stream()).toList()) {
-            if (!bindable(p)) bound.add(p);
+            if (bindable(p)) continue;
+            // a port the node released may be taken since by another process of the machine (a test running
+            // beside this one picks free ports too): only a holder of the node's own counts as left behind
+            String holders = run(List.of("ss", "-Htanp", "sport = :" + p), Duration.ofSeconds(10))
+                    .output()
+                    .strip();
+            java.util.regex.Matcher pid =
+                    java.util.regex.Pattern.compile("pid=(\\d+)").matcher(holders);
+            List<String> nodeProcesses = processesOf(root);
+            boolean others = pid.find()
+                    && nodeProcesses.stream().noneMatch(n -> n.startsWith(pid.group(1) + " "))
+                    && !pid.group(1)
+                            .equals(Long.toString(ProcessHandle.current().pid()));
+            if (others) teardownNotes.add("port " + p + " taken since by another process: " + holders);
+            else bound.add(p + " (" + (holders.isEmpty() ? "no socket listed by ss" : holders) + ")");
         }
         if (!bound.isEmpty()) left.add("ports still bound: " + bound);
         // /var/log/containers: the kubelet's symlinks into this node's pod log dir, which its container GC would
