@@ -16,7 +16,8 @@
  *        instead of reaching the backing tree (calls counted: open/create, read, write, truncate,
  *        fallocate, mkdir, unlink, rmdir, rename, link, symlink, chmod, fsync, fsyncdir). Every such call
  *        is logged as "<seq> R call <k> <op> <path>", paths relative to the root with backup stamps as
- *        STAMP, so a test can name any call of a run in the next one. "etcd.op:path:k:errno" fails the
+ *        STAMP and etcd's snap/WAL names as SEQ, so a test can name any call of a run in the next one.
+ *        "etcd.op:path:k:errno" (path as it is) fails the
  *        kth and every later such call of any other process (etcd and its tools; not logged, there are
  *        many): a bad sector, not a one-off error, which the kernel's retry of a failed read would hide.
  * The daemon runs single-threaded (-s): one total order of operations.
@@ -79,9 +80,16 @@ static char who(void) {
 }
 
 /*
- * A path as the fault spec names it: backup names' UTC stamps (yyyymmddThhmmssZ) become "STAMP", so
- * that a spec taken from one run names the same call in the next.
+ * A path as the fault spec names it: backup names' UTC stamps (yyyymmddThhmmssZ) become "STAMP", and etcd's
+ * <16 hex>-<16 hex>.snap/.wal names "SEQ" (their indexes differ from run to run by a few entries), so that a
+ * spec taken from one run names the same call in the next (the kth call of op on any such file).
  */
+static int hex16(const char *p) {
+    for (int i = 0; i < 16; i++)
+        if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f'))) return 0;
+    return 1;
+}
+
 static void normalize(const char *path, char *out, size_t size) {
     size_t o = 0;
     for (const char *p = rel(path); *p && o + 6 < size;) {
@@ -90,10 +98,16 @@ static void normalize(const char *path, char *out, size_t size) {
             char c = p[i];
             stamp = i == 8 ? c == 'T' : i == 15 ? c == 'Z' : (c >= '0' && c <= '9');
         }
+        int seq = (p == rel(path) || p[-1] == '/') && hex16(p) && p[16] == '-' && hex16(p + 17)
+                && (strncmp(p + 33, ".snap", 5) == 0 || strncmp(p + 33, ".wal", 4) == 0);
         if (stamp) {
             memcpy(out + o, "STAMP", 5);
             o += 5;
             p += 16;
+        } else if (seq) {
+            memcpy(out + o, "SEQ", 3);
+            o += 3;
+            p += 33;
         } else {
             out[o++] = *p++;
         }
@@ -115,9 +129,9 @@ static int fault(const char *op, const char *path) {
     if (who() != 'R') {
         /* etcd's calls are counted only when the fault names one ("etcd.read:..."): there are many */
         if (!fault_errno || strncmp(fault_op, "etcd.", 5) != 0 || strcmp(fault_op + 5, op) != 0) return 0;
-        normalize(path, norm, sizeof norm);
+        /* etcd's file by its own name (not normalized: "SEQ" would stand for every segment) */
         /* sticky, a bad sector: the kernel retries a failed read once, which would hide a one-off error */
-        if (strcmp(norm, fault_path) != 0 || ++etcd_calls < fault_nth) return 0;
+        if (strcmp(rel(path), fault_path) != 0 || ++etcd_calls < fault_nth) return 0;
         fprintf(log_file, "%llu E fault %s %d\n", ++seq, op, fault_errno);
         return fault_errno;
     }

@@ -96,20 +96,25 @@ public final class FileClone {
         // left): a fault or a trace names the same file in the next run
         Path probe = dir.resolve(PROBE_PREFIX);
         Path copy = dir.resolve(PROBE_PREFIX + ".copy");
-        Files.deleteIfExists(copy);
-        Files.deleteIfExists(probe);
         try {
-            try (var out = Files.newByteChannel(
-                    probe,
-                    Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
-                    PosixFilePermissions.asFileAttribute(Permissions.FILE))) {
-                out.write(ByteBuffer.wrap(new byte[] {1}));
-            }
-            boolean cloned = clone(probe, copy);
             Files.deleteIfExists(copy);
-            return cloned;
-        } finally {
             Files.deleteIfExists(probe);
+            try {
+                try (var out = Files.newByteChannel(
+                        probe,
+                        Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+                        PosixFilePermissions.asFileAttribute(Permissions.FILE))) {
+                    out.write(ByteBuffer.wrap(new byte[] {1}));
+                }
+                boolean cloned = clone(probe, copy);
+                Files.deleteIfExists(copy);
+                return cloned;
+            } finally {
+                Files.deleteIfExists(probe);
+            }
+        } catch (IOException e) {
+            // the JDK's write and delete errors say only "Input/output error": name the probe
+            throw new IOException("file-clone probe " + probe + ": " + e.getMessage(), e);
         }
     }
 

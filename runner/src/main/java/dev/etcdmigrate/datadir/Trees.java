@@ -18,7 +18,8 @@ public final class Trees {
      * Copies a tree (a member dir) keeping times, cloning files where the file system can ({@link
      * FileClone}: no data blocks, no time); {@code to} must not exist yet. Member data holds the
      * cluster's secrets, so every copy is owner-only (0700 dirs, 0600 files) whatever the source's modes.
-     * A failure names both paths (a full disk fails the write with only "No space left on device").
+     * A failure names the file or directory whose copy failed and its target (a full disk fails the write with
+     * only "No space left on device").
      */
     public static void copy(Path from, Path to) throws IOException {
         copy(from, to, false);
@@ -32,8 +33,17 @@ public final class Trees {
     private static boolean copy(Path from, Path to, boolean sync) throws IOException {
         try {
             return copyTree(from, to, sync);
+        } catch (EntryCopyFailed e) {
+            throw e;
         } catch (IOException e) {
             throw new IOException("could not copy " + from + " to " + to + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The copy of one entry failed: its message names that entry and its target already. */
+    private static final class EntryCopyFailed extends IOException {
+        EntryCopyFailed(Path entry, Path copy, IOException cause) {
+            super("could not copy " + entry + " to " + copy + ": " + cause.getMessage(), cause);
         }
     }
 
@@ -44,30 +54,43 @@ public final class Trees {
             @Override
             public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
                 Path copy = to.resolve(from.relativize(dir).toString());
-                Files.copy(dir, copy, StandardCopyOption.COPY_ATTRIBUTES);
-                Files.setPosixFilePermissions(copy, Permissions.DIR);
+                try {
+                    Files.copy(dir, copy, StandardCopyOption.COPY_ATTRIBUTES);
+                    Files.setPosixFilePermissions(copy, Permissions.DIR);
+                } catch (IOException e) {
+                    throw new EntryCopyFailed(dir, copy, e);
+                }
                 return FileVisitResult.CONTINUE;
             }
 
             @Override
             public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
                 Path copy = to.resolve(from.relativize(file).toString());
-                boolean cloned = cloning[0] && attrs.isRegularFile() && FileClone.clone(file, copy);
-                if (cloned) {
-                    Files.setLastModifiedTime(copy, attrs.lastModifiedTime());
-                } else {
-                    cloning[0] &= !attrs.isRegularFile();
-                    Files.copy(file, copy, StandardCopyOption.COPY_ATTRIBUTES);
+                try {
+                    boolean cloned = cloning[0] && attrs.isRegularFile() && FileClone.clone(file, copy);
+                    if (cloned) {
+                        Files.setLastModifiedTime(copy, attrs.lastModifiedTime());
+                    } else {
+                        cloning[0] &= !attrs.isRegularFile();
+                        Files.copy(file, copy, StandardCopyOption.COPY_ATTRIBUTES);
+                    }
+                    Files.setPosixFilePermissions(copy, Permissions.FILE);
+                    if (sync) Fsync.path(copy);
+                } catch (IOException e) {
+                    throw new EntryCopyFailed(file, copy, e);
                 }
-                Files.setPosixFilePermissions(copy, Permissions.FILE);
-                if (sync) Fsync.path(copy);
                 return FileVisitResult.CONTINUE;
             }
 
             @Override
             public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
                 if (exc != null) throw exc;
-                if (sync) Fsync.path(to.resolve(from.relativize(dir).toString()));
+                Path copy = to.resolve(from.relativize(dir).toString());
+                try {
+                    if (sync) Fsync.path(copy);
+                } catch (IOException e) {
+                    throw new EntryCopyFailed(dir, copy, e);
+                }
                 return FileVisitResult.CONTINUE;
             }
         });

@@ -44,7 +44,7 @@ class IoErrorIT {
         etcd.close();
     }
 
-    /** The kth call of op on path (relative to the mount, backup stamps as STAMP). */
+    /** The kth call of op on path (relative to the mount, backup stamps as STAMP, etcd's .snap/.wal names as SEQ). */
     record Call(int k, String op, String path) {
         String fault(int errno) {
             return op + ":" + path + ":" + k + ":" + errno;
@@ -103,8 +103,9 @@ class IoErrorIT {
                     assertEquals(1, faulted.exitCode(), faulted.output());
                     String reason = faulted.reason();
                     String name = Path.of(call.path()).getFileName().toString();
-                    java.util.regex.Pattern named = java.util.regex.Pattern.compile(
-                            java.util.regex.Pattern.quote(name).replace("STAMP", "\\E[0-9]{8}T[0-9]{6}Z\\Q"));
+                    java.util.regex.Pattern named = java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(name)
+                            .replace("STAMP", "\\E[0-9]{8}T[0-9]{6}Z\\Q")
+                            .replace("SEQ", "\\E[0-9a-f]{16}-[0-9a-f]{16}\\Q"));
                     assertTrue(
                             reason.contains(ERRORS.get(errno))
                                     && named.matcher(reason).find(),
