@@ -74,6 +74,9 @@ public final class ConversionPlan {
                     record(out, key.key(), value, ttl, false);
                 }
             });
+        } catch (IOException e) {
+            // a failed write says only "Input/output error": name the files
+            throw new IOException("writing " + fixes + " from " + snapshot + ": " + e.getMessage(), e);
         }
         return new Summary(digest.count(), expired[0], leased[0], hidden[0], digest.value());
     }

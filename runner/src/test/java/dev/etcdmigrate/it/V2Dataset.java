@@ -44,9 +44,11 @@ final class V2Dataset {
         d.put(http, base, "/registry/ünïcödé/ключ", "non-ascii key", 0);
         d.put(http, base, "/registry/日本/値", "値も", 0);
         d.put(http, base, "/registry/big", "x".repeat(1 << 20), 0);
-        d.put(http, base, TTL_DIR + "/default/pod-1.event", "event with ttl", 600);
+        // TTLs in wall time: long enough for the long power-cut and I/O-error runs on one seed, within the
+        // conversion's 2-second lease steps (up to an hour), apart from the TTL dir's default hour
+        d.put(http, base, TTL_DIR + "/default/pod-1.event", "event with ttl", 3300);
         d.put(http, base, TTL_DIR + "/default/pod-2.event", "event without ttl", 0);
-        d.put(http, base, "/registry/leases/kube-system/lease", "ttl outside the ttl dir", 300);
+        d.put(http, base, "/registry/leases/kube-system/lease", "ttl outside the ttl dir", 3000);
         d.expiredKey = "/registry/short-lived";
         d.put(http, base, d.expiredKey, "gone soon", 1);
         Semaphore window = new Semaphore(32);
