@@ -3,6 +3,7 @@ package dev.etcdmigrate.step;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.datadir.MemberSwap;
+import dev.etcdmigrate.datadir.NamedFileOutput;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.event.Event;
@@ -142,7 +143,7 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
         long[] counts = new long[3]; // leased, expired, offenders
         List<String> offenders = new ArrayList<>();
         try (DataOutputStream out =
-                new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(file), 1 << 16))) {
+                new DataOutputStream(new BufferedOutputStream(NamedFileOutput.create(file), 1 << 16))) {
             etcd.dumpV3(running, entry -> {
                 var problem = rules.check(entry.key(), entry.value());
                 if (problem.isPresent()) {
