@@ -68,8 +68,11 @@ class IoErrorIT {
         PowerCutIT.Recording clean = PowerCutIT.record(scenario, seeded, dir, Optional.empty());
         assertEquals(0, clean.exitCode(), clean.output());
         List<Call> calls = calls(Files.readAllLines(dir.resolve("work/log")));
-        List<Fault> chosen =
-                budget.equals("every") ? everySite(calls) : alternate(choose(calls, Integer.parseInt(budget), random));
+        List<Fault> chosen = new ArrayList<>(
+                budget.equals("every") ? everySite(calls) : alternate(choose(calls, Integer.parseInt(budget), random)));
+        for (Fault regression : regressions(scenario, calls)) {
+            if (!chosen.contains(regression)) chosen.add(regression);
+        }
         Map<String, Long> kinds = new TreeMap<>();
         calls.forEach(c -> kinds.merge(c.op(), 1L, Long::sum));
         System.out.printf(
@@ -178,6 +181,38 @@ class IoErrorIT {
 
     /** A call to fail and the errno it fails with. */
     record Fault(Call call, int errno) {}
+
+    /** A call whose fault found a defect (docs/power-loss.md, defects 11-14), failed in every run as its regression. */
+    record Regression(FaultScenario scenario, String op, java.util.function.Predicate<String> path, int errno) {}
+
+    static final List<Regression> REGRESSIONS = List.of(
+            // 12: etcd's snapshot names differ between runs; the runner's sync of one must still be faultable
+            new Regression(FaultScenario.PATCH_FLOOR, "fsync", p -> p.endsWith("/member/snap/SEQ.snap"), 28),
+            // 10, 11: the file-clone probe (fixed names) and the backup copy's files name themselves
+            new Regression(FaultScenario.ONLINE_DOWNGRADE, "write", p -> p.equals("data/.clone-probe"), 5),
+            new Regression(
+                    FaultScenario.ONLINE_DOWNGRADE,
+                    "write",
+                    p -> p.contains("/backups/") && p.endsWith("/member/snap/db"),
+                    28),
+            // 13, 14: the conversion's and the rollback's work files
+            new Regression(FaultScenario.CONVERT_TO_V3, "write", p -> p.endsWith("/staging/fixes.bin"), 5),
+            new Regression(FaultScenario.ROLLBACK_TO_V2, "write", p -> p.endsWith("/staging/dump.bin"), 28));
+
+    /** This step type's regression faults, at the first matching call of the clean run; a call gone fails the test. */
+    static List<Fault> regressions(FaultScenario scenario, List<Call> calls) {
+        List<Fault> faults = new ArrayList<>();
+        for (Regression r : REGRESSIONS) {
+            if (r.scenario() != scenario) continue;
+            Call call = calls.stream()
+                    .filter(c -> c.op().equals(r.op()) && r.path().test(c.path()))
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError(
+                            scenario + ": the run makes no " + r.op() + " call a regression fault names"));
+            faults.add(new Fault(call, r.errno()));
+        }
+        return faults;
+    }
 
     /** The chosen calls failing with EIO and ENOSPC by turns. */
     static List<Fault> alternate(List<Call> calls) {
