@@ -98,13 +98,13 @@ static void normalize(const char *path, char *out, size_t size) {
             char c = p[i];
             stamp = i == 8 ? c == 'T' : i == 15 ? c == 'Z' : (c >= '0' && c <= '9');
         }
-        int seq = (p == rel(path) || p[-1] == '/') && hex16(p) && p[16] == '-' && hex16(p + 17)
+        int etcd_name = (p == rel(path) || p[-1] == '/') && hex16(p) && p[16] == '-' && hex16(p + 17)
                 && (strncmp(p + 33, ".snap", 5) == 0 || strncmp(p + 33, ".wal", 4) == 0);
         if (stamp) {
             memcpy(out + o, "STAMP", 5);
             o += 5;
             p += 16;
-        } else if (seq) {
+        } else if (etcd_name) {
             memcpy(out + o, "SEQ", 3);
             o += 3;
             p += 33;
