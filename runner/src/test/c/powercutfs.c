@@ -92,13 +92,14 @@ static int hex16(const char *p) {
 
 static void normalize(const char *path, char *out, size_t size) {
     size_t o = 0;
-    for (const char *p = rel(path); *p && o + 6 < size;) {
+    const char *start = rel(path);
+    for (const char *p = start; *p && o + 6 < size;) {
         int stamp = 1;
         for (int i = 0; i < 16 && stamp; i++) {
             char c = p[i];
             stamp = i == 8 ? c == 'T' : i == 15 ? c == 'Z' : (c >= '0' && c <= '9');
         }
-        int etcd_name = (p == rel(path) || p[-1] == '/') && hex16(p) && p[16] == '-' && hex16(p + 17)
+        int etcd_name = (p == start || p[-1] == '/') && hex16(p) && p[16] == '-' && hex16(p + 17)
                 && (strncmp(p + 33, ".snap", 5) == 0 || strncmp(p + 33, ".wal", 4) == 0);
         if (stamp) {
             memcpy(out + o, "STAMP", 5);

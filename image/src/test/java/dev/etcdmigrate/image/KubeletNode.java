@@ -418,6 +418,7 @@ final class KubeletNode implements AutoCloseable {
         }
         // 5. ports
         List<String> bound = new ArrayList<>();
+        List<String> nodeProcesses = processesOf(root);
         for (int p : Stream.concat(ports.stream(), extraPorts.stream()).toList()) {
             if (bindable(p)) continue;
             // a port the node released may be taken since by another process of the machine (a test running
@@ -427,7 +428,6 @@ final class KubeletNode implements AutoCloseable {
                     .strip();
             java.util.regex.Matcher pid =
                     java.util.regex.Pattern.compile("pid=(\\d+)").matcher(holders);
-            List<String> nodeProcesses = processesOf(root);
             boolean others = pid.find()
                     && nodeProcesses.stream().noneMatch(n -> n.startsWith(pid.group(1) + " "))
                     && !pid.group(1)
