@@ -1,8 +1,8 @@
 package dev.etcdmigrate.image;
 
+import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.etcd.server.ServerPorts;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -38,10 +38,11 @@ final class HostEtcd implements AutoCloseable {
         }
         Files.createDirectories(
                 dataDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        int client = freePort();
-        int peer = freePort();
+        // two ports from the kernel could be the same one, or be handed to an outgoing connection first
+        ServerPorts ports = FreePorts.pick();
+        int client = ports.client();
         String clientUrl = "http://127.0.0.1:" + client;
-        String peerUrl = "http://127.0.0.1:" + peer;
+        String peerUrl = "http://127.0.0.1:" + ports.peer();
         Path log = Files.createTempFile("host-etcd-" + version, ".log");
         ProcessBuilder builder = new ProcessBuilder(List.of(
                         binary.toString(),
@@ -108,12 +109,6 @@ final class HostEtcd implements AutoCloseable {
             if (!process.waitFor(30, TimeUnit.SECONDS)) {
                 process.destroyForcibly().waitFor();
             }
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
         }
     }
 }
