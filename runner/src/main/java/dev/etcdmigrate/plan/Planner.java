@@ -33,26 +33,31 @@ public final class Planner {
     private Catalog catalog; // read on the first plan that needs it
     // whose binaries are here to run: "bundled" in a refusal lists these, not every catalog release (an image may
     // carry fewer than the catalog knows; a missing binary of a planned step is the binary check's to refuse)
-    private Predicate<EtcdVersion> installed = v -> true;
+    private final Predicate<EtcdVersion> installed;
 
+    /** A planner for whom every catalog release is here to run. */
     public Planner(Catalog catalog) {
         this.catalogSource = () -> catalog;
         this.catalog = catalog;
-    }
-
-    /** @param catalog asked for only when a plan needs a catalog fact (a restart at the target needs none) */
-    public Planner(CatalogSource catalog) {
-        this.catalogSource = catalog;
+        this.installed = v -> true;
     }
 
     /**
-     * The plan for a data dir: {@code current} is what wrote it (empty: no etcd data); {@code installed}
-     * says whether the target's etcd is there to run, which is all a restart at the target's line and
-     * storage needs to know: that plan has no steps and parses no catalog.
+     * @param catalog asked for only when a plan needs a catalog fact (a restart at the target needs none)
+     * @param installed whether a release's etcd is here to run
      */
-    public Plan plan(Optional<DataVersion> current, DataVersion target, Predicate<EtcdVersion> installed)
-            throws RefusedTransitionException, UsageException {
+    public Planner(CatalogSource catalog, Predicate<EtcdVersion> installed) {
+        this.catalogSource = catalog;
         this.installed = installed;
+    }
+
+    /**
+     * The plan for a data dir: {@code current} is what wrote it (empty: no etcd data). A restart at the
+     * target's line and storage only needs the target's etcd to be installed: that plan has no steps and
+     * parses no catalog.
+     */
+    public Plan plan(Optional<DataVersion> current, DataVersion target)
+            throws RefusedTransitionException, UsageException {
         if (current.isPresent()
                 && current.get().storage() == target.storage()
                 && current.get().version().sameLine(target.version())
@@ -72,7 +77,7 @@ public final class Planner {
     /** The plan with every catalog fact at hand (a Planner made with its catalog, or after the catalog was read). */
     public Plan plan(DataVersion current, DataVersion target) throws RefusedTransitionException {
         if (catalog == null) {
-            throw new IllegalStateException("the catalog is read by plan(Optional, DataVersion, Predicate) first");
+            throw new IllegalStateException("the catalog is read by plan(Optional, DataVersion) first");
         }
         Release targetRelease = catalog.release(target.version())
                 .orElseThrow(() -> new RefusedTransitionException(

@@ -132,11 +132,10 @@ public final class InspectCommand {
                 continue;
             }
             try {
-                Plan plan = new Planner(catalog)
-                        .plan(
-                                current,
-                                target,
-                                v -> Files.isExecutable(options.binDir().resolve("etcd-" + v)));
+                Plan plan = new Planner(
+                                () -> catalog,
+                                v -> Files.isExecutable(options.binDir().resolve("etcd-" + v)))
+                        .plan(current, target);
                 plan = RollingUpgradePolicy.check(plan, members);
                 targets.add(new Target(
                         release.version(),

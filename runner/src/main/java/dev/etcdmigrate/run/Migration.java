@@ -89,7 +89,7 @@ public final class Migration {
         Predicate<EtcdVersion> installed =
                 v -> options.bundledVersions().map(b -> b.contains(v)).orElse(true)
                         && Files.isExecutable(binDir.dir().resolve("etcd-" + v));
-        Plan plan = new Planner(this::catalog).plan(current, target, installed);
+        Plan plan = new Planner(this::catalog, installed).plan(current, target);
         if (options.members() == 1) {
             plan = plan.withSnapshotForTheTarget();
             // an operator's --v2-deprecation (e.g. write-only-skip-check) would change what 3.6 refuses at start

@@ -462,11 +462,10 @@ class PlannerTest {
         Set<String> here = Set.of("3.4.23", "3.5.35", "3.6.16", "3.7.3");
         RefusedTransitionException refused = assertThrows(
                 RefusedTransitionException.class,
-                () -> new Planner(BUNDLED)
+                () -> new Planner(() -> BUNDLED, v -> here.contains(v.toString()))
                         .plan(
                                 java.util.Optional.of(DataVersion.parse("3.5.35/etcd3")),
-                                DataVersion.parse("3.8.0/etcd3"),
-                                v -> here.contains(v.toString())));
+                                DataVersion.parse("3.8.0/etcd3")));
         assertTrue(
                 refused.getMessage().contains("3.8.0 is not bundled (bundled: 3.4.23, 3.5.35, 3.6.16, 3.7.3)"),
                 refused.getMessage());
@@ -648,8 +647,8 @@ class PlannerTest {
     @ParameterizedTest(name = "{0} -> {1}")
     @MethodSource("restartsAtTheTargetLine")
     void aRestartAtTheTargetsLineIsAPlanWithoutStepsAndReadsNoCatalog(String current, String target) throws Exception {
-        Plan plan = new Planner(UNREADABLE)
-                .plan(java.util.Optional.of(DataVersion.parse(current)), DataVersion.parse(target), v -> true);
+        Plan plan = new Planner(UNREADABLE, v -> true)
+                .plan(java.util.Optional.of(DataVersion.parse(current)), DataVersion.parse(target));
         assertEquals(List.of(), plan.steps());
         assertEquals(DataVersion.parse(current), plan.current());
         assertFalse(plan.fresh());
@@ -659,34 +658,30 @@ class PlannerTest {
     void withoutTheTargetsBinaryTheCatalogDecides() throws Exception {
         assertThrows(
                 AssertionError.class,
-                () -> new Planner(UNREADABLE)
+                () -> new Planner(UNREADABLE, v -> false)
                         .plan(
                                 java.util.Optional.of(DataVersion.parse("3.7.3/etcd3")),
-                                DataVersion.parse("3.7.3/etcd3"),
-                                v -> false));
-        Plan plan = new Planner(() -> BUNDLED)
-                .plan(
-                        java.util.Optional.of(DataVersion.parse("3.7.3/etcd3")),
-                        DataVersion.parse("3.7.3/etcd3"),
-                        v -> false);
+                                DataVersion.parse("3.7.3/etcd3")));
+        Plan plan = new Planner(() -> BUNDLED, v -> false)
+                .plan(java.util.Optional.of(DataVersion.parse("3.7.3/etcd3")), DataVersion.parse("3.7.3/etcd3"));
         assertEquals(List.of(), plan.steps());
     }
 
     @Test
     void aDataDirWithoutEtcdDataIsAFreshPlanWhoseTargetIsStillChecked() throws Exception {
-        Plan plan = new Planner(() -> BUNDLED)
-                .plan(java.util.Optional.empty(), DataVersion.parse("3.7.3/etcd3"), v -> true);
+        Plan plan = new Planner(() -> BUNDLED, v -> true)
+                .plan(java.util.Optional.empty(), DataVersion.parse("3.7.3/etcd3"));
         assertTrue(plan.fresh());
         assertEquals(List.of(), plan.steps());
         assertThrows(
                 RefusedTransitionException.class,
-                () -> new Planner(() -> BUNDLED)
-                        .plan(java.util.Optional.empty(), DataVersion.parse("3.7.3/etcd2"), v -> true),
+                () -> new Planner(() -> BUNDLED, v -> true)
+                        .plan(java.util.Optional.empty(), DataVersion.parse("3.7.3/etcd2")),
                 "3.7 serves no v2 API");
         assertThrows(
                 RefusedTransitionException.class,
-                () -> new Planner(() -> BUNDLED)
-                        .plan(java.util.Optional.empty(), DataVersion.parse("9.9.9/etcd3"), v -> true),
+                () -> new Planner(() -> BUNDLED, v -> true)
+                        .plan(java.util.Optional.empty(), DataVersion.parse("9.9.9/etcd3")),
                 "not bundled");
     }
 }
