@@ -25,6 +25,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -40,6 +41,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * own `plan` against real 3.5 data in kubeadm's data dir, and (init container) migrate that data
  * for real, every key checked afterwards with the target etcd.
  */
+@EnabledIfSystemProperty(
+        named = "kubeadm.check",
+        matches = "true",
+        disabledReason = "the kubeadm profile's execution runs it")
 class KubeadmCheck {
 
     static final List<String> KUBEADM_VERSIONS = Arrays.asList(
