@@ -22,7 +22,6 @@ import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.run.InspectCommand;
 import dev.etcdmigrate.run.Migration;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -160,9 +159,10 @@ public final class Main {
                 .map(Catalog::load)
                 .orElseGet(Catalog::bundled);
         b.append("bundled etcd versions (bin dir ").append(binDir).append("):");
+        BinDir bins = new BinDir(binDir);
         for (var release : catalog.releases()) {
             b.append(' ').append(release.version());
-            if (!Files.isExecutable(binDir.resolve("etcd-" + release.version()))) b.append(" (missing)");
+            if (!bins.hasEtcd(release.etcdVersion())) b.append(" (missing)");
         }
         b.append('\n');
         for (var release : catalog.releases()) {

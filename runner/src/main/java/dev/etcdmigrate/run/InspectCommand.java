@@ -8,6 +8,7 @@ import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
+import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.log.Json;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BackendStorageVersion;
@@ -116,6 +117,7 @@ public final class InspectCommand {
         Optional<DataVersion> current = current(dataDir, options, d);
         List<Target> targets = new ArrayList<>();
         int members = Math.max(1, d.members().size());
+        Planner planner = new Planner(() -> catalog, new BinDir(options.binDir())::hasEtcd);
         for (Release release : catalog.releases()) {
             StorageApi storage = release.line().v3Api() ? StorageApi.ETCD3 : StorageApi.ETCD2;
             DataVersion target = new DataVersion(release.etcdVersion(), storage);
@@ -132,10 +134,7 @@ public final class InspectCommand {
                 continue;
             }
             try {
-                Plan plan = new Planner(
-                                () -> catalog,
-                                v -> Files.isExecutable(options.binDir().resolve("etcd-" + v)))
-                        .plan(current, target);
+                Plan plan = planner.plan(current, target);
                 plan = RollingUpgradePolicy.check(plan, members);
                 targets.add(new Target(
                         release.version(),

@@ -87,8 +87,7 @@ public final class Migration {
         // a release's etcd in the bin dir (and in BUNDLED_VERSIONS, if set) stands for "bundled": a restart at the
         // target asks it of the target only; a refusal lists the releases it holds for
         Predicate<EtcdVersion> installed =
-                v -> options.bundledVersions().map(b -> b.contains(v)).orElse(true)
-                        && Files.isExecutable(binDir.dir().resolve("etcd-" + v));
+                v -> options.bundledVersions().map(b -> b.contains(v)).orElse(true) && binDir.hasEtcd(v);
         Plan plan = new Planner(this::catalog, installed).plan(current, target);
         if (options.members() == 1) {
             plan = plan.withSnapshotForTheTarget();

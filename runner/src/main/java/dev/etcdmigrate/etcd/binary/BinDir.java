@@ -15,6 +15,11 @@ public record BinDir(Path dir) {
         return tool("etcd", version);
     }
 
+    /** Whether etcd VERSION is here to run (a plan's "bundled"); {@link #etcd} says why not. */
+    public boolean hasEtcd(EtcdVersion version) {
+        return Files.isExecutable(dir.resolve("etcd-" + version));
+    }
+
     public Path tool(String name, EtcdVersion version) throws MissingBinaryException {
         Path path = dir.resolve(name + "-" + version);
         BasicFileAttributes attributes;
