@@ -4,6 +4,7 @@ import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.step.EtcdOperations.Tuning;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -135,6 +136,18 @@ public record MinorUpgrade(
         EtcdOperations etcd = context.etcd();
         Path data = context.dataDir().path();
         Tuning tuning = snapshotForNext ? Tuning.snapshotAtOnce() : Tuning.NONE;
+        if (DataDetection.recordedFloor(data)
+                .filter(f -> !f.isOlderThan(release.minorLine()))
+                .isPresent()) {
+            // a run of this step was stopped after its etcd recorded its line in the db (version.txt not yet
+            // written; the plan resumes it): the preparation ran before that etcd, and the previous line's etcd
+            // can no longer open the data (3.6 refuses a 3.7 storage version, any etcd a newer cluster version)
+            context.log()
+                    .info("the db already records etcd " + release.minorLine() + ": an interrupted run of this step"
+                            + " prepared the data; etcd " + release.version() + " starts on it directly");
+            etcd.runUntilWrite(release, data, tuning, storage);
+            return;
+        }
         if (v2JudgedAtStart) {
             Optional<String> refusal = etcd.runUntilWriteUnlessV2Refused(release, data, tuning);
             if (refusal.isEmpty()) {

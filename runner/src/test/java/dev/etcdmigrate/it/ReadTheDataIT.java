@@ -20,6 +20,8 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Issue 24, integration: a dir without version.txt is planned from what its data says (every key checked
@@ -129,6 +131,49 @@ class ReadTheDataIT {
             assertEquals(
                     new TreeMap<>(written), values, "every key and value after " + version + " -> " + NEWEST.version());
         }
+    }
+
+    /**
+     * The resumed step where the step prepares the data with the previous line first (3.5 -> 3.6: etcdutl 3.5
+     * checks for v2 content; 3.6 -> 3.7: etcd 3.6 leaves a snapshot): the killed run had prepared the data and
+     * its etcd had recorded the new line in the db, which the previous line's etcd refuses to open ("version
+     * \"3.7.0\" is not supported", seen in NodeCheck's kills). The resumed step starts the new line directly.
+     */
+    @ParameterizedTest(name = "version.txt {0}, data written by {1}")
+    @CsvSource({"3.5.35, 3.6.16", "3.6.16, 3.7.3"})
+    void aResumedStepDoesNotRunThePreviousLineOnDataTheNextLineRecorded(String label, String writer, @TempDir Path dir)
+            throws Exception {
+        Path data = dir.resolve("data");
+        Release release = EtcdFixture.release(writer);
+        Map<String, String> written;
+        try (WrittenDirs dirs = new WrittenDirs()) {
+            written = dirs.write(release, data, WrittenDirs.Variant.plain(StorageApi.ETCD3), 20);
+        }
+        assertTrue(
+                dev.etcdmigrate.ondisk.DataDetection.recordedFloor(data)
+                        .filter(f -> f.equals(release.minorLine()))
+                        .isPresent(),
+                "the db records " + release.minorLine());
+        new DataDir(data).writeVersion(DataVersion.parse(label + "/etcd3"));
+        Files.createDirectories(data.resolve(".etcd-migrate"));
+        Files.writeString(data.resolve(".etcd-migrate/etcd-output.log"), "");
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, writer))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            assertEquals(1, runner.count("interrupted-step-found"), runner.output());
+            assertEquals(
+                    List.of(writer),
+                    runner.events("etcd-started").stream()
+                            .map(e -> e.path("version").asText())
+                            .distinct()
+                            .toList(),
+                    "only the new line's etcd runs: " + runner.output());
+        }
+        assertEquals(writer + "/etcd3", Files.readString(data.resolve("version.txt")));
+        Map<String, String> values = new TreeMap<>();
+        etcd.read(release, data).keyspace().entries().forEach((k, e) -> {
+            if (written.containsKey(k)) values.put(k, new String(e.value(), StandardCharsets.UTF_8));
+        });
+        assertEquals(new TreeMap<>(written), values);
     }
 
     /**
