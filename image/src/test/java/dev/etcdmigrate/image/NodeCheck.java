@@ -411,6 +411,7 @@ class NodeCheck {
                         Files.readString(site.data.resolve("version.txt")).strip();
                 String done;
                 String containerId = containerId();
+                double disrupted = System.currentTimeMillis() / 1000.0;
                 if (kill && containerId != null) {
                     node.ctr("tasks", "kill", "-s", "SIGKILL", containerId);
                     done = "SIGKILL of the container";
@@ -423,7 +424,7 @@ class NodeCheck {
                                             "\n  annotations:\n    node-it/trial: \"" + trial + "\"\n  labels:\n"));
                     done = kill ? "manifest edit (no container to kill yet)" : "manifest edit";
                 }
-                site.awaitServing(target, SERVE);
+                site.awaitServing(target, disrupted, SERVE);
                 seed.check(site.client(), "trial " + trial);
                 assertEquals(
                         target + "/etcd3",
@@ -1075,31 +1076,42 @@ class NodeCheck {
          * are PID 1 of theirs) to the first /readyz 200 seen.
          */
         long awaitNewProcessReady(double epochSeconds, Duration deadline) throws Exception {
-            java.net.URI metricsUrl = java.net.URI.create("http://127.0.0.1:" + metrics + "/metrics");
             java.net.URI readyz = java.net.URI.create("http://127.0.0.1:" + metrics + "/readyz");
             long end = System.nanoTime() + deadline.toNanos();
             while (System.nanoTime() < end) {
-                var m = KubeletNode.get(metricsUrl);
-                if (m.isPresent() && m.get().statusCode() == 200) {
-                    java.util.Optional<Double> started = m.get()
-                            .body()
-                            .lines()
-                            .filter(l -> l.startsWith("process_start_time_seconds "))
-                            .map(l -> Double.parseDouble(l.split(" ")[1]))
-                            .findFirst();
-                    if (started.isPresent()
-                            && started.get() >= Math.floor(epochSeconds) - 1
-                            && started.get() > lastStart
-                            && KubeletNode.get(readyz)
-                                    .map(r -> r.statusCode() == 200)
-                                    .orElse(false)) {
-                        lastStart = started.get();
-                        return System.currentTimeMillis() - Math.round(started.get() * 1000);
-                    }
+                java.util.Optional<Double> started = processStart();
+                if (started.isPresent()
+                        && startedSince(started.get(), epochSeconds)
+                        && started.get() > lastStart
+                        && KubeletNode.get(readyz)
+                                .map(r -> r.statusCode() == 200)
+                                .orElse(false)) {
+                    lastStart = started.get();
+                    return System.currentTimeMillis() - Math.round(started.get() * 1000);
                 }
                 Thread.sleep(20); // poll interval of a deadline-bound wait (the figure's resolution)
             }
             throw new AssertionError("no new etcd ready within " + deadline + "; mirror pod " + status());
+        }
+
+        /** process_start_time_seconds of the etcd answering on the metrics port, if one answers. */
+        java.util.Optional<Double> processStart() {
+            java.net.URI metricsUrl = java.net.URI.create("http://127.0.0.1:" + metrics + "/metrics");
+            return KubeletNode.get(metricsUrl)
+                    .filter(m -> m.statusCode() == 200)
+                    .flatMap(m -> m.body()
+                            .lines()
+                            .filter(l -> l.startsWith("process_start_time_seconds "))
+                            .map(l -> Double.parseDouble(l.split(" ")[1]))
+                            .findFirst());
+        }
+
+        /**
+         * Whether a process start (from /proc: boot time in whole seconds plus clock ticks, so up to a second early)
+         * is at or after epochSeconds.
+         */
+        static boolean startedSince(double start, double epochSeconds) {
+            return start >= Math.floor(epochSeconds) - 1;
         }
 
         private double lastStart;
@@ -1140,11 +1152,25 @@ class NodeCheck {
         }
 
         void awaitServing(String version, Duration deadline) throws Exception {
+            awaitServing(version, 0, deadline);
+        }
+
+        /**
+         * etcd VERSION serves from a process started at or after sinceEpochSeconds: after a kill or a manifest edit
+         * that keeps the target, the etcd that served before it (a migration that finished first) does not count, as
+         * the kubelet is about to stop it.
+         */
+        void awaitServing(String version, double sinceEpochSeconds, Duration deadline) throws Exception {
             try {
                 KubeletNode.await(
                         "etcd " + version + " serves",
                         deadline,
-                        () -> client().serverVersion().map(version::equals).orElse(false) && client().serving());
+                        () -> (sinceEpochSeconds == 0
+                                        || processStart()
+                                                .map(s -> startedSince(s, sinceEpochSeconds))
+                                                .orElse(false))
+                                && client().serverVersion().map(version::equals).orElse(false)
+                                && client().serving());
             } catch (AssertionError e) {
                 throw new AssertionError(
                         e.getMessage() + "\nmirror pod status: " + status() + "\n" + node.containerLogs("etcd"), e);
