@@ -137,6 +137,26 @@ public final class DataDetection {
         }
     }
 
+    /**
+     * The newest line the data records anywhere: {@link #recordedFloor}, else the last cluster version an
+     * entry of the WAL sets. An etcd stopped (killed, power cut) soon after it started may have logged its
+     * cluster version update in the WAL without applying it to the db, and an older line's etcd replays that
+     * entry and panics ("invalid downgrade"). Reads the whole WAL unless the db already records {@code atLeast}
+     * or newer: for a step about to run an older line's etcd, not for every start. An unreadable WAL adds
+     * nothing.
+     */
+    public static Optional<MinorLine> loggedFloor(Path dataDir, Optional<Path> walDir, MinorLine atLeast) {
+        Optional<MinorLine> recorded = recordedFloor(dataDir);
+        if (recorded.filter(r -> !r.isOlderThan(atLeast)).isPresent()) return recorded;
+        Path wal = walDir.orElse(dataDir.resolve("member").resolve("wal"));
+        if (!Files.isDirectory(wal)) return recorded;
+        try {
+            return max(recorded, WalRecords.read(wal).lastClusterVersion().flatMap(v -> lineOf(v.version())));
+        } catch (IOException e) {
+            return recorded;
+        }
+    }
+
     private static final class Reader {
         final Path dataDir;
         final Path member;

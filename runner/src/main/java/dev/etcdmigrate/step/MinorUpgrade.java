@@ -136,15 +136,17 @@ public record MinorUpgrade(
         EtcdOperations etcd = context.etcd();
         Path data = context.dataDir().path();
         Tuning tuning = snapshotForNext ? Tuning.snapshotAtOnce() : Tuning.NONE;
-        if (DataDetection.recordedFloor(data)
-                .filter(f -> !f.isOlderThan(release.minorLine()))
-                .isPresent()) {
-            // a run of this step was stopped after its etcd recorded its line in the db (version.txt not yet
-            // written; the plan resumes it): the preparation ran before that etcd, and the previous line's etcd
-            // can no longer open the data (3.6 refuses a 3.7 storage version, any etcd a newer cluster version)
+        if ((v2Checker.isPresent() || snapshotter.isPresent())
+                && DataDetection.loggedFloor(data, context.walDir(), release.minorLine())
+                        .filter(f -> !f.isOlderThan(release.minorLine()))
+                        .isPresent()) {
+            // a run of this step was stopped after its etcd recorded its line in the db or logged it in the WAL
+            // (version.txt not yet written; the plan resumes it): the preparation ran before that etcd, and the
+            // previous line's etcd can no longer open the data (3.6 refuses a 3.7 storage version, and replaying
+            // a newer cluster version it panics)
             context.log()
-                    .info("the db already records etcd " + release.minorLine() + ": an interrupted run of this step"
-                            + " prepared the data; etcd " + release.version() + " starts on it directly");
+                    .info("the data already records etcd " + release.minorLine() + ": an interrupted run of this"
+                            + " step prepared it; etcd " + release.version() + " starts on it directly");
             etcd.runUntilWrite(release, data, tuning, storage);
             return;
         }

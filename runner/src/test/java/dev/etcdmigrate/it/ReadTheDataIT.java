@@ -177,6 +177,75 @@ class ReadTheDataIT {
     }
 
     /**
+     * The same resumption where the killed etcd 3.7.3 had logged its cluster version update (3.7) in the WAL but
+     * not yet committed it to the db, which still records 3.6 (a power cut found it: PowerCutIT, 3.6 -> 3.7,
+     * an etcd sync point). etcd 3.6.16, the step's preparation, replays that entry and panics ("invalid
+     * downgrade; server version is lower than determined cluster version"). Made here with the kill's real
+     * order: etcd 3.6.16 prepares (--snapshot-count=1), etcd 3.7.3 starts with its backend batch held open and
+     * is SIGKILLed once the WAL holds its 3.7 entry.
+     */
+    @Test
+    void aResumedStepDoesNotRunThePreviousLineOnDataWhoseWalHoldsTheNextLine(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        Release previous = EtcdFixture.release("3.6.16");
+        Release next = EtcdFixture.release("3.7.3");
+        Map<String, String> written;
+        try (WrittenDirs dirs = new WrittenDirs()) {
+            written = dirs.write(previous, data, WrittenDirs.Variant.plain(StorageApi.ETCD3), 20);
+        }
+        try (dev.etcdmigrate.etcd.server.PrivateEtcd prepare = etcd.start(previous, data, "--snapshot-count=1")) {
+            prepare.stop(java.time.Duration.ofSeconds(20));
+        }
+        try (dev.etcdmigrate.etcd.server.PrivateEtcd killed =
+                etcd.start(next, data, "--backend-batch-interval=1h", "--backend-batch-limit=1000000000")) {
+            long deadline = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+            while (!walSetsLine(data, next.minorLine())) {
+                assertTrue(System.nanoTime() < deadline, "etcd " + next.version() + " logged no 3.7 cluster version");
+                Thread.sleep(50); // poll interval of a deadline-bound wait
+            }
+            long pid = dev.etcdmigrate.ondisk.BackendStorageVersion.lockHolder(data.resolve("member/snap/db"))
+                    .orElseThrow();
+            ProcessHandle handle = ProcessHandle.of(pid).orElseThrow();
+            handle.destroyForcibly();
+            handle.onExit().get(30, java.util.concurrent.TimeUnit.SECONDS);
+        }
+        assertEquals(
+                java.util.Optional.of(previous.minorLine()),
+                dev.etcdmigrate.ondisk.DataDetection.recordedFloor(data),
+                "the db still records " + previous.minorLine() + " (the batch was never committed)");
+        new DataDir(data).writeVersion(DataVersion.parse("3.6.16/etcd3"));
+        Files.createDirectories(data.resolve(".etcd-migrate"));
+        Files.writeString(data.resolve(".etcd-migrate/etcd-output.log"), "");
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.7.3"))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            assertEquals(
+                    List.of("3.7.3"),
+                    runner.events("etcd-started").stream()
+                            .map(e -> e.path("version").asText())
+                            .distinct()
+                            .toList(),
+                    "only the new line's etcd runs: " + runner.output());
+        }
+        assertEquals("3.7.3/etcd3", Files.readString(data.resolve("version.txt")));
+        Map<String, String> values = new TreeMap<>();
+        etcd.read(next, data).keyspace().entries().forEach((k, e) -> {
+            if (written.containsKey(k)) values.put(k, new String(e.value(), StandardCharsets.UTF_8));
+        });
+        assertEquals(new TreeMap<>(written), values);
+    }
+
+    private static boolean walSetsLine(Path data, dev.etcdmigrate.version.MinorLine line) {
+        try {
+            return dev.etcdmigrate.ondisk.WalRecords.read(data.resolve("member/wal"))
+                    .lastClusterVersion()
+                    .filter(v -> v.version().startsWith(line + "."))
+                    .isPresent();
+        } catch (java.io.IOException e) {
+            return false; // a record still being written
+        }
+    }
+
+    /**
      * The one tolerated case, and only with its evidence: data one line ahead of version.txt is what an
      * upgrade step killed after its etcd ran leaves (FaultInjectionIT kills real steps); it is resumed only
      * where this runner ran steps before (its .etcd-migrate/etcd-output.log), refused everywhere else.
