@@ -25,7 +25,14 @@ enum FaultScenario {
     ONLINE_DOWNGRADE("3.7.3/etcd3 -> 3.6.16 (downgrade API)", 1, "3.7.3/etcd3", "3.6.16/etcd3"),
     SNAPSHOT_DOWNGRADE("3.5.35/etcd3 -> 3.4.23 (snapshot restore, member dir swap)", 1, "3.5.35/etcd3", "3.4.23/etcd3"),
     CONVERT_TO_V3("3.4.23/etcd2 -> 3.4.23/etcd3 (conversion, member dir swap)", 1, "3.4.23/etcd2", "3.4.23/etcd3"),
-    ROLLBACK_TO_V2("3.4.23/etcd3 -> 3.4.23/etcd2 (rollback, member dir swap)", 1, "3.4.23/etcd3", "3.4.23/etcd2");
+    ROLLBACK_TO_V2("3.4.23/etcd3 -> 3.4.23/etcd2 (rollback, member dir swap)", 1, "3.4.23/etcd3", "3.4.23/etcd2"),
+    // the step whose preparation runs the previous line's etcd: once 3.7 has recorded its storage version, 3.6
+    // cannot open the data again, so a resumed step must not run it (fdeaed6)
+    PREPARED_UPGRADE(
+            "3.6.16/etcd3 -> 3.7.3 (3.6.16 snapshots first, then 3.7 starts and records its storage version)",
+            1,
+            "3.6.16/etcd3",
+            "3.7.3/etcd3");
 
     /** Keys seeded: enough for every step to do real work, few enough for many trials. */
     private static final int KEYS = 300;
@@ -80,7 +87,7 @@ enum FaultScenario {
     Seeded seed(EtcdFixture etcd, Path data) throws Exception {
         Release target = EtcdFixture.release(target().version().toString());
         return switch (this) {
-            case MINOR_UPGRADE, ONLINE_DOWNGRADE, SNAPSHOT_DOWNGRADE ->
+            case MINOR_UPGRADE, ONLINE_DOWNGRADE, SNAPSHOT_DOWNGRADE, PREPARED_UPGRADE ->
                 new Etcd3Keys(etcd.seed(start(), data, KEYS), target);
             case PATCH_FLOOR -> {
                 // the bundled 3.5 writes the data; version.txt then names a 3.5 patch below 3.6's floor

@@ -311,14 +311,17 @@ class PowerCutIT {
 
     /**
      * The runner's commit points: its first directory fsync after each of its renames (AtomicFile's
-     * replace, the member swap's two renames, a backup's rename) and after creating etcd-output.log, the
-     * points the defects fixed so far were found at. The long profile takes every runner sync instead.
+     * replace, the member swap's two renames, a backup's rename) and after creating etcd-output.log, and
+     * the state just before each rename (all that etcd made durable, the commit not yet made: a step's
+     * etcd has written its data, version.txt still names the step's start), the points the defects fixed
+     * so far were found at. The long profile takes every runner sync instead.
      */
     static List<Integer> commitPoints(PowerCut log) {
-        List<Integer> points = new ArrayList<>();
+        java.util.SortedSet<Integer> points = new java.util.TreeSet<>();
         boolean pending = false;
         for (PowerCut.Op op : log.ops()) {
             if (!op.byRunner()) continue;
+            if (op.kind() == PowerCut.Kind.RENAME && op.line() > 0) points.add(op.line());
             if (op.kind() == PowerCut.Kind.RENAME
                     || op.kind() == PowerCut.Kind.CREATE && "etcd-output.log".equals(op.name())) pending = true;
             if (pending && op.kind() == PowerCut.Kind.FSYNCDIR) {
@@ -326,7 +329,7 @@ class PowerCutIT {
                 pending = false;
             }
         }
-        return points;
+        return List.copyOf(points);
     }
 
     /**
