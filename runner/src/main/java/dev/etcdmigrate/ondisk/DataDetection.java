@@ -138,22 +138,24 @@ public final class DataDetection {
     }
 
     /**
-     * The newest line the data records anywhere: {@link #recordedFloor}, else the last cluster version an
-     * entry of the WAL sets. An etcd stopped (killed, power cut) soon after it started may have logged its
-     * cluster version update in the WAL without applying it to the db, and an older line's etcd replays that
-     * entry and panics ("invalid downgrade"). Reads the whole WAL unless the db already records {@code atLeast}
-     * or newer: for a step about to run an older line's etcd, not for every start. An unreadable WAL adds
-     * nothing.
+     * Whether the data records {@code line} or newer: the db's cluster or storage version ({@link #recordedFloor}),
+     * else the last cluster version an entry of the WAL sets. An etcd stopped (killed, power cut) soon after it
+     * started may have logged its cluster version update in the WAL without applying it to the db, and an older
+     * line's etcd replays that entry and panics ("invalid downgrade"). Reads the whole WAL when the db does not
+     * decide: for a step about to run an older line's etcd, not for every start. An unreadable WAL adds nothing.
      */
-    public static Optional<MinorLine> loggedFloor(Path dataDir, Optional<Path> walDir, MinorLine atLeast) {
-        Optional<MinorLine> recorded = recordedFloor(dataDir);
-        if (recorded.filter(r -> !r.isOlderThan(atLeast)).isPresent()) return recorded;
+    public static boolean recordsLine(Path dataDir, Optional<Path> walDir, MinorLine line) {
+        if (recordedFloor(dataDir).filter(f -> !f.isOlderThan(line)).isPresent()) return true;
         Path wal = walDir.orElse(dataDir.resolve("member").resolve("wal"));
-        if (!Files.isDirectory(wal)) return recorded;
+        if (!Files.isDirectory(wal)) return false;
         try {
-            return max(recorded, WalRecords.read(wal).lastClusterVersion().flatMap(v -> lineOf(v.version())));
+            return WalRecords.read(wal)
+                    .lastClusterVersion()
+                    .flatMap(v -> lineOf(v.version()))
+                    .filter(l -> !l.isOlderThan(line))
+                    .isPresent();
         } catch (IOException e) {
-            return recorded;
+            return false;
         }
     }
 

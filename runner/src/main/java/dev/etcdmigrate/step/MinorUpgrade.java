@@ -137,9 +137,7 @@ public record MinorUpgrade(
         Path data = context.dataDir().path();
         Tuning tuning = snapshotForNext ? Tuning.snapshotAtOnce() : Tuning.NONE;
         if ((v2Checker.isPresent() || snapshotter.isPresent())
-                && DataDetection.loggedFloor(data, context.walDir(), release.minorLine())
-                        .filter(f -> !f.isOlderThan(release.minorLine()))
-                        .isPresent()) {
+                && DataDetection.recordsLine(data, context.walDir(), release.minorLine())) {
             // a run of this step was stopped after its etcd recorded its line in the db or logged it in the WAL
             // (version.txt not yet written; the plan resumes it): the preparation ran before that etcd, and the
             // previous line's etcd can no longer open the data (3.6 refuses a 3.7 storage version, and replaying

@@ -154,23 +154,44 @@ class ReadTheDataIT {
                         .filter(f -> f.equals(release.minorLine()))
                         .isPresent(),
                 "the db records " + release.minorLine());
+        resumeStartsOnlyTheNextLine(
+                data,
+                label,
+                release,
+                written,
+                runner -> assertEquals(1, runner.count("interrupted-step-found"), runner.output()));
+    }
+
+    /**
+     * Resumes a step as a kill leaves it (version.txt at {@code label}, the runner's etcd-output.log): the run to
+     * {@code next} exits 0 having started only etcd {@code next}, version.txt records it, and it serves every
+     * written key with its value. {@code alsoCheck} sees the finished run.
+     */
+    private void resumeStartsOnlyTheNextLine(
+            Path data,
+            String label,
+            Release next,
+            Map<String, String> written,
+            java.util.function.Consumer<RunnerProcess> alsoCheck)
+            throws Exception {
         new DataDir(data).writeVersion(DataVersion.parse(label + "/etcd3"));
         Files.createDirectories(data.resolve(".etcd-migrate"));
         Files.writeString(data.resolve(".etcd-migrate/etcd-output.log"), "");
-        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, writer))) {
+        String version = next.version();
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, version))) {
             assertEquals(0, runner.exitCode(), runner.output());
-            assertEquals(1, runner.count("interrupted-step-found"), runner.output());
+            alsoCheck.accept(runner);
             assertEquals(
-                    List.of(writer),
+                    List.of(version),
                     runner.events("etcd-started").stream()
                             .map(e -> e.path("version").asText())
                             .distinct()
                             .toList(),
                     "only the new line's etcd runs: " + runner.output());
         }
-        assertEquals(writer + "/etcd3", Files.readString(data.resolve("version.txt")));
+        assertEquals(version + "/etcd3", Files.readString(data.resolve("version.txt")));
         Map<String, String> values = new TreeMap<>();
-        etcd.read(release, data).keyspace().entries().forEach((k, e) -> {
+        etcd.read(next, data).keyspace().entries().forEach((k, e) -> {
             if (written.containsKey(k)) values.put(k, new String(e.value(), StandardCharsets.UTF_8));
         });
         assertEquals(new TreeMap<>(written), values);
@@ -213,25 +234,7 @@ class ReadTheDataIT {
                 java.util.Optional.of(previous.minorLine()),
                 dev.etcdmigrate.ondisk.DataDetection.recordedFloor(data),
                 "the db still records " + previous.minorLine() + " (the batch was never committed)");
-        new DataDir(data).writeVersion(DataVersion.parse("3.6.16/etcd3"));
-        Files.createDirectories(data.resolve(".etcd-migrate"));
-        Files.writeString(data.resolve(".etcd-migrate/etcd-output.log"), "");
-        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.7.3"))) {
-            assertEquals(0, runner.exitCode(), runner.output());
-            assertEquals(
-                    List.of("3.7.3"),
-                    runner.events("etcd-started").stream()
-                            .map(e -> e.path("version").asText())
-                            .distinct()
-                            .toList(),
-                    "only the new line's etcd runs: " + runner.output());
-        }
-        assertEquals("3.7.3/etcd3", Files.readString(data.resolve("version.txt")));
-        Map<String, String> values = new TreeMap<>();
-        etcd.read(next, data).keyspace().entries().forEach((k, e) -> {
-            if (written.containsKey(k)) values.put(k, new String(e.value(), StandardCharsets.UTF_8));
-        });
-        assertEquals(new TreeMap<>(written), values);
+        resumeStartsOnlyTheNextLine(data, previous.version(), next, written, runner -> {});
     }
 
     private static boolean walSetsLine(Path data, dev.etcdmigrate.version.MinorLine line) {
