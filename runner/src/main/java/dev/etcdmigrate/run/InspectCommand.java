@@ -4,6 +4,7 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cli.ParsedArgs;
+import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.MigrateException;
@@ -23,7 +24,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.stream.Stream;
 
 /**
  * {@code etcd-migrate inspect --data-dir D [-o json]}: what the data says, offline. Reads only: no lock, no
@@ -266,18 +266,15 @@ public final class InspectCommand {
         return targets;
     }
 
+    /** The backups a migration counts as this data dir's ({@link Backups#complete}), oldest first. */
     private static List<Backup> backups(MigrateOptions options, DataDir dataDir) throws IOException {
-        Path location = options.backupDir().orElse(dataDir.backupsDir());
-        if (!Files.isDirectory(location)) return List.of();
         List<Backup> out = new ArrayList<>();
-        try (Stream<Path> entries = Files.list(location)) {
-            for (Path p : entries.sorted().toList()) {
-                if (!Files.isDirectory(p)) continue;
-                Path v = p.resolve(DataDir.VERSION_FILE);
-                out.add(new Backup(
-                        p.toString(),
-                        Files.isRegularFile(v) ? Files.readString(v).strip() : null));
-            }
+        Backups backups = new Backups(
+                dataDir, options.backupDir(), options.backupRetention(), options.name(), Log.text(System.err));
+        for (Path p : backups.complete()) {
+            Path v = p.resolve(DataDir.VERSION_FILE);
+            out.add(new Backup(
+                    p.toString(), Files.isRegularFile(v) ? Files.readString(v).strip() : null));
         }
         return out;
     }
