@@ -82,7 +82,7 @@ public final class WalRecords {
             int dataEnd = r.dataEnd();
             if (data < 0) return;
             if (type == METADATA) {
-                WalIndex.Proto m = new WalIndex.Proto(b, data, dataEnd);
+                Protobuf.Reader m = new Protobuf.Reader(b, data, dataEnd);
                 while (m.more()) {
                     long tag = m.varint();
                     if ((tag & 7) != 0) {
@@ -94,7 +94,7 @@ public final class WalRecords {
                     if (tag >>> 3 == 2) clusterId = OptionalLong.of(v);
                 }
             } else if (type == SNAPSHOT) {
-                WalIndex.Proto s = new WalIndex.Proto(b, data, dataEnd);
+                Protobuf.Reader s = new Protobuf.Reader(b, data, dataEnd);
                 while (s.more()) {
                     long tag = s.varint();
                     int wire = (int) (tag & 7);
@@ -114,7 +114,7 @@ public final class WalRecords {
         }
 
         private void entry(byte[] b, int start, int end) throws IOException {
-            WalIndex.Proto e = new WalIndex.Proto(b, start, end);
+            Protobuf.Reader e = new Protobuf.Reader(b, start, end);
             long index = -1;
             long entryType = 0;
             int data = -1;
@@ -153,7 +153,7 @@ public final class WalRecords {
         }
 
         private void confChange(byte[] b, int start, int end, long index) throws IOException {
-            WalIndex.Proto p = new WalIndex.Proto(b, start, end);
+            Protobuf.Reader p = new Protobuf.Reader(b, start, end);
             int type = 0;
             long node = 0;
             String context = "";
@@ -177,7 +177,7 @@ public final class WalRecords {
 
         /** A v2 Request, or an InternalRaftRequest (which may wrap one at field 2: {@code nested}). */
         private void request(byte[] b, int start, int end, long index, boolean nested) throws IOException {
-            WalIndex.Proto p = new WalIndex.Proto(b, start, end);
+            Protobuf.Reader p = new Protobuf.Reader(b, start, end);
             String method = null;
             String path = null;
             String val = null;
@@ -226,7 +226,7 @@ public final class WalRecords {
         }
 
         private static Optional<String> string(byte[] b, int start, int end, int number) throws IOException {
-            WalIndex.Proto p = new WalIndex.Proto(b, start, end);
+            Protobuf.Reader p = new Protobuf.Reader(b, start, end);
             while (p.more()) {
                 long tag = p.varint();
                 int wire = (int) (tag & 7);

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 class DataDetectionTest {
 
     @Test
-    void anAlarmKeyIsEtcdsAlarmMember() {
+    void anAlarmKeyIsEtcdsAlarmMember() throws Exception {
         // AlarmMember{MemberID = 0x8e9e05c52164694d, Alarm = NOSPACE (1)}: field 1 varint, field 2 varint
         byte[] key = {
             0x08,
@@ -43,7 +43,7 @@ class DataDetectionTest {
     }
 
     @Test
-    void aKeyValuesKeyIsItsFirstField() {
+    void aKeyValuesKeyIsItsFirstField() throws Exception {
         byte[] kv = {0x0a, 0x03, 'a', '/', 'b', 0x10, 0x05, 0x2a, 0x01, 'v'};
         assertArrayEquals("a/b".getBytes(StandardCharsets.US_ASCII), DataDetection.kvKey(kv));
         assertEquals(0, DataDetection.kvKey(new byte[0]).length);
