@@ -335,7 +335,7 @@ public record DataRecords(
                     members.remove(id);
                 } else if (!c.context().isEmpty()) {
                     JsonNode m = json(
-                            wal,
+                            c.segment(),
                             "conf change at index " + c.index(),
                             c.context().getBytes(StandardCharsets.UTF_8));
                     List<String> peers = new ArrayList<>();

@@ -26,7 +26,7 @@ public final class WalRecords {
     public record VersionSet(long index, String version, String how) {}
 
     /** A raftpb.ConfChange entry {Type = 2 (0 add, 1 remove, 2 update, 3 add learner), NodeID = 3, Context = 4 (the member as JSON)}. */
-    public record ConfChange(long index, int type, long nodeId, String context) {}
+    public record ConfChange(long index, int type, long nodeId, String context, Path segment) {}
 
     public record Summary(
             int segments,
@@ -75,7 +75,11 @@ public final class WalRecords {
         final List<ConfChange> confChanges = new ArrayList<>();
         long v2UserWrites;
 
+        /** The segment being read: where a record's damage is. */
+        Path segment;
+
         void record(WalIndex.Record r) throws IOException {
+            segment = r.file();
             byte[] b = r.b();
             long type = r.type();
             int data = r.dataStart();
@@ -172,7 +176,7 @@ public final class WalRecords {
                     p.skip(wire);
                 }
             }
-            confChanges.add(new ConfChange(index, type, node, context));
+            confChanges.add(new ConfChange(index, type, node, context, segment));
         }
 
         /** A v2 Request, or an InternalRaftRequest (which may wrap one at field 2: {@code nested}). */
