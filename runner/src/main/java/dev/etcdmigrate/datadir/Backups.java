@@ -313,6 +313,18 @@ public final class Backups {
     }
 
     /**
+     * This data dir's newest complete backup (member/ inside), if any: the way back the runner names when
+     * the data is damaged. Reads only.
+     */
+    public Optional<Path> newest() throws IOException {
+        List<Path> mine = list(location).stream()
+                .filter(p -> mine(p.getFileName().toString()) && Files.isDirectory(p.resolve("member")))
+                .toList();
+        List<Path> sorted = sortedOldestFirst(mine);
+        return sorted.isEmpty() ? Optional.empty() : Optional.of(sorted.getLast());
+    }
+
+    /**
      * Whether a complete backup name (no .partial) is this data dir's: in the data dir's own backups dir
      * every stamped entry is (names without the identity predate it); elsewhere only names carrying it.
      */

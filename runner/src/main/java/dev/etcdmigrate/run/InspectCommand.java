@@ -54,6 +54,13 @@ public final class InspectCommand {
 
     public record Target(String version, String storage, List<String> steps, String refused) {}
 
+    /**
+     * Damage the readers met (null when none): each finding as "file (where): expected", that inspect changed
+     * nothing, and the way back a start would name (the runner's newest backup of this member, else an etcd
+     * snapshot restore for its name and peers).
+     */
+    public record DamageSection(List<String> files, String changed, String backup, String wayBack) {}
+
     public record Report(
             int schema,
             String dataDir,
@@ -78,7 +85,8 @@ public final class InspectCommand {
             V2Store v2,
             String downgradeTarget,
             List<Backup> backups,
-            List<Target> targets) {}
+            List<Target> targets,
+            DamageSection damage) {}
 
     private final Log log;
 
@@ -156,7 +164,8 @@ public final class InspectCommand {
                         d.v2KeysOutsideMembership() + d.v2WritesInWal() > 0 ? refusing : List.of()),
                 d.downgradeTarget().orElse(null),
                 backups(options, dataDir),
-                targets);
+                targets,
+                damage(dataDir, options, d));
     }
 
     /** version.txt (or --initial-version) against the data, as a start would judge it. */
@@ -279,6 +288,16 @@ public final class InspectCommand {
         return out;
     }
 
+    private static DamageSection damage(DataDir dataDir, MigrateOptions options, DataDetection.Detection d) {
+        return DamageExplanation.facts(dataDir, options, d.damage(), Optional.empty())
+                .map(f -> new DamageSection(
+                        f.files(),
+                        "nothing (inspect only reads)",
+                        f.backup().map(Path::toString).orElse(null),
+                        f.wayBack()))
+                .orElse(null);
+    }
+
     private static String str(Optional<?> o) {
         return o.map(Object::toString).orElse(null);
     }
@@ -388,6 +407,13 @@ public final class InspectCommand {
                     .append(k.path())
                     .append(k.version() == null ? "" : " (" + k.version() + ")")
                     .append('\n');
+        }
+        if (r.damage() == null) {
+            b.append("  damage: none found\n");
+        } else {
+            b.append("  damage (").append(r.damage().changed()).append("):\n");
+            for (String f : r.damage().files()) b.append("    - ").append(f).append('\n');
+            b.append("    way back: ").append(r.damage().wayBack()).append('\n');
         }
         b.append("  targets:\n");
         for (Target t : r.targets()) {

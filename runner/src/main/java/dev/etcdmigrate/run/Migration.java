@@ -96,7 +96,17 @@ public final class Migration {
 
     /** The plan as data: steps, versions, what each keeps and about how much disk it needs (`plan`, `plan -o json`). */
     public DecisionEvent.PlanMade planEvent() throws IOException, MigrateException {
-        return planEvent(plan());
+        try {
+            return planEvent(plan());
+        } catch (MigrateException e) {
+            Catalog known;
+            try {
+                known = catalog();
+            } catch (UsageException noCatalog) {
+                known = null;
+            }
+            throw DamageExplanation.explain(e, dataDir, options, known);
+        }
     }
 
     private DecisionEvent.PlanMade planEvent(Plan plan) throws IOException {
@@ -115,8 +125,29 @@ public final class Migration {
         }
     }
 
-    /** Migrates; returns the version now recorded in version.txt (the target), with the lock held. */
+    /**
+     * Migrates; returns the version now recorded in version.txt (the target), with the lock held. A run that
+     * ends on damaged data says which file, what was changed and the way back ({@link DamageExplanation}).
+     */
     public Done migrate() throws Exception {
+        try {
+            return migrateUnexplained();
+        } catch (MigrateException e) {
+            Catalog known;
+            try {
+                known = catalog();
+            } catch (UsageException noCatalog) {
+                known = null;
+            }
+            throw DamageExplanation.explain(e, dataDir, options, known);
+        } catch (dev.etcdmigrate.ondisk.DamagedFileException e) {
+            // a reader's finding no caller turned into a reason: still the run's reason, explained
+            throw DamageExplanation.explain(
+                    new dev.etcdmigrate.error.FailedException(e.getMessage(), e), dataDir, options, null);
+        }
+    }
+
+    private Done migrateUnexplained() throws Exception {
         Preflight.run(preflight.beforePlan());
         Plan planned = plan(state.current(false)); // read again under the lock, and reported then
         if (!planned.steps().isEmpty()) {
