@@ -62,7 +62,8 @@ class StartDecisionTest {
                 0,
                 storage == StorageApi.ETCD3,
                 Optional.empty(),
-                Optional.empty());
+                Optional.empty(),
+                List.of());
     }
 
     static StartDecision.DataRead read(String versionTxt, DataDetection.Detection d, boolean stepsRan) {
