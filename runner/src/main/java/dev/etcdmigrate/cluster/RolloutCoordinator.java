@@ -113,7 +113,9 @@ public final class RolloutCoordinator {
             List<String> problems = othersUnfit(cluster.members());
             if (!problems.isEmpty()) {
                 // keep the record: while another member is out, nobody may restart theirs
-                waiting(leg, "holding the restart record until every other member serves: " + String.join("; ", problems),
+                waiting(
+                        leg,
+                        "holding the restart record until every other member serves: " + String.join("; ", problems),
                         problems.stream().map(p -> p.split(":", 2)[0]).toList());
                 continue;
             }
@@ -127,8 +129,7 @@ public final class RolloutCoordinator {
     /** After this member runs the new line and took a quorum write: the next member may restart. */
     public void release(Record record) throws IOException, InterruptedException, MigrateException {
         boolean deleted = cluster.delete(record);
-        log.emit(new Event.RestartRecordReleased(
-                self, record.value().to().toString(), record.modRevision(), deleted));
+        log.emit(new Event.RestartRecordReleased(self, record.value().to().toString(), record.modRevision(), deleted));
     }
 
     /**
@@ -170,8 +171,8 @@ public final class RolloutCoordinator {
         }
         Optional<MinorLine> version = cluster.clusterVersion();
         if (version.isEmpty() || !(version.get().equals(from) || version.get().equals(to))) {
-            return Optional.of("the cluster version is " + version.map(MinorLine::toString).orElse("unknown")
-                    + ", not yet " + from);
+            return Optional.of("the cluster version is "
+                    + version.map(MinorLine::toString).orElse("unknown") + ", not yet " + from);
         }
         return Optional.empty();
     }
@@ -181,7 +182,8 @@ public final class RolloutCoordinator {
         List<String> names = new ArrayList<>();
         for (Member m : members) {
             if (m.status().isEmpty()
-                    || !(m.status().get().line().equals(from) || m.status().get().line().equals(to))) {
+                    || !(m.status().get().line().equals(from)
+                            || m.status().get().line().equals(to))) {
                 names.add(m.name());
             }
         }

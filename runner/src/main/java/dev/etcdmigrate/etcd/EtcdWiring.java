@@ -1,6 +1,7 @@
 package dev.etcdmigrate.etcd;
 
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.datadir.AtomicFile;
 import dev.etcdmigrate.datadir.Backups;
@@ -9,14 +10,13 @@ import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.etcd.backend.BackendQuota;
 import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.etcd.binary.BinaryCheck;
-import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.etcd.client.ClusterClient;
 import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.etcd.client.PemTls;
-import dev.etcdmigrate.etcd.server.ServingMember;
 import dev.etcdmigrate.etcd.server.ClusterPeers;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.etcd.server.ServingMember;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
@@ -116,8 +116,8 @@ public final class EtcdWiring {
             // a release the member serves between legs runs with the same arguments as the target
             Path etcd = binDir.etcd(serving.etcdVersion());
             List<String> args = options.finalEtcdArgs();
-            questions.add(() -> binaries.targetAccepts(
-                    etcd, serving.etcdVersion(), () -> Optional.of(serving), args, environment));
+            questions.add(() ->
+                    binaries.targetAccepts(etcd, serving.etcdVersion(), () -> Optional.of(serving), args, environment));
         }
         if (askTarget) {
             Path etcd = binDir.etcd(target);
@@ -143,7 +143,9 @@ public final class EtcdWiring {
     public ClusterClient clusterClient(Release line) throws MigrateException {
         EtcdCommandLine etcd = options.etcd();
         List<URI> own = new ArrayList<>();
-        for (String url : etcd.get("advertise-client-urls").orElse("http://localhost:2379").split(",")) {
+        for (String url : etcd.get("advertise-client-urls")
+                .orElse("http://localhost:2379")
+                .split(",")) {
             if (!url.isBlank()) own.add(URI.create(url.trim()));
         }
         List<URI> seeds = new ArrayList<>(own);
@@ -152,8 +154,9 @@ public final class EtcdWiring {
             int eq = entry.indexOf('=');
             if (eq < 0 || entry.substring(0, eq).trim().equals(options.name())) continue;
             URI peer = URI.create(entry.substring(eq + 1).trim());
-            URI guess = URI.create(first.getScheme() + "://" + peer.getRawAuthority().replaceFirst(":\\d+$", "") + ":"
-                    + (first.getPort() < 0 ? 2379 : first.getPort()));
+            URI guess = URI.create(
+                    first.getScheme() + "://" + peer.getRawAuthority().replaceFirst(":\\d+$", "") + ":"
+                            + (first.getPort() < 0 ? 2379 : first.getPort()));
             if (!seeds.contains(guess)) seeds.add(guess);
         }
         try {

@@ -128,7 +128,8 @@ public sealed interface Event {
     record RestartRecordReleased(String holder, String to, long revision, boolean deleted) implements Event {
         public String message() {
             return deleted
-                    ? "member " + holder + " runs " + to + " and released the restart record (revision " + revision + ")"
+                    ? "member " + holder + " runs " + to + " and released the restart record (revision " + revision
+                            + ")"
                     : "member " + holder + " runs " + to + "; its restart record (revision " + revision
                             + ") was already released by another member's runner";
         }

@@ -89,15 +89,18 @@ final class ClusterRollout {
             cluster.record(); // etcd's auth refuses this read without credentials: a refusal now, not half-way
         } catch (IOException unreachable) {
             // every member down (the manifests were edited at once): the rules below wait for them anyway
-            log.emit(new Event.Note(Event.Level.INFO, "no member of the cluster answers yet (" + unreachable.getMessage()
-                    + "); the members' lines are judged when they serve"));
+            log.emit(new Event.Note(
+                    Event.Level.INFO,
+                    "no member of the cluster answers yet (" + unreachable.getMessage()
+                            + "); the members' lines are judged when they serve"));
             return;
         }
         List<String> off = new ArrayList<>();
         for (Member m : members) {
             if (m.name().equals(options.name()) || m.status().isEmpty()) continue;
             MinorLine line = m.status().get().line();
-            if (!line.equals(first.from()) && !line.equals(first.to())) off.add(m.name() + " runs " + m.status().get().server());
+            if (!line.equals(first.from()) && !line.equals(first.to()))
+                off.add(m.name() + " runs " + m.status().get().server());
         }
         if (!off.isEmpty()) {
             throw new RefusedException("refused for a member of a " + options.members() + "-member cluster: "
@@ -108,7 +111,8 @@ final class ClusterRollout {
     }
 
     void run(Plan plan, RolloutChain chain, StepContext context) throws Exception {
-        log.emit(new Event.RolloutChainPlanned(options.name(), chain.describe(), chain.legs().size()));
+        log.emit(new Event.RolloutChainPlanned(
+                options.name(), chain.describe(), chain.legs().size()));
         int index = 0;
         Optional<Record> held = Optional.empty();
         if (Files.exists(dataDir.own().restartRecord())) {
@@ -147,9 +151,11 @@ final class ClusterRollout {
                 break;
             } catch (IOException unreachable) {
                 if (System.nanoTime() > end) {
-                    log.emit(new Event.Note(Event.Level.WARN, "could not release the restart record (" + unreachable.getMessage()
-                            + "); another member's runner deletes it once this member serves "
-                            + record.value().to()));
+                    log.emit(new Event.Note(
+                            Event.Level.WARN,
+                            "could not release the restart record (" + unreachable.getMessage()
+                                    + "); another member's runner deletes it once this member serves "
+                                    + record.value().to()));
                     break;
                 }
                 Thread.sleep(POLL); // poll interval of a deadline-bound retry
@@ -175,5 +181,4 @@ final class ClusterRollout {
                 },
                 Clock.systemUTC());
     }
-
 }

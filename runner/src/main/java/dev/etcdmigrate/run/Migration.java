@@ -191,10 +191,10 @@ public final class Migration {
         }
         checks.add(new Preflight.Check(
                 "bundled binaries report their versions, the target etcd accepts its arguments",
-                () -> BinaryCheck.askAll(
-                        etcd.binaryQuestions(plan.steps(), serving, binaries, this::catalogRelease))));
+                () -> BinaryCheck.askAll(etcd.binaryQuestions(plan.steps(), serving, binaries, this::catalogRelease))));
         if (chain.multiLeg()) {
-            checks.add(new Preflight.Check("the other members can take " + chain.describe(), () -> rollout.check(chain)));
+            checks.add(
+                    new Preflight.Check("the other members can take " + chain.describe(), () -> rollout.check(chain)));
         }
         if (!plan.steps().isEmpty() && planned.steps().isEmpty()) {
             checks.addAll(
@@ -214,7 +214,9 @@ public final class Migration {
                 log.subscribe(etcdOutput);
                 try {
                     // a run stopped while it held the cluster's restart record finishes that restart and releases it
-                    if (chain.multiLeg() || (options.members() > 1 && Files.exists(dataDir.own().restartRecord())))
+                    if (chain.multiLeg()
+                            || (options.members() > 1
+                                    && Files.exists(dataDir.own().restartRecord())))
                         rollout.run(plan, chain, etcd.stepContext(backups));
                     else new StepRunner(dataDir, backups, log).run(plan, etcd.stepContext(backups));
                 } finally {

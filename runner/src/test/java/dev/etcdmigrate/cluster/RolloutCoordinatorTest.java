@@ -146,8 +146,12 @@ class RolloutCoordinatorTest {
         assertTrue(cluster.writes.equals(List.of("create a")), "the record only after the gate: " + cluster.writes);
         List<Event.RolloutWaiting> waits = events(Event.RolloutWaiting.class);
         assertEquals(List.of("b", "c"), waits.getFirst().members(), "the lagging members are named");
-        assertTrue(waits.getFirst().why().contains("b runs 3.5.35"), waits.getFirst().why());
-        assertTrue(waits.getLast().why().contains("cluster version is 3.5"), waits.getLast().why());
+        assertTrue(
+                waits.getFirst().why().contains("b runs 3.5.35"),
+                waits.getFirst().why());
+        assertTrue(
+                waits.getLast().why().contains("cluster version is 3.5"),
+                waits.getLast().why());
     }
 
     @Test
@@ -179,8 +183,12 @@ class RolloutCoordinatorTest {
         assertEquals("a", held.value().holder());
         assertEquals(2, cluster.ticks);
         List<Event.RolloutWaiting> waits = events(Event.RolloutWaiting.class);
-        assertTrue(waits.getFirst().why().contains("c does not answer"), waits.getFirst().why());
-        assertTrue(waits.getLast().why().contains("raft entries behind"), waits.getLast().why());
+        assertTrue(
+                waits.getFirst().why().contains("c does not answer"),
+                waits.getFirst().why());
+        assertTrue(
+                waits.getLast().why().contains("raft entries behind"),
+                waits.getLast().why());
         assertEquals(List.of("c"), waits.getLast().members());
         assertEquals(List.of("create a"), cluster.writes, "the record was kept while waiting, taken once");
     }
@@ -218,7 +226,9 @@ class RolloutCoordinatorTest {
         });
         Record b = coordinator(cluster, "b", 3).beforeRestart(L36, L37);
         assertEquals("b", b.value().holder());
-        assertEquals(List.of("create a", "delete a", "create b"), cluster.writes.subList(0, 3),
+        assertEquals(
+                List.of("create a", "delete a", "create b"),
+                cluster.writes.subList(0, 3),
                 "b created its record only after a's was gone: " + cluster.writes);
         assertTrue(events(Event.RolloutWaiting.class).stream()
                 .anyMatch(w -> w.why().contains("member a holds the restart record")));

@@ -91,10 +91,42 @@ class HaRolloutIT {
         rollout(dir, line("3.7"), line("3.5"), false);
     }
 
+    /**
+     * Two members edited, the third down (stopped, not edited): the two serve at the first leg's line and wait,
+     * naming the missing member, and nothing restarts; once the third is back (edited) the rollout completes.
+     */
+    @Test
+    void twoEditedWaitServingWhileTheThirdIsDownThenItCompletes(@TempDir Path dir) throws Exception {
+        rollout(dir, line("3.4"), line("3.7"), Edits.THIRD_DOWN);
+    }
+
+    /** The benchmark's comparison (docs/benchmarks.md): nine one-minor rollouts; -Dha.bench=true runs it. */
+    @Test
+    void nineOneMinorRolloutsForTheBenchmark(@TempDir Path dir) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Boolean.getBoolean("ha.bench"), "-Dha.bench=true runs it");
+        rollout(dir, line("3.4"), line("3.7"), Edits.ONE_MINOR_ROLLOUTS);
+    }
+
+    enum Edits {
+        ONE_MINOR_ROLLOUTS,
+        ONE_AT_A_TIME,
+        ALL_AT_ONCE,
+        THIRD_DOWN
+    }
+
     private void rollout(Path dir, Release from, Release to, boolean allAtOnce) throws Exception {
+        rollout(dir, from, to, allAtOnce ? Edits.ALL_AT_ONCE : Edits.ONE_AT_A_TIME);
+    }
+
+    private void rollout(Path dir, Release from, Release to, Edits edits) throws Exception {
+        boolean allAtOnce = edits == Edits.ALL_AT_ONCE;
         assertEquals(
                 "0",
-                new String(new ProcessBuilder("id", "-u").start().getInputStream().readAllBytes()).trim(),
+                new String(new ProcessBuilder("id", "-u")
+                                .start()
+                                .getInputStream()
+                                .readAllBytes())
+                        .trim(),
                 "network namespaces need root (CI runs as root)");
         lab = new NetworkLab(MEMBERS + 1);
         certificates = TestCertificates.newCa(Files.createDirectory(dir.resolve("pki")));
@@ -122,13 +154,47 @@ class HaRolloutIT {
             for (Member m : members) serving[m.host()].process().toHandle().destroy();
             for (Member m : members) serving[m.host()].awaitExit(Duration.ofSeconds(30));
             for (Member m : members) serving[m.host()] = startRunner(m, to);
-        } else {
+        } else if (edits == Edits.ONE_MINOR_ROLLOUTS) {
+            // the comparison: one rollout per minor, the way an operator does it without this issue
+            for (Release hop : between(from, to)) {
+                for (Member m : members) {
+                    serving[m.host()].process().toHandle().destroy();
+                    serving[m.host()].awaitExit(Duration.ofSeconds(30));
+                    serving[m.host()] = startRunner(m, hop);
+                    serving[m.host()].awaitEvent("exec", DEADLINE);
+                    sampler.awaitVersion(m.host(), hop.version(), DEADLINE);
+                }
+                awaitClusterVersion(hop.minorLine().toString());
+            }
+        } else if (edits == Edits.ONE_AT_A_TIME) {
             for (Member m : members) {
                 serving[m.host()].process().toHandle().destroy(); // the kubelet stops the old pod
                 serving[m.host()].awaitExit(Duration.ofSeconds(30));
                 serving[m.host()] = startRunner(m, to);
                 sampler.awaitServing(m.host(), DEADLINE); // the operator edits the next member once this one serves
             }
+        } else {
+            Member third = members.getLast();
+            for (Member m : members.subList(0, MEMBERS - 1)) {
+                serving[m.host()].process().toHandle().destroy();
+                serving[m.host()].awaitExit(Duration.ofSeconds(30));
+                serving[m.host()] = startRunner(m, to);
+                sampler.awaitServing(m.host(), DEADLINE);
+            }
+            serving[third.host()].process().toHandle().destroy(); // down, not edited
+            serving[third.host()].awaitExit(Duration.ofSeconds(30));
+            for (Member m : members.subList(0, MEMBERS - 1)) {
+                awaitWaitingFor(serving[m.host()], third.name(), third.name() + " does not answer");
+                assertEquals(0, serving[m.host()].count("restart-record-taken"), "nothing restarts meanwhile");
+            }
+            for (Member m : members.subList(0, MEMBERS - 1)) {
+                assertEquals(0, serving[m.host()].count("restart-record-taken"), "nothing restarted while it was down");
+                assertTrue(serving[m.host()].process().isAlive(), m.name() + "'s runner serves and waits");
+            }
+            report.add("with " + third.name() + " down, "
+                    + members.subList(0, MEMBERS - 1).stream().map(Member::name).toList()
+                    + " waited serving, naming it");
+            serving[third.host()] = startRunner(third, to);
         }
         for (RunnerProcess r : serving) r.awaitEvent("exec", DEADLINE);
         for (Member m : members) sampler.awaitVersion(m.host(), to.version(), DEADLINE);
@@ -158,25 +224,42 @@ class HaRolloutIT {
         List<Sample> twoDown = sampler.samples().stream()
                 .filter(s -> s.atMillis() > commonRestartEnd && s.down() > 1)
                 .toList();
-        assertTrue(twoDown.isEmpty(), "two members out of service at once: " + twoDown.stream().limit(5).toList());
+        assertTrue(
+                twoDown.isEmpty(),
+                "two members out of service at once: "
+                        + twoDown.stream().limit(5).toList());
         for (Member m : members) {
             report.add(String.format(
                     "%s -> %s (%s) %s: out of service %d ms in all (sampled every 100 ms)",
-                    from.version(), to.version(), allAtOnce ? "all at once" : "one at a time", m.name(),
+                    from.version(),
+                    to.version(),
+                    edits.name().toLowerCase().replace('_', ' '),
+                    m.name(),
                     sampler.downMillis(m.host(), started)));
         }
-        report.add(String.format("%s -> %s (%s): %d ms from the first edit to the cluster version %s; writer"
+        report.add(String.format(
+                "%s -> %s (%s): %d ms from the first edit to the cluster version %s; writer"
                         + " acknowledged %d, failed %d",
-                from.version(), to.version(), allAtOnce ? "all at once" : "one at a time", took,
-                to.minorLine(), writer.acks().size(), writer.failed));
+                from.version(),
+                to.version(),
+                edits.name().toLowerCase().replace('_', ' '),
+                took,
+                to.minorLine(),
+                writer.acks().size(),
+                writer.failed));
         for (Member m : members) {
             assertEquals(to.version() + "/etcd3", Files.readString(m.data().resolve("version.txt")), m.name());
         }
         for (RunnerProcess r : serving) {
             assertTrue(r.count("restart-record-taken") <= MEMBERS, r.output());
         }
-        long taken = List.of(serving).stream().mapToLong(r -> r.count("restart-record-taken")).sum();
-        assertEquals((long) (expected.size() - 2) * MEMBERS, taken, "one record per chosen restart");
+        long taken = List.of(serving).stream()
+                .mapToLong(r -> r.count("restart-record-taken"))
+                .sum();
+        assertEquals(
+                edits == Edits.ONE_MINOR_ROLLOUTS ? 0 : (long) (expected.size() - 2) * MEMBERS,
+                taken,
+                "one record per chosen restart");
 
         // every acknowledged write on every member at its revision; nothing else (no record, no probe)
         Map<String, JsonNode> reference = null;
@@ -194,6 +277,19 @@ class HaRolloutIT {
         report.add("every member holds the " + acked.size() + " acknowledged writes at their revisions");
     }
 
+    /** Polls the runner's output until a rollout-waiting event names the member. */
+    private static void awaitWaitingFor(RunnerProcess runner, String member, String why) throws InterruptedException {
+        long end = System.nanoTime() + DEADLINE.toNanos();
+        while (System.nanoTime() < end) {
+            for (JsonNode e : runner.events("rollout-waiting")) {
+                if (!e.path("why").asText().contains(why)) continue;
+                for (JsonNode m : e.path("members")) if (m.asText().equals(member)) return;
+            }
+            Thread.sleep(200); // poll interval of a deadline-bound wait
+        }
+        throw new AssertionError("no rollout-waiting naming " + member + ": " + runner.output());
+    }
+
     private static long firstTimeAllServe(List<Sample> samples, long after) {
         boolean sawDown = false;
         for (Sample s : samples) {
@@ -202,6 +298,16 @@ class HaRolloutIT {
             if (sawDown && s.down() == 0) return s.atMillis();
         }
         return Long.MAX_VALUE;
+    }
+
+    /** The bundled release of each line after {@code from}'s up to {@code to}'s, in order. */
+    private static List<Release> between(Release from, Release to) {
+        List<Release> hops = new ArrayList<>();
+        int step = from.minorLine().minor() < to.minorLine().minor() ? 1 : -1;
+        for (int minor = from.minorLine().minor() + step; ; minor += step) {
+            hops.add(line("3." + minor));
+            if (minor == to.minorLine().minor()) return hops;
+        }
     }
 
     private static Release line(String minor) {
@@ -215,23 +321,40 @@ class HaRolloutIT {
         String peerTls = "--peer-cert-file=" + m.pem().cert() + " --peer-key-file="
                 + m.pem().key() + " --peer-trusted-ca-file=" + certificates.caFile() + " --peer-client-cert-auth";
         List<String> args = new ArrayList<>(List.of(
-                "migrate", "--data-dir", m.data().toString(),
-                "--bin-dir", EtcdFixture.binDir().toString(),
-                "--target-version", version.version(),
-                "--target-storage", "etcd3",
-                "--name", m.name(),
-                "--initial-cluster", initialCluster,
-                "--listen-peer-urls", m.peerUrl(),
-                "--port", "2381",
+                "migrate",
+                "--data-dir",
+                m.data().toString(),
+                "--bin-dir",
+                EtcdFixture.binDir().toString(),
+                "--target-version",
+                version.version(),
+                "--target-storage",
+                "etcd3",
+                "--name",
+                m.name(),
+                "--initial-cluster",
+                initialCluster,
+                "--listen-peer-urls",
+                m.peerUrl(),
+                "--port",
+                "2381",
                 "--",
-                "--name", m.name(),
-                "--initial-cluster", initialCluster,
-                "--initial-cluster-state", "new",
-                "--initial-cluster-token", "ha-rollout-it",
-                "--initial-advertise-peer-urls", m.peerUrl(),
-                "--listen-peer-urls", m.peerUrl(),
-                "--listen-client-urls", m.clientUrl(),
-                "--advertise-client-urls", m.clientUrl(),
+                "--name",
+                m.name(),
+                "--initial-cluster",
+                initialCluster,
+                "--initial-cluster-state",
+                "new",
+                "--initial-cluster-token",
+                "ha-rollout-it",
+                "--initial-advertise-peer-urls",
+                m.peerUrl(),
+                "--listen-peer-urls",
+                m.peerUrl(),
+                "--listen-client-urls",
+                m.clientUrl(),
+                "--advertise-client-urls",
+                m.clientUrl(),
                 "--cert-file=" + m.pem().cert(),
                 "--key-file=" + m.pem().key(),
                 "--trusted-ca-file=" + certificates.caFile(),
@@ -246,7 +369,8 @@ class HaRolloutIT {
         List<String> command = new ArrayList<>(lab.exec(WRITER_HOST));
         command.addAll(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", classpath(),
+                "-cp",
+                classpath(),
                 HaClient.class.getName(),
                 args[0],
                 certificates.caFile().toString(),
@@ -258,7 +382,12 @@ class HaRolloutIT {
 
     private static String classpath() {
         try {
-            return Path.of(HaClient.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+            return Path.of(HaClient.class
+                            .getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI())
+                    .toString();
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
@@ -290,7 +419,10 @@ class HaRolloutIT {
 
     private Map<String, JsonNode> keysOn(Member m) throws Exception {
         JsonNode range = JSON.readTree(request(
-                "post", m.clientUrl(), "/v3/kv/range", "{\"key\":\"AA==\",\"range_end\":\"AA==\",\"serializable\":true}"));
+                "post",
+                m.clientUrl(),
+                "/v3/kv/range",
+                "{\"key\":\"AA==\",\"range_end\":\"AA==\",\"serializable\":true}"));
         Map<String, JsonNode> keys = new TreeMap<>();
         for (JsonNode kv : range.path("kvs")) {
             keys.put(new String(Base64.getDecoder().decode(kv.path("key").asText()), StandardCharsets.UTF_8), kv);
@@ -299,7 +431,8 @@ class HaRolloutIT {
     }
 
     private WriterRun writer(String prefix, long count, Duration time) throws Exception {
-        Process p = new ProcessBuilder(client("write", endpoints, prefix, String.valueOf(count), String.valueOf(time.toSeconds())))
+        Process p = new ProcessBuilder(
+                        client("write", endpoints, prefix, String.valueOf(count), String.valueOf(time.toSeconds())))
                 .redirectErrorStream(true)
                 .start();
         clients.add(p);
@@ -307,7 +440,9 @@ class HaRolloutIT {
     }
 
     private SamplerRun sampler() throws Exception {
-        Process p = new ProcessBuilder(client("sample", endpoints)).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(client("sample", endpoints))
+                .redirectErrorStream(true)
+                .start();
         clients.add(p);
         return new SamplerRun(p);
     }
@@ -354,7 +489,10 @@ class HaRolloutIT {
 
         void awaitServing(int host, Duration deadline) throws InterruptedException {
             long after = System.currentTimeMillis();
-            await(s -> s.atMillis() > after && !s.versions().get(host).equals("-"), deadline, "member " + host + " serving");
+            await(
+                    s -> s.atMillis() > after && !s.versions().get(host).equals("-"),
+                    deadline,
+                    "member " + host + " serving");
         }
 
         void awaitVersion(int host, String version, Duration deadline) throws InterruptedException {
@@ -383,7 +521,8 @@ class HaRolloutIT {
             long down = 0;
             for (int i = 1; i < all.size(); i++) {
                 if (all.get(i).atMillis() < from) continue;
-                if (all.get(i).versions().get(host).equals("-")) down += all.get(i).atMillis() - all.get(i - 1).atMillis();
+                if (all.get(i).versions().get(host).equals("-"))
+                    down += all.get(i).atMillis() - all.get(i - 1).atMillis();
             }
             return down;
         }

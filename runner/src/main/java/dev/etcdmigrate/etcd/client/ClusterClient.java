@@ -67,7 +67,9 @@ public final class ClusterClient implements ClusterView {
                 String leader = s.path("leader").asText("");
                 String id = s.path("header").path("member_id").asText("");
                 Optional<MinorLine> storage = line(s.path("storageVersion").asText(""));
-                Optional<MinorLine> job = s.path("downgradeInfo").path("enabled").asBoolean(false)
+                Optional<MinorLine> job = s.path("downgradeInfo")
+                                .path("enabled")
+                                .asBoolean(false)
                         ? line(s.path("downgradeInfo").path("targetVersion").asText(""))
                         : Optional.empty();
                 members.add(Member.up(
@@ -110,7 +112,8 @@ public final class ClusterClient implements ClusterView {
         JsonNode kv = kvs.get(0);
         String value = new String(Base64.getDecoder().decode(kv.path("value").asText("")), StandardCharsets.UTF_8);
         try {
-            return Optional.of(new Record(RecordValue.parse(value), kv.path("mod_revision").asLong()));
+            return Optional.of(
+                    new Record(RecordValue.parse(value), kv.path("mod_revision").asLong()));
         } catch (IOException e) {
             throw new RolloutCoordinator.RecordUnreadableException("the cluster's key " + RolloutCoordinator.RECORD_KEY
                     + " is not a restart record of etcd-migrate (" + e.getMessage()
@@ -122,7 +125,8 @@ public final class ClusterClient implements ClusterView {
     public Optional<Record> create(RecordValue value) throws IOException, InterruptedException, MigrateException {
         JsonNode txn = anyEndpoint(
                 "/kv/txn",
-                "{\"compare\":[{\"key\":\"" + KEY + "\",\"target\":\"CREATE\",\"result\":\"EQUAL\",\"create_revision\":\"0\"}],"
+                "{\"compare\":[{\"key\":\"" + KEY
+                        + "\",\"target\":\"CREATE\",\"result\":\"EQUAL\",\"create_revision\":\"0\"}],"
                         + "\"success\":[{\"request_put\":{\"key\":\"" + KEY + "\",\"value\":\"" + b64(value.toJson())
                         + "\"}}]}");
         if (!txn.path("succeeded").asBoolean(false)) return Optional.empty();
@@ -131,8 +135,10 @@ public final class ClusterClient implements ClusterView {
 
     @Override
     public boolean delete(Record record) throws IOException, InterruptedException, MigrateException {
-        return anyEndpoint("/kv/txn", compareModRevision(record) + ",\"success\":[{\"request_delete_range\":{\"key\":\""
-                        + KEY + "\"}}]}")
+        return anyEndpoint(
+                        "/kv/txn",
+                        compareModRevision(record) + ",\"success\":[{\"request_delete_range\":{\"key\":\"" + KEY
+                                + "\"}}]}")
                 .path("succeeded")
                 .asBoolean(false);
     }
@@ -170,11 +176,31 @@ public final class ClusterClient implements ClusterView {
     }
 
     private IOException unreachable(IOException last) {
-        return new IOException("no member answered on " + endpoints()
-                + (last == null ? "" : " (last: " + last.getMessage() + ")"), last);
+        return new IOException(
+                "no member answered on " + endpoints() + (last == null ? "" : " (last: " + last.getMessage() + ")"),
+                last);
     }
 
     private JsonNode post(URI endpoint, String path, String body) throws IOException, InterruptedException {
+        try {
+            return post(endpoint, prefix, path, body);
+        } catch (NotFound e) {
+            // a member of an older line (3.3 serves /v3beta only): asked so its version can be judged
+            return post(endpoint, OLDER_PREFIX, path, body);
+        }
+    }
+
+    /** The JSON gateway's prefix of 3.3 (also served by 3.4). */
+    private static final String OLDER_PREFIX = "/v3beta";
+
+    private static final class NotFound extends IOException {
+        NotFound(String message) {
+            super(message);
+        }
+    }
+
+    private JsonNode post(URI endpoint, String prefix, String path, String body)
+            throws IOException, InterruptedException {
         HttpRequest request = HttpRequest.newBuilder(endpoint.resolve(prefix + path))
                 .timeout(TIMEOUT)
                 .header("Content-Type", "application/json")
@@ -189,6 +215,7 @@ public final class ClusterClient implements ClusterView {
 
     private String send(HttpRequest request) throws IOException, InterruptedException {
         HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        if (response.statusCode() == 404) throw new NotFound(request.uri() + " answered 404");
         if (response.statusCode() != 200) {
             throw new IOException(request.uri() + " answered " + response.statusCode() + ": "
                     + (response.body().length() > 300 ? response.body().substring(0, 300) : response.body()));
@@ -220,7 +247,8 @@ public final class ClusterClient implements ClusterView {
 
         static boolean isAuthError(IOException e) {
             String m = String.valueOf(e.getMessage());
-            return m.contains("user name is empty") || m.contains("invalid auth token")
+            return m.contains("user name is empty")
+                    || m.contains("invalid auth token")
                     || m.contains("permission denied");
         }
     }

@@ -67,8 +67,9 @@ public final class ServingMember implements AutoCloseable {
     public void requireAlive() throws PrivateEtcd.EtcdFailedException {
         if (!process.isAlive()) {
             children.remove(process);
-            throw new PrivateEtcd.EtcdFailedException("etcd " + release.version() + " serving as the member exited with "
-                    + process.exitValue() + " while it waited for the cluster; version.txt says " + release.version());
+            throw new PrivateEtcd.EtcdFailedException(
+                    "etcd " + release.version() + " serving as the member exited with " + process.exitValue()
+                            + " while it waited for the cluster; version.txt says " + release.version());
         }
     }
 
@@ -95,7 +96,8 @@ public final class ServingMember implements AutoCloseable {
         if (process.isAlive()) {
             Children.terminate(process);
             try {
-                if (!process.waitFor(10, TimeUnit.SECONDS)) process.destroyForcibly().waitFor();
+                if (!process.waitFor(10, TimeUnit.SECONDS))
+                    process.destroyForcibly().waitFor();
             } catch (InterruptedException e) {
                 process.destroyForcibly();
                 Thread.currentThread().interrupt();
