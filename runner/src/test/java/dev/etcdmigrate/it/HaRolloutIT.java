@@ -179,10 +179,10 @@ class HaRolloutIT {
                 awaitClusterVersion(hop.minorLine().toString());
             }
         } else if (edits == Edits.KILLS) {
-            long seed = Long.getLong("ha.kill.seed", System.currentTimeMillis());
+            long killSeed = Long.getLong("ha.kill.seed", System.currentTimeMillis());
             int kills = Integer.getInteger("ha.kills", 3);
-            java.util.Random random = new java.util.Random(seed);
-            report.add("kills: -Dha.kill.seed=" + seed + " -Dha.kills=" + kills);
+            java.util.Random random = new java.util.Random(killSeed);
+            report.add("kills: -Dha.kill.seed=" + killSeed + " -Dha.kills=" + kills);
             for (Member m : members) {
                 serving[m.host()].process().toHandle().destroy();
                 serving[m.host()].awaitExit(Duration.ofSeconds(30));
