@@ -12,7 +12,8 @@ import dev.etcdmigrate.error.FailedException;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.etcd.binary.BinDir;
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.DecisionEvent;
+import dev.etcdmigrate.event.RunEvent;
 import dev.etcdmigrate.exec.DataDirOwner;
 import dev.etcdmigrate.exec.Execve;
 import dev.etcdmigrate.exec.TerminationLog;
@@ -136,8 +137,8 @@ public final class Main {
                         + (e.getMessage().contains("nothing was changed") ? "" : " (nothing was changed)");
         log.emit(
                 e.status() == ExitStatus.FAILED
-                        ? new Event.Failed(e.exitCode(), reason)
-                        : new Event.Refused(e.exitCode(), reason));
+                        ? new RunEvent.Failed(e.exitCode(), reason)
+                        : new RunEvent.Refused(e.exitCode(), reason));
         TerminationLog.write(
                 Path.of(OutputFlags.flagValue(args, "termination-log").orElse(MigrateOptions.DEFAULT_TERMINATION_LOG)),
                 reason);
@@ -211,7 +212,7 @@ public final class Main {
             throw new UsageException("-o/--output must be text or json, not '" + format + "'");
         }
         MigrateOptions options = MigrateOptions.from(args);
-        Event.PlanMade plan = migration(options, args, log, children).planEvent();
+        DecisionEvent.PlanMade plan = migration(options, args, log, children).planEvent();
         System.out.println(format.equals("json") ? Json.object(plan) : plan.message());
         return ExitStatus.OK.code();
     }
@@ -231,7 +232,7 @@ public final class Main {
 
     private static int migrate(ParsedArgs args, Log log, Children children) throws Exception {
         MigrateOptions options = MigrateOptions.from(args);
-        log.emit(new Event.RunStarted(
+        log.emit(new RunEvent.RunStarted(
                 "migrate",
                 options.dataDir().toString(),
                 options.target().toString(),
@@ -240,7 +241,7 @@ public final class Main {
         // the lock stays held until exec, which closes it; etcd's own WAL lock takes over
         try (Migration.Done done = migration(options, args, log, children).migrate()) {
             if (options.noExec()) {
-                log.emit(new Event.NoExec(
+                log.emit(new RunEvent.NoExec(
                         options.dataDir().toString(), options.target().toString()));
                 return ExitStatus.OK.code();
             }
@@ -250,7 +251,7 @@ public final class Main {
             argv.addAll(options.finalEtcdArgs());
             Execve execve = Execve.link();
             execve.defaultSignals(); // a SIGTERM from now on ends the process, as it would end etcd
-            log.emit(new Event.Exec(etcd.toString(), argv));
+            log.emit(new RunEvent.Exec(etcd.toString(), argv));
             log.flush();
             execve.exec(etcd, argv, args.environment());
             return ExitStatus.FAILED.code(); // not reached: exec either replaced this process or threw

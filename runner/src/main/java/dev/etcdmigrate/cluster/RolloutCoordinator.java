@@ -4,7 +4,7 @@ import dev.etcdmigrate.cluster.ClusterView.Member;
 import dev.etcdmigrate.cluster.ClusterView.Record;
 import dev.etcdmigrate.cluster.ClusterView.Status;
 import dev.etcdmigrate.error.MigrateException;
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.RolloutEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
@@ -94,7 +94,7 @@ public final class RolloutCoordinator {
                 Record other = existing.get();
                 if (holderDone(other, members)) {
                     if (cluster.delete(other)) {
-                        log.emit(new Event.RestartRecordTakenOver(
+                        log.emit(new RolloutEvent.RestartRecordTakenOver(
                                 other.value().holder(), other.value().to().toString(), other.modRevision()));
                     }
                     continue;
@@ -120,7 +120,7 @@ public final class RolloutCoordinator {
                 continue;
             }
             if (!cluster.holds(held)) continue; // taken over (this member looked done to a peer): start again
-            log.emit(new Event.RestartRecordTaken(self, from.toString(), to.toString(), held.modRevision()));
+            log.emit(new RolloutEvent.RestartRecordTaken(self, from.toString(), to.toString(), held.modRevision()));
             lastWaiting = "";
             return held;
         }
@@ -129,7 +129,8 @@ public final class RolloutCoordinator {
     /** After this member runs the new line and took a quorum write: the next member may restart. */
     public void release(Record record) throws IOException, InterruptedException, MigrateException {
         boolean deleted = cluster.delete(record);
-        log.emit(new Event.RestartRecordReleased(self, record.value().to().toString(), record.modRevision(), deleted));
+        log.emit(new RolloutEvent.RestartRecordReleased(
+                self, record.value().to().toString(), record.modRevision(), deleted));
     }
 
     /**
@@ -235,7 +236,7 @@ public final class RolloutCoordinator {
     private void waiting(String leg, String why, List<String> members)
             throws IOException, InterruptedException, MigrateException {
         if (!why.equals(lastWaiting)) {
-            log.emit(new Event.RolloutWaiting(self, leg, why, members));
+            log.emit(new RolloutEvent.RolloutWaiting(self, leg, why, members));
             lastWaiting = why;
         }
         pause.await();

@@ -1,6 +1,7 @@
 package dev.etcdmigrate.datadir;
 
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.BackupEvent;
+import dev.etcdmigrate.event.StepEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.log.ProgressMeter;
 import dev.etcdmigrate.version.DataVersion;
@@ -152,7 +153,7 @@ public final class Backups {
         Fsync.path(partial);
         Files.move(partial, backup, StandardCopyOption.ATOMIC_MOVE);
         Fsync.path(location);
-        log.emit(new Event.BackupMade(backup.toString(), version.toString(), cloned ? "cloned" : "copied"));
+        log.emit(new BackupEvent.BackupMade(backup.toString(), version.toString(), cloned ? "cloned" : "copied"));
         retain(backup);
         return backup;
     }
@@ -174,7 +175,7 @@ public final class Backups {
             if (clones) {
                 copy = 0; // a clone shares the member's blocks: what etcd then rewrites is within its own allowance
             }
-            log.emit(new Event.SpaceChecked(forWhat, dataDir.path().toString(), copy + etcd, clones));
+            log.emit(new BackupEvent.SpaceChecked(forWhat, dataDir.path().toString(), copy + etcd, clones));
             DiskSpace.require(
                     dataDir.path(),
                     copy + etcd,
@@ -182,7 +183,7 @@ public final class Backups {
                             + " etcd start(s) with " + DiskSpace.mib(DiskSpace.WAL_SEGMENT)
                             + " WAL segments, and a margin)");
         } else {
-            log.emit(new Event.SpaceChecked(forWhat, backupStore.toString(), copy, false));
+            log.emit(new BackupEvent.SpaceChecked(forWhat, backupStore.toString(), copy, false));
             DiskSpace.require(backupStore, copy, forWhat + " (a backup of member/)");
             DiskSpace.require(
                     dataDir.path(),
@@ -201,7 +202,7 @@ public final class Backups {
         // a clone probe (FileClone.supported) whose delete a crash or power cut undid
         for (Path entry : list(dataDir.path())) {
             if (entry.getFileName().toString().startsWith(FileClone.PROBE_PREFIX) && Files.isRegularFile(entry)) {
-                log.emit(new Event.Recovered(
+                log.emit(new StepEvent.Recovered(
                         "clone-probe",
                         entry.toString(),
                         "deleted",
@@ -213,14 +214,14 @@ public final class Backups {
         for (Path entry : list(own)) {
             String name = entry.getFileName().toString();
             if (name.endsWith(PARTIAL)) {
-                log.emit(new Event.Recovered(
+                log.emit(new StepEvent.Recovered(
                         "partial-backup",
                         entry.toString(),
                         "deleted",
                         "deleting an incomplete backup copy a previous run left: " + entry));
                 Trees.deleteRecursively(entry);
             } else if (BackupName.parse(name).isPresent() && !Files.isDirectory(entry.resolve("member"))) {
-                log.emit(new Event.Recovered(
+                log.emit(new StepEvent.Recovered(
                         "empty-backup-dir",
                         entry.toString(),
                         "deleted",
@@ -238,7 +239,7 @@ public final class Backups {
         for (Path entry : list(location)) {
             String name = entry.getFileName().toString();
             if (name.endsWith(PARTIAL) && mine(name.substring(0, name.length() - PARTIAL.length()))) {
-                log.emit(new Event.Recovered(
+                log.emit(new StepEvent.Recovered(
                         "partial-backup",
                         entry.toString(),
                         "deleted",
@@ -249,7 +250,7 @@ public final class Backups {
         Path last = null;
         for (Path backup : sortedOldestFirst(
                 list(own).stream().filter(p -> BackupName.of(p).isPresent()).toList())) {
-            log.emit(new Event.BackupMoved(backup.toString(), location.toString()));
+            log.emit(new BackupEvent.BackupMoved(backup.toString(), location.toString()));
             last = relocate(backup);
         }
         if (last != null) retain(last);
@@ -276,7 +277,7 @@ public final class Backups {
         }
         Trees.deleteRecursively(inDataDir);
         Fsync.path(dataDir.backupsDir());
-        log.emit(new Event.Recovered(
+        log.emit(new StepEvent.Recovered(
                 "backup", target.toString(), "moved", "moved backup " + inDataDir + " to " + target));
         try (Stream<Path> left = Files.list(dataDir.backupsDir())) {
             if (left.findAny().isEmpty()) Files.delete(dataDir.backupsDir());
@@ -300,7 +301,7 @@ public final class Backups {
         for (int i = 0; i < excess; i++) {
             Path old = others.get(i);
             Trees.deleteRecursively(old);
-            log.emit(new Event.BackupDeleted(old.toString(), retention));
+            log.emit(new BackupEvent.BackupDeleted(old.toString(), retention));
         }
         if (excess > 0) Fsync.path(location);
     }

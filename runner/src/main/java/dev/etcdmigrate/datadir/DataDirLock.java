@@ -1,6 +1,6 @@
 package dev.etcdmigrate.datadir;
 
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.RunEvent;
 import dev.etcdmigrate.log.Log;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -59,7 +59,7 @@ public final class DataDirLock implements AutoCloseable {
                             + " s; is a second runner working on " + dataDir.path() + "?");
                 }
                 if (!announced) {
-                    log.emit(new Event.LockWaiting(file.toString(), timeout.toSeconds()));
+                    log.emit(new RunEvent.LockWaiting(file.toString(), timeout.toSeconds()));
                     announced = true;
                 }
                 Thread.sleep(POLL); // poll interval of a deadline-bound wait

@@ -1,6 +1,7 @@
 package dev.etcdmigrate.datadir;
 
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.BackupEvent;
+import dev.etcdmigrate.event.StepEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.log.ProgressMeter;
 import dev.etcdmigrate.version.DataVersion;
@@ -52,7 +53,7 @@ public final class MemberSwap {
                 log, "copying member/ to " + dataDir.path().relativize(work), "bytes", bytes, () -> Trees.size(work))) {
             Trees.copy(dataDir.member(), work.resolve("member"));
         }
-        log.emit(new Event.WorkCopied(dataDir.member().toString(), work.toString(), bytes));
+        log.emit(new StepEvent.WorkCopied(dataDir.member().toString(), work.toString(), bytes));
         return work;
     }
 
@@ -83,14 +84,14 @@ public final class MemberSwap {
             backup = backups.startInDataDir(replaced);
             Files.move(dataDir.member(), backup.resolve("member"), StandardCopyOption.ATOMIC_MOVE);
             Fsync.path(backup);
-            log.emit(new Event.BackupMade(backup.toString(), replaced.toString(), "kept"));
+            log.emit(new BackupEvent.BackupMade(backup.toString(), replaced.toString(), "kept"));
         }
         if (Files.exists(stagedMember())) {
             Files.move(stagedMember(), dataDir.member(), StandardCopyOption.ATOMIC_MOVE);
         }
         Fsync.path(dataDir.path());
         dataDir.writeVersion(staged);
-        log.emit(new Event.MemberSwapped(dataDir.path().toString(), staged.toString()));
+        log.emit(new StepEvent.MemberSwapped(dataDir.path().toString(), staged.toString()));
         Trees.deleteRecursively(dataDir.staging());
         return backup == null ? null : backups.finish(backup);
     }
@@ -106,7 +107,7 @@ public final class MemberSwap {
         }
         Path marker = staging.resolve(COMPLETE);
         if (!Files.isRegularFile(marker)) {
-            log.emit(new Event.Recovered(
+            log.emit(new StepEvent.Recovered(
                     "staging",
                     staging.toString(),
                     "discarded",
@@ -119,7 +120,7 @@ public final class MemberSwap {
             staged = DataVersion.parse(Files.readString(marker, StandardCharsets.UTF_8));
         } catch (IllegalArgumentException | IOException e) {
             // member/ is touched only after a complete marker exists: an unreadable one means the swap never began
-            log.emit(new Event.Recovered(
+            log.emit(new StepEvent.Recovered(
                     "staging",
                     staging.toString(),
                     "discarded",
@@ -128,7 +129,7 @@ public final class MemberSwap {
             Trees.deleteRecursively(dataDir.staging());
             return Optional.empty();
         }
-        log.emit(new Event.Recovered(
+        log.emit(new StepEvent.Recovered(
                 "staging",
                 staging.toString(),
                 "finished",

@@ -7,7 +7,7 @@ import dev.etcdmigrate.etcd.backend.BackendAlarms;
 import dev.etcdmigrate.etcd.client.V2Client;
 import dev.etcdmigrate.etcd.client.V3Keyspace;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.ChildEnvironment;
 import dev.etcdmigrate.process.Children;
@@ -267,7 +267,7 @@ public final class EtcdAdapter implements EtcdOperations {
             throw new FailedException("etcd " + etcd.release().version() + " did not report cluster version " + line
                     + " within " + settings.startTimeout().toSeconds() + " s (last seen: '" + polled.lastSeen() + "')");
         }
-        log.emit(new Event.EtcdReported(etcd.release().version(), "cluster version", polled.lastSeen()));
+        log.emit(new EtcdEvent.EtcdReported(etcd.release().version(), "cluster version", polled.lastSeen()));
     }
 
     @Override
@@ -279,7 +279,7 @@ public final class EtcdAdapter implements EtcdOperations {
             throw new FailedException("etcd " + etcd.release().version() + " did not reach storage version " + line
                     + " within " + settings.startTimeout().toSeconds() + " s (last seen: '" + polled.lastSeen() + "')");
         }
-        log.emit(new Event.EtcdReported(etcd.release().version(), "storage version", polled.lastSeen()));
+        log.emit(new EtcdEvent.EtcdReported(etcd.release().version(), "storage version", polled.lastSeen()));
     }
 
     @Override
@@ -292,7 +292,7 @@ public final class EtcdAdapter implements EtcdOperations {
                     "etcd " + etcd.release().version() + " still reports a downgrade in progress after "
                             + settings.startTimeout().toSeconds() + " s (" + polled.lastSeen() + ")");
         }
-        log.emit(new Event.EtcdReported(etcd.release().version(), "downgrade", "finished"));
+        log.emit(new EtcdEvent.EtcdReported(etcd.release().version(), "downgrade", "finished"));
     }
 
     @Override

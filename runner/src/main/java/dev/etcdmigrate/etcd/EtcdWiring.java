@@ -17,7 +17,7 @@ import dev.etcdmigrate.etcd.server.ClusterPeers;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.etcd.server.ServerPorts;
 import dev.etcdmigrate.etcd.server.ServingMember;
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.ToolRunner;
@@ -207,12 +207,12 @@ public final class EtcdWiring {
                 environment,
                 client);
         if (options.walDir().isPresent()) {
-            log.emit(new Event.WalDirElsewhere(options.walDir().get().toString()));
+            log.emit(new DecisionEvent.WalDirElsewhere(options.walDir().get().toString()));
             settings = settings.withWalDir(
                     new PrivateEtcd.WalDir(dataDir.path(), options.walDir().get()));
         }
         if (options.members() > 1) {
-            log.emit(new Event.ClusterMember(
+            log.emit(new DecisionEvent.ClusterMember(
                     options.members(),
                     String.valueOf(options.initialCluster()),
                     String.valueOf(options.listenPeerUrls())));

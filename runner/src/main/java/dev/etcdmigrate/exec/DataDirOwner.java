@@ -4,7 +4,7 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.RunEvent;
 import dev.etcdmigrate.log.Log;
 import java.io.IOException;
 import java.lang.foreign.FunctionDescriptor;
@@ -59,7 +59,7 @@ public final class DataDirOwner {
         } catch (Throwable t) {
             throw new IOException("could not switch to the owner of " + dataDir + ": " + t, t);
         }
-        log.emit(new Event.OwnerAdopted(dataDir.toString(), uid, gid));
+        log.emit(new RunEvent.OwnerAdopted(dataDir.toString(), uid, gid));
     }
 
     private static MethodHandle handle(Linker linker, SymbolLookup libc, String name, FunctionDescriptor descriptor) {

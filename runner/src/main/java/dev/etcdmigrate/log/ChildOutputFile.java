@@ -1,5 +1,6 @@
 package dev.etcdmigrate.log;
 
+import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.EventListener;
 import java.io.BufferedWriter;
@@ -32,7 +33,7 @@ public final class ChildOutputFile implements EventListener, AutoCloseable {
 
     @Override
     public void on(Event event) {
-        if (!(event instanceof Event.ChildOutput child)) return;
+        if (!(event instanceof EtcdEvent.ChildOutput child)) return;
         synchronized (out) {
             try {
                 out.write(Instant.now().truncatedTo(ChronoUnit.MILLIS) + " [" + child.source() + "] " + child.line());

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.log;
 
+import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.EventListener;
 import java.io.PrintStream;
@@ -26,7 +27,7 @@ final class JsonFormat implements EventListener {
     }
 
     static String line(Event event, Instant now) {
-        if (event instanceof Event.ChildOutput child) {
+        if (event instanceof EtcdEvent.ChildOutput child) {
             String line = child.line().strip();
             if (line.startsWith("{") && line.endsWith("}")) {
                 return "{\"source\":" + Json.string(child.source()) + (line.length() > 2 ? "," : "")

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.log;
 
+import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.EventListener;
 import java.io.PrintStream;
@@ -80,7 +81,7 @@ public final class Log {
 
     /** The same, its importance decided by the caller (e.g. etcd's shutdown complaints after a SIGTERM it was sent). */
     public void child(String program, String line, boolean important) {
-        emit(new Event.ChildOutput(program, line, important));
+        emit(new EtcdEvent.ChildOutput(program, line, important));
     }
 
     public void flush() {

@@ -1,12 +1,12 @@
 package dev.etcdmigrate.log;
 
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.StepEvent;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Progress of long work (copies, snapshots, restores, key loads) as {@link Event.Progress} at a steady
+ * Progress of long work (copies, snapshots, restores, key loads) as {@link StepEvent.Progress} at a steady
  * interval: done of total, the rate so far and an estimate of what is left. Either counted by the work
  * ({@link #advance}) or measured ({@link #watching}: e.g. the bytes a copy or a tool has written so far).
  * Work that ends within one interval reports nothing.
@@ -84,7 +84,7 @@ public final class ProgressMeter implements AutoCloseable {
         double seconds = Math.max(1e-3, (System.nanoTime() - start) / 1e9);
         long rate = (long) (done / seconds);
         long eta = total > 0 && rate > 0 ? Math.max(0, (total - done) / rate) : -1;
-        log.emit(new Event.Progress(work, unit, done, total, rate, eta));
+        log.emit(new StepEvent.Progress(work, unit, done, total, rate, eta));
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.log;
 
+import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.EventListener;
 import java.io.PrintStream;
@@ -20,7 +21,7 @@ final class TextFormat implements EventListener {
     @Override
     public void on(Event event) {
         String stamp = Instant.now().truncatedTo(ChronoUnit.MILLIS).toString();
-        if (event instanceof Event.ChildOutput child) {
+        if (event instanceof EtcdEvent.ChildOutput child) {
             if (etcdOutput == EtcdOutput.ALL || child.important()) {
                 print(stamp + "       [" + child.source() + "] " + child.line());
             }

@@ -1,6 +1,6 @@
 package dev.etcdmigrate.plan;
 
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.step.MinorUpgrade;
 import dev.etcdmigrate.step.PatchFloor;
 import dev.etcdmigrate.step.Step;
@@ -78,11 +78,11 @@ public record Plan(DataVersion current, DataVersion target, List<Step> steps, bo
      * is rendered for the operator. {@code memberBytes} sizes each step's disk need; {@code freshDir} says
      * what a fresh data dir is ("DIR does not exist"), used only when {@link #fresh}.
      */
-    public Event.PlanMade event(long memberBytes, String freshDir) {
-        List<Event.PlannedStep> planned = new ArrayList<>();
+    public DecisionEvent.PlanMade event(long memberBytes, String freshDir) {
+        List<DecisionEvent.PlannedStep> planned = new ArrayList<>();
         for (int i = 0; i < steps.size(); i++) {
             Step step = steps.get(i);
-            planned.add(new Event.PlannedStep(
+            planned.add(new DecisionEvent.PlannedStep(
                     i + 1,
                     step.kind(),
                     step.describe(),
@@ -90,6 +90,7 @@ public record Plan(DataVersion current, DataVersion target, List<Step> steps, bo
                     step.extraDisk(memberBytes),
                     step.keeps()));
         }
-        return new Event.PlanMade(fresh ? "" : current.toString(), target.toString(), planned, fresh ? freshDir : "");
+        return new DecisionEvent.PlanMade(
+                fresh ? "" : current.toString(), target.toString(), planned, fresh ? freshDir : "");
     }
 }

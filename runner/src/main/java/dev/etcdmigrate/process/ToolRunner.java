@@ -1,6 +1,6 @@
 package dev.etcdmigrate.process;
 
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.log.Log;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -94,7 +94,7 @@ public final class ToolRunner {
             throw new ToolFailedException(
                     label + " did not finish within " + timeout.toSeconds() + " s and was killed");
         }
-        log.emit(new Event.ToolRan(
+        log.emit(new EtcdEvent.ToolRan(
                 label, command.subList(1, command.size()), exit, (System.nanoTime() - start) / 1_000_000));
         synchronized (lines) {
             return new Result(exit, List.copyOf(lines));

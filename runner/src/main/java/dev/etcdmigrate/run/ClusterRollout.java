@@ -13,6 +13,7 @@ import dev.etcdmigrate.error.RefusedException;
 import dev.etcdmigrate.etcd.EtcdWiring;
 import dev.etcdmigrate.etcd.server.ServingMember;
 import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.RolloutEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RolloutChain;
@@ -111,7 +112,7 @@ final class ClusterRollout {
     }
 
     void run(Plan plan, RolloutChain chain, StepContext context) throws Exception {
-        log.emit(new Event.RolloutChainPlanned(
+        log.emit(new RolloutEvent.RolloutChainPlanned(
                 options.name(), chain.describe(), chain.legs().size()));
         int index = 0;
         Optional<Record> held = Optional.empty();

@@ -5,7 +5,7 @@ import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BackendStorageVersion;
 import dev.etcdmigrate.ondisk.DataDetection;
@@ -76,7 +76,7 @@ final class DataDirState {
             judge(claimed, "--initial-version/INITIAL_VERSION", detected);
             if (report) {
                 log.emit(detectedEvent(detected, "checked --initial-version " + initial + " against it: agrees"));
-                log.emit(new Event.DataDirRead(
+                log.emit(new DecisionEvent.DataDirRead(
                         dataDir.path().toString(),
                         claimed.toString(),
                         "no version.txt: taking " + claimed
@@ -111,7 +111,7 @@ final class DataDirState {
             log.emit(detectedEvent(
                     detected,
                     "no version.txt: planning from " + taken + " (the line's lowest patch, so patch floors apply)"));
-            log.emit(new Event.DataDirRead(
+            log.emit(new DecisionEvent.DataDirRead(
                     dataDir.path().toString(),
                     taken.toString(),
                     "no version.txt: read from the data, lowest patch" + " of etcd " + line));
@@ -119,8 +119,8 @@ final class DataDirState {
         return Optional.of(taken);
     }
 
-    private Event.DataDetected detectedEvent(DataDetection.Detection d, String use) {
-        return new Event.DataDetected(
+    private DecisionEvent.DataDetected detectedEvent(DataDetection.Detection d, String use) {
+        return new DecisionEvent.DataDetected(
                 dataDir.path().toString(),
                 d.storage().map(Object::toString).orElse(""),
                 d.line().map(Object::toString).orElse(""),
@@ -166,7 +166,7 @@ final class DataDirState {
         switch (verdict) {
             case AGREES -> {}
             case INTERRUPTED_STEP ->
-                log.emit(new Event.InterruptedStepFound(
+                log.emit(new DecisionEvent.InterruptedStepFound(
                         dataDir.path().toString(),
                         source + " " + label,
                         detected.floor().orElseThrow().toString(),
@@ -200,7 +200,7 @@ final class DataDirState {
         DataDetection.Detection detected = detect();
         if (detected.unreadable().isPresent()) {
             // not a db (or snapshot) this reader understands: the step's etcd judges it when it starts on it
-            log.emit(new Event.StorageVersionUnread(
+            log.emit(new DecisionEvent.StorageVersionUnread(
                     dataDir.member().resolve("snap").resolve("db").toString(),
                     detected.unreadable().get()));
         }

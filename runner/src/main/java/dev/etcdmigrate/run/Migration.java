@@ -15,8 +15,11 @@ import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.etcd.EtcdWiring;
 import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.etcd.binary.BinaryCheck;
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.DecisionEvent;
+import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.event.EventListener;
+import dev.etcdmigrate.event.RunEvent;
+import dev.etcdmigrate.event.StepEvent;
 import dev.etcdmigrate.log.ChildOutputFile;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.plan.Plan;
@@ -103,11 +106,11 @@ public final class Migration {
     }
 
     /** The plan as data: steps, versions, what each keeps and about how much disk it needs (`plan`, `plan -o json`). */
-    public Event.PlanMade planEvent() throws IOException, MigrateException {
+    public DecisionEvent.PlanMade planEvent() throws IOException, MigrateException {
         return planEvent(plan());
     }
 
-    private Event.PlanMade planEvent(Plan plan) throws IOException {
+    private DecisionEvent.PlanMade planEvent(Plan plan) throws IOException {
         long member = plan.steps().isEmpty() || !Files.isDirectory(dataDir.member()) ? 0 : Trees.size(dataDir.member());
         return plan.event(member, dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist"));
     }
@@ -139,7 +142,7 @@ public final class Migration {
         // (DataDirState) that a step of this runner may have moved the data past version.txt: a failed run keeps it
         AtomicBoolean etcdRan = new AtomicBoolean();
         EventListener etcdStarts = event -> {
-            if (event instanceof Event.EtcdStarted started
+            if (event instanceof EtcdEvent.EtcdStarted started
                     && Path.of(started.dataDir()).equals(dataDir.path())) etcdRan.set(true);
         };
         log.subscribe(etcdStarts);
@@ -166,7 +169,7 @@ public final class Migration {
         Optional<DataVersion> current = state.current(true);
         Plan plan = plan(current);
         if (!plan.current().equals(planned.current())) {
-            log.emit(new Event.Replanned(
+            log.emit(new DecisionEvent.Replanned(
                     planned.current().toString(), plan.current().toString()));
         }
         // a cluster member across several minors: one leg per minor, serving between them (ClusterRollout)
@@ -225,9 +228,10 @@ public final class Migration {
             }
         }
         if (dataDir.writeVersion(options.target())) {
-            log.emit(new Event.VersionRecorded(options.target().toString()));
+            log.emit(new StepEvent.VersionRecorded(options.target().toString()));
         }
-        log.emit(new Event.Migrated(dataDir.path().toString(), options.target().toString()));
+        log.emit(new RunEvent.Migrated(
+                dataDir.path().toString(), options.target().toString()));
         return options.target();
     }
 

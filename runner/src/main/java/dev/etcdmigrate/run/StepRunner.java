@@ -7,7 +7,7 @@ import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.FailedException;
 import dev.etcdmigrate.error.MigrateException;
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.StepEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.step.Step;
@@ -55,7 +55,7 @@ final class StepRunner {
         for (int i = from; i < to; i++) {
             Step step = steps.get(i);
             int index = i + 1;
-            log.emit(new Event.StepStarted(index, steps.size(), step.kind(), step.describe()));
+            log.emit(new StepEvent.StepStarted(index, steps.size(), step.kind(), step.describe()));
             long start = System.nanoTime();
             try {
                 step.run(context);
@@ -64,7 +64,7 @@ final class StepRunner {
                 String versionTxt =
                         dataDir.readVersion().map(DataVersion::toString).orElse("nothing");
                 String reason = e.getMessage() == null ? e.toString() : e.getMessage();
-                log.emit(new Event.StepFailed(
+                log.emit(new StepEvent.StepFailed(
                         index, steps.size(), step.kind(), (System.nanoTime() - start) / 1_000_000, reason, versionTxt));
                 if (e instanceof InterruptedException) Thread.currentThread().interrupt();
                 // a step's refusal stays a refusal (exit 3, the original untouched); anything else is this step's
@@ -75,7 +75,7 @@ final class StepRunner {
             // etcd syncs its WAL and db contents, not every directory entry: version.txt must not outlive them
             if (java.nio.file.Files.isDirectory(dataDir.member())) Trees.syncTree(dataDir.member());
             dataDir.writeVersion(step.result());
-            log.emit(new Event.StepFinished(
+            log.emit(new StepEvent.StepFinished(
                     index,
                     steps.size(),
                     step.kind(),
@@ -99,7 +99,7 @@ final class StepRunner {
                 removed.add(dataDir.staging());
             }
             if (!removed.isEmpty()) {
-                log.emit(new Event.WorkDiscarded(
+                log.emit(new StepEvent.WorkDiscarded(
                         index,
                         total,
                         dataDir.path().toString(),
@@ -108,7 +108,7 @@ final class StepRunner {
                                 .toList()));
             }
         } catch (IOException e) {
-            log.emit(new Event.CleanupDeferred(label, String.valueOf(e.getMessage())));
+            log.emit(new StepEvent.CleanupDeferred(label, String.valueOf(e.getMessage())));
         }
     }
 }

@@ -5,7 +5,7 @@ import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.error.MigrateException;
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.KeysEvent;
 import dev.etcdmigrate.log.ProgressMeter;
 import dev.etcdmigrate.ondisk.V2SnapshotReader;
 import dev.etcdmigrate.ondisk.WalIndex;
@@ -108,7 +108,7 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
                 context.conversion().ttlKeysDirectory(),
                 context.conversion().defaultTtl(),
                 Instant.now());
-        context.log().emit(new Event.V2StoreRead(v2.keys(), v2.hidden(), v2.leased(), v2.expired(), v2.digest()));
+        context.log().emit(new KeysEvent.V2StoreRead(v2.keys(), v2.hidden(), v2.leased(), v2.expired(), v2.digest()));
 
         etcd.migrateV2Keys(release, work);
         Path snapshotDb = staging.resolve("converted.db");
@@ -117,7 +117,8 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
             long leased = etcd.applyFixes(running, fixes);
             long millis = Math.max(1, (System.nanoTime() - start) / 1_000_000);
             context.log()
-                    .emit(new Event.KeysLoaded("with leases (hidden keys put, expired ones deleted)", leased, millis));
+                    .emit(new KeysEvent.KeysLoaded(
+                            "with leases (hidden keys put, expired ones deleted)", leased, millis));
             Files.delete(fixes);
             check(context, etcd.digestV3(running), v2, "after etcdctl migrate and the fix-ups");
             running.stop();
@@ -154,6 +155,6 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
                             + " with " + v2.leased() + " leased keys, v3 digest " + v3.digest() + " with " + v3.leased()
                             + "; the original data dir is unchanged");
         }
-        context.log().emit(new Event.KeyspaceMatched(v2.digest(), v2.keys(), when));
+        context.log().emit(new KeysEvent.KeyspaceMatched(v2.digest(), v2.keys(), when));
     }
 }

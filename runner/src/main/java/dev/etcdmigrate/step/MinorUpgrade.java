@@ -3,7 +3,7 @@ package dev.etcdmigrate.step;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.error.MigrateException;
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.KeysEvent;
 import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.step.EtcdOperations.Tuning;
 import dev.etcdmigrate.version.DataVersion;
@@ -154,7 +154,7 @@ public record MinorUpgrade(
                 return;
             }
             context.log()
-                    .emit(new Event.V2ContentRefused(
+                    .emit(new KeysEvent.V2ContentRefused(
                             release.version(), refusal.get(), v2Checker.get().version()));
         }
         if (v2Checker.isPresent()) {
@@ -177,11 +177,11 @@ public record MinorUpgrade(
         if (finding.isEmpty()) {
             return;
         }
-        context.log().emit(new Event.V2ContentFound(checker.version(), finding.get(), false));
+        context.log().emit(new KeysEvent.V2ContentFound(checker.version(), finding.get(), false));
         context.etcd().runUntilWrite(checker, data, Tuning.snapshotAtOnce());
         Optional<String> still = context.etcd().v2ContentIn(checker, data);
         if (still.isPresent()) {
-            context.log().emit(new Event.V2ContentFound(checker.version(), still.get(), true));
+            context.log().emit(new KeysEvent.V2ContentFound(checker.version(), still.get(), true));
             throw new StepFailedException(
                     "etcd " + release.version() + " refuses data with v2 content, and the data holds v2 keys"
                             + " (not only old WAL entries: " + still.get()

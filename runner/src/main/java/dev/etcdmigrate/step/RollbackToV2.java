@@ -6,7 +6,7 @@ import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.NamedFileOutput;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.error.MigrateException;
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.KeysEvent;
 import dev.etcdmigrate.log.ProgressMeter;
 import dev.etcdmigrate.ondisk.V2Key;
 import dev.etcdmigrate.step.EtcdOperations.Tuning;
@@ -96,7 +96,7 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
                             + " binary values come from objects stored as protobuf: set STORAGE_MEDIA_TYPE=application/json on the"
                             + " API server and rewrite the objects (e.g. kubectl get ... -o json | kubectl replace -f -), then retry");
         }
-        context.log().emit(new Event.KeysDumped(dumped.digest().count(), dumped.leased(), dumped.expired()));
+        context.log().emit(new KeysEvent.KeysDumped(dumped.digest().count(), dumped.leased(), dumped.expired()));
 
         // no v2 store snapshot (a JSON copy of the whole store) in the middle of the load; one is forced after it
         KeySetDigest loaded = new KeySetDigest();
@@ -116,7 +116,7 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
             }
             long millis = Math.max(1, (System.nanoTime() - start) / 1_000_000);
             context.log()
-                    .emit(new Event.KeysLoaded(
+                    .emit(new KeysEvent.KeysLoaded(
                             "through /v2/keys of etcd " + target.version(),
                             dumped.digest().count(),
                             millis));
@@ -128,7 +128,7 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
                     + dumped.digest().value() + ", v2 digest " + loaded.value() + "; the data dir is unchanged");
         }
         context.log()
-                .emit(new Event.KeyspaceMatched(
+                .emit(new KeysEvent.KeyspaceMatched(
                         loaded.value(), dumped.digest().count(), "in the v2 store, read back against the dump"));
         swap.markComplete(result());
         swap.swap(new DataVersion(from, StorageApi.ETCD3), result());

@@ -8,6 +8,7 @@ import dev.etcdmigrate.cluster.ClusterView.Member;
 import dev.etcdmigrate.cluster.ClusterView.Record;
 import dev.etcdmigrate.cluster.ClusterView.Status;
 import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.RolloutEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.MinorLine;
@@ -127,7 +128,7 @@ class RolloutCoordinatorTest {
         assertEquals("a", held.value().holder());
         assertEquals(L37, held.value().to());
         assertEquals(0, cluster.ticks, "no wait");
-        assertEquals(1, events(Event.RestartRecordTaken.class).size());
+        assertEquals(1, events(RolloutEvent.RestartRecordTaken.class).size());
     }
 
     @Test
@@ -144,7 +145,7 @@ class RolloutCoordinatorTest {
         coordinator(cluster, "a", 3).beforeRestart(L36, L37);
         assertEquals(4, cluster.ticks);
         assertTrue(cluster.writes.equals(List.of("create a")), "the record only after the gate: " + cluster.writes);
-        List<Event.RolloutWaiting> waits = events(Event.RolloutWaiting.class);
+        List<RolloutEvent.RolloutWaiting> waits = events(RolloutEvent.RolloutWaiting.class);
         assertEquals(List.of("b", "c"), waits.getFirst().members(), "the lagging members are named");
         assertTrue(
                 waits.getFirst().why().contains("b runs 3.5.35"),
@@ -182,7 +183,7 @@ class RolloutCoordinatorTest {
         Record held = coordinator.beforeRestart(L36, L37);
         assertEquals("a", held.value().holder());
         assertEquals(2, cluster.ticks);
-        List<Event.RolloutWaiting> waits = events(Event.RolloutWaiting.class);
+        List<RolloutEvent.RolloutWaiting> waits = events(RolloutEvent.RolloutWaiting.class);
         assertTrue(
                 waits.getFirst().why().contains("c does not answer"),
                 waits.getFirst().why());
@@ -201,7 +202,7 @@ class RolloutCoordinatorTest {
         cluster.script.add(c -> c.member("c", "3.6.16", 500));
         coordinator(cluster, "a", 3).beforeRestart(L36, L37);
         assertEquals(2, cluster.ticks);
-        assertTrue(events(Event.RolloutWaiting.class).getFirst().why().contains("2 of 3 members"));
+        assertTrue(events(RolloutEvent.RolloutWaiting.class).getFirst().why().contains("2 of 3 members"));
         assertTrue(cluster.writes.equals(List.of("create a")));
     }
 
@@ -230,7 +231,7 @@ class RolloutCoordinatorTest {
                 List.of("create a", "delete a", "create b"),
                 cluster.writes.subList(0, 3),
                 "b created its record only after a's was gone: " + cluster.writes);
-        assertTrue(events(Event.RolloutWaiting.class).stream()
+        assertTrue(events(RolloutEvent.RolloutWaiting.class).stream()
                 .anyMatch(w -> w.why().contains("member a holds the restart record")));
     }
 
@@ -247,7 +248,7 @@ class RolloutCoordinatorTest {
         cluster.script.add(c -> c.member("a", "3.7.3", 600)); // its member answers at 3.7: over
         Record b = coordinator(cluster, "b", 3).beforeRestart(L36, L37);
         assertEquals("b", b.value().holder());
-        List<Event.RestartRecordTakenOver> over = events(Event.RestartRecordTakenOver.class);
+        List<RolloutEvent.RestartRecordTakenOver> over = events(RolloutEvent.RestartRecordTakenOver.class);
         assertEquals(1, over.size());
         assertEquals("a", over.getFirst().holder());
         assertEquals(List.of("create a", "delete a", "create b"), cluster.writes);
@@ -302,7 +303,7 @@ class RolloutCoordinatorTest {
         cluster.script.add(c -> c.member("c", "3.6.16", 500)); // the leader ended the job to 3.6
         coordinator(cluster, "a", 3).beforeRestart(L36, L35);
         assertEquals(1, cluster.ticks);
-        assertTrue(events(Event.RolloutWaiting.class).getFirst().why().contains("downgrade job to 3.6"));
+        assertTrue(events(RolloutEvent.RolloutWaiting.class).getFirst().why().contains("downgrade job to 3.6"));
         // a job to 3.5 (another runner's leg enabled it) is this leg's own: no wait
         cluster.record = Optional.empty();
         cluster.clusterVersion = Optional.of(L35);

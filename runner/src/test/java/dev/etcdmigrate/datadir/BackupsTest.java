@@ -148,7 +148,7 @@ class BackupsTest {
                 PosixFilePermissions.toString(Files.getPosixFilePermissions(data.resolve("member/snap/db"))),
                 "the live member dir is not touched");
         assertEquals(
-                List.of(new dev.etcdmigrate.event.Event.BackupMade(backup.toString(), "3.7.3/etcd3", "copied")),
+                List.of(new dev.etcdmigrate.event.BackupEvent.BackupMade(backup.toString(), "3.7.3/etcd3", "copied")),
                 events);
     }
 
@@ -163,14 +163,15 @@ class BackupsTest {
 
         assertEquals(List.of(newer.getFileName().toString(), made.getFileName().toString()), names(own));
         assertTrue(
-                events.contains(new dev.etcdmigrate.event.Event.BackupDeleted(oldest.toString(), 2)),
+                events.contains(new dev.etcdmigrate.event.BackupEvent.BackupDeleted(oldest.toString(), 2)),
                 events.toString());
         assertTrue(
-                events.contains(new dev.etcdmigrate.event.Event.BackupDeleted(older.toString(), 2)), events.toString());
+                events.contains(new dev.etcdmigrate.event.BackupEvent.BackupDeleted(older.toString(), 2)),
+                events.toString());
         assertEquals(
                 2,
                 events.stream()
-                        .filter(e -> e instanceof dev.etcdmigrate.event.Event.BackupDeleted)
+                        .filter(e -> e instanceof dev.etcdmigrate.event.BackupEvent.BackupDeleted)
                         .count(),
                 log());
     }
@@ -217,7 +218,7 @@ class BackupsTest {
         assertFalse(Files.exists(probe));
         assertTrue(
                 events.stream()
-                        .anyMatch(e -> e instanceof dev.etcdmigrate.event.Event.Recovered r
+                        .anyMatch(e -> e instanceof dev.etcdmigrate.event.StepEvent.Recovered r
                                 && r.what().equals("clone-probe")
                                 && r.path().equals(probe.toString())),
                 log());
@@ -268,9 +269,9 @@ class BackupsTest {
                 Files.readString(shared.resolve(relocated).resolve("member/snap/db")));
         assertOwnerOnly(shared.resolve(relocated));
         assertFalse(Files.exists(own), "nothing left in .etcd-migrate/backups");
-        List<dev.etcdmigrate.event.Event.Recovered> recovered = events.stream()
-                .filter(e -> e instanceof dev.etcdmigrate.event.Event.Recovered)
-                .map(e -> (dev.etcdmigrate.event.Event.Recovered) e)
+        List<dev.etcdmigrate.event.StepEvent.Recovered> recovered = events.stream()
+                .filter(e -> e instanceof dev.etcdmigrate.event.StepEvent.Recovered)
+                .map(e -> (dev.etcdmigrate.event.StepEvent.Recovered) e)
                 .toList();
         assertEquals(
                 2,

@@ -175,7 +175,7 @@ class MemberSwapTest {
         assertEquals(Optional.of(OLD), dataDir.readVersion());
         assertEquals(List.of(), backups());
         assertEquals(
-                List.of(new dev.etcdmigrate.event.Event.Recovered(
+                List.of(new dev.etcdmigrate.event.StepEvent.Recovered(
                         "staging",
                         dataDir.staging().toString(),
                         "discarded",

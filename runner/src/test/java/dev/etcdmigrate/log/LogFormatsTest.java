@@ -6,7 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.etcdmigrate.event.DecisionEvent;
+import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.RunEvent;
+import dev.etcdmigrate.event.StepEvent;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -35,7 +39,7 @@ class LogFormatsTest {
     @Test
     void jsonLinesCarryTheEventItsFieldsAndTheSentence() throws Exception {
         Log log = Log.json(new PrintStream(out, true, StandardCharsets.UTF_8));
-        log.emit(new Event.StepFinished(2, 3, "minor-upgrade", 1234, "3.6.16/etcd3"));
+        log.emit(new StepEvent.StepFinished(2, 3, "minor-upgrade", 1234, "3.6.16/etcd3"));
         JsonNode line = JSON.readTree(lines().getFirst());
         assertEquals("etcd-migrate", line.path("source").asText());
         assertEquals("step-finished", line.path("event").asText());
@@ -62,10 +66,10 @@ class LogFormatsTest {
 
     @Test
     void aMultiLineSentenceIsOneJsonObjectAndSeveralTextLines() throws Exception {
-        Event plan = new Event.PlanMade(
+        Event plan = new DecisionEvent.PlanMade(
                 "3.5.35/etcd3",
                 "3.6.16/etcd3",
-                List.of(new Event.PlannedStep(
+                List.of(new DecisionEvent.PlannedStep(
                         1, "minor-upgrade", "upgrade 3.5.35 -> 3.6.16", "3.6.16/etcd3", 1 << 20, "nothing")),
                 "");
         Log.json(new PrintStream(out, true, StandardCharsets.UTF_8)).emit(plan);
@@ -119,9 +123,8 @@ class LogFormatsTest {
     @Test
     void everyEventTypeRendersAsJson() throws Exception {
         java.util.Set<String> envelope = java.util.Set.of("time", "level", "source", "event", "message");
-        for (Class<?> type : Event.class.getPermittedSubclasses()) {
-            assertTrue(type.isRecord(), type + " is a record");
-            if (type == Event.Note.class || type == Event.ChildOutput.class)
+        for (Class<?> type : eventRecords(Event.class)) {
+            if (type == Event.Note.class || type == EtcdEvent.ChildOutput.class)
                 continue; // written by the formats themselves
             for (var component : type.getRecordComponents()) {
                 assertFalse(
@@ -130,7 +133,7 @@ class LogFormatsTest {
                                 + " would repeat a key of the JSON line's envelope");
             }
         }
-        Event refused = new Event.Refused(3, "refused: a \"quoted\"\nreason\t(nothing was changed)");
+        Event refused = new RunEvent.Refused(3, "refused: a \"quoted\"\nreason\t(nothing was changed)");
         JsonNode line = JSON.readTree(JsonFormat.line(refused, java.time.Instant.EPOCH));
         assertEquals("refused", line.path("event").asText());
         assertEquals(3, line.path("exitCode").asInt());
@@ -138,5 +141,18 @@ class LogFormatsTest {
                 "refused: a \"quoted\"\nreason\t(nothing was changed)",
                 line.path("reason").asText());
         assertEquals("error", line.path("level").asText());
+    }
+
+    /** The leaves under Event's sealed subject interfaces. */
+    private static List<Class<?>> eventRecords(Class<?> sealed) {
+        List<Class<?>> records = new java.util.ArrayList<>();
+        for (Class<?> type : sealed.getPermittedSubclasses()) {
+            if (type.isRecord()) records.add(type);
+            else {
+                assertTrue(type.isInterface() && type.isSealed(), type + " is a record or a sealed subject");
+                records.addAll(eventRecords(type));
+            }
+        }
+        return records;
     }
 }

@@ -3,7 +3,7 @@ package dev.etcdmigrate.log;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.StepEvent;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -12,9 +12,9 @@ import org.junit.jupiter.api.Test;
 
 class ProgressMeterTest {
 
-    private final List<Event.Progress> reports = new CopyOnWriteArrayList<>();
+    private final List<StepEvent.Progress> reports = new CopyOnWriteArrayList<>();
     private final Log log = Log.silent().subscribe(e -> {
-        if (e instanceof Event.Progress p) reports.add(p);
+        if (e instanceof StepEvent.Progress p) reports.add(p);
     });
 
     @AfterEach
@@ -34,7 +34,7 @@ class ProgressMeterTest {
         }
         int afterClose = reports.size();
         assertTrue(afterClose >= 2, reports.toString());
-        Event.Progress first = reports.getFirst();
+        StepEvent.Progress first = reports.getFirst();
         assertEquals("loading keys", first.work());
         assertEquals(100, first.done());
         assertEquals(1000, first.total());

@@ -12,7 +12,9 @@ import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.event.BackupEvent;
 import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.KeysEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -201,7 +203,7 @@ class StepScriptsTest {
                         "run 3.6.16 ."),
                 cleanRun(step, v3("3.5.35"), oldWalEntries));
         crashAtEveryCall(step, v3("3.5.35"), oldWalEntries);
-        assertTrue(events.stream().anyMatch(e -> e instanceof Event.V2ContentFound f && !f.remains()));
+        assertTrue(events.stream().anyMatch(e -> e instanceof KeysEvent.V2ContentFound f && !f.remains()));
     }
 
     @Test
@@ -218,7 +220,7 @@ class StepScriptsTest {
                 List.of("check v2store 3.5.35 .", "run 3.5.35 . snapshot-count=1", "check v2store 3.5.35 ."),
                 etcd.calls,
                 "3.6 never ran on it");
-        assertTrue(events.stream().anyMatch(e -> e instanceof Event.V2ContentFound f && f.remains()));
+        assertTrue(events.stream().anyMatch(e -> e instanceof KeysEvent.V2ContentFound f && f.remains()));
     }
 
     @Test
@@ -252,7 +254,7 @@ class StepScriptsTest {
                 cleanRun(step, v3("3.5.35"), refusedForOldEntries));
         crashAtEveryCall(step, v3("3.5.35"), refusedForOldEntries);
         assertTrue(events.stream()
-                .anyMatch(e -> e instanceof Event.V2ContentRefused r
+                .anyMatch(e -> e instanceof KeysEvent.V2ContentRefused r
                         && r.refusal().equals("detected disallowed v2 WAL")
                         && r.checker().equals("3.5.35")));
     }
@@ -280,7 +282,7 @@ class StepScriptsTest {
                         "check v2store 3.5.35 ."),
                 etcd.calls,
                 "3.6 ran once, and refused");
-        assertTrue(events.stream().anyMatch(e -> e instanceof Event.V2ContentFound f && f.remains()));
+        assertTrue(events.stream().anyMatch(e -> e instanceof KeysEvent.V2ContentFound f && f.remains()));
     }
 
     @Test
@@ -343,8 +345,8 @@ class StepScriptsTest {
                 cleanRun(step, v3("3.7.3"), NOTHING));
         assertTrue(
                 events.stream()
-                        .anyMatch(
-                                e -> e instanceof Event.BackupMade b && b.how().equals("copied")),
+                        .anyMatch(e ->
+                                e instanceof BackupEvent.BackupMade b && b.how().equals("copied")),
                 "a backup first");
         // a crash after `downgrade enable` leaves it enabled in the data: the rerun continues it instead of enabling
         // again
@@ -427,7 +429,9 @@ class StepScriptsTest {
                 cleanRun(step, from, store));
         assertEquals(
                 2,
-                events.stream().filter(e -> e instanceof Event.KeyspaceMatched).count());
+                events.stream()
+                        .filter(e -> e instanceof KeysEvent.KeyspaceMatched)
+                        .count());
         crashAtEveryCall(step, from, store);
     }
 
@@ -453,7 +457,8 @@ class StepScriptsTest {
                         "list v2 3.4.23",
                         "stop 3.4.23"),
                 cleanRun(step, v3("3.4.23"), keys));
-        assertTrue(events.stream().anyMatch(e -> e instanceof Event.KeysDumped d && d.keys() == 2 && d.leased() == 1));
+        assertTrue(events.stream()
+                .anyMatch(e -> e instanceof KeysEvent.KeysDumped d && d.keys() == 2 && d.leased() == 1));
         crashAtEveryCall(step, v3("3.4.23"), keys);
     }
 

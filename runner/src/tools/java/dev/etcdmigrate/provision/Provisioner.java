@@ -2,7 +2,7 @@ package dev.etcdmigrate.provision;
 
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.Trees;
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.ProvisionEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.ToolRunner;
 import java.io.IOException;
@@ -61,7 +61,7 @@ final class Provisioner {
         String v = release.version();
         Pins pins = pinSource.pins(release);
         if (!pins.recording() && installed(release, pins)) {
-            log.emit(new Event.Provisioned(
+            log.emit(new ProvisionEvent.Provisioned(
                     v,
                     binDir.toString(),
                     binaries(release),
@@ -94,9 +94,9 @@ final class Provisioner {
             }
             Files.createDirectories(stamp(release).getParent());
             Files.writeString(stamp(release), stampText(from), StandardCharsets.UTF_8);
-            log.emit(new Event.Provisioned(v, binDir.toString(), binaries(release), "installed", from.name()));
+            log.emit(new ProvisionEvent.Provisioned(v, binDir.toString(), binaries(release), "installed", from.name()));
             if (from.pinned()) {
-                log.emit(new Event.ProvisionPins(
+                log.emit(new ProvisionEvent.ProvisionPins(
                         v,
                         pins.platform(),
                         pins.recording() ? pins.recordedCount() : pins.checked(),
@@ -151,7 +151,7 @@ final class Provisioner {
             for (String tool : release.toolNames()) {
                 pins.check("bin", tool, "sha256:" + GoHash.sha256(binDir.resolve(tool + "-" + release.version())));
             }
-            log.emit(new Event.ProvisionPins(release.version(), pins.platform(), pins.checked(), false));
+            log.emit(new ProvisionEvent.ProvisionPins(release.version(), pins.platform(), pins.checked(), false));
             return true;
         } catch (ProvisionException | IOException e) {
             log.info("etcd " + release.version()
@@ -179,7 +179,7 @@ final class Provisioner {
         List<String> skipped = new ArrayList<>();
         for (BinarySource source : sources) {
             try {
-                log.emit(new Event.ProvisionSource(release.version(), source.name(), "trying", ""));
+                log.emit(new ProvisionEvent.ProvisionSource(release.version(), source.name(), "trying", ""));
                 source.fetch(release, staging, pins);
                 for (String tool : release.toolNames()) {
                     if (!Files.isRegularFile(staging.resolve(tool))) {
@@ -188,7 +188,8 @@ final class Provisioner {
                 }
                 return source;
             } catch (BinarySource.Skipped e) {
-                log.emit(new Event.ProvisionSource(release.version(), source.name(), "skipped", e.getMessage()));
+                log.emit(new ProvisionEvent.ProvisionSource(
+                        release.version(), source.name(), "skipped", e.getMessage()));
                 skipped.add(source.name() + ": " + e.getMessage());
                 Trees.deleteRecursively(staging);
                 Files.createDirectories(staging);

@@ -2,7 +2,7 @@ package dev.etcdmigrate.etcd.backend;
 
 import dev.etcdmigrate.error.FailedException;
 import dev.etcdmigrate.etcd.client.GatewayClient;
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.log.Log;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -43,7 +43,7 @@ public final class BackendAlarms {
         for (GatewayClient.Alarm alarm : alarms) {
             gateway.disarm(alarm);
         }
-        log.emit(new Event.AlarmDisarmed("NOSPACE", self, db, quota, BackendQuota.needed(db)));
+        log.emit(new EtcdEvent.AlarmDisarmed("NOSPACE", self, db, quota, BackendQuota.needed(db)));
     }
 
     /** Fails if an alarm is active now that was not there when the step's etcd took its first write. */

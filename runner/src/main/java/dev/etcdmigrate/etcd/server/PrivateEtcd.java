@@ -6,7 +6,7 @@ import dev.etcdmigrate.etcd.backend.BackendQuota;
 import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.etcd.client.V2Client;
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.V2Key;
 import dev.etcdmigrate.process.ChildEnvironment;
@@ -202,7 +202,7 @@ public final class PrivateEtcd implements AutoCloseable {
         builder.environment().clear();
         builder.environment().putAll(ChildEnvironment.scrubbed(settings.environment(), Map.of()));
         Process process = builder.start();
-        log.emit(new Event.EtcdStarted(
+        log.emit(new EtcdEvent.EtcdStarted(
                 release.version(),
                 dataDir.toString(),
                 client,
@@ -312,7 +312,7 @@ public final class PrivateEtcd implements AutoCloseable {
                     v2.delete(PROBE_KEY);
                 }
                 Duration took = Duration.ofNanos(System.nanoTime() - start);
-                log.emit(new Event.EtcdAcceptedWrite(release.version(), took.toMillis()));
+                log.emit(new EtcdEvent.EtcdAcceptedWrite(release.version(), took.toMillis()));
                 return took;
             } catch (IOException e) {
                 if (String.valueOf(e.getMessage()).contains(NO_SPACE)) {
@@ -330,7 +330,7 @@ public final class PrivateEtcd implements AutoCloseable {
     private void throwIfRejoinFailed(long start) throws EtcdFailedException {
         if (rejoin.verdict().isPresent()) {
             rejoin.finding()
-                    .ifPresent(f -> log.emit(new Event.RejoinFailed(
+                    .ifPresent(f -> log.emit(new EtcdEvent.RejoinFailed(
                             release.version(), f.kind(), f.definitive(), f.leaderlessSeconds(), f.etcdLine())));
             throw new EtcdFailedException(label + " cannot rejoin its cluster after "
                     + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms: "
@@ -372,10 +372,10 @@ public final class PrivateEtcd implements AutoCloseable {
         int code = process.exitValue();
         // etcd re-raises SIGTERM after closing its files, so a clean stop is "killed by signal 15".
         if (code != 143 && code != 0) {
-            log.emit(new Event.EtcdStopped(release.version(), false, code));
+            log.emit(new EtcdEvent.EtcdStopped(release.version(), false, code));
             throw new EtcdFailedException(label + " exited with " + code + " when stopped: " + whyItDied());
         }
-        log.emit(new Event.EtcdStopped(release.version(), true, code));
+        log.emit(new EtcdEvent.EtcdStopped(release.version(), true, code));
     }
 
     /** Leaves nothing running when a step fails half-way. */

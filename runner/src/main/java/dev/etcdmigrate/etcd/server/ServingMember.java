@@ -1,7 +1,8 @@
 package dev.etcdmigrate.etcd.server;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.EtcdEvent;
+import dev.etcdmigrate.event.RolloutEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import java.io.IOException;
@@ -55,7 +56,7 @@ public final class ServingMember implements AutoCloseable {
         } catch (IllegalStateException shuttingDown) {
             throw new IOException(shuttingDown.getMessage(), shuttingDown);
         }
-        log.emit(new Event.MemberServing(release.version(), process.pid(), nextLeg));
+        log.emit(new RolloutEvent.MemberServing(release.version(), process.pid(), nextLeg));
         return new ServingMember(release, process, children, log);
     }
 
@@ -84,7 +85,7 @@ public final class ServingMember implements AutoCloseable {
         }
         children.remove(process);
         int code = process.exitValue();
-        log.emit(new Event.EtcdStopped(release.version(), code == 0 || code == 143, code));
+        log.emit(new EtcdEvent.EtcdStopped(release.version(), code == 0 || code == 143, code));
         if (code != 0 && code != 143) {
             throw new PrivateEtcd.EtcdFailedException(
                     "etcd " + release.version() + " exited with " + code + " when stopped");

@@ -9,6 +9,7 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.etcd.client.GatewayClient;
+import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
@@ -82,7 +83,7 @@ class PrivateEtcdTest {
         // output pump (held here on the first line) has passed etcd's last lines to the rejoin watch
         CountDownLatch pumpHeld = new CountDownLatch(1);
         Log log = Log.silent().subscribe(events::add).subscribe(e -> {
-            if (e instanceof Event.ChildOutput) {
+            if (e instanceof EtcdEvent.ChildOutput) {
                 try {
                     pumpHeld.await();
                 } catch (InterruptedException interrupted) {
@@ -94,8 +95,8 @@ class PrivateEtcdTest {
         try (PrivateEtcd etcd =
                 PrivateEtcd.start(V36, data, settings, List.of(), log, new Children(Duration.ofSeconds(5)))) {
             long pid = events.stream()
-                    .filter(e -> e instanceof Event.EtcdStarted)
-                    .map(e -> ((Event.EtcdStarted) e).pid())
+                    .filter(e -> e instanceof EtcdEvent.EtcdStarted)
+                    .map(e -> ((EtcdEvent.EtcdStarted) e).pid())
                     .findFirst()
                     .orElseThrow();
             ProcessHandle.of(pid).ifPresent(p -> p.onExit().join());
@@ -121,8 +122,8 @@ class PrivateEtcdTest {
             assertEquals(
                     List.of("address-not-local"),
                     events.stream()
-                            .filter(e -> e instanceof Event.RejoinFailed)
-                            .map(e -> ((Event.RejoinFailed) e).kind())
+                            .filter(e -> e instanceof EtcdEvent.RejoinFailed)
+                            .map(e -> ((EtcdEvent.RejoinFailed) e).kind())
                             .toList());
         }
     }

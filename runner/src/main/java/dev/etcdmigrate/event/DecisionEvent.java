@@ -1,0 +1,122 @@
+package dev.etcdmigrate.event;
+
+import java.util.List;
+
+/**
+ * What the data dir holds, what the data itself says, and the plan made from it.
+ */
+public sealed interface DecisionEvent extends Event {
+
+    /** The data dir is one member of a cluster: its private etcds rejoin the peers on the member's own peer URL. */
+    record ClusterMember(int members, String initialCluster, String listenPeerUrls) implements DecisionEvent {
+        public String message() {
+            return "this data dir is one of " + members + " members (" + initialCluster
+                    + "): the private etcd rejoins its peers on " + listenPeerUrls + " while it migrates";
+        }
+    }
+
+    /**
+     * What the data itself says wrote it (ondisk/DataDetection): the storage, the newest line that wrote
+     * it, the oldest line that may run on it now (its cluster or storage version), and the evidence.
+     * {@code use} says what the runner does with it (plans from it, checks a label against it).
+     */
+    record DataDetected(String dataDir, String storage, String line, String floor, List<String> evidence, String use)
+            implements DecisionEvent {
+        public String message() {
+            return "data dir " + dataDir + ": the data says "
+                    + (line.isEmpty()
+                            ? "nothing about which etcd wrote it"
+                            : "etcd " + line + " wrote it (" + storage
+                                    + (floor.isEmpty() || floor.equals(line) ? "" : ", cluster at " + floor) + ")")
+                    + "; " + use + "; evidence: " + String.join("; ", evidence);
+        }
+    }
+
+    /** What the data dir holds, and how that was learnt (version.txt, or --initial-version plus inference). */
+    record DataDirRead(String dataDir, String version, String how) implements DecisionEvent {
+        public String message() {
+            return "data dir " + dataDir + ": " + (version.isEmpty() ? "no etcd data" : version) + " (" + how + ")";
+        }
+    }
+
+    /**
+     * The one tolerated disagreement of a label with the data: the data one line ahead where this runner
+     * ran steps before, i.e. an upgrade step interrupted after its etcd ran and before version.txt was
+     * written. The plan resumes it.
+     */
+    record InterruptedStepFound(String dataDir, String label, String dataLine, List<String> evidence)
+            implements DecisionEvent {
+        public String message() {
+            return "data dir " + dataDir + ": the data is at etcd " + dataLine + ", one line above " + label
+                    + ": an interrupted step to "
+                    + dataLine
+                    + " had started etcd there before version.txt was written; the plan resumes it (evidence: "
+                    + String.join("; ", evidence) + ")";
+        }
+    }
+
+    /** One planned step; {@code replacesMemberDir} steps keep the old member dir as a backup. */
+    record PlannedStep(int index, String kind, String description, String result, long diskBytes, String keeps) {}
+
+    /**
+     * The plan: no steps means only version.txt may change (the no-op). A data dir without etcd data has
+     * no current version; {@code fresh} then says what the dir is ("does not exist", "holds no etcd data").
+     */
+    record PlanMade(String current, String target, List<PlannedStep> steps, String fresh) implements DecisionEvent {
+        public PlanMade {
+            steps = List.copyOf(steps);
+        }
+
+        public String message() {
+            if (current.isEmpty()) {
+                return "data dir " + fresh + ": it will be created with mode 0700 if missing and record " + target
+                        + "; etcd " + target.split("/", 2)[0] + " initializes it";
+            }
+            StringBuilder b = new StringBuilder("plan " + current + " -> " + target + ": "
+                    + (steps.isEmpty() ? "no etcd needs to run" : steps.size() + " step(s)"));
+            for (PlannedStep s : steps) {
+                b.append("\n  ")
+                        .append(s.index())
+                        .append(". ")
+                        .append(s.description())
+                        .append(" [then version.txt = ")
+                        .append(s.result())
+                        .append(s.diskBytes() > 0 ? "; needs about " + Bytes.mib(s.diskBytes()) + " free" : "")
+                        .append(s.keeps().equals("nothing") ? "" : "; keeps " + s.keeps())
+                        .append(']');
+            }
+            if (steps.isEmpty() && !current.equals(target)) {
+                b.append("\n  same minor line and storage: record ")
+                        .append(target)
+                        .append(" in version.txt");
+            }
+            return b.toString();
+        }
+    }
+
+    /** Under the lock the data dir was found elsewhere than planned (another runner, or a finished recovery). */
+    record Replanned(String planned, String now) implements DecisionEvent {
+        public String message() {
+            return "the data dir is at " + now + " now, not " + planned + " as planned: planning again";
+        }
+    }
+
+    /** The db's recorded storage version could not be read offline: the step's etcd judges the db. */
+    record StorageVersionUnread(String db, String reason) implements DecisionEvent {
+        public String message() {
+            return "could not read the storage version recorded in " + db + " (" + reason
+                    + "): the step's etcd will judge the db";
+        }
+
+        public Level level() {
+            return Level.WARN;
+        }
+    }
+
+    /** etcd's --wal-dir: every private etcd on the data dir gets the same external WAL. */
+    record WalDirElsewhere(String walDir) implements DecisionEvent {
+        public String message() {
+            return "the WAL lives in " + walDir + " (etcd's --wal-dir): every private etcd on the data dir gets it";
+        }
+    }
+}
