@@ -116,11 +116,14 @@ final class ClusterRollout {
                 options.name(), chain.describe(), chain.legs().size()));
         int index = 0;
         Optional<Record> held = Optional.empty();
-        if (Files.exists(dataDir.own().restartRecord())) {
-            // a run stopped while it held the record: the member's restart it began is this run's first leg
+        // a run stopped while it held the record (.etcd-migrate/restart-record says so; or stopped between taking it
+        // and noting it): the member's restart it began is this run's first leg, which then releases it
+        try {
             held = coordinator(arrival(chain.legs().getFirst())).ownRecord();
-            if (held.isEmpty()) Files.deleteIfExists(dataDir.own().restartRecord()); // taken over meanwhile
+        } catch (IOException unreachable) {
+            if (Files.exists(dataDir.own().restartRecord())) throw unreachable; // must be found before going on
         }
+        if (held.isEmpty()) Files.deleteIfExists(dataDir.own().restartRecord()); // taken over meanwhile
         for (int i = 0; i < chain.legs().size(); i++) {
             Leg leg = chain.legs().get(i);
             runner.run(plan, context, index, index + leg.steps().size());

@@ -189,16 +189,25 @@ class HaRolloutIT {
                 serving[m.host()] = startRunner(m, to);
                 sampler.awaitServing(m.host(), DEADLINE);
             }
+            // each kill waits for a seeded moment of the victim's runner: holding the record, its member stopped
+            // (the next minor not yet started), its private etcd started, or serving between minors
+            List<String> moments = List.of("restart-record-taken", "etcd-stopped", "etcd-started", "member-serving");
             for (int k = 0; k < kills; k++) {
-                // a fault injected at a random moment of the rollout, not a synchronisation
-                Thread.sleep(random.nextInt(12_000));
                 Member victim = members.get(random.nextInt(MEMBERS));
+                String moment = moments.get(random.nextInt(moments.size()));
                 RunnerProcess pod = serving[victim.host()];
+                long seen = pod.count(moment);
+                long end = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                while (pod.count(moment) == seen && pod.count("exec") == 0 && System.nanoTime() < end) {
+                    Thread.sleep(20); // poll interval of a deadline-bound wait for the victim's moment
+                }
+                Thread.sleep(
+                        random.nextInt(500)); // a fault injected at a seeded moment after it, not a synchronisation
                 List<String> last = pod.events().stream()
                         .map(e -> e.path("event").asText())
                         .filter(e -> !e.equals("child-output"))
                         .toList();
-                report.add("kill " + (k + 1) + ": " + victim.name() + " after "
+                report.add("kill " + (k + 1) + ": " + victim.name() + " waiting for " + moment + ", after "
                         + (last.isEmpty() ? "nothing" : last.getLast()));
                 pod.process().toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
                 pod.process().destroyForcibly();
