@@ -193,7 +193,12 @@ class HaRolloutIT {
             // (the next minor not yet started), its private etcd started, or serving between minors
             List<String> moments = List.of("restart-record-taken", "etcd-stopped", "etcd-started", "member-serving");
             for (int k = 0; k < kills; k++) {
-                Member victim = members.get(random.nextInt(MEMBERS));
+                // a member still on its way (not yet exec'd at the target) where there is one
+                List<Member> onTheWay = members.stream()
+                        .filter(m -> serving[m.host()].count("exec") == 0)
+                        .toList();
+                List<Member> pool = onTheWay.isEmpty() ? members : onTheWay;
+                Member victim = pool.get(random.nextInt(pool.size()));
                 String moment = moments.get(random.nextInt(moments.size()));
                 RunnerProcess pod = serving[victim.host()];
                 long seen = pod.count(moment);
