@@ -210,6 +210,28 @@ class ArchitectureTest {
                 .check(classes);
     }
 
+    /**
+     * The cluster rollout's rules decide from what the cluster answers through their port: they start no etcd,
+     * run no step and read no file, so each rule is tested over a scripted cluster.
+     */
+    @Test
+    void theRolloutRulesTalkToTheClusterOnlyThroughTheirPort() {
+        noClasses()
+                .that()
+                .resideInAPackage("..etcdmigrate.cluster..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "..etcdmigrate.etcd..",
+                        "..etcdmigrate.process..",
+                        "..etcdmigrate.exec..",
+                        "..etcdmigrate.step..",
+                        "..etcdmigrate.datadir..",
+                        "..etcdmigrate.ondisk..",
+                        "..etcdmigrate.run..")
+                .check(classes);
+    }
+
     /** The image's jar leaves the tools out (runner/src/tools): nothing it runs may need them. */
     @Test
     void theRunnerDoesNotNeedTheTools() {

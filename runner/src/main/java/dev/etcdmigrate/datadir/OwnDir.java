@@ -15,6 +15,8 @@ import java.util.stream.Stream;
  *   <li>{@code etcd-output.log}: every line the private etcds and tools printed in the last run with steps;
  *   <li>{@code backups/}: member dirs kept before destructive steps (default location, see {@link Backups});
  *   <li>{@code staging/}: a member dir being built, swapped in by {@link MemberSwap};
+ *   <li>{@code restart-record}: the revision of the cluster's restart record while this member's runner holds it
+ *       (a cluster rollout across minors, docs/ha.md), so a restarted runner finds and releases it;
  *   <li>{@code snapshot/} and any other entry: a step's work dir, discarded when the step did not finish.
  * </ul>
  */
@@ -27,8 +29,9 @@ public record OwnDir(Path path) {
     private static final String BACKUPS = "backups";
     private static final String STAGING = "staging";
     private static final String SNAPSHOT = "snapshot";
+    private static final String RESTART_RECORD = "restart-record";
     /** Kept between runs; everything else is a step's work. */
-    private static final Set<String> KEPT = Set.of(LOCK, BINARIES, ETCD_OUTPUT, BACKUPS, STAGING);
+    private static final Set<String> KEPT = Set.of(LOCK, BINARIES, ETCD_OUTPUT, BACKUPS, STAGING, RESTART_RECORD);
     /** What a run that changed nothing may leave: its own bookkeeping. */
     private static final Set<String> BOOKKEEPING = Set.of(LOCK, BINARIES, ETCD_OUTPUT);
 
@@ -46,6 +49,10 @@ public record OwnDir(Path path) {
 
     public Path etcdOutput() {
         return path.resolve(ETCD_OUTPUT);
+    }
+
+    public Path restartRecord() {
+        return path.resolve(RESTART_RECORD);
     }
 
     public Path backups() {

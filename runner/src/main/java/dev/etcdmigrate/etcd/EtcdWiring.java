@@ -1,6 +1,7 @@
 package dev.etcdmigrate.etcd;
 
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.datadir.AtomicFile;
 import dev.etcdmigrate.datadir.Backups;
@@ -9,10 +10,13 @@ import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.etcd.backend.BackendQuota;
 import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.etcd.binary.BinaryCheck;
+import dev.etcdmigrate.etcd.client.ClusterClient;
 import dev.etcdmigrate.etcd.client.GatewayClient;
+import dev.etcdmigrate.etcd.client.PemTls;
 import dev.etcdmigrate.etcd.server.ClusterPeers;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.etcd.server.ServingMember;
 import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
@@ -21,6 +25,7 @@ import dev.etcdmigrate.step.Step;
 import dev.etcdmigrate.step.StepContext;
 import dev.etcdmigrate.version.EtcdVersion;
 import java.io.IOException;
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -84,10 +89,15 @@ public final class EtcdWiring {
      * the arguments it will be exec'd with (and be the version its name says), before any step: found after
      * a migration, a rejected flag is a crash-looping pod.
      *
+     * @param servingReleases what a cluster member serves as between the legs of a rollout across minors: each
+     *     must accept the arguments after -- as the target does
      * @param catalogRelease the target's catalog entry, parsed only when a binary must actually be asked
      */
     public List<BinaryCheck.Question> binaryQuestions(
-            List<Step> steps, BinaryCheck binaries, Function<EtcdVersion, Optional<Release>> catalogRelease)
+            List<Step> steps,
+            List<Release> servingReleases,
+            BinaryCheck binaries,
+            Function<EtcdVersion, Optional<Release>> catalogRelease)
             throws MigrateException {
         List<BinaryCheck.Question> questions = new ArrayList<>();
         EtcdVersion target = options.target().version();
@@ -101,6 +111,13 @@ public final class EtcdWiring {
             }
             Path path = binDir.tool(binary.tool(), binary.release().etcdVersion());
             questions.add(() -> binaries.expect(path, binary.tool(), binary.release()));
+        }
+        for (Release serving : servingReleases) {
+            // a release the member serves between legs runs with the same arguments as the target
+            Path etcd = binDir.etcd(serving.etcdVersion());
+            List<String> args = options.finalEtcdArgs();
+            questions.add(() ->
+                    binaries.targetAccepts(etcd, serving.etcdVersion(), () -> Optional.of(serving), args, environment));
         }
         if (askTarget) {
             Path etcd = binDir.etcd(target);
@@ -116,6 +133,59 @@ public final class EtcdWiring {
         if (binaries.changed()) {
             AtomicFile.write(dataDir.own().binaryChecks(), String.join("\n", binaries.remembered()) + "\n");
         }
+    }
+
+    /**
+     * The cluster as the rollout's rules see it: the client URLs this member advertises and, on the other members'
+     * hosts, the same scheme and port (etcd's usual layout; the member list then adds every member's own), spoken to
+     * with the member's own client TLS files (etcd's --cert-file, --key-file, --trusted-ca-file after --).
+     */
+    public ClusterClient clusterClient(Release line) throws MigrateException {
+        EtcdCommandLine etcd = options.etcd();
+        List<URI> own = new ArrayList<>();
+        for (String url : etcd.get("advertise-client-urls")
+                .orElse("http://localhost:2379")
+                .split(",")) {
+            if (!url.isBlank()) own.add(URI.create(url.trim()));
+        }
+        List<URI> seeds = new ArrayList<>(own);
+        URI first = own.getFirst();
+        for (String entry : options.initialCluster().split(",")) {
+            int eq = entry.indexOf('=');
+            if (eq < 0 || entry.substring(0, eq).trim().equals(options.name())) continue;
+            URI peer = URI.create(entry.substring(eq + 1).trim());
+            URI guess = URI.create(
+                    first.getScheme() + "://" + peer.getRawAuthority().replaceFirst(":\\d+$", "") + ":"
+                            + (first.getPort() < 0 ? 2379 : first.getPort()));
+            if (!seeds.contains(guess)) seeds.add(guess);
+        }
+        try {
+            HttpClient http = HttpClient.newBuilder()
+                    .version(HttpClient.Version.HTTP_1_1)
+                    .connectTimeout(Duration.ofSeconds(2))
+                    .sslContext(PemTls.context(
+                            etcd.get("cert-file").map(Path::of),
+                            etcd.get("key-file").map(Path::of),
+                            etcd.get("trusted-ca-file").map(Path::of)))
+                    .build();
+            return new ClusterClient(http, seeds, line.line().jsonGateway());
+        } catch (IOException | java.security.GeneralSecurityException e) {
+            throw new dev.etcdmigrate.error.RefusedException("the member's client TLS files (etcd's --cert-file,"
+                    + " --key-file, --trusted-ca-file) cannot be used to reach the cluster: " + e.getMessage()
+                    + " (nothing was changed)");
+        }
+    }
+
+    /** The real member at {@code release}, between two legs of a rollout (see {@link ServingMember}). */
+    public ServingMember serve(Release release, String nextLeg) throws IOException, MigrateException {
+        return ServingMember.start(
+                release,
+                binDir.etcd(release.etcdVersion()),
+                options.finalEtcdArgs(),
+                environment,
+                nextLeg,
+                children,
+                log);
     }
 
     /** What the steps run on: the adapter over private etcds configured from the options and etcd's own flags. */

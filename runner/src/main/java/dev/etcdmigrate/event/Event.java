@@ -7,7 +7,15 @@ package dev.etcdmigrate.event;
  * subject, each a sealed sub-interface listing its records in the order of the contract (events.golden).
  */
 public sealed interface Event
-        permits Event.Note, RunEvent, DecisionEvent, StepEvent, BackupEvent, EtcdEvent, KeysEvent, ProvisionEvent {
+        permits Event.Note,
+                RunEvent,
+                DecisionEvent,
+                StepEvent,
+                BackupEvent,
+                EtcdEvent,
+                KeysEvent,
+                ProvisionEvent,
+                RolloutEvent {
 
     enum Level {
         INFO,
@@ -84,6 +92,13 @@ public sealed interface Event
             case ProvisionEvent.ProvisionPins e -> "provision-pins";
             case ProvisionEvent.ProvisionSource e -> "provision-source";
             case ProvisionEvent.Provisioned e -> "provisioned";
+            // RolloutEvent
+            case RolloutEvent.RolloutChainPlanned e -> "rollout-chain-planned";
+            case RolloutEvent.RolloutWaiting e -> "rollout-waiting";
+            case RolloutEvent.RestartRecordTaken e -> "restart-record-taken";
+            case RolloutEvent.RestartRecordReleased e -> "restart-record-released";
+            case RolloutEvent.RestartRecordTakenOver e -> "restart-record-taken-over";
+            case RolloutEvent.MemberServing e -> "member-serving";
         };
     }
 

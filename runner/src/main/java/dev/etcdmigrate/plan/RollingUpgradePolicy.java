@@ -10,11 +10,12 @@ import dev.etcdmigrate.step.Step;
 import dev.etcdmigrate.version.StorageApi;
 
 /**
- * What one member of a multi-member cluster may do on its own while its peers keep serving: a
- * rolling upgrade by one minor (with the patch floor it needs), or a rolling downgrade by one minor
- * where the newer line has etcd's cluster-wide downgrade API (the catalog's {@code downgrade-api}
- * method: the planner makes an {@link OnlineDowngrade} step only there). The member's private etcd
- * rejoins the cluster for each step, so every step must be something a mixed-version cluster accepts.
+ * What one member of a multi-member cluster may do while its peers keep serving: a rolling upgrade (with
+ * the patch floors on the way), or a rolling downgrade where every line on the way has etcd's cluster-wide
+ * downgrade API (the catalog's {@code downgrade-api} method: the planner makes an {@link OnlineDowngrade}
+ * step only there). Each step's private etcd rejoins the cluster, so every step must be something a
+ * mixed-version cluster accepts. Several minors are walked one leg at a time ({@link RolloutChain}): between
+ * legs the member serves, and the cluster decides when it restarts next ({@code cluster.RolloutCoordinator}).
  */
 public final class RollingUpgradePolicy {
 
@@ -26,7 +27,6 @@ public final class RollingUpgradePolicy {
             return plan;
         }
         String cluster = "a member of a " + members + "-member cluster";
-        int minorSteps = 0;
         for (Step step : plan.steps()) {
             String why = switch (step) {
                 case PatchFloor floor -> null;
@@ -44,35 +44,10 @@ public final class RollingUpgradePolicy {
             };
             if (why != null) {
                 throw new RefusedTransitionException("refused for " + cluster + ": " + step.describe() + " — " + why
-                        + ". A multi-member cluster supports a rolling upgrade by one minor, or a rolling downgrade by one minor through"
-                        + " etcd's downgrade API, one member at a time (nothing was changed)");
-            }
-            if (crossesAMinor(step) && ++minorSteps > 1) {
-                throw new RefusedTransitionException(
-                        "refused for " + cluster + ": " + plan.current() + " -> " + plan.target()
-                                + " crosses " + countMinors(plan)
-                                + " minor versions, and a member can only join peers one minor apart"
-                                + " (etcd's downgrade API, too, moves the cluster version one minor)."
-                                + " Roll the whole cluster out one minor at a time (e.g. first every member to "
-                                + firstMinorTarget(plan) + "), nothing was changed");
+                        + ". A multi-member cluster supports rolling upgrades, and rolling downgrades through"
+                        + " etcd's downgrade API, one minor and one member at a time (nothing was changed)");
             }
         }
         return plan;
-    }
-
-    private static boolean crossesAMinor(Step step) {
-        return step instanceof MinorUpgrade || step instanceof OnlineDowngrade;
-    }
-
-    private static long countMinors(Plan plan) {
-        return plan.steps().stream().filter(RollingUpgradePolicy::crossesAMinor).count();
-    }
-
-    private static String firstMinorTarget(Plan plan) {
-        return plan.steps().stream()
-                .filter(RollingUpgradePolicy::crossesAMinor)
-                .findFirst()
-                .map(s -> s.result().version().toString())
-                .orElseThrow();
     }
 }

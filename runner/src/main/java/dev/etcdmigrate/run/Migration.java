@@ -22,6 +22,7 @@ import dev.etcdmigrate.event.StepEvent;
 import dev.etcdmigrate.log.ChildOutputFile;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.plan.Plan;
+import dev.etcdmigrate.plan.RolloutChain;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -192,6 +193,10 @@ public final class Migration {
             log.emit(new DecisionEvent.Replanned(
                     planned.current().toString(), plan.current().toString()));
         }
+        // a cluster member across several minors: one leg per minor, serving between them (ClusterRollout)
+        RolloutChain chain = options.members() > 1 ? RolloutChain.of(plan) : new RolloutChain(List.of());
+        ClusterRollout rollout = new ClusterRollout(options, dataDir, etcd, new StepRunner(dataDir, backups, log), log);
+        List<Release> serving = chain.multiLeg() ? ClusterRollout.servingReleases(chain) : List.of();
         BinaryCheck binaries = etcd.binaryCheck();
         List<Preflight.Check> checks = new ArrayList<>();
         checks.add(new Preflight.Check("bundled binaries present", () -> preflight.requireBinaries(plan)));
@@ -209,7 +214,11 @@ public final class Migration {
         }
         checks.add(new Preflight.Check(
                 "bundled binaries report their versions, the target etcd accepts its arguments",
-                () -> BinaryCheck.askAll(etcd.binaryQuestions(plan.steps(), binaries, this::catalogRelease))));
+                () -> BinaryCheck.askAll(etcd.binaryQuestions(plan.steps(), serving, binaries, this::catalogRelease))));
+        if (chain.multiLeg()) {
+            checks.add(
+                    new Preflight.Check("the other members can take " + chain.describe(), () -> rollout.check(chain)));
+        }
         if (!plan.steps().isEmpty() && planned.steps().isEmpty()) {
             checks.addAll(
                     preflight
@@ -227,7 +236,12 @@ public final class Migration {
                 Trees.syncTree(dataDir.own().etcdOutput());
                 log.subscribe(etcdOutput);
                 try {
-                    new StepRunner(dataDir, backups, log).run(plan, etcd.stepContext(backups));
+                    // a run stopped while it held the cluster's restart record finishes that restart and releases it
+                    if (chain.multiLeg()
+                            || (options.members() > 1
+                                    && Files.exists(dataDir.own().restartRecord())))
+                        rollout.run(plan, chain, etcd.stepContext(backups));
+                    else new StepRunner(dataDir, backups, log).run(plan, etcd.stepContext(backups));
                 } finally {
                     log.unsubscribe(etcdOutput);
                 }

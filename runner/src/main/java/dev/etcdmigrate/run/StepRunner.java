@@ -46,8 +46,13 @@ final class StepRunner {
     }
 
     void run(Plan plan, StepContext context) throws IOException, MigrateException {
+        run(plan, context, 0, plan.steps().size());
+    }
+
+    /** Steps {@code from} (inclusive) to {@code to} of the plan, numbered as in the whole plan (a cluster rollout's leg). */
+    void run(Plan plan, StepContext context, int from, int to) throws IOException, MigrateException {
         List<Step> steps = plan.steps();
-        for (int i = 0; i < steps.size(); i++) {
+        for (int i = from; i < to; i++) {
             Step step = steps.get(i);
             int index = i + 1;
             log.emit(new StepEvent.StepStarted(index, steps.size(), step.kind(), step.describe()));

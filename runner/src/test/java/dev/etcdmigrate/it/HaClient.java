@@ -32,6 +32,9 @@ import javax.net.ssl.TrustManagerFactory;
  *        "ACK endpointIndex key revision epochMillis" per acknowledged write, then "DONE acked failed"
  * post CA CERT KEY ENDPOINT PATH BODY      one POST, prints the response body
  * get  CA CERT KEY ENDPOINT PATH           one GET, prints the response body
+ * sample CA CERT KEY ENDPOINTS             every 100 ms until stdin closes, asks each endpoint's /version at once
+ *        (800 ms timeout) and prints "S epochMillis v0 v1 ... cluster" where vN is the member's etcdserver
+ *        version or "-" when it did not answer (out of service), and cluster the first answer's etcdcluster
  * </pre>
  */
 public final class HaClient {
@@ -61,6 +64,7 @@ public final class HaClient {
                         HttpRequest.newBuilder(URI.create(args[4] + args[5]))
                                 .timeout(Duration.ofSeconds(20))
                                 .POST(HttpRequest.BodyPublishers.ofString(args[6]))));
+            case "sample" -> sample(http, out, args[4].split(","));
             case "get" ->
                 out.println(send(
                         http,
@@ -110,6 +114,57 @@ public final class HaClient {
             }
         }
         out.println("DONE " + acked + " " + failed);
+    }
+
+    private static void sample(HttpClient http, PrintStream out, String[] endpoints) throws Exception {
+        AtomicBoolean stop = stopAtEndOfInput();
+        java.util.regex.Pattern server = java.util.regex.Pattern.compile("\"etcdserver\":\"([^\"]*)\"");
+        java.util.regex.Pattern clusterVersion = java.util.regex.Pattern.compile("\"etcdcluster\":\"([^\"]*)\"");
+        while (!stop.get()) {
+            long at = System.currentTimeMillis();
+            java.util.List<java.util.concurrent.CompletableFuture<String>> answers = new java.util.ArrayList<>();
+            for (String endpoint : endpoints) {
+                answers.add(http.sendAsync(
+                                HttpRequest.newBuilder(URI.create(endpoint + "/version"))
+                                        .timeout(Duration.ofMillis(800))
+                                        .GET()
+                                        .build(),
+                                HttpResponse.BodyHandlers.ofString())
+                        .thenApply(r -> r.statusCode() == 200 ? r.body() : null)
+                        .exceptionally(t -> null));
+            }
+            StringBuilder line = new StringBuilder("S ").append(at);
+            String cluster = "-";
+            for (var answer : answers) {
+                String body = answer.get();
+                if (body == null) {
+                    line.append(" -");
+                    continue;
+                }
+                var s = server.matcher(body);
+                line.append(' ').append(s.find() ? s.group(1) : "?");
+                var c = clusterVersion.matcher(body);
+                if (cluster.equals("-") && c.find() && !c.group(1).isEmpty()) cluster = c.group(1);
+            }
+            out.println(line.append(' ').append(cluster));
+            long left = 100 - (System.currentTimeMillis() - at);
+            if (left > 0) Thread.sleep(left); // the sampling period
+        }
+    }
+
+    private static AtomicBoolean stopAtEndOfInput() {
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread.ofVirtual().start(() -> {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+                while (in.readLine() != null) {
+                    /* nothing to read but the end */
+                }
+            } catch (Exception e) {
+                // stdin gone: stop as well
+            }
+            stop.set(true);
+        });
+        return stop;
     }
 
     private static String send(HttpClient http, HttpRequest.Builder request) throws Exception {

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.plan;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -15,7 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** What one member of a multi-member cluster may do alone: one minor up, with its patch floor, or one minor down by the downgrade API. */
+/** What one member of a multi-member cluster may do: up with its patch floors, or down where every line has the downgrade API. */
 class RollingUpgradePolicyTest {
 
     private static final Planner PLANNER = new Planner(Catalog.bundled());
@@ -33,6 +34,10 @@ class RollingUpgradePolicyTest {
         "3.7.3/etcd3, 3.4.23/etcd3, 1", // ... and downgrade
         "3.7.3/etcd3, 3.6.16/etcd3, 3", // one minor down through the downgrade API
         "3.6.16/etcd3, 3.5.35/etcd3, 3", // the same, one line lower
+        "3.5.35/etcd3, 3.7.3/etcd3, 3", // several minors: walked one leg at a time (RolloutChain)
+        "3.4.23/etcd3, 3.7.3/etcd3, 3", // ... with the patch floors on the way
+        "3.4.23/etcd3, 3.7.3/etcd3, 5",
+        "3.7.3/etcd3, 3.5.35/etcd3, 3", // two downgrade jobs, one minor each
     })
     void allowed(String current, String target, int members) throws Exception {
         Plan plan = plan(current, target);
@@ -43,11 +48,8 @@ class RollingUpgradePolicyTest {
     @CsvSource(
             delimiter = '|',
             value = {
-                "3.5.35/etcd3 | 3.7.3/etcd3  | crosses 2 minor versions; first every member to 3.6.16",
-                "3.4.23/etcd3 | 3.7.3/etcd3  | crosses 3 minor versions; first every member to 3.5.35",
-                "3.7.3/etcd3  | 3.5.35/etcd3 | crosses 2 minor versions; first every member to 3.6.16",
                 "3.6.16/etcd3 | 3.4.23/etcd3 | new cluster ID",
-                "3.7.3/etcd3  | 3.4.23/etcd3 | crosses 2 minor versions; first every member to 3.6.16",
+                "3.7.3/etcd3  | 3.4.23/etcd3 | new cluster ID; downgrade 3.5.35 -> 3.4.23",
                 "3.5.35/etcd3 | 3.4.23/etcd3 | new cluster ID",
                 "3.4.23/etcd2 | 3.4.23/etcd3 | conversion rebuilds the member dir",
                 "3.4.23/etcd3 | 3.4.23/etcd2 | rollback to etcd2 rebuilds the member dir",
@@ -81,5 +83,31 @@ class RollingUpgradePolicyTest {
         RefusedTransitionException e =
                 assertThrows(RefusedTransitionException.class, () -> RollingUpgradePolicy.check(plan, 3));
         assertTrue(e.getMessage().contains("new cluster ID"), e.getMessage());
+    }
+
+    @ParameterizedTest(name = "{0} -> {1}: {2}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "3.6.16/etcd3 | 3.7.3/etcd3  | 3.6 -> 3.7                | minor-upgrade",
+                "3.5.21/etcd3 | 3.6.16/etcd3 | 3.5 -> 3.6                | patch-floor minor-upgrade",
+                "3.4.23/etcd3 | 3.7.3/etcd3  | 3.4 -> 3.5 -> 3.6 -> 3.7  | minor-upgrade; minor-upgrade; minor-upgrade",
+                "3.5.21/etcd3 | 3.7.3/etcd3  | 3.5 -> 3.6 -> 3.7         | patch-floor minor-upgrade; minor-upgrade",
+                "3.7.3/etcd3  | 3.5.35/etcd3 | 3.7 -> 3.6 -> 3.5         | online-downgrade; online-downgrade",
+                "3.5.21/etcd3 | 3.5.35/etcd3 | 3.5                       | ",
+            })
+    void aPlanIsCutIntoOneMinorLegs(String current, String target, String chain, String legs) throws Exception {
+        RolloutChain cut = RolloutChain.of(RollingUpgradePolicy.check(plan(current, target), 3));
+        assertEquals(chain, cut.describe().isEmpty() ? "3.5" : cut.describe());
+        assertEquals(
+                legs == null ? java.util.List.of() : java.util.List.of(legs.split(";\\s*")),
+                cut.legs().stream()
+                        .map(l -> String.join(
+                                " ", l.steps().stream().map(s -> s.kind()).toList()))
+                        .toList());
+        for (int i = 1; i < cut.legs().size(); i++) {
+            assertEquals(cut.legs().get(i - 1).to(), cut.legs().get(i).from(), "legs chain up");
+        }
+        assertEquals(cut.legs().size() > 1, cut.multiLeg());
     }
 }

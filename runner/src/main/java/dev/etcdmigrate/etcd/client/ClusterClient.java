@@ -1,0 +1,255 @@
+package dev.etcdmigrate.etcd.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.etcdmigrate.cluster.ClusterView;
+import dev.etcdmigrate.cluster.RecordValue;
+import dev.etcdmigrate.cluster.RolloutCoordinator;
+import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.error.RefusedException;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.MinorLine;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The rollout's view of the cluster over etcd's JSON gateway on the members' client URLs (TLS from the
+ * member's own files, see {@link PemTls}): the member list, each member's Maintenance/Status, the cluster
+ * version, and the restart record, written only in transactions that compare its revision.
+ */
+public final class ClusterClient implements ClusterView {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Duration TIMEOUT = Duration.ofSeconds(3);
+    private static final String KEY = b64(RolloutCoordinator.RECORD_KEY);
+
+    private final HttpClient http;
+    private final String prefix;
+    /** Client URLs to ask, the seeds first; the member list adds every member's own. */
+    private final Set<URI> endpoints = new LinkedHashSet<>();
+
+    /** @param prefix the JSON gateway's prefix of the lines involved (catalog: line.jsonGateway) */
+    public ClusterClient(HttpClient http, List<URI> seeds, String prefix) {
+        this.http = http;
+        this.prefix = prefix;
+        this.endpoints.addAll(seeds);
+    }
+
+    @Override
+    public List<Member> members() throws IOException, InterruptedException, MigrateException {
+        JsonNode list = anyEndpoint("/cluster/member/list", "{}");
+        List<Member> members = new ArrayList<>();
+        for (JsonNode m : list.path("members")) {
+            String name = m.path("name").asText("");
+            List<URI> urls = new ArrayList<>();
+            for (JsonNode u : m.path("clientURLs")) urls.add(URI.create(u.asText()));
+            synchronized (endpoints) {
+                endpoints.addAll(urls);
+            }
+            if (name.isEmpty()) name = "(unstarted " + m.path("ID").asText() + ")";
+            if (urls.isEmpty()) {
+                members.add(Member.down(name, "it has not started yet (no client URL)"));
+                continue;
+            }
+            try {
+                JsonNode s = post(urls.getFirst(), "/maintenance/status", "{}");
+                String leader = s.path("leader").asText("");
+                String id = s.path("header").path("member_id").asText("");
+                Optional<MinorLine> storage = line(s.path("storageVersion").asText(""));
+                Optional<MinorLine> job = s.path("downgradeInfo")
+                                .path("enabled")
+                                .asBoolean(false)
+                        ? line(s.path("downgradeInfo").path("targetVersion").asText(""))
+                        : Optional.empty();
+                members.add(Member.up(
+                        name,
+                        new Status(
+                                EtcdVersion.parse(s.path("version").asText().split("-", 2)[0]),
+                                s.path("raftIndex").asLong(0),
+                                !leader.isEmpty() && leader.equals(id),
+                                storage,
+                                job)));
+            } catch (IOException e) {
+                members.add(Member.down(name, urls.getFirst() + ": " + e.getMessage()));
+            }
+        }
+        return members;
+    }
+
+    @Override
+    public Optional<MinorLine> clusterVersion() throws IOException, InterruptedException, MigrateException {
+        IOException last = null;
+        for (URI endpoint : endpoints()) {
+            try {
+                HttpRequest request = HttpRequest.newBuilder(endpoint.resolve("/version"))
+                        .timeout(TIMEOUT)
+                        .GET()
+                        .build();
+                return line(JSON.readTree(send(request)).path("etcdcluster").asText(""));
+            } catch (IOException e) {
+                last = e;
+            }
+        }
+        throw unreachable(last);
+    }
+
+    @Override
+    public Optional<Record> record() throws IOException, InterruptedException, MigrateException {
+        JsonNode range = anyEndpoint("/kv/range", "{\"key\":\"" + KEY + "\"}");
+        JsonNode kvs = range.path("kvs");
+        if (kvs.isEmpty()) return Optional.empty();
+        JsonNode kv = kvs.get(0);
+        String value = new String(Base64.getDecoder().decode(kv.path("value").asText("")), StandardCharsets.UTF_8);
+        try {
+            return Optional.of(
+                    new Record(RecordValue.parse(value), kv.path("mod_revision").asLong()));
+        } catch (IOException e) {
+            throw new RolloutCoordinator.RecordUnreadableException("the cluster's key " + RolloutCoordinator.RECORD_KEY
+                    + " is not a restart record of etcd-migrate (" + e.getMessage()
+                    + "); it is never overwritten: delete it if no rollout runs");
+        }
+    }
+
+    @Override
+    public Optional<Record> create(RecordValue value) throws IOException, InterruptedException, MigrateException {
+        JsonNode txn = anyEndpoint(
+                "/kv/txn",
+                "{\"compare\":[{\"key\":\"" + KEY
+                        + "\",\"target\":\"CREATE\",\"result\":\"EQUAL\",\"create_revision\":\"0\"}],"
+                        + "\"success\":[{\"request_put\":{\"key\":\"" + KEY + "\",\"value\":\"" + b64(value.toJson())
+                        + "\"}}]}");
+        if (!txn.path("succeeded").asBoolean(false)) return Optional.empty();
+        return Optional.of(new Record(value, txn.path("header").path("revision").asLong()));
+    }
+
+    @Override
+    public boolean delete(Record record) throws IOException, InterruptedException, MigrateException {
+        return anyEndpoint(
+                        "/kv/txn",
+                        compareModRevision(record) + ",\"success\":[{\"request_delete_range\":{\"key\":\"" + KEY
+                                + "\"}}]}")
+                .path("succeeded")
+                .asBoolean(false);
+    }
+
+    @Override
+    public boolean holds(Record record) throws IOException, InterruptedException, MigrateException {
+        return anyEndpoint("/kv/txn", compareModRevision(record) + "}")
+                .path("succeeded")
+                .asBoolean(false);
+    }
+
+    private static String compareModRevision(Record record) {
+        return "{\"compare\":[{\"key\":\"" + KEY + "\",\"target\":\"MOD\",\"result\":\"EQUAL\",\"mod_revision\":\""
+                + record.modRevision() + "\"}]";
+    }
+
+    private List<URI> endpoints() {
+        synchronized (endpoints) {
+            return List.copyOf(endpoints);
+        }
+    }
+
+    /** The first endpoint that answers; etcd's auth is a refusal (the runner has no credentials to give). */
+    private JsonNode anyEndpoint(String path, String body) throws IOException, InterruptedException, MigrateException {
+        IOException last = null;
+        for (URI endpoint : endpoints()) {
+            try {
+                return post(endpoint, path, body);
+            } catch (IOException e) {
+                if (AuthEnabledException.isAuthError(e)) throw new AuthEnabledException(endpoint, e);
+                last = e;
+            }
+        }
+        throw unreachable(last);
+    }
+
+    private IOException unreachable(IOException last) {
+        return new IOException(
+                "no member answered on " + endpoints() + (last == null ? "" : " (last: " + last.getMessage() + ")"),
+                last);
+    }
+
+    private JsonNode post(URI endpoint, String path, String body) throws IOException, InterruptedException {
+        try {
+            return post(endpoint, prefix, path, body);
+        } catch (NotFound e) {
+            // a member of an older line (3.3 serves /v3beta only): asked so its version can be judged
+            return post(endpoint, OLDER_PREFIX, path, body);
+        }
+    }
+
+    /** The JSON gateway's prefix of 3.3 (also served by 3.4). */
+    private static final String OLDER_PREFIX = "/v3beta";
+
+    private static final class NotFound extends IOException {
+        NotFound(String message) {
+            super(message);
+        }
+    }
+
+    private JsonNode post(URI endpoint, String prefix, String path, String body)
+            throws IOException, InterruptedException {
+        HttpRequest request = HttpRequest.newBuilder(endpoint.resolve(prefix + path))
+                .timeout(TIMEOUT)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build();
+        JsonNode reply = JSON.readTree(send(request));
+        if (reply.has("error") || (reply.has("code") && reply.path("code").asInt() != 0)) {
+            throw new IOException(path + " answered " + reply);
+        }
+        return reply;
+    }
+
+    private String send(HttpRequest request) throws IOException, InterruptedException {
+        HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        if (response.statusCode() == 404) throw new NotFound(request.uri() + " answered 404");
+        if (response.statusCode() != 200) {
+            throw new IOException(request.uri() + " answered " + response.statusCode() + ": "
+                    + (response.body().length() > 300 ? response.body().substring(0, 300) : response.body()));
+        }
+        return response.body();
+    }
+
+    private static Optional<MinorLine> line(String version) {
+        try {
+            return version.isEmpty()
+                    ? Optional.empty()
+                    : Optional.of(EtcdVersion.parse(version.split("-", 2)[0]).line());
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static String b64(String s) {
+        return Base64.getEncoder().encodeToString(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The cluster has etcd's own auth enabled: a multi-minor rollout is refused, nothing changed by it. */
+    public static final class AuthEnabledException extends RefusedException {
+        AuthEnabledException(URI endpoint, IOException e) {
+            super("the cluster has etcd's auth enabled (" + endpoint + ": " + e.getMessage()
+                    + "): a rollout across several minors coordinates through the cluster's keyspace and has no"
+                    + " credentials for it; roll out one minor at a time (nothing was changed)");
+        }
+
+        static boolean isAuthError(IOException e) {
+            String m = String.valueOf(e.getMessage());
+            return m.contains("user name is empty")
+                    || m.contains("invalid auth token")
+                    || m.contains("permission denied");
+        }
+    }
+}

@@ -1,0 +1,188 @@
+package dev.etcdmigrate.run;
+
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.cluster.ClusterView;
+import dev.etcdmigrate.cluster.ClusterView.Member;
+import dev.etcdmigrate.cluster.ClusterView.Record;
+import dev.etcdmigrate.cluster.RolloutCoordinator;
+import dev.etcdmigrate.datadir.AtomicFile;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.error.RefusedException;
+import dev.etcdmigrate.etcd.EtcdWiring;
+import dev.etcdmigrate.etcd.server.ServingMember;
+import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.RolloutEvent;
+import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.plan.Plan;
+import dev.etcdmigrate.plan.RolloutChain;
+import dev.etcdmigrate.plan.RolloutChain.Leg;
+import dev.etcdmigrate.step.MinorUpgrade;
+import dev.etcdmigrate.step.OnlineDowngrade;
+import dev.etcdmigrate.step.StepContext;
+import dev.etcdmigrate.version.MinorLine;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A cluster member's plan across several minors, one leg at a time (docs/ha.md, "Several minors in one
+ * rollout"). The first leg runs at once: the member is down already (its pod was restarted for the new
+ * target). After each leg but the last the member serves as the real member at the leg's line, supervised,
+ * until the cluster's rules ({@link RolloutCoordinator}) let it restart for the next leg, holding the
+ * cluster's restart record. A leg that began under the record releases it once its etcd took a quorum write
+ * at the new line (the step's probe), before the member serves again.
+ */
+final class ClusterRollout {
+
+    /** How far another member's raft index may be behind the leader's for this member to restart. */
+    static final long RAFT_INDEX_BOUND = 1000;
+
+    private static final Duration POLL = Duration.ofMillis(500);
+    private static final Duration RELEASE_PATIENCE = Duration.ofSeconds(30);
+
+    private final MigrateOptions options;
+    private final DataDir dataDir;
+    private final EtcdWiring etcd;
+    private final StepRunner runner;
+    private final Log log;
+
+    ClusterRollout(MigrateOptions options, DataDir dataDir, EtcdWiring etcd, StepRunner runner, Log log) {
+        this.options = options;
+        this.dataDir = dataDir;
+        this.etcd = etcd;
+        this.runner = runner;
+        this.log = log;
+    }
+
+    /** The release each leg but the last ends at: the member serves it between legs. */
+    static List<Release> servingReleases(RolloutChain chain) {
+        List<Release> serving = new ArrayList<>();
+        for (int i = 0; i < chain.legs().size() - 1; i++) {
+            serving.add(arrival(chain.legs().get(i)));
+        }
+        return serving;
+    }
+
+    private static Release arrival(Leg leg) {
+        return switch (leg.steps().getLast()) {
+            case MinorUpgrade up -> up.release();
+            case OnlineDowngrade down -> down.older();
+            default -> throw new IllegalStateException("a leg ends with the step that crosses its minor");
+        };
+    }
+
+    /**
+     * Before anything changes: the other members (where they answer) must be on the lines the first leg joins,
+     * and the cluster must not have etcd's auth enabled (the record is written without credentials).
+     */
+    void check(RolloutChain chain) throws IOException, InterruptedException, MigrateException {
+        Leg first = chain.legs().getFirst();
+        ClusterView cluster = etcd.clusterClient(arrival(first));
+        List<Member> members;
+        try {
+            members = cluster.members();
+            cluster.record(); // etcd's auth refuses this read without credentials: a refusal now, not half-way
+        } catch (IOException unreachable) {
+            // every member down (the manifests were edited at once): the rules below wait for them anyway
+            log.emit(new Event.Note(
+                    Event.Level.INFO,
+                    "no member of the cluster answers yet (" + unreachable.getMessage()
+                            + "); the members' lines are judged when they serve"));
+            return;
+        }
+        List<String> off = new ArrayList<>();
+        for (Member m : members) {
+            if (m.name().equals(options.name()) || m.status().isEmpty()) continue;
+            MinorLine line = m.status().get().line();
+            if (!line.equals(first.from()) && !line.equals(first.to()))
+                off.add(m.name() + " runs " + m.status().get().server());
+        }
+        if (!off.isEmpty()) {
+            throw new RefusedException("refused for a member of a " + options.members() + "-member cluster: "
+                    + chain.describe() + " starts " + first + ", which a member can join only while every other member"
+                    + " runs " + first.from() + " or " + first.to() + ", and " + String.join(", ", off)
+                    + ": bring those members to " + first.from() + " first (nothing was changed)");
+        }
+    }
+
+    void run(Plan plan, RolloutChain chain, StepContext context) throws Exception {
+        log.emit(new RolloutEvent.RolloutChainPlanned(
+                options.name(), chain.describe(), chain.legs().size()));
+        int index = 0;
+        Optional<Record> held = Optional.empty();
+        // a run stopped while it held the record (.etcd-migrate/restart-record says so; or stopped between taking it
+        // and noting it): the member's restart it began is this run's first leg, which then releases it
+        try {
+            held = coordinator(arrival(chain.legs().getFirst())).ownRecord();
+        } catch (IOException unreachable) {
+            if (Files.exists(dataDir.own().restartRecord())) throw unreachable; // must be found before going on
+        }
+        if (held.isEmpty()) Files.deleteIfExists(dataDir.own().restartRecord()); // taken over meanwhile
+        for (int i = 0; i < chain.legs().size(); i++) {
+            Leg leg = chain.legs().get(i);
+            runner.run(plan, context, index, index + leg.steps().size());
+            index += leg.steps().size();
+            Release reached = arrival(leg);
+            if (held.isPresent()) {
+                release(coordinator(reached), held.get());
+                held = Optional.empty();
+            }
+            if (i == chain.legs().size() - 1) return; // the caller records the target and execs it
+            Leg next = chain.legs().get(i + 1);
+            try (ServingMember serving = etcd.serve(reached, next.toString())) {
+                RolloutCoordinator coordinator = coordinator(reached, serving);
+                Record record = coordinator.beforeRestart(next.from(), next.to());
+                AtomicFile.write(dataDir.own().restartRecord(), record.modRevision() + "\n");
+                held = Optional.of(record);
+                serving.requireAlive();
+                serving.stop(options.stopGrace());
+            }
+        }
+    }
+
+    /** Releases the record; when no member answers, a peer's runner deletes it once this member serves the line. */
+    private void release(RolloutCoordinator coordinator, Record record) throws Exception {
+        long end = System.nanoTime() + RELEASE_PATIENCE.toNanos();
+        while (true) {
+            try {
+                coordinator.release(record);
+                break;
+            } catch (IOException unreachable) {
+                if (System.nanoTime() > end) {
+                    log.emit(new Event.Note(
+                            Event.Level.WARN,
+                            "could not release the restart record (" + unreachable.getMessage()
+                                    + "); another member's runner deletes it once this member serves "
+                                    + record.value().to()));
+                    break;
+                }
+                Thread.sleep(POLL); // poll interval of a deadline-bound retry
+            }
+        }
+        Files.deleteIfExists(dataDir.own().restartRecord());
+    }
+
+    private RolloutCoordinator coordinator(Release line) throws MigrateException {
+        return coordinator(line, null);
+    }
+
+    private RolloutCoordinator coordinator(Release line, ServingMember serving) throws MigrateException {
+        return new RolloutCoordinator(
+                etcd.clusterClient(line),
+                options.name(),
+                options.members(),
+                RAFT_INDEX_BOUND,
+                log,
+                () -> {
+                    if (serving != null) serving.requireAlive();
+                    Thread.sleep(POLL); // the poll interval of the rules' wait, which has no deadline by design
+                },
+                Clock.systemUTC());
+    }
+}

@@ -1,0 +1,324 @@
+package dev.etcdmigrate.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.etcdmigrate.cluster.ClusterView.Member;
+import dev.etcdmigrate.cluster.ClusterView.Record;
+import dev.etcdmigrate.cluster.ClusterView.Status;
+import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.RolloutEvent;
+import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.MinorLine;
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The restart rules over a scripted cluster: each pause of the coordinator lets the script move the cluster
+ * on one tick, so a test states what the cluster does while a runner waits and what the runner may do.
+ */
+class RolloutCoordinatorTest {
+
+    private static final MinorLine L35 = MinorLine.parse("3.5");
+    private static final MinorLine L36 = MinorLine.parse("3.6");
+    private static final MinorLine L37 = MinorLine.parse("3.7");
+
+    /** A cluster of named members and one record, its revision counting writes as etcd's would. */
+    static final class FakeCluster implements ClusterView {
+        final Map<String, Optional<Status>> members = new LinkedHashMap<>();
+        Optional<MinorLine> clusterVersion = Optional.empty();
+        Optional<Record> record = Optional.empty();
+        long revision = 100;
+        int ticks;
+        final List<Consumer<FakeCluster>> script = new ArrayList<>();
+        final List<String> writes = new ArrayList<>();
+
+        FakeCluster member(String name, String version, long raftIndex) {
+            members.put(name, Optional.of(status(version, raftIndex, Optional.empty())));
+            return this;
+        }
+
+        FakeCluster down(String name) {
+            members.put(name, Optional.empty());
+            return this;
+        }
+
+        static Status status(String version, long raftIndex, Optional<MinorLine> job) {
+            return new Status(EtcdVersion.parse(version), raftIndex, false, Optional.empty(), job);
+        }
+
+        void tick() {
+            ticks++;
+            if (ticks > 200) throw new AssertionError("the coordinator never went on; writes: " + writes);
+            if (!script.isEmpty()) script.removeFirst().accept(this);
+        }
+
+        @Override
+        public List<Member> members() {
+            List<Member> list = new ArrayList<>();
+            members.forEach((n, s) -> list.add(s.isPresent() ? Member.up(n, s.get()) : Member.down(n, "refused")));
+            return list;
+        }
+
+        @Override
+        public Optional<MinorLine> clusterVersion() {
+            return clusterVersion;
+        }
+
+        @Override
+        public Optional<Record> record() {
+            return record;
+        }
+
+        @Override
+        public Optional<Record> create(RecordValue value) {
+            if (record.isPresent()) return Optional.empty();
+            record = Optional.of(new Record(value, ++revision));
+            writes.add("create " + value.holder());
+            return record;
+        }
+
+        @Override
+        public boolean delete(Record r) {
+            if (record.isEmpty() || record.get().modRevision() != r.modRevision()) return false;
+            record = Optional.empty();
+            revision++;
+            writes.add("delete " + r.value().holder());
+            return true;
+        }
+
+        @Override
+        public boolean holds(Record r) {
+            return record.isPresent() && record.get().modRevision() == r.modRevision();
+        }
+    }
+
+    private final List<Event> events = new ArrayList<>();
+
+    private RolloutCoordinator coordinator(FakeCluster cluster, String self, int members) {
+        Log log = Log.silent();
+        log.subscribe(events::add);
+        return new RolloutCoordinator(
+                cluster, self, members, 1000, log, cluster::tick, Clock.fixed(Instant.EPOCH, ZoneOffset.UTC));
+    }
+
+    private <T extends Event> List<T> events(Class<T> type) {
+        return events.stream().filter(type::isInstance).map(type::cast).toList();
+    }
+
+    @Test
+    void aHealthyClusterOnTheLineLetsTheMemberRestartAtOnce() throws Exception {
+        FakeCluster cluster = new FakeCluster()
+                .member("a", "3.6.16", 500)
+                .member("b", "3.6.16", 500)
+                .member("c", "3.6.16", 500);
+        cluster.clusterVersion = Optional.of(L36);
+        Record held = coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        assertEquals("a", held.value().holder());
+        assertEquals(L37, held.value().to());
+        assertEquals(0, cluster.ticks, "no wait");
+        assertEquals(1, events(RolloutEvent.RestartRecordTaken.class).size());
+    }
+
+    @Test
+    void theUpgradeGateWaitsUntilEveryMemberRunsTheLineAndTheClusterVersionFollows() throws Exception {
+        FakeCluster cluster = new FakeCluster()
+                .member("a", "3.6.16", 500)
+                .member("b", "3.5.35", 500)
+                .member("c", "3.5.35", 500);
+        cluster.clusterVersion = Optional.of(L35);
+        cluster.script.add(c -> c.member("b", "3.6.16", 510));
+        cluster.script.add(c -> c.member("c", "3.6.16", 520));
+        cluster.script.add(c -> {}); // every member on 3.6, the cluster version not yet
+        cluster.script.add(c -> c.clusterVersion = Optional.of(L36));
+        coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        assertEquals(4, cluster.ticks);
+        assertTrue(cluster.writes.equals(List.of("create a")), "the record only after the gate: " + cluster.writes);
+        List<RolloutEvent.RolloutWaiting> waits = events(RolloutEvent.RolloutWaiting.class);
+        assertEquals(List.of("b", "c"), waits.getFirst().members(), "the lagging members are named");
+        assertTrue(
+                waits.getFirst().why().contains("b runs 3.5.35"),
+                waits.getFirst().why());
+        assertTrue(
+                waits.getLast().why().contains("cluster version is 3.5"),
+                waits.getLast().why());
+    }
+
+    @Test
+    void aMemberAlreadyOnTheNextLineDoesNotHoldTheGate() throws Exception {
+        FakeCluster cluster = new FakeCluster()
+                .member("a", "3.6.16", 500)
+                .member("b", "3.7.3", 500)
+                .member("c", "3.6.16", 500);
+        cluster.clusterVersion = Optional.of(L36);
+        coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        assertEquals(0, cluster.ticks);
+    }
+
+    @Test
+    void neverRestartsWhileAnotherMemberIsDownMissingOrBehind() throws Exception {
+        FakeCluster cluster = new FakeCluster()
+                .member("a", "3.6.16", 5000)
+                .member("b", "3.6.16", 5000)
+                .member("c", "3.6.16", 5000);
+        cluster.clusterVersion = Optional.of(L36);
+        // after the gate opened: c goes down, comes back behind, then catches up
+        RolloutCoordinator coordinator = coordinator(cluster, "a", 3);
+        // c is down when the record is taken: the gate sees it lagging first (no answer)
+        cluster.down("c");
+        cluster.script.clear();
+        cluster.script.add(c -> c.member("c", "3.6.16", 3000)); // back, 2000 entries behind
+        cluster.script.add(c -> c.member("c", "3.6.16", 4990)); // caught up
+        Record held = coordinator.beforeRestart(L36, L37);
+        assertEquals("a", held.value().holder());
+        assertEquals(2, cluster.ticks);
+        List<RolloutEvent.RolloutWaiting> waits = events(RolloutEvent.RolloutWaiting.class);
+        assertTrue(
+                waits.getFirst().why().contains("c does not answer"),
+                waits.getFirst().why());
+        assertTrue(
+                waits.getLast().why().contains("raft entries behind"),
+                waits.getLast().why());
+        assertEquals(List.of("c"), waits.getLast().members());
+        assertEquals(List.of("create a"), cluster.writes, "the record was kept while waiting, taken once");
+    }
+
+    @Test
+    void aMissingMemberIsNamedAndNothingRestartsUntilItIsBack() throws Exception {
+        FakeCluster cluster = new FakeCluster().member("a", "3.6.16", 500).member("b", "3.6.16", 500);
+        cluster.clusterVersion = Optional.of(L36);
+        cluster.script.add(c -> {});
+        cluster.script.add(c -> c.member("c", "3.6.16", 500));
+        coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        assertEquals(2, cluster.ticks);
+        assertTrue(events(RolloutEvent.RolloutWaiting.class).getFirst().why().contains("2 of 3 members"));
+        assertTrue(cluster.writes.equals(List.of("create a")));
+    }
+
+    @Test
+    void oneRecordAtATime_theSecondRunnerWaitsUntilTheFirstReleases() throws Exception {
+        FakeCluster cluster = new FakeCluster()
+                .member("a", "3.6.16", 500)
+                .member("b", "3.6.16", 500)
+                .member("c", "3.6.16", 500);
+        cluster.clusterVersion = Optional.of(L36);
+        Record a = coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        // b waits while a holds it and a's member is out, then a's member runs 3.7 and a releases
+        RolloutCoordinator aCoordinator = coordinator(cluster, "a", 3);
+        cluster.script.add(c -> c.down("a"));
+        cluster.script.add(c -> c.member("a", "3.7.3", 520));
+        cluster.script.add(c -> {
+            try {
+                aCoordinator.release(a);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        Record b = coordinator(cluster, "b", 3).beforeRestart(L36, L37);
+        assertEquals("b", b.value().holder());
+        assertEquals(
+                List.of("create a", "delete a", "create b"),
+                cluster.writes.subList(0, 3),
+                "b created its record only after a's was gone: " + cluster.writes);
+        assertTrue(events(RolloutEvent.RolloutWaiting.class).stream()
+                .anyMatch(w -> w.why().contains("member a holds the restart record")));
+    }
+
+    @Test
+    void aHolderThatExecdOrCrashedIsReleasedOnceItsMemberRunsTheNamedLine() throws Exception {
+        FakeCluster cluster = new FakeCluster()
+                .member("a", "3.6.16", 500)
+                .member("b", "3.6.16", 500)
+                .member("c", "3.6.16", 500);
+        cluster.clusterVersion = Optional.of(L36);
+        coordinator(cluster, "a", 3).beforeRestart(L36, L37); // a's runner then dies, never releasing
+        cluster.script.add(c -> c.down("a"));
+        cluster.script.add(c -> c.member("a", "3.6.16", 500)); // still the old line: not over
+        cluster.script.add(c -> c.member("a", "3.7.3", 600)); // its member answers at 3.7: over
+        Record b = coordinator(cluster, "b", 3).beforeRestart(L36, L37);
+        assertEquals("b", b.value().holder());
+        List<RolloutEvent.RestartRecordTakenOver> over = events(RolloutEvent.RestartRecordTakenOver.class);
+        assertEquals(1, over.size());
+        assertEquals("a", over.getFirst().holder());
+        assertEquals(List.of("create a", "delete a", "create b"), cluster.writes);
+    }
+
+    @Test
+    void aRestartedHolderRecognisesItsOwnRecordAndCarriesOn() throws Exception {
+        FakeCluster cluster = new FakeCluster()
+                .member("a", "3.6.16", 500)
+                .member("b", "3.6.16", 500)
+                .member("c", "3.6.16", 500);
+        cluster.clusterVersion = Optional.of(L36);
+        Record first = coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        // a's runner is killed and starts again: it finds its record, finishes the leg, releases it
+        RolloutCoordinator again = coordinator(cluster, "a", 3);
+        assertEquals(Optional.of(first), again.ownRecord());
+        assertEquals(Optional.empty(), coordinator(cluster, "b", 3).ownRecord());
+        again.release(again.ownRecord().orElseThrow());
+        assertEquals(Optional.empty(), cluster.record, "no record left");
+        // ... or, stopped before its member stopped, it takes the same record again without a second create
+        Record taken = coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        RolloutCoordinator third = coordinator(cluster, "a", 3);
+        assertEquals(taken, third.beforeRestart(L36, L37));
+        assertEquals(List.of("create a", "delete a", "create a"), cluster.writes);
+    }
+
+    @Test
+    void aRecordTakenOverWhileWaitingIsTakenAgainNotAssumed() throws Exception {
+        FakeCluster cluster = new FakeCluster()
+                .member("a", "3.6.16", 5000)
+                .member("b", "3.6.16", 5000)
+                .member("c", "3.6.16", 5000);
+        cluster.clusterVersion = Optional.of(L36);
+        RolloutCoordinator a = coordinator(cluster, "a", 3);
+        cluster.member("c", "3.6.16", 1); // answers, far behind: the gate is open, the quorum margin is not
+        cluster.script.add(c -> {
+            c.member("c", "3.6.16", 5000);
+            c.delete(c.record.orElseThrow()); // e.g. a peer's runner judged it over
+        });
+        a.beforeRestart(L36, L37);
+        assertEquals(List.of("create a", "delete a", "create a"), cluster.writes);
+    }
+
+    @Test
+    void aDowngradeWaitsForThePreviousJobToEndAndAcceptsTheJobToItsOwnTarget() throws Exception {
+        FakeCluster cluster = new FakeCluster()
+                .member("a", "3.6.16", 500)
+                .member("b", "3.6.16", 500)
+                .member("c", "3.6.16", 500);
+        cluster.members.put("c", Optional.of(FakeCluster.status("3.6.16", 500, Optional.of(L36))));
+        cluster.clusterVersion = Optional.of(L36);
+        cluster.script.add(c -> c.member("c", "3.6.16", 500)); // the leader ended the job to 3.6
+        coordinator(cluster, "a", 3).beforeRestart(L36, L35);
+        assertEquals(1, cluster.ticks);
+        assertTrue(events(RolloutEvent.RolloutWaiting.class).getFirst().why().contains("downgrade job to 3.6"));
+        // a job to 3.5 (another runner's leg enabled it) is this leg's own: no wait
+        cluster.record = Optional.empty();
+        cluster.clusterVersion = Optional.of(L35);
+        cluster.members.put("c", Optional.of(FakeCluster.status("3.5.35", 500, Optional.of(L35))));
+        cluster.ticks = 0;
+        coordinator(cluster, "b", 3).beforeRestart(L36, L35);
+        assertEquals(0, cluster.ticks);
+    }
+
+    @Test
+    void theRecordValueReadsBack() throws Exception {
+        RecordValue value = new RecordValue("m1", L35, L36, Instant.parse("2026-11-26T03:00:00Z"));
+        assertEquals(value, RecordValue.parse(value.toJson()));
+        // someone else's value under the key is not read as a record (ClusterClient refuses it, never overwrites)
+        assertThrows(IOException.class, () -> RecordValue.parse("{\"holder\":\"x\"}"));
+        assertThrows(IOException.class, () -> RecordValue.parse("not json"));
+    }
+}
