@@ -46,6 +46,13 @@ final class KubeletNode implements AutoCloseable {
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     final Path root;
+    /** The node's name (the kubelet's --hostname-override; mirror pods are "POD-NAME"). */
+    final String name;
+    /** Where the kubelet listens: loopback for the one-node check, the node's own address in a network namespace. */
+    final String address;
+    /** The command prefix that puts containerd and the kubelet into the node's network namespace (none: the host's). */
+    private final List<String> enter;
+
     final Path manifests;
     final Path podLogs;
     private final Path socket;
@@ -56,10 +63,20 @@ final class KubeletNode implements AutoCloseable {
     private Process kubelet;
     private HostEtcd apiEtcd;
     private KubeApiServer api;
+    private boolean ownsApi;
     private final List<String> teardownNotes = new ArrayList<>();
+    /** Every container id this node's containerd listed at tear-down: its processes are this node's (several nodes). */
+    private final java.util.Set<String> containerIds = new java.util.HashSet<>();
 
     private KubeletNode(Path root) {
+        this(root, NAME, "127.0.0.1", List.of());
+    }
+
+    private KubeletNode(Path root, String name, String address, List<String> enter) {
         this.root = root;
+        this.name = name;
+        this.address = address;
+        this.enter = enter;
         this.manifests = root.resolve("manifests");
         this.podLogs = root.resolve("pod-logs");
         this.socket = root.resolve("containerd.sock");
@@ -96,7 +113,13 @@ final class KubeletNode implements AutoCloseable {
             node.startContainerd();
             node.importImages(imageTar, imageName, imageReference);
             node.startApiServer(apiServerBinary);
-            node.startKubelet(kubeletBinary);
+            Path kubeconfig = node.kubeconfig(
+                    node.api.client().base().toString(),
+                    node.root.resolve("apiserver/certs/apiserver.crt"),
+                    // the API server's self-signed certificate names "kubernetes", not 127.0.0.1
+                    "kubernetes",
+                    Files.readString(node.root.resolve("apiserver/tokens.csv")).split(",", 2)[0]);
+            node.startKubelet(kubeletBinary, kubeconfig, true);
             return node;
         } catch (Exception | Error e) {
             try {
@@ -106,6 +129,48 @@ final class KubeletNode implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /**
+     * One node of several on this machine: containerd and the kubelet in the network namespace that `enter`
+     * enters (the kubelet's ports are its defaults there, on the node's address), registering as `name` with
+     * an API server at apiServer that may not run yet (its certificate signed by ca, the admin token). Only
+     * the kubelet's health is awaited; {@link #attach} gives the node the API server once it runs.
+     */
+    static KubeletNode startInNamespace(
+            String name,
+            String address,
+            List<String> enter,
+            Path kubeletBinary,
+            Path imageTar,
+            String imageName,
+            String imageReference,
+            URI apiServer,
+            Path ca,
+            String token)
+            throws Exception {
+        installPrerequisites();
+        KubeletNode node =
+                new KubeletNode(Files.createTempDirectory(Path.of("/tmp"), "em-" + name + "-"), name, address, enter);
+        try {
+            node.startContainerd();
+            node.importImages(imageTar, imageName, imageReference);
+            node.startKubelet(kubeletBinary, node.kubeconfig(apiServer.toString(), ca, null, token), false);
+            return node;
+        } catch (Exception | Error e) {
+            try {
+                node.close();
+            } catch (Exception | Error suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    /** The API server this node's mirror pods are read from (not stopped by close(): the caller's). */
+    void attach(KubeApiServer server) {
+        this.api = server;
+        this.ownsApi = false;
     }
 
     private void startContainerd() throws Exception {
@@ -144,10 +209,13 @@ final class KubeletNode implements AutoCloseable {
                 """.formatted(root, socket, PAUSE_IMAGE);
         Path file = root.resolve("containerd.toml");
         Files.writeString(file, config);
-        containerd = new ProcessBuilder("containerd", "--config", file.toString())
+        List<String> command = new ArrayList<>(enter);
+        command.addAll(List.of("containerd", "--config", file.toString()));
+        containerd = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(root.resolve("containerd.log").toFile())
                 .start();
+        containerdCommand = command;
         await("containerd answers on " + socket, Duration.ofSeconds(60), () -> {
             if (!containerd.isAlive())
                 throw new IllegalStateException("containerd exited: " + tail(root.resolve("containerd.log")));
@@ -218,28 +286,19 @@ final class KubeletNode implements AutoCloseable {
         apiEtcd = HostEtcd.start("3.6.16", root.resolve("api-etcd"));
         api = KubeApiServer.start(
                 apiServerBinary, apiEtcd.clientUrl(), root.resolve("apiserver"), Duration.ofMinutes(3));
+        ownsApi = true;
     }
 
-    private void startKubelet(Path binary) throws Exception {
-        Files.createDirectories(manifests);
-        Files.createDirectories(podLogs);
-        Path kubeletRoot = Files.createDirectories(root.resolve("kubelet"));
-        int port = port();
-        readOnlyPort = port();
-        int healthz = port();
-        String token = Files.readString(root.resolve("apiserver/tokens.csv")).split(",", 2)[0];
+    private Path kubeconfig(String server, Path ca, String tlsServerName, String token) throws IOException {
         Path kubeconfig = root.resolve("kubelet.kubeconfig");
-        // the API server's self-signed certificate names "kubernetes", not 127.0.0.1
-        Files.writeString(
-                kubeconfig, """
+        Files.writeString(kubeconfig, """
                 apiVersion: v1
                 kind: Config
                 clusters:
                 - name: node-it
                   cluster:
                     server: %s
-                    certificate-authority: %s
-                    tls-server-name: kubernetes
+                    certificate-authority: %s%s
                 users:
                 - name: kubelet
                   user:
@@ -248,17 +307,30 @@ final class KubeletNode implements AutoCloseable {
                 - name: node-it
                   context: {cluster: node-it, user: kubelet}
                 current-context: node-it
-                """.formatted(api.client().base(), root.resolve("apiserver/certs/apiserver.crt"), token));
+                """.formatted(
+                        server, ca, tlsServerName == null ? "" : "\n    tls-server-name: " + tlsServerName, token));
+        return kubeconfig;
+    }
+
+    private Process startKubelet(Path binary, Path kubeconfig, boolean awaitRegistration) throws Exception {
+        Files.createDirectories(manifests);
+        Files.createDirectories(podLogs);
+        Path kubeletRoot = Files.createDirectories(root.resolve("kubelet"));
+        // in a namespace of its own the kubelet keeps its default ports, on the node's address
+        boolean own = !enter.isEmpty();
+        int port = own ? 10250 : port();
+        readOnlyPort = own ? 10255 : port();
+        int healthz = own ? 10248 : port();
         // cgroupfs without QoS cgroups, failCgroupV1: false: this machine has cgroup v1 and no systemd; a production
         // node runs cgroup v2 with the systemd driver (docs/node.md).
         Path config = root.resolve("kubelet.yaml");
         Files.writeString(config, """
                 apiVersion: kubelet.config.k8s.io/v1beta1
                 kind: KubeletConfiguration
-                address: 127.0.0.1
+                address: %s
                 port: %d
                 readOnlyPort: %d
-                healthzBindAddress: 127.0.0.1
+                healthzBindAddress: %s
                 healthzPort: %d
                 staticPodPath: %s
                 fileCheckFrequency: 1s
@@ -281,25 +353,86 @@ final class KubeletNode implements AutoCloseable {
                 authorization:
                   mode: AlwaysAllow
                 """.formatted(
-                        port, readOnlyPort, healthz, manifests, podLogs, root.resolve("volume-plugins"), socket));
-        kubelet = new ProcessBuilder(
-                        binary.toString(),
-                        "--config=" + config,
-                        "--root-dir=" + kubeletRoot,
-                        "--cert-dir=" + root.resolve("kubelet-pki"),
-                        "--hostname-override=" + NAME,
-                        "--kubeconfig=" + kubeconfig,
-                        "--v=2")
+                        address,
+                        port,
+                        readOnlyPort,
+                        address,
+                        healthz,
+                        manifests,
+                        podLogs,
+                        root.resolve("volume-plugins"),
+                        socket));
+        List<String> command = new ArrayList<>(enter);
+        command.addAll(List.of(
+                binary.toString(),
+                "--config=" + config,
+                "--root-dir=" + kubeletRoot,
+                "--cert-dir=" + root.resolve("kubelet-pki"),
+                "--hostname-override=" + name,
+                "--kubeconfig=" + kubeconfig,
+                "--v=2"));
+        if (own) command.add("--node-ip=" + address);
+        kubelet = new ProcessBuilder(command)
                 .redirectErrorStream(true)
-                .redirectOutput(root.resolve("kubelet.log").toFile())
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                        root.resolve("kubelet.log").toFile()))
                 .start();
-        URI healthzUrl = URI.create("http://127.0.0.1:" + healthz + "/healthz");
-        await("the kubelet is healthy and node " + NAME + " registered", Duration.ofMinutes(2), () -> {
-            if (!kubelet.isAlive())
-                throw new IllegalStateException("kubelet exited: " + tail(root.resolve("kubelet.log")));
-            return get(healthzUrl).map(r -> r.statusCode() == 200).orElse(false)
-                    && api.client().status("/api/v1/nodes/" + NAME) == 200;
+        URI healthzUrl = URI.create("http://" + address + ":" + healthz + "/healthz");
+        await(
+                "the kubelet of " + name + " is healthy" + (awaitRegistration ? " and registered" : ""),
+                Duration.ofMinutes(2),
+                () -> {
+                    if (!kubelet.isAlive())
+                        throw new IllegalStateException("kubelet exited: " + tail(root.resolve("kubelet.log")));
+                    return get(healthzUrl).map(r -> r.statusCode() == 200).orElse(false)
+                            && (!awaitRegistration || api.client().status("/api/v1/nodes/" + name) == 200);
+                });
+        kubeletCommand = command;
+        return kubelet;
+    }
+
+    private List<String> kubeletCommand;
+    private List<String> containerdCommand;
+
+    /**
+     * A node reboot as far as this machine allows: the kubelet, containerd, every shim and container process of
+     * the node SIGKILLed together, then containerd and the kubelet started again on the same dirs (the kubelet
+     * starts the static pods anew; the dead containers' mounts are left to containerd as after a power cut,
+     * unmounted at tear-down).
+     */
+    void crashAndRestart() throws Exception {
+        List<ProcessHandle> victims = new ArrayList<>();
+        victims.add(kubelet.toHandle());
+        victims.add(containerd.toHandle());
+        for (String task : ctr("tasks", "ls", "-q").lines().toList()) {
+            ctr("tasks", "ls")
+                    .lines()
+                    .filter(l -> l.startsWith(task + " "))
+                    .map(l -> l.trim().split("\\s+")[1])
+                    .filter(pid -> pid.matches("\\d+"))
+                    .forEach(pid -> ProcessHandle.of(Long.parseLong(pid)).ifPresent(victims::add));
+        }
+        // the shims (their command line names this node's socket); by command line only: the containers of the other
+        // nodes are in the same /k8s.io/ cgroups
+        for (String p : processesOf(root, java.util.Set.of()))
+            ProcessHandle.of(Long.parseLong(p.split(" ", 2)[0])).ifPresent(victims::add);
+        for (ProcessHandle h : victims) h.destroyForcibly();
+        for (ProcessHandle h : victims) h.onExit().get(30, TimeUnit.SECONDS);
+        containerd = new ProcessBuilder(containerdCommand)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                        root.resolve("containerd.log").toFile()))
+                .start();
+        await("containerd answers again on " + socket, Duration.ofSeconds(60), () -> {
+            if (!containerd.isAlive())
+                throw new IllegalStateException("containerd exited: " + tail(root.resolve("containerd.log")));
+            return ctr("version").exit == 0;
         });
+        kubelet = new ProcessBuilder(kubeletCommand)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                        root.resolve("kubelet.log").toFile()))
+                .start();
     }
 
     /** Writes a static pod manifest the way an editor saves it: a new file renamed over the old one. */
@@ -316,13 +449,13 @@ final class KubeletNode implements AutoCloseable {
     /** The mirror pod of static pod NAME as the API server serves it, or null while there is none. */
     JsonNode mirrorPod(String pod) throws Exception {
         HttpResponse<String> r =
-                api.client().raw("GET", "/api/v1/namespaces/" + NAMESPACE + "/pods/" + pod + "-" + NAME, null);
+                api.client().raw("GET", "/api/v1/namespaces/" + NAMESPACE + "/pods/" + pod + "-" + name, null);
         return r.statusCode() == 200 ? JSON.readTree(r.body()) : null;
     }
 
     /** The pods the kubelet runs, from its read-only /pods (the kubelet's own view, used for tear-down). */
     List<JsonNode> kubeletPods() throws Exception {
-        HttpResponse<String> r = get(URI.create("http://127.0.0.1:" + readOnlyPort + "/pods"))
+        HttpResponse<String> r = get(URI.create("http://" + address + ":" + readOnlyPort + "/pods"))
                 .orElseThrow(() -> new IOException("kubelet /pods does not answer"));
         List<JsonNode> pods = new ArrayList<>();
         JSON.readTree(r.body()).path("items").forEach(pods::add);
@@ -333,7 +466,7 @@ final class KubeletNode implements AutoCloseable {
     String containerLogs(String pod) throws IOException {
         StringBuilder out = new StringBuilder();
         try (Stream<Path> files = Files.walk(podLogs)) {
-            for (Path f : files.filter(p -> p.toString().contains("_" + pod + "-" + NAME + "_")
+            for (Path f : files.filter(p -> p.toString().contains("_" + pod + "-" + name + "_")
                             && p.toString().endsWith(".log"))
                     .sorted()
                     .toList()) {
@@ -366,9 +499,18 @@ final class KubeletNode implements AutoCloseable {
         return teardownNotes;
     }
 
-    @Override
-    public void close() throws Exception {
+    /**
+     * Steps 1 and 2 of {@link #close()}: the pods away, the kubelet stopped, the containers removed, containerd
+     * stopped. Several nodes on one machine each do this first, as close()'s process check sees every node's
+     * containers (all in containerd's /k8s.io/ cgroups).
+     */
+    void stopDaemons() throws Exception {
         List<String> left = new ArrayList<>();
+        stopDaemons(left);
+        if (!left.isEmpty()) throw new AssertionError(name + " left behind: " + left);
+    }
+
+    private void stopDaemons(List<String> left) throws Exception {
         // 1. every static pod away through the kubelet (SIGTERM to etcd, then the sandbox)
         if (kubelet != null && kubelet.isAlive()) {
             try (Stream<Path> files = Files.list(manifests)) {
@@ -395,6 +537,7 @@ final class KubeletNode implements AutoCloseable {
                                 || ctr("tasks", "ls", "-q").lines().noneMatch(task::equals));
             }
             List<String> containers = ctr("containers", "ls", "-q").lines().toList();
+            containerIds.addAll(containers);
             for (String c : containers) ctr("containers", "rm", c);
             if (!containers.isEmpty())
                 teardownNotes.add(containers.size() + " stopped containers/sandboxes removed (kubelet GC had not yet)");
@@ -402,7 +545,13 @@ final class KubeletNode implements AutoCloseable {
             if (!still.isEmpty()) left.add("containers: " + still);
         }
         stop(containerd, "containerd");
-        if (api != null) api.close();
+    }
+
+    @Override
+    public void close() throws Exception {
+        List<String> left = new ArrayList<>();
+        stopDaemons(left);
+        if (api != null && ownsApi) api.close();
         if (apiEtcd != null) apiEtcd.close();
         // 3. mounts under the node's dirs (sandbox /dev/shm, rootfs): deepest first
         List<String> mounts = mountsUnder(root);
@@ -411,14 +560,14 @@ final class KubeletNode implements AutoCloseable {
         List<String> stillMounted = mountsUnder(root);
         if (!stillMounted.isEmpty()) left.add("mounts: " + stillMounted);
         // 4. processes: a shim or a container process (its root is inside containerd's state dir)
-        List<String> processes = processesOf(root);
+        List<String> processes = ownProcesses();
         if (!processes.isEmpty()) {
             left.add("processes: " + processes);
             for (String p : processes) run(List.of("kill", "-9", p.split(" ", 2)[0]), Duration.ofSeconds(5));
         }
         // 5. ports
         List<String> bound = new ArrayList<>();
-        List<String> nodeProcesses = processesOf(root);
+        List<String> nodeProcesses = ownProcesses();
         for (int p : Stream.concat(ports.stream(), extraPorts.stream()).toList()) {
             if (bindable(p)) continue;
             // a port the node released may be taken since by another process of the machine (a test running
@@ -448,7 +597,7 @@ final class KubeletNode implements AutoCloseable {
             }
         }
         if (links > 0) teardownNotes.add(links + " log links removed from " + CONTAINER_LOG_LINKS);
-        if (stillMounted.isEmpty() && processesOf(root).isEmpty()) {
+        if (stillMounted.isEmpty() && ownProcesses().isEmpty()) {
             deleteTree(root);
         } else {
             left.add("kept " + root + " (something is still mounted or running in it)");
@@ -476,11 +625,23 @@ final class KubeletNode implements AutoCloseable {
     }
 
     /**
+     * This node's processes: the one node on the machine owns every container process; one of several, only those of
+     * its own containers.
+     */
+    private List<String> ownProcesses() throws IOException {
+        return enter.isEmpty() ? processesOf(root) : processesOf(root, containerIds);
+    }
+
+    static List<String> processesOf(Path dir) throws IOException {
+        return processesOf(dir, null);
+    }
+
+    /**
      * "PID cmdline" of processes whose command line names dir (containerd, its shims) or that run in a container of
      * this node: in a cgroup under containerd's CRI default parent /k8s.io/ (the kubelet runs without QoS cgroups
      * here; a container's /proc/PID/root reads "/" from outside its mount namespace, so the root alone cannot tell).
      */
-    static List<String> processesOf(Path dir) throws IOException {
+    static List<String> processesOf(Path dir, java.util.Set<String> containers) throws IOException {
         List<String> found = new ArrayList<>();
         try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
             for (Path p : procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit))
@@ -493,7 +654,10 @@ final class KubeletNode implements AutoCloseable {
                     if (p.getFileName()
                             .toString()
                             .equals(Long.toString(ProcessHandle.current().pid()))) continue;
-                    boolean inPod = Files.readString(p.resolve("cgroup")).contains(":/k8s.io/");
+                    String cgroup = Files.readString(p.resolve("cgroup"));
+                    boolean inPod = containers == null
+                            ? cgroup.contains(":/k8s.io/")
+                            : containers.stream().anyMatch(id -> cgroup.contains(":/k8s.io/" + id));
                     if (cmd.contains(dir.toString()) || procRoot.startsWith(dir.toString()) || inPod)
                         found.add(p.getFileName() + " " + cmd);
                 } catch (IOException gone) {

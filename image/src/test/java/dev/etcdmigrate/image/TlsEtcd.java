@@ -104,6 +104,40 @@ final class TlsEtcd {
         }
     }
 
+    /**
+     * A serializable read answered within timeout: the member's own etcd serves its client URL, whether or not the
+     * cluster has a leader at that moment (a sampler of members in and out of service; a slow answer counts as out).
+     */
+    boolean serving(Duration timeout) {
+        try {
+            post(
+                    "/v3/kv/range",
+                    JSON.createObjectNode().put("key", b64("/node-it/probe")).put("serializable", true),
+                    timeout);
+            return true;
+        } catch (Exception notNow) {
+            return false;
+        }
+    }
+
+    /** The cluster version from /version ("etcdcluster"), or empty while etcd does not answer. */
+    Optional<String> clusterVersion() {
+        try {
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(base.resolve("/version"))
+                            .timeout(Duration.ofSeconds(3))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) return Optional.empty();
+            return Optional.of(JSON.readTree(r.body()).path("etcdcluster").asText());
+        } catch (IOException e) {
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
+    }
+
     long put(String key, String value, long lease) throws Exception {
         ObjectNode body = JSON.createObjectNode().put("key", b64(key)).put("value", b64(value));
         if (lease != 0) body.put("lease", Long.toString(lease));
@@ -155,9 +189,13 @@ final class TlsEtcd {
     }
 
     private JsonNode post(String path, ObjectNode body) throws Exception {
+        return post(path, body, Duration.ofSeconds(10));
+    }
+
+    private JsonNode post(String path, ObjectNode body, Duration timeout) throws Exception {
         HttpResponse<String> r = http.send(
                 HttpRequest.newBuilder(base.resolve(path))
-                        .timeout(Duration.ofSeconds(10))
+                        .timeout(timeout)
                         .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());

@@ -12,7 +12,9 @@ import java.security.KeyPairGenerator;
 import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Date;
+import java.util.List;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.BasicConstraints;
 import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
@@ -73,6 +75,14 @@ public final class TestCertificates {
 
     /** The same for a host with another address (server and client use, SAN = that address). */
     public Pem issue(String name, String address) throws Exception {
+        return issue(name, List.of(address), List.of("localhost"));
+    }
+
+    /** A server and client certificate whose SANs are these IP addresses and DNS names (kubeadm's etcd certificates). */
+    public Pem issue(String name, List<String> addresses, List<String> dnsNames) throws Exception {
+        List<GeneralName> sans = new ArrayList<>();
+        for (String a : addresses) sans.add(new GeneralName(GeneralName.iPAddress, a));
+        for (String d : dnsNames) sans.add(new GeneralName(GeneralName.dNSName, d));
         KeyPair keys = ecKeys();
         X509CertificateHolder cert = new JcaX509v3CertificateBuilder(
                         ca.getSubject(),
@@ -87,9 +97,8 @@ public final class TestCertificates {
                 .addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(new KeyPurposeId[] {
                     KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth
                 }))
-                .addExtension(Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName[] {
-                    new GeneralName(GeneralName.iPAddress, address), new GeneralName(GeneralName.dNSName, "localhost")
-                }))
+                .addExtension(
+                        Extension.subjectAlternativeName, false, new GeneralNames(sans.toArray(GeneralName[]::new)))
                 .build(new JcaContentSignerBuilder("SHA256withECDSA").build(caKeys.getPrivate()));
         Pem pem = new Pem(dir.resolve(name + ".pem"), dir.resolve(name + "-key.pem"));
         write(pem.cert(), cert);

@@ -93,6 +93,24 @@ public final class KubeApiServer implements AutoCloseable {
     /** The same with more flags, e.g. --etcd-cafile/--etcd-certfile/--etcd-keyfile for an etcd with client TLS. */
     public static KubeApiServer start(Path binary, URI etcdUrl, Path workDir, Duration deadline, List<String> moreFlags)
             throws Exception {
+        return start(binary, "127.0.0.1", FreePorts.pick().client(), etcdUrl.toString(), workDir, deadline, moreFlags);
+    }
+
+    /**
+     * The same on a given address and port (a client that must know them before the server runs, e.g. a
+     * kubelet's kubeconfig), against etcdServers (comma-separated client URLs). A certificate and key already
+     * in workDir/certs/apiserver.crt and apiserver.key (e.g. issued by the cluster's CA) are served as they are;
+     * tokens.csv already in workDir is kept (see {@link #writeToken(Path)}).
+     */
+    public static KubeApiServer start(
+            Path binary,
+            String bindAddress,
+            int port,
+            String etcdServers,
+            Path workDir,
+            Duration deadline,
+            List<String> moreFlags)
+            throws Exception {
         Files.createDirectories(workDir);
         Path certDir = Files.createDirectories(workDir.resolve("certs"));
         Path saKey = workDir.resolve("sa.key");
@@ -103,16 +121,12 @@ public final class KubeApiServer implements AutoCloseable {
             writePem(saKey, "PRIVATE KEY", keys.getPrivate().getEncoded());
             writePem(saPub, "PUBLIC KEY", keys.getPublic().getEncoded());
         }
+        String token = writeToken(workDir);
         Path tokens = workDir.resolve("tokens.csv");
-        if (!Files.exists(tokens)) {
-            writeOwnerOnly(tokens, UUID.randomUUID() + ",etcd-migrate-admin,etcd-migrate-admin,system:masters\n");
-        }
-        String token = Files.readString(tokens).split(",", 2)[0];
-        int port = FreePorts.pick().client();
         List<String> command = new ArrayList<>(List.of(
                 binary.toString(),
-                "--etcd-servers=" + etcdUrl,
-                "--bind-address=127.0.0.1",
+                "--etcd-servers=" + etcdServers,
+                "--bind-address=" + bindAddress,
                 "--secure-port=" + port,
                 "--advertise-address=" + ADVERTISE_ADDRESS,
                 "--cert-dir=" + certDir,
@@ -131,8 +145,8 @@ public final class KubeApiServer implements AutoCloseable {
         Process process = builder.start();
         KubeApiServer server = null;
         try {
-            KubeClient client =
-                    new KubeClient(URI.create("https://127.0.0.1:" + port), token, certDir.resolve("apiserver.crt"));
+            KubeClient client = new KubeClient(
+                    URI.create("https://" + bindAddress + ":" + port), token, certDir.resolve("apiserver.crt"));
             server = new KubeApiServer(process, client);
             server.awaitReady(deadline);
             return server;
@@ -141,6 +155,16 @@ public final class KubeApiServer implements AutoCloseable {
             else process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             throw e;
         }
+    }
+
+    /** The admin token of workDir (tokens.csv, written once): a kubelet started before the server can carry it. */
+    public static String writeToken(Path workDir) throws IOException {
+        Files.createDirectories(workDir);
+        Path tokens = workDir.resolve("tokens.csv");
+        if (!Files.exists(tokens)) {
+            writeOwnerOnly(tokens, UUID.randomUUID() + ",etcd-migrate-admin,etcd-migrate-admin,system:masters\n");
+        }
+        return Files.readString(tokens).split(",", 2)[0];
     }
 
     /** Polls /readyz until 200 (every check green, etcd included) or the deadline. */
