@@ -10,7 +10,8 @@ import java.util.regex.Pattern;
  * ErrInvalid "invalid database", ErrVersionMismatch, ErrChecksum, "file size too small", "invalid page
  * type", "page N already freed"), etcd's backend ("failed to open database", "cannot open database"),
  * the WAL (wal.ErrCRCMismatch "wal: crc mismatch", walpb's "walpb: crc mismatch", "wal: slice bounds out of
- * range", "wal: max entry size limit exceeded", a WAL read ending in "unexpected EOF"), the snapshots
+ * range", "wal: max entry size limit exceeded", a WAL read ending in "unexpected EOF", raft's "state.commit N is
+ * out of range [F, L]" for a WAL that lost entries its hard state committed), the snapshots
  * (snap.ErrCRCMismatch "snap: crc mismatch", "snap: empty snapshot", "failed to recover v2 store") and a
  * fault on the mmapped db (SIGBUS: a db shorter than its pages say).
  */
@@ -28,6 +29,8 @@ public final class EtcdDamageSigns {
             rule("failed to open (backend )?database|cannot open database", "member/snap/db"),
             rule("(wal|walpb): crc mismatch|wal: slice bounds out of range|wal: max entry size limit", "the WAL"),
             rule("(failed to (read|open|load) WAL|wal: ).*unexpected EOF", "the WAL"),
+            // raft's own check at start: the hard state commits entries the WAL no longer holds (a lost tail)
+            rule("state\\.commit \\d+ is out of range \\[\\d+, \\d+\\]", "the WAL"),
             rule(
                     "snap: crc mismatch|snap: empty snapshot|failed to recover v2 store",
                     "a snapshot (member/snap/*.snap)"));

@@ -20,6 +20,7 @@ public final class WalRecords {
 
     private static final int METADATA = 1;
     private static final int ENTRY = 2;
+    private static final int STATE = 3;
     private static final int SNAPSHOT = 5;
 
     /** A cluster version (or downgrade target) some entry set, at its raft index. */
@@ -53,6 +54,15 @@ public final class WalRecords {
         for (Path file : files) {
             WalIndex.readRecords(file, scan::record);
         }
+        // raft's own check when etcd starts ("state.commit N is out of range"): the last hard state commits no
+        // entry beyond what the WAL (or its snapshot) holds; beyond it, the WAL lost its tail
+        long held = Math.max(scan.lastIndex, scan.lastSnapshot);
+        if (scan.commit > held && scan.commitAt != null)
+            throw new DamagedFileException(new Damage(
+                    files.getLast(),
+                    "the end of the WAL (last entry " + held + ")",
+                    "entries up to index " + scan.commit + ", which the hard state in " + scan.commitAt.getFileName()
+                            + " commits: the WAL lost its tail"));
         return new Summary(
                 files.size(),
                 scan.memberId,
@@ -77,6 +87,10 @@ public final class WalRecords {
 
         /** The segment being read: where a record's damage is. */
         Path segment;
+        /** The last hard state's commit index, and its segment. */
+        long commit = -1;
+
+        Path commitAt;
 
         void record(WalIndex.Record r) throws IOException {
             segment = r.file();
@@ -114,6 +128,19 @@ public final class WalRecords {
                 }
             } else if (type == ENTRY) {
                 entry(b, data, dataEnd);
+            } else if (type == STATE) {
+                Protobuf.Reader h =
+                        new Protobuf.Reader(b, data, dataEnd); // raftpb.HardState {Term 1, Vote 2, Commit 3}
+                while (h.more()) {
+                    long tag = h.varint();
+                    int wire = (int) (tag & 7);
+                    if (wire == 0 && tag >>> 3 == 3) {
+                        commit = h.varint();
+                        commitAt = r.file();
+                    } else {
+                        h.skip(wire);
+                    }
+                }
             }
         }
 

@@ -104,7 +104,8 @@ final class DamageExplanation {
         Optional<Facts> facts = facts(dataDir, options, found, sign);
         if (facts.isEmpty()) return e;
         String changed = e.status() == ExitStatus.FAILED
-                ? "the failed step's work was discarded and version.txt names the last step that completed"
+                ? "version.txt names the last step that completed; the failed step's work dirs were discarded, and an"
+                        + " etcd it ran on member/ itself may have changed it (the runner backs member/ up first)"
                 : "nothing was changed";
         String text = e.getMessage() + ". The data is damaged: "
                 + String.join("; ", facts.get().files()) + "; " + changed + ". The way back: "

@@ -19,6 +19,7 @@ class EtcdDamageSignsTest {
                 "unexpected fault address 0x7f00 fatal error: fault [signal SIGBUS: bus error]#member/snap/db",
                 "{\"level\":\"fatal\",\"msg\":\"failed to read WAL from disk\",\"error\":\"walpb: crc mismatch\"}#the WAL",
                 "C | etcdserver: read wal error (wal: crc mismatch) and cannot be repaired#the WAL",
+                "C | raft: 662bad6e15fa68f9 state.commit 19 is out of range [44, 44]#the WAL",
                 "{\"level\":\"fatal\",\"msg\":\"failed to recover v2 store from snapshot\"}#a snapshot (member/snap/*.snap)",
                 "C | etcdserver: recovering backend from snapshot error: snap: crc mismatch#a snapshot (member/snap/*.snap)",
                 "C | etcdmain: listen tcp 127.0.0.1:2380: bind: address already in use#",

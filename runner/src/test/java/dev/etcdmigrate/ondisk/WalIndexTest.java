@@ -76,6 +76,23 @@ class WalIndexTest {
         assertEquals(0x493e2, WalIndex.snapshotIndex(Path.of("0000000000000002-00000000000493e2.snap")));
     }
 
+    /** raft's start check, read offline: a hard state committing entries the WAL no longer holds (a lost tail). */
+    @Test
+    void aHardStateCommittingPastTheLastEntryIsDamage(@TempDir Path wal) throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        frame(out, record(2, entry(1, 5)), 0);
+        frame(out, record(3, new byte[] {8, 1, 0x18, 5}), 0); // HardState{Term 1, Commit 5}: held
+        Path segment = wal.resolve("0000000000000000-0000000000000000.wal");
+        Files.write(segment, out.toByteArray());
+        assertEquals(OptionalLong.of(5), WalRecords.read(wal).lastIndex());
+        frame(out, record(3, new byte[] {8, 1, 0x18, 9}), 0); // commits 9: entries 6-9 are gone
+        Files.write(segment, out.toByteArray());
+        DamagedFileException e =
+                org.junit.jupiter.api.Assertions.assertThrows(DamagedFileException.class, () -> WalRecords.read(wal));
+        assertEquals(segment, e.damage().file());
+        org.junit.jupiter.api.Assertions.assertTrue(e.damage().expected().contains("lost its tail"), e.getMessage());
+    }
+
     /** Every byte of a segment set to two values in turn: WalRecords answers or names the damage, nothing else. */
     @Test
     void everySingleByteMutationIsAnAnswerOrAFinding(@TempDir Path wal) throws Exception {
