@@ -15,6 +15,8 @@ import dev.etcdmigrate.etcd.server.ServingMember;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.RolloutEvent;
 import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.ondisk.BackendAuth;
+import dev.etcdmigrate.ondisk.DamagedFileException;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RolloutChain;
 import dev.etcdmigrate.plan.RolloutChain.Leg;
@@ -24,6 +26,7 @@ import dev.etcdmigrate.step.StepContext;
 import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -78,10 +81,12 @@ final class ClusterRollout {
     }
 
     /**
-     * Before anything changes: the other members (where they answer) must be on the lines the first leg joins,
-     * and the cluster must not have etcd's auth enabled (the record is written without credentials).
+     * Before anything changes: the cluster must not have etcd's auth enabled (the record is written without
+     * credentials), judged first from this member's own db, which needs no other member, then from a member that
+     * answers; and the other members (where they answer) must be on the lines the first leg joins.
      */
     void check(RolloutChain chain) throws IOException, InterruptedException, MigrateException {
+        refuseRecordedAuth(chain);
         Leg first = chain.legs().getFirst();
         ClusterView cluster = etcd.clusterClient(arrival(first));
         List<Member> members;
@@ -108,6 +113,29 @@ final class ClusterRollout {
                     + chain.describe() + " starts " + first + ", which a member can join only while every other member"
                     + " runs " + first.from() + " or " + first.to() + ", and " + String.join(", ", off)
                     + ": bring those members to " + first.from() + " first (nothing was changed)");
+        }
+    }
+
+    /**
+     * etcd replicates its auth flag into every member's db: when the kubelets stopped every member at once no
+     * member answers, and without this the first leg would run and the first gate be refused, half-way.
+     */
+    private void refuseRecordedAuth(RolloutChain chain) throws IOException, RefusedException {
+        Path db = dataDir.member().resolve("snap").resolve("db");
+        boolean enabled;
+        try {
+            enabled = BackendAuth.enabled(db);
+        } catch (DamagedFileException e) {
+            throw new RefusedException("refused for a member of a " + options.members() + "-member cluster: "
+                    + chain.describe() + " needs to know whether etcd's auth is enabled, and this member's db does"
+                    + " not say (" + e.damage().relativeTo(dataDir.path()).describe() + ") (nothing was changed)");
+        }
+        if (enabled) {
+            throw new RefusedException("refused for a member of a " + options.members() + "-member cluster: this"
+                    + " member's data records etcd's auth as enabled (member/snap/db, bucket auth), and "
+                    + chain.describe() + " coordinates through the cluster's keyspace, for which the runner has no"
+                    + " credentials. Disable auth for the rollout (etcdctl auth disable; enable it again once every"
+                    + " member runs the target), or roll out one minor at a time (nothing was changed)");
         }
     }
 
