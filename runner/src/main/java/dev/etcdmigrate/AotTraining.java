@@ -101,6 +101,17 @@ public final class AotTraining {
         }
     }
 
+    /**
+     * A training run that must succeed: one that ends early (a refusal, a bad flag) trains the failure path
+     * instead of the one the cache is for, so the build stops and says so.
+     */
+    static void runNoOp(String what, List<String> args, Map<String, String> environment) {
+        int code = Main.run(args, environment, new PrintStream(OutputStream.nullOutputStream()));
+        if (code != 0) {
+            throw new IllegalStateException(what + " exited with " + code + ", not 0");
+        }
+    }
+
     /** The layout the data dir checks expect of etcd3 data (a backend and a WAL, both empty), written by {@code release}. */
     private static Path etcd3DataDir(Path dir, Release release) throws IOException {
         Path data = Permissions.ownerOnlyDir(dir);
@@ -137,15 +148,12 @@ public final class AotTraining {
                     "--name",
                     "training",
                     "--no-exec");
-            int code = Main.run(noOp, Map.of(), new PrintStream(OutputStream.nullOutputStream()));
-            if (code != 0) {
-                throw new IllegalStateException("the training migration exited with " + code);
-            }
+            runNoOp("the training migration", noOp, Map.of());
             Execve.link();
             trainStepPath(data.resolve("member/snap/db"));
             trainRunWithSteps(catalog, work.resolve("steps"));
             // the same no-op in JSON lines (LOG_FORMAT=json, what tests and log collectors use)
-            Main.run(noOp, Map.of("LOG_FORMAT", "json"), new PrintStream(OutputStream.nullOutputStream()));
+            runNoOp("the training migration in JSON lines", noOp, Map.of("LOG_FORMAT", "json"));
             new Planner(catalog)
                     .plan(
                             new DataVersion(

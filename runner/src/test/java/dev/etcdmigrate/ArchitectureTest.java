@@ -2,13 +2,29 @@ package dev.etcdmigrate;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.Dependency;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
+import dev.etcdmigrate.cli.EtcdCommandLine;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -29,6 +45,78 @@ class ArchitectureTest {
     @Test
     void noPackageCycles() {
         slices().matching("dev.etcdmigrate.(**)").should().beFreeOfCycles().check(classes);
+    }
+
+    /**
+     * The same, also through compile-time constants: javac copies a {@code static final} String or number
+     * into the class that uses it, so the class files (and {@link #noPackageCycles}) never show that use.
+     * The sources do: an imported class's constant ({@code PrivateEtcd.PROBE_KEY}) is a dependency too.
+     */
+    @Test
+    void noPackageCyclesThroughConstants() throws IOException {
+        Map<String, Set<String>> uses = new TreeMap<>();
+        for (JavaClass c : classes) {
+            for (Dependency d : c.getDirectDependenciesFromSelf()) {
+                edge(uses, c.getPackageName(), d.getTargetClass().getPackageName());
+            }
+        }
+        Pattern imported =
+                Pattern.compile("^import (dev\\.etcdmigrate(?:\\.[a-z0-9]+)*)\\.([A-Z]\\w*);", Pattern.MULTILINE);
+        List<String> constants = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(Path.of("src/main/java"))) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+                String text = Files.readString(file);
+                Matcher pkg = Pattern.compile("^package ([\\w.]+);", Pattern.MULTILINE)
+                        .matcher(text);
+                if (!pkg.find()) continue;
+                Matcher m = imported.matcher(text);
+                while (m.find()) {
+                    if (Pattern.compile("\\b" + m.group(2) + "\\.[A-Z][A-Z0-9_]+\\b")
+                            .matcher(text)
+                            .find()) {
+                        edge(uses, pkg.group(1), m.group(1));
+                        constants.add(file.getFileName() + " -> " + m.group(1) + "." + m.group(2));
+                    }
+                }
+            }
+        }
+        assertTrue(!constants.isEmpty(), "the source scan found constant uses at all (it reads src/main/java)");
+        List<String> cycles = new ArrayList<>();
+        for (String from : uses.keySet()) {
+            for (String to : uses.get(from)) {
+                if (from.compareTo(to) < 0 && reaches(uses, to, from, new TreeSet<>())) cycles.add(from + " <-> " + to);
+            }
+        }
+        assertEquals(List.of(), cycles, "package cycles, constants included");
+    }
+
+    private static void edge(Map<String, Set<String>> uses, String from, String to) {
+        if (!from.equals(to) && from.startsWith("dev.etcdmigrate") && to.startsWith("dev.etcdmigrate")) {
+            uses.computeIfAbsent(from, k -> new TreeSet<>()).add(to);
+        }
+    }
+
+    private static boolean reaches(Map<String, Set<String>> uses, String from, String to, Set<String> seen) {
+        if (from.equals(to)) return true;
+        if (!seen.add(from)) return false;
+        for (String next : uses.getOrDefault(from, Set.of())) {
+            if (reaches(uses, next, to, seen)) return true;
+        }
+        return false;
+    }
+
+    /**
+     * etcd's command line is read in cli (ETCD_CREDS once, in MigrateOptions) and, for a private etcd's whole
+     * command line, in the etcd rooms that build it; the run and the planner use what cli read.
+     */
+    @Test
+    void etcdsFlagsAreReadOnlyWhereTheyAreGiven() {
+        noClasses()
+                .that()
+                .resideOutsideOfPackages("..etcdmigrate.cli..", "..etcdmigrate.etcd..")
+                .should()
+                .callMethod(EtcdCommandLine.class, "read", List.class, Map.class)
+                .check(classes);
     }
 
     /** The steps talk to etcd only through their port; the planner's choice reaches them as values. */

@@ -147,6 +147,16 @@ public final class EtcdCommandLine {
                 Map.copyOf(environment));
     }
 
+    /**
+     * Flags given as one string of words (ETCD_CREDS, the Kubernetes etcd image's variable for the private
+     * etcd's extra flags), split at white space and read as etcd reads its arguments, without an environment
+     * (the private etcd's is scrubbed).
+     */
+    public static EtcdCommandLine ofWords(String words) {
+        String trimmed = words.strip();
+        return read(trimmed.isEmpty() ? List.of() : List.of(trimmed.split("\\s+")), Map.of());
+    }
+
     /** Whether etcd takes the flag without a next word ({@code -f} means {@code -f=true}). */
     public static boolean takesNoValue(String flag) {
         return NO_VALUE_FLAGS.contains(flag);

@@ -29,7 +29,7 @@ public record MigrateOptions(
         String listenPeerUrls,
         int clientPort,
         int peerPort,
-        List<String> serverExtraArgs,
+        EtcdCommandLine creds,
         String dataPrefix,
         String ttlKeysDirectory,
         Optional<EtcdVersion> initialVersion,
@@ -250,10 +250,8 @@ public record MigrateOptions(
                 agree(args, "initial-advertise-peer-urls", etcd, MigrateOptions::canonicalList);
         String advertise = advertiseGiven.isPresent() ? advertiseGiven.get() : peerUrlOf(name, initialCluster);
         Optional<String> listenPeer = agree(args, "listen-peer-urls", etcd, MigrateOptions::canonicalList);
-        List<String> serverExtraArgs = args.get("etcd-server-extra-args")
-                .map(s -> List.of(s.trim().split("\\s+")))
-                .filter(l -> !l.getFirst().isEmpty())
-                .orElse(List.of());
+        EtcdCommandLine creds =
+                EtcdCommandLine.ofWords(args.get("etcd-server-extra-args").orElse(""));
         String prefix = args.get("etcd-data-prefix").orElse("/registry");
         return new MigrateOptions(
                 new DataVersion(targetVersion, storage),
@@ -269,7 +267,7 @@ public record MigrateOptions(
                 listenPeer.orElse(advertise),
                 port(args, "port", ports.client()),
                 port(args, "peer-port", ports.peer()),
-                serverExtraArgs,
+                creds,
                 prefix,
                 args.get("ttl-keys-directory").orElse(prefix + "/events"),
                 args.get("initial-version").isPresent()
@@ -286,7 +284,7 @@ public record MigrateOptions(
                 args.isSet("no-exec"),
                 etcd,
                 walDir(etcd, dataDir),
-                peerTlsArgs(etcd, serverExtraArgs),
+                peerTlsArgs(etcd, creds),
                 Path.of(args.get("termination-log").orElse(DEFAULT_TERMINATION_LOG)));
     }
 
@@ -329,8 +327,7 @@ public record MigrateOptions(
             "peer-auto-tls");
 
     /** etcd's peer TLS flags that ETCD_CREDS does not already give; the same flag with another value is an error. */
-    private static List<String> peerTlsArgs(EtcdCommandLine etcd, List<String> serverExtraArgs) throws UsageException {
-        EtcdCommandLine creds = EtcdCommandLine.read(serverExtraArgs, Map.of());
+    private static List<String> peerTlsArgs(EtcdCommandLine etcd, EtcdCommandLine creds) throws UsageException {
         List<String> args = new java.util.ArrayList<>();
         for (String flag : PEER_TLS) {
             Optional<String> theirs = etcd.get(flag);
@@ -358,6 +355,14 @@ public record MigrateOptions(
      */
     public List<String> finalEtcdArgs() {
         return etcd.withDefault("data-dir", dataDir.toString());
+    }
+
+    /**
+     * ETCD_CREDS (--etcd-server-extra-args) as words, the private etcd's extra flags; {@link #creds()} is the
+     * same read as etcd reads them, once, here.
+     */
+    public List<String> serverExtraArgs() {
+        return creds.args();
     }
 
     /** How many members --initial-cluster names: two or more make this data dir one member of a cluster. */

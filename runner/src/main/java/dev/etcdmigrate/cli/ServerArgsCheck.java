@@ -29,8 +29,11 @@ public final class ServerArgsCheck {
 
     /** What is wrong with the files the {@code --*-file} flags name, each problem naming the flag and the path. */
     public static List<String> problems(List<String> serverArgs) {
-        EtcdCommandLine flags =
-                EtcdCommandLine.read(serverArgs, Map.of()); // the private etcd's environment is scrubbed
+        return problems(EtcdCommandLine.read(serverArgs, Map.of())); // the private etcd's environment is scrubbed
+    }
+
+    /** The same, for flags already read ({@code MigrateOptions.creds()}). */
+    public static List<String> problems(EtcdCommandLine flags) {
         Map<String, String> files = new LinkedHashMap<>();
         for (String name : flags.names()) {
             if (name.endsWith("-file")) files.put(name, flags.flag(name).orElseThrow());

@@ -286,17 +286,23 @@ public final class Backups {
     }
 
     /**
+     * This data dir's complete backups, oldest first: what retention counts and a restore can use. Only
+     * complete ones: a backup dir a crashed swap left before member/ was moved into it (debris that
+     * recover() deletes) is none, and another data dir's backups in a shared location are not this one's.
+     */
+    public List<Path> complete() throws IOException {
+        return sortedOldestFirst(list(location).stream()
+                .filter(p -> mine(p.getFileName().toString()) && Files.isDirectory(p.resolve("member")))
+                .toList());
+    }
+
+    /**
      * Deletes this data dir's oldest complete backups beyond the retention count, never {@code justMade}
      * (whatever its stamp says, should the clock have gone back).
      */
     void retain(Path justMade) throws IOException {
-        // only complete backups count: a backup dir a crashed swap left before member/ was moved into it
-        // (debris that recover() deletes) must not make retention delete a real one
-        List<Path> others = new ArrayList<>(sortedOldestFirst(list(location).stream()
-                .filter(p -> mine(p.getFileName().toString())
-                        && !p.equals(justMade)
-                        && Files.isDirectory(p.resolve("member")))
-                .toList()));
+        List<Path> others = new ArrayList<>(complete());
+        others.remove(justMade);
         int excess = others.size() - (retention - 1);
         for (int i = 0; i < excess; i++) {
             Path old = others.get(i);
@@ -304,6 +310,18 @@ public final class Backups {
             log.emit(new BackupEvent.BackupDeleted(old.toString(), retention));
         }
         if (excess > 0) Fsync.path(location);
+    }
+
+    /**
+     * This data dir's newest complete backup (member/ inside), if any: the way back the runner names when
+     * the data is damaged. Reads only.
+     */
+    public Optional<Path> newest() throws IOException {
+        List<Path> mine = list(location).stream()
+                .filter(p -> mine(p.getFileName().toString()) && Files.isDirectory(p.resolve("member")))
+                .toList();
+        List<Path> sorted = sortedOldestFirst(mine);
+        return sorted.isEmpty() ? Optional.empty() : Optional.of(sorted.getLast());
     }
 
     /**

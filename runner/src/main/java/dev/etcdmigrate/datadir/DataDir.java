@@ -1,6 +1,7 @@
 package dev.etcdmigrate.datadir;
 
 import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -9,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 
 /**
@@ -169,7 +171,8 @@ public final class DataDir {
      * MVCC backend (member/snap/db), which 2.x never writes; the WAL must be exactly where etcd will be
      * told to look, or etcd starts a new cluster's WAL over the old data.
      */
-    public void checkAgainst(DataVersion recorded, Optional<Path> walDir) throws IOException, ContradictionException {
+    public void checkAgainst(DataVersion recorded, Optional<Path> walDir, Predicate<EtcdVersion> hasV3Api)
+            throws IOException, ContradictionException {
         Path member = member();
         if (!Files.isDirectory(member)) return; // nothing etcd wrote yet (or a pre-2.2 layout, which 2.2 converts)
         Path db = member.resolve("snap/db");
@@ -181,7 +184,7 @@ public final class DataDir {
                     + " empty v3 keyspace. If the data is etcd2, write " + recorded.version()
                     + "/etcd2 into version.txt");
         }
-        if (recorded.storage() == StorageApi.ETCD2 && recorded.version().major() < 3 && hasDb) {
+        if (recorded.storage() == StorageApi.ETCD2 && hasDb && !hasV3Api.test(recorded.version())) {
             throw new ContradictionException("version.txt says " + recorded + " but " + member + " has a v3 backend ("
                     + db + "), which etcd " + recorded.version() + " never writes: an etcd 3.x wrote this data");
         }

@@ -1,27 +1,17 @@
 package dev.etcdmigrate.ondisk;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Catalog;
-import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.catalog.Release.DataRecord;
 import dev.etcdmigrate.version.MinorLine;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 /**
  * Which etcd wrote a data dir, from the files etcd wrote, offline and read-only (no etcd is started, no
@@ -38,14 +28,7 @@ import java.util.stream.Stream;
  */
 public final class DataDetection {
 
-    /** Jackson's databind only where a full report parses members: a migration's start loads none of it. */
-    private static final class Json {
-        static final ObjectMapper MAPPER = new ObjectMapper();
-    }
-
     private static final Pattern SEMVER = Pattern.compile("^(\\d+)\\.(\\d+)\\.\\d+");
-    /** mvcc's key bucket holds every revision: enough to know whether any v3 key was ever written, not how many. */
-    private static final int MEMBER_LIMIT = 1000;
 
     /** One fact read from the data, where it was read, and the line it proves wrote the data (if any). */
     public record Evidence(String where, String found, Optional<MinorLine> line) {
@@ -84,7 +67,8 @@ public final class DataDetection {
             long v2WritesInWal,
             boolean v3KeysPresent,
             Optional<String> downgradeTarget,
-            Optional<String> unreadable) {
+            Optional<String> unreadable,
+            List<Damage> damage) {
 
         /**
          * Whether the data pins its line: it records a cluster or storage version. Records that only some
@@ -115,7 +99,7 @@ public final class DataDetection {
      */
     public static Detection detect(Path dataDir, Optional<Path> walDir, Catalog catalog, boolean full)
             throws IOException {
-        return new Reader(dataDir.toAbsolutePath().normalize(), walDir, catalog, full).read(full);
+        return DataDecision.decide(DataRecords.read(dataDir.toAbsolutePath().normalize(), walDir, full), catalog);
     }
 
     /**
@@ -126,12 +110,12 @@ public final class DataDetection {
     public static Optional<MinorLine> recordedFloor(Path dataDir) {
         Path db = dataDir.resolve("member").resolve("snap").resolve("db");
         if (!Files.isRegularFile(db)) return Optional.empty();
-        try {
-            Optional<MinorLine> cluster = BackendStorageVersion.value(db, "cluster", "clusterVersion")
+        try (BboltFile file = BboltFile.open(db)) {
+            Optional<MinorLine> cluster = file.value("cluster", "clusterVersion")
                     .map(DataDetection::utf8)
                     .flatMap(DataDetection::lineOf);
-            Optional<MinorLine> storage = BackendStorageVersion.read(db).flatMap(DataDetection::lineOf);
-            return max(cluster, storage);
+            Optional<MinorLine> storage = file.storageVersion().flatMap(DataDetection::lineOf);
+            return DataDecision.max(cluster, storage);
         } catch (IOException e) {
             return Optional.empty();
         }
@@ -159,346 +143,27 @@ public final class DataDetection {
         }
     }
 
-    private static final class Reader {
-        final Path dataDir;
-        final Path member;
-        final Optional<Path> walOption;
-        final Catalog catalog;
-        final List<Evidence> evidence = new ArrayList<>();
-        final TreeMap<String, Member> members = new TreeMap<>();
-        final List<Alarm> alarms = new ArrayList<>();
-        Optional<StorageApi> storage = Optional.empty();
-        Optional<String> storageVersion = Optional.empty();
-        Optional<String> clusterId = Optional.empty();
-        Optional<String> memberId = Optional.empty();
-        Optional<String> downgrade = Optional.empty();
-        Optional<String> unreadable = Optional.empty();
-        OptionalLong dbBytes = OptionalLong.empty();
-        OptionalLong dbInUse = OptionalLong.empty();
-        Optional<Path> snapshot = Optional.empty();
-        long v2Outside;
-        long v2WalWrites;
-        boolean v3Keys;
-        int segments;
-        boolean membersFromDb;
-        // the cluster version per source, with the raft index it stands at
-        Optional<String> dbClusterVersion = Optional.empty();
-        long dbIndex = -1;
-        Optional<String> snapClusterVersion = Optional.empty();
-        long snapIndex = -1;
-        Optional<WalRecords.VersionSet> walClusterVersion = Optional.empty();
-
-        /** The whole report (inspect): members, alarms, sizes, every source; else only what decides the line and storage. */
-        final boolean full;
-
-        Reader(Path dataDir, Optional<Path> walOption, Catalog catalog, boolean full) {
-            this.full = full;
-            this.dataDir = dataDir;
-            this.member = dataDir.resolve("member");
-            this.walOption = walOption;
-            this.catalog = catalog;
-        }
-
-        Detection read(boolean readWal) throws IOException {
-            Path wal = walOption.orElse(member.resolve("wal"));
-            boolean hasWal = hasWal(wal);
-            Path db = member.resolve("snap").resolve("db");
-            boolean hasDb = Files.isRegularFile(db);
-            if (Files.isDirectory(member)) {
-                Optional<MinorLine> v3 = catalog.releases().stream()
-                        .filter(r -> r.line().v3Api())
-                        .map(Release::minorLine)
-                        .findFirst();
-                if (hasDb) {
-                    evidence.add(new Evidence("member/snap/db", "a v3 backend", v3));
-                    storage = Optional.of(StorageApi.ETCD3);
-                    backend(db);
-                } else if (hasWal) {
-                    evidence.add(new Evidence(
-                            "member/snap/db",
-                            "absent, with a WAL: the v2 store only (etcd2 layout)",
-                            Optional.empty()));
-                    storage = Optional.of(StorageApi.ETCD2);
-                }
-            }
-            // whether v2 keys decide the storage: a 3.x db without a v3 key may hold etcd2 data
-            boolean v2Decides = hasDb && !v3Keys;
-            snapshot = V2SnapshotReader.newestSnapshot(member);
-            // the db is applied at or after the newest snapshot: where it records the cluster version, a
-            // migration's start need not parse the snapshot's JSON
-            if (snapshot.isPresent() && (full || dbClusterVersion.isEmpty() || v2Decides))
-                v2Snapshot(snapshot.get(), full || v2Decides);
-            if (hasWal) {
-                if (walOption.isPresent()) evidence.add(new Evidence("WAL", "in --wal-dir " + wal, Optional.empty()));
-                if (readWal
-                        || (dbClusterVersion.isEmpty() && snapClusterVersion.isEmpty())
-                        || (v2Decides && v2Outside == 0)) wal(wal);
-                else segments = countSegments(wal);
-            } else if (Files.isDirectory(member)) {
-                evidence.add(new Evidence(
-                        walOption.map(w -> "--wal-dir " + w).orElse("member/wal"), "no WAL", Optional.empty()));
-            }
-            if (storage.equals(Optional.of(StorageApi.ETCD3)) && !v3Keys && (v2Outside > 0 || v2WalWrites > 0)) {
-                // a 3.x etcd ran here but only the v2 API was written: etcd2 data kept by a 3.x line
-                storage = Optional.of(StorageApi.ETCD2);
-                evidence.add(new Evidence(
-                        "keys", "v2 keys and no v3 key: etcd2 data written by a 3.x line", Optional.empty()));
-            }
-            Optional<ClusterVersion> current = currentClusterVersion();
-            Optional<MinorLine> clusterLine = current.flatMap(c -> lineOf(c.version()));
-            Optional<MinorLine> storageLine = storageVersion.flatMap(DataDetection::lineOf);
-            Optional<MinorLine> floor = max(clusterLine, storageLine);
-            if (floor.isEmpty()) floor = evidenceMax(); // nothing current recorded: what the records prove
-            Optional<MinorLine> line = max(floor, evidenceMax());
-            if (storage.isEmpty()) line = Optional.empty(); // nothing etcd wrote: no line
-            return new Detection(
-                    dataDir,
-                    hasWal ? Optional.of(wal) : Optional.empty(),
-                    storage,
-                    line,
-                    storage.isEmpty() ? Optional.empty() : floor,
-                    List.copyOf(evidence),
-                    current,
-                    storageVersion,
-                    clusterId,
-                    memberId,
-                    List.copyOf(members.values()),
-                    dbBytes,
-                    dbInUse,
-                    List.copyOf(alarms),
-                    segments,
-                    snapshot,
-                    v2Outside,
-                    v2WalWrites,
-                    v3Keys,
-                    downgrade,
-                    unreadable);
-        }
-
-        private Optional<MinorLine> evidenceMax() {
-            return evidence.stream()
-                    .map(Evidence::line)
-                    .flatMap(Optional::stream)
-                    .max(Comparator.naturalOrder());
-        }
-
-        /** The newest record of the cluster version: the one at the highest raft index. */
-        private Optional<ClusterVersion> currentClusterVersion() {
-            long best = Long.MIN_VALUE;
-            Optional<ClusterVersion> current = Optional.empty();
-            if (snapClusterVersion.isPresent() && snapIndex > best) {
-                best = snapIndex;
-                current = Optional.of(new ClusterVersion(
-                        snapClusterVersion.get(),
-                        "snapshot " + snapshot.map(Path::getFileName).orElseThrow()));
-            }
-            // the db is applied up to its consistent index, at or after the snapshot
-            if (dbClusterVersion.isPresent() && dbIndex >= best) {
-                best = dbIndex;
-                current = Optional.of(new ClusterVersion(dbClusterVersion.get(), "member/snap/db"));
-            }
-            if (walClusterVersion.isPresent() && walClusterVersion.get().index() > best) {
-                current = Optional.of(new ClusterVersion(
-                        walClusterVersion.get().version(),
-                        "WAL entry " + walClusterVersion.get().index()));
-            }
-            return current;
-        }
-
-        private void backend(Path db) throws IOException {
-            try {
-                if (full) {
-                    BackendStorageVersion.Size size = BackendStorageVersion.size(db);
-                    dbBytes = OptionalLong.of(size.bytes());
-                    dbInUse = size.inUse();
-                }
-                storageVersion = BackendStorageVersion.value(db, "meta", "storageVersion")
-                        .map(DataDetection::utf8);
-                storageVersion.ifPresent(v -> evidence.add(new Evidence("db meta/storageVersion", v, lineOf(v))));
-                Optional<byte[]> index = BackendStorageVersion.value(db, "meta", "consistent_index");
-                if (index.isPresent() && index.get().length == 8)
-                    dbIndex = ByteBuffer.wrap(index.get())
-                            .order(ByteOrder.BIG_ENDIAN)
-                            .getLong();
-                marker(db, "meta", "term", DataRecord.BACKEND_TERM);
-                marker(db, "meta", "confState", DataRecord.BACKEND_CONF_STATE);
-                dbClusterVersion = BackendStorageVersion.value(db, "cluster", "clusterVersion")
-                        .map(DataDetection::utf8);
-                dbClusterVersion.ifPresent(v -> evidence.add(new Evidence(
-                        "db cluster/clusterVersion",
-                        v + (dbIndex >= 0 ? " (applied to index " + dbIndex + ")" : ""),
-                        lineOf(v))));
-                if (full) report(db);
-                byte[] probe = V2Key.PROBE.getBytes(StandardCharsets.UTF_8);
-                BackendStorageVersion.walk(db, "key", (k, v) -> {
-                    byte[] value = new byte[v.remaining()];
-                    v.get(v.position(), value);
-                    if (!java.util.Arrays.equals(kvKey(value), probe)) {
-                        v3Keys = true;
-                        return false;
-                    }
-                    return true;
-                });
-            } catch (IOException e) {
-                // not a db (or a record) this reader understands: said, and etcd judges it when a step starts it
-                unreadable = Optional.of("member/snap/db: " + e.getMessage());
-                evidence.add(new Evidence("member/snap/db", "unreadable (" + e.getMessage() + ")", Optional.empty()));
-            }
-        }
-
-        /** What only the report needs from the db: a downgrade in progress, the members, the alarms. */
-        private void report(Path db) throws IOException {
-            {
-                Optional<byte[]> dg = BackendStorageVersion.value(db, "cluster", "downgrade");
-                if (dg.isPresent()) {
-                    JsonNode info = Json.MAPPER.readTree(dg.get());
-                    if (info.path("enabled").asBoolean(false)) {
-                        downgrade = Optional.of(info.path("target-version").asText(""));
-                        evidence.add(new Evidence(
-                                "db cluster/downgrade", "enabled, target " + downgrade.get(), Optional.empty()));
-                    }
-                }
-                for (BackendStorageVersion.Entry e : BackendStorageVersion.entries(db, "members", MEMBER_LIMIT)) {
-                    JsonNode m = Json.MAPPER.readTree(e.value());
-                    String id = utf8(e.key());
-                    List<String> peers = new ArrayList<>();
-                    m.path("peerURLs").forEach(u -> peers.add(u.asText()));
-                    members.put(
-                            id,
-                            new Member(
-                                    id,
-                                    m.path("name").asText(""),
-                                    List.copyOf(peers),
-                                    m.path("isLearner").asBoolean(false)));
-                }
-                for (BackendStorageVersion.Entry e :
-                        BackendStorageVersion.entries(db, "members_removed", MEMBER_LIMIT)) {
-                    members.remove(utf8(e.key()));
-                }
-                // 3.x keeps the members in the db too; from 3.5 on only there is authoritative
-                membersFromDb = !members.isEmpty();
-                BackendStorageVersion.walk(db, "alarm", (k, v) -> {
-                    byte[] key = new byte[k.remaining()];
-                    k.get(k.position(), key);
-                    alarms.add(alarm(key));
-                    return true;
-                });
-            }
-        }
-
-        private void marker(Path db, String bucket, String key, DataRecord record) throws IOException {
-            if (BackendStorageVersion.value(db, bucket, key).isPresent()) {
-                Optional<MinorLine> line = catalog.firstLineRecording(record);
-                evidence.add(new Evidence("db " + bucket + "/" + key, "present", line));
-            }
-        }
-
-        /** The snapshot's /0 (cluster version, members); with {@code outside}, also counts the keys outside /0 (a whole read). */
-        private void v2Snapshot(Path file, boolean outside) throws IOException {
-            snapIndex = WalIndex.snapshotIndex(file);
-            String name = "snapshot " + file.getFileName();
-            try {
-                V2SnapshotReader.readMembership(file, key -> {
-                    String k = key.key();
-                    if (k.equals("/0/version")) {
-                        snapClusterVersion = Optional.of(key.value());
-                    } else if (!membersFromDb
-                            && k.startsWith("/0/members/")
-                            && (k.endsWith("/raftAttributes") || k.endsWith("/attributes"))) {
-                        String id = k.substring("/0/members/".length(), k.lastIndexOf('/'));
-                        JsonNode v = Json.MAPPER.readTree(key.value());
-                        Member old = members.getOrDefault(id, new Member(id, "", List.of(), false));
-                        if (k.endsWith("/raftAttributes")) {
-                            List<String> peers = new ArrayList<>();
-                            v.path("peerURLs").forEach(u -> peers.add(u.asText()));
-                            if (old.peerUrls().isEmpty())
-                                old = new Member(
-                                        id,
-                                        old.name(),
-                                        List.copyOf(peers),
-                                        v.path("isLearner").asBoolean(false));
-                        } else if (old.name().isEmpty()) {
-                            old = new Member(id, v.path("name").asText(""), old.peerUrls(), old.learner());
-                        }
-                        members.put(id, old);
-                    }
-                });
-                if (outside) {
-                    V2SnapshotReader.readOutsideMembership(file, key -> {
-                        if (!key.key().equals("/1" + V2Key.PROBE)) v2Outside++;
-                    });
-                }
-            } catch (IOException e) {
-                unreadable = Optional.of(name + ": " + e.getMessage());
-                evidence.add(new Evidence(name, "unreadable (" + e.getMessage() + ")", Optional.empty()));
-                return;
-            }
-            snapClusterVersion.ifPresent(v -> evidence.add(new Evidence(name + " /0/version", v, lineOf(v))));
-            if (v2Outside > 0) evidence.add(new Evidence(name, v2Outside + " v2 keys outside /0", Optional.empty()));
-        }
-
-        private void wal(Path wal) throws IOException {
-            WalRecords.Summary summary;
-            try {
-                summary = WalRecords.read(wal);
-            } catch (IOException e) {
-                evidence.add(new Evidence("WAL", "unreadable (" + e.getMessage() + ")", Optional.empty()));
-                segments = countSegments(wal);
-                return;
-            }
-            segments = summary.segments();
-            summary.clusterId().ifPresent(id -> clusterId = Optional.of(Long.toHexString(id)));
-            summary.memberId().ifPresent(id -> memberId = Optional.of(Long.toHexString(id)));
-            v2WalWrites = summary.v2UserWrites();
-            if (members.isEmpty()) {
-                // no db and no snapshot (2.x before its first snapshot): the members are the WAL's conf changes
-                for (WalRecords.ConfChange c : summary.confChanges()) {
-                    String id = Long.toHexString(c.nodeId());
-                    if (c.type() == 1) {
-                        members.remove(id);
-                    } else if (!c.context().isEmpty()) {
-                        JsonNode m = Json.MAPPER.readTree(c.context());
-                        List<String> peers = new ArrayList<>();
-                        m.path("peerURLs").forEach(u -> peers.add(u.asText()));
-                        members.put(id, new Member(id, m.path("name").asText(""), List.copyOf(peers), c.type() == 3));
-                    }
-                }
-            }
-            walClusterVersion = summary.lastClusterVersion();
-            walClusterVersion.ifPresent(v -> evidence.add(
-                    new Evidence("WAL entry " + v.index() + " (" + v.how() + ")", v.version(), lineOf(v.version()))));
-            if (!summary.downgrades().isEmpty()) {
-                WalRecords.VersionSet d = summary.downgrades().getLast();
-                evidence.add(new Evidence(
-                        "WAL entry " + d.index() + " (" + d.how() + ")", "target " + d.version(), Optional.empty()));
-            }
-            if (walClusterVersion.isEmpty()) {
-                evidence.add(new Evidence(
-                        "WAL",
-                        summary.lastIndex().isPresent()
-                                ? "entries up to index " + summary.lastIndex().getAsLong()
-                                        + ", none sets the cluster version"
-                                : "no entries",
-                        Optional.empty()));
-            }
-            if (v2WalWrites > 0)
-                evidence.add(new Evidence("WAL", v2WalWrites + " v2 writes to user keys", Optional.empty()));
-        }
-    }
-
     /** etcdserverpb.AlarmMember {MemberID = 1 uint64, Alarm = 2 enum NONE/NOSPACE/CORRUPT}, etcd's alarm bucket key. */
-    static Alarm alarm(byte[] key) {
+    static Alarm alarm(byte[] key) throws Protobuf.Malformed {
         long member = 0;
         long type = 0;
-        int pos = 0;
-        while (pos < key.length) {
-            long[] tag = varint(key, pos);
-            pos = (int) tag[1];
-            if ((tag[0] & 7) != 0) break;
-            long[] v = varint(key, pos);
-            pos = (int) v[1];
-            if (tag[0] >>> 3 == 1) member = v[0];
-            if (tag[0] >>> 3 == 2) type = v[0];
+        Protobuf.Reader p = new Protobuf.Reader(key, 0, key.length);
+        try {
+            while (p.more()) {
+                long tag = p.varint();
+                int wire = (int) (tag & 7);
+                if (wire != 0) {
+                    p.skip(wire);
+                    continue;
+                }
+                long v = p.varint();
+                if (tag >>> 3 == 1) member = v;
+                if (tag >>> 3 == 2) type = v;
+            }
+        } catch (Protobuf.Malformed m) {
+            throw m;
+        } catch (IOException e) {
+            throw new Protobuf.Malformed(e.getMessage(), 0);
         }
         String name = switch ((int) type) {
             case 1 -> "NOSPACE";
@@ -509,50 +174,24 @@ public final class DataDetection {
     }
 
     /** mvccpb.KeyValue.key (field 1) of a key-bucket value; empty when absent. */
-    static byte[] kvKey(byte[] kv) {
-        int pos = 0;
-        while (pos < kv.length) {
-            long[] tag = varint(kv, pos);
-            pos = (int) tag[1];
-            int wire = (int) (tag[0] & 7);
-            if (wire == 0) {
-                pos = (int) varint(kv, pos)[1];
-            } else if (wire == 2) {
-                long[] len = varint(kv, pos);
-                pos = (int) len[1];
-                if (tag[0] >>> 3 == 1)
-                    return java.util.Arrays.copyOfRange(kv, pos, (int) Math.min(kv.length, pos + len[0]));
-                pos += (int) len[0];
-            } else {
-                break;
+    static byte[] kvKey(byte[] kv) throws Protobuf.Malformed {
+        Protobuf.Reader p = new Protobuf.Reader(kv, 0, kv.length);
+        try {
+            while (p.more()) {
+                long tag = p.varint();
+                int wire = (int) (tag & 7);
+                if (wire == 2 && tag >>> 3 == 1) {
+                    int len = p.length();
+                    return java.util.Arrays.copyOfRange(kv, p.pos, p.pos + len);
+                }
+                p.skip(wire);
             }
+        } catch (Protobuf.Malformed m) {
+            throw m;
+        } catch (IOException e) {
+            throw new Protobuf.Malformed(e.getMessage(), 0);
         }
         return new byte[0];
-    }
-
-    /** {value, next position}; a truncated varint ends at the array's end. */
-    private static long[] varint(byte[] b, int pos) {
-        long value = 0;
-        for (int shift = 0; shift < 64 && pos < b.length; shift += 7) {
-            int x = b[pos++] & 0xff;
-            value |= (long) (x & 0x7f) << shift;
-            if ((x & 0x80) == 0) break;
-        }
-        return new long[] {value, pos};
-    }
-
-    private static boolean hasWal(Path dir) throws IOException {
-        if (!Files.isDirectory(dir)) return false;
-        try (Stream<Path> entries = Files.list(dir)) {
-            return entries.anyMatch(p -> p.getFileName().toString().endsWith(".wal"));
-        }
-    }
-
-    private static int countSegments(Path dir) throws IOException {
-        try (Stream<Path> entries = Files.list(dir)) {
-            return (int) entries.filter(p -> p.getFileName().toString().endsWith(".wal"))
-                    .count();
-        }
     }
 
     static String utf8(byte[] b) {
@@ -563,12 +202,10 @@ public final class DataDetection {
     static Optional<MinorLine> lineOf(String version) {
         Matcher m = SEMVER.matcher(version);
         if (!m.find()) return Optional.empty();
-        return Optional.of(new MinorLine(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2))));
-    }
-
-    private static Optional<MinorLine> max(Optional<MinorLine> a, Optional<MinorLine> b) {
-        if (a.isEmpty()) return b;
-        if (b.isEmpty()) return a;
-        return Optional.of(a.get().compareTo(b.get()) >= 0 ? a.get() : b.get());
+        try {
+            return Optional.of(new MinorLine(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2))));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty(); // digits beyond an int: not a version etcd wrote
+        }
     }
 }

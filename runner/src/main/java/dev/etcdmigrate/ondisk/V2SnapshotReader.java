@@ -36,7 +36,7 @@ public final class V2SnapshotReader {
         if (!Files.isDirectory(snap)) return Optional.empty();
         try (Stream<Path> files = Files.list(snap)) {
             // names are <term>-<index>.snap in fixed-width hex, so the newest sorts last
-            return files.filter(f -> f.getFileName().toString().endsWith(".snap"))
+            return files.filter(V2SnapshotReader::isSnapshotName)
                     .max(Comparator.comparing(f -> f.getFileName().toString()));
         }
     }
@@ -64,45 +64,82 @@ public final class V2SnapshotReader {
         });
     }
 
+    /** etcd's own names: {@code <term>-<index>.snap} in fixed-width hex; other files in snap/ are not snapshots. */
+    private static final java.util.regex.Pattern SNAP =
+            java.util.regex.Pattern.compile("[0-9a-f]{16}-[0-9a-f]{16}\\.snap");
+
+    static boolean isSnapshotName(Path file) {
+        return SNAP.matcher(file.getFileName().toString()).matches();
+    }
+
+    /**
+     * Every key under the prefix; a file that is not a snapshot etcd can read (its envelope, the store's
+     * JSON) is a {@link DamagedFileException} naming the byte offset. The consumer's own exceptions pass.
+     */
     private static long read(Path snapshotFile, String prefix, KeyConsumer consumer) throws IOException {
+        long size = Files.size(snapshotFile);
+        Protobuf.StreamSource src;
+        long inner;
         try (InputStream in = new BufferedInputStream(Files.newInputStream(snapshotFile), 1 << 16)) {
-            long outer = fieldLength(in, 2, "snappb.Snapshot.data");
-            long inner = fieldLength(in, 1, "raftpb.Snapshot.data");
-            if (inner > outer)
-                throw new IOException("corrupt snapshot " + snapshotFile + ": inner length beyond the outer one");
+            src = new Protobuf.StreamSource(in);
+            try {
+                long outer = fieldLength(src, 2, "snappb.Snapshot.data");
+                if (outer > size - src.position())
+                    throw damage(
+                            snapshotFile,
+                            src.position(),
+                            "snappb.Snapshot.data of " + outer + " bytes within the file's " + size);
+                inner = fieldLength(src, 1, "raftpb.Snapshot.data");
+                if (inner > outer)
+                    throw damage(
+                            snapshotFile,
+                            src.position(),
+                            "raftpb.Snapshot.data within snappb.Snapshot.data (" + outer + " bytes), found " + inner);
+            } catch (Protobuf.Malformed e) {
+                throw damage(snapshotFile, e.at(), "a snappb.Snapshot envelope: " + e.getMessage());
+            }
+            long jsonStart = src.position();
             try (JsonParser json = new JsonFactory().createParser(new Limited(in, inner))) {
-                return readStore(json, prefix, consumer);
+                try {
+                    return readStore(json, prefix, consumer);
+                } catch (com.fasterxml.jackson.core.JacksonException | java.time.DateTimeException e) {
+                    long at = jsonStart + Math.max(0, json.currentLocation().getByteOffset());
+                    throw damage(
+                            snapshotFile,
+                            at,
+                            "the v2 store as JSON: "
+                                    + (e instanceof com.fasterxml.jackson.core.JacksonException j
+                                            ? j.getOriginalMessage()
+                                            : e.getMessage()));
+                }
             }
         }
+    }
+
+    private static DamagedFileException damage(Path file, long offset, String expected) {
+        return new DamagedFileException(new Damage(file, "byte " + offset, expected));
     }
 
     /** Skips fields until the length-delimited field {@code number}; returns its length. */
-    private static long fieldLength(InputStream in, int number, String what) throws IOException {
+    private static long fieldLength(Protobuf.StreamSource in, int number, String what) throws IOException {
         while (true) {
-            long tag = varint(in);
-            if (tag < 0) throw new IOException("snapshot ends before " + what);
+            long at = in.position();
+            long tag = in.varint();
             int field = (int) (tag >>> 3);
             int wire = (int) (tag & 7);
-            if (field == number && wire == 2) return varint(in);
-            switch (wire) {
-                case 0 -> varint(in);
-                case 1 -> in.skipNBytes(8);
-                case 2 -> in.skipNBytes(varint(in));
-                case 5 -> in.skipNBytes(4);
-                default -> throw new IOException("unexpected protobuf wire type " + wire + " before " + what);
-            }
+            if (field == number && wire == 2) return in.varint();
+            boolean more = switch (wire) {
+                case 0 -> {
+                    in.varint();
+                    yield true;
+                }
+                case 1 -> in.skip(8);
+                case 2 -> in.skip(in.varint());
+                case 5 -> in.skip(4);
+                default -> throw new Protobuf.Malformed("protobuf wire type " + wire + " before " + what, at);
+            };
+            if (!more) throw new Protobuf.Malformed("the file ends before " + what, in.position());
         }
-    }
-
-    private static long varint(InputStream in) throws IOException {
-        long value = 0;
-        for (int shift = 0; shift < 64; shift += 7) {
-            int b = in.read();
-            if (b < 0) return -1;
-            value |= (long) (b & 0x7f) << shift;
-            if ((b & 0x80) == 0) return value;
-        }
-        throw new IOException("malformed varint in snapshot");
     }
 
     private static long readStore(JsonParser json, String prefix, KeyConsumer consumer) throws IOException {
@@ -174,7 +211,7 @@ public final class V2SnapshotReader {
 
     private static void expect(JsonToken actual, JsonToken expected, JsonParser json) throws IOException {
         if (actual != expected) {
-            throw new IOException("unexpected " + actual + " in the v2 store JSON at " + json.currentLocation());
+            throw new com.fasterxml.jackson.core.JsonParseException(json, "expected " + expected + ", found " + actual);
         }
     }
 

@@ -30,49 +30,79 @@ public final class WalIndex {
         return last[0] < 0 ? OptionalLong.empty() : OptionalLong.of(last[0]);
     }
 
-    /** A WAL dir's segments in write order (names are <seq>-<index>.wal in fixed-width hex: name order). */
+    /** etcd's own names: {@code <seq>-<first index>.wal} in fixed-width hex; etcd ignores other files too. */
+    private static final java.util.regex.Pattern SEGMENT =
+            java.util.regex.Pattern.compile("[0-9a-f]{16}-[0-9a-f]{16}\\.wal");
+
+    /** A WAL dir's segments in write order (fixed-width hex names: name order). */
     static List<Path> segments(Path walDir) throws IOException {
         try (Stream<Path> list = Files.list(walDir)) {
-            return list.filter(f -> f.getFileName().toString().endsWith(".wal"))
+            return list.filter(f -> SEGMENT.matcher(f.getFileName().toString()).matches())
                     .sorted()
                     .toList();
         }
     }
 
-    /** One walpb.Record: its type (-1 if absent) and its data field, b[dataStart, dataEnd) (dataStart -1 if absent). */
-    record Record(byte[] b, long type, int dataStart, int dataEnd) {}
+    /**
+     * One walpb.Record: its type (-1 if absent) and its data field, b[dataStart, dataEnd) (dataStart -1 if
+     * absent), and where its frame starts in which segment.
+     */
+    record Record(byte[] b, long type, int dataStart, int dataEnd, Path file, long offset) {}
 
     interface RecordSink {
         void accept(Record record) throws IOException;
     }
 
-    /** Hands each record of a segment to the sink, in order, up to the preallocated tail or a torn last frame. */
+    /** Frames above this are damage, not data: etcd's own limit on a WAL record (wal.maxWALEntrySizeLimit is 10 MiB in 3.4+). */
+    private static final long MAX_RECORD = 256L << 20;
+
+    /**
+     * Hands each record of a segment to the sink, in order, up to the preallocated tail or a torn last frame
+     * (a frame running past the end of the file: etcd repairs that tail itself). A record that does not
+     * decode, in this reader or in the sink, is a {@link DamagedFileException} naming the segment and the
+     * frame's offset.
+     */
     static void readRecords(Path file, RecordSink sink) throws IOException {
+        long size = Files.size(file);
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
-            while (true) {
+            long offset = 0;
+            while (offset + 8 <= size) {
                 long frame;
                 try {
                     frame = Long.reverseBytes(in.readLong());
                 } catch (EOFException end) {
-                    return;
+                    return; // the file shrank while read
                 }
                 long length = frame & 0x00FFFFFFFFFFFFFFL;
                 if (length == 0) return; // preallocated zeros: nothing written beyond
-                if (length > (256L << 20)) throw new IOException(file + ": a WAL record of " + length + " bytes");
                 int padding = frame < 0 ? (int) ((frame >>> 56) & 0x7) : 0;
-                byte[] bytes = new byte[Math.toIntExact(length + padding)];
+                if (length + padding > size - offset - 8) return; // a torn tail: etcd ignores (repairs) it too
+                if (length > MAX_RECORD)
+                    throw new DamagedFileException(new Damage(
+                            file,
+                            "WAL frame at offset " + offset,
+                            "a record of at most " + MAX_RECORD + " bytes, found " + length));
+                byte[] bytes = new byte[(int) (length + padding)];
                 try {
                     in.readFully(bytes);
                 } catch (EOFException torn) {
-                    return; // a torn tail: etcd ignores it too
+                    return;
                 }
-                sink.accept(record(bytes, (int) length));
+                try {
+                    sink.accept(record(bytes, (int) length, file, offset));
+                } catch (Protobuf.Malformed e) {
+                    throw new DamagedFileException(new Damage(
+                            file,
+                            "WAL frame at offset " + offset,
+                            "a walpb.Record etcd can decode: " + e.getMessage()));
+                }
+                offset += 8 + length + padding;
             }
         }
     }
 
-    static Record record(byte[] b, int length) throws IOException {
-        Proto r = new Proto(b, 0, length);
+    static Record record(byte[] b, int length, Path file, long offset) throws IOException {
+        Protobuf.Reader r = new Protobuf.Reader(b, 0, length);
         long type = -1;
         int dataStart = -1;
         int dataEnd = -1;
@@ -80,85 +110,31 @@ public final class WalIndex {
             long tag = r.varint();
             int field = (int) (tag >>> 3);
             int wire = (int) (tag & 7);
-            if (wire == 2) {
+            if (wire == 2 && field == 3) {
                 int len = r.length();
-                if (field == 3) {
-                    dataStart = r.pos;
-                    dataEnd = r.pos + len;
-                }
+                dataStart = r.pos;
+                dataEnd = r.pos + len;
                 r.pos += len;
-            } else if (wire == 0) {
-                long v = r.varint();
-                if (field == 1) type = v;
+            } else if (wire == 0 && field == 1) {
+                type = r.varint();
             } else {
                 r.skip(wire);
             }
         }
-        return new Record(b, type, dataStart, dataEnd);
+        return new Record(b, type, dataStart, dataEnd, file, offset);
     }
 
     /** The Entry.index of an entry record, else -1. */
     static long entryIndex(Record record) throws IOException {
         if (record.type() != ENTRY_RECORD || record.dataStart() < 0) return -1;
-        Proto e = new Proto(record.b(), record.dataStart(), record.dataEnd());
+        Protobuf.Reader e = new Protobuf.Reader(record.b(), record.dataStart(), record.dataEnd());
         while (e.more()) {
             long tag = e.varint();
-            int field = (int) (tag >>> 3);
             int wire = (int) (tag & 7);
-            if (wire == 0) {
-                long v = e.varint();
-                if (field == 3) return v;
-            } else if (wire == 2) {
-                int len = e.length();
-                e.pos += len;
-            } else {
-                e.skip(wire);
-            }
+            if (wire == 0 && tag >>> 3 == 3) return e.varint();
+            e.skip(wire);
         }
         return -1;
-    }
-
-    /** A minimal protobuf reader over a byte range. */
-    static final class Proto {
-        private final byte[] b;
-        private final int end;
-        int pos;
-
-        Proto(byte[] b, int start, int end) {
-            this.b = b;
-            this.pos = start;
-            this.end = end;
-        }
-
-        boolean more() {
-            return pos < end;
-        }
-
-        long varint() throws IOException {
-            long value = 0;
-            for (int shift = 0; shift < 64; shift += 7) {
-                if (pos >= end) throw new IOException("truncated varint in a WAL record");
-                int x = b[pos++] & 0xff;
-                value |= (long) (x & 0x7f) << shift;
-                if ((x & 0x80) == 0) return value;
-            }
-            throw new IOException("malformed varint in a WAL record");
-        }
-
-        /** A length-delimited field's bounds: its bytes are b[pos, pos + length) after the call. */
-        int length() throws IOException {
-            long len = varint();
-            if (len < 0 || pos + len > end) throw new IOException("a WAL record field runs past its record");
-            return (int) len;
-        }
-
-        void skip(int wire) throws IOException {
-            switch (wire) {
-                case 1 -> pos += 8;
-                case 5 -> pos += 4;
-                default -> throw new IOException("unexpected protobuf wire type " + wire + " in a WAL record");
-            }
-        }
     }
 
     /**
@@ -174,12 +150,7 @@ public final class WalIndex {
                 Files.delete(old);
             }
         }
-        List<Path> segments;
-        try (Stream<Path> list = Files.list(member.resolve("wal"))) {
-            segments = list.filter(f -> f.getFileName().toString().endsWith(".wal"))
-                    .sorted()
-                    .toList();
-        }
+        List<Path> segments = segments(member.resolve("wal"));
         int keepFrom = 0;
         for (int i = 0; i < segments.size(); i++) {
             if (firstIndex(segments.get(i)) <= index) keepFrom = i;

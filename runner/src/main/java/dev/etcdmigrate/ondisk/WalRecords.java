@@ -26,7 +26,7 @@ public final class WalRecords {
     public record VersionSet(long index, String version, String how) {}
 
     /** A raftpb.ConfChange entry {Type = 2 (0 add, 1 remove, 2 update, 3 add learner), NodeID = 3, Context = 4 (the member as JSON)}. */
-    public record ConfChange(long index, int type, long nodeId, String context) {}
+    public record ConfChange(long index, int type, long nodeId, String context, Path segment) {}
 
     public record Summary(
             int segments,
@@ -75,14 +75,18 @@ public final class WalRecords {
         final List<ConfChange> confChanges = new ArrayList<>();
         long v2UserWrites;
 
+        /** The segment being read: where a record's damage is. */
+        Path segment;
+
         void record(WalIndex.Record r) throws IOException {
+            segment = r.file();
             byte[] b = r.b();
             long type = r.type();
             int data = r.dataStart();
             int dataEnd = r.dataEnd();
             if (data < 0) return;
             if (type == METADATA) {
-                WalIndex.Proto m = new WalIndex.Proto(b, data, dataEnd);
+                Protobuf.Reader m = new Protobuf.Reader(b, data, dataEnd);
                 while (m.more()) {
                     long tag = m.varint();
                     if ((tag & 7) != 0) {
@@ -94,7 +98,7 @@ public final class WalRecords {
                     if (tag >>> 3 == 2) clusterId = OptionalLong.of(v);
                 }
             } else if (type == SNAPSHOT) {
-                WalIndex.Proto s = new WalIndex.Proto(b, data, dataEnd);
+                Protobuf.Reader s = new Protobuf.Reader(b, data, dataEnd);
                 while (s.more()) {
                     long tag = s.varint();
                     int wire = (int) (tag & 7);
@@ -114,7 +118,7 @@ public final class WalRecords {
         }
 
         private void entry(byte[] b, int start, int end) throws IOException {
-            WalIndex.Proto e = new WalIndex.Proto(b, start, end);
+            Protobuf.Reader e = new Protobuf.Reader(b, start, end);
             long index = -1;
             long entryType = 0;
             int data = -1;
@@ -153,7 +157,7 @@ public final class WalRecords {
         }
 
         private void confChange(byte[] b, int start, int end, long index) throws IOException {
-            WalIndex.Proto p = new WalIndex.Proto(b, start, end);
+            Protobuf.Reader p = new Protobuf.Reader(b, start, end);
             int type = 0;
             long node = 0;
             String context = "";
@@ -172,12 +176,12 @@ public final class WalRecords {
                     p.skip(wire);
                 }
             }
-            confChanges.add(new ConfChange(index, type, node, context));
+            confChanges.add(new ConfChange(index, type, node, context, segment));
         }
 
         /** A v2 Request, or an InternalRaftRequest (which may wrap one at field 2: {@code nested}). */
         private void request(byte[] b, int start, int end, long index, boolean nested) throws IOException {
-            WalIndex.Proto p = new WalIndex.Proto(b, start, end);
+            Protobuf.Reader p = new Protobuf.Reader(b, start, end);
             String method = null;
             String path = null;
             String val = null;
@@ -226,7 +230,7 @@ public final class WalRecords {
         }
 
         private static Optional<String> string(byte[] b, int start, int end, int number) throws IOException {
-            WalIndex.Proto p = new WalIndex.Proto(b, start, end);
+            Protobuf.Reader p = new Protobuf.Reader(b, start, end);
             while (p.more()) {
                 long tag = p.varint();
                 int wire = (int) (tag & 7);

@@ -79,9 +79,7 @@ public final class Planner {
         if (catalog == null) {
             throw new IllegalStateException("the catalog is read by plan(Optional, DataVersion) first");
         }
-        Release targetRelease = catalog.release(target.version())
-                .orElseThrow(() -> new RefusedTransitionException(
-                        "target " + target.version() + " is not bundled (bundled: " + bundled() + ")"));
+        Release targetRelease = catalog.release(target.version()).orElseThrow(() -> notBundled(target.version()));
         if (target.storage() == StorageApi.ETCD3 && !targetRelease.line().v3Api()) {
             throw new RefusedTransitionException(
                     "etcd " + targetRelease.version() + " has no v3 API, so it cannot serve etcd3 data");
@@ -106,7 +104,10 @@ public final class Planner {
                                     + bundled() + ")"));
             return new Plan(current, target, List.of(new RollbackToV2(current.version(), dumper, targetRelease)));
         }
-        if (current.storage() == StorageApi.ETCD3 && current.version().major() < 3) {
+        if (current.storage() == StorageApi.ETCD3
+                && catalog.line(current.version().line())
+                        .map(r -> !r.line().v3Api())
+                        .orElse(false)) {
             throw new RefusedTransitionException(
                     "etcd " + current.version() + " cannot have written etcd3 data; check version.txt");
         }
@@ -268,6 +269,20 @@ public final class Planner {
             at = older.etcdVersion();
         }
         return steps;
+    }
+
+    /**
+     * A target the catalog does not bundle. Another patch of a bundled minor (kubeadm's image tag 3.5.21,
+     * the Kubernetes image's rollback recipe 2.2.1) is answered with the bundled patch of that minor, the
+     * value to set; any other with the list of what is bundled.
+     */
+    private RefusedTransitionException notBundled(EtcdVersion target) {
+        return catalog.line(target.line())
+                .map(sameMinor -> new RefusedTransitionException("target " + target + " is not bundled; the bundled "
+                        + target.line() + " release is " + sameMinor.version() + ": set --target-version="
+                        + sameMinor.version() + " (TARGET_VERSION=" + sameMinor.version() + ")"))
+                .orElseGet(() -> new RefusedTransitionException(
+                        "target " + target + " is not bundled (bundled: " + bundled() + ")"));
     }
 
     /** The catalog's releases whose binaries are here, as a refusal lists them. */

@@ -1,6 +1,7 @@
 package dev.etcdmigrate.run;
 
 import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
@@ -9,9 +10,7 @@ import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BackendStorageVersion;
 import dev.etcdmigrate.ondisk.DataDetection;
-import dev.etcdmigrate.plan.RefusedTransitionException;
 import dev.etcdmigrate.version.DataVersion;
-import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.MinorLine;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
@@ -30,14 +29,9 @@ final class DataDirState {
     private final DataDir dataDir;
     private final MigrateOptions options;
     private final Log log;
-    private final CatalogSupplier catalog;
+    private final CatalogSource catalog; // read when detection needs it
 
-    /** The catalog, read when detection needs it. */
-    interface CatalogSupplier {
-        Catalog get() throws UsageException;
-    }
-
-    DataDirState(DataDir dataDir, MigrateOptions options, Log log, CatalogSupplier catalog) {
+    DataDirState(DataDir dataDir, MigrateOptions options, Log log, CatalogSource catalog) {
         this.dataDir = dataDir;
         this.options = options;
         this.log = log;
@@ -49,37 +43,41 @@ final class DataDirState {
         return DataDetection.detect(dataDir.path(), options.walDir(), catalog.get(), false);
     }
 
+    /** What a start reads of the data dir; the data itself only where version.txt does not answer. */
+    StartDecision.DataRead read() throws IOException, MigrateException {
+        boolean holds = dataDir.exists() && dataDir.holdsData();
+        Optional<DataVersion> recorded = holds ? dataDir.readVersion() : Optional.empty();
+        boolean detect = holds && recorded.isEmpty();
+        return new StartDecision.DataRead(
+                dataDir.path(),
+                holds,
+                recorded,
+                dataDir.inferStorage(),
+                detect ? Optional.of(detect()) : Optional.empty(),
+                Files.isRegularFile(dataDir.own().etcdOutput()),
+                detect ? safeContent() : "");
+    }
+
     /**
-     * What wrote the data dir: empty for a missing or empty dir. version.txt when there is one (checked
-     * against the data under the lock, {@link #checkLabelAgainstData}); else --initial-version, a claim
-     * checked against the data here; else what the data says, at the lowest patch of its line so that
-     * patch floors apply. Where neither a label nor the data answers, refused naming what was found.
-     * Reported (events) when {@code report}.
+     * What wrote the data dir ({@link StartDecision#start}): empty for a missing or empty dir. Reported
+     * (events) when {@code report}, and only then: a start reads twice (before and under the lock).
      */
     Optional<DataVersion> current(boolean report) throws IOException, MigrateException {
-        if (!dataDir.exists() || !dataDir.holdsData()) {
-            return Optional.empty();
-        }
-        Optional<DataVersion> recorded = dataDir.readVersion();
-        if (recorded.isPresent()) {
-            return recorded;
-        }
-        DataDetection.Detection detected = detect();
-        if (options.initialVersion().isPresent()) {
-            EtcdVersion initial = options.initialVersion().get();
-            StorageApi storage = detected.storage().orElse(dataDir.inferStorage());
-            DataVersion claimed = new DataVersion(initial, storage);
-            if (initial.major() < 3 && dataDir.inferStorage() == StorageApi.ETCD3) {
-                throw new RefusedTransitionException("--initial-version " + initial
-                        + " cannot have written etcd3 data, but " + dataDir.path() + " has member/snap/db");
-            }
-            judge(claimed, "--initial-version/INITIAL_VERSION", detected);
-            if (report) {
-                log.emit(detectedEvent(detected, "checked --initial-version " + initial + " against it: agrees"));
+        StartDecision.DataRead read = read();
+        StartDecision.Start start = StartDecision.start(read, StartDecision.Flags.of(options), catalog);
+        if (report && read.detection().isPresent() && start.current().isPresent()) {
+            DataDetection.Detection detected = read.detection().get();
+            DataVersion taken = start.current().get();
+            if (start.source().equals("--initial-version")) {
+                if (start.verdict() == Verdict.INTERRUPTED_STEP)
+                    interrupted(taken, "--initial-version/INITIAL_VERSION", detected);
+                StorageApi storage = taken.storage();
+                log.emit(detectedEvent(
+                        detected, "checked --initial-version " + taken.version() + " against it: agrees"));
                 log.emit(new DecisionEvent.DataDirRead(
                         dataDir.path().toString(),
-                        claimed.toString(),
-                        "no version.txt: taking " + claimed
+                        taken.toString(),
+                        "no version.txt: taking " + taken
                                 + " (version from --initial-version/INITIAL_VERSION, storage "
                                 + (detected.storage().isPresent()
                                         ? "from the data"
@@ -88,35 +86,27 @@ final class DataDirState {
                                                         ? "member/snap/db"
                                                         : "the absence of member/snap/db"))
                                 + ")"));
+            } else {
+                log.emit(detectedEvent(
+                        detected,
+                        "no version.txt: planning from " + taken
+                                + " (the line's lowest patch, so patch floors apply)"));
+                log.emit(new DecisionEvent.DataDirRead(
+                        dataDir.path().toString(),
+                        taken.toString(),
+                        "no version.txt: read from the data, lowest patch" + " of etcd "
+                                + taken.version().line()));
             }
-            return Optional.of(claimed);
         }
-        if (!detected.pinned() || detected.line().isEmpty()) {
-            throw new RefusedTransitionException(
-                    "data dir " + dataDir.path() + " holds data (" + safeContent() + ") but no version.txt,"
-                            + " and the data does not say which etcd wrote it (found: "
-                            + (detected.evidence().isEmpty() ? "nothing etcd writes" : detected.evidenceText())
-                            + "). Set --initial-version / INITIAL_VERSION to the etcd version that last ran on it"
-                            + " (its storage is inferred: member/snap/db means etcd3); `etcd-migrate inspect --data-dir "
-                            + dataDir.path()
-                            + "` shows what the data holds. The Kubernetes etcd image assumed 2.2.1/etcd2 for such dirs; pass"
-                            + " --initial-version=2.2.1 only if that is what wrote it");
-        }
-        // the line is known, its patch is not: the lowest patch, so that every patch floor above it applies
-        MinorLine line = detected.line().get();
-        DataVersion taken = new DataVersion(
-                new EtcdVersion(line.major(), line.minor(), 0),
-                detected.storage().get());
-        if (report) {
-            log.emit(detectedEvent(
-                    detected,
-                    "no version.txt: planning from " + taken + " (the line's lowest patch, so patch floors apply)"));
-            log.emit(new DecisionEvent.DataDirRead(
-                    dataDir.path().toString(),
-                    taken.toString(),
-                    "no version.txt: read from the data, lowest patch" + " of etcd " + line));
-        }
-        return Optional.of(taken);
+        return start.current();
+    }
+
+    private void interrupted(DataVersion label, String source, DataDetection.Detection detected) {
+        log.emit(new DecisionEvent.InterruptedStepFound(
+                dataDir.path().toString(),
+                source + " " + label,
+                detected.floor().orElseThrow().toString(),
+                detected.evidence().stream().map(Object::toString).toList()));
     }
 
     private DecisionEvent.DataDetected detectedEvent(DataDetection.Detection d, String use) {
@@ -154,37 +144,16 @@ final class DataDirState {
         return Verdict.CONTRADICTED;
     }
 
-    private void judge(DataVersion label, String source, DataDetection.Detection detected)
-            throws IOException, MigrateException {
-        if (detected.floor().isEmpty()
-                || !label.version().line().isOlderThan(detected.floor().get())) return; // agrees: no catalog needed
-        Verdict verdict = judge(
-                label.version().line(),
-                detected.floor(),
-                Files.isRegularFile(dataDir.own().etcdOutput()),
-                catalog.get());
-        switch (verdict) {
-            case AGREES -> {}
-            case INTERRUPTED_STEP ->
-                log.emit(new DecisionEvent.InterruptedStepFound(
-                        dataDir.path().toString(),
-                        source + " " + label,
-                        detected.floor().orElseThrow().toString(),
-                        detected.evidence().stream().map(Object::toString).toList()));
-            case CONTRADICTED ->
-                throw new DataDir.ContradictionException(source + " says " + label + " but the data says etcd "
-                        + detected.floor().orElseThrow() + " or newer ran on it (" + detected.evidenceText()
-                        + "): etcd "
-                        + label.version().line() + " cannot run on it. `etcd-migrate inspect --data-dir "
-                        + dataDir.path()
-                        + "` shows the data's evidence. Write the version that really ran last into version.txt"
-                        + " (or INITIAL_VERSION)");
-        }
-    }
-
     /** The member dir's layout and WAL location against what version.txt and etcd's flags say. */
     void crossCheck(DataVersion recorded) throws IOException, MigrateException {
-        dataDir.checkAgainst(recorded, options.walDir());
+        // the catalog only where it matters: etcd2 data next to a db (a restart reads no catalog)
+        dataDir.checkAgainst(recorded, options.walDir(), v -> {
+            try {
+                return catalog.get().line(v.line()).map(r -> r.line().v3Api()).orElse(true);
+            } catch (UsageException e) {
+                return true; // a bad catalog fails the plan that needs it, with its own message
+            }
+        });
     }
 
     /**
@@ -204,7 +173,9 @@ final class DataDirState {
                     dataDir.member().resolve("snap").resolve("db").toString(),
                     detected.unreadable().get()));
         }
-        judge(recorded, "version.txt", detected);
+        if (StartDecision.judge(recorded, "version.txt", read(), detected, catalog) == Verdict.INTERRUPTED_STEP) {
+            interrupted(recorded, "version.txt", detected);
+        }
     }
 
     /** A db an etcd holds open is refused before steps: etcd (and etcdutl) would wait on its lock. */

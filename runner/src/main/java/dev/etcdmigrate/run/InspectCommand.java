@@ -4,18 +4,16 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cli.ParsedArgs;
+import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
-import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.log.Json;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BackendStorageVersion;
 import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.plan.Plan;
-import dev.etcdmigrate.plan.Planner;
-import dev.etcdmigrate.plan.RollingUpgradePolicy;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
@@ -26,7 +24,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.stream.Stream;
 
 /**
  * {@code etcd-migrate inspect --data-dir D [-o json]}: what the data says, offline. Reads only: no lock, no
@@ -57,6 +54,13 @@ public final class InspectCommand {
 
     public record Target(String version, String storage, List<String> steps, String refused) {}
 
+    /**
+     * Damage the readers met (null when none): each finding as "file (where): expected", that inspect changed
+     * nothing, and the way back a start would name (the runner's newest backup of this member, else an etcd
+     * snapshot restore for its name and peers).
+     */
+    public record DamageSection(List<String> files, String changed, String backup, String wayBack) {}
+
     public record Report(
             int schema,
             String dataDir,
@@ -81,7 +85,8 @@ public final class InspectCommand {
             V2Store v2,
             String downgradeTarget,
             List<Backup> backups,
-            List<Target> targets) {}
+            List<Target> targets,
+            DamageSection damage) {}
 
     private final Log log;
 
@@ -114,37 +119,7 @@ public final class InspectCommand {
                         : "");
 
         Label label = label(dataDir, options, d, catalog);
-        Optional<DataVersion> current = current(dataDir, options, d);
-        List<Target> targets = new ArrayList<>();
-        int members = Math.max(1, d.members().size());
-        Planner planner = new Planner(() -> catalog, new BinDir(options.binDir())::hasEtcd);
-        for (Release release : catalog.releases()) {
-            StorageApi storage = release.line().v3Api() ? StorageApi.ETCD3 : StorageApi.ETCD2;
-            DataVersion target = new DataVersion(release.etcdVersion(), storage);
-            if (label.verdict().equals("contradicted") || label.verdict().equals("malformed")) {
-                targets.add(new Target(release.version(), storage.toString(), null, label.reason()));
-                continue;
-            }
-            if (current.isEmpty() && dataDir.holdsData()) {
-                targets.add(new Target(
-                        release.version(),
-                        storage.toString(),
-                        null,
-                        "the data does not say which etcd wrote it and" + " nothing labels it: set --initial-version"));
-                continue;
-            }
-            try {
-                Plan plan = planner.plan(current, target);
-                plan = RollingUpgradePolicy.check(plan, members);
-                targets.add(new Target(
-                        release.version(),
-                        storage.toString(),
-                        plan.steps().stream().map(s -> s.describe()).toList(),
-                        null));
-            } catch (MigrateException e) {
-                targets.add(new Target(release.version(), storage.toString(), null, e.getMessage()));
-            }
-        }
+        List<Target> targets = targets(dataDir, options, d, catalog, label);
         List<String> refusing = catalog.releases().stream()
                 .filter(r -> r.line().v2ResidueRefused())
                 .map(r -> r.minorLine().toString())
@@ -189,7 +164,8 @@ public final class InspectCommand {
                         d.v2KeysOutsideMembership() + d.v2WritesInWal() > 0 ? refusing : List.of()),
                 d.downgradeTarget().orElse(null),
                 backups(options, dataDir),
-                targets);
+                targets,
+                damage(dataDir, options, d));
     }
 
     /** version.txt (or --initial-version) against the data, as a start would judge it. */
@@ -240,41 +216,86 @@ public final class InspectCommand {
                 reason);
     }
 
-    /** What a start would plan from; empty when it would refuse or the dir holds nothing. */
-    private static Optional<DataVersion> current(DataDir dataDir, MigrateOptions options, DataDetection.Detection d)
-            throws IOException {
-        if (!dataDir.holdsData()) return Optional.empty();
-        try {
-            Optional<DataVersion> recorded = dataDir.readVersion();
-            if (recorded.isPresent()) return recorded;
-        } catch (DataDir.MalformedVersionFileException e) {
-            return Optional.empty();
-        }
-        if (options.initialVersion().isPresent()) {
-            return Optional.of(
-                    new DataVersion(options.initialVersion().get(), d.storage().orElse(dataDir.inferStorage())));
-        }
-        if (!d.pinned()) return Optional.empty();
-        var line = d.line().orElseThrow();
-        return Optional.of(new DataVersion(
-                new dev.etcdmigrate.version.EtcdVersion(line.major(), line.minor(), 0),
-                d.storage().orElseThrow()));
-    }
-
-    private static List<Backup> backups(MigrateOptions options, DataDir dataDir) throws IOException {
-        Path location = options.backupDir().orElse(dataDir.backupsDir());
-        if (!Files.isDirectory(location)) return List.of();
-        List<Backup> out = new ArrayList<>();
-        try (Stream<Path> entries = Files.list(location)) {
-            for (Path p : entries.sorted().toList()) {
-                if (!Files.isDirectory(p)) continue;
-                Path v = p.resolve(DataDir.VERSION_FILE);
-                out.add(new Backup(
-                        p.toString(),
-                        Files.isRegularFile(v) ? Files.readString(v).strip() : null));
+    /**
+     * Per bundled release, what a start with the same flags would do ({@link StartDecision}, the decision
+     * migrate and plan make): its steps, or its refusal. A version.txt that cannot be parsed refuses every target.
+     */
+    private static List<Target> targets(
+            DataDir dataDir, MigrateOptions options, DataDetection.Detection d, Catalog catalog, Label label)
+            throws IOException, MigrateException {
+        List<Target> targets = new ArrayList<>();
+        Optional<DataVersion> recorded = Optional.empty();
+        StartDecision.Start start = null;
+        String refused = null;
+        StartDecision.DataRead read = null;
+        if (label.verdict().equals("malformed")) {
+            refused = label.reason();
+        } else {
+            boolean holds = dataDir.holdsData();
+            recorded = holds ? dataDir.readVersion() : Optional.empty();
+            read = new StartDecision.DataRead(
+                    dataDir.path(),
+                    holds,
+                    recorded,
+                    dataDir.inferStorage(),
+                    Optional.of(d),
+                    Files.isRegularFile(dataDir.own().etcdOutput()),
+                    holds && recorded.isEmpty() ? dataDir.describeContent() : "");
+            try {
+                start = StartDecision.start(read, StartDecision.Flags.of(options), StartDecision.once(catalog));
+            } catch (MigrateException e) {
+                refused = e.getMessage();
             }
         }
+        StartDecision.Flags flags = StartDecision.Flags.of(options);
+        var installed = StartDecision.installed(options);
+        for (Release release : catalog.releases()) {
+            StorageApi storage = release.line().v3Api() ? StorageApi.ETCD3 : StorageApi.ETCD2;
+            DataVersion target = new DataVersion(release.etcdVersion(), storage);
+            if (refused != null) {
+                targets.add(new Target(release.version(), storage.toString(), null, refused));
+                continue;
+            }
+            try {
+                Plan plan = StartDecision.plan(
+                        start.current(), flags.withTarget(target), StartDecision.once(catalog), installed);
+                if (recorded.isPresent()) {
+                    // under the lock, after planning, a start judges version.txt against the data
+                    StartDecision.judge(recorded.get(), "version.txt", read, d, StartDecision.once(catalog));
+                }
+                targets.add(new Target(
+                        release.version(),
+                        storage.toString(),
+                        plan.steps().stream().map(s -> s.describe()).toList(),
+                        null));
+            } catch (MigrateException e) {
+                targets.add(new Target(release.version(), storage.toString(), null, e.getMessage()));
+            }
+        }
+        return targets;
+    }
+
+    /** The backups a migration counts as this data dir's ({@link Backups#complete}), oldest first. */
+    private static List<Backup> backups(MigrateOptions options, DataDir dataDir) throws IOException {
+        List<Backup> out = new ArrayList<>();
+        Backups backups = new Backups(
+                dataDir, options.backupDir(), options.backupRetention(), options.name(), Log.text(System.err));
+        for (Path p : backups.complete()) {
+            Path v = p.resolve(DataDir.VERSION_FILE);
+            out.add(new Backup(
+                    p.toString(), Files.isRegularFile(v) ? Files.readString(v).strip() : null));
+        }
         return out;
+    }
+
+    private static DamageSection damage(DataDir dataDir, MigrateOptions options, DataDetection.Detection d) {
+        return DamageExplanation.facts(dataDir, options, d.damage(), Optional.empty())
+                .map(f -> new DamageSection(
+                        f.files(),
+                        "nothing (inspect only reads)",
+                        f.backup().map(Path::toString).orElse(null),
+                        f.wayBack()))
+                .orElse(null);
     }
 
     private static String str(Optional<?> o) {
@@ -386,6 +407,13 @@ public final class InspectCommand {
                     .append(k.path())
                     .append(k.version() == null ? "" : " (" + k.version() + ")")
                     .append('\n');
+        }
+        if (r.damage() == null) {
+            b.append("  damage: none found\n");
+        } else {
+            b.append("  damage (").append(r.damage().changed()).append("):\n");
+            for (String f : r.damage().files()) b.append("    - ").append(f).append('\n');
+            b.append("    way back: ").append(r.damage().wayBack()).append('\n');
         }
         b.append("  targets:\n");
         for (Target t : r.targets()) {

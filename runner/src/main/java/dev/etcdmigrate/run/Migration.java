@@ -3,7 +3,6 @@ package dev.etcdmigrate.run;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
@@ -23,8 +22,6 @@ import dev.etcdmigrate.event.StepEvent;
 import dev.etcdmigrate.log.ChildOutputFile;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.plan.Plan;
-import dev.etcdmigrate.plan.Planner;
-import dev.etcdmigrate.plan.RollingUpgradePolicy;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -36,7 +33,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Predicate;
 
 /**
  * Carries one data dir to the target, in this order:
@@ -80,33 +76,37 @@ public final class Migration {
         this.etcd = new EtcdWiring(options, dataDir, binDir, log, children, environment);
     }
 
-    /** The plan from the data dir as it is now; reads only. */
+    /**
+     * The plan from the data dir as it is now, refused where a start would refuse it (version.txt against
+     * the data included, as {@link #migrate} judges it under the lock); reads only.
+     */
     public Plan plan() throws IOException, MigrateException {
-        return plan(state.current(true));
+        Optional<DataVersion> current = state.current(true);
+        Plan plan = plan(current);
+        if (current.isPresent() && dataDir.readVersion().isPresent()) state.checkLabelAgainstData(current.get());
+        return plan;
     }
 
     private Plan plan(Optional<DataVersion> current) throws MigrateException {
-        DataVersion target = options.target();
         // a release's etcd in the bin dir (and in BUNDLED_VERSIONS, if set) stands for "bundled": a restart at the
         // target asks it of the target only; a refusal lists the releases it holds for
-        Predicate<EtcdVersion> installed =
-                v -> options.bundledVersions().map(b -> b.contains(v)).orElse(true) && binDir.hasEtcd(v);
-        Plan plan = new Planner(this::catalog, installed).plan(current, target);
-        if (options.members() == 1) {
-            plan = plan.withSnapshotForTheTarget();
-            // an operator's --v2-deprecation (e.g. write-only-skip-check) would change what 3.6 refuses at start
-            if (EtcdCommandLine.read(options.serverExtraArgs(), Map.of())
-                    .flag("v2-deprecation")
-                    .isEmpty()) {
-                plan = plan.withV2JudgedAtStart();
-            }
-        }
-        return RollingUpgradePolicy.check(plan, options.members());
+        return StartDecision.plan(
+                current, StartDecision.Flags.of(options), this::catalog, StartDecision.installed(options));
     }
 
     /** The plan as data: steps, versions, what each keeps and about how much disk it needs (`plan`, `plan -o json`). */
     public DecisionEvent.PlanMade planEvent() throws IOException, MigrateException {
-        return planEvent(plan());
+        try {
+            return planEvent(plan());
+        } catch (MigrateException e) {
+            Catalog known;
+            try {
+                known = catalog();
+            } catch (UsageException noCatalog) {
+                known = null;
+            }
+            throw DamageExplanation.explain(e, dataDir, options, known);
+        }
     }
 
     private DecisionEvent.PlanMade planEvent(Plan plan) throws IOException {
@@ -125,8 +125,29 @@ public final class Migration {
         }
     }
 
-    /** Migrates; returns the version now recorded in version.txt (the target), with the lock held. */
+    /**
+     * Migrates; returns the version now recorded in version.txt (the target), with the lock held. A run that
+     * ends on damaged data says which file, what was changed and the way back ({@link DamageExplanation}).
+     */
     public Done migrate() throws Exception {
+        try {
+            return migrateUnexplained();
+        } catch (MigrateException e) {
+            Catalog known;
+            try {
+                known = catalog();
+            } catch (UsageException noCatalog) {
+                known = null;
+            }
+            throw DamageExplanation.explain(e, dataDir, options, known);
+        } catch (dev.etcdmigrate.ondisk.DamagedFileException e) {
+            // a reader's finding no caller turned into a reason: still the run's reason, explained
+            throw DamageExplanation.explain(
+                    new dev.etcdmigrate.error.FailedException(e.getMessage(), e), dataDir, options, null);
+        }
+    }
+
+    private Done migrateUnexplained() throws Exception {
         Preflight.run(preflight.beforePlan());
         Plan planned = plan(state.current(false)); // read again under the lock, and reported then
         if (!planned.steps().isEmpty()) {
@@ -177,7 +198,6 @@ public final class Migration {
         if (current.isPresent()) {
             checks.add(new Preflight.Check(
                     "data dir against version.txt and etcd's flags", () -> state.crossCheck(current.get())));
-            checks.add(preflight.externalWalAgainstSwaps(plan));
             if (!plan.steps().isEmpty()) {
                 checks.add(new Preflight.Check("no etcd holds the db open", state::refuseHeldDb));
             }

@@ -1,7 +1,6 @@
 package dev.etcdmigrate.run;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cli.ServerArgsCheck;
 import dev.etcdmigrate.datadir.Backups;
@@ -12,16 +11,14 @@ import dev.etcdmigrate.etcd.backend.BackendQuota;
 import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.etcd.server.ServerPorts;
 import dev.etcdmigrate.plan.Plan;
-import dev.etcdmigrate.plan.RefusedTransitionException;
 import dev.etcdmigrate.step.Step;
 import dev.etcdmigrate.version.EtcdVersion;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 
@@ -95,25 +92,6 @@ final class Preflight {
         }
     }
 
-    /** A step that swaps member dirs cannot carry an external WAL dir (etcd's --wal-dir) along. */
-    Check externalWalAgainstSwaps(Plan plan) {
-        return new Check("external WAL against member swaps", () -> {
-            if (options.walDir().isEmpty()) return;
-            for (Step step : plan.steps()) {
-                if (step.replacesMemberDir()) {
-                    Path wal = options.walDir().get();
-                    throw new RefusedTransitionException(
-                            "'" + step.describe() + "' builds a new member dir and swaps it in,"
-                                    + " but etcd's --wal-dir " + wal
-                                    + " keeps the WAL outside it, where the swap cannot replace it"
-                                    + " with the one the new member dir needs. With etcd stopped, move the WAL into the data dir (mv "
-                                    + wal + "/* " + dataDir.member().resolve("wal")
-                                    + "/) and drop --wal-dir for the migration");
-                }
-            }
-        });
-    }
-
     /**
      * etcd of most lines (catalog: line.envDuplicateRefused) dies on a variable that duplicates a flag it is
      * given: found before, not in a restarting pod. A target the catalog does not know is taken to die too.
@@ -167,8 +145,8 @@ final class Preflight {
         for (int port : options.members() > 1
                 ? List.of(options.clientPort())
                 : List.of(options.clientPort(), options.peerPort())) {
-            try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getByName(ServerPorts.LOOPBACK))) {
-                socket.setReuseAddress(true);
+            try {
+                probeBind(port);
             } catch (IOException e) {
                 throw new UsageException("port " + port + " on " + ServerPorts.LOOPBACK + " is taken (" + e.getMessage()
                         + "): the migration's private etcd needs it; free it or choose another with --port / --peer-port"
@@ -177,12 +155,24 @@ final class Preflight {
         }
     }
 
+    /**
+     * Binds the port on loopback and lets it go, as etcd binds it: with SO_REUSEADDR, set before the bind
+     * (after it, it changes nothing), so a port whose last connection is in TIME_WAIT (a member's own
+     * stopped etcd) counts as free, as it is for etcd.
+     */
+    static void probeBind(int port) throws IOException {
+        try (ServerSocket socket = new ServerSocket()) {
+            socket.setReuseAddress(true);
+            socket.bind(new InetSocketAddress(InetAddress.getByName(ServerPorts.LOOPBACK), port), 1);
+        }
+    }
+
     /** The files ETCD_CREDS names must be there for the private etcd: a clear error, not a failed step. */
     private void requireUsableServerArgs() throws UsageException {
-        List<String> problems = new ArrayList<>(ServerArgsCheck.problems(options.serverExtraArgs()));
+        List<String> problems = new ArrayList<>(ServerArgsCheck.problems(options.creds()));
         try {
             BackendQuota.requested(options.etcd());
-            BackendQuota.requested(EtcdCommandLine.read(options.serverExtraArgs(), Map.of()));
+            BackendQuota.requested(options.creds());
         } catch (IllegalArgumentException e) {
             problems.add(e.getMessage());
         }

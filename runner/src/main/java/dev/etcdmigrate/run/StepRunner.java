@@ -62,10 +62,7 @@ final class StepRunner {
                 log.emit(new StepEvent.StepFailed(
                         index, steps.size(), step.kind(), (System.nanoTime() - start) / 1_000_000, reason, versionTxt));
                 if (e instanceof InterruptedException) Thread.currentThread().interrupt();
-                // a step's refusal stays a refusal (exit 3, the original untouched); anything else is this step's
-                // failure
-                if (e instanceof MigrateException m && m.status() != ExitStatus.FAILED) throw m;
-                throw new StepFailure(index, steps.size(), reason, versionTxt, e);
+                throw ending(e, index, steps.size(), reason, versionTxt);
             }
             // etcd syncs its WAL and db contents, not every directory entry: version.txt must not outlive them
             if (java.nio.file.Files.isDirectory(dataDir.member())) Trees.syncTree(dataDir.member());
@@ -77,6 +74,17 @@ final class StepRunner {
                     (System.nanoTime() - start) / 1_000_000,
                     step.result().toString()));
         }
+    }
+
+    /**
+     * What a step's exception ends the run with: a step's refusal stays a refusal (exit 3: it refuses before
+     * it changes anything, the original untouched); anything else, a usage error included, is this step's
+     * failure (exit 1): by then an earlier step, or this one, may have changed the data, and exit 2 says
+     * "nothing touched".
+     */
+    static MigrateException ending(Exception e, int index, int total, String reason, String versionTxt) {
+        if (e instanceof MigrateException m && m.status() == ExitStatus.REFUSED) return m;
+        return new StepFailure(index, total, reason, versionTxt, e);
     }
 
     /**

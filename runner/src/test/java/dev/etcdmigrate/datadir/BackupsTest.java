@@ -224,6 +224,21 @@ class BackupsTest {
                 log());
     }
 
+    /** What inspect lists and a restore can use: this data dir's complete backups, oldest first, nothing else. */
+    @Test
+    void theCompleteBackupsAreThisDataDirsWithAMemberDirOldestFirst() throws Exception {
+        Path mine2 = backupAt(shared, "20240102T000000Z-m1-" + Backups.pathHash(data) + "-3.6.16-etcd3");
+        Path mine1 = backupAt(shared, "20240101T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3");
+        backupAt(shared, "20240101T000000Z-m2-" + Backups.pathHash(data) + "-3.6.16-etcd3");
+        backupAt(shared, "20240101T000000Z-m1-" + Backups.pathHash(tmp.resolve("events")) + "-3.6.16-etcd3");
+        backupAt(shared, "20240103T000000Z-m1-" + Backups.pathHash(data) + "-3.6.16-etcd3.partial");
+        Files.createDirectories(shared.resolve("20240104T000000Z-m1-" + Backups.pathHash(data) + "-3.7.3-etcd3"));
+        Files.createDirectories(shared.resolve("notes"));
+
+        assertEquals(List.of(mine1, mine2), backups(Optional.of(shared), 3, NOW).complete());
+        assertEquals(List.of(), backups(Optional.empty(), 3, NOW).complete(), "none in the data dir's own");
+    }
+
     @Test
     void retentionBelowOneIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> backups(Optional.empty(), 0, NOW));

@@ -68,6 +68,30 @@ class BadInputIT {
         }
     }
 
+    /**
+     * Another patch of a bundled minor as the target (kubeadm's etcd image tag 3.5.21 in TARGET_VERSION; the
+     * Kubernetes image's rollback recipe 2.2.1): refused (exit 3, nothing changed) naming the value to set.
+     */
+    @Test
+    void anotherPatchOfABundledMinorIsRefusedNamingTheBundledPatch(@TempDir Path dir) throws Exception {
+        Path data = dataNeedingAStep(dir);
+        for (Release bundled :
+                List.of(EtcdFixture.newest(), EtcdFixture.CATALOG.releases().getFirst())) {
+            String other = bundled.minorLine() + ".1";
+            List<String> args = new ArrayList<>(RunnerArgs.migrate(data, bundled.version()));
+            args.subList(args.indexOf("--target-version"), args.indexOf("--target-version") + 2)
+                    .clear();
+            args.set(args.indexOf("--target-storage") + 1, bundled.line().v3Api() ? "etcd3" : "etcd2");
+            assertRefused(
+                    3,
+                    args,
+                    Map.of("TARGET_VERSION", other),
+                    data,
+                    "target " + other + " is not bundled",
+                    "TARGET_VERSION=" + bundled.version());
+        }
+    }
+
     @Test
     void aSymlinkedDataDirIsRefused(@TempDir Path dir) throws Exception {
         Path data = dataNeedingAStep(dir);

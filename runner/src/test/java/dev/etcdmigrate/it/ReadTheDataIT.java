@@ -291,6 +291,28 @@ class ReadTheDataIT {
         assertEquals(version, Files.readString(newer.resolve("version.txt")));
     }
 
+    /**
+     * The same interrupted step found through --initial-version (no version.txt): reported once, although a
+     * start reads the data twice (before the lock, and again under it).
+     */
+    @Test
+    void anInterruptedStepFoundThroughInitialVersionIsReportedOnce(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        try (WrittenDirs dirs = new WrittenDirs()) {
+            dirs.write(EtcdFixture.release("3.5.35"), data, WrittenDirs.Variant.plain(StorageApi.ETCD3), 20);
+        }
+        Files.createDirectories(data.resolve(".etcd-migrate"));
+        Files.writeString(data.resolve(".etcd-migrate/etcd-output.log"), "");
+        try (RunnerProcess runner =
+                RunnerProcess.run(RunnerArgs.migrate(data, "3.5.35", "--initial-version", "3.4.23"))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            List<JsonNode> resumed = runner.events("interrupted-step-found");
+            assertEquals(1, resumed.size(), runner.output());
+            assertEquals("3.5", resumed.getFirst().path("dataLine").asText(), runner.output());
+        }
+        assertEquals("3.5.35/etcd3", Files.readString(data.resolve("version.txt")));
+    }
+
     /** Data that cannot say which line wrote it (a db of garbage, no WAL, no snapshot) and no label: refused, untouched. */
     @Test
     void dataThatCannotAnswerIsStillRefused(@TempDir Path dir) throws Exception {

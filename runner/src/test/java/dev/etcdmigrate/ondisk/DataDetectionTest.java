@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 class DataDetectionTest {
 
     @Test
-    void anAlarmKeyIsEtcdsAlarmMember() {
+    void anAlarmKeyIsEtcdsAlarmMember() throws Exception {
         // AlarmMember{MemberID = 0x8e9e05c52164694d, Alarm = NOSPACE (1)}: field 1 varint, field 2 varint
         byte[] key = {
             0x08,
@@ -43,7 +43,7 @@ class DataDetectionTest {
     }
 
     @Test
-    void aKeyValuesKeyIsItsFirstField() {
+    void aKeyValuesKeyIsItsFirstField() throws Exception {
         byte[] kv = {0x0a, 0x03, 'a', '/', 'b', 0x10, 0x05, 0x2a, 0x01, 'v'};
         assertArrayEquals("a/b".getBytes(StandardCharsets.US_ASCII), DataDetection.kvKey(kv));
         assertEquals(0, DataDetection.kvKey(new byte[0]).length);
@@ -88,5 +88,31 @@ class DataDetectionTest {
         assertTrue(d.unreadable().isPresent(), d.evidenceText());
         assertFalse(d.pinned(), d.evidenceText());
         assertEquals(Optional.empty(), DataDetection.recordedFloor(dir));
+    }
+
+    /** Found by DamageFuzzIT (seed 20261126, 25 mutants): a conf change's damaged JSON is named by its segment, not the WAL dir. */
+    @Test
+    void aConfChangeWithDamagedJsonIsDamageOfItsSegment(@TempDir Path dir) throws Exception {
+        Path wal = Files.createDirectories(dir.resolve("member/wal"));
+        java.io.ByteArrayOutputStream change = new java.io.ByteArrayOutputStream();
+        change.writeBytes(
+                new byte[] {0x10, 0, 0x18, 7, 0x22, 3, '{', 'x', ':'}); // ConfChange{Type 0, NodeID 7, Context "{x:"}
+        java.io.ByteArrayOutputStream entry = new java.io.ByteArrayOutputStream();
+        entry.writeBytes(
+                new byte[] {0x08, 1, 0x10, 2, 0x18, 5, 0x22, (byte) change.size()}); // Entry{Type 1, Term 2, Index 5}
+        entry.writeBytes(change.toByteArray());
+        java.io.ByteArrayOutputStream record = new java.io.ByteArrayOutputStream();
+        record.writeBytes(new byte[] {0x08, 2, 0x1a, (byte) entry.size()}); // Record{type 2 (entry), data}
+        record.writeBytes(entry.toByteArray());
+        byte[] frame = java.nio.ByteBuffer.allocate(8 + record.size())
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                .putLong(record.size())
+                .put(record.toByteArray())
+                .array();
+        Path segment = Files.write(wal.resolve("0000000000000000-0000000000000000.wal"), frame);
+        DataDetection.Detection d = DataDetection.detect(dir, Optional.empty(), Catalog.bundled(), true);
+        assertEquals(1, d.damage().size(), d.evidenceText());
+        assertEquals(dir.relativize(segment), d.damage().getFirst().file());
+        assertEquals("conf change at index 5", d.damage().getFirst().where());
     }
 }

@@ -55,6 +55,31 @@ class V2SnapshotReaderTest {
         byte[] whole = V2SnapshotFiles.snapshotFile(STORE.getBytes(StandardCharsets.UTF_8));
         Path cut = dir.resolve("cut.snap");
         Files.write(cut, java.util.Arrays.copyOf(whole, whole.length / 2));
-        assertThrows(IOException.class, () -> V2SnapshotReader.read(cut, k -> {}));
+        assertThrows(DamagedFileException.class, () -> V2SnapshotReader.read(cut, k -> {}));
+    }
+
+    /** Every byte of the envelope and of the store's first 400 bytes set to two values: keys or a finding. */
+    @Test
+    void everySingleByteMutationIsAnAnswerOrAFinding(@TempDir Path dir) throws IOException {
+        byte[] whole = V2SnapshotFiles.snapshotFile(STORE.getBytes(StandardCharsets.UTF_8));
+        Path file = dir.resolve("0000000000000002-0000000000000009.snap");
+        int findings = 0;
+        for (int i = 0; i < Math.min(whole.length, 420); i++) {
+            for (byte value : new byte[] {(byte) 0xFF, (byte) (whole[i] ^ 0x08)}) {
+                byte[] b = whole.clone();
+                b[i] = value;
+                Files.write(file, b);
+                try {
+                    V2SnapshotReader.readOutsideMembership(file, k -> {});
+                    V2SnapshotReader.readMembership(file, k -> {});
+                } catch (DamagedFileException expected) {
+                    assertEquals(file, expected.damage().file());
+                    findings++;
+                } catch (RuntimeException e) {
+                    org.junit.jupiter.api.Assertions.fail("byte " + i + " set to " + value + ": " + e, e);
+                }
+            }
+        }
+        org.junit.jupiter.api.Assertions.assertTrue(findings > 0);
     }
 }

@@ -76,6 +76,46 @@ class WalIndexTest {
         assertEquals(0x493e2, WalIndex.snapshotIndex(Path.of("0000000000000002-00000000000493e2.snap")));
     }
 
+    /** Every byte of a segment set to two values in turn: WalRecords answers or names the damage, nothing else. */
+    @Test
+    void everySingleByteMutationIsAnAnswerOrAFinding(@TempDir Path wal) throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        frame(out, record(1, new byte[] {8, 1, 16, 2}), 0);
+        frame(out, record(2, entry(1, 7)), 3);
+        frame(out, record(2, entry(1, 8)), 0);
+        byte[] whole = out.toByteArray();
+        Path segment = wal.resolve("0000000000000000-0000000000000000.wal");
+        int findings = 0;
+        for (int i = 0; i < whole.length; i++) {
+            for (byte value : new byte[] {(byte) 0xFF, (byte) (whole[i] ^ 0x04)}) {
+                byte[] b = whole.clone();
+                b[i] = value;
+                Files.write(segment, b);
+                try {
+                    WalRecords.read(wal);
+                } catch (DamagedFileException expected) {
+                    assertEquals(segment, expected.damage().file());
+                    findings++;
+                } catch (RuntimeException e) {
+                    org.junit.jupiter.api.Assertions.fail("byte " + i + " set to " + value + ": " + e, e);
+                }
+            }
+        }
+        org.junit.jupiter.api.Assertions.assertTrue(findings > 0);
+    }
+
+    @Test
+    void aRecordThatDoesNotDecodeIsDamageAtItsFrame(@TempDir Path wal) throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        frame(out, record(2, entry(1, 7)), 0);
+        int second = out.size();
+        frame(out, new byte[] {(byte) 0x0a, (byte) 0x7f, 1}, 0); // field 1 as bytes of 127: past its record
+        Files.write(wal.resolve("0000000000000000-0000000000000000.wal"), out.toByteArray());
+        DamagedFileException e =
+                org.junit.jupiter.api.Assertions.assertThrows(DamagedFileException.class, () -> WalRecords.read(wal));
+        assertEquals("WAL frame at offset " + second, e.damage().where());
+    }
+
     private static byte[] entry(long term, long index) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         out.write(2 << 3);

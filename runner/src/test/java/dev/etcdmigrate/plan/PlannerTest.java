@@ -155,11 +155,23 @@ class PlannerTest {
                         "skipping a minor"),
                 refuses("skipping a minor (3.2 -> 3.7)", "3.2.32/etcd3", "3.7.3/etcd3", "skipping a minor"),
                 refuses(
-                        "target patch not bundled",
+                        "target patch not bundled: the bundled patch of its minor is named",
                         "3.5.35/etcd3",
                         "3.6.15/etcd3",
-                        "3.6.15 is not bundled",
-                        "(bundled: 3.4.23, 3.5.35, 3.6.16, 3.7.3)"),
+                        "target 3.6.15 is not bundled; the bundled 3.6 release is 3.6.16:"
+                                + " set --target-version=3.6.16 (TARGET_VERSION=3.6.16)"),
+                refusesWith(
+                        "kubeadm's etcd image tag 3.5.21 names 3.5.35",
+                        BUNDLED,
+                        "3.5.35/etcd3",
+                        "3.5.21/etcd3",
+                        "the bundled 3.5 release is 3.5.35: set --target-version=3.5.35 (TARGET_VERSION=3.5.35)"),
+                refusesWith(
+                        "the Kubernetes image's rollback recipe 2.2.1 names 2.2.5",
+                        BUNDLED,
+                        "3.0.17/etcd3",
+                        "2.2.1/etcd2",
+                        "the bundled 2.2 release is 2.2.5: set --target-version=2.2.5 (TARGET_VERSION=2.2.5)"),
                 refuses(
                         "target line not bundled",
                         "3.5.35/etcd3",

@@ -68,4 +68,20 @@ class PinsTest {
                 assertThrows(ProvisionException.class, () -> pins.check("go", "example.com/m@v1.0.0", "h1:ZZZZ"));
         assertTrue(twice.getMessage().contains("two hashes"), twice.getMessage());
     }
+
+    /** A module cache copy that differs from go.sum: which hash is pinned, which was found where, how to refetch. */
+    @Test
+    void twoHashesOfAModuleSayWhichIsPinnedWhichWasFoundWhereAndHowToRefetch() throws Exception {
+        Pins pins = Pins.of("3.6.16", "linux/amd64", TEXT);
+        Path cache = Path.of("/cache/go/pkg/mod/example.com/m@v1.0.0");
+        pins.check("go", "example.com/m@v1.0.0", "h1:AAAA", Pins.Source.of("/build/go.sum"));
+        ProvisionException e = assertThrows(
+                ProvisionException.class,
+                () -> pins.check("go", "example.com/m@v1.0.0", "h1:ZZZZ", Pins.Source.dir("Go's module cache", cache)));
+        String m = e.getMessage();
+        assertTrue(m.contains("Go module example.com/m@v1.0.0 has two hashes"), m);
+        assertTrue(m.contains("pinned h1:AAAA in (given) (and so says /build/go.sum)"), m);
+        assertTrue(m.contains("found h1:ZZZZ in Go's module cache (" + cache + ")"), m);
+        assertTrue(m.contains("rm -rf " + cache) && m.contains("provision` again"), m);
+    }
 }

@@ -76,7 +76,7 @@ final class GoInputs {
         if (Files.isExecutable(goRoot.resolve("bin/go"))) {
             String actual = GoHash.ofModuleDir(goRoot, module);
             if (pins.recording() || pins.matches("go", module, actual)) {
-                pins.check("go", module, actual);
+                pins.check("go", module, actual, Pins.Source.dir("the unpacked toolchain", goRoot));
                 return goRoot;
             }
             // an unpacked copy that differs: unpack it again from a checked download
@@ -94,7 +94,11 @@ final class GoInputs {
             }
         }
         if (!pins.recording()) {
-            pins.check("go", module, GoHash.ofModuleDir(partial, module));
+            pins.check(
+                    "go",
+                    module,
+                    GoHash.ofModuleDir(partial, module),
+                    Pins.Source.dir("the unpacked toolchain", partial));
         }
         Trees.deleteRecursively(goRoot);
         Files.move(partial, goRoot, StandardCopyOption.ATOMIC_MOVE);
@@ -122,7 +126,11 @@ final class GoInputs {
         if (dir.isEmpty()) {
             throw new BinarySource.Skipped("go mod download " + moduleAtVersion + " named no directory");
         }
-        pins.check("go", moduleAtVersion, GoHash.ofModuleDir(Path.of(dir), moduleAtVersion));
+        pins.check(
+                "go",
+                moduleAtVersion,
+                GoHash.ofModuleDir(Path.of(dir), moduleAtVersion),
+                Pins.Source.dir("Go's module cache", Path.of(dir)));
         return Path.of(dir);
     }
 
@@ -156,14 +164,22 @@ final class GoInputs {
                 String[] f = line.strip().split("\\s+");
                 if (f.length != 3) continue;
                 if (f[1].endsWith("/go.mod")) {
-                    pins.check("go.mod", f[0] + "@" + f[1].substring(0, f[1].length() - "/go.mod".length()), f[2]);
+                    pins.check(
+                            "go.mod",
+                            f[0] + "@" + f[1].substring(0, f[1].length() - "/go.mod".length()),
+                            f[2],
+                            Pins.Source.of(goSum.toString()));
                 } else {
-                    pins.check("go", f[0] + "@" + f[1], f[2]);
+                    pins.check("go", f[0] + "@" + f[1], f[2], Pins.Source.of(goSum.toString()));
                 }
             }
         }
         for (var m : modules.entrySet()) {
-            pins.check("go", m.getKey(), GoHash.ofModuleDir(m.getValue(), m.getKey()));
+            pins.check(
+                    "go",
+                    m.getKey(),
+                    GoHash.ofModuleDir(m.getValue(), m.getKey()),
+                    Pins.Source.dir("Go's module cache", m.getValue()));
         }
     }
 

@@ -35,6 +35,7 @@ final class Pins {
     private final Map<String, String> pinned;
     private final boolean recording;
     private final TreeMap<String, String> seen = new TreeMap<>();
+    private final Map<String, Source> sources = new java.util.HashMap<>();
     private int checked;
 
     private Pins(String version, String platform, String origin, Map<String, String> pinned, boolean recording) {
@@ -135,12 +136,38 @@ final class Pins {
      * refusal: the caller installs nothing of the release.
      */
     void check(String kind, String name, String actual) throws ProvisionException {
+        check(kind, name, actual, new Source("", Optional.empty()));
+    }
+
+    /**
+     * Where a hash was computed: {@code what} in words ("go.sum of the build in DIR", "Go's module
+     * cache"), and the directory it hashed, which a refetch removes.
+     */
+    record Source(String what, Optional<Path> dir) {
+        static Source of(String what) {
+            return new Source(what, Optional.empty());
+        }
+
+        static Source dir(String what, Path dir) {
+            return new Source(what, Optional.of(dir));
+        }
+
+        @Override
+        public String toString() {
+            return what.isEmpty()
+                    ? "an earlier check"
+                    : what + dir.map(d -> " (" + d + ")").orElse("");
+        }
+    }
+
+    /** {@link #check(String, String, String)}, saying where {@code actual} came from for a refusal that names two. */
+    void check(String kind, String name, String actual, Source source) throws ProvisionException {
         String key = kind + " " + name;
         String before = seen.put(key, actual);
+        Source beforeSource = sources.put(key, source);
         if (before != null && !before.equals(actual)) {
             // e.g. Go's go.sum line for a module and the hash of its extracted directory
-            throw new ProvisionException("etcd " + version + " (" + platform + "): " + describe(kind) + " " + name
-                    + " has two hashes, " + before + " and " + actual + "; refusing it");
+            throw new ProvisionException(twoHashes(kind, name, before, beforeSource, actual, source));
         }
         if (recording) return;
         String expected = pinned.get(key);
@@ -157,10 +184,40 @@ final class Pins {
         }
     }
 
+    /**
+     * Two hashes of one input: which one is pinned, which was found and where, and how to fetch it again
+     * (a module cache copy that differs from what Go downloaded was changed after the download).
+     */
+    private String twoHashes(
+            String kind, String name, String before, Source beforeSource, String actual, Source source) {
+        String pin = pinned.get(kind + " " + name);
+        String what;
+        if (pin != null && pin.equals(before)) {
+            what = "pinned " + pin + " in " + origin + " (and so says " + beforeSource + "), found " + actual + " in "
+                    + source;
+        } else if (pin != null && pin.equals(actual)) {
+            what = "pinned " + pin + " in " + origin + " (and so says " + source + "), found " + before + " in "
+                    + beforeSource;
+        } else {
+            what = (pin == null
+                            ? "not pinned" + (recording ? " (recording)" : " in " + origin)
+                            : "pinned " + pin + " in " + origin + ", matching neither")
+                    + "; found " + before + " in " + beforeSource + " and " + actual + " in " + source;
+        }
+        Optional<Path> copy = source.dir().or(beforeSource::dir);
+        String refetch = copy.map(d -> " The copy in " + d + " is not what was downloaded: remove it (chmod -R u+w " + d
+                        + " && rm -rf " + d + ", or `go clean -modcache` with that cache's GOMODCACHE) and run"
+                        + " `etcd-migrate provision` again to fetch it afresh")
+                .orElse(" Run `etcd-migrate provision` again to fetch it afresh");
+        return "etcd " + version + " (" + platform + "): " + describe(kind) + " " + name + " has two hashes: " + what
+                + "; refusing it." + refetch;
+    }
+
     /** Forgets what was checked so far: an installed release that did not match is built again from scratch. */
     void reset() {
         checked = 0;
         seen.clear();
+        sources.clear();
     }
 
     int recordedCount() {

@@ -1,6 +1,6 @@
 package dev.etcdmigrate.etcd.client;
 
-import dev.etcdmigrate.etcd.server.PrivateEtcd;
+import dev.etcdmigrate.ondisk.V2Key;
 import dev.etcdmigrate.v2.ConversionPlan;
 import dev.etcdmigrate.v2.KeySetDigest;
 import io.etcd.jetcd.ByteSequence;
@@ -104,7 +104,7 @@ public final class V3Keyspace implements AutoCloseable {
         long[] leased = new long[1];
         forEachKey(kv -> {
             String key = kv.getKey().toString(StandardCharsets.UTF_8);
-            if (key.equals(PrivateEtcd.PROBE_KEY)) return;
+            if (key.equals(V2Key.PROBE)) return;
             digest.add(key, kv.getValue().getBytes());
             if (kv.getLease() != 0) leased[0]++;
         });

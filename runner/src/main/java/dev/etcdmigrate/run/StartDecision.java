@@ -1,0 +1,190 @@
+package dev.etcdmigrate.run;
+
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.catalog.CatalogSource;
+import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.etcd.binary.BinDir;
+import dev.etcdmigrate.ondisk.DataDetection;
+import dev.etcdmigrate.plan.Plan;
+import dev.etcdmigrate.plan.Planner;
+import dev.etcdmigrate.plan.RefusedTransitionException;
+import dev.etcdmigrate.plan.RollingUpgradePolicy;
+import dev.etcdmigrate.step.Step;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.MinorLine;
+import dev.etcdmigrate.version.StorageApi;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.function.Predicate;
+
+/**
+ * The one decision behind {@code migrate}, {@code plan} and {@code inspect}: from what was read of the data
+ * dir, its labels, the options, the catalog and what is installed, the version a start plans from and the
+ * plan it runs. Pure: it reads no file and emits no event (callers read, and report what it decided), so
+ * inspect shows per target exactly the plan a migrate with the same flags runs.
+ */
+final class StartDecision {
+
+    private StartDecision() {}
+
+    /**
+     * What was read of the data dir. {@code detection} is empty where nothing needed it (version.txt
+     * answers a start; the label is judged against the data separately, {@link #judge}).
+     * {@code stepsRanHere}: this runner's etcd-output.log is there (its steps ran on the data itself);
+     * {@code content}: what the dir holds, in words (for a refusal).
+     */
+    record DataRead(
+            Path dataDir,
+            boolean holdsData,
+            Optional<DataVersion> versionTxt,
+            StorageApi inferredStorage,
+            Optional<DataDetection.Detection> detection,
+            boolean stepsRanHere,
+            String content) {}
+
+    /** The options a decision reads; {@code v2DeprecationGiven}: the operator set etcd's --v2-deprecation. */
+    record Flags(
+            DataVersion target,
+            Optional<EtcdVersion> initialVersion,
+            int members,
+            boolean v2DeprecationGiven,
+            Path dataDir,
+            Optional<Path> walDir) {
+
+        static Flags of(MigrateOptions options) {
+            return new Flags(
+                    options.target(),
+                    options.initialVersion(),
+                    options.members(),
+                    options.creds().flag("v2-deprecation").isPresent(),
+                    options.dataDir(),
+                    options.walDir());
+        }
+
+        Flags withTarget(DataVersion other) {
+            return new Flags(other, initialVersion, members, v2DeprecationGiven, dataDir, walDir);
+        }
+    }
+
+    /**
+     * Where a start begins: {@code current} empty for a dir without etcd data; {@code source} what named it
+     * ("version.txt", "--initial-version", "data"); {@code verdict} how --initial-version stood against the
+     * data (the caller reports an interrupted step).
+     */
+    record Start(Optional<DataVersion> current, String source, DataDirState.Verdict verdict) {}
+
+    /** Whose etcd is here to run: in the bin dir, and in BUNDLED_VERSIONS if that is set. */
+    static Predicate<EtcdVersion> installed(MigrateOptions options) {
+        BinDir binDir = new BinDir(options.binDir());
+        return v -> options.bundledVersions().map(b -> b.contains(v)).orElse(true) && binDir.hasEtcd(v);
+    }
+
+    /**
+     * The version a start plans from: version.txt when there is one; else --initial-version, a claim judged
+     * against the data here; else what the data says, at the lowest patch of its line so that patch floors
+     * apply. Refused where a claim contradicts the data, or where neither a label nor the data answers.
+     */
+    static Start start(DataRead read, Flags flags, CatalogSource catalog) throws MigrateException {
+        if (!read.holdsData()) return new Start(Optional.empty(), "none", DataDirState.Verdict.AGREES);
+        if (read.versionTxt().isPresent()) {
+            return new Start(read.versionTxt(), "version.txt", DataDirState.Verdict.AGREES);
+        }
+        DataDetection.Detection detected = read.detection()
+                .orElseThrow(() -> new IllegalStateException("no version.txt: the data must have been read"));
+        if (flags.initialVersion().isPresent()) {
+            EtcdVersion initial = flags.initialVersion().get();
+            DataVersion claimed = new DataVersion(initial, detected.storage().orElse(read.inferredStorage()));
+            if (read.inferredStorage() == StorageApi.ETCD3
+                    && !catalog.get()
+                            .line(initial.line())
+                            .map(r -> r.line().v3Api())
+                            .orElse(true)) {
+                throw new RefusedTransitionException("--initial-version " + initial
+                        + " cannot have written etcd3 data, but " + read.dataDir() + " has member/snap/db");
+            }
+            DataDirState.Verdict verdict = judge(claimed, "--initial-version/INITIAL_VERSION", read, detected, catalog);
+            return new Start(Optional.of(claimed), "--initial-version", verdict);
+        }
+        if (!detected.pinned() || detected.line().isEmpty()) {
+            throw new RefusedTransitionException("data dir " + read.dataDir()
+                    + " holds data (" + read.content() + ") but no version.txt,"
+                    + " and the data does not say which etcd wrote it (found: "
+                    + (detected.evidence().isEmpty() ? "nothing etcd writes" : detected.evidenceText())
+                    + "). Set --initial-version / INITIAL_VERSION to the etcd version that last ran on it"
+                    + " (its storage is inferred: member/snap/db means etcd3); `etcd-migrate inspect --data-dir "
+                    + read.dataDir()
+                    + "` shows what the data holds. The Kubernetes etcd image assumed 2.2.1/etcd2 for such dirs; pass"
+                    + " --initial-version=2.2.1 only if that is what wrote it");
+        }
+        MinorLine line = detected.line().get();
+        DataVersion taken = new DataVersion(
+                new EtcdVersion(line.major(), line.minor(), 0),
+                detected.storage().get());
+        return new Start(Optional.of(taken), "data", DataDirState.Verdict.AGREES);
+    }
+
+    /**
+     * A label against the data: agrees, or the one tolerated interrupted step; a contradiction is refused
+     * (exit 3) with what the data says and what to do.
+     */
+    static DataDirState.Verdict judge(
+            DataVersion label, String source, DataRead read, DataDetection.Detection detected, CatalogSource catalog)
+            throws MigrateException {
+        if (detected.floor().isEmpty()
+                || !label.version().line().isOlderThan(detected.floor().get())) {
+            return DataDirState.Verdict.AGREES; // no catalog needed
+        }
+        DataDirState.Verdict verdict =
+                DataDirState.judge(label.version().line(), detected.floor(), read.stepsRanHere(), catalog.get());
+        if (verdict == DataDirState.Verdict.CONTRADICTED) {
+            throw new DataDir.ContradictionException(source + " says " + label + " but the data says etcd "
+                    + detected.floor().orElseThrow() + " or newer ran on it (" + detected.evidenceText()
+                    + "): etcd "
+                    + label.version().line() + " cannot run on it. `etcd-migrate inspect --data-dir "
+                    + read.dataDir()
+                    + "` shows the data's evidence. Write the version that really ran last into version.txt"
+                    + " (or INITIAL_VERSION)");
+        }
+        return verdict;
+    }
+
+    /**
+     * The plan a start runs from {@code current}: the Planner's, shaped as a one-member migration is (a
+     * snapshot for the target; v2 content judged by the next line's etcd at start unless the operator set
+     * --v2-deprecation, which changes what 3.6 refuses), then held to what a member of a cluster of
+     * {@code flags.members()} may do alone, and to etcd's --wal-dir: a step that swaps in a new member dir
+     * cannot replace a WAL kept outside it.
+     */
+    static Plan plan(
+            Optional<DataVersion> current, Flags flags, CatalogSource catalog, Predicate<EtcdVersion> installed)
+            throws MigrateException {
+        Plan plan = new Planner(catalog, installed).plan(current, flags.target());
+        if (flags.members() == 1) {
+            plan = plan.withSnapshotForTheTarget();
+            if (!flags.v2DeprecationGiven()) plan = plan.withV2JudgedAtStart();
+        }
+        plan = RollingUpgradePolicy.check(plan, flags.members());
+        if (flags.walDir().isPresent()) {
+            Path wal = flags.walDir().get();
+            for (Step step : plan.steps()) {
+                if (step.replacesMemberDir()) {
+                    throw new RefusedTransitionException("'" + step.describe() + "' builds a new member dir and swaps"
+                            + " it in, but etcd's --wal-dir " + wal + " keeps the WAL outside it, where the swap"
+                            + " cannot replace it with the one the new member dir needs. With etcd stopped, move the"
+                            + " WAL into the data dir (mv " + wal + "/* "
+                            + flags.dataDir().resolve("member/wal")
+                            + "/) and drop --wal-dir for the migration");
+                }
+            }
+        }
+        return plan;
+    }
+
+    /** The catalog as a source that is read once. */
+    static CatalogSource once(Catalog catalog) {
+        return () -> catalog;
+    }
+}

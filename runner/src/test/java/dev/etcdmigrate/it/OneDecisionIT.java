@@ -1,0 +1,120 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.etcd.server.FreePorts;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * One decision behind inspect and migrate (issue 33, point 4): over every data dir of DataDetectionIT (each
+ * bundled release, each storage it writes, with snapshots and an external WAL), {@code inspect -o json}
+ * given migrate's flags shows for a target exactly the steps {@code migrate --no-exec} then runs (its
+ * step-started events), or the refusal migrate then ends with. Targets: the next bundled release (one
+ * step, or a restart for the newest) as a lone member, and the release two above as a member of a
+ * three-member --initial-cluster (refused before any etcd runs).
+ */
+class OneDecisionIT {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    static Path dir;
+
+    @TestFactory
+    Stream<DynamicTest> inspectShowsThePlanMigrateRuns() {
+        List<Release> releases = EtcdFixture.CATALOG.releases();
+        return releases.stream().flatMap(release -> {
+            int at = releases.indexOf(release);
+            Path base = dir.resolve(release.version());
+            return DataDetectionIT.variants(release, base.resolve("wal-elsewhere"))
+                    .map(variant -> DynamicTest.dynamicTest(release.version() + " " + variant.label(), () -> {
+                        Path data = base.resolve(variant.api() + (variant.snapshots() ? "-snap" : ""));
+                        try (WrittenDirs dirs = new WrittenDirs()) {
+                            dirs.write(release, data, variant, variant.snapshots() ? 40 : 3);
+                        }
+                        List<String> wal = variant.walDir()
+                                .map(w -> List.of("--", "--wal-dir", w.toString()))
+                                .orElse(List.of());
+                        if (at + 2 < releases.size()) {
+                            agree(data, releases.get(at + 2), cluster(), false);
+                        }
+                        agree(data, releases.get(Math.min(at + 1, releases.size() - 1)), wal, true);
+                    }));
+        });
+    }
+
+    /** --initial-cluster of three members, this one ("it") on a free loopback port. */
+    private static List<String> cluster() {
+        String peer = "http://127.0.0.1:" + FreePorts.pick().peer();
+        return List.of(
+                "--initial-cluster",
+                "it=" + peer + ",b=http://127.0.0.1:1,c=http://127.0.0.1:2",
+                "--listen-peer-urls",
+                peer);
+    }
+
+    /** inspect's target against what migrate --no-exec does with the same flags; {@code run}: migrate may run steps. */
+    private static void agree(Path data, Release target, List<String> extra, boolean run) throws Exception {
+        String storage = target.line().v3Api() ? "etcd3" : "etcd2";
+        List<String> inspect = new ArrayList<>(flags("inspect", data, target, storage));
+        inspect.addAll(List.of("-o", "json"));
+        inspect.addAll(extra);
+        JsonNode shown = null;
+        try (RunnerProcess runner = RunnerProcess.run(inspect)) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            JsonNode report = JSON.readTree(runner.output()
+                    .lines()
+                    .filter(l -> l.startsWith("{\"schema\""))
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError("no report: " + runner.output())));
+            for (JsonNode t : report.path("targets")) {
+                if (t.path("version").asText().equals(target.version())
+                        && t.path("storage").asText().equals(storage)) shown = t;
+            }
+        }
+        assertTrue(shown != null, "inspect shows target " + target.version());
+        List<String> migrate = new ArrayList<>(flags("migrate", data, target, storage));
+        migrate.add("--no-exec");
+        migrate.addAll(extra);
+        if (!run) {
+            assertTrue(shown.path("refused").isTextual(), "a member of three cannot cross two minors: " + shown);
+        }
+        try (RunnerProcess runner = RunnerProcess.run(migrate)) {
+            if (shown.path("refused").isTextual()) {
+                assertEquals(3, runner.exitCode(), shown + "\n" + runner.output());
+                // the same refusal; its list of evidence may be longer in inspect's, which reads every file
+                // in full (a start stops reading where the db or a snapshot answers)
+                String reason = shown.path("refused").asText().split(" \\(found: ", 2)[0];
+                assertTrue(
+                        runner.ending().path("reason").asText().startsWith("refused: " + reason),
+                        "migrate refused as inspect said: " + shown + "\n" + runner.ending());
+                return;
+            }
+            assertEquals(0, runner.exitCode(), shown + "\n" + runner.output());
+            List<String> ran = runner.events("step-started").stream()
+                    .map(e -> e.path("description").asText())
+                    .toList();
+            List<String> planned = new ArrayList<>();
+            shown.path("steps").forEach(s -> planned.add(s.asText()));
+            assertEquals(planned, ran, "inspect's plan is the steps migrate ran");
+            assertEquals(1, runner.events("plan-made").size());
+        }
+    }
+
+    private static List<String> flags(String command, Path data, Release target, String storage) {
+        List<String> args = new ArrayList<>(RunnerArgs.common(command, data, target.version()));
+        args.set(args.indexOf("--target-storage") + 1, storage);
+        args.addAll(List.of("--log-format", "json"));
+        return args;
+    }
+}

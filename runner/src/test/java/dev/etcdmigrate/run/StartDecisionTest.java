@@ -1,0 +1,214 @@
+package dev.etcdmigrate.run;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.catalog.CatalogSource;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.ondisk.DataDetection;
+import dev.etcdmigrate.plan.Plan;
+import dev.etcdmigrate.plan.RefusedTransitionException;
+import dev.etcdmigrate.step.MinorUpgrade;
+import dev.etcdmigrate.step.Step;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.MinorLine;
+import dev.etcdmigrate.version.StorageApi;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The one decision as a table, without etcd: (what was read, labels, flags, catalog, what is installed) ->
+ * the version a start plans from and the plan it runs, or the refusal.
+ */
+class StartDecisionTest {
+
+    private static final Catalog CATALOG = Catalog.bundled();
+    private static final CatalogSource SOURCE = () -> CATALOG;
+    private static final Predicate<EtcdVersion> ALL = v -> true;
+    private static final Path DIR = Path.of("/data");
+
+    /** What the data says: its storage and line (pinned when {@code pinned}), the floor at the line. */
+    static DataDetection.Detection detected(StorageApi storage, String line, boolean pinned) {
+        Optional<MinorLine> l = Optional.ofNullable(line).map(MinorLine::parse);
+        return new DataDetection.Detection(
+                DIR,
+                Optional.empty(),
+                Optional.ofNullable(storage),
+                l,
+                l,
+                l.map(x -> List.of(new DataDetection.Evidence("member/snap/db", "a record", Optional.of(x))))
+                        .orElse(List.of()),
+                pinned ? l.map(x -> new DataDetection.ClusterVersion(x + ".0", "db")) : Optional.empty(),
+                Optional.empty(),
+                Optional.empty(),
+                Optional.empty(),
+                List.of(),
+                OptionalLong.empty(),
+                OptionalLong.empty(),
+                List.of(),
+                0,
+                Optional.empty(),
+                0,
+                0,
+                storage == StorageApi.ETCD3,
+                Optional.empty(),
+                Optional.empty(),
+                List.of());
+    }
+
+    static StartDecision.DataRead read(String versionTxt, DataDetection.Detection d, boolean stepsRan) {
+        return new StartDecision.DataRead(
+                DIR,
+                true,
+                Optional.ofNullable(versionTxt).map(DataVersion::parse),
+                d == null || d.storage().isEmpty()
+                        ? StorageApi.ETCD3
+                        : d.storage().get(),
+                Optional.ofNullable(d),
+                stepsRan,
+                "member/");
+    }
+
+    static StartDecision.Flags flags(String target, String initial, int members) {
+        return new StartDecision.Flags(
+                DataVersion.parse(target),
+                Optional.ofNullable(initial).map(EtcdVersion::parse),
+                members,
+                false,
+                DIR,
+                Optional.empty());
+    }
+
+    static Optional<DataVersion> start(StartDecision.DataRead read, StartDecision.Flags flags) throws MigrateException {
+        return StartDecision.start(read, flags, SOURCE).current();
+    }
+
+    /** Where a start begins, per row: version.txt; else --initial-version; else the data's line at patch 0. */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(
+            nullValues = "-",
+            value = {
+                "version.txt answers; the data is not read,  3.5.35/etcd3, -,      -,    -, 3.5.35/etcd3",
+                "--initial-version agrees with the data,     -,            3.5.21, 3.5,  -, 3.5.21/etcd3",
+                "--initial-version newer than the data,      -,            3.6.16, 3.5,  -, 3.6.16/etcd3",
+                "the data pins its line: lowest patch,       -,            -,      3.5,  -, 3.5.0/etcd3",
+                "etcd2 data pins 2.3,                        -,            -,      2.3,  etcd2, 2.3.0/etcd2",
+            })
+    void startsFrom(String name, String versionTxt, String initial, String line, String storage, String expected)
+            throws Exception {
+        StorageApi api = storage == null ? StorageApi.ETCD3 : StorageApi.parse(storage);
+        var d = versionTxt != null ? null : detected(api, line, true);
+        assertEquals(
+                Optional.of(DataVersion.parse(expected)),
+                start(read(versionTxt, d, false), flags("3.6.16/etcd3", initial, 1)),
+                name);
+    }
+
+    @Test
+    void anEmptyDirStartsFromNothingAndPlansAFreshDir() throws Exception {
+        var read =
+                new StartDecision.DataRead(DIR, false, Optional.empty(), StorageApi.ETCD2, Optional.empty(), false, "");
+        var flags = flags("3.6.16/etcd3", null, 1);
+        Optional<DataVersion> current = start(read, flags);
+        assertEquals(Optional.empty(), current);
+        assertTrue(StartDecision.plan(current, flags, SOURCE, ALL).fresh());
+    }
+
+    @Test
+    void dataThatDoesNotPinItsLineWithoutALabelIsRefused() {
+        var e = assertThrows(
+                RefusedTransitionException.class,
+                () -> start(
+                        read(null, detected(StorageApi.ETCD3, "3.5", false), false), flags("3.6.16/etcd3", null, 1)));
+        assertTrue(e.getMessage().contains("Set --initial-version"), e.getMessage());
+        assertTrue(e.getMessage().contains("holds data (member/)"), e.getMessage());
+    }
+
+    @Test
+    void anInitialVersionOlderThanTheDataIsContradictedUnlessTheRunnersStepWasInterrupted() throws Exception {
+        var data = detected(StorageApi.ETCD3, "3.6", true);
+        var flags = flags("3.6.16/etcd3", "3.5.35", 1);
+        assertThrows(DataDir.ContradictionException.class, () -> start(read(null, data, false), flags));
+        StartDecision.Start resumed = StartDecision.start(read(null, data, true), flags, SOURCE);
+        assertEquals(DataDirState.Verdict.INTERRUPTED_STEP, resumed.verdict());
+        assertEquals(Optional.of(DataVersion.parse("3.5.35/etcd3")), resumed.current());
+    }
+
+    @Test
+    void aLineWithoutTheV3ApiCannotHaveWrittenADb() {
+        var e = assertThrows(
+                RefusedTransitionException.class,
+                () -> start(read(null, detected(null, null, false), false), flags("3.6.16/etcd3", "2.3.8", 1)));
+        assertTrue(e.getMessage().contains("cannot have written etcd3 data"), e.getMessage());
+    }
+
+    /** The plan shaping a lone member gets, and the member count from --initial-cluster. */
+    @Test
+    void aLoneMembersLastUpgradeLeavesASnapshotAClusterMembersDoesNot() throws Exception {
+        Optional<DataVersion> current = Optional.of(DataVersion.parse("3.5.35/etcd3"));
+        Plan alone = StartDecision.plan(current, flags("3.6.16/etcd3", null, 1), SOURCE, ALL);
+        Plan member = StartDecision.plan(current, flags("3.6.16/etcd3", null, 3), SOURCE, ALL);
+        assertEquals(List.of("minor-upgrade"), kinds(alone));
+        assertEquals(kinds(alone), kinds(member));
+        assertTrue(((MinorUpgrade) alone.steps().getLast()).snapshotForNext(), alone.toString());
+        assertTrue(!((MinorUpgrade) member.steps().getLast()).snapshotForNext(), member.toString());
+    }
+
+    @Test
+    void aClusterMemberIsRefusedTwoMinorsAtOnceALoneMemberIsNot() throws Exception {
+        Optional<DataVersion> current = Optional.of(DataVersion.parse("3.4.23/etcd3"));
+        assertEquals(
+                2,
+                StartDecision.plan(current, flags("3.6.16/etcd3", null, 1), SOURCE, ALL).steps().stream()
+                        .filter(s -> s instanceof MinorUpgrade)
+                        .count());
+        var e = assertThrows(
+                RefusedTransitionException.class,
+                () -> StartDecision.plan(current, flags("3.6.16/etcd3", null, 3), SOURCE, ALL));
+        assertTrue(e.getMessage().contains("3-member cluster"), e.getMessage());
+    }
+
+    @Test
+    void aRestartNeedsOnlyTheTargetInstalled() throws Exception {
+        Optional<DataVersion> current = Optional.of(DataVersion.parse("3.6.16/etcd3"));
+        Predicate<EtcdVersion> onlyTarget = v -> v.equals(EtcdVersion.parse("3.6.16"));
+        CatalogSource unread = () -> {
+            throw new AssertionError("a restart reads no catalog");
+        };
+        assertEquals(
+                List.of(),
+                StartDecision.plan(current, flags("3.6.16/etcd3", null, 1), unread, onlyTarget)
+                        .steps());
+    }
+
+    @Test
+    void aStepThatSwapsTheMemberDirIsRefusedWithAWalElsewhere() throws Exception {
+        Optional<DataVersion> current = Optional.of(DataVersion.parse("3.5.35/etcd3"));
+        var down = flags("3.4.23/etcd3", null, 1);
+        assertEquals(List.of("snapshot-downgrade"), kinds(StartDecision.plan(current, down, SOURCE, ALL)));
+        var walElsewhere =
+                new StartDecision.Flags(down.target(), Optional.empty(), 1, false, DIR, Optional.of(Path.of("/wal")));
+        var e = assertThrows(
+                RefusedTransitionException.class, () -> StartDecision.plan(current, walElsewhere, SOURCE, ALL));
+        assertTrue(e.getMessage().contains("mv /wal/* /data/member/wal/"), e.getMessage());
+        // an upgrade keeps the member dir: the WAL stays where --wal-dir says
+        assertEquals(
+                List.of("minor-upgrade"),
+                kinds(StartDecision.plan(
+                        current, walElsewhere.withTarget(DataVersion.parse("3.6.16/etcd3")), SOURCE, ALL)));
+    }
+
+    private static List<String> kinds(Plan plan) {
+        return plan.steps().stream().map(Step::kind).toList();
+    }
+}
