@@ -111,6 +111,23 @@ class ThreeNodeCheck {
     static void stopCluster() throws Exception {
         try {
             if (cluster != null) {
+                // the nodes' logs survive the tear-down (it removes the nodes' dirs), for a failure's diagnosis
+                String file = System.getProperty("node.report");
+                if (file != null) {
+                    Path logs = Files.createDirectories(Path.of(file).resolveSibling("three-node-logs"));
+                    for (Member m : cluster.members) {
+                        Path to = Files.createDirectories(logs.resolve(m.name));
+                        for (String f : List.of("kubelet.log", "containerd.log", "pod-logs"))
+                            if (Files.exists(m.node.root.resolve(f)))
+                                KubeletNode.run(
+                                        List.of(
+                                                "cp",
+                                                "-a",
+                                                m.node.root.resolve(f).toString(),
+                                                to.toString()),
+                                        Duration.ofMinutes(1));
+                    }
+                }
                 long t0 = System.nanoTime();
                 cluster.close();
                 report(

@@ -185,9 +185,8 @@ final class ThreeNodes implements AutoCloseable {
      */
     String render(Member m, String target) throws Exception {
         String y = Files.readString(NodeCheck.MANIFESTS.resolve("etcd-static-pod.yaml"));
-        y = y.replace("cp-1=https://10.0.0.11:2380", initialCluster())
-                .replace("cp-1", m.name)
-                .replace("10.0.0.11", m.address);
+        y = y.replace("cp-1", m.name).replace("10.0.0.11", m.address);
+        y = y.replace(m.name + "=" + m.peerUrl(), initialCluster());
         y = y.replace("path: /var/lib/etcd\n", "path: " + m.data + "\n")
                 .replace("path: /etc/kubernetes/pki/etcd\n", "path: " + m.pki + "\n");
         Matcher target0 = java.util.regex.Pattern.compile("(- name: TARGET_VERSION\\n\\s+value: )\"[^\"]*\"")

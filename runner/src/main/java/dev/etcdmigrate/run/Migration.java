@@ -100,14 +100,19 @@ public final class Migration {
         try {
             return planEvent(plan());
         } catch (MigrateException e) {
-            Catalog known;
-            try {
-                known = catalog();
-            } catch (UsageException noCatalog) {
-                known = null;
-            }
-            throw DamageExplanation.explain(e, dataDir, options, known);
+            throw explained(e);
         }
+    }
+
+    /** The run's reason with what a damaged file means and the way back, when damage caused it. */
+    private MigrateException explained(MigrateException e) {
+        Catalog known;
+        try {
+            known = catalog();
+        } catch (UsageException noCatalog) {
+            known = null; // the reason stands without the catalog's release names
+        }
+        return DamageExplanation.explain(e, dataDir, options, known);
     }
 
     private DecisionEvent.PlanMade planEvent(Plan plan) throws IOException {
@@ -134,13 +139,7 @@ public final class Migration {
         try {
             return migrateUnexplained();
         } catch (MigrateException e) {
-            Catalog known;
-            try {
-                known = catalog();
-            } catch (UsageException noCatalog) {
-                known = null;
-            }
-            throw DamageExplanation.explain(e, dataDir, options, known);
+            throw explained(e);
         } catch (dev.etcdmigrate.ondisk.DamagedFileException e) {
             // a reader's finding no caller turned into a reason: still the run's reason, explained
             throw DamageExplanation.explain(
