@@ -80,50 +80,67 @@ public final class RolloutCoordinator {
             throws IOException, InterruptedException, MigrateException {
         String leg = from + " -> " + to;
         while (true) {
-            List<Member> members = cluster.members();
-            Optional<String> closed = gateClosed(from, to, members);
-            if (closed.isPresent()) {
-                waiting(leg, closed.get(), lagging(from, to, members));
-                continue;
+            try {
+                Optional<Record> held = attempt(from, to, leg);
+                if (held.isPresent()) return held.get();
+            } catch (IOException unreachable) {
+                // no member answers yet (all restarting together, this one still starting) or the answer was lost:
+                // nothing was decided, every rule reads the cluster again on the next pass
+                waiting(leg, "no member of the cluster answers (" + unreachable.getMessage() + ")", List.of());
             }
-            Optional<Record> existing = cluster.record();
-            Record held;
-            if (existing.isPresent() && existing.get().value().holder().equals(self)) {
-                held = existing.get(); // an earlier run of this runner took it and was stopped
-            } else if (existing.isPresent()) {
-                Record other = existing.get();
-                if (holderDone(other, members)) {
-                    if (cluster.delete(other)) {
-                        log.emit(new RolloutEvent.RestartRecordTakenOver(
-                                other.value().holder(), other.value().to().toString(), other.modRevision()));
-                    }
-                    continue;
-                }
-                waiting(
-                        leg,
-                        "member " + other.value().holder() + " holds the restart record for its restart "
-                                + other.value().from() + " -> " + other.value().to(),
-                        List.of(other.value().holder()));
-                continue;
-            } else {
-                Optional<Record> created = cluster.create(new RecordValue(self, from, to, clock.instant()));
-                if (created.isEmpty()) continue; // another runner was quicker: read again
-                held = created.get();
-            }
-            List<String> problems = othersUnfit(cluster.members());
-            if (!problems.isEmpty()) {
-                // keep the record: while another member is out, nobody may restart theirs
-                waiting(
-                        leg,
-                        "holding the restart record until every other member serves: " + String.join("; ", problems),
-                        problems.stream().map(p -> p.split(":", 2)[0]).toList());
-                continue;
-            }
-            if (!cluster.holds(held)) continue; // taken over (this member looked done to a peer): start again
-            log.emit(new RolloutEvent.RestartRecordTaken(self, from.toString(), to.toString(), held.modRevision()));
-            lastWaiting = "";
-            return held;
         }
+    }
+
+    /**
+     * One pass of the rules: the record held with every other member fit, or empty to read the cluster again
+     * (after a pause where the cluster must move first).
+     */
+    private Optional<Record> attempt(MinorLine from, MinorLine to, String leg)
+            throws IOException, InterruptedException, MigrateException {
+        List<Member> members = cluster.members();
+        Optional<String> closed = gateClosed(from, to, members);
+        if (closed.isPresent()) {
+            waiting(leg, closed.get(), lagging(from, to, members));
+            return Optional.empty();
+        }
+        Optional<Record> existing = cluster.record();
+        Record held;
+        if (existing.isPresent() && existing.get().value().holder().equals(self)) {
+            held = existing.get(); // an earlier run of this runner took it and was stopped
+        } else if (existing.isPresent()) {
+            Record other = existing.get();
+            if (holderDone(other, members)) {
+                if (cluster.delete(other)) {
+                    log.emit(new RolloutEvent.RestartRecordTakenOver(
+                            other.value().holder(), other.value().to().toString(), other.modRevision()));
+                }
+                return Optional.empty();
+            }
+            waiting(
+                    leg,
+                    "member " + other.value().holder() + " holds the restart record for its restart "
+                            + other.value().from() + " -> " + other.value().to(),
+                    List.of(other.value().holder()));
+            return Optional.empty();
+        } else {
+            Optional<Record> created = cluster.create(new RecordValue(self, from, to, clock.instant()));
+            if (created.isEmpty()) return Optional.empty(); // another runner was quicker: read again
+            held = created.get();
+        }
+        List<String> problems = othersUnfit(cluster.members());
+        if (!problems.isEmpty()) {
+            // keep the record: while another member is out, nobody may restart theirs
+            waiting(
+                    leg,
+                    "holding the restart record until every other member serves: " + String.join("; ", problems),
+                    problems.stream().map(p -> p.split(":", 2)[0]).toList());
+            return Optional.empty();
+        }
+        if (!cluster.holds(held))
+            return Optional.empty(); // taken over (this member looked done to a peer): start again
+        log.emit(new RolloutEvent.RestartRecordTaken(self, from.toString(), to.toString(), held.modRevision()));
+        lastWaiting = "";
+        return Optional.of(held);
     }
 
     /** After this member runs the new line and took a quorum write: the next member may restart. */

@@ -43,6 +43,8 @@ class RolloutCoordinatorTest {
         int ticks;
         final List<Consumer<FakeCluster>> script = new ArrayList<>();
         final List<String> writes = new ArrayList<>();
+        /** How many reads of the members fail as etcd's client does when no member answers. */
+        int unanswered;
 
         FakeCluster member(String name, String version, long raftIndex) {
             members.put(name, Optional.of(status(version, raftIndex, Optional.empty())));
@@ -65,7 +67,11 @@ class RolloutCoordinatorTest {
         }
 
         @Override
-        public List<Member> members() {
+        public List<Member> members() throws IOException {
+            if (unanswered > 0) {
+                unanswered--;
+                throw new IOException("no member answered");
+            }
             List<Member> list = new ArrayList<>();
             members.forEach((n, s) -> list.add(s.isPresent() ? Member.up(n, s.get()) : Member.down(n, "refused")));
             return list;
@@ -129,6 +135,26 @@ class RolloutCoordinatorTest {
         assertEquals(L37, held.value().to());
         assertEquals(0, cluster.ticks, "no wait");
         assertEquals(1, events(RolloutEvent.RestartRecordTaken.class).size());
+    }
+
+    @Test
+    void aClusterThatDoesNotAnswerYetIsWaitedForNotAFailure() throws Exception {
+        // every manifest edited at once: this member serves first, before any member (itself included) answers
+        FakeCluster cluster = new FakeCluster()
+                .member("a", "3.6.16", 500)
+                .member("b", "3.6.16", 500)
+                .member("c", "3.6.16", 500);
+        cluster.clusterVersion = Optional.of(L36);
+        cluster.unanswered = 3;
+        Record held = coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        assertEquals("a", held.value().holder());
+        assertEquals(3, cluster.ticks, "one pause per unanswered read");
+        assertEquals(List.of("create a"), cluster.writes, "nothing written while nobody answered");
+        List<RolloutEvent.RolloutWaiting> waits = events(RolloutEvent.RolloutWaiting.class);
+        assertEquals(1, waits.size(), "one event for the same reason: " + waits);
+        assertTrue(
+                waits.getFirst().why().contains("no member answered"),
+                waits.getFirst().why());
     }
 
     @Test
