@@ -78,20 +78,7 @@ final class TlsEtcd {
 
     /** The server version from /version, or empty while etcd does not answer. */
     Optional<String> serverVersion() {
-        try {
-            HttpResponse<String> r = http.send(
-                    HttpRequest.newBuilder(base.resolve("/version"))
-                            .timeout(Duration.ofSeconds(3))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
-            if (r.statusCode() != 200) return Optional.empty();
-            return Optional.of(JSON.readTree(r.body()).path("etcdserver").asText());
-        } catch (IOException e) {
-            return Optional.empty();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return Optional.empty();
-        }
+        return versionField("etcdserver");
     }
 
     /** True when a linearizable read succeeds (etcd has a leader and serves). */
@@ -122,6 +109,11 @@ final class TlsEtcd {
 
     /** The cluster version from /version ("etcdcluster"), or empty while etcd does not answer. */
     Optional<String> clusterVersion() {
+        return versionField("etcdcluster");
+    }
+
+    /** One field of /version, or empty while etcd does not answer. */
+    private Optional<String> versionField(String field) {
         try {
             HttpResponse<String> r = http.send(
                     HttpRequest.newBuilder(base.resolve("/version"))
@@ -129,7 +121,7 @@ final class TlsEtcd {
                             .build(),
                     HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() != 200) return Optional.empty();
-            return Optional.of(JSON.readTree(r.body()).path("etcdcluster").asText());
+            return Optional.of(JSON.readTree(r.body()).path(field).asText());
         } catch (IOException e) {
             return Optional.empty();
         } catch (InterruptedException e) {
