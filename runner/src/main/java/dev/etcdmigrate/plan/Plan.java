@@ -79,6 +79,11 @@ public record Plan(DataVersion current, DataVersion target, List<Step> steps, bo
      * what a fresh data dir is ("DIR does not exist"), used only when {@link #fresh}.
      */
     public DecisionEvent.PlanMade event(long memberBytes, String freshDir) {
+        return event(memberBytes, freshDir, List.of());
+    }
+
+    /** The same, with the legs a cluster member walks the plan in ({@link RolloutChain#planned}). */
+    public DecisionEvent.PlanMade event(long memberBytes, String freshDir, List<DecisionEvent.PlannedLeg> legs) {
         List<DecisionEvent.PlannedStep> planned = new ArrayList<>();
         for (int i = 0; i < steps.size(); i++) {
             Step step = steps.get(i);
@@ -91,6 +96,6 @@ public record Plan(DataVersion current, DataVersion target, List<Step> steps, bo
                     step.keeps()));
         }
         return new DecisionEvent.PlanMade(
-                fresh ? "" : current.toString(), target.toString(), planned, fresh ? freshDir : "");
+                fresh ? "" : current.toString(), target.toString(), planned, fresh ? freshDir : "", legs);
     }
 }

@@ -4,16 +4,19 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cli.ParsedArgs;
+import dev.etcdmigrate.cluster.RolloutCoordinator;
 import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
+import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.log.Json;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BackendStorageVersion;
 import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.plan.Plan;
+import dev.etcdmigrate.plan.RolloutChain;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
@@ -52,7 +55,20 @@ public final class InspectCommand {
 
     public record Backup(String path, String version) {}
 
-    public record Target(String version, String storage, List<String> steps, String refused) {}
+    /**
+     * {@code legs}: for a member of a cluster (--initial-cluster names several) whose plan crosses several minors,
+     * the restarts it walks them in (the same legs `plan` shows); empty otherwise.
+     */
+    public record Target(
+            String version, String storage, List<String> steps, String refused, List<DecisionEvent.PlannedLeg> legs) {
+        public Target {
+            legs = legs == null ? List.of() : List.copyOf(legs);
+        }
+
+        Target(String version, String storage, List<String> steps, String refused) {
+            this(version, storage, steps, refused, List.of());
+        }
+    }
 
     /**
      * Damage the readers met (null when none): each finding as "file (where): expected", that inspect changed
@@ -267,7 +283,10 @@ public final class InspectCommand {
                         release.version(),
                         storage.toString(),
                         plan.steps().stream().map(s -> s.describe()).toList(),
-                        null));
+                        null,
+                        options.members() > 1
+                                ? RolloutChain.of(plan).planned(RolloutCoordinator.RECORD_KEY)
+                                : List.of()));
             } catch (MigrateException e) {
                 targets.add(new Target(release.version(), storage.toString(), null, e.getMessage()));
             }
@@ -431,6 +450,13 @@ public final class InspectCommand {
                         .append(" step(s): ")
                         .append(String.join("; ", t.steps()))
                         .append('\n');
+                if (!t.legs().isEmpty()) {
+                    b.append("      a cluster member walks it in ")
+                            .append(t.legs().size())
+                            .append(" restarts:\n");
+                    for (DecisionEvent.PlannedLeg leg : t.legs())
+                        b.append("      ").append(leg.message()).append('\n');
+                }
             }
         }
         return b.toString().stripTrailing();

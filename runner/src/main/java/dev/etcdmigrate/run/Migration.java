@@ -4,6 +4,7 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.cluster.RolloutCoordinator;
 import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.DataDirLock;
@@ -95,10 +96,19 @@ public final class Migration {
                 current, StartDecision.Flags.of(options), this::catalog, StartDecision.installed(options));
     }
 
-    /** The plan as data: steps, versions, what each keeps and about how much disk it needs (`plan`, `plan -o json`). */
-    public DecisionEvent.PlanMade planEvent() throws IOException, MigrateException {
+    /**
+     * The plan as data: steps, versions, what each keeps and about how much disk it needs (`plan`, `plan -o json`).
+     * A cluster member's chain across several minors is judged as migrate judges it before anything changes: its
+     * own db's auth flag, and the lines of the other members that answer (read from the cluster, read-only).
+     */
+    public DecisionEvent.PlanMade planEvent() throws IOException, InterruptedException, MigrateException {
         try {
-            return planEvent(plan());
+            Plan plan = plan();
+            RolloutChain chain = chainOf(plan);
+            if (chain.multiLeg()) {
+                new ClusterRollout(options, dataDir, etcd, new StepRunner(dataDir, backups, log), log).check(chain);
+            }
+            return planEvent(plan);
         } catch (MigrateException e) {
             throw explained(e);
         }
@@ -117,7 +127,15 @@ public final class Migration {
 
     private DecisionEvent.PlanMade planEvent(Plan plan) throws IOException {
         long member = plan.steps().isEmpty() || !Files.isDirectory(dataDir.member()) ? 0 : Trees.size(dataDir.member());
-        return plan.event(member, dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist"));
+        return plan.event(
+                member,
+                dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist"),
+                chainOf(plan).planned(RolloutCoordinator.RECORD_KEY));
+    }
+
+    /** A cluster member across several minors walks one leg per minor, serving between them (ClusterRollout). */
+    private RolloutChain chainOf(Plan plan) {
+        return options.members() > 1 ? RolloutChain.of(plan) : new RolloutChain(List.of());
     }
 
     /**
@@ -193,7 +211,7 @@ public final class Migration {
                     planned.current().toString(), plan.current().toString()));
         }
         // a cluster member across several minors: one leg per minor, serving between them (ClusterRollout)
-        RolloutChain chain = options.members() > 1 ? RolloutChain.of(plan) : new RolloutChain(List.of());
+        RolloutChain chain = chainOf(plan);
         ClusterRollout rollout = new ClusterRollout(options, dataDir, etcd, new StepRunner(dataDir, backups, log), log);
         List<Release> serving = chain.multiLeg() ? ClusterRollout.servingReleases(chain) : List.of();
         BinaryCheck binaries = etcd.binaryCheck();
