@@ -12,11 +12,15 @@ import dev.etcdmigrate.datadir.Permissions;
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.StorageApi;
+import io.etcd.jetcd.Auth;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -145,6 +149,56 @@ class RolloutChainIT {
             assertEquals(before, TreeDigest.of(cluster.data(0)), "byte-identical");
             for (int i = 1; i < 3; i++) cluster.awaitHealthy(i); // the others serve on, untouched
         }
+    }
+
+    /**
+     * etcd's auth enabled while every member runs: this member's own db records it (etcd replicates the flag), so
+     * plan and migrate refuse from the db before asking anyone, with exit 3 and nothing changed.
+     */
+    @Test
+    void authEnabledInTheRunningClusterIsRefusedByPlanAndMigrate(@TempDir Path dir) throws Exception {
+        Release from = line("3.5");
+        Release to = EtcdFixture.newest();
+        try (Trio cluster = new Trio(dir, from)) {
+            cluster.enableAuth(0);
+            cluster.stop(0);
+            assertRefusedUpFront(cluster, to, "bucket auth");
+        }
+    }
+
+    /**
+     * etcd's auth enabled after this member stopped (its db does not know): the other members refuse the read of the
+     * restart record without credentials, and plan and migrate refuse from that answer, before anything changes.
+     */
+    @Test
+    void authEnabledAfterThisMemberStoppedIsRefusedFromTheCluster(@TempDir Path dir) throws Exception {
+        Release from = line("3.5");
+        Release to = EtcdFixture.newest();
+        try (Trio cluster = new Trio(dir, from)) {
+            cluster.stop(0);
+            cluster.enableAuth(1);
+            assertRefusedUpFront(cluster, to, "etcd's auth enabled");
+        }
+    }
+
+    private static void assertRefusedUpFront(Trio cluster, Release to, String why) throws Exception {
+        Map<String, String> before = TreeDigest.of(cluster.data(0));
+        try (RunnerProcess plan = RunnerProcess.run(cluster.runner("plan", 0, to, "-o", "json"))) {
+            assertEquals(3, plan.exitCode(), plan.output());
+            String reason = plan.ending().path("reason").asText();
+            assertTrue(reason.contains(why) && reason.contains("nothing was changed"), reason);
+        }
+        try (RunnerProcess migrate =
+                RunnerProcess.run(cluster.runner("migrate", 0, to, "--no-exec", "--log-format", "json"))) {
+            assertEquals(3, migrate.exitCode(), migrate.output());
+            JsonNode ending = migrate.ending();
+            assertEquals("refused", ending.path("event").asText(), migrate.output());
+            assertTrue(ending.path("reason").asText().contains(why), ending.toString());
+            assertEquals(0, migrate.count("etcd-started"), "no etcd was started:\n" + migrate.output());
+            assertEquals(0, migrate.count("rollout-chain-planned"), migrate.output());
+        }
+        assertEquals(before, TreeDigest.of(cluster.data(0)), "byte-identical");
+        for (int i = 1; i < 3; i++) cluster.awaitHealthy(i);
     }
 
     private static void assertLegs(JsonNode legs, List<String> lines, String direction) {
@@ -376,6 +430,21 @@ class RolloutChainIT {
             args.addAll(List.of("--initial-cluster", initialCluster(), "--listen-peer-urls", peerUrl(i), "--"));
             args.addAll(etcdArgs(i));
             return args;
+        }
+
+        /** etcd's auth enabled through member i (a root user, as `etcdctl user add root; auth enable` make it). */
+        void enableAuth(int i) throws Exception {
+            try (Client client = Client.builder().endpoints(clientUrl(i)).build()) {
+                Auth auth = client.getAuthClient();
+                auth.userAdd(bytes("root"), bytes("root-pw")).get(30, TimeUnit.SECONDS);
+                auth.roleAdd(bytes("root")).get(30, TimeUnit.SECONDS);
+                auth.userGrantRole(bytes("root"), bytes("root")).get(30, TimeUnit.SECONDS);
+                auth.authEnable().get(30, TimeUnit.SECONDS);
+            }
+        }
+
+        private static ByteSequence bytes(String s) {
+            return ByteSequence.from(s, StandardCharsets.UTF_8);
         }
 
         JsonNode planJson(int i, Release target) throws Exception {
