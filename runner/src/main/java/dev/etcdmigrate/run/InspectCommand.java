@@ -13,6 +13,7 @@ import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.log.Json;
 import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.ondisk.BackendAuth;
 import dev.etcdmigrate.ondisk.BackendStorageVersion;
 import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.plan.Plan;
@@ -265,6 +266,7 @@ public final class InspectCommand {
         }
         StartDecision.Flags flags = StartDecision.Flags.of(options);
         var installed = StartDecision.installed(options);
+        boolean auth = authEnabled(dataDir);
         for (Release release : catalog.releases()) {
             StorageApi storage = release.line().v3Api() ? StorageApi.ETCD3 : StorageApi.ETCD2;
             DataVersion target = new DataVersion(release.etcdVersion(), storage);
@@ -279,6 +281,10 @@ public final class InspectCommand {
                     // under the lock, after planning, a start judges version.txt against the data
                     StartDecision.judge(recorded.get(), "version.txt", read, d, StartDecision.once(catalog));
                 }
+                if (auth && !plan.steps().isEmpty()) {
+                    targets.add(new Target(release.version(), storage.toString(), null, Migration.AUTH_REFUSAL));
+                    continue;
+                }
                 targets.add(new Target(
                         release.version(),
                         storage.toString(),
@@ -292,6 +298,15 @@ public final class InspectCommand {
             }
         }
         return targets;
+    }
+
+    /** Whether the db records etcd's auth as enabled (a start refuses steps on it); a db that cannot say: no. */
+    private static boolean authEnabled(DataDir dataDir) throws IOException {
+        try {
+            return BackendAuth.enabled(dataDir.member().resolve("snap").resolve("db"));
+        } catch (dev.etcdmigrate.ondisk.DamagedFileException e) {
+            return false;
+        }
     }
 
     /** The backups a migration counts as this data dir's ({@link Backups#complete}), oldest first. */

@@ -11,6 +11,7 @@ import dev.etcdmigrate.datadir.DataDirLock;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.error.RefusedException;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.etcd.EtcdWiring;
 import dev.etcdmigrate.etcd.binary.BinDir;
@@ -22,6 +23,8 @@ import dev.etcdmigrate.event.RunEvent;
 import dev.etcdmigrate.event.StepEvent;
 import dev.etcdmigrate.log.ChildOutputFile;
 import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.ondisk.BackendAuth;
+import dev.etcdmigrate.ondisk.DamagedFileException;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RolloutChain;
 import dev.etcdmigrate.process.Children;
@@ -108,11 +111,34 @@ public final class Migration {
             if (chain.multiLeg()) {
                 new ClusterRollout(options, dataDir, etcd, new StepRunner(dataDir, backups, log), log).check(chain);
             }
+            refuseRecordedAuth(plan);
             return planEvent(plan);
         } catch (MigrateException e) {
             throw explained(e);
         }
     }
+
+    /**
+     * Every step's private etcd writes a probe key and reads keys through etcd's API, which etcd's auth refuses
+     * without credentials, and the runner takes none: data whose db records auth as enabled is refused before
+     * anything changes, not after a step's etcd ran on it and waited out its start timeout. A db that cannot say
+     * is left to the damage checks (a cluster member's multi-minor chain refuses it, ClusterRollout).
+     */
+    private void refuseRecordedAuth(Plan plan) throws IOException, RefusedException {
+        if (plan.steps().isEmpty()) return;
+        try {
+            if (!BackendAuth.enabled(dataDir.member().resolve("snap").resolve("db"))) return;
+        } catch (DamagedFileException e) {
+            return;
+        }
+        throw new RefusedException(AUTH_REFUSAL);
+    }
+
+    /** Also inspect's reason for every target with steps on such data. */
+    static final String AUTH_REFUSAL = "refused: this data records etcd's auth as enabled (member/snap/db, bucket"
+            + " auth): each step's etcd must write a probe key and read keys through etcd's API, for which the runner"
+            + " has no credentials. Disable auth for the migration (etcdctl auth disable, on any member of a cluster;"
+            + " enable it again once the target runs) (nothing was changed)";
 
     /** The run's reason with what a damaged file means and the way back, when damage caused it. */
     private MigrateException explained(MigrateException e) {
@@ -236,6 +262,7 @@ public final class Migration {
             checks.add(
                     new Preflight.Check("the other members can take " + chain.describe(), () -> rollout.check(chain)));
         }
+        checks.add(new Preflight.Check("etcd's auth is not enabled in the data", () -> refuseRecordedAuth(plan)));
         if (!plan.steps().isEmpty() && planned.steps().isEmpty()) {
             checks.addAll(
                     preflight
