@@ -24,7 +24,6 @@ import dev.etcdmigrate.event.StepEvent;
 import dev.etcdmigrate.log.ChildOutputFile;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BackendAuth;
-import dev.etcdmigrate.ondisk.DamagedFileException;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RolloutChain;
 import dev.etcdmigrate.process.Children;
@@ -124,12 +123,12 @@ public final class Migration {
      * anything changes, not after a step's etcd ran on it and waited out its start timeout. A db that cannot say
      * is left to the damage checks (a cluster member's multi-minor chain refuses it, ClusterRollout).
      */
-    private void refuseRecordedAuth(Plan plan) throws IOException, RefusedException {
+    private void refuseRecordedAuth(Plan plan) throws RefusedException {
         if (plan.steps().isEmpty()) return;
         try {
             if (!BackendAuth.enabled(dataDir.member().resolve("snap").resolve("db"))) return;
-        } catch (DamagedFileException e) {
-            return;
+        } catch (IOException unreadable) {
+            return; // damage or a read error: the checks and steps that read the db report it as before
         }
         throw new RefusedException(AUTH_REFUSAL);
     }
