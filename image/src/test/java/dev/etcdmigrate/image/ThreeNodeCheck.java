@@ -247,7 +247,9 @@ class ThreeNodeCheck {
      * kubeadm's patched pods: for each node, `kubeadm init phase etcd local` (v1.34.4) with the project's entrypoint
      * patch renders the etcd pod from a kubeadm configuration of that node (its address, name, data dir and
      * certificates); the joining nodes get `--initial-cluster` (the members before them and themselves) and
-     * `--initial-cluster-state=existing`, as `kubeadm join` writes them. The data has no version.txt (kubeadm writes
+     * `--initial-cluster-state=existing`, as `kubeadm join` writes them; the first node, whose `kubeadm init` names only
+     * itself, gets all three through its etcd extraArgs, as docs/kubeadm.md tells an HA operator (the runner counts
+     * the members there). The data has no version.txt (kubeadm writes
      * none): the runner reads the line from the data. One node after the other, as kubeadm upgrades its nodes, with
      * kubeadm's budgets measured and asserted: the pod Running within 5 minutes of the manifest, the member
      * answering within the next 135 s (10 tries 15 s apart).
@@ -273,7 +275,7 @@ class ThreeNodeCheck {
                     Files.copy(
                             f, etcdCerts.resolve(f.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
             }
-            String joining = "";
+            String joining;
             if (m.index > 0) {
                 String initialCluster = cluster.members.subList(0, m.index + 1).stream()
                         .map(x -> x.name + "=" + x.peerUrl())
@@ -283,6 +285,14 @@ class ThreeNodeCheck {
                             - {name: initial-cluster, value: "%s"}
                             - {name: initial-cluster-state, value: existing}
                         """.formatted(initialCluster);
+            } else {
+                // kubeadm init names only the first node in its --initial-cluster; the runner counts the members
+                // there, so the operator lists all three (docs/kubeadm.md, "HA: the first node"): without it the
+                // runner takes the member for a lone one and its private etcd finds no quorum
+                joining = """
+                            extraArgs:
+                            - {name: initial-cluster, value: "%s"}
+                        """.formatted(cluster.initialCluster());
             }
             Files.writeString(
                     rootfs.resolve("kubeadm.yaml"),
