@@ -47,6 +47,29 @@ public record Plan(DataVersion current, DataVersion target, List<Step> steps, bo
     }
 
     /**
+     * For a member of a cluster: a minor upgrade whose line needs the previous line's snapshot first (3.7) and that
+     * follows another minor upgrade runs its own snapshotter instead of relying on that step's snapshot. Walking
+     * several minors, the member serves as the real member between the two (ClusterRollout), and its WAL gains
+     * entries after that snapshot, in the v2 request format while the cluster still ran 3.5: etcd 3.7.3 panicked
+     * replaying them ("unmarshal should never fail", ThreeNodeCheck, 3.4 -> 3.7 with every manifest edited at once).
+     */
+    public Plan withSnapshotterAfterServing() {
+        List<Step> out = new ArrayList<>(steps);
+        for (int i = 1; i < out.size(); i++) {
+            if (out.get(i) instanceof MinorUpgrade up
+                    && up.storage() == StorageApi.ETCD3
+                    && up.snapshotter().isEmpty()
+                    && !up.v2JudgedAtStart()
+                    && up.release().line().upgrade().previousSnapshotFirst()
+                    && out.get(i - 1) instanceof MinorUpgrade prev
+                    && prev.storage() == StorageApi.ETCD3) {
+                out.set(i, up.withSnapshotter(prev.release()));
+            }
+        }
+        return new Plan(current, target, out, fresh);
+    }
+
+    /**
      * The same plan where a step to 3.6 follows a step that ran 3.5 on the data: that step leaves a snapshot
      * after its last entries, and 3.6 starts first and judges the v2 content itself (see
      * {@code MinorUpgrade}); {@code etcdutl check v2store}, which reads every WAL segment (0.45-0.69 s at

@@ -78,7 +78,16 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
                                 + (enabled.isEmpty() ? "" : " (downgrade job in progress)")
                                 + "; continuing it on this member");
             } else {
-                etcd.enableDowngrade(running, target);
+                try {
+                    etcd.enableDowngrade(running, target);
+                } catch (MigrateException refused) {
+                    // members edited at once: another member's runner may have enabled the same job between the
+                    // read above and this enable, which etcd then refuses as "a downgrade job in progress"
+                    if (!etcd.enabledDowngrade(running).equals(Optional.of(target))) throw refused;
+                    context.log()
+                            .info("another member enabled the downgrade to " + target
+                                    + " meanwhile; continuing it on this member");
+                }
             }
             etcd.awaitClusterVersion(running, target);
             etcd.awaitStorageVersion(running, target);

@@ -40,6 +40,8 @@ final class FakeEtcd implements EtcdOperations {
     static final class Cluster {
         Optional<MinorLine> downgradeEnabled = Optional.empty();
         Optional<MinorLine> clusterVersion = Optional.empty();
+        /** Another member's runner enables the downgrade just before this one's enable (members edited at once). */
+        boolean raceToEnable;
     }
 
     private final Path dataDir;
@@ -199,6 +201,13 @@ final class FakeEtcd implements EtcdOperations {
     @Override
     public void enableDowngrade(Running etcd, MinorLine target) throws StepFailedException {
         call("downgrade enable " + etcd.release().version() + " " + target);
+        if (cluster.raceToEnable) {
+            cluster.raceToEnable = false;
+            cluster.downgradeEnabled = Optional.of(target);
+            cluster.clusterVersion = Optional.of(target);
+            // what etcd answers the second enable
+            throw new StepFailedException("etcdserver: cluster has a downgrade job in progress");
+        }
         if (cluster.clusterVersion.equals(Optional.of(target))) {
             // what etcd answers: the cluster version is the target already
             throw new StepFailedException("etcdctl downgrade validate: invalid downgrade target version");

@@ -365,6 +365,33 @@ class StepScriptsTest {
         assertFalse(etcd.calls.stream().anyMatch(c -> c.startsWith("downgrade enable")), etcd.calls.toString());
     }
 
+    /**
+     * Members edited at once: two runners read "no downgrade", both enable, etcd refuses the second ("a downgrade job
+     * in progress"). The job is the one this member wants, so it goes on (the 3.7 -> 3.5 all-at-once edit under three
+     * kubelets failed here and crash-looped before).
+     */
+    @Test
+    void aDowngradeEnabledByAnotherMemberMeanwhileIsContinued()
+            throws IOException, InterruptedException, MigrateException {
+        Step step = new OnlineDowngrade(EtcdVersion.parse("3.7.3"), release("3.7.3"), release("3.6.16"));
+        DataDir dataDir = seed("race", v3("3.7.3"));
+        FakeEtcd.Cluster cluster = new FakeEtcd.Cluster();
+        cluster.raceToEnable = true;
+        FakeEtcd etcd = new FakeEtcd(dataDir.path(), cluster);
+        step.run(context(dataDir, etcd));
+        assertEquals(
+                List.of(
+                        "start 3.7.3 .",
+                        "downgrade status 3.7.3",
+                        "cluster version 3.7.3",
+                        "downgrade enable 3.7.3 3.6",
+                        "downgrade status 3.7.3",
+                        "await cluster version 3.6",
+                        "await storage version 3.6",
+                        "stop 3.7.3"),
+                etcd.calls.subList(0, 8));
+    }
+
     @Test
     void aDowngradeToAnotherLineInProgressIsNotTouched() throws IOException, InterruptedException, MigrateException {
         Step step = new OnlineDowngrade(EtcdVersion.parse("3.7.3"), release("3.7.3"), release("3.6.16"));
