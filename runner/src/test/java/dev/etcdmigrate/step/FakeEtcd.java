@@ -56,6 +56,11 @@ final class FakeEtcd implements EtcdOperations {
     final List<DumpedKey> v3Keys = new ArrayList<>();
     final Map<String, String> v2Store = new LinkedHashMap<>();
     boolean rejoins;
+    /** Another member's run enables the downgrade just before this one's enable (members edited at once). */
+    boolean anotherEnablesFirst;
+    /** etcd refuses the enable for a reason of its own: nothing changes. */
+    boolean enableRefused;
+
     private KeyspaceDigest converted = new KeyspaceDigest("", 0);
 
     FakeEtcd(Path dataDir, Cluster cluster) {
@@ -199,6 +204,14 @@ final class FakeEtcd implements EtcdOperations {
     @Override
     public void enableDowngrade(Running etcd, MinorLine target) throws StepFailedException {
         call("downgrade enable " + etcd.release().version() + " " + target);
+        if (enableRefused)
+            throw new StepFailedException("etcdctl downgrade validate: invalid downgrade target version");
+        if (anotherEnablesFirst) {
+            cluster.downgradeEnabled = Optional.of(target);
+            cluster.clusterVersion = Optional.of(target);
+            // what etcd answers a second enable
+            throw new StepFailedException("etcdctl downgrade validate: the cluster has an ongoing downgrade job");
+        }
         if (cluster.clusterVersion.equals(Optional.of(target))) {
             // what etcd answers: the cluster version is the target already
             throw new StepFailedException("etcdctl downgrade validate: invalid downgrade target version");
