@@ -313,6 +313,8 @@ class HaRolloutIT {
                 RunnerProcess pod = serving[victim.host()];
                 boolean heldAtStart = heldRecordAtStart[victim.host()];
                 awaitMoment(pod, heldAtStart, aim);
+                // a runner ends only by exec (its process becomes etcd) or by a kill: not by itself
+                assertTrue(pod.process().isAlive(), victim.name() + "'s runner exited by itself:\n" + pod.output());
                 // the moments that last a heartbeat are hit at once; the others at a seeded point inside them
                 if (aim == Moment.SERVING || aim == Moment.NEXT_MINOR) Thread.sleep(random.nextInt(500));
                 killed.add(new Kill(victim.host(), System.currentTimeMillis()));
@@ -324,6 +326,8 @@ class HaRolloutIT {
                 heldRecordAtStart[victim.host()] =
                         Files.exists(victim.data().resolve(".etcd-migrate").resolve("restart-record"));
                 serving[victim.host()] = startRunner(victim, to);
+                // one pod killed at a time: the next kill once this one's member serves again
+                sampler.awaitServing(victim.host(), DEADLINE);
             }
         } else if (edits == Edits.ONE_AT_A_TIME) {
             editOneAtATime(to);
@@ -529,6 +533,7 @@ class HaRolloutIT {
                 }
                 if (at == aim || at == Moment.AT_TARGET) return;
             }
+            if (!pod.process().isAlive()) return;
             pod.rememberDescendants(); // its etcd and tools, killed with it
             pod.awaitLines(seen, Duration.ofMillis(50)); // a new line, or the poll interval of a bounded wait
         }
