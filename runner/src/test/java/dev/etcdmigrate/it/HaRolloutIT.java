@@ -436,7 +436,12 @@ class HaRolloutIT {
                 assertTrue(kv != null, "acknowledged write " + a.key() + " on " + m.name());
                 assertEquals(a.revision(), kv.path("mod_revision").asLong(), a.key() + " on " + m.name());
             }
-            assertEquals(acked.size(), keys.size(), "no other key on " + m.name() + " (no restart record left)");
+            // the one write in flight when the writer stopped may have committed unacknowledged: its key is the
+            // next the writer would have written; any other key (a restart record, a probe) fails
+            java.util.Set<String> other = new java.util.TreeSet<>(keys.keySet());
+            acked.forEach(a -> other.remove(a.key()));
+            other.remove("/registry/rollout/" + writer.acks().size());
+            assertEquals(java.util.Set.of(), other, "no other key on " + m.name() + " (no restart record left)");
             if (reference != null) assertEquals(reference, keys, "members agree");
             reference = keys;
         }
