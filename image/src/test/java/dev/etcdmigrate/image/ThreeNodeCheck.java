@@ -56,9 +56,16 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
         disabledReason = "the node profile's execution runs it")
 class ThreeNodeCheck {
 
+    /** The new cluster's line: the multi-minor rollouts start here (3.4 -> 3.7 and back to 3.5). */
+    static final String START = "3.4.23";
+
+    static final String TOP = "3.7.3";
     static final String OLD = "3.5.35";
     static final String NEW = "3.6.16";
     static final Duration ROLL = Duration.ofMinutes(5);
+    /** A member's wait in a multi-minor rollout: the whole walk of the cluster, every member restarting per leg. */
+    static final Duration WALK = Duration.ofMinutes(12);
+
     static final Duration SAMPLE = Duration.ofMillis(100);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final List<String> REPORT = new ArrayList<>();
@@ -82,16 +89,16 @@ class ThreeNodeCheck {
         long nodesUp = ms(t0);
         // a new cluster: the same manifests on empty data dirs (the runner records the target, etcd bootstraps)
         long t1 = System.nanoTime();
-        for (Member m : cluster.members) cluster.writeManifest(m, cluster.render(m, OLD));
+        for (Member m : cluster.members) cluster.writeManifest(m, render34(m));
         for (Member m : cluster.members)
             KubeletNode.await(
-                    m.name + " serves " + OLD,
+                    m.name + " serves " + START,
                     ROLL,
-                    () -> m.etcd().serverVersion().map(OLD::equals).orElse(false)
+                    () -> m.etcd().serverVersion().map(START::equals).orElse(false)
                             && m.etcd().serving());
         long bootstrapped = ms(t1);
         api = cluster.startApiServer();
-        for (Member m : cluster.members) awaitReady(m, null, OLD);
+        for (Member m : cluster.members) awaitReady(m, null, START);
         seed = Seed.write(cluster.members.get(0).etcd());
         objects = ClusterObjects.write(api.client());
         objects.assertServed(api.client());
@@ -99,7 +106,7 @@ class ThreeNodeCheck {
                 "three nodes up in %d ms (lab, 3 x containerd + image import + kubelet); the new cluster %s served %d ms after the manifests; API server and mirror pods ready; seeded %d keys, %d leases, %d API objects; total %d ms"
                         .formatted(
                                 nodesUp,
-                                OLD,
+                                START,
                                 bootstrapped,
                                 seed.kvs().size(),
                                 seed.leases().size(),
@@ -163,9 +170,32 @@ class ThreeNodeCheck {
         assertEquals(List.of(), List.of(failed.getSuppressed()), "what the failed start's tear-down found left");
     }
 
-    /** docs/ha.md's rolling upgrade 3.5 -> 3.6 and rolling downgrade 3.6 -> 3.5, one node after the other. */
+    /**
+     * The multi-minor rollouts of docs/ha.md ("Several minors in one rollout"), every manifest edited within a second:
+     * 3.4.23 -> 3.7.3 (each runner walks 3.5 and 3.6, serving between legs) and 3.7.3 -> 3.5.35 (two downgrade jobs).
+     * The kubelets stop the three members together (the operator's edits: one common restart); after it the runners
+     * restart one member at a time under the cluster's restart record, so from the end of the common restart on never
+     * two members are out of service at once; the cluster version passes every minor in order.
+     */
     @Test
     @Order(1)
+    void multiMinorRolloutsAllManifestsEditedAtOnce() throws Exception {
+        for (String target : List.of(TOP, OLD)) {
+            String from = target.equals(TOP) ? START : TOP;
+            String label = "multi-minor all at once " + from + " -> " + target;
+            Rollout r = rollout(label, target, ThreeNodes.SIZE, null);
+            assertEquals(
+                    minorsBetween(from, target), r.clusterMinors, label + ": the cluster version's minors in order");
+            assertTrue(
+                    r.overlapsAfterCommonRestart.isEmpty(),
+                    label + ": after the common restart, two members out of service at once: "
+                            + r.overlapsAfterCommonRestart);
+        }
+    }
+
+    /** docs/ha.md's rolling upgrade 3.5 -> 3.6 and rolling downgrade 3.6 -> 3.5, one node after the other. */
+    @Test
+    @Order(2)
     void rollingUpgradeAndDowngradeOneNodeAtATime() throws Exception {
         int together = Integer.getInteger("three.node.together", 1);
         for (String target : List.of(NEW, OLD)) {
@@ -183,45 +213,49 @@ class ThreeNodeCheck {
      * (time without a quorum, failed API requests) is reported (docs/ha.md).
      */
     @Test
-    @Order(2)
+    @Order(3)
     void allThreeManifestsEditedWithinOneSecond() throws Exception {
-        for (String target : List.of(NEW, OLD)) {
-            String label = "all at once " + (target.equals(NEW) ? OLD : NEW) + " -> " + target;
-            rollout(label, target, ThreeNodes.SIZE, null);
-        }
+        // the upgrade; the all-at-once downgrade is the multi-minor 3.7 -> 3.5 above (one rollout less in CI)
+        String label = "all at once " + OLD + " -> " + NEW;
+        Rollout r = rollout(label, NEW, ThreeNodes.SIZE, null);
+        assertTrue(
+                r.overlapsAfterCommonRestart.isEmpty(),
+                label + ": after the common restart, two members out of service at once: "
+                        + r.overlapsAfterCommonRestart);
     }
 
     /**
-     * Disruptions at seeded random moments of rolling rollouts (up, then down): the container SIGKILLed, the
-     * manifest written again, or the node rebooted (its kubelet, containerd and containers killed together and
-     * started again). Each rollout converges with nothing lost, and never two members are out of service at once:
+     * Disruptions at seeded random moments of a rolling downgrade, one per node: the container SIGKILLed, the
+     * manifest written again, the node rebooted (its kubelet, containerd and containers killed together and started
+     * again), each once in a seeded order. The rollout converges with nothing lost, and never two members are out of service at once:
      * the disruption only hits the node being rolled, which is out of service anyway.
      */
     @Test
-    @Order(3)
+    @Order(4)
     void disruptionsAtSeededMomentsConverge() throws Exception {
         long seedValue = Long.getLong("three.node.seed", System.currentTimeMillis());
         report("disruptions: seed %d (replay: -Dthree.node.seed=%d)".formatted(seedValue, seedValue));
         Random random = new Random(seedValue);
         long window = cleanWindows.isEmpty() ? 15_000 : NodeCheck.median(cleanWindows);
-        for (String target : List.of(NEW, OLD)) {
-            String label = "disrupted rolling " + (target.equals(NEW) ? OLD : NEW) + " -> " + target;
-            Rollout r = rollout(label, target, 1, new Disruptions(random, window));
-            assertTrue(r.overlaps.isEmpty(), label + ": two members out of service at once: " + r.overlaps);
-        }
+        // a rolling downgrade (the cluster is at 3.6 after the all-at-once upgrade), each kind of disruption once
+        String label = "disrupted rolling " + NEW + " -> " + OLD;
+        Rollout r = rollout(label, OLD, 1, new Disruptions(random, window));
+        assertTrue(r.overlaps.isEmpty(), label + ": two members out of service at once: " + r.overlaps);
     }
 
     /**
      * kubeadm's patched pods: for each node, `kubeadm init phase etcd local` (v1.34.4) with the project's entrypoint
      * patch renders the etcd pod from a kubeadm configuration of that node (its address, name, data dir and
      * certificates); the joining nodes get `--initial-cluster` (the members before them and themselves) and
-     * `--initial-cluster-state=existing`, as `kubeadm join` writes them. The data has no version.txt (kubeadm writes
+     * `--initial-cluster-state=existing`, as `kubeadm join` writes them; the first node, whose `kubeadm init` names only
+     * itself, gets all three through its etcd extraArgs, as docs/kubeadm.md tells an HA operator (the runner counts
+     * the members there). The data has no version.txt (kubeadm writes
      * none): the runner reads the line from the data. One node after the other, as kubeadm upgrades its nodes, with
      * kubeadm's budgets measured and asserted: the pod Running within 5 minutes of the manifest, the member
      * answering within the next 135 s (10 tries 15 s apart).
      */
     @Test
-    @Order(4)
+    @Order(5)
     void kubeadmPatchedPodsOneMinorUpOnDataWithoutVersionTxt() throws Exception {
         Path kubeadm = KubeadmCheck.kubeadm(KubeApiServer.VERSION);
         List<String> rendered = new ArrayList<>();
@@ -241,7 +275,7 @@ class ThreeNodeCheck {
                     Files.copy(
                             f, etcdCerts.resolve(f.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
             }
-            String joining = "";
+            String joining;
             if (m.index > 0) {
                 String initialCluster = cluster.members.subList(0, m.index + 1).stream()
                         .map(x -> x.name + "=" + x.peerUrl())
@@ -251,6 +285,14 @@ class ThreeNodeCheck {
                             - {name: initial-cluster, value: "%s"}
                             - {name: initial-cluster-state, value: existing}
                         """.formatted(initialCluster);
+            } else {
+                // kubeadm init names only the first node in its --initial-cluster; the runner counts the members
+                // there, so the operator lists all three (docs/kubeadm.md, "HA: the first node"): without it the
+                // runner takes the member for a lone one and its private etcd finds no quorum
+                joining = """
+                            extraArgs:
+                            - {name: initial-cluster, value: "%s"}
+                        """.formatted(cluster.initialCluster());
             }
             Files.writeString(
                     rootfs.resolve("kubeadm.yaml"),
@@ -365,11 +407,53 @@ class ThreeNodeCheck {
         checkEverything("kubeadm " + OLD + " -> " + target);
     }
 
-    /** What a rollout measured. */
-    record Rollout(List<Long> readyMillis, List<String> overlaps) {}
+    /**
+     * What a rollout measured: per node edit -> Ready; every instant two members were out together; those after the
+     * common restart of an all-at-once edit (the end of the last member's first outage since the edit); the cluster
+     * version's minors in the order they first showed.
+     */
+    record Rollout(
+            List<Long> readyMillis,
+            List<String> overlaps,
+            List<String> overlapsAfterCommonRestart,
+            List<String> clusterMinors) {}
 
-    /** Random disruptions: one per node, at a random moment of its expected edit -> Ready window. */
-    record Disruptions(Random random, long window) {}
+    /** The minors from one version's line to another's, in the order a rollout passes them: 3.4.23, 3.7.3 -> [3.4..3.7]. */
+    static List<String> minorsBetween(String from, String to) {
+        int a = Integer.parseInt(from.split("\\.")[1]);
+        int b = Integer.parseInt(to.split("\\.")[1]);
+        List<String> minors = new ArrayList<>();
+        for (int i = a; ; i += Integer.signum(b - a)) {
+            minors.add("3." + i);
+            if (i == b) return minors;
+        }
+    }
+
+    /**
+     * The new cluster's manifest at 3.4.23: the shipped one with the probes on etcd 3.4's `/health` (3.4 serves no
+     * `/readyz` or `/livez`; kubeadm's manifests for etcd 3.4 probed `/health`), the only difference of a 3.4 node.
+     */
+    static String render34(Member m) throws Exception {
+        String y = cluster.render(m, START);
+        assertTrue(y.contains("path: /readyz") && y.contains("path: /livez"), "the shipped probes' paths");
+        return y.replace("path: /readyz", "path: /health").replace("path: /livez", "path: /health");
+    }
+
+    /**
+     * Seeded disruptions: one per node, at a random moment of its expected edit -> Ready window; the three kinds
+     * (container SIGKILLed, manifest written again, node rebooted) each once per rollout, in a seeded order.
+     */
+    record Disruptions(Random random, long window, List<Integer> kinds) {
+        Disruptions(Random random, long window) {
+            this(random, window, shuffled(random));
+        }
+
+        private static List<Integer> shuffled(Random random) {
+            List<Integer> kinds = new ArrayList<>(List.of(0, 1, 2));
+            Collections.shuffle(kinds, random);
+            return kinds;
+        }
+    }
 
     /**
      * Edits the members' manifests to target, `together` nodes at a time (1: docs/ha.md's procedure), each group
@@ -380,8 +464,12 @@ class ThreeNodeCheck {
         List<Long> ready = new ArrayList<>();
         List<String> perNode = new ArrayList<>();
         List<String> overlaps;
+        List<String> afterCommonRestart;
+        List<String> clusterMinors;
         long noQuorum;
         long t0 = System.nanoTime();
+        String from = cluster.members.get(0).etcd().serverVersion().orElse("?");
+        Duration wait = minorsBetween(from.equals("?") ? target : from, target).size() > 2 ? WALK : ROLL;
         ApiWriter writer = new ApiWriter(api.client(), "w" + writers.size());
         writers.add(writer);
         try (OutageSampler sampler = new OutageSampler(cluster.members)) {
@@ -397,13 +485,13 @@ class ThreeNodeCheck {
                 if (disruptions != null) {
                     Member m = group.get(0);
                     long delay = (long) (disruptions.random().nextDouble() * disruptions.window());
-                    int kind = disruptions.random().nextInt(3);
+                    int kind = disruptions.kinds().get(g % disruptions.kinds().size());
                     Thread.sleep(delay); // the seeded moment of this disruption, not a synchronisation
                     disruptedAt = System.nanoTime();
                     disrupted = disrupt(m, kind, target, label) + " at " + delay + " ms";
                 }
                 for (Member m : group) {
-                    awaitReady(m, oldHash.get(m), target, disruptedAt, sampler);
+                    awaitReady(m, oldHash.get(m), target, disruptedAt, sampler, wait);
                     long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - edit);
                     ready.add(took);
                     perNode.add("%s edit -> mirror pod Ready and serving %d ms, out of service %d ms%s"
@@ -417,12 +505,14 @@ class ThreeNodeCheck {
             awaitClusterVersion(target);
             writer.stop();
             overlaps = sampler.overlaps();
+            afterCommonRestart = sampler.overlapsAfter(sampler.firstOutagesEnd(t0));
+            clusterMinors = sampler.clusterMinors();
             noQuorum = sampler.noQuorumMillis();
         } finally {
             writer.stop();
         }
         long total = ms(t0);
-        report("%s: %d ms; writer %d requests, %d failed%s; %d ms with two or more members out; %s"
+        report("%s: %d ms; writer %d requests, %d failed%s; %d ms with two or more members out; %s; cluster version %s"
                 .formatted(
                         label,
                         total,
@@ -430,10 +520,13 @@ class ThreeNodeCheck {
                         writer.failed.get(),
                         writer.failures.isEmpty() ? "" : " " + writer.failures,
                         noQuorum,
-                        overlaps.isEmpty() ? "never two members out at once" : "overlaps " + overlaps));
+                        overlaps.isEmpty()
+                                ? "never two members out at once"
+                                : "overlaps " + overlaps + " (after the common restart: " + afterCommonRestart + ")",
+                        String.join(" -> ", clusterMinors)));
         perNode.forEach(n -> report("  " + n));
         checkEverything(label);
-        return new Rollout(ready, overlaps);
+        return new Rollout(ready, overlaps, afterCommonRestart, clusterMinors);
     }
 
     /** One disruption of member m's rollout; returns what was done. */
@@ -484,17 +577,18 @@ class ThreeNodeCheck {
     }
 
     static void awaitReady(Member m, String oldHash, String target) throws Exception {
-        awaitReady(m, oldHash, target, 0, null);
+        awaitReady(m, oldHash, target, 0, null, ROLL);
     }
 
     /**
      * m's mirror pod of a manifest other than oldHash Ready, and m serving target (and after a disruption at
      * disruptedAt: the sampler saw m out of service after it and in service again).
      */
-    static void awaitReady(Member m, String oldHash, String target, long disruptedAt, OutageSampler sampler)
+    static void awaitReady(
+            Member m, String oldHash, String target, long disruptedAt, OutageSampler sampler, Duration deadline)
             throws Exception {
         try {
-            KubeletNode.await(m.name + " Ready with the new manifest, serving " + target, ROLL, () -> {
+            KubeletNode.await(m.name + " Ready with the new manifest, serving " + target, deadline, () -> {
                 JsonNode pod = m.mirrorPod();
                 return pod != null
                         && (oldHash == null || !hash(pod).equals(oldHash))
@@ -508,7 +602,12 @@ class ThreeNodeCheck {
                         && (disruptedAt == 0 || sampler.outAndBackSince(m.index, disruptedAt));
             });
         } catch (AssertionError e) {
-            JsonNode pod = m.mirrorPod();
+            JsonNode pod;
+            try {
+                pod = m.mirrorPod();
+            } catch (Exception unanswered) { // the API server without a quorum: keep the wait's own message
+                pod = JSON.createObjectNode().put("status", "(the API server did not answer: " + unanswered + ")");
+            }
             throw new AssertionError(
                     e.getMessage() + "\nmirror pod status: " + (pod == null ? "(none)" : pod.path("status")) + "\n"
                             + m.node.containerLogs("etcd"),
@@ -640,18 +739,26 @@ class ThreeNodeCheck {
             return copy.size();
         }
 
+        /** Every acknowledged ConfigMap served with its uid and resourceVersion: one list per namespace. */
         void assertServed(KubeClient c, String label) throws Exception {
             Map<String, Acked> copy;
             synchronized (acked) {
                 copy = new LinkedHashMap<>(acked);
             }
+            Map<String, Acked> served = new LinkedHashMap<>();
+            for (JsonNode item :
+                    c.list("/api/v1/namespaces/" + ns + "/configmaps", "").path("items")) {
+                JsonNode meta = item.path("metadata");
+                served.put(
+                        meta.path("name").asText(),
+                        new Acked(
+                                meta.path("uid").asText(),
+                                meta.path("resourceVersion").asText()));
+            }
             for (Map.Entry<String, Acked> e : copy.entrySet()) {
-                JsonNode now = c.get("/api/v1/namespaces/" + ns + "/configmaps/" + e.getKey());
                 assertEquals(
                         e.getValue(),
-                        new Acked(
-                                now.path("metadata").path("uid").asText(),
-                                now.path("metadata").path("resourceVersion").asText()),
+                        served.get(e.getKey()),
                         label + ": ConfigMap " + ns + "/" + e.getKey() + " (uid, resourceVersion)");
             }
         }
@@ -659,7 +766,8 @@ class ThreeNodeCheck {
 
     /**
      * Every 100 ms, per member: does its own etcd answer a serializable read on its client URL within 2 s. A member
-     * is out of service from its first unanswered sample to its next answered one.
+     * is out of service from its first unanswered sample to its next answered one. And every 100 ms the cluster
+     * version, from the first member that answers /version.
      */
     static final class OutageSampler implements AutoCloseable {
         record Sample(long nanos, boolean up) {}
@@ -668,10 +776,33 @@ class ThreeNodeCheck {
         private final List<List<Sample>> samples = new ArrayList<>();
         private final List<Thread> threads = new ArrayList<>();
         private final long start = System.nanoTime();
+        private final List<String> clusterVersions = Collections.synchronizedList(new ArrayList<>());
         private volatile boolean stop;
 
         OutageSampler(List<Member> members) throws Exception {
             this.members = members;
+            List<TlsEtcd> all = new ArrayList<>();
+            for (Member m : members) all.add(m.etcd());
+            threads.add(Thread.ofPlatform().daemon().start(() -> {
+                while (!stop) {
+                    long t = System.nanoTime();
+                    for (TlsEtcd etcd : all) {
+                        var v = etcd.clusterVersion();
+                        if (v.isPresent()) {
+                            clusterVersions.add(v.get());
+                            break;
+                        }
+                    }
+                    long left = SAMPLE.toNanos() - (System.nanoTime() - t);
+                    if (left > 0) {
+                        try {
+                            TimeUnit.NANOSECONDS.sleep(left); // the sampling period
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                }
+            }));
             for (Member m : members) {
                 List<Sample> mine = Collections.synchronizedList(new ArrayList<>());
                 samples.add(mine);
@@ -730,14 +861,48 @@ class ThreeNodeCheck {
             }
         }
 
+        /** The cluster version's minors ("3.5") in the order they first showed. */
+        List<String> clusterMinors() {
+            List<String> minors = new ArrayList<>();
+            synchronized (clusterVersions) {
+                for (String v : clusterVersions) {
+                    String minor = v.substring(0, v.lastIndexOf('.'));
+                    if (!minors.contains(minor)) minors.add(minor);
+                }
+            }
+            return minors;
+        }
+
+        /**
+         * The end of an all-at-once edit's common restart: the latest end among the members' first outages that began
+         * after `since` (each member's kubelet stops it once; until the last is back, two out is the edit's doing).
+         */
+        long firstOutagesEnd(long since) {
+            long end = since;
+            for (int i = 0; i < members.size(); i++) {
+                for (long[] o : outages(i)) {
+                    if (o[0] >= since) {
+                        end = Math.max(end, o[1]);
+                        break;
+                    }
+                }
+            }
+            return end;
+        }
+
         /** Every instant two members were out of service together: "cp-1+cp-2 N ms from +T ms". */
         List<String> overlaps() {
+            return overlapsAfter(Long.MIN_VALUE);
+        }
+
+        /** The overlaps (as {@link #overlaps}) that end after `after` (nanos), cut to their part after it. */
+        List<String> overlapsAfter(long after) {
             List<String> found = new ArrayList<>();
             for (int a = 0; a < members.size(); a++) {
                 for (int b = a + 1; b < members.size(); b++) {
                     for (long[] x : outages(a)) {
                         for (long[] y : outages(b)) {
-                            long from = Math.max(x[0], y[0]);
+                            long from = Math.max(after, Math.max(x[0], y[0]));
                             long to = Math.min(x[1], y[1]);
                             if (to > from)
                                 found.add("%s+%s %d ms from +%d ms"

@@ -62,9 +62,15 @@ public sealed interface DecisionEvent extends Event {
      * The plan: no steps means only version.txt may change (the no-op). A data dir without etcd data has
      * no current version; {@code fresh} then says what the dir is ("does not exist", "holds no etcd data").
      */
-    record PlanMade(String current, String target, List<PlannedStep> steps, String fresh) implements DecisionEvent {
+    record PlanMade(String current, String target, List<PlannedStep> steps, String fresh, List<PlannedLeg> legs)
+            implements DecisionEvent {
         public PlanMade {
             steps = List.copyOf(steps);
+            legs = List.copyOf(legs);
+        }
+
+        public PlanMade(String current, String target, List<PlannedStep> steps, String fresh) {
+            this(current, target, steps, fresh, List.of());
         }
 
         public String message() {
@@ -89,6 +95,74 @@ public sealed interface DecisionEvent extends Event {
                 b.append("\n  same minor line and storage: record ")
                         .append(target)
                         .append(" in version.txt");
+            }
+            if (!legs.isEmpty()) {
+                b.append("\n  a cluster member walks it in ")
+                        .append(legs.size())
+                        .append(" restarts:");
+                for (PlannedLeg leg : legs) b.append("\n  ").append(leg.message());
+            }
+            return b.toString();
+        }
+    }
+
+    /**
+     * One restart of a cluster member walking several minors (plan.RolloutChain): the plan's steps it runs
+     * ({@code firstStep} to {@code lastStep}, 1-based), the patch floors among them, the etcd it serves afterwards ({@code serves}), who
+     * decides the restart ({@code restart}: {@code "at-once"}, the member is down already, or
+     * {@code "restart-record"}, the cluster's record {@code recordKey} taken with every other member serving),
+     * the downgrade job its step joins (the line, or "" for an upgrade), and what follows: {@code "serve"} as the
+     * real member until the cluster version is {@code waitsForClusterVersion} (every member runs it; for a
+     * downgrade also the leader ended the job), or {@code "exec"} at the target.
+     */
+    record PlannedLeg(
+            int index,
+            String from,
+            String to,
+            String direction,
+            int firstStep,
+            int lastStep,
+            List<String> patchFloors,
+            String serves,
+            String restart,
+            String recordKey,
+            String downgradeJob,
+            String then,
+            String waitsForClusterVersion) {
+        public PlannedLeg {
+            patchFloors = List.copyOf(patchFloors);
+        }
+
+        public String message() {
+            StringBuilder b = new StringBuilder("leg ")
+                    .append(index)
+                    .append(": ")
+                    .append(from)
+                    .append(" -> ")
+                    .append(to)
+                    .append(" (step")
+                    .append(firstStep == lastStep ? " " + firstStep : "s " + firstStep + "-" + lastStep)
+                    .append(patchFloors.isEmpty() ? "" : "; patch floor " + String.join(", ", patchFloors))
+                    .append(downgradeJob.isEmpty() ? "" : "; downgrade job to " + downgradeJob)
+                    .append("), ")
+                    .append(
+                            restart.equals("at-once")
+                                    ? "at once (the member is down for its new target)"
+                                    : "under the cluster's restart record " + recordKey
+                                            + ", while every other member serves");
+            if (then.equals("serve")) {
+                b.append("; then etcd ")
+                        .append(serves)
+                        .append(" serves as the real member until every member runs ")
+                        .append(waitsForClusterVersion)
+                        .append(" and the cluster version is ")
+                        .append(waitsForClusterVersion)
+                        .append(
+                                downgradeJob.isEmpty()
+                                        ? ""
+                                        : ", and the leader ended the downgrade job to " + downgradeJob);
+            } else {
+                b.append("; then etcd ").append(serves).append(" is exec'd");
             }
             return b.toString();
         }

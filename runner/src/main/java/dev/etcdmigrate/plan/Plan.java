@@ -47,6 +47,29 @@ public record Plan(DataVersion current, DataVersion target, List<Step> steps, bo
     }
 
     /**
+     * For a member of a cluster: a minor upgrade whose line needs the previous line's snapshot first (3.7) and that
+     * follows another minor upgrade runs its own snapshotter instead of relying on that step's snapshot. Walking
+     * several minors, the member serves as the real member between the two (ClusterRollout), and its WAL gains
+     * entries after that snapshot, in the v2 request format while the cluster still ran 3.5: etcd 3.7.3 panicked
+     * replaying them ("unmarshal should never fail", ThreeNodeCheck, 3.4 -> 3.7 with every manifest edited at once).
+     */
+    public Plan withSnapshotterAfterServing() {
+        List<Step> out = new ArrayList<>(steps);
+        for (int i = 1; i < out.size(); i++) {
+            if (out.get(i) instanceof MinorUpgrade up
+                    && up.storage() == StorageApi.ETCD3
+                    && up.snapshotter().isEmpty()
+                    && !up.v2JudgedAtStart()
+                    && up.release().line().upgrade().previousSnapshotFirst()
+                    && out.get(i - 1) instanceof MinorUpgrade prev
+                    && prev.storage() == StorageApi.ETCD3) {
+                out.set(i, up.withSnapshotter(prev.release()));
+            }
+        }
+        return new Plan(current, target, out, fresh);
+    }
+
+    /**
      * The same plan where a step to 3.6 follows a step that ran 3.5 on the data: that step leaves a snapshot
      * after its last entries, and 3.6 starts first and judges the v2 content itself (see
      * {@code MinorUpgrade}); {@code etcdutl check v2store}, which reads every WAL segment (0.45-0.69 s at
@@ -79,6 +102,11 @@ public record Plan(DataVersion current, DataVersion target, List<Step> steps, bo
      * what a fresh data dir is ("DIR does not exist"), used only when {@link #fresh}.
      */
     public DecisionEvent.PlanMade event(long memberBytes, String freshDir) {
+        return event(memberBytes, freshDir, List.of());
+    }
+
+    /** The same, with the legs a cluster member walks the plan in ({@link RolloutChain#planned}). */
+    public DecisionEvent.PlanMade event(long memberBytes, String freshDir, List<DecisionEvent.PlannedLeg> legs) {
         List<DecisionEvent.PlannedStep> planned = new ArrayList<>();
         for (int i = 0; i < steps.size(); i++) {
             Step step = steps.get(i);
@@ -91,6 +119,6 @@ public record Plan(DataVersion current, DataVersion target, List<Step> steps, bo
                     step.keeps()));
         }
         return new DecisionEvent.PlanMade(
-                fresh ? "" : current.toString(), target.toString(), planned, fresh ? freshDir : "");
+                fresh ? "" : current.toString(), target.toString(), planned, fresh ? freshDir : "", legs);
     }
 }

@@ -1,7 +1,10 @@
 package dev.etcdmigrate.plan;
 
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.step.MinorUpgrade;
 import dev.etcdmigrate.step.OnlineDowngrade;
+import dev.etcdmigrate.step.PatchFloor;
 import dev.etcdmigrate.step.Step;
 import dev.etcdmigrate.version.MinorLine;
 import java.util.ArrayList;
@@ -27,6 +30,16 @@ public record RolloutChain(List<Leg> legs) {
 
         public boolean upgrade() {
             return from.isOlderThan(to);
+        }
+
+        /** The release the leg ends at: its member serves it after the leg (or execs it, the last leg). */
+        public Release arrival() {
+            return switch (steps.getLast()) {
+                case MinorUpgrade up -> up.release();
+                case OnlineDowngrade down -> down.older();
+                case PatchFloor floor -> floor.release();
+                default -> throw new IllegalStateException("a leg ends with the step that crosses its minor");
+            };
         }
 
         @Override
@@ -56,6 +69,42 @@ public record RolloutChain(List<Leg> legs) {
 
     static boolean crossesAMinor(Step step) {
         return step instanceof MinorUpgrade || step instanceof OnlineDowngrade;
+    }
+
+    /**
+     * The chain as the plan shows it (`plan`, `inspect`'s targets): per leg the plan's steps (1-based), its patch
+     * floors, the etcd it reaches, who decides its restart (leg 1 at once; the others under the cluster's restart
+     * record {@code recordKey}) and what follows it. Empty unless the member restarts more than once.
+     */
+    public List<DecisionEvent.PlannedLeg> planned(String recordKey) {
+        List<DecisionEvent.PlannedLeg> planned = new ArrayList<>();
+        if (!multiLeg()) return planned;
+        int step = 1;
+        for (int i = 0; i < legs.size(); i++) {
+            Leg leg = legs.get(i);
+            int first = step;
+            List<String> floors = new ArrayList<>();
+            for (Step s : leg.steps()) {
+                step++;
+                if (s instanceof PatchFloor floor) floors.add(floor.release().version());
+            }
+            boolean last = i == legs.size() - 1;
+            planned.add(new DecisionEvent.PlannedLeg(
+                    i + 1,
+                    leg.from().toString(),
+                    leg.to().toString(),
+                    leg.upgrade() ? "upgrade" : "downgrade",
+                    first,
+                    step - 1,
+                    floors,
+                    leg.arrival().version(),
+                    i == 0 ? "at-once" : "restart-record",
+                    recordKey,
+                    leg.steps().getLast() instanceof OnlineDowngrade ? leg.to().toString() : "",
+                    last ? "exec" : "serve",
+                    last ? "" : leg.to().toString()));
+        }
+        return planned;
     }
 
     /** More than one restart: the member serves between legs. */

@@ -20,8 +20,6 @@ import dev.etcdmigrate.ondisk.DamagedFileException;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RolloutChain;
 import dev.etcdmigrate.plan.RolloutChain.Leg;
-import dev.etcdmigrate.step.MinorUpgrade;
-import dev.etcdmigrate.step.OnlineDowngrade;
 import dev.etcdmigrate.step.StepContext;
 import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
@@ -73,11 +71,7 @@ final class ClusterRollout {
     }
 
     private static Release arrival(Leg leg) {
-        return switch (leg.steps().getLast()) {
-            case MinorUpgrade up -> up.release();
-            case OnlineDowngrade down -> down.older();
-            default -> throw new IllegalStateException("a leg ends with the step that crosses its minor");
-        };
+        return leg.arrival();
     }
 
     /**

@@ -4,16 +4,20 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cli.ParsedArgs;
+import dev.etcdmigrate.cluster.RolloutCoordinator;
 import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
+import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.log.Json;
 import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.ondisk.BackendAuth;
 import dev.etcdmigrate.ondisk.BackendStorageVersion;
 import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.plan.Plan;
+import dev.etcdmigrate.plan.RolloutChain;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
@@ -52,7 +56,20 @@ public final class InspectCommand {
 
     public record Backup(String path, String version) {}
 
-    public record Target(String version, String storage, List<String> steps, String refused) {}
+    /**
+     * {@code legs}: for a member of a cluster (--initial-cluster names several) whose plan crosses several minors,
+     * the restarts it walks them in (the same legs `plan` shows); empty otherwise.
+     */
+    public record Target(
+            String version, String storage, List<String> steps, String refused, List<DecisionEvent.PlannedLeg> legs) {
+        public Target {
+            legs = legs == null ? List.of() : List.copyOf(legs);
+        }
+
+        Target(String version, String storage, List<String> steps, String refused) {
+            this(version, storage, steps, refused, List.of());
+        }
+    }
 
     /**
      * Damage the readers met (null when none): each finding as "file (where): expected", that inspect changed
@@ -249,6 +266,7 @@ public final class InspectCommand {
         }
         StartDecision.Flags flags = StartDecision.Flags.of(options);
         var installed = StartDecision.installed(options);
+        boolean auth = authEnabled(dataDir);
         for (Release release : catalog.releases()) {
             StorageApi storage = release.line().v3Api() ? StorageApi.ETCD3 : StorageApi.ETCD2;
             DataVersion target = new DataVersion(release.etcdVersion(), storage);
@@ -263,16 +281,32 @@ public final class InspectCommand {
                     // under the lock, after planning, a start judges version.txt against the data
                     StartDecision.judge(recorded.get(), "version.txt", read, d, StartDecision.once(catalog));
                 }
+                if (auth && !plan.steps().isEmpty()) {
+                    targets.add(new Target(release.version(), storage.toString(), null, Migration.AUTH_REFUSAL));
+                    continue;
+                }
                 targets.add(new Target(
                         release.version(),
                         storage.toString(),
                         plan.steps().stream().map(s -> s.describe()).toList(),
-                        null));
+                        null,
+                        options.members() > 1
+                                ? RolloutChain.of(plan).planned(RolloutCoordinator.RECORD_KEY)
+                                : List.of()));
             } catch (MigrateException e) {
                 targets.add(new Target(release.version(), storage.toString(), null, e.getMessage()));
             }
         }
         return targets;
+    }
+
+    /** Whether the db records etcd's auth as enabled (a start refuses steps on it); a db that cannot say: no. */
+    private static boolean authEnabled(DataDir dataDir) {
+        try {
+            return BackendAuth.enabled(dataDir.member().resolve("snap").resolve("db"));
+        } catch (IOException unreadable) {
+            return false; // the report's damage section says what the readers met
+        }
     }
 
     /** The backups a migration counts as this data dir's ({@link Backups#complete}), oldest first. */
@@ -431,6 +465,13 @@ public final class InspectCommand {
                         .append(" step(s): ")
                         .append(String.join("; ", t.steps()))
                         .append('\n');
+                if (!t.legs().isEmpty()) {
+                    b.append("      a cluster member walks it in ")
+                            .append(t.legs().size())
+                            .append(" restarts:\n");
+                    for (DecisionEvent.PlannedLeg leg : t.legs())
+                        b.append("      ").append(leg.message()).append('\n');
+                }
             }
         }
         return b.toString().stripTrailing();

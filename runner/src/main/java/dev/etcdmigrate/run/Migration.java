@@ -4,12 +4,14 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.cluster.RolloutCoordinator;
 import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.DataDirLock;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.error.RefusedException;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.etcd.EtcdWiring;
 import dev.etcdmigrate.etcd.binary.BinDir;
@@ -21,6 +23,7 @@ import dev.etcdmigrate.event.RunEvent;
 import dev.etcdmigrate.event.StepEvent;
 import dev.etcdmigrate.log.ChildOutputFile;
 import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.ondisk.BackendAuth;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RolloutChain;
 import dev.etcdmigrate.process.Children;
@@ -95,14 +98,46 @@ public final class Migration {
                 current, StartDecision.Flags.of(options), this::catalog, StartDecision.installed(options));
     }
 
-    /** The plan as data: steps, versions, what each keeps and about how much disk it needs (`plan`, `plan -o json`). */
-    public DecisionEvent.PlanMade planEvent() throws IOException, MigrateException {
+    /**
+     * The plan as data: steps, versions, what each keeps and about how much disk it needs (`plan`, `plan -o json`).
+     * A cluster member's chain across several minors is judged as migrate judges it before anything changes: its
+     * own db's auth flag, and the lines of the other members that answer (read from the cluster, read-only).
+     */
+    public DecisionEvent.PlanMade planEvent() throws IOException, InterruptedException, MigrateException {
         try {
-            return planEvent(plan());
+            Plan plan = plan();
+            RolloutChain chain = chainOf(plan);
+            if (chain.multiLeg()) {
+                new ClusterRollout(options, dataDir, etcd, new StepRunner(dataDir, backups, log), log).check(chain);
+            }
+            refuseRecordedAuth(plan);
+            return planEvent(plan);
         } catch (MigrateException e) {
             throw explained(e);
         }
     }
+
+    /**
+     * Every step's private etcd writes a probe key and reads keys through etcd's API, which etcd's auth refuses
+     * without credentials, and the runner takes none: data whose db records auth as enabled is refused before
+     * anything changes, not after a step's etcd ran on it and waited out its start timeout. A db that cannot say
+     * is left to the damage checks (a cluster member's multi-minor chain refuses it, ClusterRollout).
+     */
+    private void refuseRecordedAuth(Plan plan) throws RefusedException {
+        if (plan.steps().isEmpty()) return;
+        try {
+            if (!BackendAuth.enabled(dataDir.member().resolve("snap").resolve("db"))) return;
+        } catch (IOException unreadable) {
+            return; // damage or a read error: the checks and steps that read the db report it as before
+        }
+        throw new RefusedException(AUTH_REFUSAL);
+    }
+
+    /** Also inspect's reason for every target with steps on such data. */
+    static final String AUTH_REFUSAL = "refused: this data records etcd's auth as enabled (member/snap/db, bucket"
+            + " auth): each step's etcd must write a probe key and read keys through etcd's API, for which the runner"
+            + " has no credentials. Disable auth for the migration (etcdctl auth disable, on any member of a cluster;"
+            + " enable it again once the target runs) (nothing was changed)";
 
     /** The run's reason with what a damaged file means and the way back, when damage caused it. */
     private MigrateException explained(MigrateException e) {
@@ -117,7 +152,15 @@ public final class Migration {
 
     private DecisionEvent.PlanMade planEvent(Plan plan) throws IOException {
         long member = plan.steps().isEmpty() || !Files.isDirectory(dataDir.member()) ? 0 : Trees.size(dataDir.member());
-        return plan.event(member, dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist"));
+        return plan.event(
+                member,
+                dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist"),
+                chainOf(plan).planned(RolloutCoordinator.RECORD_KEY));
+    }
+
+    /** A cluster member across several minors walks one leg per minor, serving between them (ClusterRollout). */
+    private RolloutChain chainOf(Plan plan) {
+        return options.members() > 1 ? RolloutChain.of(plan) : new RolloutChain(List.of());
     }
 
     /**
@@ -193,7 +236,7 @@ public final class Migration {
                     planned.current().toString(), plan.current().toString()));
         }
         // a cluster member across several minors: one leg per minor, serving between them (ClusterRollout)
-        RolloutChain chain = options.members() > 1 ? RolloutChain.of(plan) : new RolloutChain(List.of());
+        RolloutChain chain = chainOf(plan);
         ClusterRollout rollout = new ClusterRollout(options, dataDir, etcd, new StepRunner(dataDir, backups, log), log);
         List<Release> serving = chain.multiLeg() ? ClusterRollout.servingReleases(chain) : List.of();
         BinaryCheck binaries = etcd.binaryCheck();
@@ -218,6 +261,7 @@ public final class Migration {
             checks.add(
                     new Preflight.Check("the other members can take " + chain.describe(), () -> rollout.check(chain)));
         }
+        checks.add(new Preflight.Check("etcd's auth is not enabled in the data", () -> refuseRecordedAuth(plan)));
         if (!plan.steps().isEmpty() && planned.steps().isEmpty()) {
             checks.addAll(
                     preflight

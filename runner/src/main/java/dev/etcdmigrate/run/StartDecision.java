@@ -165,6 +165,8 @@ final class StartDecision {
         if (flags.members() == 1) {
             plan = plan.withSnapshotForTheTarget();
             if (!flags.v2DeprecationGiven()) plan = plan.withV2JudgedAtStart();
+        } else {
+            plan = plan.withSnapshotterAfterServing();
         }
         plan = RollingUpgradePolicy.check(plan, flags.members());
         if (flags.walDir().isPresent()) {

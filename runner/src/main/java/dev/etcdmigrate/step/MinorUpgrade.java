@@ -78,6 +78,11 @@ public record MinorUpgrade(
     }
 
     /** The same step, its etcd starting first and the check running only after it refused v2 content (see above). */
+    /** The same step with the previous line's etcd taking a snapshot first (see {@code Plan.withSnapshotterAfterServing}). */
+    public MinorUpgrade withSnapshotter(Release previous) {
+        return new MinorUpgrade(storage, from, release, v2Checker, Optional.of(previous), snapshotForNext, false);
+    }
+
     public MinorUpgrade withV2JudgedAtStart() {
         return new MinorUpgrade(storage, from, release, v2Checker, snapshotter, snapshotForNext, true);
     }

@@ -21,8 +21,7 @@ import java.util.Optional;
  *
  * <p>The downgrade is cluster-wide: for a member of a multi-member cluster the newer etcd rejoins its
  * peers, the first member's run enables the downgrade, later members' runs find the cluster version at
- * the target already and go on (members edited at once: a run whose enable etcd refuses because another's
- * came first goes on too); a downgrade to another version in progress is a refusal. The job ends
+ * the target already and go on; a downgrade to another version in progress is a refusal. The job ends
  * when the leader sees every member on the older line (within its --downgrade-check-time, 5 s by
  * default), so only a one-member cluster waits for that here.
  */
@@ -82,12 +81,9 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
                 try {
                     etcd.enableDowngrade(running, target);
                 } catch (MigrateException refused) {
-                    // members edited at once: another member's runner enabled it between the read above and this
-                    // enable, which etcd then refuses (validate: an ongoing job); that job is the one wanted here
-                    Optional<MinorLine> now = etcd.enabledDowngrade(running);
-                    boolean byAnother =
-                            now.isPresent() ? now.get().equals(target) : etcd.clusterVersionIs(running, target);
-                    if (!byAnother) throw refused;
+                    // members edited at once: another member's runner may have enabled the same job between the
+                    // read above and this enable, which etcd then refuses as "a downgrade job in progress"
+                    if (!etcd.enabledDowngrade(running).equals(Optional.of(target))) throw refused;
                     context.log()
                             .info("another member enabled the downgrade to " + target
                                     + " meanwhile; continuing it on this member");

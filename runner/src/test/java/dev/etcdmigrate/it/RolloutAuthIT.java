@@ -122,6 +122,58 @@ class RolloutAuthIT {
         }
     }
 
+    /**
+     * Not only a multi-minor chain: every step's etcd writes a probe key through etcd's API, which auth refuses
+     * without credentials. A lone member's one minor, and a member of three's, are refused up front too (before,
+     * the step's etcd ran on the data and waited out its start timeout: exit 1 after 120 s); plan refuses as
+     * migrate does, inspect marks each target with steps refused and a restart at the data's line not.
+     */
+    @Test
+    void authEnabledRefusesEveryPlanWithStepsUpFront(@TempDir Path dir) throws Exception {
+        Release from = line("3.5");
+        Release to = line("3.6");
+        Path data = seed(dir, from, true);
+        Map<String, String> before = TreeDigest.of(data);
+        List<List<String>> starts = List.of(RunnerArgs.migrate(data, to.version()), memberOfThree(data, to));
+        for (List<String> start : starts) {
+            try (RunnerProcess runner = RunnerProcess.run(start)) {
+                assertEquals(3, runner.exitCode(), runner.output());
+                JsonNode ending = runner.ending();
+                assertEquals("refused", ending.path("event").asText(), runner.output());
+                String reason = ending.path("reason").asText();
+                assertTrue(reason.contains("bucket auth") && reason.contains("nothing was changed"), reason);
+                assertEquals(0, runner.count("etcd-started"), "no etcd was started:\n" + runner.output());
+            }
+            List<String> plan = new ArrayList<>(start);
+            plan.set(0, "plan");
+            plan.remove("--no-exec");
+            try (RunnerProcess runner = RunnerProcess.run(plan)) {
+                assertEquals(3, runner.exitCode(), runner.output());
+                assertTrue(runner.ending().path("reason").asText().contains("bucket auth"), runner.output());
+            }
+        }
+        List<String> inspect = new ArrayList<>(RunnerArgs.migrate(data, to.version()));
+        inspect.set(0, "inspect");
+        inspect.remove("--no-exec");
+        inspect.addAll(List.of("-o", "json"));
+        try (RunnerProcess runner = RunnerProcess.run(inspect)) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            JsonNode report = new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(runner.output()
+                            .lines()
+                            .filter(l -> l.startsWith("{\"schema\""))
+                            .findFirst()
+                            .orElseThrow());
+            for (JsonNode t : report.path("targets")) {
+                if (t.path("version").asText().equals(to.version()))
+                    assertTrue(t.path("refused").asText().contains("bucket auth"), t.toString());
+                if (t.path("version").asText().equals(from.version()))
+                    assertTrue(t.path("refused").isNull(), "a restart needs no API call: " + t);
+            }
+        }
+        assertEquals(before, TreeDigest.of(data), "byte-identical");
+    }
+
     private static ByteSequence bytes(String s) {
         return ByteSequence.from(s, StandardCharsets.UTF_8);
     }

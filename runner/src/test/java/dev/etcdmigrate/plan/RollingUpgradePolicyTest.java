@@ -44,6 +44,30 @@ class RollingUpgradePolicyTest {
         assertSame(plan, RollingUpgradePolicy.check(plan, members));
     }
 
+    /**
+     * A member walking 3.4 -> 3.7 serves 3.6 between legs, so its WAL gains entries after the 3.5 -> 3.6 step's
+     * snapshot: the 3.6 -> 3.7 step runs 3.6 once more to snapshot after them (3.7 replays no v2-format entry).
+     */
+    @Test
+    void aMinorUpgradeAfterServingBetweenLegsTakesItsOwnSnapshot() throws Exception {
+        Plan raw = plan("3.4.23/etcd3", "3.7.3/etcd3");
+        Plan member = raw.withSnapshotterAfterServing();
+        assertEquals(raw.steps().size(), member.steps().size());
+        var last = (dev.etcdmigrate.step.MinorUpgrade) member.steps().getLast();
+        assertEquals(
+                java.util.Optional.of("3.6.16"),
+                last.snapshotter().map(r -> r.version().toString()),
+                "the 3.7 step's own snapshotter");
+        assertTrue(
+                ((dev.etcdmigrate.step.MinorUpgrade) raw.steps().getLast())
+                        .snapshotter()
+                        .isEmpty(),
+                "the plan of a lone member relies on the step before");
+        for (int i = 0; i < member.steps().size() - 1; i++) {
+            assertEquals(raw.steps().get(i), member.steps().get(i), "only the 3.7 step changes");
+        }
+    }
+
     @ParameterizedTest(name = "{0} -> {1}: {2}")
     @CsvSource(
             delimiter = '|',

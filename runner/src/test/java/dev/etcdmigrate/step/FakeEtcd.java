@@ -40,6 +40,8 @@ final class FakeEtcd implements EtcdOperations {
     static final class Cluster {
         Optional<MinorLine> downgradeEnabled = Optional.empty();
         Optional<MinorLine> clusterVersion = Optional.empty();
+        /** Another member's runner enables the downgrade just before this one's enable (members edited at once). */
+        boolean raceToEnable;
     }
 
     private final Path dataDir;
@@ -56,11 +58,6 @@ final class FakeEtcd implements EtcdOperations {
     final List<DumpedKey> v3Keys = new ArrayList<>();
     final Map<String, String> v2Store = new LinkedHashMap<>();
     boolean rejoins;
-    /** Another member's run enables the downgrade just before this one's enable (members edited at once). */
-    boolean anotherEnablesFirst;
-    /** etcd refuses the enable for a reason of its own: nothing changes. */
-    boolean enableRefused;
-
     private KeyspaceDigest converted = new KeyspaceDigest("", 0);
 
     FakeEtcd(Path dataDir, Cluster cluster) {
@@ -204,13 +201,12 @@ final class FakeEtcd implements EtcdOperations {
     @Override
     public void enableDowngrade(Running etcd, MinorLine target) throws StepFailedException {
         call("downgrade enable " + etcd.release().version() + " " + target);
-        if (enableRefused)
-            throw new StepFailedException("etcdctl downgrade validate: invalid downgrade target version");
-        if (anotherEnablesFirst) {
+        if (cluster.raceToEnable) {
+            cluster.raceToEnable = false;
             cluster.downgradeEnabled = Optional.of(target);
             cluster.clusterVersion = Optional.of(target);
-            // what etcd answers a second enable
-            throw new StepFailedException("etcdctl downgrade validate: the cluster has an ongoing downgrade job");
+            // what etcd answers the second enable
+            throw new StepFailedException("etcdserver: cluster has a downgrade job in progress");
         }
         if (cluster.clusterVersion.equals(Optional.of(target))) {
             // what etcd answers: the cluster version is the target already

@@ -40,6 +40,10 @@ public final class PrivateEtcd implements AutoCloseable {
     private static final Duration POLL = Duration.ofMillis(20);
     // A member of a healthy cluster hears its leader within about one election timeout (1 s default).
     private static final Duration REJOIN_PATIENCE = Duration.ofSeconds(5);
+    // Peers that do not run may be restarting with this member: the kubelets of an all-at-once manifest edit start
+    // the members up to ~20 s apart (ThreeNodeCheck), and two that meet make the quorum; failing sooner means a
+    // crash loop whose back-off keeps them apart for minutes.
+    private static final Duration PEERS_DOWN_PATIENCE = Duration.ofSeconds(30);
 
     private final Release release;
     private final Process process;
@@ -216,7 +220,7 @@ public final class PrivateEtcd implements AutoCloseable {
         }
         // only a rejoining member can be refused by its peers; a verdict stops it so no probe waits on
         RejoinWatch rejoin = (settings.cluster().isPresent()
-                        ? new RejoinWatch(REJOIN_PATIENCE)
+                        ? new RejoinWatch(REJOIN_PATIENCE, PEERS_DOWN_PATIENCE)
                         : RejoinWatch.disabled())
                 .onVerdict(process::destroy);
         V2RefusalWatch refusals = new V2RefusalWatch(release.line().v2Refusals());

@@ -19,7 +19,11 @@ public final class RejoinWatch implements Consumer<String> {
 
     /** A substring of etcd's output (any 3.x logger) and what it means for the member. */
     /** What etcd logs ({@code fragment}), what it means, and its kind as events name it. */
-    record Symptom(String kind, String fragment, String meaning, boolean definitive) {}
+    record Symptom(String kind, String fragment, String meaning, boolean definitive, boolean peersDown) {
+        Symptom(String kind, String fragment, String meaning, boolean definitive) {
+            this(kind, fragment, meaning, definitive, false);
+        }
+    }
 
     // Ordered by how much they explain: the first kind seen is the one reported.
     private static final List<Symptom> SYMPTOMS = List.of(
@@ -56,14 +60,19 @@ public final class RejoinWatch implements Consumer<String> {
                     "peers-refuse",
                     "connection refused",
                     "its peers refuse connections: too few members are running for a quorum",
-                    false),
-            new Symptom("no-route", "no route to host", "its peers cannot be reached over the network", false),
-            new Symptom("peers-silent", "i/o timeout", "its peers do not answer over the network", false),
-            new Symptom("peers-unreachable", "failed to reach the peer url", "its peers cannot be reached", false));
+                    false,
+                    true),
+            new Symptom("no-route", "no route to host", "its peers cannot be reached over the network", false, true),
+            new Symptom("peers-silent", "i/o timeout", "its peers do not answer over the network", false, true),
+            new Symptom(
+                    "peers-unreachable", "failed to reach the peer url", "its peers cannot be reached", false, true));
 
     private static final int QUOTE = 400;
 
     private final Duration patience;
+    /** For peers that are not running (yet): kubelets restart the members of an all-at-once edit up to ~20 s apart. */
+    private final Duration peersDownPatience;
+
     private final LongSupplier clock;
     private final long start;
     private Runnable onVerdict = () -> {};
@@ -75,15 +84,20 @@ public final class RejoinWatch implements Consumer<String> {
 
     /** For a private etcd that rejoins nothing (one-member cluster): never a verdict. */
     public static RejoinWatch disabled() {
-        return new RejoinWatch(null, System::nanoTime);
+        return new RejoinWatch(null, null, System::nanoTime);
     }
 
-    public RejoinWatch(Duration patience) {
-        this(patience, System::nanoTime);
+    /**
+     * patience: how long without a leader a failed handshake with a peer is tolerated; peersDownPatience: the same
+     * for peers that do not run (refused, unreachable), which may be restarting together with this member.
+     */
+    public RejoinWatch(Duration patience, Duration peersDownPatience) {
+        this(patience, peersDownPatience, System::nanoTime);
     }
 
-    RejoinWatch(Duration patience, LongSupplier clock) {
+    RejoinWatch(Duration patience, Duration peersDownPatience, LongSupplier clock) {
         this.patience = patience;
+        this.peersDownPatience = peersDownPatience;
         this.clock = clock;
         this.start = clock.getAsLong();
         this.leaderlessSince = start;
@@ -147,7 +161,8 @@ public final class RejoinWatch implements Consumer<String> {
             return Optional.of(symptom.meaning() + " (etcd: " + worstLine + ")");
         }
         long leaderless = clock.getAsLong() - leaderlessSince;
-        if (leader || leaderless < patience.toNanos()) {
+        Duration wait = symptom.peersDown() ? peersDownPatience : patience;
+        if (leader || leaderless < wait.toNanos()) {
             return Optional.empty();
         }
         return Optional.of("no raft leader after "

@@ -1,0 +1,466 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.datadir.Permissions;
+import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.StorageApi;
+import io.etcd.jetcd.Auth;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What `plan` and `inspect` show a member of a real three-member cluster whose target is several minors away
+ * (issue 31): the chain of legs, each with its etcd, its steps, who decides its restart and what it waits for, up
+ * (3.4 -> 3.7) and down (3.7 -> 3.5), for each member in turn (stopped, as the kubelet stops it for its new
+ * manifest, while the two others serve); and a chain the cluster cannot take (3.4 -> 3.7 while the two other
+ * members run 3.3, read from the cluster) refused by `plan` and `migrate` with exit 3 and nothing changed.
+ *
+ * <p>The members are plain etcd processes on loopback, one address each (127.0.0.1-3) with the same client and
+ * peer ports, the layout of separate hosts: the runner finds the other members as it does in production, from
+ * --initial-cluster's hosts and its own client port.
+ */
+class RolloutChainIT {
+
+    private static final Duration DEADLINE = Duration.ofMinutes(2);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static Release line(String line) {
+        return EtcdFixture.V3_RELEASES.stream()
+                .filter(r -> r.minorLine().toString().equals(line))
+                .reduce((first, second) -> second)
+                .orElseThrow();
+    }
+
+    @Test
+    void eachMemberSeesTheChainUp(@TempDir Path dir) throws Exception {
+        Release from = line("3.4");
+        Release to = EtcdFixture.newest();
+        try (Trio cluster = new Trio(dir, from)) {
+            for (int i = 0; i < 3; i++) {
+                cluster.stop(i);
+                Map<String, String> before = TreeDigest.of(cluster.data(i));
+                JsonNode plan = cluster.planJson(i, to);
+                assertEquals(from.version() + "/etcd3", plan.path("current").asText(), plan.toString());
+                JsonNode legs = plan.path("legs");
+                assertEquals(3, legs.size(), plan.toString());
+                assertLegs(legs, List.of("3.4", "3.5", "3.6", "3.7"), "upgrade");
+                assertEquals(
+                        List.of(line("3.5").version(), line("3.6").version(), to.version()), texts(legs, "serves"));
+                assertEquals(List.of("", "", ""), texts(legs, "downgradeJob"));
+                assertEquals(List.of("3.5", "3.6", ""), texts(legs, "waitsForClusterVersion"));
+                assertEquals(List.of(1, 2, 3), numbers(legs, "firstStep"));
+                assertEquals(
+                        plan.path("steps").size(), legs.get(2).path("lastStep").asInt());
+                for (JsonNode leg : legs)
+                    assertEquals(0, leg.path("patchFloors").size(), leg.toString());
+                assertSameAsInspect(cluster, i, to, plan);
+                assertTextShowsTheLegs(cluster, i, to, legs);
+                assertEquals(before, TreeDigest.of(cluster.data(i)), "plan and inspect change nothing");
+                cluster.start(i, from); // back before the next member stops: two serve at every instant
+            }
+        }
+    }
+
+    @Test
+    void eachMemberSeesTheChainDown(@TempDir Path dir) throws Exception {
+        Release from = EtcdFixture.newest();
+        Release to = line("3.5");
+        try (Trio cluster = new Trio(dir, from)) {
+            for (int i = 0; i < 3; i++) {
+                cluster.stop(i);
+                Map<String, String> before = TreeDigest.of(cluster.data(i));
+                JsonNode plan = cluster.planJson(i, to);
+                JsonNode legs = plan.path("legs");
+                assertEquals(2, legs.size(), plan.toString());
+                assertLegs(legs, List.of("3.7", "3.6", "3.5"), "downgrade");
+                assertEquals(List.of(line("3.6").version(), to.version()), texts(legs, "serves"));
+                assertEquals(List.of("3.6", "3.5"), texts(legs, "downgradeJob"), "one downgrade job per minor");
+                assertEquals(List.of("3.6", ""), texts(legs, "waitsForClusterVersion"));
+                assertEquals(List.of(1, 2), numbers(legs, "firstStep"));
+                assertSameAsInspect(cluster, i, to, plan);
+                assertTextShowsTheLegs(cluster, i, to, legs);
+                assertEquals(before, TreeDigest.of(cluster.data(i)), "plan and inspect change nothing");
+                cluster.start(i, from);
+            }
+        }
+    }
+
+    /**
+     * m0 runs 3.4 in a cluster whose two other members still run 3.3 (a rolling 3.3 -> 3.4 upgrade half done); its
+     * target 3.7 starts with the leg 3.4 -> 3.5, which it can join only while every other member runs 3.4 or 3.5.
+     */
+    @Test
+    void aChainTheClusterCannotTakeIsRefusedByPlanAndMigrate(@TempDir Path dir) throws Exception {
+        Release v33 = line("3.3");
+        Release v34 = line("3.4");
+        Release to = EtcdFixture.newest();
+        try (Trio cluster = new Trio(dir, v33)) {
+            cluster.stop(0);
+            cluster.start(0, v34); // one member upgraded, as a rolling upgrade does
+            cluster.stop(0); // and stopped for its new target
+            Map<String, String> before = TreeDigest.of(cluster.data(0));
+            String others = "m1 runs " + v33.version();
+
+            try (RunnerProcess plan = RunnerProcess.run(cluster.runner("plan", 0, to, "-o", "json"))) {
+                assertEquals(3, plan.exitCode(), plan.output());
+                String reason = plan.ending().path("reason").asText();
+                assertTrue(reason.contains(others) && reason.contains("m2 runs " + v33.version()), reason);
+                assertTrue(reason.contains("nothing was changed"), reason);
+                assertTrue(plan.output().lines().noneMatch(l -> l.startsWith("{\"current\"")), "no plan shown");
+            }
+            try (RunnerProcess inspect = RunnerProcess.run(cluster.runner("inspect", 0, to, "-o", "json"))) {
+                // inspect reads only this member's files: the chain, and the cluster version its data last recorded
+                assertEquals(0, inspect.exitCode(), inspect.output());
+                JsonNode report = report(inspect);
+                assertTrue(report.path("clusterVersion").asText().startsWith("3.3."), report.toString());
+                assertEquals(3, target(report, to).path("legs").size(), report.toString());
+            }
+            try (RunnerProcess migrate =
+                    RunnerProcess.run(cluster.runner("migrate", 0, to, "--no-exec", "--log-format", "json"))) {
+                assertEquals(3, migrate.exitCode(), migrate.output());
+                JsonNode ending = migrate.ending();
+                assertEquals("refused", ending.path("event").asText(), migrate.output());
+                assertTrue(ending.path("reason").asText().contains(others), ending.toString());
+                assertEquals(0, migrate.count("etcd-started"), "no etcd was started:\n" + migrate.output());
+                assertEquals(0, migrate.count("rollout-chain-planned"), migrate.output());
+            }
+            assertEquals(before, TreeDigest.of(cluster.data(0)), "byte-identical");
+            for (int i = 1; i < 3; i++) cluster.awaitHealthy(i); // the others serve on, untouched
+        }
+    }
+
+    /**
+     * etcd's auth enabled while every member runs: this member's own db records it (etcd replicates the flag), so
+     * plan and migrate refuse from the db before asking anyone, with exit 3 and nothing changed.
+     */
+    @Test
+    void authEnabledInTheRunningClusterIsRefusedByPlanAndMigrate(@TempDir Path dir) throws Exception {
+        Release from = line("3.5");
+        Release to = EtcdFixture.newest();
+        try (Trio cluster = new Trio(dir, from)) {
+            cluster.enableAuth(0);
+            cluster.stop(0);
+            assertRefusedUpFront(cluster, to, "bucket auth");
+        }
+    }
+
+    /**
+     * etcd's auth enabled after this member stopped (its db does not know): the other members refuse the read of the
+     * restart record without credentials, and plan and migrate refuse from that answer, before anything changes.
+     */
+    @Test
+    void authEnabledAfterThisMemberStoppedIsRefusedFromTheCluster(@TempDir Path dir) throws Exception {
+        Release from = line("3.5");
+        Release to = EtcdFixture.newest();
+        try (Trio cluster = new Trio(dir, from)) {
+            cluster.stop(0);
+            cluster.enableAuth(1);
+            assertRefusedUpFront(cluster, to, "etcd's auth enabled");
+        }
+    }
+
+    private static void assertRefusedUpFront(Trio cluster, Release to, String why) throws Exception {
+        Map<String, String> before = TreeDigest.of(cluster.data(0));
+        try (RunnerProcess plan = RunnerProcess.run(cluster.runner("plan", 0, to, "-o", "json"))) {
+            assertEquals(3, plan.exitCode(), plan.output());
+            String reason = plan.ending().path("reason").asText();
+            assertTrue(reason.contains(why) && reason.contains("nothing was changed"), reason);
+        }
+        try (RunnerProcess migrate =
+                RunnerProcess.run(cluster.runner("migrate", 0, to, "--no-exec", "--log-format", "json"))) {
+            assertEquals(3, migrate.exitCode(), migrate.output());
+            JsonNode ending = migrate.ending();
+            assertEquals("refused", ending.path("event").asText(), migrate.output());
+            assertTrue(ending.path("reason").asText().contains(why), ending.toString());
+            assertEquals(0, migrate.count("etcd-started"), "no etcd was started:\n" + migrate.output());
+            assertEquals(0, migrate.count("rollout-chain-planned"), migrate.output());
+        }
+        assertEquals(before, TreeDigest.of(cluster.data(0)), "byte-identical");
+        for (int i = 1; i < 3; i++) cluster.awaitHealthy(i);
+    }
+
+    private static void assertLegs(JsonNode legs, List<String> lines, String direction) {
+        for (int k = 0; k < legs.size(); k++) {
+            JsonNode leg = legs.get(k);
+            assertEquals(k + 1, leg.path("index").asInt());
+            assertEquals(lines.get(k), leg.path("from").asText(), leg.toString());
+            assertEquals(lines.get(k + 1), leg.path("to").asText(), leg.toString());
+            assertEquals(direction, leg.path("direction").asText());
+            assertEquals(
+                    k == 0 ? "at-once" : "restart-record", leg.path("restart").asText(), leg.toString());
+            assertEquals("/etcd-migrate/rollout/restart", leg.path("recordKey").asText());
+            assertEquals(
+                    k == legs.size() - 1 ? "exec" : "serve", leg.path("then").asText(), leg.toString());
+        }
+    }
+
+    /** inspect's target shows the same legs and steps as plan. */
+    private static void assertSameAsInspect(Trio cluster, int i, Release to, JsonNode plan) throws Exception {
+        try (RunnerProcess inspect = RunnerProcess.run(cluster.runner("inspect", i, to, "-o", "json"))) {
+            assertEquals(0, inspect.exitCode(), inspect.output());
+            JsonNode shown = target(report(inspect), to);
+            assertEquals(plan.path("legs"), shown.path("legs"), "inspect's legs are plan's");
+            List<String> planned = new ArrayList<>();
+            plan.path("steps").forEach(s -> planned.add(s.path("description").asText()));
+            List<String> listed = new ArrayList<>();
+            shown.path("steps").forEach(s -> listed.add(s.asText()));
+            assertEquals(planned, listed);
+        }
+    }
+
+    /** The text of plan and inspect: one line per leg, naming its lines and the etcd it reaches. */
+    private static void assertTextShowsTheLegs(Trio cluster, int i, Release to, JsonNode legs) throws Exception {
+        for (String command : List.of("plan", "inspect")) {
+            try (RunnerProcess runner = RunnerProcess.run(cluster.runner(command, i, to))) {
+                assertEquals(0, runner.exitCode(), runner.output());
+                List<String> lines = runner.output().lines().map(String::strip).toList();
+                if (command.equals("inspect")) {
+                    // every target is listed: the legs under this one's entry
+                    int at = lines.indexOf(lines.stream()
+                            .filter(l -> l.startsWith("- " + to.version() + "/etcd3:"))
+                            .findFirst()
+                            .orElseThrow(() -> new AssertionError(runner.output())));
+                    lines = lines.subList(at + 1, lines.size()).stream()
+                            .takeWhile(l -> !l.startsWith("- "))
+                            .toList();
+                }
+                List<String> shown =
+                        lines.stream().filter(l -> l.startsWith("leg ")).toList();
+                assertEquals(legs.size(), shown.size(), command + ":\n" + runner.output());
+                for (int k = 0; k < legs.size(); k++) {
+                    JsonNode leg = legs.get(k);
+                    String text = shown.get(k);
+                    assertTrue(
+                            text.startsWith(
+                                    "leg " + (k + 1) + ": " + leg.path("from").asText() + " -> "
+                                            + leg.path("to").asText()),
+                            text);
+                    assertTrue(text.contains(leg.path("serves").asText()), text);
+                    if (k > 0) assertTrue(text.contains(leg.path("recordKey").asText()), text);
+                }
+            }
+        }
+    }
+
+    private static JsonNode report(RunnerProcess inspect) throws Exception {
+        return JSON.readTree(inspect.output()
+                .lines()
+                .filter(l -> l.startsWith("{\"schema\""))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no report: " + inspect.output())));
+    }
+
+    private static JsonNode target(JsonNode report, Release to) {
+        for (JsonNode t : report.path("targets")) {
+            if (t.path("version").asText().equals(to.version())
+                    && t.path("storage").asText().equals("etcd3")) return t;
+        }
+        throw new AssertionError("no target " + to.version() + " in " + report);
+    }
+
+    private static List<String> texts(JsonNode legs, String field) {
+        List<String> out = new ArrayList<>();
+        legs.forEach(l -> out.add(l.path(field).asText()));
+        return out;
+    }
+
+    private static List<Integer> numbers(JsonNode legs, String field) {
+        List<Integer> out = new ArrayList<>();
+        legs.forEach(l -> out.add(l.path(field).asInt()));
+        return out;
+    }
+
+    /**
+     * Three etcd members m0-m2 on 127.0.0.1-3, the same client and peer port on each, http; each data dir with the
+     * version.txt a runner would have written. {@link #close()} stops (and reaps) every etcd it started.
+     */
+    private static final class Trio implements AutoCloseable {
+        private final Path dir;
+        private final int client;
+        private final int peer;
+        private final Process[] etcds = new Process[3];
+        private final HttpClient http =
+                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+        Trio(Path dir, Release release) throws Exception {
+            this.dir = dir;
+            var ports = FreePorts.pick();
+            this.client = ports.client();
+            this.peer = ports.peer();
+            try {
+                for (int i = 0; i < 3; i++) {
+                    Permissions.ownerOnlyDir(data(i));
+                    launch(i, release);
+                }
+                for (int i = 0; i < 3; i++) awaitHealthy(i);
+                for (int i = 0; i < 3; i++) record(i, release);
+            } catch (Exception | AssertionError e) {
+                close();
+                throw e;
+            }
+        }
+
+        Path data(int i) {
+            return dir.resolve("m" + i);
+        }
+
+        private String host(int i) {
+            return "127.0.0." + (i + 1);
+        }
+
+        String clientUrl(int i) {
+            return "http://" + host(i) + ":" + client;
+        }
+
+        String peerUrl(int i) {
+            return "http://" + host(i) + ":" + peer;
+        }
+
+        String initialCluster() {
+            return "m0=" + peerUrl(0) + ",m1=" + peerUrl(1) + ",m2=" + peerUrl(2);
+        }
+
+        private List<String> etcdArgs(int i) {
+            return List.of(
+                    "--name",
+                    "m" + i,
+                    "--initial-cluster",
+                    initialCluster(),
+                    "--initial-cluster-state",
+                    "new",
+                    "--initial-cluster-token",
+                    "chain-it",
+                    "--initial-advertise-peer-urls",
+                    peerUrl(i),
+                    "--listen-peer-urls",
+                    peerUrl(i),
+                    "--listen-client-urls",
+                    clientUrl(i),
+                    "--advertise-client-urls",
+                    clientUrl(i));
+        }
+
+        private void launch(int i, Release release) throws IOException {
+            List<String> argv = new ArrayList<>();
+            argv.add(EtcdFixture.binDir().resolve("etcd-" + release.version()).toString());
+            argv.addAll(List.of("--data-dir", data(i).toString()));
+            argv.addAll(etcdArgs(i));
+            etcds[i] = new ProcessBuilder(argv)
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                            dir.resolve("m" + i + ".log").toFile()))
+                    .start();
+        }
+
+        /** The member (re)started at {@code release}, serving, its version.txt saying so. */
+        void start(int i, Release release) throws Exception {
+            launch(i, release);
+            awaitHealthy(i);
+            record(i, release);
+        }
+
+        private void record(int i, Release release) throws IOException {
+            new DataDir(data(i)).writeVersion(new DataVersion(release.etcdVersion(), StorageApi.ETCD3));
+        }
+
+        void stop(int i) throws Exception {
+            Process p = etcds[i];
+            if (p == null) return;
+            p.destroy(); // SIGTERM: etcd stops cleanly, as under the kubelet
+            if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                p.waitFor(10, TimeUnit.SECONDS);
+            }
+            etcds[i] = null;
+        }
+
+        void awaitHealthy(int i) throws Exception {
+            HttpRequest request = HttpRequest.newBuilder(URI.create(clientUrl(i) + "/health"))
+                    .timeout(Duration.ofSeconds(2))
+                    .GET()
+                    .build();
+            long end = System.nanoTime() + DEADLINE.toNanos();
+            String last = "";
+            while (System.nanoTime() < end) {
+                if (etcds[i] != null && !etcds[i].isAlive())
+                    fail("m" + i + " exited; see " + dir.resolve("m" + i + ".log"));
+                try {
+                    HttpResponse<String> answer = http.send(request, HttpResponse.BodyHandlers.ofString());
+                    if (answer.statusCode() == 200
+                            && JSON.readTree(answer.body())
+                                    .path("health")
+                                    .asText()
+                                    .equals("true")) return;
+                    last = answer.statusCode() + " " + answer.body();
+                } catch (IOException e) {
+                    last = e.toString();
+                }
+                Thread.sleep(100); // poll interval of a deadline-bound wait
+            }
+            fail("m" + i + " never healthy at " + clientUrl(i) + " (last: " + last + ")");
+        }
+
+        /** The runner's command line for member i, its etcd arguments after "--" as its manifest would give them. */
+        List<String> runner(String command, int i, Release target, String... flags) {
+            List<String> args = new ArrayList<>(RunnerArgs.common(command, data(i), target.version()));
+            args.set(args.indexOf("--name") + 1, "m" + i);
+            args.addAll(List.of(flags));
+            args.addAll(List.of("--initial-cluster", initialCluster(), "--listen-peer-urls", peerUrl(i), "--"));
+            args.addAll(etcdArgs(i));
+            return args;
+        }
+
+        /** etcd's auth enabled through member i (a root user, as `etcdctl user add root; auth enable` make it). */
+        void enableAuth(int i) throws Exception {
+            try (Client client = Client.builder().endpoints(clientUrl(i)).build()) {
+                Auth auth = client.getAuthClient();
+                auth.userAdd(bytes("root"), bytes("root-pw")).get(30, TimeUnit.SECONDS);
+                auth.roleAdd(bytes("root")).get(30, TimeUnit.SECONDS);
+                auth.userGrantRole(bytes("root"), bytes("root")).get(30, TimeUnit.SECONDS);
+                auth.authEnable().get(30, TimeUnit.SECONDS);
+            }
+        }
+
+        private static ByteSequence bytes(String s) {
+            return ByteSequence.from(s, StandardCharsets.UTF_8);
+        }
+
+        JsonNode planJson(int i, Release target) throws Exception {
+            try (RunnerProcess plan = RunnerProcess.run(runner("plan", i, target, "-o", "json"))) {
+                assertEquals(0, plan.exitCode(), plan.output());
+                return JSON.readTree(plan.output()
+                        .lines()
+                        .filter(l -> l.startsWith("{\"current\""))
+                        .findFirst()
+                        .orElseThrow(() -> new AssertionError("no plan: " + plan.output())));
+            }
+        }
+
+        @Override
+        public void close() throws Exception {
+            for (int i = 0; i < 3; i++) stop(i);
+        }
+    }
+}
