@@ -158,6 +158,22 @@ public final class RolloutCoordinator {
         return cluster.record().filter(r -> r.value().holder().equals(self));
     }
 
+    /**
+     * {@link #ownRecord()}, read again after a pause when no member answers (a leader change, a quorum just back
+     * after a pod died), at most {@code attempts} reads: a transient error must not end a runner that holds the
+     * record (it would exit with its member stopped until the kubelet's back-off restarts it).
+     */
+    public Optional<Record> ownRecord(int attempts) throws IOException, InterruptedException, MigrateException {
+        for (int read = 1; ; read++) {
+            try {
+                return ownRecord();
+            } catch (IOException unreachable) {
+                if (read >= attempts) throw unreachable;
+                pause.await();
+            }
+        }
+    }
+
     /** Why the cluster does not allow {@code from -> to} yet; empty when it does. */
     Optional<String> gateClosed(MinorLine from, MinorLine to, List<Member> members)
             throws IOException, InterruptedException, MigrateException {

@@ -140,8 +140,10 @@ final class ClusterRollout {
         Optional<Record> held = Optional.empty();
         // a run stopped while it held the record (.etcd-migrate/restart-record says so; or stopped between taking it
         // and noting it): the member's restart it began is this run's first leg, which then releases it
+        boolean noted = Files.exists(dataDir.own().restartRecord());
         try {
-            held = coordinator(arrival(chain.legs().getFirst())).ownRecord();
+            held = coordinator(arrival(chain.legs().getFirst()))
+                    .ownRecord(noted ? (int) (RELEASE_PATIENCE.toMillis() / POLL.toMillis()) : 1);
         } catch (IOException unreachable) {
             if (Files.exists(dataDir.own().restartRecord())) throw unreachable; // must be found before going on
         }

@@ -65,6 +65,12 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
         context.backups().copyOf(context.dataDir().member(), context.walDir(), new DataVersion(from, StorageApi.ETCD3));
         try (EtcdOperations.Running running = etcd.start(newer, data)) {
             Optional<MinorLine> enabled = etcd.enabledDowngrade(running);
+            if (enabled.isPresent() && enabled.get().equals(newer.minorLine())) {
+                // the previous minor's job (to the line this member runs): its leader ends it once every member
+                // runs that line; a member whose pod restarted while it waited between legs comes here early
+                etcd.awaitDowngradeFinished(running);
+                enabled = etcd.enabledDowngrade(running);
+            }
             if (enabled.isPresent() && !enabled.get().equals(target)) {
                 throw new StepFailedException(
                         "the cluster has a downgrade to " + enabled.get() + " in progress, not to " + target

@@ -45,6 +45,8 @@ class RolloutCoordinatorTest {
         final List<String> writes = new ArrayList<>();
         /** How many reads of the members fail as etcd's client does when no member answers. */
         int unanswered;
+        /** How many reads of the record fail so (e.g. 503 "leader changed" on every member tried). */
+        int unansweredRecords;
 
         FakeCluster member(String name, String version, long raftIndex) {
             members.put(name, Optional.of(status(version, raftIndex, Optional.empty())));
@@ -83,7 +85,11 @@ class RolloutCoordinatorTest {
         }
 
         @Override
-        public Optional<Record> record() {
+        public Optional<Record> record() throws IOException {
+            if (unansweredRecords > 0) {
+                unansweredRecords--;
+                throw new IOException("no member answered (last: 503 leader changed)");
+            }
             return record;
         }
 
@@ -135,6 +141,21 @@ class RolloutCoordinatorTest {
         assertEquals(L37, held.value().to());
         assertEquals(0, cluster.ticks, "no wait");
         assertEquals(1, events(RolloutEvent.RestartRecordTaken.class).size());
+    }
+
+    /**
+     * HaRolloutIT's kill trials: a runner killed holding the record starts again while the cluster elects a leader;
+     * it reads its record again after a pause instead of exiting 1 with its member stopped.
+     */
+    @Test
+    void aHolderStartedAgainReadsItsRecordAgainWhileNoMemberAnswers() throws Exception {
+        FakeCluster cluster = new FakeCluster();
+        cluster.record = Optional.of(new Record(new RecordValue("a", L36, L37, Instant.EPOCH), 7));
+        cluster.unansweredRecords = 2;
+        assertEquals(cluster.record, coordinator(cluster, "a", 3).ownRecord(60));
+        assertEquals(2, cluster.ticks, "one pause per unanswered read");
+        cluster.unansweredRecords = 3;
+        assertThrows(IOException.class, () -> coordinator(cluster, "a", 3).ownRecord(3), "at most that many reads");
     }
 
     @Test

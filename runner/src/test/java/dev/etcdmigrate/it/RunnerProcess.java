@@ -238,6 +238,27 @@ final class RunnerProcess implements AutoCloseable {
         return String.join("\n", lines());
     }
 
+    /** The raw lines from index {@code from} on (JSON as printed). */
+    List<String> linesFrom(int from) {
+        synchronized (lines) {
+            return List.copyOf(lines.subList(Math.min(from, lines.size()), lines.size()));
+        }
+    }
+
+    /** How many lines it printed so far (its own events and its children's output). */
+    int lineCount() {
+        synchronized (lines) {
+            return lines.size();
+        }
+    }
+
+    /** Until it printed more than {@code known} lines, at most {@code wait}: a waiter sees each event as it comes. */
+    void awaitLines(int known, Duration wait) throws InterruptedException {
+        synchronized (lines) {
+            if (lines.size() <= known) lines.wait(Math.max(1, wait.toMillis()));
+        }
+    }
+
     /** Children die with us only if we stop them: remember who they are while the runner lives. */
     void rememberDescendants() {
         process.toHandle().descendants().forEach(seen::add);

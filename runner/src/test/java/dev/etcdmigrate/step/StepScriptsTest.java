@@ -392,6 +392,32 @@ class StepScriptsTest {
                 etcd.calls.subList(0, 8));
     }
 
+    /**
+     * HaRolloutIT's kill trials (seed 1795681301501): a member killed while it served at 3.6 waiting for the 3.6
+     * job to end reruns its 3.6 -> 3.5 leg at once; it waits for that job's end instead of refusing it.
+     */
+    @Test
+    void thePreviousMinorsJobStillRunningIsAwaitedThenTheNextEnabled()
+            throws IOException, InterruptedException, MigrateException {
+        Step step = new OnlineDowngrade(EtcdVersion.parse("3.6.16"), release("3.6.16"), release("3.5.35"));
+        DataDir dataDir = seed("previous", v3("3.6.16"));
+        FakeEtcd.Cluster cluster = new FakeEtcd.Cluster();
+        cluster.downgradeEnabled = Optional.of(new MinorLine(3, 6));
+        cluster.clusterVersion = Optional.of(new MinorLine(3, 6));
+        FakeEtcd etcd = new FakeEtcd(dataDir.path(), cluster);
+        etcd.rejoins = true;
+        step.run(context(dataDir, etcd));
+        assertEquals(
+                List.of(
+                        "start 3.6.16 .",
+                        "downgrade status 3.6.16",
+                        "await downgrade finished 3.6.16",
+                        "downgrade status 3.6.16",
+                        "cluster version 3.6.16",
+                        "downgrade enable 3.6.16 3.5"),
+                etcd.calls.subList(0, 6));
+    }
+
     @Test
     void aDowngradeToAnotherLineInProgressIsNotTouched() throws IOException, InterruptedException, MigrateException {
         Step step = new OnlineDowngrade(EtcdVersion.parse("3.7.3"), release("3.7.3"), release("3.6.16"));
