@@ -5,13 +5,10 @@ import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
-import dev.etcdmigrate.error.RefusedException;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.log.Log;
-import dev.etcdmigrate.ondisk.BackendMembers;
 import dev.etcdmigrate.ondisk.BackendStorageVersion;
-import dev.etcdmigrate.ondisk.DamagedFileException;
 import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.MinorLine;
@@ -19,7 +16,6 @@ import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -183,29 +179,6 @@ final class DataDirState {
     }
 
     /** A db an etcd holds open is refused before steps: etcd (and etcdutl) would wait on its lock. */
-    /**
-     * etcd ignores --initial-cluster once the data exists; the runner counts the members there (one: a lone member,
-     * whose private etcd listens on loopback only). Data that records more members than the flag names would make a
-     * member of a cluster migrate as a lone one and wait for a quorum it cannot reach, so it is refused here. A db
-     * that cannot say (damage) is left to the data checks.
-     */
-    void refuseFewerMembersNamed(int named, String initialCluster) throws IOException, MigrateException {
-        List<String> recorded;
-        try {
-            recorded = BackendMembers.recorded(dataDir.member().resolve("snap").resolve("db"));
-        } catch (DamagedFileException cannotSay) {
-            return;
-        }
-        if (recorded.size() > named) {
-            throw new RefusedException("this member's data records " + recorded.size() + " members ("
-                    + String.join(", ", recorded) + ") but --initial-cluster names " + named + " ('" + initialCluster
-                    + "'): the runner would migrate it as " + (named == 1 ? "a lone member" : "a smaller cluster")
-                    + " and find no quorum. List every member in --initial-cluster (INITIAL_CLUSTER) for the migration;"
-                    + " kubeadm's first control-plane node names only itself (docs/kubeadm.md, 'HA: the first node')"
-                    + " (nothing was changed)");
-        }
-    }
-
     void refuseHeldDb() throws IOException, MigrateException {
         Path db = dataDir.member().resolve("snap").resolve("db");
         if (!Files.isRegularFile(db)) return;

@@ -247,9 +247,6 @@ public final class Migration {
                     "data dir against version.txt and etcd's flags", () -> state.crossCheck(current.get())));
             if (!plan.steps().isEmpty()) {
                 checks.add(new Preflight.Check("no etcd holds the db open", state::refuseHeldDb));
-                checks.add(new Preflight.Check(
-                        "the members the data records against --initial-cluster",
-                        () -> state.refuseFewerMembersNamed(options.members(), options.initialCluster())));
             }
             if (dataDir.readVersion().isPresent()) {
                 // --initial-version and the data's own answer were judged when read; version.txt is judged here
