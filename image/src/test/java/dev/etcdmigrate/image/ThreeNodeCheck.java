@@ -783,17 +783,30 @@ class ThreeNodeCheck {
             this.members = members;
             List<TlsEtcd> all = new ArrayList<>();
             for (Member m : members) all.add(m.etcd());
+            sampleEvery(SAMPLE, () -> {
+                for (TlsEtcd etcd : all) {
+                    var v = etcd.clusterVersion();
+                    if (v.isPresent()) {
+                        clusterVersions.add(v.get());
+                        return;
+                    }
+                }
+            });
+            for (Member m : members) {
+                List<Sample> mine = Collections.synchronizedList(new ArrayList<>());
+                samples.add(mine);
+                TlsEtcd etcd = m.etcd();
+                sampleEvery(SAMPLE, () -> mine.add(new Sample(System.nanoTime(), etcd.serving(Duration.ofSeconds(2)))));
+            }
+        }
+
+        /** A daemon thread that runs `sample` once per period (its own time included) until closed. */
+        private void sampleEvery(Duration period, Runnable sample) {
             threads.add(Thread.ofPlatform().daemon().start(() -> {
                 while (!stop) {
                     long t = System.nanoTime();
-                    for (TlsEtcd etcd : all) {
-                        var v = etcd.clusterVersion();
-                        if (v.isPresent()) {
-                            clusterVersions.add(v.get());
-                            break;
-                        }
-                    }
-                    long left = SAMPLE.toNanos() - (System.nanoTime() - t);
+                    sample.run();
+                    long left = period.toNanos() - (System.nanoTime() - t);
                     if (left > 0) {
                         try {
                             TimeUnit.NANOSECONDS.sleep(left); // the sampling period
@@ -803,25 +816,6 @@ class ThreeNodeCheck {
                     }
                 }
             }));
-            for (Member m : members) {
-                List<Sample> mine = Collections.synchronizedList(new ArrayList<>());
-                samples.add(mine);
-                TlsEtcd etcd = m.etcd();
-                threads.add(Thread.ofPlatform().daemon().start(() -> {
-                    while (!stop) {
-                        long t = System.nanoTime();
-                        mine.add(new Sample(t, etcd.serving(Duration.ofSeconds(2))));
-                        long left = SAMPLE.toNanos() - (System.nanoTime() - t);
-                        if (left > 0) {
-                            try {
-                                TimeUnit.NANOSECONDS.sleep(left); // the sampling period
-                            } catch (InterruptedException e) {
-                                return;
-                            }
-                        }
-                    }
-                }));
-            }
         }
 
         /** Member i's out-of-service intervals [first unanswered sample, next answered sample), in nanos. */
