@@ -21,6 +21,7 @@ import dev.etcdmigrate.log.Json;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.run.InspectCommand;
+import dev.etcdmigrate.run.MembersFromData;
 import dev.etcdmigrate.run.Migration;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -211,7 +212,7 @@ public final class Main {
         if (!format.equals("text") && !format.equals("json")) {
             throw new UsageException("-o/--output must be text or json, not '" + format + "'");
         }
-        MigrateOptions options = MigrateOptions.from(args);
+        MigrateOptions options = MembersFromData.resolve(MigrateOptions.from(args), log);
         DecisionEvent.PlanMade plan = migration(options, args, log, children).planEvent();
         System.out.println(format.equals("json") ? Json.object(plan) : plan.message());
         return ExitStatus.OK.code();
@@ -226,7 +227,7 @@ public final class Main {
     }
 
     private static int inspect(ParsedArgs args, Log log) throws Exception {
-        MigrateOptions options = MigrateOptions.from(args);
+        MigrateOptions options = MembersFromData.resolve(MigrateOptions.from(args), log);
         return new InspectCommand(log).run(args, options, catalog(options), System.out);
     }
 
@@ -238,6 +239,7 @@ public final class Main {
                 options.target().toString(),
                 options.binDir().toString()));
         DataDirOwner.become(options.dataDir(), log);
+        options = MembersFromData.resolve(options, log); // kubeadm's first node: its flag names only itself
         // the lock stays held until exec, which closes it; etcd's own WAL lock takes over
         try (Migration.Done done = migration(options, args, log, children).migrate()) {
             if (options.noExec()) {

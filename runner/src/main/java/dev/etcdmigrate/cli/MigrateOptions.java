@@ -365,6 +365,36 @@ public record MigrateOptions(
         return creds.args();
     }
 
+    /** The same, with the cluster's members as the data records them ({@code run/MembersFromData}); etcd's own flags unchanged. */
+    public MigrateOptions withInitialCluster(String members) {
+        return new MigrateOptions(
+                target,
+                dataDir,
+                binDir,
+                catalogFile,
+                bundledVersions,
+                name,
+                members,
+                initialAdvertisePeerUrls,
+                listenPeerUrls,
+                clientPort,
+                peerPort,
+                creds,
+                dataPrefix,
+                ttlKeysDirectory,
+                initialVersion,
+                startTimeout,
+                stopGrace,
+                lockTimeout,
+                backupDir,
+                backupRetention,
+                noExec,
+                etcd,
+                walDir,
+                peerTlsArgs,
+                terminationLog);
+    }
+
     /** How many members --initial-cluster names: two or more make this data dir one member of a cluster. */
     public int members() {
         return (int) java.util.Arrays.stream(initialCluster.split(","))

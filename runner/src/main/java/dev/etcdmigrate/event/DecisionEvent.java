@@ -16,6 +16,19 @@ public sealed interface DecisionEvent extends Event {
     }
 
     /**
+     * --initial-cluster names only this member, but raft's own records in the data name {@code members} voters
+     * (kubeadm init writes such a flag on the first control-plane node and never changes it as others join; etcd
+     * ignores the flag once data exists): the runner takes the data's members, {@code initialCluster} as read.
+     */
+    record MembersFromData(int members, String initialCluster, String readFrom, long index) implements DecisionEvent {
+        public String message() {
+            return "--initial-cluster names only this member, but the data records " + members + " voting members at"
+                    + " raft index " + index + " (" + readFrom + "): " + initialCluster
+                    + "; the runner treats this data dir as one member of that cluster (etcd ignores the flag on existing data)";
+        }
+    }
+
+    /**
      * What the data itself says wrote it (ondisk/DataDetection): the storage, the newest line that wrote
      * it, the oldest line that may run on it now (its cluster or storage version), and the evidence.
      * {@code use} says what the runner does with it (plans from it, checks a label against it).

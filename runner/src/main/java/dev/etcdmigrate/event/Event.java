@@ -52,6 +52,7 @@ public sealed interface Event
             case DecisionEvent.DataDetected e -> "data-detected";
             case DecisionEvent.DataDirRead e -> "data-dir-read";
             case DecisionEvent.InterruptedStepFound e -> "interrupted-step-found";
+            case DecisionEvent.MembersFromData e -> "members-from-data";
             case DecisionEvent.PlanMade e -> "plan-made";
             case DecisionEvent.Replanned e -> "replanned";
             case DecisionEvent.StorageVersionUnread e -> "storage-version-unread";

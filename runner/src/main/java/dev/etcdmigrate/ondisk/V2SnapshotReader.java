@@ -64,6 +64,79 @@ public final class V2SnapshotReader {
         });
     }
 
+    /** raft's configuration a snapshot was taken at: raftpb.SnapshotMetadata {conf_state = 1, index = 2}. */
+    public record Metadata(long index, java.util.Set<Long> voters, boolean joint) {}
+
+    /**
+     * The snapshot's raftpb.SnapshotMetadata, after its data: ConfState {voters = 1, learners = 2, voters_outgoing
+     * = 3, ...}; {@code joint} when it has outgoing voters (a joint configuration etcd itself never makes).
+     */
+    public static Metadata metadata(Path snapshotFile) throws IOException {
+        long size = Files.size(snapshotFile);
+        try (InputStream in = new BufferedInputStream(Files.newInputStream(snapshotFile), 1 << 16)) {
+            Protobuf.StreamSource src = new Protobuf.StreamSource(in);
+            try {
+                long outer = fieldLength(src, 2, "snappb.Snapshot.data");
+                long end = src.position() + outer;
+                if (end > size)
+                    throw damage(
+                            snapshotFile,
+                            src.position(),
+                            "snappb.Snapshot.data of " + outer + " bytes within the file's " + size);
+                long meta = fieldLength(src, 2, "raftpb.Snapshot.metadata");
+                if (src.position() + meta > end || meta > 1 << 20)
+                    throw damage(snapshotFile, src.position(), "raftpb.Snapshot.metadata within snappb.Snapshot.data");
+                byte[] b = in.readNBytes((int) meta);
+                if (b.length < meta) throw damage(snapshotFile, size, "raftpb.Snapshot.metadata of " + meta + " bytes");
+                long index = -1;
+                java.util.Set<Long> voters = new java.util.TreeSet<>();
+                boolean joint = false;
+                Protobuf.Reader m = new Protobuf.Reader(b, 0, b.length);
+                while (m.more()) {
+                    long tag = m.varint();
+                    int wire = (int) (tag & 7);
+                    if (wire == 0) {
+                        long v = m.varint();
+                        if (tag >>> 3 == 2) index = v;
+                    } else if (wire == 2) {
+                        int len = m.length();
+                        int at = m.pos;
+                        m.pos += len;
+                        if (tag >>> 3 != 1) continue;
+                        Protobuf.Reader c = new Protobuf.Reader(b, at, at + len); // raftpb.ConfState
+                        while (c.more()) {
+                            long ct = c.varint();
+                            int cw = (int) (ct & 7);
+                            int field = (int) (ct >>> 3);
+                            if (cw == 0) {
+                                long v = c.varint();
+                                if (field == 1) voters.add(v);
+                                if (field == 3) joint = true;
+                            } else if (cw == 2) { // a packed repeated field
+                                int plen = c.length();
+                                Protobuf.Reader p = new Protobuf.Reader(b, c.pos, c.pos + plen);
+                                c.pos += plen;
+                                while (p.more()) {
+                                    long v = p.varint();
+                                    if (field == 1) voters.add(v);
+                                    if (field == 3) joint = true;
+                                }
+                            } else {
+                                c.skip(cw);
+                            }
+                        }
+                    } else {
+                        m.skip(wire);
+                    }
+                }
+                if (index < 0) throw damage(snapshotFile, size - meta, "raftpb.SnapshotMetadata with an index");
+                return new Metadata(index, java.util.Set.copyOf(voters), joint);
+            } catch (Protobuf.Malformed e) {
+                throw damage(snapshotFile, e.at(), "a snappb.Snapshot envelope: " + e.getMessage());
+            }
+        }
+    }
+
     /** etcd's own names: {@code <term>-<index>.snap} in fixed-width hex; other files in snap/ are not snapshots. */
     private static final java.util.regex.Pattern SNAP =
             java.util.regex.Pattern.compile("[0-9a-f]{16}-[0-9a-f]{16}\\.snap");

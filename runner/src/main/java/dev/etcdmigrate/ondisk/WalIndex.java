@@ -160,7 +160,8 @@ public final class WalIndex {
         }
     }
 
-    private static long firstIndex(Path segment) {
+    /** The raft index a segment's entries start after ({@code <seq>-<index>.wal}): 0 for a WAL kept from its start. */
+    static long firstIndex(Path segment) {
         String name = segment.getFileName().toString();
         return Long.parseUnsignedLong(name.substring(name.indexOf('-') + 1, name.indexOf(".wal")), 16);
     }

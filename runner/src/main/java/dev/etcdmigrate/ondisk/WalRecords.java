@@ -26,7 +26,10 @@ public final class WalRecords {
     /** A cluster version (or downgrade target) some entry set, at its raft index. */
     public record VersionSet(long index, String version, String how) {}
 
-    /** A raftpb.ConfChange entry {Type = 2 (0 add, 1 remove, 2 update, 3 add learner), NodeID = 3, Context = 4 (the member as JSON)}. */
+    /**
+     * A raftpb.ConfChange entry {Type = 2 (0 add, 1 remove, 2 update, 3 add learner), NodeID = 3, Context = 4 (the
+     * member as JSON)}; only those raft still holds (an entry rewritten at its index by a later leader drops them).
+     */
     public record ConfChange(long index, int type, long nodeId, String context, Path segment) {}
 
     public record Summary(
@@ -38,7 +41,10 @@ public final class WalRecords {
             List<VersionSet> clusterVersions,
             List<VersionSet> downgrades,
             long v2UserWrites,
-            List<ConfChange> confChanges) {
+            List<ConfChange> confChanges,
+            OptionalLong commit,
+            long firstSegmentIndex,
+            List<Long> confChangesV2) {
 
         /** The last cluster version an entry set. */
         public Optional<VersionSet> lastClusterVersion() {
@@ -72,7 +78,10 @@ public final class WalRecords {
                 List.copyOf(scan.versions),
                 List.copyOf(scan.downgrades),
                 scan.v2UserWrites,
-                List.copyOf(scan.confChanges));
+                List.copyOf(scan.confChanges),
+                scan.commit < 0 ? OptionalLong.empty() : OptionalLong.of(scan.commit),
+                files.isEmpty() ? -1 : WalIndex.firstIndex(files.getFirst()),
+                List.copyOf(scan.confChangesV2));
     }
 
     private static final class Scan {
@@ -83,6 +92,7 @@ public final class WalRecords {
         final List<VersionSet> versions = new ArrayList<>();
         final List<VersionSet> downgrades = new ArrayList<>();
         final List<ConfChange> confChanges = new ArrayList<>();
+        final List<Long> confChangesV2 = new ArrayList<>();
         long v2UserWrites;
 
         /** The segment being read: where a record's damage is. */
@@ -170,12 +180,16 @@ public final class WalRecords {
                 }
             }
             lastIndex = Math.max(lastIndex, index);
+            // raft appends entry i over any entries from i on that an old leader wrote: those never happened
+            while (!confChanges.isEmpty() && confChanges.getLast().index() >= index) confChanges.removeLast();
+            while (!confChangesV2.isEmpty() && confChangesV2.getLast() >= index) confChangesV2.removeLast();
+            if (entryType == 2) confChangesV2.add(index); // etcd itself writes v1 ones: unknown ground
             if (data < 0) return;
             if (entryType == 1) {
                 confChange(b, data, dataEnd, index);
                 return;
             }
-            if (entryType != 0) return; // a ConfChangeV2: etcd itself writes v1 ones
+            if (entryType != 0) return;
             try {
                 request(b, data, dataEnd, index, true);
             } catch (IOException notARequest) {

@@ -100,9 +100,21 @@ final class ClusterMembers implements AutoCloseable {
     RunnerProcess start(
             Member m, Release version, Path trustedCa, String listenPeerUrl, boolean ownGroup, String... runnerFlags)
             throws Exception {
+        return start(m, version, initialCluster(), trustedCa, listenPeerUrl, ownGroup, runnerFlags);
+    }
+
+    /** As above, with the --initial-cluster given (e.g. naming only this member, as kubeadm's first node does). */
+    RunnerProcess start(
+            Member m,
+            Release version,
+            String initialCluster,
+            Path trustedCa,
+            String listenPeerUrl,
+            boolean ownGroup,
+            String... runnerFlags)
+            throws Exception {
         String tls = "--peer-cert-file=" + m.pem().cert() + " --peer-key-file="
                 + m.pem().key() + " --peer-trusted-ca-file=" + trustedCa + " --peer-client-cert-auth";
-        String initialCluster = initialCluster();
         List<String> args = new ArrayList<>(List.of(
                 "migrate",
                 "--data-dir",

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Three members on loopback with peer TLS (certificates made here, given to the runner through
  * ETCD_CREDS): a rolling upgrade by one minor, one runner per member, while the other two keep
- * serving writes. Every key is intact on every member and each version.txt names the new version.
+ * serving writes; the first member's --initial-cluster names only itself, as kubeadm init writes it. Every key is intact on every member and each version.txt names the new version.
  */
 class MultiMemberIT {
 
@@ -79,8 +79,25 @@ class MultiMemberIT {
 
             try (Writer writer = new Writer(client(other.clientUrl()), "/registry/rolling/" + m.name() + "/", acked)) {
                 long migrationStart = System.nanoTime();
-                RunnerProcess upgraded = cluster.start(m, to);
+                // the first member as kubeadm init leaves it: --initial-cluster names only itself, the data three
+                RunnerProcess upgraded = i == 0
+                        ? cluster.start(
+                                m,
+                                to,
+                                m.name() + "=" + m.peerUrl(),
+                                cluster.certificates().caFile(),
+                                m.peerUrl(),
+                                false)
+                        : cluster.start(m, to);
                 serving.set(i, upgraded);
+                if (i == 0) {
+                    JsonNode taken = upgraded.awaitEvent("members-from-data", DEADLINE);
+                    assertEquals(MEMBERS, taken.path("members").asInt(), upgraded.output());
+                    for (Member peer : members)
+                        assertTrue(
+                                taken.path("initialCluster").asText().contains(peer.peerUrl()),
+                                peer.peerUrl() + " in " + taken);
+                }
                 // the step's private etcd rejoins the cluster's peers on the member's own peer URL
                 upgraded.awaitEvent(
                         "etcd-started",

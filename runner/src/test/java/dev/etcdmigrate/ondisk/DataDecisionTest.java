@@ -61,6 +61,9 @@ class DataDecisionTest {
                 sets,
                 List.of(),
                 v2Writes,
+                List.of(),
+                OptionalLong.empty(),
+                0,
                 List.of());
     }
 
