@@ -247,9 +247,8 @@ class ThreeNodeCheck {
      * kubeadm's patched pods: for each node, `kubeadm init phase etcd local` (v1.34.4) with the project's entrypoint
      * patch renders the etcd pod from a kubeadm configuration of that node (its address, name, data dir and
      * certificates); the joining nodes get `--initial-cluster` (the members before them and themselves) and
-     * `--initial-cluster-state=existing`, as `kubeadm join` writes them; the first node, whose `kubeadm init` names only
-     * itself, gets all three through its etcd extraArgs, as docs/kubeadm.md tells an HA operator (the runner counts
-     * the members there). The data has no version.txt (kubeadm writes
+     * `--initial-cluster-state=existing`, as `kubeadm join` writes them; the first node's as `kubeadm init` writes it,
+     * naming only itself (the runner takes the members from raft's records in the data). The data has no version.txt (kubeadm writes
      * none): the runner reads the line from the data. One node after the other, as kubeadm upgrades its nodes, with
      * kubeadm's budgets measured and asserted: the pod Running within 5 minutes of the manifest, the member
      * answering within the next 135 s (10 tries 15 s apart).
@@ -286,13 +285,7 @@ class ThreeNodeCheck {
                             - {name: initial-cluster-state, value: existing}
                         """.formatted(initialCluster);
             } else {
-                // kubeadm init names only the first node in its --initial-cluster; the runner counts the members
-                // there, so the operator lists all three (docs/kubeadm.md, "HA: the first node"): without it the
-                // runner takes the member for a lone one and its private etcd finds no quorum
-                joining = """
-                            extraArgs:
-                            - {name: initial-cluster, value: "%s"}
-                        """.formatted(cluster.initialCluster());
+                joining = ""; // kubeadm init: --initial-cluster names only this node; the runner reads the rest
             }
             Files.writeString(
                     rootfs.resolve("kubeadm.yaml"),
@@ -337,6 +330,16 @@ class ThreeNodeCheck {
                     .path(0)
                     .path("value")
                     .asText();
+            List<String> initialCluster = new ArrayList<>();
+            for (String part : List.of("command", "args"))
+                tree.path("spec").path("containers").path(0).path(part).forEach(a -> {
+                    if (a.asText().startsWith("--initial-cluster=")) initialCluster.add(a.asText());
+                });
+            if (m.index == 0)
+                assertEquals(
+                        List.of("--initial-cluster=" + m.name + "=" + m.peerUrl()),
+                        initialCluster,
+                        "the first node's pod as kubeadm init renders it");
             rendered.add(pod);
         }
         // kubeadm's data: no version.txt (the pods keep running; the runner reads version.txt only when it starts)

@@ -101,8 +101,10 @@ public record MigrateOptions(
                     "NAME=URL,...",
                     "etcd's --initial-cluster, else <name>=http://localhost:2380",
                     "the real cluster's --initial-cluster; a snapshot restore gives the restored member these peers."
-                            + " With two or more members the data dir is one member of a running cluster: only a rolling"
-                            + " upgrade by one minor is allowed, and the private etcd rejoins the peers (see --listen-peer-urls)."),
+                            + " With two or more members the data dir is one member of a running cluster (also with this"
+                            + " member alone, as kubeadm init writes it, when raft's records in the data name more voters):"
+                            + " rolling upgrades and downgrades only, and the private etcd rejoins the peers (see"
+                            + " --listen-peer-urls)."),
             Flag.value(
                     "initial-advertise-peer-urls",
                     "INITIAL_ADVERTISE_PEER_URLS",
