@@ -181,8 +181,11 @@ public final class WalRecords {
             }
             lastIndex = Math.max(lastIndex, index);
             // raft appends entry i over any entries from i on that an old leader wrote: those never happened
-            while (!confChanges.isEmpty() && confChanges.getLast().index() >= index) confChanges.removeLast();
-            while (!confChangesV2.isEmpty() && confChangesV2.getLast() >= index) confChangesV2.removeLast();
+            // (raft's indexes start at 1; an entry without one drops nothing)
+            while (index > 0 && !confChanges.isEmpty() && confChanges.getLast().index() >= index)
+                confChanges.removeLast();
+            while (index > 0 && !confChangesV2.isEmpty() && confChangesV2.getLast() >= index)
+                confChangesV2.removeLast();
             if (entryType == 2) confChangesV2.add(index); // etcd itself writes v1 ones: unknown ground
             if (data < 0) return;
             if (entryType == 1) {
