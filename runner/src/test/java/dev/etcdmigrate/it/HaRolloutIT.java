@@ -171,12 +171,12 @@ class HaRolloutIT {
      * stopped before the next minor started, the next minor's etcd under the record, serving between minors) and
      * reports the one it hit. Every rollout converges, every acknowledged write is kept, no two members are out
      * at once but by a kill's own doing, no restart record is left. The seed is printed: -Dha.kill.seed=N
-     * replays it; -Dha.kills=N sets the kills per direction (2 by default, sized for .ci/run; -Pha-long: 10).
+     * replays it; -Dha.kills=N sets the kills per direction (3 by default; -Pha-long: 10).
      */
     @Test
     void killedRunnersAndTheirEtcdsConverge(@TempDir Path dir) throws Exception {
         long killSeed = Long.getLong("ha.kill.seed", System.currentTimeMillis());
-        int kills = Integer.getInteger("ha.kills", 2);
+        int kills = Integer.getInteger("ha.kills", 3);
         Random random = new Random(killSeed);
         report.add("kills: -Dha.kill.seed=" + killSeed + " -Dha.kills=" + kills + " (per direction)");
         Release low = line("3.5");
