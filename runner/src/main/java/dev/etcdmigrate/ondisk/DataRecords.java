@@ -173,10 +173,7 @@ public record DataRecords(
                 }
             }
             storageVersion = db.value("meta", "storageVersion").map(DataRecords::utf8);
-            Optional<byte[]> index = db.value("meta", "consistent_index");
-            if (index.isPresent() && index.get().length == 8)
-                consistentIndex =
-                        ByteBuffer.wrap(index.get()).order(ByteOrder.BIG_ENDIAN).getLong();
+            consistentIndex = consistentIndex(db).orElse(-1);
             term = db.value("meta", "term").isPresent();
             confState = db.value("meta", "confState").isPresent();
             clusterVersion = db.value("cluster", "clusterVersion").map(DataRecords::utf8);
@@ -256,7 +253,16 @@ public record DataRecords(
                 failure.isPresent() ? failure : sizeFailure);
     }
 
-    private static JsonNode json(Path file, String where, byte[] value) throws DamagedFileException {
+    /** meta/consistent_index: the raft index the db has applied, 8 bytes big-endian; empty when absent or not 8 bytes. */
+    static OptionalLong consistentIndex(BboltFile db) throws IOException {
+        Optional<byte[]> index = db.value("meta", "consistent_index");
+        return index.isPresent() && index.get().length == 8
+                ? OptionalLong.of(
+                        ByteBuffer.wrap(index.get()).order(ByteOrder.BIG_ENDIAN).getLong())
+                : OptionalLong.empty();
+    }
+
+    static JsonNode json(Path file, String where, byte[] value) throws DamagedFileException {
         try {
             return Json.MAPPER.readTree(value);
         } catch (IOException e) {

@@ -1,15 +1,13 @@
 package dev.etcdmigrate.ondisk;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -103,25 +101,13 @@ public final class RaftVoters {
     private static Optional<Base> backendBase(Path db) throws IOException {
         try (BboltFile file = BboltFile.open(db)) {
             Optional<byte[]> state = file.value("meta", "confState");
-            Optional<byte[]> index = file.value("meta", "consistent_index");
-            if (state.isEmpty() || index.isEmpty() || index.get().length != 8) return Optional.empty();
-            JsonNode conf;
-            try {
-                conf = Json.MAPPER.readTree(state.get());
-            } catch (IOException e) {
-                throw new DamagedFileException(
-                        new Damage(db, "bucket meta, key confState", "a raftpb.ConfState as JSON"));
-            }
+            OptionalLong at = DataRecords.consistentIndex(file);
+            if (state.isEmpty() || at.isEmpty()) return Optional.empty();
+            JsonNode conf = DataRecords.json(db, "bucket meta, key confState", state.get());
             if (conf.path("voters_outgoing").size() > 0) return Optional.empty();
             Set<Long> voters = new TreeSet<>();
             for (JsonNode v : conf.path("voters")) voters.add(v.asLong());
-            long at = ByteBuffer.wrap(index.get()).order(ByteOrder.BIG_ENDIAN).getLong();
-            return Optional.of(new Base(at, voters, "member/snap/db meta/confState"));
+            return Optional.of(new Base(at.getAsLong(), voters, "member/snap/db meta/confState"));
         }
-    }
-
-    /** Jackson's databind only where a confState is parsed. */
-    private static final class Json {
-        static final ObjectMapper MAPPER = new ObjectMapper();
     }
 }
