@@ -59,6 +59,13 @@ class NodeCheck {
 
     static KubeletNode node;
     static Path apiServerBinary;
+    /** The liveness scenario's migration, started with the node and checked by its scenario (Order 8). */
+    static SlowMigration slow;
+    /** Why the slow migration could not be started (thrown by its scenario, not by the others). */
+    static Exception slowFailure;
+
+    @TempDir
+    static Path slowDir;
 
     @BeforeAll
     static void startNode() throws Exception {
@@ -78,12 +85,19 @@ class NodeCheck {
                         KubeletNode.NAME,
                         IMAGE_REFERENCE,
                         KubeletNode.PAUSE_IMAGE));
+        // held to a few millicores, it mostly waits: it runs beside the scenarios below instead of after them
+        try {
+            slow = SlowMigration.start(slowDir);
+        } catch (Exception e) {
+            slowFailure = e;
+        }
     }
 
     @AfterAll
     static void stopNode() throws Exception {
         try {
             if (node != null) {
+                if (slow != null) slow.close();
                 long t0 = System.nanoTime();
                 node.close();
                 report("node torn down in %d ms, nothing left (containers, mounts, processes, ports checked); %s"
@@ -450,7 +464,7 @@ class NodeCheck {
             }
             // the kubelet's own events about the pod: a probe may fail while the runner migrates, but must never kill
             // it
-            Map<String, Integer> probeEvents = probeEvents();
+            Map<String, Integer> probeEvents = probeEvents("etcd");
             report("kills: the kubelet's probe events over all trials: " + probeEvents);
             assertEquals(
                     0,
@@ -492,78 +506,139 @@ class NodeCheck {
      * steps, data without version.txt) on a slow node takes longer than the liveness probe's failureThreshold x
      * periodSeconds. The container must not restart, no probe may kill it, and every key must be served by 3.7.3.
      */
+    /**
+     * 3.4 data without version.txt -> 3.7.3 in a pod held to `-Dnode.probe.cpu` (16m) of CPU, so that the migration
+     * takes longer than the shipped manifest's liveness budget: the kubelet must not restart the container (the
+     * startup probe covers the migration). Started with the node ({@link SlowMigration}), it runs beside the
+     * scenarios before this one; here it is waited for and checked.
+     */
     @Test
     @Order(8)
-    void aMigrationLongerThanTheLivenessBudgetIsNotKilled(@TempDir Path dir) throws Exception {
-        Budgets budgets = Budgets.of("etcd-static-pod.yaml");
-        String cpu = System.getProperty("node.probe.cpu", "16m");
-        EtcdSite site = EtcdSite.create(dir);
-        Seed seed;
-        try (HostProcess source = site.startOnHost("3.4.23")) {
-            seed = Seed.write(site.client());
-        }
-        String manifest = site.render("etcd-static-pod.yaml", "3.7.3");
-        Matcher resources = java.util.regex.Pattern.compile("\\n(\\s+)requests:\\n(\\s+)cpu: 100m\\n(\\s+memory: \\S+)")
-                .matcher(manifest);
-        assertTrue(resources.find(), "no requests.cpu of 100m in the entrypoint manifest");
-        manifest = manifest.substring(0, resources.start())
-                + "\n%1$srequests:\n%2$scpu: %3$s\n%4$s\n%1$slimits:\n%2$scpu: %3$s"
-                        .formatted(resources.group(1), resources.group(2), cpu, resources.group(3))
-                + manifest.substring(resources.end());
-        Map<String, Integer> eventsBefore = probeEvents();
-        Map<String, java.time.Instant> versionSeen = new LinkedHashMap<>();
-        Path versionTxt = site.data.resolve("version.txt");
-        long t0 = System.nanoTime();
+    void aMigrationLongerThanTheLivenessBudgetIsNotKilled() throws Exception {
+        if (slowFailure != null) throw slowFailure;
+        SlowMigration m = slow;
+        EtcdSite site = m.site;
         try {
-            node.writeManifest("etcd.yaml", manifest);
+            Duration left = Duration.ofSeconds(m.budgets.startup() + 120).minusNanos(System.nanoTime() - m.written);
             KubeletNode.await(
-                    "etcd 3.7.3 serves after the slow migration", Duration.ofSeconds(budgets.startup() + 120), () -> {
-                        if (Files.exists(versionTxt)) {
-                            String v = Files.readString(versionTxt).strip();
-                            if (!v.isEmpty()) versionSeen.putIfAbsent(v, java.time.Instant.now());
-                        }
-                        return versionSeen.containsKey("3.7.3/etcd3")
-                                && site.client()
-                                        .serverVersion()
-                                        .map("3.7.3"::equals)
-                                        .orElse(false)
-                                && site.client().serving();
-                    });
-            long served = ms(t0);
+                    "etcd 3.7.3 serves after the slow migration",
+                    left.isNegative() ? Duration.ofSeconds(1) : left,
+                    () -> m.versionSeen.containsKey("3.7.3/etcd3")
+                            && site.client()
+                                    .serverVersion()
+                                    .map("3.7.3"::equals)
+                                    .orElse(false)
+                            && site.client().serving());
             JsonNode pod = site.awaitMirrorPodReady();
             JsonNode status = pod.path("status").path("containerStatuses").path(0);
             java.time.Instant started = java.time.Instant.parse(
                     status.path("state").path("running").path("startedAt").asText());
             long migrated =
-                    Duration.between(started, versionSeen.get("3.7.3/etcd3")).toSeconds();
-            seed.check(site.client(), "3.7.3 after a migration of " + migrated + " s");
-            Map<String, Integer> eventsAfter = probeEvents();
+                    Duration.between(started, m.versionSeen.get("3.7.3/etcd3")).toSeconds();
+            m.seed.check(site.client(), "3.7.3 after a migration of " + migrated + " s");
+            Map<String, Integer> eventsAfter = probeEvents(SlowMigration.POD);
             Map<String, Integer> during = new java.util.TreeMap<>();
             eventsAfter.forEach((k, v) -> {
-                int d = v - eventsBefore.getOrDefault(k, 0);
+                int d = v - m.eventsBefore.getOrDefault(k, 0);
                 if (d != 0) during.put(k, d);
             });
-            report(("probes: 3.4.23 -> 3.7.3 (no version.txt, %d keys) under cpu %s: container start -> version.txt"
-                            + " 3.7.3 in %d s (liveness budget %d s, startup %d s), manifest write -> serving %d ms;"
-                            + " version.txt seen %s; restarts %d; the kubelet's probe events meanwhile %s; every key intact")
+            report(("probes: 3.4.23 -> 3.7.3 (no version.txt, %d keys) under cpu %s, beside the scenarios before it:"
+                            + " container start -> version.txt 3.7.3 in %d s (liveness budget %d s, startup %d s), manifest"
+                            + " write -> version.txt 3.7.3 %d ms; version.txt seen %s; restarts %d; the kubelet's probe events"
+                            + " meanwhile %s; every key intact")
                     .formatted(
-                            seed.kvs.size(),
-                            cpu,
+                            m.seed.kvs.size(),
+                            m.cpu,
                             migrated,
-                            budgets.liveness(),
-                            budgets.startup(),
-                            served,
-                            versionSeen.keySet(),
+                            m.budgets.liveness(),
+                            m.budgets.startup(),
+                            Duration.between(m.writtenAt, m.versionSeen.get("3.7.3/etcd3"))
+                                    .toMillis(),
+                            m.versionSeen.keySet(),
                             status.path("restartCount").asInt(),
                             during));
             assertEquals(0, status.path("restartCount").asInt(), "the migrating container was restarted: " + during);
             assertEquals(0, during.getOrDefault("Killing (probe)", 0), "a probe killed the migration: " + during);
             // the point of the scenario; if a faster machine migrates within the budget, lower -Dnode.probe.cpu
             assertTrue(
-                    migrated > budgets.liveness(),
+                    migrated > m.budgets.liveness(),
                     "the migration took %d s, not longer than the liveness budget of %d s: lower -Dnode.probe.cpu (%s)"
-                            .formatted(migrated, budgets.liveness(), cpu));
+                            .formatted(migrated, m.budgets.liveness(), m.cpu));
         } finally {
+            m.close();
+        }
+    }
+
+    /**
+     * The liveness scenario's pod, its own (pod etcd-slow, manifest etcd-slow.yaml, its own ports and data) beside
+     * the other scenarios' pod etcd: the entrypoint manifest to 3.7.3 with requests = limits = `-Dnode.probe.cpu` on
+     * 3.4.23 data, and a watcher noting when version.txt first shows each value (the last step's end).
+     */
+    static final class SlowMigration implements AutoCloseable {
+        static final String POD = "etcd-slow";
+        final EtcdSite site;
+        final Seed seed;
+        final String cpu = System.getProperty("node.probe.cpu", "16m");
+        final Budgets budgets;
+        final Map<String, Integer> eventsBefore;
+        final Map<String, java.time.Instant> versionSeen = java.util.Collections.synchronizedMap(new LinkedHashMap<>());
+        final long written;
+        final java.time.Instant writtenAt;
+        private final Thread watcher;
+        private volatile boolean closed;
+
+        private SlowMigration(EtcdSite site, Seed seed, Budgets budgets, Map<String, Integer> eventsBefore) {
+            this.site = site;
+            this.seed = seed;
+            this.budgets = budgets;
+            this.eventsBefore = eventsBefore;
+            Path versionTxt = site.data.resolve("version.txt");
+            this.written = System.nanoTime();
+            this.writtenAt = java.time.Instant.now();
+            this.watcher = Thread.ofVirtual().start(() -> {
+                while (!closed) {
+                    try {
+                        if (Files.exists(versionTxt)) {
+                            String v = Files.readString(versionTxt).strip();
+                            if (!v.isEmpty()) versionSeen.putIfAbsent(v, java.time.Instant.now());
+                        }
+                        Thread.sleep(100); // the sampling period of the figure, not a synchronisation
+                    } catch (InterruptedException e) {
+                        return;
+                    } catch (java.io.IOException replacedMeanwhile) {
+                        // version.txt is replaced atomically: the next sample reads it
+                    }
+                }
+            });
+        }
+
+        static SlowMigration start(Path dir) throws Exception {
+            Budgets budgets = Budgets.of("etcd-static-pod.yaml");
+            EtcdSite site = EtcdSite.create(dir, POD);
+            Seed seed;
+            try (HostProcess source = site.startOnHost("3.4.23")) {
+                seed = Seed.write(site.client());
+            }
+            String cpu = System.getProperty("node.probe.cpu", "16m");
+            String manifest = site.render("etcd-static-pod.yaml", "3.7.3");
+            Matcher resources = java.util.regex.Pattern.compile(
+                            "\\n(\\s+)requests:\\n(\\s+)cpu: 100m\\n(\\s+memory: \\S+)")
+                    .matcher(manifest);
+            assertTrue(resources.find(), "no requests.cpu of 100m in the entrypoint manifest");
+            manifest = manifest.substring(0, resources.start())
+                    + "\n%1$srequests:\n%2$scpu: %3$s\n%4$s\n%1$slimits:\n%2$scpu: %3$s"
+                            .formatted(resources.group(1), resources.group(2), cpu, resources.group(3))
+                    + manifest.substring(resources.end());
+            Map<String, Integer> eventsBefore = probeEvents(POD);
+            node.writeManifest(POD + ".yaml", manifest);
+            return new SlowMigration(site, seed, budgets, eventsBefore);
+        }
+
+        @Override
+        public void close() throws Exception {
+            closed = true;
+            watcher.interrupt();
+            watcher.join(Duration.ofSeconds(10));
             site.remove();
         }
     }
@@ -590,12 +665,12 @@ class NodeCheck {
     }
 
     /** Counts of the kubelet's probe events about the etcd pod (through the API: what kubectl describe shows). */
-    static Map<String, Integer> probeEvents() throws Exception {
+    static Map<String, Integer> probeEvents(String pod) throws Exception {
         JsonNode events = node.apiServer()
                 .client()
                 .list(
                         "/api/v1/namespaces/" + KubeletNode.NAMESPACE + "/events",
-                        "fieldSelector=involvedObject.name%3Detcd-" + KubeletNode.NAME);
+                        "fieldSelector=involvedObject.name%3D" + pod + "-" + KubeletNode.NAME);
         Map<String, Integer> counts = new java.util.TreeMap<>();
         for (JsonNode e : events.path("items")) {
             String message = e.path("message").asText();
@@ -976,10 +1051,14 @@ class NodeCheck {
         final int metrics;
         final int runnerClient;
         final int runnerPeer;
+        /** The static pod's name (its mirror pod: NAME-node); its manifest is NAME.yaml. */
+        final String pod;
+
         private TlsEtcd tls;
 
-        private EtcdSite(Path dir, int[] ports) throws Exception {
+        private EtcdSite(Path dir, String pod, int[] ports) throws Exception {
             this.dir = dir;
+            this.pod = pod;
             this.data = dir.resolve("data");
             this.pki = Files.createDirectories(dir.resolve("pki"));
             client = ports[0];
@@ -991,13 +1070,17 @@ class NodeCheck {
         }
 
         static EtcdSite create(Path dir) throws Exception {
+            return create(dir, "etcd");
+        }
+
+        static EtcdSite create(Path dir, String pod) throws Exception {
             List<Integer> picked = new ArrayList<>();
             while (picked.size() < 5) {
                 int p = FreePorts.pick().client();
                 if (!picked.contains(p)) picked.add(p);
             }
             EtcdSite site = new EtcdSite(
-                    dir, picked.stream().mapToInt(Integer::intValue).toArray());
+                    dir, pod, picked.stream().mapToInt(Integer::intValue).toArray());
             TestCertificates ca = TestCertificates.newCa(site.pki);
             Files.copy(ca.caFile(), site.pki.resolve("ca.crt"));
             for (String name : List.of("server", "peer")) {
@@ -1040,6 +1123,7 @@ class NodeCheck {
          */
         String render(String manifest, String target) throws Exception {
             String y = Files.readString(MANIFESTS.resolve(manifest));
+            if (!pod.equals("etcd")) y = y.replace("\n  name: etcd\n", "\n  name: " + pod + "\n");
             y = y.replace("https://127.0.0.1:2379,https://10.0.0.11:2379", "https://127.0.0.1:2379")
                     .replace("10.0.0.11", "127.0.0.1");
             y = y.replace(":2379", ":" + client)
@@ -1176,38 +1260,42 @@ class NodeCheck {
                                 && client().serving());
             } catch (AssertionError e) {
                 throw new AssertionError(
-                        e.getMessage() + "\nmirror pod status: " + status() + "\n" + node.containerLogs("etcd"), e);
+                        e.getMessage() + "\nmirror pod status: " + status() + "\n" + node.containerLogs(pod), e);
             }
         }
 
         String status() throws Exception {
-            JsonNode pod = node.mirrorPod("etcd");
-            return pod == null ? "(no mirror pod)" : pod.path("status").toString();
+            JsonNode mirror = node.mirrorPod(pod);
+            return mirror == null ? "(no mirror pod)" : mirror.path("status").toString();
         }
 
         JsonNode awaitMirrorPodReady() throws Exception {
-            JsonNode[] pod = new JsonNode[1];
-            KubeletNode.await("mirror pod etcd-" + KubeletNode.NAME + " ready", Duration.ofMinutes(1), () -> {
-                pod[0] = node.mirrorPod("etcd");
-                return pod[0] != null
-                        && pod[0].path("status")
+            JsonNode[] mirror = new JsonNode[1];
+            KubeletNode.await("mirror pod " + pod + "-" + KubeletNode.NAME + " ready", Duration.ofMinutes(1), () -> {
+                mirror[0] = node.mirrorPod(pod);
+                return mirror[0] != null
+                        && mirror[0]
+                                .path("status")
                                 .path("containerStatuses")
                                 .path(0)
                                 .path("ready")
                                 .asBoolean();
             });
-            return pod[0];
+            return mirror[0];
         }
 
         /** The manifest gone, the pod gone (kubelet's own view) and its ports free again. */
         void remove() throws Exception {
-            node.removeManifest("etcd.yaml");
+            node.removeManifest(pod + ".yaml");
+            String kubeletName = pod + "-" + KubeletNode.NAME;
             KubeletNode.await(
-                    "no pod on the kubelet",
+                    "no pod " + kubeletName + " on the kubelet",
                     Duration.ofSeconds(90),
-                    () -> node.kubeletPods().isEmpty());
+                    () -> node.kubeletPods().stream()
+                            .noneMatch(p ->
+                                    p.path("metadata").path("name").asText().equals(kubeletName)));
             // the mirror pod goes a little later: a new pod of the same name must not be judged by the old one's status
-            KubeletNode.await("no mirror pod", Duration.ofSeconds(60), () -> node.mirrorPod("etcd") == null);
+            KubeletNode.await("no mirror pod", Duration.ofSeconds(60), () -> node.mirrorPod(pod) == null);
             KubeletNode.await(
                     "the site's ports free",
                     Duration.ofSeconds(30),

@@ -97,20 +97,29 @@ class ThreeNodeCheck {
                     () -> m.etcd().serverVersion().map(START::equals).orElse(false)
                             && m.etcd().serving());
         long bootstrapped = ms(t1);
+        long t2 = System.nanoTime();
         api = cluster.startApiServer();
+        long apiReady = ms(t2);
+        long t3 = System.nanoTime();
         for (Member m : cluster.members) awaitReady(m, null, START);
+        long podsReady = ms(t3);
+        long t4 = System.nanoTime();
         seed = Seed.write(cluster.members.get(0).etcd());
         objects = ClusterObjects.write(api.client());
         objects.assertServed(api.client());
+        long seeded = ms(t4);
         report(
-                "three nodes up in %d ms (lab, 3 x containerd + image import + kubelet); the new cluster %s served %d ms after the manifests; API server and mirror pods ready; seeded %d keys, %d leases, %d API objects; total %d ms"
+                "three nodes up in %d ms (lab, 3 x containerd + image import + kubelet); the new cluster %s served %d ms after the manifests; API server ready in %d ms, mirror pods Ready %d ms later; seeded %d keys, %d leases, %d API objects in %d ms; total %d ms"
                         .formatted(
                                 nodesUp,
                                 START,
                                 bootstrapped,
+                                apiReady,
+                                podsReady,
                                 seed.kvs().size(),
                                 seed.leases().size(),
                                 objects.live.size(),
+                                seeded,
                                 ms(t0)));
     }
 
