@@ -505,12 +505,8 @@ class NodeCheck {
      * at 20m; 16m keeps a margin for a faster machine), so that a real 3.4.23 -> 3.7.3 migration (three
      * steps, data without version.txt) on a slow node takes longer than the liveness probe's failureThreshold x
      * periodSeconds. The container must not restart, no probe may kill it, and every key must be served by 3.7.3.
-     */
-    /**
-     * 3.4 data without version.txt -> 3.7.3 in a pod held to `-Dnode.probe.cpu` (16m) of CPU, so that the migration
-     * takes longer than the shipped manifest's liveness budget: the kubelet must not restart the container (the
-     * startup probe covers the migration). Started with the node ({@link SlowMigration}), it runs beside the
-     * scenarios before this one; here it is waited for and checked.
+     * Its pod ({@link SlowMigration}) starts with the node and migrates beside the scenarios before this one (it
+     * mostly waits for its CPU quota); here it is waited for and checked.
      */
     @Test
     @Order(8)
@@ -578,7 +574,7 @@ class NodeCheck {
         static final String POD = "etcd-slow";
         final EtcdSite site;
         final Seed seed;
-        final String cpu = System.getProperty("node.probe.cpu", "16m");
+        final String cpu;
         final Budgets budgets;
         final Map<String, Integer> eventsBefore;
         final Map<String, java.time.Instant> versionSeen = java.util.Collections.synchronizedMap(new LinkedHashMap<>());
@@ -587,8 +583,10 @@ class NodeCheck {
         private final Thread watcher;
         private volatile boolean closed;
 
-        private SlowMigration(EtcdSite site, Seed seed, Budgets budgets, Map<String, Integer> eventsBefore) {
+        private SlowMigration(
+                EtcdSite site, Seed seed, String cpu, Budgets budgets, Map<String, Integer> eventsBefore) {
             this.site = site;
+            this.cpu = cpu;
             this.seed = seed;
             this.budgets = budgets;
             this.eventsBefore = eventsBefore;
@@ -631,7 +629,7 @@ class NodeCheck {
                     + manifest.substring(resources.end());
             Map<String, Integer> eventsBefore = probeEvents(POD);
             node.writeManifest(POD + ".yaml", manifest);
-            return new SlowMigration(site, seed, budgets, eventsBefore);
+            return new SlowMigration(site, seed, cpu, budgets, eventsBefore);
         }
 
         @Override

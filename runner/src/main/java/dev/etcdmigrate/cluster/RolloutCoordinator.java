@@ -41,12 +41,37 @@ public final class RolloutCoordinator {
         void await() throws IOException, InterruptedException, MigrateException;
     }
 
+    /**
+     * Where the runner notes durably whether it may hold the record, so that a run killed at any moment knows on
+     * restart: before creating it (the creation may commit and the answer be lost with the process), the record
+     * once it holds it, and nothing once it holds none.
+     */
+    public interface RecordNote {
+        void mayHold() throws IOException;
+
+        void holds(Record record) throws IOException;
+
+        void holdsNone() throws IOException;
+
+        RecordNote NONE = new RecordNote() {
+            @Override
+            public void mayHold() {}
+
+            @Override
+            public void holds(Record record) {}
+
+            @Override
+            public void holdsNone() {}
+        };
+    }
+
     private final ClusterView cluster;
     private final String self;
     private final int expectedMembers;
     private final long raftIndexBound;
     private final Log log;
     private final Pause pause;
+    private final RecordNote note;
     private final Clock clock;
     private String lastWaiting = "";
 
@@ -61,6 +86,7 @@ public final class RolloutCoordinator {
             long raftIndexBound,
             Log log,
             Pause pause,
+            RecordNote note,
             Clock clock) {
         this.cluster = cluster;
         this.self = self;
@@ -68,6 +94,7 @@ public final class RolloutCoordinator {
         this.raftIndexBound = raftIndexBound;
         this.log = log;
         this.pause = pause;
+        this.note = note;
         this.clock = clock;
     }
 
@@ -106,7 +133,8 @@ public final class RolloutCoordinator {
         Optional<Record> existing = cluster.record();
         Record held;
         if (existing.isPresent() && existing.get().value().holder().equals(self)) {
-            held = existing.get(); // an earlier run of this runner took it and was stopped
+            held = existing.get(); // an earlier run of this runner took it and was stopped (or this one's answer lost)
+            note.holds(held);
         } else if (existing.isPresent()) {
             Record other = existing.get();
             if (holderDone(other, members)) {
@@ -123,9 +151,14 @@ public final class RolloutCoordinator {
                     List.of(other.value().holder()));
             return Optional.empty();
         } else {
+            note.mayHold();
             Optional<Record> created = cluster.create(new RecordValue(self, from, to, clock.instant()));
-            if (created.isEmpty()) return Optional.empty(); // another runner was quicker: read again
+            if (created.isEmpty()) {
+                note.holdsNone();
+                return Optional.empty(); // another runner was quicker: read again
+            }
             held = created.get();
+            note.holds(held);
         }
         List<String> problems = othersUnfit(cluster.members());
         if (!problems.isEmpty()) {
@@ -136,8 +169,10 @@ public final class RolloutCoordinator {
                     problems.stream().map(p -> p.split(":", 2)[0]).toList());
             return Optional.empty();
         }
-        if (!cluster.holds(held))
+        if (!cluster.holds(held)) {
+            note.holdsNone();
             return Optional.empty(); // taken over (this member looked done to a peer): start again
+        }
         log.emit(new RolloutEvent.RestartRecordTaken(self, from.toString(), to.toString(), held.modRevision()));
         lastWaiting = "";
         return Optional.of(held);

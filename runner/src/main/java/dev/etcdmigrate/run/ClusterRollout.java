@@ -46,6 +46,10 @@ final class ClusterRollout {
 
     private static final Duration POLL = Duration.ofMillis(500);
     private static final Duration RELEASE_PATIENCE = Duration.ofSeconds(30);
+    /** Reads of the record within {@link #RELEASE_PATIENCE} where it must be found: a leader change passes meanwhile. */
+    private static final int PATIENT_READS = (int) (RELEASE_PATIENCE.toMillis() / POLL.toMillis());
+    /** .etcd-migrate/restart-record while this runner creates the record: it may hold it from then on. */
+    private static final String TAKING = "taking";
 
     private final MigrateOptions options;
     private final DataDir dataDir;
@@ -138,21 +142,32 @@ final class ClusterRollout {
                 options.name(), chain.describe(), chain.legs().size()));
         int index = 0;
         Optional<Record> held = Optional.empty();
-        // a run stopped while it held the record (.etcd-migrate/restart-record says so; or stopped between taking it
-        // and noting it): the member's restart it began is this run's first leg, which then releases it
-        boolean noted = Files.exists(dataDir.own().restartRecord());
+        // a run stopped while it held the record (.etcd-migrate/restart-record says so: the coordinator notes it before
+        // creating it): the member's restart it began is this run's first leg, which then releases it
+        Path note = dataDir.own().restartRecord();
+        String noted = Files.exists(note) ? Files.readString(note).strip() : "";
+        // a revision: it held the record, which must be found before going on; TAKING: it was creating the record
+        // and may hold it (killed before the answer came): the first leg runs at once as always when no member
+        // answers (the member is down either way) and the record is read again once the leg took a quorum write
+        boolean unknown = false;
         try {
             held = coordinator(arrival(chain.legs().getFirst()))
-                    .ownRecord(noted ? (int) (RELEASE_PATIENCE.toMillis() / POLL.toMillis()) : 1);
+                    .ownRecord(noted.isEmpty() || noted.equals(TAKING) ? 1 : PATIENT_READS);
         } catch (IOException unreachable) {
-            if (Files.exists(dataDir.own().restartRecord())) throw unreachable; // must be found before going on
+            if (!noted.equals(TAKING)) throw unreachable;
+            unknown = true;
         }
-        if (held.isEmpty()) Files.deleteIfExists(dataDir.own().restartRecord()); // taken over meanwhile
+        if (held.isEmpty() && !unknown) Files.deleteIfExists(note); // taken over meanwhile, or never created
         for (int i = 0; i < chain.legs().size(); i++) {
             Leg leg = chain.legs().get(i);
             runner.run(plan, context, index, index + leg.steps().size());
             index += leg.steps().size();
             Release reached = arrival(leg);
+            if (unknown) {
+                held = ownRecordOrWarn(reached, PATIENT_READS); // the leg took a quorum write: members answer
+                if (held.isEmpty()) Files.deleteIfExists(note);
+                unknown = false;
+            }
             if (held.isPresent()) {
                 release(coordinator(reached), held.get());
                 held = Optional.empty();
@@ -161,12 +176,38 @@ final class ClusterRollout {
             Leg next = chain.legs().get(i + 1);
             try (ServingMember serving = etcd.serve(reached, next.toString())) {
                 RolloutCoordinator coordinator = coordinator(reached, serving);
-                Record record = coordinator.beforeRestart(next.from(), next.to());
-                AtomicFile.write(dataDir.own().restartRecord(), record.modRevision() + "\n");
-                held = Optional.of(record);
+                held = Optional.of(coordinator.beforeRestart(next.from(), next.to())); // noted by the coordinator
                 serving.requireAlive();
                 serving.stop(options.stopGrace());
             }
+        }
+    }
+
+    /**
+     * Nothing left to run, but a run killed after its last leg reached the target, before it released the record,
+     * noted it: released now (read from the other members, this member's etcd not started yet).
+     */
+    void releaseLeftover(Release line) throws Exception {
+        String noted = Files.readString(dataDir.own().restartRecord()).strip();
+        Optional<Record> held = ownRecordOrWarn(line, noted.equals(TAKING) ? 1 : PATIENT_READS);
+        if (held.isPresent()) release(coordinator(line), held.get());
+        else Files.deleteIfExists(dataDir.own().restartRecord());
+    }
+
+    /**
+     * This member's record, or empty with a warning when no member answers: then a peer's runner deletes it once
+     * this member serves the line, as after a failed release.
+     */
+    private Optional<Record> ownRecordOrWarn(Release line, int reads) throws Exception {
+        try {
+            return coordinator(line).ownRecord(reads);
+        } catch (IOException unreachable) {
+            log.emit(new Event.Note(
+                    Event.Level.WARN,
+                    "could not read the restart record (" + unreachable.getMessage() + "); if an earlier run of this"
+                            + " member's runner took it, another member's runner deletes it once this member serves "
+                            + line.minorLine()));
+            return Optional.empty();
         }
     }
 
@@ -206,6 +247,22 @@ final class ClusterRollout {
                 () -> {
                     if (serving != null) serving.requireAlive();
                     Thread.sleep(POLL); // the poll interval of the rules' wait, which has no deadline by design
+                },
+                new RolloutCoordinator.RecordNote() {
+                    @Override
+                    public void mayHold() throws IOException {
+                        AtomicFile.write(dataDir.own().restartRecord(), TAKING + "\n");
+                    }
+
+                    @Override
+                    public void holds(Record record) throws IOException {
+                        AtomicFile.write(dataDir.own().restartRecord(), record.modRevision() + "\n");
+                    }
+
+                    @Override
+                    public void holdsNone() throws IOException {
+                        Files.deleteIfExists(dataDir.own().restartRecord());
+                    }
                 },
                 Clock.systemUTC());
     }

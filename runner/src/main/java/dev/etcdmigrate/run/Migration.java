@@ -289,6 +289,10 @@ public final class Migration {
                     log.unsubscribe(etcdOutput);
                 }
             }
+        } else if (options.members() > 1 && Files.exists(dataDir.own().restartRecord())) {
+            // a run killed after its last leg reached the target, before it released the cluster's restart record
+            Optional<Release> line = catalogRelease(options.target().version());
+            if (line.isPresent()) rollout.releaseLeftover(line.get());
         }
         if (dataDir.writeVersion(options.target())) {
             log.emit(new StepEvent.VersionRecorded(options.target().toString()));

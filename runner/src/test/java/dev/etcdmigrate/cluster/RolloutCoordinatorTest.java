@@ -47,6 +47,10 @@ class RolloutCoordinatorTest {
         int unanswered;
         /** How many reads of the record fail so (e.g. 503 "leader changed" on every member tried). */
         int unansweredRecords;
+        /** How many reads of the record miss one another runner is creating right then. */
+        int staleRecordReads;
+        /** How many creations commit and then lose their answer (the client sees an error). */
+        int lostCreateAnswers;
 
         FakeCluster member(String name, String version, long raftIndex) {
             members.put(name, Optional.of(status(version, raftIndex, Optional.empty())));
@@ -90,14 +94,22 @@ class RolloutCoordinatorTest {
                 unansweredRecords--;
                 throw new IOException("no member answered (last: 503 leader changed)");
             }
+            if (staleRecordReads > 0) {
+                staleRecordReads--;
+                return Optional.empty();
+            }
             return record;
         }
 
         @Override
-        public Optional<Record> create(RecordValue value) {
+        public Optional<Record> create(RecordValue value) throws IOException {
             if (record.isPresent()) return Optional.empty();
             record = Optional.of(new Record(value, ++revision));
             writes.add("create " + value.holder());
+            if (lostCreateAnswers > 0) {
+                lostCreateAnswers--;
+                throw new IOException("the answer to the creation was lost");
+            }
             return record;
         }
 
@@ -117,12 +129,31 @@ class RolloutCoordinatorTest {
     }
 
     private final List<Event> events = new ArrayList<>();
+    /** What the coordinator noted, in order (the runner's .etcd-migrate/restart-record). */
+    private final List<String> notes = new ArrayList<>();
+
+    private final RolloutCoordinator.RecordNote note = new RolloutCoordinator.RecordNote() {
+        @Override
+        public void mayHold() {
+            notes.add("may hold");
+        }
+
+        @Override
+        public void holds(Record record) {
+            notes.add("holds " + record.modRevision());
+        }
+
+        @Override
+        public void holdsNone() {
+            notes.add("none");
+        }
+    };
 
     private RolloutCoordinator coordinator(FakeCluster cluster, String self, int members) {
         Log log = Log.silent();
         log.subscribe(events::add);
         return new RolloutCoordinator(
-                cluster, self, members, 1000, log, cluster::tick, Clock.fixed(Instant.EPOCH, ZoneOffset.UTC));
+                cluster, self, members, 1000, log, cluster::tick, note, Clock.fixed(Instant.EPOCH, ZoneOffset.UTC));
     }
 
     private <T extends Event> List<T> events(Class<T> type) {
@@ -322,6 +353,45 @@ class RolloutCoordinatorTest {
         assertEquals(List.of("create a", "delete a", "create a"), cluster.writes);
     }
 
+    /**
+     * The runner notes that it may hold the record before creating it, so that a run killed right after the creation
+     * (before it could note the revision) still looks for it when it starts again; then the record it holds, and
+     * nothing once it holds none (another runner was quicker, or a peer took it over).
+     */
+    @Test
+    void theRecordIsNotedBeforeItIsCreatedAndDroppedWhenNotHeld() throws Exception {
+        FakeCluster cluster = new FakeCluster()
+                .member("a", "3.6.16", 500)
+                .member("b", "3.6.16", 500)
+                .member("c", "3.6.16", 500);
+        cluster.clusterVersion = Optional.of(L36);
+        Record a = coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        assertEquals(List.of("may hold", "holds " + a.modRevision()), notes);
+
+        // b read no record, a's was created meanwhile: b's creation fails, it notes none, then waits for a
+        notes.clear();
+        cluster.staleRecordReads = 1;
+        RolloutCoordinator aAgain = coordinator(cluster, "a", 3);
+        cluster.script.add(c -> {
+            try {
+                aAgain.release(a);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        Record b = coordinator(cluster, "b", 3).beforeRestart(L36, L37);
+        assertEquals(List.of("may hold", "none", "may hold", "holds " + b.modRevision()), notes);
+        coordinator(cluster, "b", 3).release(b);
+
+        // c's creation commits but its answer is lost: the next pass finds c's own record and notes it
+        notes.clear();
+        cluster.lostCreateAnswers = 1;
+        Record c = coordinator(cluster, "c", 3).beforeRestart(L36, L37);
+        assertEquals("c", c.value().holder());
+        assertEquals(List.of("may hold", "holds " + c.modRevision()), notes);
+        assertEquals(List.of("create a", "delete a", "create b", "delete b", "create c"), cluster.writes);
+    }
+
     @Test
     void aRecordTakenOverWhileWaitingIsTakenAgainNotAssumed() throws Exception {
         FakeCluster cluster = new FakeCluster()
@@ -335,8 +405,9 @@ class RolloutCoordinatorTest {
             c.member("c", "3.6.16", 5000);
             c.delete(c.record.orElseThrow()); // e.g. a peer's runner judged it over
         });
-        a.beforeRestart(L36, L37);
+        Record again = a.beforeRestart(L36, L37);
         assertEquals(List.of("create a", "delete a", "create a"), cluster.writes);
+        assertEquals(List.of("may hold", "holds 101", "may hold", "holds " + again.modRevision()), notes);
     }
 
     @Test
