@@ -52,17 +52,6 @@ public final class RolloutCoordinator {
         void holds(Record record) throws IOException;
 
         void holdsNone() throws IOException;
-
-        RecordNote NONE = new RecordNote() {
-            @Override
-            public void mayHold() {}
-
-            @Override
-            public void holds(Record record) {}
-
-            @Override
-            public void holdsNone() {}
-        };
     }
 
     private final ClusterView cluster;

@@ -154,8 +154,9 @@ final class ClusterRollout {
             held = coordinator(arrival(chain.legs().getFirst()))
                     .ownRecord(noted.isEmpty() || noted.equals(TAKING) ? 1 : PATIENT_READS);
         } catch (IOException unreachable) {
-            if (!noted.equals(TAKING)) throw unreachable;
-            unknown = true;
+            // no note: no record of this member's (all members restarting together, say): the first leg runs at once
+            if (noted.equals(TAKING)) unknown = true;
+            else if (!noted.isEmpty()) throw unreachable; // it held the record: must be found before going on
         }
         if (held.isEmpty() && !unknown) Files.deleteIfExists(note); // taken over meanwhile, or never created
         for (int i = 0; i < chain.legs().size(); i++) {
