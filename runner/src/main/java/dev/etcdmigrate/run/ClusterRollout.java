@@ -142,21 +142,20 @@ final class ClusterRollout {
                 options.name(), chain.describe(), chain.legs().size()));
         int index = 0;
         Optional<Record> held = Optional.empty();
-        // a run stopped while it held the record (.etcd-migrate/restart-record says so: the coordinator notes it before
-        // creating it): the member's restart it began is this run's first leg, which then releases it
+        // the coordinator's note (.etcd-migrate/restart-record): a revision: an earlier run held the record, which must
+        // be found first (the restart it began is this run's first leg, which then releases it); TAKING: it was
+        // creating the record and may hold it; none: it held none. With TAKING and no member answering, the first leg
+        // runs at once as always (the member is down either way), and the record is read once the leg wrote through a
+        // quorum
         Path note = dataDir.own().restartRecord();
         String noted = Files.exists(note) ? Files.readString(note).strip() : "";
-        // a revision: it held the record, which must be found before going on; TAKING: it was creating the record
-        // and may hold it (killed before the answer came): the first leg runs at once as always when no member
-        // answers (the member is down either way) and the record is read again once the leg took a quorum write
         boolean unknown = false;
         try {
             held = coordinator(arrival(chain.legs().getFirst()))
                     .ownRecord(noted.isEmpty() || noted.equals(TAKING) ? 1 : PATIENT_READS);
         } catch (IOException unreachable) {
-            // no note: no record of this member's (all members restarting together, say): the first leg runs at once
             if (noted.equals(TAKING)) unknown = true;
-            else if (!noted.isEmpty()) throw unreachable; // it held the record: must be found before going on
+            else if (!noted.isEmpty()) throw unreachable; // a revision: found first; no note: on at once
         }
         if (held.isEmpty() && !unknown) Files.deleteIfExists(note); // taken over meanwhile, or never created
         for (int i = 0; i < chain.legs().size(); i++) {
