@@ -63,6 +63,8 @@ public final class RolloutCoordinator {
     private final RecordNote note;
     private final Clock clock;
     private String lastWaiting = "";
+    /** The record revision this coordinator last noted as held. */
+    private long notedRevision;
 
     /**
      * @param expectedMembers how many members --initial-cluster names: fewer listed or answering is a missing member
@@ -123,7 +125,7 @@ public final class RolloutCoordinator {
         Record held;
         if (existing.isPresent() && existing.get().value().holder().equals(self)) {
             held = existing.get(); // an earlier run of this runner took it and was stopped (or this one's answer lost)
-            note.holds(held);
+            noteHolds(held);
         } else if (existing.isPresent()) {
             Record other = existing.get();
             if (holderDone(other, members)) {
@@ -143,11 +145,11 @@ public final class RolloutCoordinator {
             note.mayHold();
             Optional<Record> created = cluster.create(new RecordValue(self, from, to, clock.instant()));
             if (created.isEmpty()) {
-                note.holdsNone();
+                noteNone();
                 return Optional.empty(); // another runner was quicker: read again
             }
             held = created.get();
-            note.holds(held);
+            noteHolds(held);
         }
         List<String> problems = othersUnfit(cluster.members());
         if (!problems.isEmpty()) {
@@ -159,12 +161,24 @@ public final class RolloutCoordinator {
             return Optional.empty();
         }
         if (!cluster.holds(held)) {
-            note.holdsNone();
+            noteNone();
             return Optional.empty(); // taken over (this member looked done to a peer): start again
         }
         log.emit(new RolloutEvent.RestartRecordTaken(self, from.toString(), to.toString(), held.modRevision()));
         lastWaiting = "";
         return Optional.of(held);
+    }
+
+    /** Notes the record held, once per revision (a wait passes here every poll while it holds it). */
+    private void noteHolds(Record held) throws IOException {
+        if (held.modRevision() == notedRevision) return;
+        note.holds(held);
+        notedRevision = held.modRevision();
+    }
+
+    private void noteNone() throws IOException {
+        note.holdsNone();
+        notedRevision = 0;
     }
 
     /** After this member runs the new line and took a quorum write: the next member may restart. */

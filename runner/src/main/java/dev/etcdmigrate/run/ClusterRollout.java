@@ -56,6 +56,23 @@ final class ClusterRollout {
     private final EtcdWiring etcd;
     private final StepRunner runner;
     private final Log log;
+    /** The coordinator's note of the record in this data dir: see {@link RolloutCoordinator.RecordNote}. */
+    private final RolloutCoordinator.RecordNote recordNote = new RolloutCoordinator.RecordNote() {
+        @Override
+        public void mayHold() throws IOException {
+            AtomicFile.write(dataDir.own().restartRecord(), TAKING + "\n");
+        }
+
+        @Override
+        public void holds(Record record) throws IOException {
+            AtomicFile.write(dataDir.own().restartRecord(), record.modRevision() + "\n");
+        }
+
+        @Override
+        public void holdsNone() throws IOException {
+            Files.deleteIfExists(dataDir.own().restartRecord());
+        }
+    };
 
     ClusterRollout(MigrateOptions options, DataDir dataDir, EtcdWiring etcd, StepRunner runner, Log log) {
         this.options = options;
@@ -248,22 +265,7 @@ final class ClusterRollout {
                     if (serving != null) serving.requireAlive();
                     Thread.sleep(POLL); // the poll interval of the rules' wait, which has no deadline by design
                 },
-                new RolloutCoordinator.RecordNote() {
-                    @Override
-                    public void mayHold() throws IOException {
-                        AtomicFile.write(dataDir.own().restartRecord(), TAKING + "\n");
-                    }
-
-                    @Override
-                    public void holds(Record record) throws IOException {
-                        AtomicFile.write(dataDir.own().restartRecord(), record.modRevision() + "\n");
-                    }
-
-                    @Override
-                    public void holdsNone() throws IOException {
-                        Files.deleteIfExists(dataDir.own().restartRecord());
-                    }
-                },
+                recordNote,
                 Clock.systemUTC());
     }
 }

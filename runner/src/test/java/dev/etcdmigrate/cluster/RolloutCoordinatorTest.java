@@ -156,6 +156,17 @@ class RolloutCoordinatorTest {
                 cluster, self, members, 1000, log, cluster::tick, note, Clock.fixed(Instant.EPOCH, ZoneOffset.UTC));
     }
 
+    /** A script tick on which the coordinator releases the record (the holder's member runs the new line). */
+    private static Consumer<FakeCluster> releases(RolloutCoordinator coordinator, Record record) {
+        return c -> {
+            try {
+                coordinator.release(record);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        };
+    }
+
     private <T extends Event> List<T> events(Class<T> type) {
         return events.stream().filter(type::isInstance).map(type::cast).toList();
     }
@@ -296,13 +307,7 @@ class RolloutCoordinatorTest {
         RolloutCoordinator aCoordinator = coordinator(cluster, "a", 3);
         cluster.script.add(c -> c.down("a"));
         cluster.script.add(c -> c.member("a", "3.7.3", 520));
-        cluster.script.add(c -> {
-            try {
-                aCoordinator.release(a);
-            } catch (Exception e) {
-                throw new AssertionError(e);
-            }
-        });
+        cluster.script.add(releases(aCoordinator, a));
         Record b = coordinator(cluster, "b", 3).beforeRestart(L36, L37);
         assertEquals("b", b.value().holder());
         assertEquals(
@@ -372,13 +377,7 @@ class RolloutCoordinatorTest {
         notes.clear();
         cluster.staleRecordReads = 1;
         RolloutCoordinator aAgain = coordinator(cluster, "a", 3);
-        cluster.script.add(c -> {
-            try {
-                aAgain.release(a);
-            } catch (Exception e) {
-                throw new AssertionError(e);
-            }
-        });
+        cluster.script.add(releases(aAgain, a));
         Record b = coordinator(cluster, "b", 3).beforeRestart(L36, L37);
         assertEquals(List.of("may hold", "none", "may hold", "holds " + b.modRevision()), notes);
         coordinator(cluster, "b", 3).release(b);
