@@ -16,7 +16,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -101,10 +100,6 @@ class DataDirLockTest {
         assertEquals(List.of(), kernelLocks(file), "released by close");
     }
 
-    @Disabled("bug (low severity, only with several runners in one JVM): a timed-out DataDirLock.acquire closes its own"
-            + " FileChannel, and on Linux closing any descriptor of the file drops every POSIX (fcntl) lock this process holds"
-            + " on it, so the holder's lock silently vanishes for other processes. (The class comment also says flock; the"
-            + " JDK takes fcntl locks.)")
     @Test
     void aTimedOutAcquireDoesNotDropTheHoldersKernelLock() throws Exception {
         Assumptions.assumeTrue(Files.isReadable(Path.of("/proc/locks")), "needs Linux /proc/locks");
