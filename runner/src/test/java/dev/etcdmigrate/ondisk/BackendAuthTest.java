@@ -73,15 +73,27 @@ class BackendAuthTest {
             for (int i = 0; i < 80; i++) offsets.add(page * BboltFixture.PAGE + i);
         }
         for (int i = 0; i < 256; i++) offsets.add(2 * BboltFixture.PAGE + i);
+        int answers = 0;
+        int findings = 0;
+        List<Integer> metaAnsweredFalse = new ArrayList<>();
         for (int at : offsets) {
             byte[] bytes = whole.clone();
             bytes[at] ^= (byte) 0xA5;
             Files.write(file, bytes);
             try {
-                BackendAuth.enabled(file);
+                boolean enabled = BackendAuth.enabled(file);
+                answers++;
+                if (at < 2 * BboltFixture.PAGE && !enabled) {
+                    metaAnsweredFalse.add(at);
+                }
             } catch (DamagedFileException finding) {
-                // a finding: what the reader must give for a byte it cannot trust
+                findings++; // what the reader must give for a byte it cannot trust
             }
         }
+        assertEquals(offsets.size(), answers + findings, "every mutation is an answer or a finding");
+        assertTrue(findings > 0, "some mutations are findings (" + answers + " answers)");
+        assertTrue(answers > 0, "some mutations leave an answer (" + findings + " findings)");
+        // one meta page changed leaves the other (checksummed) one, which still says enabled
+        assertEquals(List.of(), metaAnsweredFalse, "a changed meta page never turns enabled into not enabled");
     }
 }
