@@ -1,7 +1,6 @@
 package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.error.MigrateException;
@@ -45,31 +44,17 @@ public record ConvertToV3(EtcdVersion from, Release release) implements Step {
     }
 
     @Override
-    public boolean replacesMemberDir() {
-        return true;
-    }
-
-    @Override
-    public long extraDisk(long memberBytes) {
-        return DiskSpace.needed(2 * memberBytes, 3);
-    }
-
-    @Override
-    public String keeps() {
-        return "the etcd2 member dir as a backup";
-    }
-
-    @Override
-    public DataVersion result() {
-        return new DataVersion(release.etcdVersion(), StorageApi.ETCD3);
-    }
-
-    @Override
-    public List<Binary> binaries() {
-        return List.of(
-                Binary.etcd(release),
-                new Binary("etcdctl", release),
-                new Binary(release.line().tools().snapshotRestore().toolName(), release));
+    public StepFacts facts() {
+        return new StepFacts(
+                new DataVersion(release.etcdVersion(), StorageApi.ETCD3),
+                List.of(
+                        Binary.etcd(release),
+                        new Binary("etcdctl", release),
+                        new Binary(release.line().tools().snapshotRestore().toolName(), release)),
+                true,
+                2,
+                3,
+                "the etcd2 member dir as a backup");
     }
 
     @Override

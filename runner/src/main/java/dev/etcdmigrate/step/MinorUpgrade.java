@@ -1,7 +1,6 @@
 package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.event.KeysEvent;
 import dev.etcdmigrate.ondisk.DataDetection;
@@ -116,24 +115,15 @@ public record MinorUpgrade(
     }
 
     @Override
-    public long extraDisk(long memberBytes) {
-        // each etcd start may preallocate a WAL segment
-        return DiskSpace.needed(0, (int)
-                binaries().stream().filter(b -> b.tool().equals("etcd")).count());
-    }
-
-    @Override
-    public DataVersion result() {
-        return new DataVersion(release.etcdVersion(), storage);
-    }
-
-    @Override
-    public List<Binary> binaries() {
+    public StepFacts facts() {
         List<Binary> binaries = new ArrayList<>();
         v2Checker.ifPresent(c -> binaries.addAll(List.of(new Binary("etcdutl", c), Binary.etcd(c))));
         snapshotter.ifPresent(s -> binaries.add(Binary.etcd(s)));
         binaries.add(Binary.etcd(release));
-        return binaries.stream().distinct().toList();
+        List<Binary> distinct = binaries.stream().distinct().toList();
+        int etcdStarts =
+                (int) distinct.stream().filter(b -> b.tool().equals("etcd")).count();
+        return StepFacts.inPlace(new DataVersion(release.etcdVersion(), storage), distinct, etcdStarts);
     }
 
     @Override

@@ -1,7 +1,6 @@
 package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.step.EtcdOperations.Tuning;
 import dev.etcdmigrate.version.DataVersion;
@@ -36,23 +35,14 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
     }
 
     @Override
-    public long extraDisk(long memberBytes) {
-        return DiskSpace.needed(memberBytes, 2);
-    }
-
-    @Override
-    public String keeps() {
-        return "a copy of the member dir as a backup";
-    }
-
-    @Override
-    public DataVersion result() {
-        return new DataVersion(older.etcdVersion(), StorageApi.ETCD3);
-    }
-
-    @Override
-    public List<Binary> binaries() {
-        return List.of(Binary.etcd(newer), new Binary("etcdctl", newer), Binary.etcd(older));
+    public StepFacts facts() {
+        return new StepFacts(
+                new DataVersion(older.etcdVersion(), StorageApi.ETCD3),
+                List.of(Binary.etcd(newer), new Binary("etcdctl", newer), Binary.etcd(older)),
+                false,
+                1,
+                2,
+                "a copy of the member dir as a backup");
     }
 
     @Override

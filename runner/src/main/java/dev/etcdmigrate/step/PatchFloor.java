@@ -1,7 +1,6 @@
 package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -33,18 +32,9 @@ public record PatchFloor(EtcdVersion from, Release release, EtcdVersion floor, b
     }
 
     @Override
-    public long extraDisk(long memberBytes) {
-        return DiskSpace.needed(0, 1); // each etcd start may preallocate a WAL segment
-    }
-
-    @Override
-    public DataVersion result() {
-        return new DataVersion(release.etcdVersion(), StorageApi.ETCD3);
-    }
-
-    @Override
-    public List<Binary> binaries() {
-        return List.of(Binary.etcd(release));
+    public StepFacts facts() {
+        return StepFacts.inPlace(
+                new DataVersion(release.etcdVersion(), StorageApi.ETCD3), List.of(Binary.etcd(release)), 1);
     }
 
     @Override

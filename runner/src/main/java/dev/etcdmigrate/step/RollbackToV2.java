@@ -1,7 +1,6 @@
 package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.NamedFileOutput;
 import dev.etcdmigrate.datadir.Trees;
@@ -49,28 +48,14 @@ public record RollbackToV2(EtcdVersion from, Release dumper, Release target) imp
     }
 
     @Override
-    public boolean replacesMemberDir() {
-        return true;
-    }
-
-    @Override
-    public long extraDisk(long memberBytes) {
-        return DiskSpace.needed(3 * memberBytes, 2);
-    }
-
-    @Override
-    public String keeps() {
-        return "the etcd3 member dir as a backup";
-    }
-
-    @Override
-    public DataVersion result() {
-        return new DataVersion(target.etcdVersion(), StorageApi.ETCD2);
-    }
-
-    @Override
-    public List<Binary> binaries() {
-        return List.of(Binary.etcd(dumper), Binary.etcd(target));
+    public StepFacts facts() {
+        return new StepFacts(
+                new DataVersion(target.etcdVersion(), StorageApi.ETCD2),
+                List.of(Binary.etcd(dumper), Binary.etcd(target)),
+                true,
+                3,
+                2,
+                "the etcd3 member dir as a backup");
     }
 
     @Override

@@ -1,7 +1,6 @@
 package dev.etcdmigrate.step;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.datadir.DiskSpace;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.error.MigrateException;
@@ -30,32 +29,18 @@ public record SnapshotDowngrade(EtcdVersion from, Release newer, Release older) 
     }
 
     @Override
-    public boolean replacesMemberDir() {
-        return true;
-    }
-
-    @Override
-    public long extraDisk(long memberBytes) {
-        return DiskSpace.needed(2 * memberBytes, 2);
-    }
-
-    @Override
-    public String keeps() {
-        return "the old member dir as a backup";
-    }
-
-    @Override
-    public DataVersion result() {
-        return new DataVersion(older.etcdVersion(), StorageApi.ETCD3);
-    }
-
-    @Override
-    public List<Binary> binaries() {
-        return List.of(
-                Binary.etcd(newer),
-                new Binary("etcdctl", newer),
-                new Binary(older.line().tools().snapshotRestore().toolName(), older),
-                Binary.etcd(older));
+    public StepFacts facts() {
+        return new StepFacts(
+                new DataVersion(older.etcdVersion(), StorageApi.ETCD3),
+                List.of(
+                        Binary.etcd(newer),
+                        new Binary("etcdctl", newer),
+                        new Binary(older.line().tools().snapshotRestore().toolName(), older),
+                        Binary.etcd(older)),
+                true,
+                2,
+                2,
+                "the old member dir as a backup");
     }
 
     @Override

@@ -17,17 +17,24 @@ public sealed interface Step
     /** One line for the plan and the log, with versions. */
     String describe();
 
+    /** What the step is apart from its script: its result, programs, disk peak and what it keeps. */
+    StepFacts facts();
+
     /** What version.txt says once this step has completed. */
-    DataVersion result();
+    default DataVersion result() {
+        return facts().result();
+    }
 
     /** The bundled programs it runs, checked before anything is touched. */
-    List<Binary> binaries();
+    default List<Binary> binaries() {
+        return facts().binaries();
+    }
 
     void run(StepContext context) throws IOException, InterruptedException, MigrateException;
 
     /** Whether it builds a new member dir and swaps it in (rather than letting etcd work on the data in place). */
     default boolean replacesMemberDir() {
-        return false;
+        return facts().replacesMemberDir();
     }
 
     /**
@@ -50,12 +57,12 @@ public sealed interface Step
      * {@code memberBytes}: its copies, snapshots and staged member dirs at their peak (a clone costs less).
      */
     default long extraDisk(long memberBytes) {
-        return 0;
+        return facts().extraDisk(memberBytes);
     }
 
     /** What the step keeps afterwards besides the migrated data (e.g. the old member dir as a backup). */
     default String keeps() {
-        return "nothing";
+        return facts().keeps();
     }
 
     /** A bundled program, e.g. etcdctl 3.6.16 (file etcdctl-3.6.16 in the bin dir). */
