@@ -20,6 +20,7 @@ import dev.etcdmigrate.exec.Execve;
 import dev.etcdmigrate.exec.TerminationLog;
 import dev.etcdmigrate.log.Json;
 import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.log.RunTally;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.run.InspectCommand;
 import dev.etcdmigrate.run.MembersFromData;
@@ -297,15 +298,35 @@ public final class Main {
 
     private static int migrate(ParsedArgs args, Log log, Children children) throws Exception {
         MigrateOptions options = MigrateOptions.from(args);
+        RunTally tally = RunTally.sinceProcessStart();
         log.emit(new RunEvent.RunStarted(
                 "migrate",
                 options.dataDir().toString(),
                 options.target().toString(),
                 options.binDir().toString()));
-        DataDirOwner.become(options.dataDir(), log);
-        options = MembersFromData.resolve(options, log); // kubeadm's first node: its flag names only itself
+        log.subscribe(tally);
+        try {
+            return migrate(options, args, log, children, tally);
+        } catch (MigrateException e) {
+            log.emit(tally.summary(e.status() == ExitStatus.FAILED ? "failed" : "refused", e.exitCode()));
+            throw e;
+        } catch (Exception e) {
+            log.emit(tally.summary("failed", ExitStatus.FAILED.code()));
+            throw e;
+        } finally {
+            log.unsubscribe(tally);
+        }
+    }
+
+    private static int migrate(MigrateOptions given, ParsedArgs args, Log log, Children children, RunTally tally)
+            throws Exception {
+        DataDirOwner.become(given.dataDir(), log);
+        MigrateOptions options =
+                MembersFromData.resolve(given, log); // kubeadm's first node: its flag names only itself
+        tally.clusterMember(options.members() > 1);
         // the lock stays held until exec, which closes it; etcd's own WAL lock takes over
         try (Migration.Done done = migration(options, args, log, children).migrate()) {
+            log.emit(tally.summary(tally.successOutcome(), ExitStatus.OK.code()));
             if (options.noExec()) {
                 log.emit(new RunEvent.NoExec(
                         options.dataDir().toString(), options.target().toString()));

@@ -64,6 +64,12 @@ class MainTest {
         JsonNode end = lastEvent();
         assertEquals("refused", end.path("event").asText());
         assertEquals(3, end.path("exitCode").asInt());
+        List<String> lines = err.toString(StandardCharsets.UTF_8).lines().toList();
+        JsonNode summary = JSON.readTree(lines.get(lines.size() - 2));
+        assertEquals("run-summary", summary.path("event").asText(), "a migrate run ends with its summary");
+        assertEquals("refused", summary.path("outcome").asText());
+        assertEquals(3, summary.path("exitCode").asInt());
+        assertEquals(0, summary.path("steps").size());
         assertFalse(Files.exists(dir.resolve("data/version.txt")));
         assertFalse(Files.exists(dir.resolve("data/.etcd-migrate")), "nothing was changed");
         String reason = end.path("reason").asText();

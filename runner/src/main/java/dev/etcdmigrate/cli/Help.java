@@ -172,7 +172,9 @@ public final class Help {
                 Every run reports typed events: the text diary on stderr by default, or with --log-format=json one
                 object per line ("event": run-started, plan-made, step-started, step-finished, step-failed,
                 etcd-started, etcd-accepted-write, etcd-stopped, backup-made, backup-deleted, progress, exec,
-                refused, failed, ...), each with its fields and a "message"; no event carries a key's value.
+                run-summary, refused, failed, ...), each with its fields and a "message"; no event carries a key's
+                value. A migrate run ends with run-summary: its steps and their times, the backups it kept, the key
+                counts it compared, and how long etcd was out of service.
 
                 """);
     }
