@@ -4,6 +4,7 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.cli.Flag;
 import dev.etcdmigrate.cli.Help;
 import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.cli.Nearest;
 import dev.etcdmigrate.cli.OutputFlags;
 import dev.etcdmigrate.cli.ParsedArgs;
 import dev.etcdmigrate.cli.ToolCommand;
@@ -19,6 +20,7 @@ import dev.etcdmigrate.exec.Execve;
 import dev.etcdmigrate.exec.TerminationLog;
 import dev.etcdmigrate.log.Json;
 import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.log.RunTally;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.run.InspectCommand;
 import dev.etcdmigrate.run.MembersFromData;
@@ -49,13 +51,22 @@ public final class Main {
     }
 
     static int run(List<String> args, Map<String, String> environment, PrintStream err) {
+        return run(args, environment, System.out, err);
+    }
+
+    /** {@code out} gets what a command prints as its answer (help, --version); {@code err} the diary. */
+    static int run(List<String> args, Map<String, String> environment, PrintStream out, PrintStream err) {
         List<String> before = args.contains("--") ? args.subList(0, args.indexOf("--")) : args;
-        if (before.contains("--help") || !args.isEmpty() && args.getFirst().equals("help")) {
-            System.out.print(Help.text(OutputFlags.with(MigrateOptions.FLAGS), ToolCommand.installed()));
-            return ExitStatus.OK.code();
-        }
-        if (before.contains("--version")) {
-            System.out.print(versionText(before));
+        if (before.contains("--help")
+                || before.contains("-h")
+                || !args.isEmpty() && args.getFirst().equals("help")) {
+            Optional<String> help = helpText(before);
+            if (help.isPresent()) {
+                out.print(help.get());
+                return ExitStatus.OK.code();
+            }
+        } else if (before.contains("--version")) {
+            out.print(versionText(before));
             return ExitStatus.OK.code();
         }
         Log log;
@@ -89,13 +100,16 @@ public final class Main {
                 if (tool.isEmpty()) {
                     List<String> known = new ArrayList<>(COMMANDS);
                     tools.forEach(c -> known.add(c.name()));
-                    throw new UsageException(
-                            "unknown command '" + command + "' (commands: " + String.join(", ", known) + "; see --help"
-                                    + (tools.isEmpty()
-                                            ? "; provision and demo are not part of the image: run them from a source tree's"
-                                                    + " runner/target/etcd-migrate"
-                                            : "")
-                                    + "); nothing was changed");
+                    throw new UsageException("unknown command '" + command + "'"
+                            + Nearest.to(command, known)
+                                    .map(n -> ": did you mean " + n + "?")
+                                    .orElse("")
+                            + " (commands: " + String.join(", ", known) + "; see --help"
+                            + (tools.isEmpty()
+                                    ? "; provision and demo are not part of the image: run them from a source tree's"
+                                            + " runner/target/etcd-migrate"
+                                    : "")
+                            + "); nothing was changed");
                 }
             }
             children = new Children(Duration.ofSeconds(10)).installShutdownHook();
@@ -130,6 +144,44 @@ public final class Main {
         }
     }
 
+    /**
+     * The help a command asks for: {@code COMMAND --help}, {@code COMMAND -h} or {@code help COMMAND} print that
+     * command's own; {@code --help} or {@code help} alone the overview. Empty for an unknown command, which is then
+     * refused as any unknown command is.
+     */
+    static Optional<String> helpText(List<String> before) {
+        // the command is the first word, as in dispatch; flags first (--help alone) mean the overview
+        String command = before.isEmpty() || before.getFirst().startsWith("-") ? "" : before.getFirst();
+        if (command.equals("help"))
+            command = before.size() > 1 && !before.get(1).startsWith("-") ? before.get(1) : "";
+        List<Flag> migrateFlags = OutputFlags.with(MigrateOptions.FLAGS);
+        Flag output = PLAN_FLAGS.stream()
+                .filter(f -> f.name().equals("output"))
+                .findFirst()
+                .orElseThrow();
+        switch (command) {
+            case "" -> {
+                return Optional.of(Help.text(ToolCommand.installed()));
+            }
+            case "migrate" -> {
+                return Optional.of(Help.migrate(migrateFlags));
+            }
+            case "plan" -> {
+                return Optional.of(Help.plan(output));
+            }
+            case "inspect" -> {
+                return Optional.of(Help.inspect(output, migrateFlags));
+            }
+            default -> {
+                String name = command;
+                return ToolCommand.installed().stream()
+                        .filter(c -> c.name().equals(name))
+                        .findFirst()
+                        .map(Help::tool);
+            }
+        }
+    }
+
     /** Reports why the run ends and leaves it where Kubernetes shows it (the container's termination message). */
     private static int fail(Log log, List<String> args, MigrateException e) {
         String reason = e.status() != ExitStatus.REFUSED
@@ -160,13 +212,26 @@ public final class Main {
                 .map(Path::of)
                 .map(Catalog::load)
                 .orElseGet(Catalog::bundled);
+        boolean given = OutputFlags.flagValue(args, "bin-dir").isPresent();
         b.append("bundled etcd versions (bin dir ").append(binDir).append("):");
         BinDir bins = new BinDir(binDir);
+        int missing = 0;
         for (var release : catalog.releases()) {
             b.append(' ').append(release.version());
-            if (!bins.hasEtcd(release.etcdVersion())) b.append(" (missing)");
+            if (!bins.hasEtcd(release.etcdVersion())) {
+                b.append(" (missing)");
+                missing++;
+            }
         }
         b.append('\n');
+        if (missing > 0) {
+            // say where it looked, and that another place can be named: the default is the image's
+            b.append(missing == catalog.releases().size() ? "no etcd-<version> found" : missing + " missing")
+                    .append(": looked for etcd-<version> in ")
+                    .append(binDir)
+                    .append(given ? " (--bin-dir)" : " (the default; --bin-dir DIR names another)")
+                    .append('\n');
+        }
         for (var release : catalog.releases()) {
             b.append(dev.etcdmigrate.catalog.Provenance.describe(release, binDir));
         }
@@ -180,7 +245,7 @@ public final class Main {
                 null,
                 "text|json",
                 "text",
-                "plan only (also -o): the plan as lines, or as one JSON object on stdout."));
+                "plan and inspect (also -o): the answer as lines, or as one JSON object on stdout."));
         return all;
     }
 
@@ -233,15 +298,35 @@ public final class Main {
 
     private static int migrate(ParsedArgs args, Log log, Children children) throws Exception {
         MigrateOptions options = MigrateOptions.from(args);
+        RunTally tally = RunTally.sinceProcessStart();
         log.emit(new RunEvent.RunStarted(
                 "migrate",
                 options.dataDir().toString(),
                 options.target().toString(),
                 options.binDir().toString()));
-        DataDirOwner.become(options.dataDir(), log);
-        options = MembersFromData.resolve(options, log); // kubeadm's first node: its flag names only itself
+        log.subscribe(tally);
+        try {
+            return migrate(options, args, log, children, tally);
+        } catch (MigrateException e) {
+            log.emit(tally.summary(e.status() == ExitStatus.FAILED ? "failed" : "refused", e.exitCode()));
+            throw e;
+        } catch (Exception e) {
+            log.emit(tally.summary("failed", ExitStatus.FAILED.code()));
+            throw e;
+        } finally {
+            log.unsubscribe(tally);
+        }
+    }
+
+    private static int migrate(MigrateOptions given, ParsedArgs args, Log log, Children children, RunTally tally)
+            throws Exception {
+        DataDirOwner.become(given.dataDir(), log);
+        MigrateOptions options =
+                MembersFromData.resolve(given, log); // kubeadm's first node: its flag names only itself
+        tally.clusterMember(options.members() > 1);
         // the lock stays held until exec, which closes it; etcd's own WAL lock takes over
         try (Migration.Done done = migration(options, args, log, children).migrate()) {
+            log.emit(tally.summary(tally.successOutcome(), ExitStatus.OK.code()));
             if (options.noExec()) {
                 log.emit(new RunEvent.NoExec(
                         options.dataDir().toString(), options.target().toString()));

@@ -64,6 +64,12 @@ class MainTest {
         JsonNode end = lastEvent();
         assertEquals("refused", end.path("event").asText());
         assertEquals(3, end.path("exitCode").asInt());
+        List<String> lines = err.toString(StandardCharsets.UTF_8).lines().toList();
+        JsonNode summary = JSON.readTree(lines.get(lines.size() - 2));
+        assertEquals("run-summary", summary.path("event").asText(), "a migrate run ends with its summary");
+        assertEquals("refused", summary.path("outcome").asText());
+        assertEquals(3, summary.path("exitCode").asInt());
+        assertEquals(0, summary.path("steps").size());
         assertFalse(Files.exists(dir.resolve("data/version.txt")));
         assertFalse(Files.exists(dir.resolve("data/.etcd-migrate")), "nothing was changed");
         String reason = end.path("reason").asText();
@@ -88,5 +94,70 @@ class MainTest {
         assertEquals(List.of("--output=json"), Main.shortOutputFlag(List.of("-ojson")));
         assertEquals(
                 List.of("--output=json", "--", "-o", "x"), Main.shortOutputFlag(List.of("-o=json", "--", "-o", "x")));
+    }
+
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+
+    private int runPrinting(List<String> args) {
+        return Main.run(
+                args,
+                Map.of(),
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(
+            strings = {
+                "migrate --help",
+                "migrate -h",
+                "help migrate",
+                "plan --help",
+                "plan -h",
+                "inspect --help",
+                "inspect -h",
+                "help plan",
+                "--help",
+                "-h",
+                "help"
+            })
+    void eachCommandPrintsItsOwnHelpAndExits0(String words) {
+        assertEquals(0, runPrinting(List.of(words.split(" "))));
+        String command = java.util.Arrays.stream(words.split(" "))
+                .filter(w -> !w.equals("help") && !w.startsWith("-"))
+                .findFirst()
+                .orElse("");
+        String expected = command.isEmpty()
+                ? dev.etcdmigrate.cli.Help.text(dev.etcdmigrate.cli.ToolCommand.installed())
+                : Main.helpText(List.of(command, "--help")).orElseThrow();
+        assertEquals(expected, out.toString(StandardCharsets.UTF_8));
+        assertEquals("", err.toString(StandardCharsets.UTF_8), "help logs nothing");
+    }
+
+    @Test
+    void theHelpsDiffer() {
+        List<String> texts = java.util.stream.Stream.of("", "migrate", "plan", "inspect")
+                .map(c -> Main.helpText(c.isEmpty() ? List.of("--help") : List.of(c, "--help"))
+                        .orElseThrow())
+                .toList();
+        assertEquals(texts.size(), new java.util.HashSet<>(texts).size());
+    }
+
+    @Test
+    void aTypoedFlagIsExit2AndNamesTheNearest() throws Exception {
+        assertEquals(2, run(List.of("migrate", "--target-verison", "3.6.16"), Map.of("LOG_FORMAT", "json")));
+        JsonNode end = lastEvent();
+        assertEquals("refused", end.path("event").asText());
+        assertTrue(end.path("reason").asText().contains("--target-version?"), end.toString());
+    }
+
+    @Test
+    void versionWithoutBinDirSaysWhereItLooked(@TempDir Path dir) {
+        assertEquals(0, runPrinting(List.of("--version")));
+        String text = out.toString(StandardCharsets.UTF_8);
+        assertTrue(text.contains("looked for etcd-<version> in /usr/local/bin (the default"), text);
+        out.reset();
+        assertEquals(0, runPrinting(List.of("--version", "--bin-dir", dir.toString())));
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("in " + dir + " (--bin-dir)"), out.toString());
     }
 }

@@ -26,10 +26,12 @@ public record OutputFlags(LogFormat format, EtcdOutput etcdOutput) {
             Flag.value(
                     "etcd-output",
                     "LOG_ETCD_OUTPUT",
-                    "all|errors",
-                    "all",
-                    "text format: show every line the private etcds and tools print, or only warnings and errors."
-                            + " Every line is also kept in <data dir>/.etcd-migrate/etcd-output.log for the last run."));
+                    "errors|all",
+                    "errors",
+                    "text format: show only the warnings and errors the private etcds and tools print that the runner"
+                            + " did not cause itself (a private etcd's complaints while it stops, its single-port warning),"
+                            + " and the hidden lines too when the run fails; or show every line. Every line is also kept"
+                            + " in <data dir>/.etcd-migrate/etcd-output.log (owner-only) for the last run with steps."));
 
     /** {@code flags} plus the output flags: every command accepts them. */
     public static List<Flag> with(List<Flag> flags) {
@@ -44,15 +46,15 @@ public record OutputFlags(LogFormat format, EtcdOutput etcdOutput) {
                     LogFormat.parse(value(runnerArgs, environment, "log-format", "LOG_FORMAT")
                             .orElse("text")),
                     EtcdOutput.parse(value(runnerArgs, environment, "etcd-output", "LOG_ETCD_OUTPUT")
-                            .orElse("all")));
+                            .orElse("errors")));
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }
     }
 
-    /** The text diary, every child line shown: what a run reports in before its flags are known. */
+    /** The text diary as a run without flags writes it: what a run reports in before its flags are known. */
     public static OutputFlags defaults() {
-        return new OutputFlags(LogFormat.TEXT, EtcdOutput.ALL);
+        return new OutputFlags(LogFormat.TEXT, EtcdOutput.ERRORS);
     }
 
     private static Optional<String> value(

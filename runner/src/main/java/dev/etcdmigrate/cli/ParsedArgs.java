@@ -47,6 +47,7 @@ public final class ParsedArgs {
                 break;
             }
             if (arg.startsWith("-") && !arg.startsWith("--") && arg.length() > 1) {
+                // -h never gets here: Main prints the command's help for it
                 throw new UsageException("'" + arg + "' has one dash: this runner's flags take two (--"
                         + arg.substring(1).split("=", 2)[0] + "); etcd's own flags go after --");
             }
@@ -58,7 +59,11 @@ public final class ParsedArgs {
             String name = eq < 0 ? arg.substring(2) : arg.substring(2, eq);
             Flag flag = flags.get(name);
             if (flag == null) {
-                throw new UsageException("unknown flag --" + name + " (see --help)");
+                throw new UsageException("unknown flag --" + name
+                        + Nearest.to(name, table.stream().map(Flag::name).toList())
+                                .map(n -> ": did you mean --" + n + "?")
+                                .orElse("")
+                        + " (see --help)");
             }
             String value;
             if (!flag.takesValue()) {

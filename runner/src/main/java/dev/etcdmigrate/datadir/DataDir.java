@@ -112,7 +112,7 @@ public final class DataDir {
             return Optional.of(DataVersion.parse(text));
         } catch (IllegalArgumentException e) {
             throw new MalformedVersionFileException(file + " is not a valid version file: " + e.getMessage()
-                    + ". Fix: write the etcd version and storage that last ran on this data, e.g. `echo -n 3.5.21/etcd3 > "
+                    + ". Fix: write the etcd version and storage that last ran on this data, e.g. `echo -n 3.5.35/etcd3 > "
                     + file + "`, or remove the file and pass --initial-version.");
         }
     }

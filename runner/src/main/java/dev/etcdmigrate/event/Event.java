@@ -47,6 +47,7 @@ public sealed interface Event
             case RunEvent.OwnerAdopted e -> "owner-adopted";
             case RunEvent.Refused e -> "refused";
             case RunEvent.RunStarted e -> "run-started";
+            case RunEvent.RunSummary e -> "run-summary";
             // DecisionEvent
             case DecisionEvent.ClusterMember e -> "cluster-member";
             case DecisionEvent.DataDetected e -> "data-detected";

@@ -69,6 +69,86 @@ public sealed interface RunEvent extends Event {
         }
     }
 
+    /**
+     * The end of a migrate run, before its exec, no-exec, failure or refusal: what it did and what it cost.
+     * {@code outcome}: migrated (steps ran), at-target (nothing to run), failed or refused. {@code outOfServiceMillis}:
+     * from the runner's process start to now, less the time a member etcd served between legs of a cluster rollout
+     * (for a single member: the runner's share of the downtime; the target etcd's own start follows).
+     */
+    record RunSummary(
+            String outcome,
+            int exitCode,
+            String from,
+            String to,
+            long totalMillis,
+            List<StepTime> steps,
+            List<String> backupsKept,
+            int backupsDeleted,
+            List<KeyCount> keysChecked,
+            boolean clusterMember,
+            long servedMillis,
+            long outOfServiceMillis)
+            implements RunEvent {
+        public RunSummary {
+            steps = List.copyOf(steps);
+            backupsKept = List.copyOf(backupsKept);
+            keysChecked = List.copyOf(keysChecked);
+        }
+
+        public String message() {
+            StringBuilder b = new StringBuilder("summary: ")
+                    .append(outcome.replace('-', ' '))
+                    .append(from.isEmpty() ? "" : " " + from + (to.isEmpty() || to.equals(from) ? "" : " -> " + to))
+                    .append(" in ")
+                    .append(totalMillis)
+                    .append(" ms; ")
+                    .append(clusterMember ? "this cluster member was" : "etcd was")
+                    .append(" out of service ")
+                    .append(outOfServiceMillis)
+                    .append(" ms")
+                    .append(servedMillis > 0 ? " (it served " + servedMillis + " ms between legs)" : "")
+                    .append(exitCode == 0 ? " until the exec" : "");
+            for (StepTime step : steps) {
+                b.append("\n  step ")
+                        .append(step.index())
+                        .append('/')
+                        .append(step.total())
+                        .append(' ')
+                        .append(step.kind())
+                        .append(": ")
+                        .append(step.tookMillis())
+                        .append(" ms")
+                        .append(step.completed() ? "" : " (did not complete)");
+            }
+            b.append("\n  backups kept: ")
+                    .append(backupsKept.isEmpty() ? "none made by this run" : String.join(", ", backupsKept))
+                    .append(backupsDeleted > 0 ? " (" + backupsDeleted + " older deleted by --backup-retention)" : "");
+            b.append("\n  key counts checked: ");
+            if (keysChecked.isEmpty()) {
+                b.append("none (no step of this run compared keyspaces)");
+            } else {
+                for (int i = 0; i < keysChecked.size(); i++) {
+                    KeyCount k = keysChecked.get(i);
+                    b.append(i == 0 ? "" : ", ")
+                            .append(k.keys())
+                            .append(" keys ")
+                            .append(k.when());
+                }
+            }
+            return b.toString();
+        }
+
+        public Level level() {
+            return exitCode == 0 ? Level.INFO : Level.WARN;
+        }
+    }
+
+    /** One step of a run and how long it took; {@code completed} false for the step that failed. */
+    record StepTime(int index, int total, String kind, long tookMillis, boolean completed) {}
+
+    /** A keyspace compared key by key ({@code when}, e.g. "after migrate") and its key count. */
+    record KeyCount(long keys, String when) {}
+
     /** The run's inputs as read: the data dir, the target, and the bin dir. */
     record RunStarted(String command, String dataDir, String target, String binDir) implements RunEvent {
         public String message() {

@@ -10,8 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 
 /**
  * Every line the private etcds and tools print in this run, in a file under .etcd-migrate/ (owner-only),
@@ -36,7 +34,7 @@ public final class ChildOutputFile implements EventListener, AutoCloseable {
         if (!(event instanceof EtcdEvent.ChildOutput child)) return;
         synchronized (out) {
             try {
-                out.write(Instant.now().truncatedTo(ChronoUnit.MILLIS) + " [" + child.source() + "] " + child.line());
+                out.write(Stamp.now() + " [" + child.source() + "] " + child.line());
                 out.newLine();
                 out.flush();
             } catch (IOException e) {

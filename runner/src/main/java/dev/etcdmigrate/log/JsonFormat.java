@@ -5,7 +5,6 @@ import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.EventListener;
 import java.io.PrintStream;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 
 /**
  * --log-format=json: one object per line. The runner's own events carry "time", "level", "source":
@@ -30,14 +29,16 @@ final class JsonFormat implements EventListener {
         if (event instanceof EtcdEvent.ChildOutput child) {
             String line = child.line().strip();
             if (line.startsWith("{") && line.endsWith("}")) {
-                return "{\"source\":" + Json.string(child.source()) + (line.length() > 2 ? "," : "")
+                // a warning or error the runner caused itself (its SIGTERM, its private flags) says so
+                String expected = !child.important() && EtcdOutput.looksImportant(line) ? ",\"expected\":true" : "";
+                return "{\"source\":" + Json.string(child.source()) + expected + (line.length() > 2 ? "," : "")
                         + line.substring(1);
             }
             return "{\"source\":" + Json.string(child.source()) + ",\"event\":\"child-output\",\"line\":"
                     + Json.string(child.line()) + "}";
         }
         StringBuilder b = new StringBuilder("{\"time\":\"")
-                .append(now.truncatedTo(ChronoUnit.MILLIS))
+                .append(Stamp.of(now))
                 .append("\",\"level\":\"")
                 .append(event.level().name().toLowerCase(java.util.Locale.ROOT))
                 .append("\",\"source\":\"etcd-migrate\",\"event\":\"")

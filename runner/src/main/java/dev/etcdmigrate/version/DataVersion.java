@@ -19,7 +19,7 @@ public record DataVersion(EtcdVersion version, StorageApi storage) {
         int slash = body.indexOf('/');
         if (slash < 0 || body.indexOf('/', slash + 1) >= 0) {
             throw new IllegalArgumentException(
-                    "expected <version>/<etcd2|etcd3>, e.g. 3.5.21/etcd3, found '" + printable(text) + "'");
+                    "expected <version>/<etcd2|etcd3>, e.g. 3.5.35/etcd3, found '" + printable(text) + "'");
         }
         EtcdVersion version;
         StorageApi storage;
@@ -28,7 +28,7 @@ public record DataVersion(EtcdVersion version, StorageApi storage) {
         } catch (IllegalArgumentException e) {
             // the cause quotes the raw text: keep it out of the message, which shows only a cut, escaped copy
             throw new IllegalArgumentException(
-                    "expected <version>/<etcd2|etcd3>, e.g. 3.5.21/etcd3, found '" + printable(text)
+                    "expected <version>/<etcd2|etcd3>, e.g. 3.5.35/etcd3, found '" + printable(text)
                             + "': the version is not MAJOR.MINOR.PATCH",
                     e);
         }
@@ -36,7 +36,7 @@ public record DataVersion(EtcdVersion version, StorageApi storage) {
             storage = StorageApi.parse(body.substring(slash + 1));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(
-                    "expected <version>/<etcd2|etcd3>, e.g. 3.5.21/etcd3, found '" + printable(text)
+                    "expected <version>/<etcd2|etcd3>, e.g. 3.5.35/etcd3, found '" + printable(text)
                             + "': the storage is neither etcd2 nor etcd3",
                     e);
         }

@@ -18,7 +18,7 @@ public record EtcdVersion(int major, int minor, int patch) implements Comparable
     public static EtcdVersion parse(String text) {
         Matcher m = SEMVER.matcher(text == null ? "" : text);
         if (!m.matches()) {
-            throw new IllegalArgumentException("not an etcd version (MAJOR.MINOR.PATCH, e.g. 3.5.21): '" + text + "'");
+            throw new IllegalArgumentException("not an etcd version (MAJOR.MINOR.PATCH, e.g. 3.5.35): '" + text + "'");
         }
         return new EtcdVersion(
                 Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)), Integer.parseInt(m.group(3)));

@@ -1,6 +1,7 @@
 package dev.etcdmigrate.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.demo.Demo;
@@ -9,6 +10,7 @@ import dev.etcdmigrate.provision.ProvisionCommand;
 import dev.etcdmigrate.provision.ProvisionTool;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -17,7 +19,12 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 class HelpTest {
 
-    private static final String HELP = Help.text(MigrateOptions.FLAGS, List.of(new ProvisionTool(), new DemoTool()));
+    private static final List<ToolCommand> TOOLS = List.of(new ProvisionTool(), new DemoTool());
+    private static final String OVERVIEW = Help.text(TOOLS);
+    private static final String MIGRATE = Help.migrate(MigrateOptions.FLAGS);
+    /** Every help text the runner prints, together. */
+    private static final String HELP =
+            OVERVIEW + MIGRATE + TOOLS.stream().map(Help::tool).reduce("", String::concat);
     /** The help text with its line wrapping undone. */
     private static final String FLAT = HELP.replaceAll("\\s+", " ");
 
@@ -86,7 +93,7 @@ class HelpTest {
                 "3 refused",
                 "143",
                 "version.txt",
-                "3.5.21/etcd3",
+                Help.VERSION_FILE_EXAMPLE,
                 "--help",
                 "--version",
                 "etcd-migrate demo",
@@ -101,5 +108,40 @@ class HelpTest {
             assertTrue(line.length() <= 110, "too long: " + line);
         }
         assertTrue(!FLAT.contains("etcd2 is refused"), "etcd2 conversions exist");
+    }
+
+    @Test
+    void theVersionFileExampleIsAVersionTheToolAccepts() {
+        var example = dev.etcdmigrate.version.DataVersion.parse(Help.VERSION_FILE_EXAMPLE);
+        assertTrue(
+                dev.etcdmigrate.catalog.Catalog.bundled().releases().stream()
+                        .anyMatch(r -> r.version().equals(example.version().toString())),
+                Help.VERSION_FILE_EXAMPLE + " is not a bundled version");
+    }
+
+    @Test
+    void eachCommandHasItsOwnHelpNamingItsUsage() {
+        Flag output = Flag.value("output", null, "text|json", "text", "the answer's format.");
+        Map<String, String> texts = Map.of(
+                "etcd-migrate [migrate]", MIGRATE,
+                "etcd-migrate plan", Help.plan(output),
+                "etcd-migrate inspect", Help.inspect(output, MigrateOptions.FLAGS),
+                "etcd-migrate provision", Help.tool(new ProvisionTool()));
+        texts.forEach((usage, text) -> {
+            assertTrue(text.contains("Usage:\n  " + usage), usage + ": " + text);
+            texts.keySet().stream()
+                    .filter(other -> !other.equals(usage))
+                    .forEach(other ->
+                            assertFalse(text.contains("  " + other + " "), other + " in " + usage + "'s help"));
+            assertTrue(
+                    text.lines().count()
+                            < OVERVIEW.lines().count() + MIGRATE.lines().count(),
+                    usage);
+        });
+        assertTrue(Help.plan(output).contains("--output"));
+        assertTrue(Help.inspect(output, MigrateOptions.FLAGS).contains("--data-dir DIR"));
+        // the overview lists the commands, not migrate's flags
+        assertFalse(OVERVIEW.contains("--target-version"), OVERVIEW);
+        assertTrue(OVERVIEW.lines().count() < 50, OVERVIEW.lines().count() + " lines");
     }
 }

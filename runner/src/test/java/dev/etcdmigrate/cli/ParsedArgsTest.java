@@ -144,4 +144,13 @@ class ParsedArgsTest {
         Map<String, String> env = Map.of("ETCD_DATA_DIR", "/d", "FOO", "");
         assertEquals(env, parse(List.of(), env).environment());
     }
+
+    @Test
+    void anUnknownFlagNamesTheNearestOne() {
+        UsageException e =
+                assertThrows(UsageException.class, () -> parse(List.of("--target-verison", "3.6.16"), Map.of()));
+        assertTrue(e.getMessage().contains("--target-version?"), e.getMessage());
+        UsageException far = assertThrows(UsageException.class, () -> parse(List.of("--frobnicate"), Map.of()));
+        assertFalse(far.getMessage().contains("did you mean"), far.getMessage());
+    }
 }

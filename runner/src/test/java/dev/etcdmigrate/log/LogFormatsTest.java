@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.etcdmigrate.cli.OutputFlags;
 import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.event.Event;
@@ -154,5 +155,65 @@ class LogFormatsTest {
             }
         }
         return records;
+    }
+
+    private static final String SINGLE_PORT = "{\"level\":\"warn\",\"ts\":\"2026-11-27T21:00:00.000Z\",\"caller\":"
+            + "\"embed/serve.go:250\",\"msg\":\"Running http and grpc server on single port. This is not recommended"
+            + " for production.\"}";
+    private static final String MUX_CLOSED = "{\"level\":\"error\",\"msg\":\"stopping insecure grpc server due to"
+            + " error\",\"error\":\"accept tcp 127.0.0.1:18629: use of closed network connection\","
+            + "\"stacktrace\":\"go.etcd.io/etcd/server/v3/embed.(*serveCtx).serve\"}";
+
+    @Test
+    void theDefaultHidesWhatTheRunnerCausedAndShowsTheRestOnlyWhenTheRunFails() throws Exception {
+        OutputFlags given = OutputFlags.read(List.of(), java.util.Map.of());
+        assertEquals(EtcdOutput.ERRORS, given.etcdOutput(), "the default");
+        Log log = Log.of(given.format(), given.etcdOutput(), new PrintStream(out, true, StandardCharsets.UTF_8));
+        log.child("etcd-3.6.16", ETCD_INFO);
+        log.child("etcd-3.6.16", SINGLE_PORT); // the runner's one client URL causes it
+        log.child("etcd-3.6.16", MUX_CLOSED, false); // after the runner's SIGTERM (the pump's call)
+        log.emit(new StepEvent.StepFinished(1, 1, "minor-upgrade", 10, "3.6.16/etcd3"));
+        assertEquals(1, lines().size(), "a success shows the runner's lines only: " + lines());
+        log.child("etcd-3.6.16", ETCD_WARN); // a warning the runner did not cause
+        assertEquals(2, lines().size(), lines().toString());
+        out.reset();
+        log.emit(new RunEvent.Failed(1, "step 1/1 failed"));
+        List<String> shown = lines();
+        assertTrue(shown.getLast().contains("step 1/1 failed"), "the reason stays last: " + shown);
+        assertTrue(shown.stream().anyMatch(l -> l.endsWith(ETCD_INFO)), shown.toString());
+        assertTrue(shown.stream().anyMatch(l -> l.endsWith(MUX_CLOSED)), shown.toString());
+        assertEquals(5, shown.size(), "a header, the 3 hidden lines, the reason: " + shown);
+        out.reset();
+        log.emit(new RunEvent.Failed(1, "again"));
+        assertEquals(1, lines().size(), "each hidden line is shown once");
+    }
+
+    @Test
+    void theRunnersOwnSinglePortWarningIsExpectedAndSaysSoInJson() throws Exception {
+        assertFalse(EtcdOutput.isImportant(SINGLE_PORT));
+        assertTrue(EtcdOutput.isImportant(ETCD_WARN));
+        Log log = Log.json(new PrintStream(out, true, StandardCharsets.UTF_8));
+        log.child("etcd-3.6.16", SINGLE_PORT);
+        log.child("etcd-3.6.16", MUX_CLOSED, false);
+        log.child("etcd-3.6.16", ETCD_WARN);
+        log.child("etcd-3.6.16", ETCD_INFO);
+        List<String> lines = lines();
+        assertTrue(JSON.readTree(lines.get(0)).path("expected").asBoolean());
+        assertTrue(JSON.readTree(lines.get(1)).path("expected").asBoolean());
+        assertTrue(JSON.readTree(lines.get(2)).path("expected").isMissingNode());
+        assertTrue(JSON.readTree(lines.get(3)).path("expected").isMissingNode());
+    }
+
+    @Test
+    void timeStampsAlwaysHaveThreeDigitsOfMilliseconds() {
+        assertEquals("2026-11-27T21:00:00.000Z", Stamp.of(java.time.Instant.parse("2026-11-27T21:00:00Z")));
+        assertEquals("2026-11-27T21:00:00.040Z", Stamp.of(java.time.Instant.parse("2026-11-27T21:00:00.040999Z")));
+        JsonNode line = null;
+        try {
+            line = JSON.readTree(JsonFormat.line(new RunEvent.Failed(1, "x"), java.time.Instant.EPOCH));
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+        assertEquals("1970-01-01T00:00:00.000Z", line.path("time").asText());
     }
 }

@@ -1,0 +1,112 @@
+package dev.etcdmigrate.log;
+
+import dev.etcdmigrate.event.BackupEvent;
+import dev.etcdmigrate.event.DecisionEvent;
+import dev.etcdmigrate.event.EtcdEvent;
+import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.EventListener;
+import dev.etcdmigrate.event.KeysEvent;
+import dev.etcdmigrate.event.RolloutEvent;
+import dev.etcdmigrate.event.RunEvent;
+import dev.etcdmigrate.event.StepEvent;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.LongSupplier;
+
+/**
+ * Counts a run's events into its {@link RunEvent.RunSummary}: the plan's ends, each step's time, the backups made and
+ * still kept, the keyspaces compared, and the time a member etcd served between legs (which is not out of service).
+ */
+public final class RunTally implements EventListener {
+
+    private final LongSupplier clockMillis;
+    private final long startMillis;
+    private boolean clusterMember;
+    private String from = "";
+    private String to = "";
+    private final List<RunEvent.StepTime> steps = new ArrayList<>();
+    private final Set<String> backups = new LinkedHashSet<>();
+    private int backupsDeleted;
+    private final List<RunEvent.KeyCount> keys = new ArrayList<>();
+    private long servedMillis;
+    private long servingSince = -1;
+
+    /** @param startMillis when the run began (the runner's process start), on {@code clockMillis}' scale */
+    public RunTally(LongSupplier clockMillis, long startMillis) {
+        this.clockMillis = clockMillis;
+        this.startMillis = startMillis;
+    }
+
+    /** The data dir is one member of a multi-member cluster (known once its members are read). */
+    public synchronized RunTally clusterMember(boolean member) {
+        this.clusterMember = member;
+        return this;
+    }
+
+    /** Counted from the runner's process start (the JVM's start is part of the downtime), on the wall clock. */
+    public static RunTally sinceProcessStart() {
+        long now = System.currentTimeMillis();
+        long start = ProcessHandle.current()
+                .info()
+                .startInstant()
+                .map(java.time.Instant::toEpochMilli)
+                .filter(s -> s <= now)
+                .orElse(now);
+        return new RunTally(System::currentTimeMillis, start);
+    }
+
+    @Override
+    public synchronized void on(Event event) {
+        switch (event) {
+            case DecisionEvent.PlanMade plan -> {
+                if (from.isEmpty()) from = plan.current(); // the first plan: where the data was
+                to = plan.target();
+            }
+            case StepEvent.StepFinished s ->
+                steps.add(new RunEvent.StepTime(s.index(), s.total(), s.kind(), s.tookMillis(), true));
+            case StepEvent.StepFailed s ->
+                steps.add(new RunEvent.StepTime(s.index(), s.total(), s.kind(), s.tookMillis(), false));
+            case BackupEvent.BackupMade b -> backups.add(b.path());
+            case BackupEvent.BackupDeleted b -> {
+                if (!backups.remove(b.path())) backupsDeleted++;
+            }
+            case KeysEvent.KeyspaceMatched k -> keys.add(new RunEvent.KeyCount(k.keys(), k.when()));
+            case RolloutEvent.MemberServing m -> servingSince = clockMillis.getAsLong();
+            case EtcdEvent.EtcdStopped e -> endServing();
+            default -> {}
+        }
+    }
+
+    private void endServing() {
+        if (servingSince >= 0) {
+            servedMillis += clockMillis.getAsLong() - servingSince;
+            servingSince = -1;
+        }
+    }
+
+    /** The summary as of now ({@code outcome}: migrated, at-target, failed, refused). */
+    public synchronized RunEvent.RunSummary summary(String outcome, int exitCode) {
+        endServing();
+        long total = Math.max(0, clockMillis.getAsLong() - startMillis);
+        return new RunEvent.RunSummary(
+                outcome,
+                exitCode,
+                from,
+                to,
+                total,
+                steps,
+                List.copyOf(backups),
+                backupsDeleted,
+                keys,
+                clusterMember,
+                servedMillis,
+                Math.max(0, total - servedMillis));
+    }
+
+    /** migrated when a step ran, else at-target. */
+    public synchronized String successOutcome() {
+        return steps.isEmpty() ? "at-target" : "migrated";
+    }
+}
