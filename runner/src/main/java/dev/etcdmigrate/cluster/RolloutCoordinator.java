@@ -2,321 +2,421 @@ package dev.etcdmigrate.cluster;
 
 import dev.etcdmigrate.cluster.ClusterView.Member;
 import dev.etcdmigrate.cluster.ClusterView.Record;
-import dev.etcdmigrate.cluster.ClusterView.Status;
+import dev.etcdmigrate.cluster.RolloutRules.Decision;
+import dev.etcdmigrate.cluster.RolloutRules.Leg;
+import dev.etcdmigrate.cluster.RolloutRules.Self;
 import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.RolloutEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
-import java.time.Clock;
-import java.util.ArrayList;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
 /**
- * The rules by which the runners of a cluster's members restart their members one at a time, decided through
- * the cluster itself (docs/ha.md, "The restart record"):
- * <ol>
- *   <li><b>gate</b>: a member serving at line L restarts for L -> L' only when every member the cluster lists
- *       runs L or L' (nobody is behind), the cluster version is L or L', and no downgrade job to another line
- *       runs;
- *   <li><b>record</b>: it then creates the restart record (a transaction: only where no record exists), or
- *       finds its own from an earlier run of its runner;
- *   <li><b>quorum margin</b>: holding the record, it checks that every other member answers on its client URL
- *       and is within {@code raftIndexBound} entries of the leader, then that it still holds the record; only
- *       then may it stop its member;
- *   <li><b>release</b>: once its member runs L' and took a quorum write, it deletes the record (a transaction on
- *       its revision). A holder that cannot (crashed, or exec'd the target) is released by any other runner
- *       once the holder's member answers at the line the record names.
- * </ol>
- * Nothing here stops a member: the caller does, after {@link #beforeRestart} returned.
+ * The driver of one run of a cluster member's rollout (docs/ha.md, "The rules"): it reads the cluster, asks
+ * {@link RolloutRules} what to do, and does it through its ports only (the cluster, the note store, the legs, the
+ * serving member, the clock). One per run, so what it learned (the members' client URLs its cluster port keeps,
+ * the revision it noted, the reason it last reported) is not forgotten between legs. Nothing here sleeps or
+ * starts a process: the simulation (test scope) runs it over a simulated cluster, step by step.
  */
 public final class RolloutCoordinator {
 
     /** The record's key: outside Kubernetes' /registry, and the only key a rollout writes. */
     public static final String RECORD_KEY = "/etcd-migrate/rollout/restart";
 
-    /** Waits one poll interval (tests advance their fake cluster here). */
-    public interface Pause {
-        void await() throws IOException, InterruptedException, MigrateException;
+    /** The member as the runner serves it between legs. */
+    public interface Serving extends AutoCloseable {
+        /** Fails when etcd exited on its own while the runner waited. */
+        void requireAlive() throws MigrateException;
+
+        /** The restart the runner chose: a clean stop, else a failure. */
+        void stop() throws MigrateException, InterruptedException;
+
+        @Override
+        void close();
     }
 
-    /**
-     * Where the runner notes durably whether it may hold the record, so that a run killed at any moment knows on
-     * restart: before creating it (the creation may commit and the answer be lost with the process), the record
-     * once it holds it, and nothing once it holds none.
-     */
-    public interface RecordNote {
-        void mayHold() throws IOException;
+    /** Starts the member serving. */
+    public interface MemberPort {
+        /**
+         * Serves the line leg {@code reached} arrived at; {@code -1}: the data's own line before the first leg, which
+         * may be impossible (no binary of it): then empty.
+         */
+        Optional<Serving> serve(int reached) throws IOException, MigrateException;
+    }
 
-        void holds(Record record) throws IOException;
+    /** Runs one leg's steps (each writes version.txt after its quorum write). */
+    public interface Legs {
+        void run(int index) throws Exception;
+    }
 
-        void holdsNone() throws IOException;
+    /** The clock: what time it is and one poll interval's wait (the simulation advances its own). */
+    public interface Ticker {
+        Instant now();
+
+        void pause() throws InterruptedException;
     }
 
     private final ClusterView cluster;
+    private final NoteStore notes;
     private final String self;
     private final int expectedMembers;
-    private final long raftIndexBound;
+    private final RolloutPolicy policy;
+    private final Ticker ticker;
     private final Log log;
-    private final Pause pause;
-    private final RecordNote note;
-    private final Clock clock;
     private String lastWaiting = "";
-    /** The record revision this coordinator last noted as held. */
-    private long notedRevision;
+    /** The note as last written by this run (null: not read yet). */
+    private Note noted;
+    /** The member while it serves (between legs, or before the first while the rules wait). */
+    private Serving serving;
+    /** Rule 2's last decision was to wait for another holder (and why). */
+    private boolean blocked;
 
-    /**
-     * @param expectedMembers how many members --initial-cluster names: fewer listed or answering is a missing member
-     * @param raftIndexBound how far behind the leader's raft index another member may be and still count as caught up
-     */
+    private Decision.Wait blockedWhy;
+
     public RolloutCoordinator(
             ClusterView cluster,
+            NoteStore notes,
             String self,
             int expectedMembers,
-            long raftIndexBound,
-            Log log,
-            Pause pause,
-            RecordNote note,
-            Clock clock) {
+            RolloutPolicy policy,
+            Ticker ticker,
+            Log log) {
         this.cluster = cluster;
+        this.notes = notes;
         this.self = self;
         this.expectedMembers = expectedMembers;
-        this.raftIndexBound = raftIndexBound;
+        this.policy = policy;
+        this.ticker = ticker;
         this.log = log;
-        this.pause = pause;
-        this.note = note;
-        this.clock = clock;
     }
 
     /**
-     * Waits, while this member serves at {@code from}, until the cluster lets it restart for {@code from -> to}
-     * and it holds the restart record with every other member healthy; returns the record to release later.
-     * Waits as long as it takes (an operator may edit the other members hours later); a signal ends it.
+     * The member's legs, one restart each (docs/ha.md, "Several minors in one rollout"). The member is down when
+     * this starts (its pod restarted). Before each leg the rules decide; the first leg runs at once only when no
+     * member answers (every manifest edited at once) or this run finishes a restart its runner began; otherwise it
+     * obeys the gate and the record as every later leg does, serving the data's line while it waits where it can.
+     * After the last leg the caller records the target and execs it.
      */
-    public Record beforeRestart(MinorLine from, MinorLine to)
-            throws IOException, InterruptedException, MigrateException {
-        String leg = from + " -> " + to;
-        while (true) {
-            try {
-                Optional<Record> held = attempt(from, to, leg);
-                if (held.isPresent()) return held.get();
-            } catch (IOException unreachable) {
-                // no member answers yet (all restarting together, this one still starting) or the answer was lost:
-                // nothing was decided, every rule reads the cluster again on the next pass
-                waiting(leg, "no member of the cluster answers (" + unreachable.getMessage() + ")", List.of());
-            }
+    public void run(List<Leg> legs, Legs legRunner, MemberPort member) throws Exception {
+        Note start = note();
+        boolean unknown = false; // "taking" and no member answered: the creation may have committed
+        Optional<Record> held = Optional.empty();
+        try {
+            held = ownRecord(start instanceof Note.Holds ? policy.patientReads() : 1);
+        } catch (IOException unreachable) {
+            if (start instanceof Note.Taking) unknown = true;
+            else if (start instanceof Note.Holds) throw unreachable; // a revision: found first
+            // no note: on at once, as with no member answering
         }
-    }
-
-    /**
-     * One pass of the rules: the record held with every other member fit, or empty to read the cluster again
-     * (after a pause where the cluster must move first).
-     */
-    private Optional<Record> attempt(MinorLine from, MinorLine to, String leg)
-            throws IOException, InterruptedException, MigrateException {
-        List<Member> members = cluster.members();
-        Optional<String> closed = gateClosed(from, to, members);
-        if (closed.isPresent()) {
-            waiting(leg, closed.get(), lagging(from, to, members));
-            return Optional.empty();
+        if (held.isEmpty() && !unknown) writeNote(Note.NONE); // taken over meanwhile, or never created
+        Optional<Decision> resumed = RolloutRules.resume(legs.getFirst(), held);
+        if (resumed.orElse(null) instanceof Decision.Release stale) {
+            release(stale.record()); // a restart of an earlier run that is over: this run's data is past it
+            held = Optional.empty();
         }
-        Optional<Record> existing = cluster.record();
-        Record held;
-        if (existing.isPresent() && existing.get().value().holder().equals(self)) {
-            held = existing.get(); // an earlier run of this runner took it and was stopped (or this one's answer lost)
-            noteHolds(held);
-        } else if (existing.isPresent()) {
-            Record other = existing.get();
-            if (holderDone(other, members)) {
-                if (cluster.delete(other)) {
-                    log.emit(new RolloutEvent.RestartRecordTakenOver(
-                            other.value().holder(), other.value().to().toString(), other.modRevision()));
+        try {
+            for (int i = 0; i < legs.size(); i++) {
+                Leg leg = legs.get(i);
+                if (held.isEmpty() && !unknown) {
+                    held = beforeLeg(leg, member);
                 }
-                return Optional.empty();
+                if (serving != null) {
+                    serving.requireAlive();
+                    Serving going = serving;
+                    serving = null;
+                    going.stop();
+                }
+                if (held.isPresent() && RolloutRules.Mutations.releaseBeforeQuorumWrite) {
+                    release(held.get());
+                    held = Optional.empty();
+                }
+                legRunner.run(i);
+                if (unknown) {
+                    held = ownRecordOrWarn(leg.to(), policy.patientReads()); // the leg took a quorum write
+                    if (held.isEmpty()) writeNote(Note.NONE);
+                    unknown = false;
+                }
+                if (held.isPresent()) {
+                    release(held.get());
+                    held = Optional.empty();
+                }
+                if (i == legs.size() - 1) return;
+                serving = member.serve(i)
+                        .orElseThrow(() -> new IOException("the member cannot serve between legs"));
             }
-            waiting(
-                    leg,
-                    "member " + other.value().holder() + " holds the restart record for its restart "
-                            + other.value().from() + " -> " + other.value().to(),
-                    List.of(other.value().holder()));
-            return Optional.empty();
-        } else {
-            note.mayHold();
-            Optional<Record> created = cluster.create(new RecordValue(self, from, to, clock.instant()));
-            if (created.isEmpty()) {
-                noteNone();
-                return Optional.empty(); // another runner was quicker: read again
-            }
-            held = created.get();
-            noteHolds(held);
+        } finally {
+            if (serving != null) serving.close();
+            serving = null;
         }
-        List<String> problems = othersUnfit(cluster.members());
+    }
+
+    /**
+     * The record this run must finish before anything else: with nothing left to run, a run killed after its last
+     * leg, before it released, noted it; released now ({@code line}: the target's, this member not started yet).
+     */
+    public void releaseLeftover(MinorLine line) throws IOException, InterruptedException, MigrateException {
+        Note start = note();
+        Optional<Record> held = ownRecordOrWarn(line, start instanceof Note.Taking ? 1 : policy.patientReads());
+        if (held.isPresent()) release(held.get());
+        else writeNote(Note.NONE);
+    }
+
+    /**
+     * Waits until the rules let this member restart for {@code leg}, holding the record with every other member
+     * healthy; returns the record to release after the leg. Empty: the leg runs at once without one (the member is
+     * down and no member answers, or it cannot serve while the others' rules wait for it).
+     */
+    Optional<Record> beforeLeg(Leg leg, MemberPort member) throws IOException, InterruptedException, MigrateException {
+        while (true) {
+            boolean down = serving == null;
+            try {
+                Optional<Optional<Record>> decided = pass(leg, member, down);
+                if (decided.isPresent()) return decided.get();
+            } catch (Unanswered unreachable) {
+                if (RolloutRules.Mutations.noAnswerIsFatal) throw unreachable.cause;
+                if (down && !RolloutRules.Mutations.firstLegAlwaysAtOnce) return Optional.empty();
+                // every member restarting together, this one still starting: nothing was decided
+                waiting(leg, "no member of the cluster answers (" + unreachable.cause.getMessage() + ")", List.of());
+            } catch (IOException lost) {
+                if (RolloutRules.Mutations.noAnswerIsFatal) throw lost;
+                // an answer lost mid-pass (a leader change, a member going): every rule reads the cluster again
+                waiting(leg, "no member of the cluster answers (" + lost.getMessage() + ")", List.of());
+            }
+        }
+    }
+
+    /** No member answered the first read of a pass. */
+    private static final class Unanswered extends Exception {
+        final IOException cause;
+
+        Unanswered(IOException cause) {
+            super(cause.getMessage(), cause, false, false);
+            this.cause = cause;
+        }
+    }
+
+    /** One pass of the rules: the record held, empty to run at once without one, or nothing decided (read again). */
+    private Optional<Optional<Record>> pass(Leg leg, MemberPort member, boolean down)
+            throws IOException, InterruptedException, MigrateException, Unanswered {
+        Self me = new Self(self, expectedMembers, down);
+        List<Member> members;
+        Optional<MinorLine> version;
+        try {
+            members = cluster.members();
+        } catch (IOException unreachable) {
+            throw new Unanswered(unreachable);
+        }
+        if (down && RolloutRules.Mutations.firstLegAlwaysAtOnce) return Optional.of(Optional.empty());
+        version = cluster.clusterVersion();
+        Optional<Decision.Wait> closed = RolloutRules.gate(leg, me, members, version);
+        if (closed.isPresent()) {
+            if (down && startServing(member)) return Optional.empty();
+            waiting(leg, closed.get().why(), closed.get().members());
+            return Optional.empty();
+        }
+        Optional<Record> held = takeRecord(leg, me, members);
+        if (held.isEmpty()) {
+            if (blocked && down) {
+                // it cannot answer while it waits: the others' rules would wait for it in turn
+                if (!startServing(member)) return Optional.of(Optional.empty());
+                waiting(leg, blockedWhy.why(), blockedWhy.members());
+            }
+            return Optional.empty();
+        }
+        List<String> problems = RolloutRules.margin(me, cluster.members(), policy.raftIndexBound());
         if (!problems.isEmpty()) {
+            if (down && !startServingOrRelease(member, held.get())) return Optional.of(Optional.empty());
             // keep the record: while another member is out, nobody may restart theirs
-            waiting(
-                    leg,
-                    "holding the restart record until every other member serves: " + String.join("; ", problems),
-                    problems.stream().map(p -> p.split(":", 2)[0]).toList());
+            waiting(leg, "holding the restart record until every other member serves: "
+                    + String.join("; ", problems), RolloutRules.named(problems));
             return Optional.empty();
         }
-        if (!cluster.holds(held)) {
-            noteNone();
+        if (!cluster.holds(held.get())) {
+            writeNote(Note.NONE);
             return Optional.empty(); // taken over (this member looked done to a peer): start again
         }
-        log.emit(new RolloutEvent.RestartRecordTaken(self, from.toString(), to.toString(), held.modRevision()));
+        log.emit(new RolloutEvent.RestartRecordTaken(
+                self, leg.from().toString(), leg.to().toString(), held.get().modRevision()));
         lastWaiting = "";
         return Optional.of(held);
     }
 
+    /** Rule 2 carried out: the record held (created or its own), or empty after waiting / releasing / taking over. */
+    private Optional<Record> takeRecord(Leg leg, Self me, List<Member> members)
+            throws IOException, InterruptedException, MigrateException {
+        Optional<Record> existing = cluster.record();
+        Decision decision = RolloutRules.take(leg, me, existing, members);
+        blocked = decision instanceof Decision.Wait;
+        switch (decision) {
+            case Decision.UseOwn own -> {
+                noteHolds(own.record()); // an earlier run of this runner took it, or this one's answer was lost
+                return Optional.of(own.record());
+            }
+            case Decision.Release stale -> {
+                release(stale.record());
+                return Optional.empty();
+            }
+            case Decision.TakeOver over -> {
+                if (delete(over.record())) {
+                    log.emit(new RolloutEvent.RestartRecordTakenOver(
+                            over.record().value().holder(),
+                            over.record().value().to().toString(),
+                            over.record().modRevision()));
+                }
+                return Optional.empty();
+            }
+            case Decision.Wait w -> {
+                blockedWhy = w;
+                if (!me.memberDown()) waiting(leg, w.why(), w.members());
+                return Optional.empty();
+            }
+            case Decision.Take t -> {
+                if (!RolloutRules.Mutations.noNoteBeforeCreate) writeNote(Note.TAKING);
+                Optional<Record> created = cluster.create(new RecordValue(self, leg.from(), leg.to(), ticker.now()));
+                if (created.isEmpty()) {
+                    writeNote(Note.NONE);
+                    return Optional.empty(); // another runner was quicker: read again
+                }
+                noteHolds(created.get());
+                return created;
+            }
+            case Decision.Restart r -> throw new IllegalStateException("not a decision of rule 2");
+        }
+    }
+
+    /**
+     * The member is down while the rules wait before the first leg: it serves the data's line meanwhile, so the
+     * others see it (their gate and margin wait for every member to answer). False when it cannot.
+     */
+    private boolean startServing(MemberPort member) throws IOException, MigrateException {
+        Optional<Serving> started = member.serve(-1);
+        if (started.isEmpty()) return false;
+        serving = started.get();
+        return true;
+    }
+
+    private boolean startServingOrRelease(MemberPort member, Record held)
+            throws IOException, InterruptedException, MigrateException {
+        if (startServing(member)) return true;
+        release(held);
+        return false;
+    }
+
     /** Notes the record held, once per revision (a wait passes here every poll while it holds it). */
     private void noteHolds(Record held) throws IOException {
-        if (held.modRevision() == notedRevision) return;
-        note.holds(held);
-        notedRevision = held.modRevision();
+        if (note() instanceof Note.Holds h && h.revision() == held.modRevision()) return;
+        writeNote(new Note.Holds(held.modRevision()));
     }
 
-    private void noteNone() throws IOException {
-        note.holdsNone();
-        notedRevision = 0;
+    private Note note() throws IOException {
+        if (noted == null) noted = notes.read();
+        return noted;
     }
 
-    /** After this member runs the new line and took a quorum write: the next member may restart. */
-    public void release(Record record) throws IOException, InterruptedException, MigrateException {
-        boolean deleted = cluster.delete(record);
-        log.emit(new RolloutEvent.RestartRecordReleased(
-                self, record.value().to().toString(), record.modRevision(), deleted));
+    private void writeNote(Note note) throws IOException {
+        if (note.equals(noted)) return;
+        notes.write(note);
+        noted = note;
     }
 
     /**
-     * This runner's own record from an earlier run that was stopped while it held it (the member was stopped
-     * for its restart): the leg that restart began is the one this run finishes, and then releases it.
+     * Rule 4: after this member runs the new line and took a quorum write, the record is deleted (comparing its
+     * revision) through any member that answers, tried for {@link RolloutPolicy#releasePatience}; then the note goes.
+     * When none answers, a peer's runner takes it over once this member answers at or past the line it names.
      */
-    public Optional<Record> ownRecord() throws IOException, InterruptedException, MigrateException {
-        return cluster.record().filter(r -> r.value().holder().equals(self));
+    public void release(Record record) throws IOException, InterruptedException, MigrateException {
+        Instant end = ticker.now().plus(policy.releasePatience());
+        while (true) {
+            try {
+                boolean deleted = delete(record);
+                log.emit(new RolloutEvent.RestartRecordReleased(
+                        self, record.value().to().toString(), record.modRevision(), deleted));
+                break;
+            } catch (IOException unreachable) {
+                if (ticker.now().isAfter(end)) {
+                    log.emit(new Event.Note(
+                            Event.Level.WARN,
+                            "could not release the restart record (" + unreachable.getMessage()
+                                    + "); another member's runner deletes it once this member serves "
+                                    + record.value().to()));
+                    break;
+                }
+                ticker.pause(); // poll interval of a deadline-bound retry
+            }
+        }
+        writeNote(Note.NONE);
+    }
+
+    private boolean delete(Record record) throws IOException, InterruptedException, MigrateException {
+        if (RolloutRules.Mutations.deleteWithoutComparingRevision) {
+            Optional<Record> now = cluster.record();
+            return now.isPresent() && cluster.delete(now.get());
+        }
+        return cluster.delete(record);
     }
 
     /**
-     * {@link #ownRecord()}, read again after a pause when no member answers (a leader change, a quorum just back
-     * after a pod died), at most {@code attempts} reads: a transient error must not end a runner that holds the
-     * record (it would exit with its member stopped until the kubelet's back-off restarts it).
+     * This runner's own record from an earlier run that was stopped while it held it, read again after a pause while
+     * no member answers (a leader change, a quorum just back after a pod died), at most {@code attempts} reads.
      */
     public Optional<Record> ownRecord(int attempts) throws IOException, InterruptedException, MigrateException {
         for (int read = 1; ; read++) {
             try {
-                return ownRecord();
+                return cluster.record().filter(r -> r.value().holder().equals(self));
             } catch (IOException unreachable) {
                 if (read >= attempts) throw unreachable;
-                pause.await();
+                ticker.pause();
             }
         }
     }
 
-    /** Why the cluster does not allow {@code from -> to} yet; empty when it does. */
-    Optional<String> gateClosed(MinorLine from, MinorLine to, List<Member> members)
+    /** {@link #ownRecord(int)}, or empty with a warning when no member answers. */
+    private Optional<Record> ownRecordOrWarn(MinorLine line, int reads)
             throws IOException, InterruptedException, MigrateException {
-        List<String> behind = lagging(from, to, members);
-        if (!behind.isEmpty()) {
-            return Optional.of("members not yet on " + from + " or " + to + ": " + describe(members, behind));
+        try {
+            return ownRecord(reads);
+        } catch (IOException unreachable) {
+            log.emit(new Event.Note(
+                    Event.Level.WARN,
+                    "could not read the restart record (" + unreachable.getMessage() + "); if an earlier run of this"
+                            + " member's runner took it, another member's runner deletes it once this member serves "
+                            + line));
+            return Optional.empty();
         }
-        if (members.size() < expectedMembers) {
-            return Optional.of("the cluster lists " + members.size() + " of " + expectedMembers + " members");
-        }
-        for (Member m : members) {
-            Optional<MinorLine> job = m.status().flatMap(Status::downgradeTarget);
-            if (job.isPresent() && !job.get().equals(to)) {
-                return Optional.of("a downgrade job to " + job.get() + " is still running (member " + m.name()
-                        + " reports it): the leader ends it once every member runs " + job.get());
-            }
-        }
-        if (from.isOlderThan(to)) {
-            // the next line opens only data whose storage version is this line's: etcd writes it after the cluster
-            // version moved (lines that report one)
-            Optional<MinorLine> storage = members.stream()
-                    .filter(m -> m.name().equals(self))
-                    .flatMap(m -> m.status().stream())
-                    .flatMap(s -> s.storage().stream())
-                    .findFirst();
-            if (storage.isPresent() && !storage.get().equals(from)) {
-                return Optional.of("this member's storage version is " + storage.get() + ", not yet " + from);
-            }
-        }
-        Optional<MinorLine> version = cluster.clusterVersion();
-        if (version.isEmpty() || !(version.get().equals(from) || version.get().equals(to))) {
-            return Optional.of("the cluster version is "
-                    + version.map(MinorLine::toString).orElse("unknown") + ", not yet " + from);
-        }
-        return Optional.empty();
     }
 
-    /** Members that do not answer, or answer at a line other than {@code from} and {@code to}. */
-    private static List<String> lagging(MinorLine from, MinorLine to, List<Member> members) {
-        List<String> names = new ArrayList<>();
-        for (Member m : members) {
-            if (m.status().isEmpty()
-                    || !(m.status().get().line().equals(from)
-                            || m.status().get().line().equals(to))) {
-                names.add(m.name());
-            }
+    /** Public for the rules' unit tests: waits as {@link #run} does before a leg while the member serves. */
+    public Record beforeRestart(Leg leg) throws IOException, InterruptedException, MigrateException {
+        Serving previous = serving;
+        if (serving == null) serving = NOT_A_PROCESS;
+        try {
+            return beforeLeg(leg, reached -> Optional.empty()).orElseThrow();
+        } finally {
+            serving = previous;
         }
-        return names;
     }
 
-    private static String describe(List<Member> members, List<String> names) {
-        List<String> parts = new ArrayList<>();
-        for (Member m : members) {
-            if (!names.contains(m.name())) continue;
-            parts.add(m.name() + " "
-                    + m.status().map(s -> "runs " + s.server()).orElse("does not answer (" + m.problem() + ")"));
-        }
-        return String.join(", ", parts);
-    }
+    private static final Serving NOT_A_PROCESS = new Serving() {
+        @Override
+        public void requireAlive() {}
 
-    /** The record's holder is not this runner and its member answers at the line the record names: its restart is over. */
-    private boolean holderDone(Record record, List<Member> members) {
-        return members.stream()
-                .filter(m -> m.name().equals(record.value().holder()))
-                .anyMatch(m -> m.status().isPresent()
-                        && m.status().get().line().equals(record.value().to()));
-    }
+        @Override
+        public void stop() {}
 
-    /** Why each other member may not see this one go: missing, not answering, or behind the leader's raft index. */
-    List<String> othersUnfit(List<Member> members) {
-        List<String> problems = new ArrayList<>();
-        long leaderIndex = members.stream()
-                .flatMap(m -> m.status().stream())
-                .mapToLong(Status::raftIndex)
-                .max()
-                .orElse(0);
-        long others = members.stream().filter(m -> !m.name().equals(self)).count();
-        if (others < expectedMembers - 1) {
-            problems.add("(missing): the cluster lists " + members.size() + " of " + expectedMembers + " members");
-        }
-        for (Member m : members) {
-            if (m.name().equals(self)) continue;
-            if (m.status().isEmpty()) {
-                problems.add(m.name() + ": does not answer (" + m.problem() + ")");
-            } else if (leaderIndex - m.status().get().raftIndex() > raftIndexBound) {
-                problems.add(m.name() + ": " + (leaderIndex - m.status().get().raftIndex())
-                        + " raft entries behind (bound " + raftIndexBound + ")");
-            }
-        }
-        return problems;
-    }
+        @Override
+        public void close() {}
+    };
 
-    private void waiting(String leg, String why, List<String> members)
-            throws IOException, InterruptedException, MigrateException {
+    private void waiting(Leg leg, String why, List<String> members) throws InterruptedException, MigrateException {
         if (!why.equals(lastWaiting)) {
-            log.emit(new RolloutEvent.RolloutWaiting(self, leg, why, members));
+            log.emit(new RolloutEvent.RolloutWaiting(self, leg.toString(), why, members));
             lastWaiting = why;
         }
-        pause.await();
-    }
-
-    /** The record holds a value this runner cannot read: someone else's key, never overwritten. */
-    public static final class RecordUnreadableException extends dev.etcdmigrate.error.RefusedException {
-        public RecordUnreadableException(String message) {
-            super(message);
-        }
+        if (serving != null) serving.requireAlive();
+        ticker.pause();
     }
 }

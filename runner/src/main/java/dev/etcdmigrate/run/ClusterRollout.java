@@ -4,13 +4,15 @@ import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cluster.ClusterView;
 import dev.etcdmigrate.cluster.ClusterView.Member;
-import dev.etcdmigrate.cluster.ClusterView.Record;
+import dev.etcdmigrate.cluster.FileNoteStore;
 import dev.etcdmigrate.cluster.RolloutCoordinator;
-import dev.etcdmigrate.datadir.AtomicFile;
+import dev.etcdmigrate.cluster.RolloutPolicy;
+import dev.etcdmigrate.cluster.RolloutRules;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.RefusedException;
 import dev.etcdmigrate.etcd.EtcdWiring;
+import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.etcd.server.ServingMember;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.RolloutEvent;
@@ -23,10 +25,9 @@ import dev.etcdmigrate.plan.RolloutChain.Leg;
 import dev.etcdmigrate.step.StepContext;
 import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -35,44 +36,19 @@ import java.util.Optional;
  * A cluster member's plan across several minors, one leg at a time (docs/ha.md, "Several minors in one
  * rollout"). The first leg runs at once: the member is down already (its pod was restarted for the new
  * target). After each leg but the last the member serves as the real member at the leg's line, supervised,
- * until the cluster's rules ({@link RolloutCoordinator}) let it restart for the next leg, holding the
+ * until the cluster's rules ({@link RolloutCoordinator}, {@code cluster.RolloutRules}) let it restart for the next leg, holding the
  * cluster's restart record. A leg that began under the record releases it once its etcd took a quorum write
  * at the new line (the step's probe), before the member serves again.
  */
 final class ClusterRollout {
-
-    /** How far another member's raft index may be behind the leader's for this member to restart. */
-    static final long RAFT_INDEX_BOUND = 1000;
-
-    private static final Duration POLL = Duration.ofMillis(500);
-    private static final Duration RELEASE_PATIENCE = Duration.ofSeconds(30);
-    /** Reads of the record within {@link #RELEASE_PATIENCE} where it must be found: a leader change passes meanwhile. */
-    private static final int PATIENT_READS = (int) (RELEASE_PATIENCE.toMillis() / POLL.toMillis());
-    /** .etcd-migrate/restart-record while this runner creates the record: it may hold it from then on. */
-    private static final String TAKING = "taking";
 
     private final MigrateOptions options;
     private final DataDir dataDir;
     private final EtcdWiring etcd;
     private final StepRunner runner;
     private final Log log;
-    /** The coordinator's note of the record in this data dir: see {@link RolloutCoordinator.RecordNote}. */
-    private final RolloutCoordinator.RecordNote recordNote = new RolloutCoordinator.RecordNote() {
-        @Override
-        public void mayHold() throws IOException {
-            AtomicFile.write(dataDir.own().restartRecord(), TAKING + "\n");
-        }
-
-        @Override
-        public void holds(Record record) throws IOException {
-            AtomicFile.write(dataDir.own().restartRecord(), record.modRevision() + "\n");
-        }
-
-        @Override
-        public void holdsNone() throws IOException {
-            Files.deleteIfExists(dataDir.own().restartRecord());
-        }
-    };
+    private ClusterView cluster;
+    private RolloutCoordinator driver;
 
     ClusterRollout(MigrateOptions options, DataDir dataDir, EtcdWiring etcd, StepRunner runner, Log log) {
         this.options = options;
@@ -103,7 +79,7 @@ final class ClusterRollout {
     void check(RolloutChain chain) throws IOException, InterruptedException, MigrateException {
         refuseRecordedAuth(chain);
         Leg first = chain.legs().getFirst();
-        ClusterView cluster = etcd.clusterClient(arrival(first));
+        ClusterView cluster = cluster(arrival(first));
         List<Member> members;
         try {
             members = cluster.members();
@@ -154,50 +130,34 @@ final class ClusterRollout {
         }
     }
 
-    void run(Plan plan, RolloutChain chain, StepContext context) throws Exception {
-        log.emit(new RolloutEvent.RolloutChainPlanned(
-                options.name(), chain.describe(), chain.legs().size()));
+    void run(Plan plan, RolloutChain chain, StepContext context, Optional<Release> current) throws Exception {
+        if (chain.multiLeg()) {
+            log.emit(new RolloutEvent.RolloutChainPlanned(options.name(), chain.describe(), chain.legs().size()));
+        }
+        List<RolloutRules.Leg> legs = new ArrayList<>();
+        List<Integer> firstStep = new ArrayList<>();
         int index = 0;
-        Optional<Record> held = Optional.empty();
-        // the coordinator's note (.etcd-migrate/restart-record): a revision: an earlier run held the record, which must
-        // be found first (the restart it began is this run's first leg, which then releases it); TAKING: it was
-        // creating the record and may hold it; none: it held none. With TAKING and no member answering, the first leg
-        // runs at once as always (the member is down either way), and the record is read once the leg wrote through a
-        // quorum
-        Path note = dataDir.own().restartRecord();
-        String noted = Files.exists(note) ? Files.readString(note).strip() : "";
-        boolean unknown = false;
-        try {
-            held = coordinator(arrival(chain.legs().getFirst()))
-                    .ownRecord(noted.isEmpty() || noted.equals(TAKING) ? 1 : PATIENT_READS);
-        } catch (IOException unreachable) {
-            if (noted.equals(TAKING)) unknown = true;
-            else if (!noted.isEmpty()) throw unreachable; // a revision: found first; no note: on at once
-        }
-        if (held.isEmpty() && !unknown) Files.deleteIfExists(note); // taken over meanwhile, or never created
-        for (int i = 0; i < chain.legs().size(); i++) {
-            Leg leg = chain.legs().get(i);
-            runner.run(plan, context, index, index + leg.steps().size());
+        for (Leg leg : chain.legs()) {
+            legs.add(new RolloutRules.Leg(leg.from(), leg.to()));
+            firstStep.add(index);
             index += leg.steps().size();
-            Release reached = arrival(leg);
-            if (unknown) {
-                held = ownRecordOrWarn(reached, PATIENT_READS); // the leg took a quorum write: members answer
-                if (held.isEmpty()) Files.deleteIfExists(note);
-                unknown = false;
-            }
-            if (held.isPresent()) {
-                release(coordinator(reached), held.get());
-                held = Optional.empty();
-            }
-            if (i == chain.legs().size() - 1) return; // the caller records the target and execs it
-            Leg next = chain.legs().get(i + 1);
-            try (ServingMember serving = etcd.serve(reached, next.toString())) {
-                RolloutCoordinator coordinator = coordinator(reached, serving);
-                held = Optional.of(coordinator.beforeRestart(next.from(), next.to())); // noted by the coordinator
-                serving.requireAlive();
-                serving.stop(options.stopGrace());
-            }
         }
+        driver(arrival(chain.legs().getFirst())).run(
+                legs,
+                i -> runner.run(plan, context, firstStep.get(i), firstStep.get(i) + chain.legs().get(i).steps().size()),
+                reached -> {
+                    if (reached >= 0) {
+                        String next = chain.legs().get(reached + 1).toString();
+                        return Optional.of(serving(etcd.serve(arrival(chain.legs().get(reached)), next)));
+                    }
+                    // before the first leg: the data's own line, when its etcd is here to run
+                    if (current.isEmpty()) return Optional.empty();
+                    try {
+                        return Optional.of(serving(etcd.serve(current.get(), chain.legs().getFirst().toString())));
+                    } catch (BinDir.MissingBinaryException notHere) {
+                        return Optional.empty();
+                    }
+                });
     }
 
     /**
@@ -205,67 +165,57 @@ final class ClusterRollout {
      * noted it: released now (read from the other members, this member's etcd not started yet).
      */
     void releaseLeftover(Release line) throws Exception {
-        String noted = Files.readString(dataDir.own().restartRecord()).strip();
-        Optional<Record> held = ownRecordOrWarn(line, noted.equals(TAKING) ? 1 : PATIENT_READS);
-        if (held.isPresent()) release(coordinator(line), held.get());
-        else Files.deleteIfExists(dataDir.own().restartRecord());
+        driver(line).releaseLeftover(line.minorLine());
     }
 
-    /**
-     * This member's record, or empty with a warning when no member answers: then a peer's runner deletes it once
-     * this member serves the line, as after a failed release.
-     */
-    private Optional<Record> ownRecordOrWarn(Release line, int reads) throws Exception {
-        try {
-            return coordinator(line).ownRecord(reads);
-        } catch (IOException unreachable) {
-            log.emit(new Event.Note(
-                    Event.Level.WARN,
-                    "could not read the restart record (" + unreachable.getMessage() + "); if an earlier run of this"
-                            + " member's runner took it, another member's runner deletes it once this member serves "
-                            + line.minorLine()));
-            return Optional.empty();
-        }
-    }
-
-    /** Releases the record; when no member answers, a peer's runner deletes it once this member serves the line. */
-    private void release(RolloutCoordinator coordinator, Record record) throws Exception {
-        long end = System.nanoTime() + RELEASE_PATIENCE.toNanos();
-        while (true) {
-            try {
-                coordinator.release(record);
-                break;
-            } catch (IOException unreachable) {
-                if (System.nanoTime() > end) {
-                    log.emit(new Event.Note(
-                            Event.Level.WARN,
-                            "could not release the restart record (" + unreachable.getMessage()
-                                    + "); another member's runner deletes it once this member serves "
-                                    + record.value().to()));
-                    break;
-                }
-                Thread.sleep(POLL); // poll interval of a deadline-bound retry
+    private RolloutCoordinator.Serving serving(ServingMember member) {
+        return new RolloutCoordinator.Serving() {
+            @Override
+            public void requireAlive() throws MigrateException {
+                member.requireAlive();
             }
+
+            @Override
+            public void stop() throws MigrateException, InterruptedException {
+                member.stop(options.stopGrace());
+            }
+
+            @Override
+            public void close() {
+                member.close();
+            }
+        };
+    }
+
+    /** The run's one driver: its cluster port keeps the client URLs the member list named. */
+    private RolloutCoordinator driver(Release line) throws MigrateException {
+        if (driver == null) {
+            driver = new RolloutCoordinator(
+                    cluster(line),
+                    new FileNoteStore(dataDir.own().restartRecord()),
+                    options.name(),
+                    options.members(),
+                    RolloutPolicy.DEFAULT,
+                    new RolloutCoordinator.Ticker() {
+                        @Override
+                        public Instant now() {
+                            return Clock.systemUTC().instant();
+                        }
+
+                        @Override
+                        public void pause() throws InterruptedException {
+                            // the poll interval of the rules' wait, which has no deadline by design
+                            Thread.sleep(RolloutPolicy.DEFAULT.poll());
+                        }
+                    },
+                    log);
         }
-        Files.deleteIfExists(dataDir.own().restartRecord());
+        return driver;
     }
 
-    private RolloutCoordinator coordinator(Release line) throws MigrateException {
-        return coordinator(line, null);
-    }
-
-    private RolloutCoordinator coordinator(Release line, ServingMember serving) throws MigrateException {
-        return new RolloutCoordinator(
-                etcd.clusterClient(line),
-                options.name(),
-                options.members(),
-                RAFT_INDEX_BOUND,
-                log,
-                () -> {
-                    if (serving != null) serving.requireAlive();
-                    Thread.sleep(POLL); // the poll interval of the rules' wait, which has no deadline by design
-                },
-                recordNote,
-                Clock.systemUTC());
+    /** One client per run, so the members' client URLs it learned from the member list are kept (no guesses). */
+    private ClusterView cluster(Release line) throws MigrateException {
+        if (cluster == null) cluster = etcd.clusterClient(line);
+        return cluster;
     }
 }

@@ -280,10 +280,10 @@ public final class Migration {
                 log.subscribe(etcdOutput);
                 try {
                     // a run stopped while it held the cluster's restart record finishes that restart and releases it
-                    if (chain.multiLeg()
-                            || (options.members() > 1
-                                    && Files.exists(dataDir.own().restartRecord())))
-                        rollout.run(plan, chain, etcd.stepContext(backups));
+                    // a cluster member's every restart obeys the cluster's rules whenever other members answer
+                    // (ClusterRollout): one minor too, e.g. a run started again from version.txt between legs
+                    if (options.members() > 1 && !chain.legs().isEmpty())
+                        rollout.run(plan, chain, etcd.stepContext(backups), catalogRelease(plan.current().version()));
                     else new StepRunner(dataDir, backups, log).run(plan, etcd.stepContext(backups));
                 } finally {
                     log.unsubscribe(etcdOutput);

@@ -13,9 +13,7 @@ import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
-import java.time.Clock;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -129,31 +127,71 @@ class RolloutCoordinatorTest {
     }
 
     private final List<Event> events = new ArrayList<>();
+
+    /** -Drollout.mutants=a,b switches on RolloutRules.Mutations fields (to show a test failing on the old rules). */
+    @org.junit.jupiter.api.BeforeEach
+    void mutants() throws Exception {
+        RolloutRules.Mutations.reset();
+        for (String name : System.getProperty("rollout.mutants", "").split(",")) {
+            if (!name.isBlank()) RolloutRules.Mutations.class.getField(name.strip()).setBoolean(null, true);
+        }
+    }
+
+    @org.junit.jupiter.api.AfterEach
+    void noMutants() {
+        RolloutRules.Mutations.reset();
+    }
     /** What the coordinator noted, in order (the runner's .etcd-migrate/restart-record). */
     private final List<String> notes = new ArrayList<>();
 
-    private final RolloutCoordinator.RecordNote note = new RolloutCoordinator.RecordNote() {
-        @Override
-        public void mayHold() {
-            notes.add("may hold");
-        }
+    /** Each runner's note (its .etcd-migrate/restart-record), by member name. */
+    private final Map<String, Note> stored = new LinkedHashMap<>();
 
-        @Override
-        public void holds(Record record) {
-            notes.add("holds " + record.modRevision());
-        }
+    private NoteStore store(String self) {
+        return new NoteStore() {
+            @Override
+            public Note read() {
+                return stored.getOrDefault(self, Note.NONE);
+            }
 
-        @Override
-        public void holdsNone() {
-            notes.add("none");
-        }
-    };
+            @Override
+            public void write(Note note) {
+                stored.put(self, note);
+                notes.add(
+                        switch (note) {
+                            case Note.None n -> "none";
+                            case Note.Taking t -> "may hold";
+                            case Note.Holds h -> "holds " + h.revision();
+                        });
+            }
+        };
+    }
+
+    static RolloutRules.Leg leg(MinorLine from, MinorLine to) {
+        return new RolloutRules.Leg(from, to);
+    }
 
     private RolloutCoordinator coordinator(FakeCluster cluster, String self, int members) {
         Log log = Log.silent();
         log.subscribe(events::add);
         return new RolloutCoordinator(
-                cluster, self, members, 1000, log, cluster::tick, note, Clock.fixed(Instant.EPOCH, ZoneOffset.UTC));
+                cluster,
+                store(self),
+                self,
+                members,
+                RolloutPolicy.DEFAULT,
+                new RolloutCoordinator.Ticker() {
+                    @Override
+                    public Instant now() {
+                        return Instant.EPOCH;
+                    }
+
+                    @Override
+                    public void pause() {
+                        cluster.tick();
+                    }
+                },
+                log);
     }
 
     /** A script tick on which the coordinator releases the record (the holder's member runs the new line). */
@@ -178,7 +216,7 @@ class RolloutCoordinatorTest {
                 .member("b", "3.6.16", 500)
                 .member("c", "3.6.16", 500);
         cluster.clusterVersion = Optional.of(L36);
-        Record held = coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        Record held = coordinator(cluster, "a", 3).beforeRestart(leg(L36, L37));
         assertEquals("a", held.value().holder());
         assertEquals(L37, held.value().to());
         assertEquals(0, cluster.ticks, "no wait");
@@ -209,7 +247,7 @@ class RolloutCoordinatorTest {
                 .member("c", "3.6.16", 500);
         cluster.clusterVersion = Optional.of(L36);
         cluster.unanswered = 3;
-        Record held = coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        Record held = coordinator(cluster, "a", 3).beforeRestart(leg(L36, L37));
         assertEquals("a", held.value().holder());
         assertEquals(3, cluster.ticks, "one pause per unanswered read");
         assertEquals(List.of("create a"), cluster.writes, "nothing written while nobody answered");
@@ -231,7 +269,7 @@ class RolloutCoordinatorTest {
         cluster.script.add(c -> c.member("c", "3.6.16", 520));
         cluster.script.add(c -> {}); // every member on 3.6, the cluster version not yet
         cluster.script.add(c -> c.clusterVersion = Optional.of(L36));
-        coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        coordinator(cluster, "a", 3).beforeRestart(leg(L36, L37));
         assertEquals(4, cluster.ticks);
         assertTrue(cluster.writes.equals(List.of("create a")), "the record only after the gate: " + cluster.writes);
         List<RolloutEvent.RolloutWaiting> waits = events(RolloutEvent.RolloutWaiting.class);
@@ -251,7 +289,7 @@ class RolloutCoordinatorTest {
                 .member("b", "3.7.3", 500)
                 .member("c", "3.6.16", 500);
         cluster.clusterVersion = Optional.of(L36);
-        coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        coordinator(cluster, "a", 3).beforeRestart(leg(L36, L37));
         assertEquals(0, cluster.ticks);
     }
 
@@ -269,7 +307,7 @@ class RolloutCoordinatorTest {
         cluster.script.clear();
         cluster.script.add(c -> c.member("c", "3.6.16", 3000)); // back, 2000 entries behind
         cluster.script.add(c -> c.member("c", "3.6.16", 4990)); // caught up
-        Record held = coordinator.beforeRestart(L36, L37);
+        Record held = coordinator.beforeRestart(leg(L36, L37));
         assertEquals("a", held.value().holder());
         assertEquals(2, cluster.ticks);
         List<RolloutEvent.RolloutWaiting> waits = events(RolloutEvent.RolloutWaiting.class);
@@ -289,7 +327,7 @@ class RolloutCoordinatorTest {
         cluster.clusterVersion = Optional.of(L36);
         cluster.script.add(c -> {});
         cluster.script.add(c -> c.member("c", "3.6.16", 500));
-        coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        coordinator(cluster, "a", 3).beforeRestart(leg(L36, L37));
         assertEquals(2, cluster.ticks);
         assertTrue(events(RolloutEvent.RolloutWaiting.class).getFirst().why().contains("2 of 3 members"));
         assertTrue(cluster.writes.equals(List.of("create a")));
@@ -302,13 +340,13 @@ class RolloutCoordinatorTest {
                 .member("b", "3.6.16", 500)
                 .member("c", "3.6.16", 500);
         cluster.clusterVersion = Optional.of(L36);
-        Record a = coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        Record a = coordinator(cluster, "a", 3).beforeRestart(leg(L36, L37));
         // b waits while a holds it and a's member is out, then a's member runs 3.7 and a releases
         RolloutCoordinator aCoordinator = coordinator(cluster, "a", 3);
         cluster.script.add(c -> c.down("a"));
         cluster.script.add(c -> c.member("a", "3.7.3", 520));
         cluster.script.add(releases(aCoordinator, a));
-        Record b = coordinator(cluster, "b", 3).beforeRestart(L36, L37);
+        Record b = coordinator(cluster, "b", 3).beforeRestart(leg(L36, L37));
         assertEquals("b", b.value().holder());
         assertEquals(
                 List.of("create a", "delete a", "create b"),
@@ -325,11 +363,11 @@ class RolloutCoordinatorTest {
                 .member("b", "3.6.16", 500)
                 .member("c", "3.6.16", 500);
         cluster.clusterVersion = Optional.of(L36);
-        coordinator(cluster, "a", 3).beforeRestart(L36, L37); // a's runner then dies, never releasing
+        coordinator(cluster, "a", 3).beforeRestart(leg(L36, L37)); // a's runner then dies, never releasing
         cluster.script.add(c -> c.down("a"));
         cluster.script.add(c -> c.member("a", "3.6.16", 500)); // still the old line: not over
         cluster.script.add(c -> c.member("a", "3.7.3", 600)); // its member answers at 3.7: over
-        Record b = coordinator(cluster, "b", 3).beforeRestart(L36, L37);
+        Record b = coordinator(cluster, "b", 3).beforeRestart(leg(L36, L37));
         assertEquals("b", b.value().holder());
         List<RolloutEvent.RestartRecordTakenOver> over = events(RolloutEvent.RestartRecordTakenOver.class);
         assertEquals(1, over.size());
@@ -344,17 +382,17 @@ class RolloutCoordinatorTest {
                 .member("b", "3.6.16", 500)
                 .member("c", "3.6.16", 500);
         cluster.clusterVersion = Optional.of(L36);
-        Record first = coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        Record first = coordinator(cluster, "a", 3).beforeRestart(leg(L36, L37));
         // a's runner is killed and starts again: it finds its record, finishes the leg, releases it
         RolloutCoordinator again = coordinator(cluster, "a", 3);
-        assertEquals(Optional.of(first), again.ownRecord());
-        assertEquals(Optional.empty(), coordinator(cluster, "b", 3).ownRecord());
-        again.release(again.ownRecord().orElseThrow());
+        assertEquals(Optional.of(first), again.ownRecord(1));
+        assertEquals(Optional.empty(), coordinator(cluster, "b", 3).ownRecord(1));
+        again.release(again.ownRecord(1).orElseThrow());
         assertEquals(Optional.empty(), cluster.record, "no record left");
         // ... or, stopped before its member stopped, it takes the same record again without a second create
-        Record taken = coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        Record taken = coordinator(cluster, "a", 3).beforeRestart(leg(L36, L37));
         RolloutCoordinator third = coordinator(cluster, "a", 3);
-        assertEquals(taken, third.beforeRestart(L36, L37));
+        assertEquals(taken, third.beforeRestart(leg(L36, L37)));
         assertEquals(List.of("create a", "delete a", "create a"), cluster.writes);
     }
 
@@ -370,7 +408,7 @@ class RolloutCoordinatorTest {
                 .member("b", "3.6.16", 500)
                 .member("c", "3.6.16", 500);
         cluster.clusterVersion = Optional.of(L36);
-        Record a = coordinator(cluster, "a", 3).beforeRestart(L36, L37);
+        Record a = coordinator(cluster, "a", 3).beforeRestart(leg(L36, L37));
         assertEquals(List.of("may hold", "holds " + a.modRevision()), notes);
 
         // b read no record, a's was created meanwhile: b's creation fails, it notes none, then waits for a
@@ -378,14 +416,15 @@ class RolloutCoordinatorTest {
         cluster.staleRecordReads = 1;
         RolloutCoordinator aAgain = coordinator(cluster, "a", 3);
         cluster.script.add(releases(aAgain, a));
-        Record b = coordinator(cluster, "b", 3).beforeRestart(L36, L37);
-        assertEquals(List.of("may hold", "none", "may hold", "holds " + b.modRevision()), notes);
+        Record b = coordinator(cluster, "b", 3).beforeRestart(leg(L36, L37));
+        // b: may hold, none (a was quicker); a's release drops a's note; b: may hold, holds
+        assertEquals(List.of("may hold", "none", "none", "may hold", "holds " + b.modRevision()), notes);
         coordinator(cluster, "b", 3).release(b);
 
         // c's creation commits but its answer is lost: the next pass finds c's own record and notes it
         notes.clear();
         cluster.lostCreateAnswers = 1;
-        Record c = coordinator(cluster, "c", 3).beforeRestart(L36, L37);
+        Record c = coordinator(cluster, "c", 3).beforeRestart(leg(L36, L37));
         assertEquals("c", c.value().holder());
         assertEquals(List.of("may hold", "holds " + c.modRevision()), notes);
         assertEquals(List.of("create a", "delete a", "create b", "delete b", "create c"), cluster.writes);
@@ -404,7 +443,7 @@ class RolloutCoordinatorTest {
             c.member("c", "3.6.16", 5000);
             c.delete(c.record.orElseThrow()); // e.g. a peer's runner judged it over
         });
-        Record again = a.beforeRestart(L36, L37);
+        Record again = a.beforeRestart(leg(L36, L37));
         assertEquals(List.of("create a", "delete a", "create a"), cluster.writes);
         assertEquals(List.of("may hold", "holds 101", "may hold", "holds " + again.modRevision()), notes);
     }
@@ -418,7 +457,7 @@ class RolloutCoordinatorTest {
         cluster.members.put("c", Optional.of(FakeCluster.status("3.6.16", 500, Optional.of(L36))));
         cluster.clusterVersion = Optional.of(L36);
         cluster.script.add(c -> c.member("c", "3.6.16", 500)); // the leader ended the job to 3.6
-        coordinator(cluster, "a", 3).beforeRestart(L36, L35);
+        coordinator(cluster, "a", 3).beforeRestart(leg(L36, L35));
         assertEquals(1, cluster.ticks);
         assertTrue(events(RolloutEvent.RolloutWaiting.class).getFirst().why().contains("downgrade job to 3.6"));
         // a job to 3.5 (another runner's leg enabled it) is this leg's own: no wait
@@ -426,8 +465,102 @@ class RolloutCoordinatorTest {
         cluster.clusterVersion = Optional.of(L35);
         cluster.members.put("c", Optional.of(FakeCluster.status("3.5.35", 500, Optional.of(L35))));
         cluster.ticks = 0;
-        coordinator(cluster, "b", 3).beforeRestart(L36, L35);
+        coordinator(cluster, "b", 3).beforeRestart(leg(L36, L35));
         assertEquals(0, cluster.ticks);
+    }
+
+    /**
+     * Issue 38 point 6 (3.4.23 -> 3.7.3 on one host): m1's release never reached the cluster, m1 went on to 3.7 and
+     * exec'd it, so the record still named m1's leg 3.5 -> 3.6; the old take-over waited for m1 to answer at 3.6,
+     * which it never does again (m0 and m2 waited 15 minutes). A holder past the record's line is done.
+     */
+    @Test
+    void aHolderThatMovedPastTheRecordsLineIsTakenOver() throws Exception {
+        FakeCluster cluster = new FakeCluster()
+                .member("m0", "3.6.16", 500)
+                .member("m1", "3.7.3", 500)
+                .member("m2", "3.6.16", 500);
+        cluster.clusterVersion = Optional.of(L36);
+        cluster.record = Optional.of(new Record(new RecordValue("m1", L35, L36, Instant.EPOCH), 42));
+        Record held = coordinator(cluster, "m0", 3).beforeRestart(leg(L36, L37));
+        assertEquals("m0", held.value().holder());
+        assertEquals(List.of("delete m1", "create m0"), cluster.writes);
+        assertEquals(1, events(RolloutEvent.RestartRecordTakenOver.class).size());
+        // a holder still at the record's start has not restarted (or not come back): never taken over
+        cluster.writes.clear();
+        cluster.record = Optional.of(new Record(new RecordValue("m1", L36, L37, Instant.EPOCH), 50));
+        cluster.member("m1", "3.6.16", 500);
+        cluster.script.add(c -> c.down("m1"));
+        cluster.script.add(c -> c.member("m1", "3.7.3", 600));
+        coordinator(cluster, "m2", 3).beforeRestart(leg(L36, L37));
+        assertEquals(List.of("delete m1", "create m2"), cluster.writes);
+        assertEquals(2, cluster.ticks);
+        // downgrades: past is older
+        assertTrue(RolloutRules.reached(L37, L36, L35));
+        assertTrue(!RolloutRules.reached(L37, L36, L37));
+    }
+
+    /**
+     * A record of this runner's for an earlier leg (its release did not reach the cluster) is not this leg's: reused,
+     * a peer would take it over (its member answers at the named line) while this runner stops its member under it.
+     * It is released and taken afresh.
+     */
+    @Test
+    void anOwnRecordOfAnEarlierLegIsReleasedNotReused() throws Exception {
+        FakeCluster cluster = new FakeCluster()
+                .member("a", "3.6.16", 500)
+                .member("b", "3.6.16", 500)
+                .member("c", "3.6.16", 500);
+        cluster.clusterVersion = Optional.of(L36);
+        cluster.record = Optional.of(new Record(new RecordValue("a", L35, L36, Instant.EPOCH), 42));
+        Record held = coordinator(cluster, "a", 3).beforeRestart(leg(L36, L37));
+        assertEquals(L36, held.value().from());
+        assertEquals(List.of("delete a", "create a"), cluster.writes);
+    }
+
+    /**
+     * Issue 38 point 7: a runner started again between legs plans one minor (3.6 -> 3.7) while the others still run
+     * 3.5; it must not run that leg at once. It serves 3.6 while it waits (the others' gates wait for it to answer),
+     * and runs the leg under the record once the gate opens.
+     */
+    @Test
+    void aFirstLegWaitsForTheGateWhenOtherMembersAnswer() throws Exception {
+        FakeCluster cluster = new FakeCluster()
+                .down("m1")
+                .member("m0", "3.5.35", 500)
+                .member("m2", "3.5.35", 500);
+        cluster.clusterVersion = Optional.of(L35);
+        List<String> did = new ArrayList<>();
+        cluster.script.add(c -> c.member("m1", "3.6.16", 500)); // serving 3.6 now
+        cluster.script.add(c -> c.member("m0", "3.6.16", 500));
+        cluster.script.add(c -> c.member("m2", "3.6.16", 500));
+        cluster.script.add(c -> c.clusterVersion = Optional.of(L36));
+        coordinator(cluster, "m1", 3)
+                .run(
+                        List.of(leg(L36, L37)),
+                        i -> did.add("leg " + i + " with " + cluster.writes),
+                        reached -> {
+                            did.add("serve " + reached);
+                            return Optional.of(new RolloutCoordinator.Serving() {
+                                @Override
+                                public void requireAlive() {}
+
+                                @Override
+                                public void stop() {
+                                    did.add("stop");
+                                }
+
+                                @Override
+                                public void close() {}
+                            });
+                        });
+        assertEquals(List.of("serve -1", "stop", "leg 0 with [create m1]"), did);
+        assertEquals(List.of("create m1", "delete m1"), cluster.writes);
+        // every member edited at once: nobody answers, the first leg runs at once as before
+        did.clear();
+        cluster.unanswered = 1;
+        coordinator(cluster, "m1", 3).run(List.of(leg(L36, L37)), i -> did.add("leg " + i), reached -> Optional.empty());
+        assertEquals(List.of("leg 0"), did);
     }
 
     @Test

@@ -36,14 +36,20 @@ public final class ClusterClient implements ClusterView {
 
     private final HttpClient http;
     private final String prefix;
-    /** Client URLs to ask, the seeds first; the member list adds every member's own. */
-    private final Set<URI> endpoints = new LinkedHashSet<>();
+    /**
+     * The client URLs the member list named, asked first: the cluster tells them, nothing is guessed while it can.
+     * Kept for the client's life (one per run), so a release while this member is down goes through every other
+     * member.
+     */
+    private final Set<URI> listed = new LinkedHashSet<>();
+    /** The URLs the runner was given (its own) and those derived from --initial-cluster before any list was read. */
+    private final Set<URI> seeds = new LinkedHashSet<>();
 
     /** @param prefix the JSON gateway's prefix of the lines involved (catalog: line.jsonGateway) */
     public ClusterClient(HttpClient http, List<URI> seeds, String prefix) {
         this.http = http;
         this.prefix = prefix;
-        this.endpoints.addAll(seeds);
+        this.seeds.addAll(seeds);
     }
 
     @Override
@@ -54,8 +60,8 @@ public final class ClusterClient implements ClusterView {
             String name = m.path("name").asText("");
             List<URI> urls = new ArrayList<>();
             for (JsonNode u : m.path("clientURLs")) urls.add(URI.create(u.asText()));
-            synchronized (endpoints) {
-                endpoints.addAll(urls);
+            synchronized (listed) {
+                listed.addAll(urls);
             }
             if (name.isEmpty()) name = "(unstarted " + m.path("ID").asText() + ")";
             if (urls.isEmpty()) {
@@ -115,7 +121,7 @@ public final class ClusterClient implements ClusterView {
             return Optional.of(
                     new Record(RecordValue.parse(value), kv.path("mod_revision").asLong()));
         } catch (IOException e) {
-            throw new RolloutCoordinator.RecordUnreadableException("the cluster's key " + RolloutCoordinator.RECORD_KEY
+            throw new dev.etcdmigrate.cluster.RecordUnreadableException("the cluster's key " + RolloutCoordinator.RECORD_KEY
                     + " is not a restart record of etcd-migrate (" + e.getMessage()
                     + "); it is never overwritten: delete it if no rollout runs");
         }
@@ -156,9 +162,12 @@ public final class ClusterClient implements ClusterView {
     }
 
     private List<URI> endpoints() {
-        synchronized (endpoints) {
-            return List.copyOf(endpoints);
+        Set<URI> all = new LinkedHashSet<>();
+        synchronized (listed) {
+            all.addAll(listed);
         }
+        all.addAll(seeds);
+        return List.copyOf(all);
     }
 
     /** The first endpoint that answers; etcd's auth is a refusal (the runner has no credentials to give). */
