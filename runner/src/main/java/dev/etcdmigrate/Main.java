@@ -335,7 +335,7 @@ public final class Main {
             Path etcd = new BinDir(options.binDir()).etcd(options.target().version());
             List<String> argv = new ArrayList<>();
             argv.add(etcd.toString());
-            argv.addAll(options.finalEtcdArgs());
+            argv.addAll(done.etcdArgs()); // in the target line's spelling (EtcdWiring.argsFor)
             Execve execve = Execve.link();
             execve.defaultSignals(); // a SIGTERM from now on ends the process, as it would end etcd
             log.emit(new RunEvent.Exec(etcd.toString(), argv));

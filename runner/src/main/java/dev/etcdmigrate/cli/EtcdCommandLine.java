@@ -218,6 +218,101 @@ public final class EtcdCommandLine {
         return List.copyOf(duplicates);
     }
 
+    /** One flag given in another line's spelling, and the words the line's etcd gets instead. */
+    public record Renamed(String given, String as) {}
+
+    /** The arguments in a line's vocabulary, and each flag that was renamed on the way. */
+    public record Translated(List<String> args, List<Renamed> renamed) {
+        public Translated {
+            args = List.copyOf(args);
+            renamed = List.copyOf(renamed);
+        }
+    }
+
+    private static final java.util.regex.Pattern FLAG_NAME = java.util.regex.Pattern.compile("--[a-z0-9][a-z0-9-]*");
+    private static final java.util.regex.Pattern GATE =
+            java.util.regex.Pattern.compile("--feature-gates=([A-Za-z0-9]+)=true");
+    private static final String GATES = "feature-gates";
+
+    /**
+     * {@code args} in the vocabulary of a line whose etcd rejects the flags {@code replacements} names (the
+     * catalog's {@code line.flagReplacements}): each such flag, read as etcd reads it, becomes the line's flag of
+     * the same meaning with the same value. A replacement {@code --name} takes the value as it is; one
+     * {@code --feature-gates=Gate=true} makes the value the gate's ({@code --feature-gates=Gate=<value>}); a key
+     * {@code --feature-gates=Gate} (a line without feature gates) turns that gate of a {@code --feature-gates} list
+     * into its flag ({@code --experimental-x=<value>}), gates without one staying in the list. Any other
+     * replacement is a hint for a refusal, not a flag: that flag stays, and the line's etcd refuses it before
+     * anything changes (BinaryCheck). Words after the flags (a stray word, {@code --}) are left as they are.
+     */
+    public static Translated translate(List<String> args, Map<String, String> replacements) {
+        if (replacements.isEmpty()) return new Translated(args, List.of());
+        List<String> out = new ArrayList<>();
+        List<Renamed> renamed = new ArrayList<>();
+        int i = 0;
+        while (i < args.size()) {
+            String arg = args.get(i);
+            if (arg.length() < 2 || arg.charAt(0) != '-') break;
+            int dashes = arg.charAt(1) == '-' ? 2 : 1;
+            if (dashes == 2 && arg.length() == 2) break;
+            String body = arg.substring(dashes);
+            if (body.isEmpty() || body.charAt(0) == '-' || body.charAt(0) == '=') break;
+            int eq = body.indexOf('=');
+            String name = eq < 0 ? body : body.substring(0, eq);
+            List<String> words = new ArrayList<>(List.of(arg));
+            String value;
+            if (eq >= 0) {
+                value = body.substring(eq + 1);
+            } else if (takesNoValue(name)) {
+                value = "true";
+            } else if (i + 1 < args.size()) {
+                value = args.get(i + 1);
+                words.add(value);
+            } else {
+                break;
+            }
+            i += words.size();
+            List<String> as = inVocabulary(name, value, replacements);
+            if (as == null) {
+                out.addAll(words);
+            } else {
+                out.addAll(as);
+                renamed.add(new Renamed(String.join(" ", words), String.join(" ", as)));
+            }
+        }
+        out.addAll(args.subList(Math.min(i, args.size()), args.size()));
+        return new Translated(out, renamed);
+    }
+
+    /** The line's words for one flag, or null when it stays as given. */
+    private static List<String> inVocabulary(String name, String value, Map<String, String> replacements) {
+        String replacement = replacements.get("--" + name);
+        if (replacement != null) {
+            java.util.regex.Matcher gate = GATE.matcher(replacement);
+            if (gate.matches()) return List.of("--" + GATES + "=" + gate.group(1) + "=" + value);
+            if (FLAG_NAME.matcher(replacement).matches()) return List.of(replacement + "=" + value);
+        }
+        if (!name.equals(GATES)) return null;
+        // a line without feature gates: each gate it has a flag for becomes that flag
+        List<String> as = new ArrayList<>();
+        List<String> kept = new ArrayList<>();
+        for (String part : value.split(",")) {
+            String gate = part.strip();
+            int eq = gate.indexOf('=');
+            String flag = eq < 0
+                    ? null
+                    : replacements.get(
+                            "--" + GATES + "=" + gate.substring(0, eq).strip());
+            if (flag != null && FLAG_NAME.matcher(flag).matches()) {
+                as.add(flag + "=" + gate.substring(eq + 1).strip());
+            } else if (!gate.isEmpty()) {
+                kept.add(gate);
+            }
+        }
+        if (as.isEmpty()) return null;
+        if (!kept.isEmpty()) as.add("--" + GATES + "=" + String.join(",", kept));
+        return as;
+    }
+
     /**
      * The arguments with {@code --flag=value} added where etcd still reads it (before a {@code --} or a
      * stray word, after which etcd would take it for a stray word too), when neither a flag nor its variable

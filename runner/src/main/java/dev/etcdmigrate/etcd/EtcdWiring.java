@@ -113,19 +113,62 @@ public final class EtcdWiring {
             questions.add(() -> binaries.expect(path, binary.tool(), binary.release()));
         }
         for (Release serving : servingReleases) {
-            // a release the member serves between legs runs with the same arguments as the target
+            // a release the member serves between legs runs with the target's arguments, in its line's spelling
             Path etcd = binDir.etcd(serving.etcdVersion());
-            List<String> args = options.finalEtcdArgs();
+            List<String> args = argsFor(serving, SERVING);
             questions.add(() ->
                     binaries.targetAccepts(etcd, serving.etcdVersion(), () -> Optional.of(serving), args, environment));
         }
         if (askTarget) {
             Path etcd = binDir.etcd(target);
-            List<String> args = options.finalEtcdArgs();
-            questions.add(
-                    () -> binaries.targetAccepts(etcd, target, () -> catalogRelease.apply(target), args, environment));
+            Optional<Release> targetRelease = catalogRelease.apply(target);
+            List<String> args = targetRelease.map(r -> argsFor(r, TARGET)).orElseGet(options::finalEtcdArgs);
+            questions.add(() -> binaries.targetAccepts(etcd, target, () -> targetRelease, args, environment));
         }
         return questions;
+    }
+
+    private static final String SERVING = "serving";
+    private static final String TARGET = "target";
+
+    /** Per release: the arguments after -- in its line's spelling, each rename logged once. */
+    private final Map<String, List<String>> argsByRelease = new java.util.HashMap<>();
+
+    /**
+     * The arguments after {@code --} (with the data dir) as {@code release}'s etcd must get them: each flag its line
+     * rejects but knows by another name (the catalog's {@code line.flagReplacements}: {@code --experimental-*} and
+     * the graduated names or feature gates, both ways) in the line's own spelling, with its value. A flag the line
+     * has no name for stays, and the line's etcd refuses it before anything changes.
+     */
+    public List<String> argsFor(Release release, String runs) {
+        return argsByRelease.computeIfAbsent(release.version() + " " + runs, k -> {
+            EtcdCommandLine.Translated translated = EtcdCommandLine.translate(
+                    options.finalEtcdArgs(), release.line().flagReplacements());
+            for (DecisionEvent.FlagTranslated f : translations(release, runs, translated)) log.emit(f);
+            return translated.args();
+        });
+    }
+
+    /** What {@link #argsFor} renames for {@code release}, as the plan lists it; logs nothing. */
+    public List<DecisionEvent.FlagTranslated> translations(Release release, boolean serving) {
+        String runs = serving ? SERVING : TARGET;
+        return translations(
+                release,
+                runs,
+                EtcdCommandLine.translate(
+                        options.finalEtcdArgs(), release.line().flagReplacements()));
+    }
+
+    private static List<DecisionEvent.FlagTranslated> translations(
+            Release release, String runs, EtcdCommandLine.Translated translated) {
+        return translated.renamed().stream()
+                .map(r -> new DecisionEvent.FlagTranslated(release.version(), runs, r.given(), r.as()))
+                .toList();
+    }
+
+    /** The arguments the target etcd is exec'd with: {@link #argsFor} the target's release, or as given without one. */
+    public List<String> targetArgs(Optional<Release> target) {
+        return target.map(r -> argsFor(r, TARGET)).orElseGet(options::finalEtcdArgs);
     }
 
     /** Kept once every check passed, so a refusal leaves nothing of this run behind. */
@@ -181,7 +224,7 @@ public final class EtcdWiring {
         return ServingMember.start(
                 release,
                 binDir.etcd(release.etcdVersion()),
-                options.finalEtcdArgs(),
+                argsFor(release, SERVING),
                 environment,
                 nextLeg,
                 children,

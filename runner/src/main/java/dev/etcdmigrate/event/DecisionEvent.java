@@ -7,6 +7,18 @@ import java.util.List;
  */
 public sealed interface DecisionEvent extends Event {
 
+    /**
+     * A flag after {@code --} in another line's spelling, given to etcd {@code version} in its own ({@code given} ->
+     * {@code as}: the catalog's {@code line.flagReplacements}, same meaning, same value). {@code runs} says which
+     * etcd: {@code "target"} (the exec at the end) or {@code "serving"} (the member between two legs of a rollout).
+     */
+    record FlagTranslated(String version, String runs, String given, String as) implements DecisionEvent {
+        public String message() {
+            return "etcd " + version + (runs.equals("serving") ? " (serving between minors)" : "") + " gets " + given
+                    + " as " + as + ": its line's spelling of the same flag";
+        }
+    }
+
     /** The data dir is one member of a cluster: its private etcds rejoin the peers on the member's own peer URL. */
     record ClusterMember(int members, String initialCluster, String listenPeerUrls) implements DecisionEvent {
         public String message() {
@@ -75,15 +87,31 @@ public sealed interface DecisionEvent extends Event {
      * The plan: no steps means only version.txt may change (the no-op). A data dir without etcd data has
      * no current version; {@code fresh} then says what the dir is ("does not exist", "holds no etcd data").
      */
-    record PlanMade(String current, String target, List<PlannedStep> steps, String fresh, List<PlannedLeg> legs)
+    record PlanMade(
+            String current,
+            String target,
+            List<PlannedStep> steps,
+            String fresh,
+            List<PlannedLeg> legs,
+            List<FlagTranslated> flags)
             implements DecisionEvent {
         public PlanMade {
             steps = List.copyOf(steps);
             legs = List.copyOf(legs);
+            flags = List.copyOf(flags);
+        }
+
+        public PlanMade(String current, String target, List<PlannedStep> steps, String fresh, List<PlannedLeg> legs) {
+            this(current, target, steps, fresh, legs, List.of());
         }
 
         public PlanMade(String current, String target, List<PlannedStep> steps, String fresh) {
             this(current, target, steps, fresh, List.of());
+        }
+
+        /** The same plan with the flags its etcds get in their own line's spelling. */
+        public PlanMade withFlags(List<FlagTranslated> translated) {
+            return new PlanMade(current, target, steps, fresh, legs, translated);
         }
 
         public String message() {
@@ -109,6 +137,7 @@ public sealed interface DecisionEvent extends Event {
                         .append(target)
                         .append(" in version.txt");
             }
+            for (FlagTranslated f : flags) b.append("\n  ").append(f.message());
             if (!legs.isEmpty()) {
                 b.append("\n  a cluster member walks it in ")
                         .append(legs.size())

@@ -52,6 +52,7 @@ public sealed interface Event
             case DecisionEvent.ClusterMember e -> "cluster-member";
             case DecisionEvent.DataDetected e -> "data-detected";
             case DecisionEvent.DataDirRead e -> "data-dir-read";
+            case DecisionEvent.FlagTranslated e -> "flag-translated";
             case DecisionEvent.InterruptedStepFound e -> "interrupted-step-found";
             case DecisionEvent.MembersFromData e -> "members-from-data";
             case DecisionEvent.PlanMade e -> "plan-made";

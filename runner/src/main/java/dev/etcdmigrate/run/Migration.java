@@ -111,7 +111,9 @@ public final class Migration {
                 new ClusterRollout(options, dataDir, etcd, new StepRunner(dataDir, backups, log), log).check(chain);
             }
             refuseRecordedAuth(plan);
-            return planEvent(plan);
+            DecisionEvent.PlanMade made = planEvent(plan);
+            made.flags().forEach(log::emit);
+            return made;
         } catch (MigrateException e) {
             throw explained(e);
         }
@@ -152,10 +154,19 @@ public final class Migration {
 
     private DecisionEvent.PlanMade planEvent(Plan plan) throws IOException {
         long member = plan.steps().isEmpty() || !Files.isDirectory(dataDir.member()) ? 0 : Trees.size(dataDir.member());
+        RolloutChain chain = chainOf(plan);
+        // the flags after -- each etcd that runs as the member gets in its own line's spelling (EtcdWiring.argsFor)
+        List<DecisionEvent.FlagTranslated> flags = new ArrayList<>();
+        if (chain.multiLeg()) {
+            for (Release serving : ClusterRollout.servingReleases(chain))
+                flags.addAll(etcd.translations(serving, true));
+        }
+        catalogRelease(options.target().version()).ifPresent(t -> flags.addAll(etcd.translations(t, false)));
         return plan.event(
-                member,
-                dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist"),
-                chainOf(plan).planned(RolloutCoordinator.RECORD_KEY));
+                        member,
+                        dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist"),
+                        chain.planned(RolloutCoordinator.RECORD_KEY))
+                .withFlags(flags);
     }
 
     /** A cluster member across several minors walks one leg per minor, serving between them (ClusterRollout). */
@@ -167,7 +178,7 @@ public final class Migration {
      * The migrated data dir, its lock still held: the caller execs etcd (which closes the lock, and etcd's
      * own WAL lock takes over) or closes it, so no second runner slips in between.
      */
-    public record Done(DataVersion version, DataDirLock lock) implements AutoCloseable {
+    public record Done(DataVersion version, DataDirLock lock, List<String> etcdArgs) implements AutoCloseable {
         @Override
         public void close() throws IOException {
             lock.close();
@@ -212,7 +223,12 @@ public final class Migration {
         // every path takes the lock, the no-op included: another runner's private etcd may be working here
         DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log);
         try {
-            return new Done(migrateLocked(planned), lock);
+            DataVersion reached = migrateLocked(planned);
+            // the target's arguments in its line's spelling (the same the target was asked about before any step)
+            return new Done(
+                    reached,
+                    lock,
+                    etcd.targetArgs(catalogRelease(options.target().version())));
         } catch (Exception e) {
             lock.close();
             if (!ownDirExisted && !etcdRan.get()) {
