@@ -7,6 +7,7 @@ import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cli.Nearest;
 import dev.etcdmigrate.cli.OutputFlags;
 import dev.etcdmigrate.cli.ParsedArgs;
+import dev.etcdmigrate.cli.StatusOptions;
 import dev.etcdmigrate.cli.ToolCommand;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.FailedException;
@@ -25,6 +26,7 @@ import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.run.InspectCommand;
 import dev.etcdmigrate.run.MembersFromData;
 import dev.etcdmigrate.run.Migration;
+import dev.etcdmigrate.status.StatusCommand;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,7 +43,7 @@ public final class Main {
 
     private Main() {}
 
-    static final List<String> COMMANDS = List.of("migrate", "plan", "inspect", "help");
+    static final List<String> COMMANDS = List.of("migrate", "plan", "inspect", "status", "help");
 
     /** plan's own flag: -o/--output text|json. */
     static final List<Flag> PLAN_FLAGS = OutputFlags.with(withOutput(MigrateOptions.FLAGS));
@@ -123,6 +125,11 @@ public final class Main {
                             ParsedArgs.parse(PLAN_FLAGS, shortOutputFlag(rest), inspectEnvironment(environment))
                                     .withoutPositional("inspect"),
                             log);
+                case "status" ->
+                    StatusCommand.run(
+                            StatusOptions.from(ParsedArgs.parse(StatusOptions.FLAGS, shortOutputFlag(rest), environment)
+                                    .withoutPositional("status")),
+                            System.out);
                 case "plan" ->
                     plan(
                             ParsedArgs.parse(PLAN_FLAGS, shortOutputFlag(rest), environment)
@@ -171,6 +178,9 @@ public final class Main {
             }
             case "inspect" -> {
                 return Optional.of(Help.inspect(output, migrateFlags));
+            }
+            case "status" -> {
+                return Optional.of(Help.status(StatusOptions.FLAGS));
             }
             default -> {
                 String name = command;

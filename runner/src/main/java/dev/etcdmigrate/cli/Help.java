@@ -23,6 +23,8 @@ public final class Help {
             "etcd-migrate inspect --data-dir D [-o json]        what wrote the data dir, with the evidence, and each\n"
                     + "                                                     target's plan; offline, changes nothing"
                     + " (docs/inspect.md)";
+    private static final String USAGE_STATUS =
+            "etcd-migrate status [-o json] [FLAGS] [-- ETCD-ARGS] a cluster's rollout: members, record, who waits";
 
     /** {@code etcd-migrate --help}: the commands, the output flags and the exit statuses; each command has its own. */
     public static String text(List<ToolCommand> tools) {
@@ -36,6 +38,7 @@ public final class Help {
         b.append("  ").append(USAGE_MIGRATE).append('\n');
         b.append("  ").append(USAGE_PLAN).append('\n');
         b.append("  ").append(USAGE_INSPECT).append('\n');
+        b.append("  ").append(USAGE_STATUS).append('\n');
         for (ToolCommand tool : tools) {
             b.append("  etcd-migrate ").append(tool.usage()).append('\n');
         }
@@ -106,6 +109,31 @@ public final class Help {
 
                 plan reads every flag and variable of migrate (--target-version, --data-dir, --name, ... and etcd's
                 arguments after --) exactly as migrate does: see etcd-migrate migrate --help.
+
+                """);
+        appendExitStatus(b);
+        return b.toString();
+    }
+
+    /** {@code etcd-migrate status --help}: the rollout's reading, its flags and its exit statuses. */
+    public static String status(List<Flag> statusFlags) {
+        StringBuilder b = new StringBuilder();
+        b.append("""
+                etcd-migrate status: one reading of a cluster's rollout over its client URLs: each member's etcd
+                version, line, storage version and raft lag; the cluster version, any downgrade job, the restart
+                record (holder, restart, age); what each member's runner waits for, by the runners' own rules; and a
+                stale record with the exact command that removes it. Changes nothing.
+
+                Usage:
+                """);
+        b.append("  ").append(USAGE_STATUS).append("\n\n");
+        b.append("Flags of its own:\n");
+        appendFlags(b, statusFlags);
+        b.append("""
+
+                The TLS files are etcd's own flags after -- (--cert-file, --key-file, --trusted-ca-file) or
+                ETCD_CERT_FILE, ETCD_KEY_FILE, ETCD_TRUSTED_CA_FILE, as the runner reads them; in a member's pod:
+                kubectl exec POD -- etcd-migrate status -- --cert-file=... --key-file=... --trusted-ca-file=...
 
                 """);
         appendExitStatus(b);

@@ -145,8 +145,7 @@ public final class RolloutCoordinator {
                     held = Optional.empty();
                 }
                 if (i == legs.size() - 1) return;
-                serving = member.serve(i)
-                        .orElseThrow(() -> new IOException("the member cannot serve between legs"));
+                serving = member.serve(i).orElseThrow(() -> new IOException("the member cannot serve between legs"));
             }
         } finally {
             if (serving != null) serving.close();
@@ -231,8 +230,10 @@ public final class RolloutCoordinator {
         if (!problems.isEmpty()) {
             if (down && !startServingOrRelease(member, held.get())) return Optional.of(Optional.empty());
             // keep the record: while another member is out, nobody may restart theirs
-            waiting(leg, "holding the restart record until every other member serves: "
-                    + String.join("; ", problems), RolloutRules.named(problems));
+            waiting(
+                    leg,
+                    "holding the restart record until every other member serves: " + String.join("; ", problems),
+                    RolloutRules.named(problems));
             return Optional.empty();
         }
         if (!cluster.holds(held.get())) {

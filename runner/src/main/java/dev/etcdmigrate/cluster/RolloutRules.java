@@ -98,18 +98,20 @@ public final class RolloutRules {
         if (Mutations.skipGate) return Optional.empty();
         List<String> behind = lagging(leg, self, members);
         if (!behind.isEmpty()) {
-            return wait("members not yet on " + leg.from() + " or " + leg.to() + ": " + describe(members, behind),
-                    behind);
+            return wait(
+                    "members not yet on " + leg.from() + " or " + leg.to() + ": " + describe(members, behind), behind);
         }
         if (members.size() < self.expectedMembers()) {
-            return wait("the cluster lists " + members.size() + " of " + self.expectedMembers() + " members",
-                    List.of());
+            return wait(
+                    "the cluster lists " + members.size() + " of " + self.expectedMembers() + " members", List.of());
         }
         for (Member m : members) {
             Optional<MinorLine> job = m.status().flatMap(Status::downgradeTarget);
             if (job.isPresent() && !job.get().equals(leg.to())) {
-                return wait("a downgrade job to " + job.get() + " is still running (member " + m.name()
-                        + " reports it): the leader ends it once every member runs " + job.get(), List.of());
+                return wait(
+                        "a downgrade job to " + job.get() + " is still running (member " + m.name()
+                                + " reports it): the leader ends it once every member runs " + job.get(),
+                        List.of());
             }
         }
         if (leg.upgrade()) {
@@ -121,14 +123,16 @@ public final class RolloutRules {
                     .flatMap(s -> s.storage().stream())
                     .findFirst();
             if (storage.isPresent() && !storage.get().equals(leg.from())) {
-                return wait("this member's storage version is " + storage.get() + ", not yet " + leg.from(),
-                        List.of());
+                return wait("this member's storage version is " + storage.get() + ", not yet " + leg.from(), List.of());
             }
         }
         if (clusterVersion.isEmpty()
-                || !(clusterVersion.get().equals(leg.from()) || clusterVersion.get().equals(leg.to()))) {
-            return wait("the cluster version is " + clusterVersion.map(MinorLine::toString).orElse("unknown")
-                    + ", not yet " + leg.from(), List.of());
+                || !(clusterVersion.get().equals(leg.from())
+                        || clusterVersion.get().equals(leg.to()))) {
+            return wait(
+                    "the cluster version is "
+                            + clusterVersion.map(MinorLine::toString).orElse("unknown") + ", not yet " + leg.from(),
+                    List.of());
         }
         return Optional.empty();
     }
@@ -159,17 +163,20 @@ public final class RolloutRules {
     public static boolean holderDone(Record record, List<Member> members) {
         RecordValue v = record.value();
         if (Mutations.takeOverWithoutHolderAnswering) {
-            return members.stream().noneMatch(m -> m.name().equals(v.holder()) && m.status().isPresent())
-                    || members.stream().anyMatch(m -> m.name().equals(v.holder()) && m.status().isPresent()
-                            && !m.status().get().line().equals(v.from()));
+            return members.stream()
+                            .noneMatch(m ->
+                                    m.name().equals(v.holder()) && m.status().isPresent())
+                    || members.stream()
+                            .anyMatch(m -> m.name().equals(v.holder())
+                                    && m.status().isPresent()
+                                    && !m.status().get().line().equals(v.from()));
         }
         return members.stream()
                 .filter(m -> m.name().equals(v.holder()))
                 .flatMap(m -> m.status().stream())
                 .map(Status::line)
-                .anyMatch(line -> Mutations.takeOverOnlyAtTheNamedLine
-                        ? line.equals(v.to())
-                        : reached(v.from(), v.to(), line));
+                .anyMatch(line ->
+                        Mutations.takeOverOnlyAtTheNamedLine ? line.equals(v.to()) : reached(v.from(), v.to(), line));
     }
 
     /** Whether {@code line} is {@code to} or beyond it, seen from {@code from}. */
@@ -191,10 +198,11 @@ public final class RolloutRules {
                 .mapToLong(Status::raftIndex)
                 .max()
                 .orElse(0);
-        long others = members.stream().filter(m -> !m.name().equals(self.name())).count();
+        long others =
+                members.stream().filter(m -> !m.name().equals(self.name())).count();
         if (others < self.expectedMembers() - 1) {
-            problems.add("(missing): the cluster lists " + members.size() + " of " + self.expectedMembers()
-                    + " members");
+            problems.add(
+                    "(missing): the cluster lists " + members.size() + " of " + self.expectedMembers() + " members");
         }
         for (Member m : members) {
             if (m.name().equals(self.name())) continue;

@@ -12,6 +12,8 @@ public enum ExitStatus {
     FAILED(1, "a step failed (version.txt names the last completed step)"),
     USAGE(2, "bad flags, environment, binaries or version.txt (nothing touched)"),
     REFUSED(3, "refused: the transition, or the data contradicts version.txt or etcd's flags (nothing touched)"),
+    ROLLING(4, "status: a rollout is under way (members on several lines, a restart record or a downgrade job)"),
+    STUCK(5, "status: a stale restart record, or one held longer than --stuck-after"),
     TERMINATED(143, "stopped by SIGTERM (children stopped first); after exec, etcd's own status on SIGTERM");
 
     private final int code;

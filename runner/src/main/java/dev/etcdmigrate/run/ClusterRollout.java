@@ -132,7 +132,8 @@ final class ClusterRollout {
 
     void run(Plan plan, RolloutChain chain, StepContext context, Optional<Release> current) throws Exception {
         if (chain.multiLeg()) {
-            log.emit(new RolloutEvent.RolloutChainPlanned(options.name(), chain.describe(), chain.legs().size()));
+            log.emit(new RolloutEvent.RolloutChainPlanned(
+                    options.name(), chain.describe(), chain.legs().size()));
         }
         List<RolloutRules.Leg> legs = new ArrayList<>();
         List<Integer> firstStep = new ArrayList<>();
@@ -142,22 +143,29 @@ final class ClusterRollout {
             firstStep.add(index);
             index += leg.steps().size();
         }
-        driver(arrival(chain.legs().getFirst())).run(
-                legs,
-                i -> runner.run(plan, context, firstStep.get(i), firstStep.get(i) + chain.legs().get(i).steps().size()),
-                reached -> {
-                    if (reached >= 0) {
-                        String next = chain.legs().get(reached + 1).toString();
-                        return Optional.of(serving(etcd.serve(arrival(chain.legs().get(reached)), next)));
-                    }
-                    // before the first leg: the data's own line, when its etcd is here to run
-                    if (current.isEmpty()) return Optional.empty();
-                    try {
-                        return Optional.of(serving(etcd.serve(current.get(), chain.legs().getFirst().toString())));
-                    } catch (BinDir.MissingBinaryException notHere) {
-                        return Optional.empty();
-                    }
-                });
+        driver(arrival(chain.legs().getFirst()))
+                .run(
+                        legs,
+                        i -> runner.run(
+                                plan,
+                                context,
+                                firstStep.get(i),
+                                firstStep.get(i) + chain.legs().get(i).steps().size()),
+                        reached -> {
+                            if (reached >= 0) {
+                                String next = chain.legs().get(reached + 1).toString();
+                                return Optional.of(
+                                        serving(etcd.serve(arrival(chain.legs().get(reached)), next)));
+                            }
+                            // before the first leg: the data's own line, when its etcd is here to run
+                            if (current.isEmpty()) return Optional.empty();
+                            try {
+                                return Optional.of(serving(etcd.serve(
+                                        current.get(), chain.legs().getFirst().toString())));
+                            } catch (BinDir.MissingBinaryException notHere) {
+                                return Optional.empty();
+                            }
+                        });
     }
 
     /**

@@ -17,7 +17,7 @@ class ExitStatusTest {
     @Test
     void theCodesAreTheContractsAndEachEndingHasOne() {
         assertEquals(
-                List.of(0, 1, 2, 3, 143),
+                List.of(0, 1, 2, 3, 4, 5, 143),
                 Arrays.stream(ExitStatus.values()).map(ExitStatus::code).toList());
         assertEquals(ExitStatus.USAGE, new UsageException("x").status());
         assertEquals(2, new UsageException("x").exitCode());

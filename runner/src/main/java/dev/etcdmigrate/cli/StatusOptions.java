@@ -1,0 +1,86 @@
+package dev.etcdmigrate.cli;
+
+import dev.etcdmigrate.error.UsageException;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.MinorLine;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * {@code etcd-migrate status}'s flags, read once: where to ask, the target line, the stuck threshold, the format,
+ * and the client TLS files from etcd's own flags after {@code --} (or ETCD_*), as the runner reads them.
+ */
+public record StatusOptions(
+        List<URI> endpoints,
+        Optional<MinorLine> target,
+        Duration stuckAfter,
+        String format,
+        Optional<Path> certFile,
+        Optional<Path> keyFile,
+        Optional<Path> trustedCaFile) {
+
+    public static final List<Flag> FLAGS = List.of(
+            Flag.value(
+                    "endpoints",
+                    null,
+                    "URL[,URL...]",
+                    "etcd's --advertise-client-urls, else http://127.0.0.1:2379",
+                    "client URLs to ask first; the member list names the rest."),
+            Flag.value(
+                    "target-version",
+                    "TARGET_VERSION",
+                    "VERSION",
+                    "none",
+                    "the version the rollout goes to: each member's next restart and what it waits for."),
+            Flag.value(
+                    "stuck-after",
+                    null,
+                    "DURATION",
+                    "10m",
+                    "a restart record held longer than this is reported stuck (exit 5)."),
+            Flag.value("output", null, "text|json", "text", "the report as lines, or as one JSON object (also -o)."));
+
+    static final Duration DEFAULT_STUCK_AFTER = Duration.ofMinutes(10);
+
+    public static StatusOptions from(ParsedArgs args) throws UsageException {
+        String format = args.get("output").orElse("text");
+        if (!format.equals("text") && !format.equals("json")) {
+            throw new UsageException("-o/--output must be text or json, not '" + format + "'");
+        }
+        EtcdCommandLine etcd = EtcdCommandLine.read(args.passThrough(), args.environment());
+        List<URI> endpoints = new ArrayList<>();
+        for (String url : args.get("endpoints")
+                .or(() -> etcd.get("advertise-client-urls"))
+                .orElse("http://127.0.0.1:2379")
+                .split(",")) {
+            if (url.isBlank()) continue;
+            try {
+                endpoints.add(URI.create(url.trim()));
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("--endpoints: '" + url.trim() + "' is not a URL");
+            }
+        }
+        if (endpoints.isEmpty()) throw new UsageException("--endpoints names no URL");
+        Optional<MinorLine> target = Optional.empty();
+        if (args.get("target-version").isPresent()) {
+            try {
+                target = Optional.of(
+                        EtcdVersion.parse(args.get("target-version").get()).line());
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(args.source("target-version") + " is not a version: " + e.getMessage());
+            }
+        }
+        return new StatusOptions(
+                List.copyOf(endpoints),
+                target,
+                MigrateOptions.duration(args, "stuck-after", DEFAULT_STUCK_AFTER),
+                format,
+                etcd.get("cert-file").map(Path::of),
+                etcd.get("key-file").map(Path::of),
+                etcd.get("trusted-ca-file").map(Path::of));
+    }
+}

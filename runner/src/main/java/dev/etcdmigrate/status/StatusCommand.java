@@ -1,0 +1,85 @@
+package dev.etcdmigrate.status;
+
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.cli.StatusOptions;
+import dev.etcdmigrate.cluster.RolloutCoordinator;
+import dev.etcdmigrate.error.ExitStatus;
+import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.error.UsageException;
+import dev.etcdmigrate.etcd.client.ClusterClient;
+import dev.etcdmigrate.etcd.client.PemTls;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.security.GeneralSecurityException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * {@code etcd-migrate status}: one reading of a cluster's rollout, over its client URLs with the TLS files etcd's
+ * own flags name (after {@code --}, or ETCD_CERT_FILE, ETCD_KEY_FILE, ETCD_TRUSTED_CA_FILE), so it runs the same
+ * way from an operator's shell and with {@code kubectl exec} in any member's pod. Reads only; changes nothing.
+ */
+public final class StatusCommand {
+
+    private StatusCommand() {}
+
+    public static int run(StatusOptions options, PrintStream out)
+            throws MigrateException, IOException, InterruptedException {
+        HttpClient http;
+        try {
+            http = HttpClient.newBuilder()
+                    .version(HttpClient.Version.HTTP_1_1)
+                    .connectTimeout(Duration.ofSeconds(2))
+                    .sslContext(PemTls.context(options.certFile(), options.keyFile(), options.trustedCaFile()))
+                    .build();
+        } catch (GeneralSecurityException e) {
+            throw new UsageException("the client TLS files (etcd's --cert-file, --key-file, --trusted-ca-file) cannot"
+                    + " be used: " + e.getMessage());
+        }
+        List<URI> endpoints = options.endpoints();
+        // the cluster calls go through the JSON gateway of the line the cluster runs (catalog); /version needs none
+        String gateway = gateway(new ClusterClient(http, endpoints, "/v3"));
+        ClusterClient cluster = new ClusterClient(http, endpoints, gateway);
+        String remove = removeCommand(options);
+        StatusReader reader = new StatusReader(
+                cluster, options.target(), options.stuckAfter(), revision -> remove.replace("REV", "" + revision));
+        StatusReport report = reader.read(endpoints.stream().map(URI::toString).toList(), Instant.now());
+        out.println(options.format().equals("json") ? StatusJson.render(report) : StatusText.render(report));
+        return exitCode(report.state());
+    }
+
+    static int exitCode(StatusReport.State state) {
+        return switch (state) {
+            case DONE -> ExitStatus.OK.code();
+            case ROLLING -> ExitStatus.ROLLING.code();
+            case STUCK -> ExitStatus.STUCK.code();
+        };
+    }
+
+    private static String gateway(ClusterClient probe) throws MigrateException, IOException, InterruptedException {
+        Catalog catalog = Catalog.bundled();
+        return probe.clusterVersion()
+                .flatMap(catalog::line)
+                .map(r -> r.line().jsonGateway())
+                .filter(g -> !g.isEmpty())
+                .orElse("/v3");
+    }
+
+    /**
+     * etcdctl's transaction that deletes the record only while its mod revision is still the one read (so a runner
+     * that took it meanwhile keeps it); REV stands for the revision.
+     */
+    static String removeCommand(StatusOptions options) {
+        StringBuilder tls = new StringBuilder();
+        options.trustedCaFile().ifPresent(f -> tls.append(" --cacert=").append(f));
+        options.certFile().ifPresent(f -> tls.append(" --cert=").append(f));
+        options.keyFile().ifPresent(f -> tls.append(" --key=").append(f));
+        return "printf 'mod(\"" + RolloutCoordinator.RECORD_KEY + "\") = \"REV\"\\n\\ndel "
+                + RolloutCoordinator.RECORD_KEY + "\\n\\n\\n' | ETCDCTL_API=3 etcdctl --endpoints="
+                + String.join(
+                        ",", options.endpoints().stream().map(URI::toString).toList()) + tls + " txn";
+    }
+}

@@ -1,0 +1,61 @@
+package dev.etcdmigrate.status;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.etcdmigrate.status.StatusReport.MemberRow;
+import java.util.Optional;
+
+/** {@code status -o json}: the report as one JSON object (docs/ha.md, "Watching a rollout"). Renders only. */
+public final class StatusJson {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private StatusJson() {}
+
+    public static String render(StatusReport r) {
+        ObjectNode root = JSON.createObjectNode();
+        root.put("state", r.state().name().toLowerCase(java.util.Locale.ROOT));
+        root.put("summary", r.summary());
+        ArrayNode endpoints = root.putArray("endpoints");
+        r.endpoints().forEach(endpoints::add);
+        put(root, "target", r.target());
+        put(root, "clusterVersion", r.clusterVersion());
+        put(root, "downgradeJob", r.downgradeJob());
+        ArrayNode members = root.putArray("members");
+        for (MemberRow m : r.members()) {
+            ObjectNode node = members.addObject();
+            node.put("name", m.name());
+            node.put("answers", m.answers());
+            if (!m.answers()) node.put("problem", m.problem());
+            put(node, "etcdVersion", m.etcdVersion());
+            put(node, "line", m.line());
+            put(node, "storageVersion", m.storageVersion());
+            node.put("leader", m.leader());
+            node.put("raftIndex", m.raftIndex());
+            node.put("raftLag", m.raftLag());
+            put(node, "nextLeg", m.nextLeg());
+            put(node, "waitsFor", m.waitsFor());
+        }
+        r.record()
+                .ifPresentOrElse(
+                        rec -> {
+                            ObjectNode node = root.putObject("record");
+                            node.put("holder", rec.holder());
+                            node.put("from", rec.from());
+                            node.put("to", rec.to());
+                            node.put("since", rec.since());
+                            node.put("ageSeconds", rec.age().toSeconds());
+                            node.put("modRevision", rec.modRevision());
+                            put(node, "stale", rec.stale());
+                            put(node, "removeCommand", rec.removeCommand());
+                        },
+                        () -> root.putNull("record"));
+        return root.toString();
+    }
+
+    /** An absent value is left out, never written as null (the JSON logs' rule). */
+    private static void put(ObjectNode node, String field, Optional<String> value) {
+        value.ifPresent(v -> node.put(field, v));
+    }
+}

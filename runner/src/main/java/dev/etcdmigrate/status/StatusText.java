@@ -1,0 +1,46 @@
+package dev.etcdmigrate.status;
+
+import dev.etcdmigrate.status.StatusReport.MemberRow;
+import java.util.ArrayList;
+import java.util.List;
+
+/** {@code status}'s text: the verdict first, then one line per member, the cluster, the record. Renders only. */
+public final class StatusText {
+
+    private StatusText() {}
+
+    public static String render(StatusReport r) {
+        List<String> lines = new ArrayList<>();
+        lines.add(r.summary());
+        lines.add("target " + r.target().orElse("(not given: --target-version or TARGET_VERSION)")
+                + ", cluster version " + r.clusterVersion().orElse("unknown")
+                + ", downgrade job " + r.downgradeJob().map(j -> "to " + j).orElse("none")
+                + " (asked " + String.join(", ", r.endpoints()) + ")");
+        for (MemberRow m : r.members()) {
+            if (!m.answers()) {
+                lines.add("  " + m.name() + ": does not answer (" + m.problem() + ")");
+                continue;
+            }
+            lines.add("  " + m.name() + ": etcd " + m.etcdVersion().orElse("?")
+                    + ", line " + m.line().orElse("?")
+                    + ", storage version " + m.storageVersion().orElse("(not reported)")
+                    + (m.leader() ? ", leader" : "")
+                    + ", raft index " + m.raftIndex() + " (lag " + m.raftLag() + ")"
+                    + m.nextLeg().map(l -> "; next " + l).orElse("")
+                    + m.waitsFor().map(w -> "; waits for: " + w).orElse(""));
+        }
+        r.record()
+                .ifPresentOrElse(
+                        rec -> {
+                            lines.add("restart record: held by " + rec.holder() + " for " + rec.from() + " -> "
+                                    + rec.to()
+                                    + " since " + rec.since() + " (" + rec.age().toSeconds() + " s), revision "
+                                    + rec.modRevision());
+                            rec.stale().ifPresent(s -> lines.add("  stale: " + s));
+                            rec.removeCommand()
+                                    .ifPresent(c -> lines.add("  remove it (only if it compares equal):\n    " + c));
+                        },
+                        () -> lines.add("restart record: none"));
+        return String.join("\n", lines);
+    }
+}
