@@ -53,6 +53,7 @@ public sealed interface Event
             case DecisionEvent.DataDirRead e -> "data-dir-read";
             case DecisionEvent.InterruptedStepFound e -> "interrupted-step-found";
             case DecisionEvent.MembersFromData e -> "members-from-data";
+            case DecisionEvent.NewCluster e -> "new-cluster";
             case DecisionEvent.PlanMade e -> "plan-made";
             case DecisionEvent.Replanned e -> "replanned";
             case DecisionEvent.StorageVersionUnread e -> "storage-version-unread";
