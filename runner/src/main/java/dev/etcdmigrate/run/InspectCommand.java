@@ -320,12 +320,12 @@ public final class InspectCommand {
                         StartDecision.DataRead.readsEveryDbPage(recorded, target) ? stepDamage : restartDamage);
                 StartDecision.Start start =
                         StartDecision.start(asRead, flags.withTarget(target), StartDecision.once(catalog));
-                Plan plan = StartDecision.plan(
-                        start.current(), flags.withTarget(target), StartDecision.once(catalog), installed);
                 if (recorded.isPresent()) {
-                    // under the lock, after planning, a start judges version.txt against the data
+                    // before planning (and again under the lock), a start judges version.txt against the data
                     StartDecision.judge(recorded.get(), "version.txt", asRead, d, StartDecision.once(catalog));
                 }
+                Plan plan = StartDecision.plan(
+                        start.current(), flags.withTarget(target), StartDecision.once(catalog), installed);
                 if (auth && !plan.steps().isEmpty()) {
                     targets.add(new Target(release.version(), storage.toString(), null, Migration.AUTH_REFUSAL));
                     continue;

@@ -86,9 +86,8 @@ public final class Migration {
      */
     public Plan plan() throws IOException, MigrateException {
         Optional<DataVersion> current = state.current(true);
-        Plan plan = plan(current);
         if (current.isPresent() && dataDir.readVersion().isPresent()) state.checkLabelAgainstData(current.get());
-        return plan;
+        return plan(current);
     }
 
     private Plan plan(Optional<DataVersion> current) throws MigrateException {

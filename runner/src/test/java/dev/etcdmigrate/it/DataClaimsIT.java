@@ -129,7 +129,7 @@ class DataClaimsIT {
                     assertEquals(0, runner.exitCode(), runner.output());
                     List<JsonNode> warned = runner.events("new-cluster");
                     assertEquals(1, warned.size(), runner.output());
-                    assertEquals("WARN", warned.getFirst().path("level").asText(), runner.output());
+                    assertEquals("warn", warned.getFirst().path("level").asText(), runner.output());
                     assertEquals(
                             data.toString(), warned.getFirst().path("dataDir").asText());
                     assertEquals(
