@@ -80,6 +80,24 @@ public sealed interface DecisionEvent extends Event {
         }
     }
 
+    /**
+     * The data dir holds no etcd data ({@code exists}: an empty dir, or none at all): the target etcd will start a
+     * new, empty cluster there. Legitimate on a cluster's first boot; a mistyped hostPath or a volume that did not
+     * mount looks exactly the same, and an empty cluster under a live API server loses every object: a warning
+     * that names the path, on every start that finds it so.
+     */
+    record NewCluster(String dataDir, boolean exists, String target) implements DecisionEvent {
+        public String message() {
+            return "data dir " + dataDir + (exists ? " holds no etcd data" : " does not exist") + ": etcd " + target
+                    + " will start a NEW, EMPTY cluster there. Right for a cluster's first boot; if this member should"
+                    + " have data, the data dir (hostPath, volume mount, --data-dir) is the wrong one: stop it now";
+        }
+
+        public Level level() {
+            return Level.WARN;
+        }
+    }
+
     /** One planned step; {@code replacesMemberDir} steps keep the old member dir as a backup. */
     record PlannedStep(int index, String kind, String description, String result, long diskBytes, String keeps) {}
 

@@ -55,6 +55,7 @@ public sealed interface Event
             case DecisionEvent.FlagTranslated e -> "flag-translated";
             case DecisionEvent.InterruptedStepFound e -> "interrupted-step-found";
             case DecisionEvent.MembersFromData e -> "members-from-data";
+            case DecisionEvent.NewCluster e -> "new-cluster";
             case DecisionEvent.PlanMade e -> "plan-made";
             case DecisionEvent.Replanned e -> "replanned";
             case DecisionEvent.StorageVersionUnread e -> "storage-version-unread";

@@ -149,6 +149,16 @@ public final class BboltFile implements Closeable {
     }
 
     /**
+     * Every page reachable from the root read as far as it says what it is (the header of each tree page and its
+     * overflow count, branch pages and the root tree's leaves whole): a page that identifies as another, a cycle,
+     * an element or overflow outside the file is a {@link DamagedFileException}. Values are not checked (bbolt
+     * keeps no checksum of them). One small read per page: what a start whose etcd will read the whole db pays.
+     */
+    public void checkPages() throws IOException {
+        reachable();
+    }
+
+    /**
      * Without a freelist on disk (bbolt's NoFreelistSync, etcd's default since 3.4): the bytes of the pages
      * reachable from the root (the two meta pages, every tree page with its overflow). Top-level leaves are
      * read whole to find the buckets; a bucket's own pages only by their headers (etcd nests no buckets).

@@ -144,7 +144,28 @@ public record DataRecords(
                 snap,
                 walRecords,
                 segments,
-                List.copyOf(damage));
+                damage.stream().distinct().toList()); // one finding once, however many reads met it
+    }
+
+    /**
+     * The damage a start's own reading finds: what {@link #read} without {@code full} meets (the db's meta, cluster
+     * and first key pages; the snapshot and the WAL where it reads them) and, when {@code everyDbPage}, every page of
+     * the db's tree ({@link BboltFile#checkPages}): a start whose steps run etcd on the whole db, not a restart.
+     * Inspect decides its targets from the same call, so it and a start agree on what was found.
+     */
+    public static List<Damage> damageFound(Path dataDir, Optional<Path> walOption, boolean everyDbPage)
+            throws IOException {
+        Path dir = dataDir.toAbsolutePath().normalize();
+        List<Damage> found = new ArrayList<>(read(dir, walOption, false).damage());
+        Path db = dir.resolve("member").resolve("snap").resolve("db");
+        if (everyDbPage && found.isEmpty() && Files.isRegularFile(db) && Files.size(db) > 0) {
+            try (BboltFile file = BboltFile.open(db)) {
+                file.checkPages();
+            } catch (DamagedFileException e) {
+                found.add(e.damage().relativeTo(dir));
+            }
+        }
+        return found.stream().distinct().toList();
     }
 
     private static Db db(Path file, boolean full, List<Damage> damage, Path dataDir) throws IOException {
@@ -161,83 +182,87 @@ public record DataRecords(
         boolean[] v3Keys = {false};
         Optional<String> failure = Optional.empty();
         Optional<String> sizeFailure = Optional.empty();
-        try (BboltFile db = BboltFile.open(file)) {
-            if (full) {
-                bytes = OptionalLong.of(Files.size(file));
-                try {
-                    inUse = db.size().inUse(); // the versions are still worth reading when only this fails
-                } catch (DamagedFileException e) {
-                    Damage d = e.damage().relativeTo(dataDir);
-                    damage.add(d);
-                    sizeFailure = Optional.of("damaged: " + d.where() + ": " + d.expected());
-                }
-            }
-            storageVersion = db.value("meta", "storageVersion").map(DataRecords::utf8);
-            consistentIndex = consistentIndex(db).orElse(-1);
-            term = db.value("meta", "term").isPresent();
-            confState = db.value("meta", "confState").isPresent();
-            clusterVersion = db.value("cluster", "clusterVersion").map(DataRecords::utf8);
-            if (full) {
-                Optional<byte[]> dg = db.value("cluster", "downgrade");
-                if (dg.isPresent()) {
-                    JsonNode info = json(file, "bucket cluster, key downgrade", dg.get());
-                    if (info.path("enabled").asBoolean(false))
-                        downgrade = Optional.of(info.path("target-version").asText(""));
-                }
-                for (BboltFile.Entry e : db.entries("members", MEMBER_LIMIT)) {
-                    String id = utf8(e.key());
-                    JsonNode m = json(file, "bucket members, key " + id, e.value());
-                    List<String> peers = new ArrayList<>();
-                    m.path("peerURLs").forEach(u -> peers.add(u.asText()));
-                    members.put(
-                            id,
-                            new Member(
-                                    id,
-                                    m.path("name").asText(""),
-                                    List.copyOf(peers),
-                                    m.path("isLearner").asBoolean(false)));
-                }
-                for (BboltFile.Entry e : db.entries("members_removed", MEMBER_LIMIT)) members.remove(utf8(e.key()));
-                List<byte[]> alarmKeys = new ArrayList<>();
-                db.walk("alarm", (k, v) -> {
-                    byte[] key = new byte[k.remaining()];
-                    k.get(k.position(), key);
-                    alarmKeys.add(key);
-                    return true;
-                });
-                for (byte[] key : alarmKeys) {
+        if (Files.size(file) == 0) {
+            // not damage: bbolt writes a new, empty db into a zero-length file when etcd opens it
+            failure = Optional.of("an empty file (etcd's bbolt starts a new db in it)");
+        } else
+            try (BboltFile db = BboltFile.open(file)) {
+                if (full) {
+                    bytes = OptionalLong.of(Files.size(file));
                     try {
-                        alarms.add(DataDetection.alarm(key));
-                    } catch (Protobuf.Malformed m) {
-                        throw new DamagedFileException(
-                                new Damage(file, "bucket alarm", "an etcdserverpb.AlarmMember key: " + m.getMessage()));
+                        inUse = db.size().inUse(); // the versions are still worth reading when only this fails
+                    } catch (DamagedFileException e) {
+                        Damage d = e.damage().relativeTo(dataDir);
+                        damage.add(d);
+                        sizeFailure = Optional.of("damaged: " + d.where() + ": " + d.expected());
                     }
                 }
+                storageVersion = db.value("meta", "storageVersion").map(DataRecords::utf8);
+                consistentIndex = consistentIndex(db).orElse(-1);
+                term = db.value("meta", "term").isPresent();
+                confState = db.value("meta", "confState").isPresent();
+                clusterVersion = db.value("cluster", "clusterVersion").map(DataRecords::utf8);
+                if (full) {
+                    Optional<byte[]> dg = db.value("cluster", "downgrade");
+                    if (dg.isPresent()) {
+                        JsonNode info = json(file, "bucket cluster, key downgrade", dg.get());
+                        if (info.path("enabled").asBoolean(false))
+                            downgrade = Optional.of(info.path("target-version").asText(""));
+                    }
+                    for (BboltFile.Entry e : db.entries("members", MEMBER_LIMIT)) {
+                        String id = utf8(e.key());
+                        JsonNode m = json(file, "bucket members, key " + id, e.value());
+                        List<String> peers = new ArrayList<>();
+                        m.path("peerURLs").forEach(u -> peers.add(u.asText()));
+                        members.put(
+                                id,
+                                new Member(
+                                        id,
+                                        m.path("name").asText(""),
+                                        List.copyOf(peers),
+                                        m.path("isLearner").asBoolean(false)));
+                    }
+                    for (BboltFile.Entry e : db.entries("members_removed", MEMBER_LIMIT)) members.remove(utf8(e.key()));
+                    List<byte[]> alarmKeys = new ArrayList<>();
+                    db.walk("alarm", (k, v) -> {
+                        byte[] key = new byte[k.remaining()];
+                        k.get(k.position(), key);
+                        alarmKeys.add(key);
+                        return true;
+                    });
+                    for (byte[] key : alarmKeys) {
+                        try {
+                            alarms.add(DataDetection.alarm(key));
+                        } catch (Protobuf.Malformed m) {
+                            throw new DamagedFileException(new Damage(
+                                    file, "bucket alarm", "an etcdserverpb.AlarmMember key: " + m.getMessage()));
+                        }
+                    }
+                }
+                byte[] probe = V2Key.PROBE.getBytes(StandardCharsets.UTF_8);
+                db.walk("key", (k, v) -> {
+                    byte[] value = new byte[v.remaining()];
+                    v.get(v.position(), value);
+                    byte[] key;
+                    try {
+                        key = DataDetection.kvKey(value);
+                    } catch (Protobuf.Malformed m) {
+                        throw new DamagedFileException(
+                                new Damage(file, "bucket key", "an mvccpb.KeyValue value: " + m.getMessage()));
+                    }
+                    if (!java.util.Arrays.equals(key, probe)) {
+                        v3Keys[0] = true;
+                        return false;
+                    }
+                    return true;
+                });
+            } catch (DamagedFileException e) {
+                Damage d = e.damage().relativeTo(dataDir);
+                damage.add(d);
+                failure = Optional.of("damaged: " + d.where() + ": " + d.expected());
+            } catch (IOException e) {
+                failure = Optional.of("unreadable (" + e.getMessage() + ")");
             }
-            byte[] probe = V2Key.PROBE.getBytes(StandardCharsets.UTF_8);
-            db.walk("key", (k, v) -> {
-                byte[] value = new byte[v.remaining()];
-                v.get(v.position(), value);
-                byte[] key;
-                try {
-                    key = DataDetection.kvKey(value);
-                } catch (Protobuf.Malformed m) {
-                    throw new DamagedFileException(
-                            new Damage(file, "bucket key", "an mvccpb.KeyValue value: " + m.getMessage()));
-                }
-                if (!java.util.Arrays.equals(key, probe)) {
-                    v3Keys[0] = true;
-                    return false;
-                }
-                return true;
-            });
-        } catch (DamagedFileException e) {
-            Damage d = e.damage().relativeTo(dataDir);
-            damage.add(d);
-            failure = Optional.of("damaged: " + d.where() + ": " + d.expected());
-        } catch (IOException e) {
-            failure = Optional.of("unreadable (" + e.getMessage() + ")");
-        }
         return new Db(
                 storageVersion,
                 consistentIndex,

@@ -84,6 +84,36 @@ public final class WalRecords {
                 List.copyOf(scan.confChangesV2));
     }
 
+    /** Stops a read once the metadata record was seen. */
+    private static final class Found extends IOException {
+        @Override
+        public synchronized Throwable fillInStackTrace() {
+            return this; // control flow, not an error
+        }
+    }
+
+    /**
+     * The member id of the WAL's metadata record, read from the head of the newest segment only (etcd writes the
+     * record at the start of every segment): a few KB whatever the WAL's size. Empty without a segment or record.
+     */
+    public static OptionalLong memberId(Path walDir) throws IOException {
+        if (!java.nio.file.Files.isDirectory(walDir)) return OptionalLong.empty();
+        List<Path> files = WalIndex.segments(walDir);
+        if (files.isEmpty()) return OptionalLong.empty();
+        Scan scan = new Scan();
+        try {
+            WalIndex.readRecords(files.getLast(), r -> {
+                if (r.type() == METADATA) {
+                    scan.record(r);
+                    throw new Found();
+                }
+            });
+        } catch (Found done) {
+            // the metadata record was read
+        }
+        return scan.memberId;
+    }
+
     private static final class Scan {
         OptionalLong memberId = OptionalLong.empty();
         OptionalLong clusterId = OptionalLong.empty();

@@ -35,29 +35,70 @@ final class DamageExplanation {
 
     private DamageExplanation() {}
 
-    /** What the data dir shows: the readers' damage findings, and etcd's sign if one was given. */
+    /**
+     * What the data dir shows: the readers' damage findings, and etcd's sign if one was given. {@code data}: what
+     * the data records of its members (a full read), for the way back's restore command.
+     */
     static Optional<Facts> facts(
-            DataDir dataDir, MigrateOptions options, List<Damage> found, Optional<EtcdDamageSigns.Sign> etcdSign) {
+            DataDir dataDir,
+            MigrateOptions options,
+            List<Damage> found,
+            Optional<EtcdDamageSigns.Sign> etcdSign,
+            Optional<DataDetection.Detection> data) {
         List<String> files = new ArrayList<>();
-        for (Damage d : found) files.add(d.relativeTo(dataDir.path()).describe());
+        for (Damage d : found) {
+            String described = d.relativeTo(dataDir.path()).describe();
+            if (!files.contains(described)) files.add(described);
+        }
         etcdSign.ifPresent(s -> files.add(s.file() + " (etcd said \"" + s.etcdSaid() + "\")"));
         if (files.isEmpty()) return Optional.empty();
         Optional<Path> backup = newestBackup(dataDir, options);
-        return Optional.of(new Facts(List.copyOf(files), backup, wayBack(dataDir, options, backup)));
+        return Optional.of(new Facts(List.copyOf(files), backup, wayBack(dataDir, options, backup, data)));
+    }
+
+    /** This member as the data records it (and its cluster's members), where it does; else as the flags say. */
+    record Member(String name, String peerUrls, String initialCluster, int members) {
+
+        static Member of(MigrateOptions options, Optional<DataDetection.Detection> data) {
+            Member flags = new Member(
+                    options.name(), options.initialAdvertisePeerUrls(), options.initialCluster(), options.members());
+            if (data.isEmpty() || data.get().memberId().isEmpty()) return flags;
+            DataDetection.Detection d = data.get();
+            Optional<DataDetection.Member> self = d.members().stream()
+                    .filter(m -> m.id().equals(d.memberId().get()))
+                    .findFirst();
+            if (self.isEmpty()
+                    || self.get().name().isEmpty()
+                    || self.get().peerUrls().isEmpty()) return flags;
+            List<String> cluster = new ArrayList<>();
+            for (DataDetection.Member m : d.members()) {
+                if (m.name().isEmpty() || m.peerUrls().isEmpty()) {
+                    cluster = null; // a member the data cannot name: the flags' list, as etcd was given it
+                    break;
+                }
+                for (String url : m.peerUrls()) cluster.add(m.name() + "=" + url);
+            }
+            return new Member(
+                    self.get().name(),
+                    String.join(",", self.get().peerUrls()),
+                    cluster == null ? options.initialCluster() : String.join(",", cluster),
+                    Math.max(options.members(), d.members().size()));
+        }
     }
 
     /**
      * The way back: the runner's newest backup of this member (copy its member/ and version.txt in place
-     * of the damaged ones), else a restore from an etcd snapshot with this member's name and peers; in a
-     * cluster, also removing the member and adding it back empty.
+     * of the damaged ones), else a restore from an etcd snapshot with this member's name and peers as the data
+     * records them (the flags' where it does not); in a cluster, also removing the member and adding it back empty.
      */
-    static String wayBack(DataDir dataDir, MigrateOptions options, Optional<Path> backup) {
-        Path data = dataDir.path();
+    static String wayBack(
+            DataDir dataDir, MigrateOptions options, Optional<Path> backup, Optional<DataDetection.Detection> data) {
+        Path data0 = dataDir.path();
         if (backup.isPresent()) {
             return "restore this member from the runner's newest backup " + backup.get() + ": with etcd stopped,"
-                    + " move " + data.resolve("member") + " aside, copy "
+                    + " move " + data0.resolve("member") + " aside, copy "
                     + backup.get().resolve("member") + " to "
-                    + data.resolve("member") + " and " + backup.get().resolve(DataDir.VERSION_FILE) + " to "
+                    + data0.resolve("member") + " and " + backup.get().resolve(DataDir.VERSION_FILE) + " to "
                     + dataDir.versionFile()
                     + (options.walDir().isPresent()
                             ? " (the backup holds the WAL in member/wal: copy it to "
@@ -65,16 +106,17 @@ final class DamageExplanation {
                             : "")
                     + ", then start again";
         }
-        String restored = data + ".restored";
-        String command = "etcdutl snapshot restore SNAPSHOT.db --name " + options.name() + " --initial-cluster "
-                + options.initialCluster() + " --initial-advertise-peer-urls " + options.initialAdvertisePeerUrls()
+        Member member = Member.of(options, data);
+        String restored = data0 + ".restored";
+        String command = "etcdutl snapshot restore SNAPSHOT.db --name " + member.name() + " --initial-cluster "
+                + member.initialCluster() + " --initial-advertise-peer-urls " + member.peerUrls()
                 + " --data-dir " + restored
                 + options.walDir().map(w -> " --wal-dir " + w + ".restored").orElse("");
         return "the runner holds no backup of this member; restore it from an etcd snapshot (one saved earlier, or"
                 + " `etcdctl snapshot save` from a healthy member): `" + command + "`, then, with etcd stopped, move "
-                + data.resolve("member") + " aside, move " + restored + "/member in its place, remove "
+                + data0.resolve("member") + " aside, move " + restored + "/member in its place, remove "
                 + dataDir.versionFile() + " and start again"
-                + (options.members() > 1
+                + (member.members() > 1
                         ? "; in a cluster, removing this member (etcdctl member remove) and adding it back with an"
                                 + " empty data dir (etcdctl member add, --initial-cluster-state=existing) also works"
                         : "");
@@ -82,26 +124,33 @@ final class DamageExplanation {
 
     /**
      * The exception a run ends with, explained when the data is damaged: the readers' findings (read anew,
-     * the whole report) or etcd's own words in the reason; unchanged otherwise. The status stays.
+     * the whole report) or etcd's own words in the reason; unchanged otherwise. The status stays. A start's
+     * refusal of damaged data already names the findings: only what changed and the way back are added.
      */
     static MigrateException explain(MigrateException e, DataDir dataDir, MigrateOptions options, Catalog catalog) {
         if (e.status() == ExitStatus.USAGE && !(e.getCause() instanceof DamagedFileException)) return e;
+        Optional<DataDetection.Detection> data = Optional.empty();
+        if (catalog != null) {
+            try {
+                if (dataDir.exists() && dataDir.holdsData())
+                    data = Optional.of(DataDetection.detect(dataDir.path(), options.walDir(), catalog, true));
+            } catch (Exception readingFailed) {
+                // the reason stands as it is
+            }
+        }
+        if (e instanceof StartDecision.DamagedDataException refused) {
+            Optional<Facts> facts = facts(dataDir, options, refused.damage(), Optional.empty(), data);
+            return new RefusedException(e.getMessage() + "; nothing was changed. The way back: "
+                    + facts.orElseThrow().wayBack());
+        }
         Optional<EtcdDamageSigns.Sign> sign = Optional.empty();
         for (Throwable t = e; t != null && sign.isEmpty(); t = t.getCause()) sign = EtcdDamageSigns.in(t.getMessage());
         List<Damage> found = new ArrayList<>();
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof DamagedFileException d) found.add(d.damage());
         }
-        if (found.isEmpty() && catalog != null) {
-            try {
-                if (dataDir.exists() && dataDir.holdsData())
-                    found.addAll(DataDetection.detect(dataDir.path(), options.walDir(), catalog, true)
-                            .damage());
-            } catch (Exception readingFailed) {
-                // the reason stands as it is
-            }
-        }
-        Optional<Facts> facts = facts(dataDir, options, found, sign);
+        if (found.isEmpty()) data.ifPresent(d -> found.addAll(d.damage()));
+        Optional<Facts> facts = facts(dataDir, options, found, sign, data);
         if (facts.isEmpty()) return e;
         String changed = e.status() == ExitStatus.FAILED
                 ? "version.txt names the last step that completed; the failed step's work dirs were discarded, and an"

@@ -10,12 +10,15 @@ import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BackendStorageVersion;
 import dev.etcdmigrate.ondisk.DataDetection;
+import dev.etcdmigrate.ondisk.DataRecords;
+import dev.etcdmigrate.ondisk.OwnMember;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.MinorLine;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -31,7 +34,11 @@ final class DataDirState {
     private final Log log;
     private final CatalogSource catalog; // read when detection needs it
 
+    /** Whether the data dir existed when the run began (a migration creates a missing one before its lock). */
+    private final boolean existed;
+
     DataDirState(DataDir dataDir, MigrateOptions options, Log log, CatalogSource catalog) {
+        this.existed = dataDir.exists();
         this.dataDir = dataDir;
         this.options = options;
         this.log = log;
@@ -55,7 +62,14 @@ final class DataDirState {
                 dataDir.inferStorage(),
                 detect ? Optional.of(detect()) : Optional.empty(),
                 Files.isRegularFile(dataDir.own().etcdOutput()),
-                detect ? safeContent() : "");
+                detect ? safeContent() : "",
+                holds ? OwnMember.read(dataDir.path(), options.walDir()) : Optional.empty(),
+                holds
+                        ? DataRecords.damageFound(
+                                dataDir.path(),
+                                options.walDir(),
+                                StartDecision.DataRead.readsEveryDbPage(recorded, options.target()))
+                        : List.of());
     }
 
     /**
@@ -65,6 +79,10 @@ final class DataDirState {
     Optional<DataVersion> current(boolean report) throws IOException, MigrateException {
         StartDecision.DataRead read = read();
         StartDecision.Start start = StartDecision.start(read, StartDecision.Flags.of(options), catalog);
+        if (report && !read.holdsData()) {
+            log.emit(new DecisionEvent.NewCluster(
+                    dataDir.path().toString(), existed, options.target().toString()));
+        }
         if (report && read.detection().isPresent() && start.current().isPresent()) {
             DataDetection.Detection detected = read.detection().get();
             DataVersion taken = start.current().get();
@@ -123,18 +141,31 @@ final class DataDirState {
     enum Verdict {
         AGREES,
         INTERRUPTED_STEP,
-        CONTRADICTED
+        CONTRADICTED,
+        /** The label's line cannot have opened the data: no etcd of the line it upgrades from wrote it. */
+        AHEAD_OF_DATA
     }
 
     /**
-     * A label (version.txt or --initial-version) against the oldest line that may run on the data now
-     * ({@link DataDetection.Detection#floor}): at or above it agrees (a newer etcd may have run without the
-     * cluster version having moved yet: it lags in a cluster, and for seconds after a start). Below it,
-     * the one tolerated case is the next line after the label when this runner ran steps here (its
+     * A label (version.txt or --initial-version) against the data. Against the oldest line that may run on it
+     * now ({@link DataDetection.Detection#floor}): at or above it agrees (a newer etcd may have run without the
+     * cluster version having moved yet: it lags in a cluster, and for seconds after a start). Below it, the one
+     * tolerated case is the next line after the label when this runner ran steps here (its
      * .etcd-migrate/etcd-output.log): an upgrade step interrupted after its etcd ran, before version.txt was
-     * written, which the plan resumes. Everything else is contradicted.
+     * written, which the plan resumes. Everything else is contradicted. Against what the data records as its
+     * cluster (or storage) version ({@code recorded}: the floor where the data pins it, else empty): a line's etcd
+     * runs only where the cluster is at the line it upgrades from (catalog: upgrade.from) or newer (a lone member
+     * moves it to its own line at its first commit; etcd 3.7 panics on a 3.5 cluster's data), so a label above that
+     * is ahead of the data: no etcd of the label's line ran on it, and the target may not open it.
      */
-    static Verdict judge(MinorLine label, Optional<MinorLine> floor, boolean stepsRanHere, Catalog catalog) {
+    static Verdict judge(
+            MinorLine label,
+            Optional<MinorLine> floor,
+            Optional<MinorLine> recorded,
+            boolean stepsRanHere,
+            Catalog catalog) {
+        Optional<MinorLine> needs = recorded.isPresent() ? opensDataFrom(label, catalog) : Optional.empty();
+        if (needs.isPresent() && recorded.get().isOlderThan(needs.get())) return Verdict.AHEAD_OF_DATA;
         if (floor.isEmpty() || !label.isOlderThan(floor.get())) return Verdict.AGREES;
         Optional<MinorLine> next = catalog.releases().stream()
                 .map(r -> r.minorLine())
@@ -142,6 +173,16 @@ final class DataDirState {
                 .findFirst();
         if (stepsRanHere && next.equals(floor)) return Verdict.INTERRUPTED_STEP;
         return Verdict.CONTRADICTED;
+    }
+
+    /** The floor where the data pins it (a cluster or storage version recorded), else empty. */
+    static Optional<MinorLine> recordedFloor(DataDetection.Detection detected) {
+        return detected.pinned() ? detected.floor() : Optional.empty();
+    }
+
+    /** The oldest line whose data the line's etcd opens in place (catalog: upgrade.from); empty if not bundled. */
+    static Optional<MinorLine> opensDataFrom(MinorLine line, Catalog catalog) {
+        return catalog.line(line).map(r -> r.line().upgrade().fromLine());
     }
 
     /** The member dir's layout and WAL location against what version.txt and etcd's flags say. */
@@ -163,17 +204,34 @@ final class DataDirState {
      * only when the db and the snapshot are silent, so a no-op start stays cheap.
      */
     void checkLabelAgainstData(DataVersion recorded) throws IOException, MigrateException {
+        checkLabelAgainstData(recorded, true);
+    }
+
+    /** {@code report}: emit what was found (a start judges twice: before the plan and under the lock). */
+    void checkLabelAgainstData(DataVersion recorded, boolean report) throws IOException, MigrateException {
         // a restart's fast path: the db's recorded versions at or below the label need no catalog and no full read
         Optional<MinorLine> recordedFloor = DataDetection.recordedFloor(dataDir.path());
-        if (recordedFloor.isPresent() && !recorded.version().line().isOlderThan(recordedFloor.get())) return;
+        MinorLine label = recorded.version().line();
+        if (recordedFloor.isPresent()
+                && !label.isOlderThan(recordedFloor.get())
+                && (label.equals(recordedFloor.get())
+                        || opensDataFrom(label, catalog.get())
+                                .filter(from -> !recordedFloor.get().isOlderThan(from))
+                                .isPresent())) return;
         DataDetection.Detection detected = detect();
-        if (detected.unreadable().isPresent()) {
+        if (DataDirState.judge(label, detected.floor(), recordedFloor(detected), false, catalog.get())
+                == Verdict.AHEAD_OF_DATA) {
+            // a refusal reads everything first: the WAL may hold what the db has not applied yet
+            detected = DataDetection.detect(dataDir.path(), options.walDir(), catalog.get(), true);
+        }
+        if (report && detected.unreadable().isPresent()) {
             // not a db (or snapshot) this reader understands: the step's etcd judges it when it starts on it
             log.emit(new DecisionEvent.StorageVersionUnread(
                     dataDir.member().resolve("snap").resolve("db").toString(),
                     detected.unreadable().get()));
         }
-        if (StartDecision.judge(recorded, "version.txt", read(), detected, catalog) == Verdict.INTERRUPTED_STEP) {
+        if (StartDecision.judge(recorded, "version.txt", read(), detected, catalog) == Verdict.INTERRUPTED_STEP
+                && report) {
             interrupted(recorded, "version.txt", detected);
         }
     }

@@ -15,7 +15,10 @@ import dev.etcdmigrate.log.Json;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BackendAuth;
 import dev.etcdmigrate.ondisk.BackendStorageVersion;
+import dev.etcdmigrate.ondisk.Damage;
 import dev.etcdmigrate.ondisk.DataDetection;
+import dev.etcdmigrate.ondisk.DataRecords;
+import dev.etcdmigrate.ondisk.OwnMember;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RolloutChain;
 import dev.etcdmigrate.version.DataVersion;
@@ -116,27 +119,32 @@ public final class InspectCommand {
         if (!format.equals("text") && !format.equals("json")) {
             throw new UsageException("-o/--output must be text or json, not '" + format + "'");
         }
-        Report report = report(options, catalog);
+        // the placeholder name inspect runs with unless one is given is not checked against the data's
+        boolean nameGiven =
+                args.get("name").isPresent() || options.etcd().get("name").isPresent();
+        Report report = report(options, catalog, nameGiven);
         out.println(format.equals("json") ? Json.object(report) : text(report));
         return ExitStatus.OK.code();
     }
 
-    static Report report(MigrateOptions options, Catalog catalog) throws IOException, MigrateException {
+    static Report report(MigrateOptions options, Catalog catalog, boolean nameGiven)
+            throws IOException, MigrateException {
         DataDir dataDir = new DataDir(options.dataDir());
-        if (!dataDir.exists()) {
-            throw new UsageException("data dir " + dataDir.path() + " does not exist (nothing to inspect)");
-        }
+        // a dir that does not exist is reported as a start meets it (a new, empty cluster), not refused
         DataDetection.Detection d = DataDetection.detect(dataDir.path(), options.walDir(), catalog, true);
         Path db = dataDir.member().resolve("snap").resolve("db");
         OptionalLong holder = Files.isRegularFile(db) ? BackendStorageVersion.lockHolder(db) : OptionalLong.empty();
-        String access = "read offline: no lock taken, no etcd started, nothing written"
+        String access = (dataDir.exists()
+                        ? "read offline: no lock taken, no etcd started, nothing written"
+                        : "does not exist: nothing to read (a start creates it)")
                 + (holder.isPresent()
                         ? "; process " + holder.getAsLong() + " holds the db open (an etcd is running on this data):"
                                 + " what it wrote since its last commit may be missing from this report"
                         : "");
 
         Label label = label(dataDir, options, d, catalog);
-        List<Target> targets = targets(dataDir, options, d, catalog, label);
+        Optional<OwnMember> member = OwnMember.read(dataDir.path(), options.walDir());
+        List<Target> targets = targets(dataDir, options, d, catalog, label, member, nameGiven);
         List<String> refusing = catalog.releases().stream()
                 .filter(r -> r.line().v2ResidueRefused())
                 .map(r -> r.minorLine().toString())
@@ -194,6 +202,15 @@ public final class InspectCommand {
         } catch (DataDir.MalformedVersionFileException e) {
             return new Label("version.txt", null, "malformed", e.getMessage());
         }
+        if (!dataDir.exists() || !dataDir.holdsData()) {
+            return new Label(
+                    "none",
+                    null,
+                    "no-data",
+                    "the data dir " + (dataDir.exists() ? "holds no etcd data" : "does not exist")
+                            + ": a start (plan, migrate) warns (event new-cluster) and the target etcd starts a new,"
+                            + " empty cluster there");
+        }
         String source = recorded.isPresent()
                 ? "version.txt"
                 : options.initialVersion().isPresent() ? "--initial-version" : "none";
@@ -212,6 +229,7 @@ public final class InspectCommand {
         DataDirState.Verdict verdict = DataDirState.judge(
                 claimed.get().version().line(),
                 d.floor(),
+                DataDirState.recordedFloor(d),
                 Files.isRegularFile(dataDir.own().etcdOutput()),
                 catalog);
         String reason = switch (verdict) {
@@ -225,11 +243,21 @@ public final class InspectCommand {
             case CONTRADICTED ->
                 source + " says " + claimed.get() + " but the data says etcd "
                         + d.floor().orElseThrow() + " or newer ran on it: a start refuses (exit 3)";
+            case AHEAD_OF_DATA ->
+                source + " says " + claimed.get() + " but the data records its cluster at etcd "
+                        + d.floor().orElseThrow() + ", and etcd "
+                        + claimed.get().version().line()
+                        + " runs only on data of a cluster at "
+                        + DataDirState.opensDataFrom(claimed.get().version().line(), catalog)
+                                .orElseThrow()
+                        + " or newer: a start refuses (exit 3)";
         };
         return new Label(
                 source,
                 claimed.get().toString(),
-                verdict.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
+                verdict == DataDirState.Verdict.AHEAD_OF_DATA
+                        ? "contradicted" // the same verdict in the schema: a start refuses it
+                        : verdict.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
                 reason);
     }
 
@@ -238,18 +266,35 @@ public final class InspectCommand {
      * migrate and plan make): its steps, or its refusal. A version.txt that cannot be parsed refuses every target.
      */
     private static List<Target> targets(
-            DataDir dataDir, MigrateOptions options, DataDetection.Detection d, Catalog catalog, Label label)
+            DataDir dataDir,
+            MigrateOptions options,
+            DataDetection.Detection d,
+            Catalog catalog,
+            Label label,
+            Optional<OwnMember> member,
+            boolean nameGiven)
             throws IOException, MigrateException {
+        StartDecision.Flags flags = nameGiven
+                ? StartDecision.Flags.of(options)
+                : StartDecision.Flags.of(options).withoutName();
         List<Target> targets = new ArrayList<>();
         Optional<DataVersion> recorded = Optional.empty();
-        StartDecision.Start start = null;
         String refused = null;
         StartDecision.DataRead read = null;
+        // what a start's own reading finds damaged (the same call as a start's): every db page unless version.txt
+        // names the target, so per target one of the two
+        List<Damage> restartDamage = List.of();
+        List<Damage> stepDamage = List.of();
         if (label.verdict().equals("malformed")) {
             refused = label.reason();
         } else {
-            boolean holds = dataDir.holdsData();
+            boolean holds = dataDir.exists() && dataDir.holdsData();
             recorded = holds ? dataDir.readVersion() : Optional.empty();
+            if (holds) {
+                stepDamage = DataRecords.damageFound(dataDir.path(), options.walDir(), true);
+                if (recorded.isPresent())
+                    restartDamage = DataRecords.damageFound(dataDir.path(), options.walDir(), false);
+            }
             read = new StartDecision.DataRead(
                     dataDir.path(),
                     holds,
@@ -257,14 +302,10 @@ public final class InspectCommand {
                     dataDir.inferStorage(),
                     Optional.of(d),
                     Files.isRegularFile(dataDir.own().etcdOutput()),
-                    holds && recorded.isEmpty() ? dataDir.describeContent() : "");
-            try {
-                start = StartDecision.start(read, StartDecision.Flags.of(options), StartDecision.once(catalog));
-            } catch (MigrateException e) {
-                refused = e.getMessage();
-            }
+                    holds && recorded.isEmpty() ? dataDir.describeContent() : "",
+                    holds ? member : Optional.empty(),
+                    List.of());
         }
-        StartDecision.Flags flags = StartDecision.Flags.of(options);
         var installed = StartDecision.installed(options);
         boolean auth = authEnabled(dataDir);
         for (Release release : catalog.releases()) {
@@ -275,12 +316,16 @@ public final class InspectCommand {
                 continue;
             }
             try {
+                StartDecision.DataRead asRead = read.withDamage(
+                        StartDecision.DataRead.readsEveryDbPage(recorded, target) ? stepDamage : restartDamage);
+                StartDecision.Start start =
+                        StartDecision.start(asRead, flags.withTarget(target), StartDecision.once(catalog));
+                if (recorded.isPresent()) {
+                    // before planning (and again under the lock), a start judges version.txt against the data
+                    StartDecision.judge(recorded.get(), "version.txt", asRead, d, StartDecision.once(catalog));
+                }
                 Plan plan = StartDecision.plan(
                         start.current(), flags.withTarget(target), StartDecision.once(catalog), installed);
-                if (recorded.isPresent()) {
-                    // under the lock, after planning, a start judges version.txt against the data
-                    StartDecision.judge(recorded.get(), "version.txt", read, d, StartDecision.once(catalog));
-                }
                 if (auth && !plan.steps().isEmpty()) {
                     targets.add(new Target(release.version(), storage.toString(), null, Migration.AUTH_REFUSAL));
                     continue;
@@ -323,7 +368,7 @@ public final class InspectCommand {
     }
 
     private static DamageSection damage(DataDir dataDir, MigrateOptions options, DataDetection.Detection d) {
-        return DamageExplanation.facts(dataDir, options, d.damage(), Optional.empty())
+        return DamageExplanation.facts(dataDir, options, d.damage(), Optional.empty(), Optional.of(d))
                 .map(f -> new DamageSection(
                         f.files(),
                         "nothing (inspect only reads)",
@@ -459,7 +504,7 @@ public final class InspectCommand {
             if (t.refused() != null) {
                 b.append("refused: ").append(t.refused()).append('\n');
             } else if (t.steps().isEmpty()) {
-                b.append("no step (a restart)\n");
+                b.append(r.holdsEtcdData() ? "no step (a restart)\n" : "no step (a NEW, EMPTY cluster)\n");
             } else {
                 b.append(t.steps().size())
                         .append(" step(s): ")

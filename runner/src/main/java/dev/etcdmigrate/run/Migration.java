@@ -86,9 +86,8 @@ public final class Migration {
      */
     public Plan plan() throws IOException, MigrateException {
         Optional<DataVersion> current = state.current(true);
-        Plan plan = plan(current);
         if (current.isPresent() && dataDir.readVersion().isPresent()) state.checkLabelAgainstData(current.get());
-        return plan;
+        return plan(current);
     }
 
     private Plan plan(Optional<DataVersion> current) throws MigrateException {
@@ -203,7 +202,10 @@ public final class Migration {
 
     private Done migrateUnexplained() throws Exception {
         Preflight.run(preflight.beforePlan());
-        Plan planned = plan(state.current(false)); // read again under the lock, and reported then
+        Optional<DataVersion> before = state.current(false); // read again under the lock, and reported then
+        // a label the data contradicts is refused as such before the plan's own checks (binaries, ports) run
+        if (before.isPresent() && dataDir.readVersion().isPresent()) state.checkLabelAgainstData(before.get(), false);
+        Plan planned = plan(before);
         if (!planned.steps().isEmpty()) {
             etcd.prepareHttpClient();
         }

@@ -5,8 +5,11 @@ import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.error.RefusedException;
 import dev.etcdmigrate.etcd.binary.BinDir;
+import dev.etcdmigrate.ondisk.Damage;
 import dev.etcdmigrate.ondisk.DataDetection;
+import dev.etcdmigrate.ondisk.OwnMember;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.Planner;
 import dev.etcdmigrate.plan.RefusedTransitionException;
@@ -17,6 +20,7 @@ import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.MinorLine;
 import dev.etcdmigrate.version.StorageApi;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Predicate;
 
@@ -34,7 +38,9 @@ final class StartDecision {
      * What was read of the data dir. {@code detection} is empty where nothing needed it (version.txt
      * answers a start; the label is judged against the data separately, {@link #judge}).
      * {@code stepsRanHere}: this runner's etcd-output.log is there (its steps ran on the data itself);
-     * {@code content}: what the dir holds, in words (for a refusal).
+     * {@code content}: what the dir holds, in words (for a refusal); {@code member}: the member the data records
+     * (its name is checked against --name); {@code damage}: what the readers found damaged in what a start reads
+     * ({@code DataRecords.damageFound}: every db page unless version.txt names the target).
      */
     record DataRead(
             Path dataDir,
@@ -43,16 +49,53 @@ final class StartDecision {
             StorageApi inferredStorage,
             Optional<DataDetection.Detection> detection,
             boolean stepsRanHere,
-            String content) {}
+            String content,
+            Optional<OwnMember> member,
+            List<Damage> damage) {
 
-    /** The options a decision reads; {@code v2DeprecationGiven}: the operator set etcd's --v2-deprecation. */
+        DataRead withDamage(List<Damage> found) {
+            return new DataRead(
+                    dataDir, holdsData, versionTxt, inferredStorage, detection, stepsRanHere, content, member, found);
+        }
+
+        /** Whether a start reads every page of the db: unless version.txt names the target (a restart). */
+        static boolean readsEveryDbPage(Optional<DataVersion> versionTxt, DataVersion target) {
+            return !versionTxt.equals(Optional.of(target));
+        }
+    }
+
+    /**
+     * The readers proved the data damaged: refused (exit 3) before any etcd runs on it, whatever the plan; the
+     * message names each finding once (DamageExplanation adds what changed and the way back).
+     */
+    static final class DamagedDataException extends RefusedException {
+        private final List<Damage> damage;
+
+        DamagedDataException(List<Damage> damage) {
+            super("the data is damaged: "
+                    + String.join("; ", damage.stream().map(Damage::describe).toList())
+                    + " (the runner's own reading of the files), so no etcd is started on it");
+            this.damage = List.copyOf(damage);
+        }
+
+        List<Damage> damage() {
+            return damage;
+        }
+    }
+
+    /**
+     * The options a decision reads; {@code v2DeprecationGiven}: the operator set etcd's --v2-deprecation;
+     * {@code name}: the member name etcd will run with, checked against the data's (empty: not checked, inspect
+     * without a --name of its own).
+     */
     record Flags(
             DataVersion target,
             Optional<EtcdVersion> initialVersion,
             int members,
             boolean v2DeprecationGiven,
             Path dataDir,
-            Optional<Path> walDir) {
+            Optional<Path> walDir,
+            Optional<String> name) {
 
         static Flags of(MigrateOptions options) {
             return new Flags(
@@ -61,11 +104,16 @@ final class StartDecision {
                     options.members(),
                     options.creds().flag("v2-deprecation").isPresent(),
                     options.dataDir(),
-                    options.walDir());
+                    options.walDir(),
+                    Optional.of(options.name()));
         }
 
         Flags withTarget(DataVersion other) {
-            return new Flags(other, initialVersion, members, v2DeprecationGiven, dataDir, walDir);
+            return new Flags(other, initialVersion, members, v2DeprecationGiven, dataDir, walDir, name);
+        }
+
+        Flags withoutName() {
+            return new Flags(target, initialVersion, members, v2DeprecationGiven, dataDir, walDir, Optional.empty());
         }
     }
 
@@ -89,6 +137,8 @@ final class StartDecision {
      */
     static Start start(DataRead read, Flags flags, CatalogSource catalog) throws MigrateException {
         if (!read.holdsData()) return new Start(Optional.empty(), "none", DataDirState.Verdict.AGREES);
+        if (!read.damage().isEmpty()) throw new DamagedDataException(read.damage());
+        refuseAnotherMembersData(read, flags);
         if (read.versionTxt().isPresent()) {
             return new Start(read.versionTxt(), "version.txt", DataDirState.Verdict.AGREES);
         }
@@ -127,18 +177,42 @@ final class StartDecision {
     }
 
     /**
-     * A label against the data: agrees, or the one tolerated interrupted step; a contradiction is refused
-     * (exit 3) with what the data says and what to do.
+     * The data records this member's name (its WAL's member id, that id's entry in the membership: {@link
+     * OwnMember}) and etcd would run with another --name: most likely another member's data dir (a hostPath or
+     * volume of another node), which etcd would take over under the new name, two members with one id. Refused
+     * (exit 3) naming both, before anything changes.
+     */
+    static void refuseAnotherMembersData(DataRead read, Flags flags) throws MigrateException {
+        if (read.member().isEmpty() || flags.name().isEmpty()) return;
+        OwnMember recorded = read.member().get();
+        if (recorded.name().equals(flags.name().get())) return;
+        throw new DataDir.ContradictionException("--name is '" + flags.name().get() + "' but " + read.dataDir()
+                + " holds the data of member '" + recorded.name() + "' (member id " + recorded.id() + ", from its WAL;"
+                + " the name from " + recorded.where() + "): etcd would run another member's data under this name."
+                + " Check that --data-dir (the hostPath or volume) is this member's; if it is and the member was"
+                + " renamed, start it with --name=" + recorded.name() + " (nothing was changed)");
+    }
+
+    /**
+     * A label against the data: agrees, or the one tolerated interrupted step; a contradiction (a label older
+     * than the data's floor, or one whose line cannot have opened data no etcd of its upgrade.from line wrote)
+     * is refused (exit 3) with what the data says and what to do.
      */
     static DataDirState.Verdict judge(
             DataVersion label, String source, DataRead read, DataDetection.Detection detected, CatalogSource catalog)
             throws MigrateException {
         if (detected.floor().isEmpty()
-                || !label.version().line().isOlderThan(detected.floor().get())) {
+                || (!detected.pinned()
+                        && !label.version().line().isOlderThan(detected.floor().get()))
+                || label.version().line().equals(detected.floor().get())) {
             return DataDirState.Verdict.AGREES; // no catalog needed
         }
-        DataDirState.Verdict verdict =
-                DataDirState.judge(label.version().line(), detected.floor(), read.stepsRanHere(), catalog.get());
+        DataDirState.Verdict verdict = DataDirState.judge(
+                label.version().line(),
+                detected.floor(),
+                DataDirState.recordedFloor(detected),
+                read.stepsRanHere(),
+                catalog.get());
         if (verdict == DataDirState.Verdict.CONTRADICTED) {
             throw new DataDir.ContradictionException(source + " says " + label + " but the data says etcd "
                     + detected.floor().orElseThrow() + " or newer ran on it (" + detected.evidenceText()
@@ -147,6 +221,16 @@ final class StartDecision {
                     + read.dataDir()
                     + "` shows the data's evidence. Write the version that really ran last into version.txt"
                     + " (or INITIAL_VERSION)");
+        }
+        if (verdict == DataDirState.Verdict.AHEAD_OF_DATA) {
+            MinorLine from = DataDirState.opensDataFrom(label.version().line(), catalog.get())
+                    .orElseThrow();
+            throw new DataDir.ContradictionException(source + " says " + label + " but the data records its"
+                    + " cluster at etcd " + detected.floor().orElseThrow() + " (" + detected.evidenceText()
+                    + "): etcd " + label.version().line() + " runs only on data of a cluster at " + from
+                    + " or newer, so it never ran on this data and cannot open it. `etcd-migrate inspect --data-dir "
+                    + read.dataDir() + "` shows the data's evidence. Write the version that really ran last into"
+                    + " version.txt (or INITIAL_VERSION), or remove version.txt to plan from what the data says");
         }
         return verdict;
     }

@@ -30,7 +30,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * etcd's flags after -- in each of Go's spellings: the runner migrates the same member (name, data dir,
  * WAL dir, quota), in exec and --no-exec mode, and the etcd it becomes runs with the same; an ETCD_*
  * variable that duplicates one of them is refused before anything changes. The issue's case: ETCD_NAME
- * (the Kubernetes image's own variable) with -name=m1, 3.6 -> 3.7.
+ * (the Kubernetes image's own variable) with -name=it, 3.6 -> 3.7. The name is the seeded data's own member's
+ * ("it"): a start refuses a name the data does not record (issue 40, point 4).
  */
 class EtcdCommandLineIT {
 
@@ -77,7 +78,7 @@ class EtcdCommandLineIT {
     /** The member's flags as the operator gives them to etcd: each of the five the runner reads, and peer TLS. */
     private static Map<String, String> memberFlags(Member m, ServerPorts real) {
         Map<String, String> flags = new LinkedHashMap<>();
-        flags.put("name", "m1");
+        flags.put("name", "it");
         flags.put("data-dir", m.data().toString());
         flags.put("wal-dir", m.wal().toString());
         flags.put("quota-backend-bytes", String.valueOf(QUOTA));
@@ -90,7 +91,7 @@ class EtcdCommandLineIT {
         flags.put("advertise-client-urls", client);
         flags.put("listen-peer-urls", peer);
         flags.put("initial-advertise-peer-urls", peer);
-        flags.put("initial-cluster", "m1=" + peer);
+        flags.put("initial-cluster", "it=" + peer);
         return flags;
     }
 
@@ -138,7 +139,7 @@ class EtcdCommandLineIT {
     private static Map<String, String> expectedStart(Member m) throws Exception {
         return Map.of(
                 "name",
-                "m1",
+                "it",
                 "data-dir",
                 m.data().toString(),
                 "wal-dir",
@@ -195,7 +196,7 @@ class EtcdCommandLineIT {
                 Keyspace served = awaitKeyspace(client);
                 assertEquals(Map.of(), m.keys().differences(served), runner.output());
                 assertEquals(
-                        "m1",
+                        "it",
                         client.getClusterClient()
                                 .listMember()
                                 .get(30, TimeUnit.SECONDS)
@@ -253,7 +254,7 @@ class EtcdCommandLineIT {
 
     // ---- ETCD_* duplicates ----------------------------------------------------------------------------
 
-    /** The issue's case, both modes: refused (exit 2, as `--name m1` with ETCD_NAME is), nothing changed. */
+    /** The issue's case, both modes: refused (exit 2, as `--name it` with ETCD_NAME is), nothing changed. */
     @Test
     void etcdNameWithOneDashNameIsRefusedBeforeAnythingChanges(@TempDir Path dir) throws Exception {
         Member m = seed(dir);
@@ -261,7 +262,7 @@ class EtcdCommandLineIT {
             ServerPorts real = FreePorts.pick();
             String client = "http://127.0.0.1:" + real.client();
             List<String> etcdArgs = List.of(
-                    "-name=m1",
+                    "-name=it",
                     "--data-dir",
                     m.data().toString(),
                     "--wal-dir",
@@ -272,7 +273,7 @@ class EtcdCommandLineIT {
                     client,
                     "--listen-peer-urls",
                     "http://127.0.0.1:" + real.peer());
-            assertRefused(runnerArgs(noExec, etcdArgs), Map.of("ETCD_NAME", "m1"), m, "ETCD_NAME", "-name");
+            assertRefused(runnerArgs(noExec, etcdArgs), Map.of("ETCD_NAME", "it"), m, "ETCD_NAME", "-name");
         }
     }
 

@@ -7,7 +7,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.etcd.server.FreePorts;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -21,7 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
  * given migrate's flags shows for a target exactly the steps {@code migrate --no-exec} then runs (its
  * step-started events), or the refusal migrate then ends with. Targets: the next bundled release (one
  * step, or a restart for the newest) as a lone member, and the release two above as a member of a
- * three-member --initial-cluster (refused before any etcd runs).
+ * three-member --initial-cluster (refused before any etcd runs). Each dir with a db again with its root page
+ * damaged (issue 40, point 2): inspect and migrate both refuse it (exit 3) before any etcd runs.
  */
 class OneDecisionIT {
 
@@ -49,6 +55,19 @@ class OneDecisionIT {
                             agree(data, releases.get(at + 2), cluster(), false);
                         }
                         agree(data, releases.get(Math.min(at + 1, releases.size() - 1)), wal, true);
+                        if (Files.isRegularFile(data.resolve("member/snap/db"))) {
+                            // the same dir with its db's root page damaged (issue 40, point 2): both refuse (exit 3)
+                            Path damaged = base.resolve(data.getFileName() + "-damaged");
+                            copy(data, damaged);
+                            damageRootPages(damaged.resolve("member/snap/db"));
+                            JsonNode shown =
+                                    agree(damaged, releases.get(Math.min(at + 1, releases.size() - 1)), wal, true);
+                            assertTrue(
+                                    shown.path("refused")
+                                            .asText()
+                                            .startsWith("the data is damaged: member/snap/db (page "),
+                                    "refused as damaged: " + shown);
+                        }
                     }));
         });
     }
@@ -64,7 +83,7 @@ class OneDecisionIT {
     }
 
     /** inspect's target against what migrate --no-exec does with the same flags; {@code run}: migrate may run steps. */
-    private static void agree(Path data, Release target, List<String> extra, boolean run) throws Exception {
+    private static JsonNode agree(Path data, Release target, List<String> extra, boolean run) throws Exception {
         String storage = target.line().v3Api() ? "etcd3" : "etcd2";
         List<String> inspect = new ArrayList<>(flags("inspect", data, target, storage));
         inspect.addAll(List.of("-o", "json"));
@@ -107,7 +126,7 @@ class OneDecisionIT {
                 assertEquals(planned, listed, "inspect's plan is plan's for a member of three");
                 assertTrue(listed.size() >= 2, "two minors are two steps or more: " + shown);
             }
-            return;
+            return shown;
         }
         try (RunnerProcess runner = RunnerProcess.run(migrate)) {
             if (shown.path("refused").isTextual()) {
@@ -118,7 +137,8 @@ class OneDecisionIT {
                 assertTrue(
                         runner.ending().path("reason").asText().startsWith("refused: " + reason),
                         "migrate refused as inspect said: " + shown + "\n" + runner.ending());
-                return;
+                assertEquals(0, runner.count("etcd-started"), "refused before any etcd ran: " + runner.output());
+                return shown;
             }
             assertEquals(0, runner.exitCode(), shown + "\n" + runner.output());
             List<String> ran = runner.events("step-started").stream()
@@ -128,6 +148,33 @@ class OneDecisionIT {
             shown.path("steps").forEach(s -> planned.add(s.asText()));
             assertEquals(planned, ran, "inspect's plan is the steps migrate ran");
             assertEquals(1, runner.events("plan-made").size());
+        }
+        return shown;
+    }
+
+    /** A copy of the data dir (not its external WAL: a refusal reads it and changes nothing). */
+    private static void copy(Path from, Path to) throws Exception {
+        try (Stream<Path> files = Files.walk(from)) {
+            for (Path p : files.toList()) {
+                Path dest = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) Files.createDirectories(dest);
+                else Files.copy(p, dest);
+            }
+        }
+        Files.setPosixFilePermissions(to, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+    }
+
+    /** Both meta pages' root page made to identify as page 0 (bbolt's "Page expected to be" assertion). */
+    private static void damageRootPages(Path db) throws Exception {
+        try (FileChannel f = FileChannel.open(db, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer meta = ByteBuffer.allocate(80).order(ByteOrder.LITTLE_ENDIAN);
+            f.read(meta, 0);
+            int pageSize = meta.getInt(24);
+            ByteBuffer meta1 = ByteBuffer.allocate(80).order(ByteOrder.LITTLE_ENDIAN);
+            f.read(meta1, pageSize);
+            for (long root : new long[] {meta.getLong(32), meta1.getLong(32)}) {
+                f.write(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(0, 0), root * pageSize);
+            }
         }
     }
 

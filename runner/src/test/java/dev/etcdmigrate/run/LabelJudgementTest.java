@@ -23,7 +23,12 @@ class LabelJudgementTest {
         // data written by 3.5 labelled 3.4.23 by hand: no run of the runner explains it
         assertEquals(
                 Verdict.CONTRADICTED,
-                DataDirState.judge(MinorLine.parse("3.4"), Optional.of(MinorLine.parse("3.5")), false, CATALOG));
+                DataDirState.judge(
+                        MinorLine.parse("3.4"),
+                        Optional.of(MinorLine.parse("3.5")),
+                        Optional.of(MinorLine.parse("3.5")),
+                        false,
+                        CATALOG));
     }
 
     @Test
@@ -32,7 +37,12 @@ class LabelJudgementTest {
         for (MinorLine label : LINES) {
             for (MinorLine floor : LINES) {
                 for (boolean ran : new boolean[] {false, true}) {
-                    Verdict v = DataDirState.judge(label, Optional.of(floor), ran, CATALOG);
+                    Verdict v = DataDirState.judge(
+                            label,
+                            Optional.of(floor),
+                            Optional.of(label.isOlderThan(floor) ? floor : label),
+                            ran,
+                            CATALOG);
                     if (!label.isOlderThan(floor)) {
                         assertEquals(Verdict.AGREES, v, label + " on " + floor);
                     } else if (v == Verdict.INTERRUPTED_STEP) {
@@ -51,7 +61,53 @@ class LabelJudgementTest {
     @Test
     void dataThatRecordsNoLineContradictsNoLabel() {
         for (MinorLine label : LINES) {
-            assertEquals(Verdict.AGREES, DataDirState.judge(label, Optional.empty(), false, CATALOG));
+            assertEquals(Verdict.AGREES, DataDirState.judge(label, Optional.empty(), Optional.empty(), false, CATALOG));
         }
+    }
+
+    /**
+     * Issue 40, point 1: version.txt 3.7.3/etcd3 on data whose cluster version is 3.4. A label's line runs only on
+     * data of a cluster at the line it upgrades from (catalog upgrade.from) or newer: every pair of bundled lines,
+     * the label at or above the recorded cluster version.
+     */
+    @Test
+    void aLabelWhoseLineCannotOpenTheDataIsAheadOfIt() {
+        assertEquals(
+                Verdict.AHEAD_OF_DATA,
+                DataDirState.judge(
+                        MinorLine.parse("3.7"),
+                        Optional.of(MinorLine.parse("3.4")),
+                        Optional.of(MinorLine.parse("3.4")),
+                        false,
+                        CATALOG));
+        List<String> ahead = new ArrayList<>();
+        for (int l = 0; l < LINES.size(); l++) {
+            for (int w = 0; w <= l; w++) {
+                for (boolean ran : new boolean[] {false, true}) {
+                    Verdict v = DataDirState.judge(
+                            LINES.get(l), Optional.of(LINES.get(w)), Optional.of(LINES.get(w)), ran, CATALOG);
+                    if (v == Verdict.AHEAD_OF_DATA) ahead.add(LINES.get(l) + " on " + LINES.get(w));
+                    else assertEquals(Verdict.AGREES, v, LINES.get(l) + " on " + LINES.get(w));
+                }
+            }
+        }
+        List<String> expected = new ArrayList<>();
+        for (int l = 0; l < LINES.size(); l++)
+            for (int w = 0; w + 1 < l; w++)
+                for (int twice = 0; twice < 2; twice++) expected.add(LINES.get(l) + " on " + LINES.get(w));
+        assertEquals(
+                expected,
+                ahead,
+                "exactly: data two or more bundled lines below the label (each line upgrades from"
+                        + " the one before it)");
+        // the data a cluster member's own step leaves: one line below the label (its etcd wrote nothing new yet)
+        assertEquals(
+                Verdict.AGREES,
+                DataDirState.judge(
+                        MinorLine.parse("3.6"),
+                        Optional.of(MinorLine.parse("3.5")),
+                        Optional.of(MinorLine.parse("3.5")),
+                        false,
+                        CATALOG));
     }
 }

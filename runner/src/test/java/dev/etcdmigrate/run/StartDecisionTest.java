@@ -9,6 +9,7 @@ import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.ondisk.DataDetection;
+import dev.etcdmigrate.ondisk.OwnMember;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RefusedTransitionException;
 import dev.etcdmigrate.step.MinorUpgrade;
@@ -76,7 +77,9 @@ class StartDecisionTest {
                         : d.storage().get(),
                 Optional.ofNullable(d),
                 stepsRan,
-                "member/");
+                "member/",
+                Optional.empty(),
+                List.of());
     }
 
     static StartDecision.Flags flags(String target, String initial, int members) {
@@ -86,7 +89,8 @@ class StartDecisionTest {
                 members,
                 false,
                 DIR,
-                Optional.empty());
+                Optional.empty(),
+                Optional.of("it"));
     }
 
     static Optional<DataVersion> start(StartDecision.DataRead read, StartDecision.Flags flags) throws MigrateException {
@@ -116,8 +120,16 @@ class StartDecisionTest {
 
     @Test
     void anEmptyDirStartsFromNothingAndPlansAFreshDir() throws Exception {
-        var read =
-                new StartDecision.DataRead(DIR, false, Optional.empty(), StorageApi.ETCD2, Optional.empty(), false, "");
+        var read = new StartDecision.DataRead(
+                DIR,
+                false,
+                Optional.empty(),
+                StorageApi.ETCD2,
+                Optional.empty(),
+                false,
+                "",
+                Optional.empty(),
+                List.of());
         var flags = flags("3.6.16/etcd3", null, 1);
         Optional<DataVersion> current = start(read, flags);
         assertEquals(Optional.empty(), current);
@@ -200,8 +212,8 @@ class StartDecisionTest {
         Optional<DataVersion> current = Optional.of(DataVersion.parse("3.5.35/etcd3"));
         var down = flags("3.4.23/etcd3", null, 1);
         assertEquals(List.of("snapshot-downgrade"), kinds(StartDecision.plan(current, down, SOURCE, ALL)));
-        var walElsewhere =
-                new StartDecision.Flags(down.target(), Optional.empty(), 1, false, DIR, Optional.of(Path.of("/wal")));
+        var walElsewhere = new StartDecision.Flags(
+                down.target(), Optional.empty(), 1, false, DIR, Optional.of(Path.of("/wal")), Optional.of("it"));
         var e = assertThrows(
                 RefusedTransitionException.class, () -> StartDecision.plan(current, walElsewhere, SOURCE, ALL));
         assertTrue(e.getMessage().contains("mv /wal/* /data/member/wal/"), e.getMessage());
@@ -214,5 +226,43 @@ class StartDecisionTest {
 
     private static List<String> kinds(Plan plan) {
         return plan.steps().stream().map(Step::kind).toList();
+    }
+
+    /**
+     * Issue 40, point 4: the data records this member as 'm0' (WAL member id, db bucket members) and etcd would run
+     * with --name it: refused naming both, with a version.txt and without; the same name, or no name to check
+     * (inspect without --name), goes on.
+     */
+    @Test
+    void anotherMembersDataIsRefusedNamingBoth() throws MigrateException {
+        OwnMember m0 = new OwnMember("8e9e05c52164694d", "m0", List.of("http://10.0.0.1:2380"), "member/snap/db");
+        for (String versionTxt : new String[] {"3.5.35/etcd3", null}) {
+            StartDecision.DataRead base = read(versionTxt, detected(StorageApi.ETCD3, "3.5", true), false);
+            StartDecision.DataRead read = new StartDecision.DataRead(
+                    base.dataDir(),
+                    base.holdsData(),
+                    base.versionTxt(),
+                    base.inferredStorage(),
+                    base.detection(),
+                    false,
+                    base.content(),
+                    Optional.of(m0),
+                    List.of());
+            MigrateException e = assertThrows(
+                    DataDir.ContradictionException.class, () -> start(read, flags("3.6.16/etcd3", null, 1)));
+            assertTrue(e.getMessage().contains("'it'") && e.getMessage().contains("'m0'"), e.getMessage());
+            assertTrue(e.getMessage().contains("8e9e05c52164694d"), e.getMessage());
+            assertEquals(3, e.status().code());
+            assertTrue(start(read, flags("3.6.16/etcd3", null, 1).withoutName()).isPresent());
+            StartDecision.Flags named = new StartDecision.Flags(
+                    DataVersion.parse("3.6.16/etcd3"),
+                    Optional.empty(),
+                    1,
+                    false,
+                    DIR,
+                    Optional.empty(),
+                    Optional.of("m0"));
+            assertTrue(start(read, named).isPresent());
+        }
     }
 }
