@@ -65,9 +65,9 @@ public final class RunTally implements EventListener {
             if (from.isEmpty()) from = plan.current(); // the first plan: where the data was
             to = plan.target();
         } else if (event instanceof StepEvent.StepFinished s) {
-            steps.add(new RunEvent.StepTime(s.index(), s.total(), s.kind(), s.tookMillis(), true));
+            steps.add(new RunEvent.StepTime(s.index(), s.total(), s.kind(), s.tookMillis(), true, s.versionTxt()));
         } else if (event instanceof StepEvent.StepFailed s) {
-            steps.add(new RunEvent.StepTime(s.index(), s.total(), s.kind(), s.tookMillis(), false));
+            steps.add(new RunEvent.StepTime(s.index(), s.total(), s.kind(), s.tookMillis(), false, s.versionTxt()));
         } else if (event instanceof BackupEvent.BackupMade b) {
             backups.add(b.path());
         } else if (event instanceof BackupEvent.BackupDeleted b) {
