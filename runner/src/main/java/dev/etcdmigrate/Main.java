@@ -34,6 +34,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 
 /**
  * Entry point: dispatches to migrate (default), plan, or a tool command (provision, demo: beside the runner, not in
@@ -147,7 +149,7 @@ public final class Main {
             return fail(log, before, e);
         } catch (Exception e) {
             // not one of ours (a bug, or a library's unchecked failure): still a failed run with its reason
-            return fail(log, before, new FailedException(e.getMessage() == null ? e.toString() : e.getMessage(), e));
+            return fail(log, before, new FailedException(dev.etcdmigrate.error.Reason.of(e), e));
         }
     }
 
@@ -330,6 +332,11 @@ public final class Main {
 
     private static int migrate(MigrateOptions given, ParsedArgs args, Log log, Children children, RunTally tally)
             throws Exception {
+        // Linking execve through java.lang.foreign spins its stubs at run time (the AOT cache cannot keep them): on
+        // its own thread while the data is read and judged, not after, where it was 100-400 ms of every restart
+        FutureTask<Execve> linking = new FutureTask<>(Execve::link);
+        if (!given.noExec())
+            Thread.ofPlatform().name("link-execve").daemon(true).start(linking);
         DataDirOwner.become(given.dataDir(), log);
         MigrateOptions options =
                 MembersFromData.resolve(given, log); // kubeadm's first node: its flag names only itself
@@ -346,12 +353,20 @@ public final class Main {
             List<String> argv = new ArrayList<>();
             argv.add(etcd.toString());
             argv.addAll(done.etcdArgs()); // in the target line's spelling (EtcdWiring.argsFor)
-            Execve execve = Execve.link();
+            Execve execve = linked(linking);
             execve.defaultSignals(); // a SIGTERM from now on ends the process, as it would end etcd
             log.emit(new RunEvent.Exec(etcd.toString(), argv));
             log.flush();
             execve.exec(etcd, argv, args.environment());
             return ExitStatus.FAILED.code(); // not reached: exec either replaced this process or threw
+        }
+    }
+
+    private static Execve linked(FutureTask<Execve> linking) throws Exception {
+        try {
+            return linking.get();
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof Exception cause ? cause : e;
         }
     }
 

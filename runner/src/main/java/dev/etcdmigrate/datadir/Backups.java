@@ -43,7 +43,9 @@ public final class Backups {
     private final DataDir dataDir;
     private final Path location;
     private final int retention;
-    private final String identity;
+    private final String memberName;
+    private String identity; // hashed on first use: SHA-256 starts Java's whole security framework (JCA), which a
+    // no-op start, whose backups dir lives in the data dir, never needs
     private final Log log;
     private final Clock clock;
 
@@ -57,7 +59,7 @@ public final class Backups {
         this.dataDir = dataDir;
         this.location = location.map(p -> p.toAbsolutePath().normalize()).orElse(dataDir.backupsDir());
         this.retention = retention;
-        this.identity = safeName(memberName) + "-" + pathHash(dataDir.path());
+        this.memberName = memberName;
         this.log = log;
         this.clock = clock;
     }
@@ -72,7 +74,8 @@ public final class Backups {
     }
 
     /** {@code <member name>-<data dir hash>}: what makes this data dir's backup names its own. */
-    String identity() {
+    synchronized String identity() {
+        if (identity == null) identity = safeName(memberName) + "-" + pathHash(dataDir.path());
         return identity;
     }
 
@@ -331,7 +334,7 @@ public final class Backups {
     boolean mine(String name) {
         if (name.endsWith(PARTIAL)) return false;
         return BackupName.parse(name)
-                .filter(n -> !relocates() || n.carries(identity))
+                .filter(n -> !relocates() || n.carries(identity()))
                 .isPresent();
     }
 
@@ -340,7 +343,7 @@ public final class Backups {
      * from the same second (of any version; a downgrade chain takes several): the counter orders them.
      */
     String newName(DataVersion version) throws IOException {
-        BackupName name = BackupName.of(clock.instant(), identity, version);
+        BackupName name = BackupName.of(clock.instant(), identity(), version);
         int counter = -1;
         for (Path dir : List.of(dataDir.backupsDir(), location)) {
             for (Path entry : list(dir)) {
@@ -350,7 +353,7 @@ public final class Backups {
                 Optional<BackupName> other = BackupName.parse(entryName);
                 if (other.isPresent()
                         && other.get().stamp().equals(name.stamp())
-                        && (other.get().carries(identity) || !relocates() && dir.equals(dataDir.backupsDir()))) {
+                        && (other.get().carries(identity()) || !relocates() && dir.equals(dataDir.backupsDir()))) {
                     counter = Math.max(counter, other.get().counter());
                 }
             }
@@ -371,7 +374,7 @@ public final class Backups {
     /** A name from before backups carried the identity gets it on its way to a shared location. */
     String relocatedName(String name) {
         return BackupName.parse(name)
-                .map(n -> n.withIdentity(identity).toString())
+                .map(n -> n.withIdentity(identity()).toString())
                 .orElse(name);
     }
 

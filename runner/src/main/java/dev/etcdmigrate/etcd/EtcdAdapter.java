@@ -416,7 +416,7 @@ public final class EtcdAdapter implements EtcdOperations {
                     return new Polled(true, seen);
                 }
             } catch (IOException e) {
-                seen = "unreachable: " + e.getMessage();
+                seen = "unreachable: " + dev.etcdmigrate.error.Reason.of(e);
             }
             Thread.sleep(POLL); // poll interval of a deadline-bound wait
         }

@@ -102,12 +102,12 @@ public sealed interface RunEvent extends Event {
                     .append(" in ")
                     .append(totalMillis)
                     .append(" ms; ")
-                    .append(clusterMember ? "this cluster member was" : "etcd was")
-                    .append(" out of service ")
+                    .append(clusterMember ? "this cluster member" : "etcd")
+                    .append(" out of service for ")
                     .append(outOfServiceMillis)
-                    .append(" ms")
+                    .append(" ms of it")
                     .append(servedMillis > 0 ? " (it served " + servedMillis + " ms between legs)" : "")
-                    .append(exitCode == 0 ? " until the exec" : "");
+                    .append(exitCode == 0 ? ", the target etcd's own start to follow" : "");
             for (StepTime step : steps) {
                 b.append("\n  step ")
                         .append(step.index())
@@ -115,10 +115,14 @@ public sealed interface RunEvent extends Event {
                         .append(step.total())
                         .append(' ')
                         .append(step.kind())
+                        .append(step.completed() ? " to " + step.versionTxt() : "")
                         .append(": ")
                         .append(step.tookMillis())
                         .append(" ms")
-                        .append(step.completed() ? "" : " (did not complete)");
+                        .append(
+                                step.completed()
+                                        ? ""
+                                        : " (did not complete; version.txt says " + step.versionTxt() + ")");
             }
             b.append("\n  backups kept: ")
                     .append(backupsKept.isEmpty() ? "none made by this run" : String.join(", ", backupsKept))
@@ -143,8 +147,8 @@ public sealed interface RunEvent extends Event {
         }
     }
 
-    /** One step of a run and how long it took; {@code completed} false for the step that failed. */
-    record StepTime(int index, int total, String kind, long tookMillis, boolean completed) {}
+    /** One step of a run and how long it took; {@code completed} false for the step that failed; version.txt after it. */
+    record StepTime(int index, int total, String kind, long tookMillis, boolean completed, String versionTxt) {}
 
     /** A keyspace compared key by key ({@code when}, e.g. "after migrate") and its key count. */
     record KeyCount(long keys, String when) {}

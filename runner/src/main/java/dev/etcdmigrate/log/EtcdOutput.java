@@ -17,12 +17,15 @@ public enum EtcdOutput {
             "\"level\":\"(warn|error|dpanic|panic|fatal)\"|\\s[WECF] \\| |^panic: |^fatal error: |^Error: |^\\{\"level\":\"(warn|error)");
 
     // What the runner causes itself, expected and not the operator's concern: etcd's warning about the runner's own
-    // files in the data dir (.etcd-migrate/, version.txt), and the single-port warning that the private etcd's one
-    // client URL (HTTP and gRPC on 127.0.0.1:--port) makes 3.4+ print. (etcd's complaints while it shuts down after the
+    // files in the data dir (.etcd-migrate/, version.txt), the single-port warning that the private etcd's one
+    // client URL (HTTP and gRPC on 127.0.0.1:--port) makes 3.4+ print, and the warning about etcd's default auth
+    // token, which the private etcd (loopback only, auth off) runs with. (etcd's complaints while it shuts down after
+    // the
     // runner's SIGTERM are classified by the pump, which knows it sent one.)
     private static final Pattern OURS = Pattern.compile("found invalid file(/dir)? .*(\\.etcd-migrate|version\\.txt)"
             + "|\"msg\":\"found invalid file under data directory\",\"filename\":\"(\\.etcd-migrate|version\\.txt)\""
-            + "|Running http and grpc server on single port");
+            + "|Running http and grpc server on single port"
+            + "|simple token is not cryptographically signed");
 
     public static boolean isImportant(String line) {
         return looksImportant(line) && !isExpected(line);

@@ -57,25 +57,27 @@ public final class RunTally implements EventListener {
         return new RunTally(System::currentTimeMillis, start);
     }
 
+    // instanceof, not a pattern switch: a type switch links an invokedynamic bootstrap at first use, which every
+    // start (the no-op too) would pay
     @Override
     public synchronized void on(Event event) {
-        switch (event) {
-            case DecisionEvent.PlanMade plan -> {
-                if (from.isEmpty()) from = plan.current(); // the first plan: where the data was
-                to = plan.target();
-            }
-            case StepEvent.StepFinished s ->
-                steps.add(new RunEvent.StepTime(s.index(), s.total(), s.kind(), s.tookMillis(), true));
-            case StepEvent.StepFailed s ->
-                steps.add(new RunEvent.StepTime(s.index(), s.total(), s.kind(), s.tookMillis(), false));
-            case BackupEvent.BackupMade b -> backups.add(b.path());
-            case BackupEvent.BackupDeleted b -> {
-                if (!backups.remove(b.path())) backupsDeleted++;
-            }
-            case KeysEvent.KeyspaceMatched k -> keys.add(new RunEvent.KeyCount(k.keys(), k.when()));
-            case RolloutEvent.MemberServing m -> servingSince = clockMillis.getAsLong();
-            case EtcdEvent.EtcdStopped e -> endServing();
-            default -> {}
+        if (event instanceof DecisionEvent.PlanMade plan) {
+            if (from.isEmpty()) from = plan.current(); // the first plan: where the data was
+            to = plan.target();
+        } else if (event instanceof StepEvent.StepFinished s) {
+            steps.add(new RunEvent.StepTime(s.index(), s.total(), s.kind(), s.tookMillis(), true, s.versionTxt()));
+        } else if (event instanceof StepEvent.StepFailed s) {
+            steps.add(new RunEvent.StepTime(s.index(), s.total(), s.kind(), s.tookMillis(), false, s.versionTxt()));
+        } else if (event instanceof BackupEvent.BackupMade b) {
+            backups.add(b.path());
+        } else if (event instanceof BackupEvent.BackupDeleted b) {
+            if (!backups.remove(b.path())) backupsDeleted++;
+        } else if (event instanceof KeysEvent.KeyspaceMatched k) {
+            keys.add(new RunEvent.KeyCount(k.keys(), k.when()));
+        } else if (event instanceof RolloutEvent.MemberServing) {
+            servingSince = clockMillis.getAsLong();
+        } else if (event instanceof EtcdEvent.EtcdStopped) {
+            endServing();
         }
     }
 

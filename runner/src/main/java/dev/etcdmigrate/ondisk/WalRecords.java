@@ -55,7 +55,24 @@ public final class WalRecords {
     private WalRecords() {}
 
     public static Summary read(Path walDir) throws IOException {
+        return read(WalIndex.segments(walDir));
+    }
+
+    /**
+     * The same, from the segment that holds the entry after {@code index} on (every later entry, the member id and
+     * the last hard state, which etcd writes at the head of each segment it cuts): what a reader that already has a
+     * configuration at {@code index} needs, without reading the segments before it (64 MB each).
+     */
+    public static Summary readAfter(Path walDir, long index) throws IOException {
         List<Path> files = WalIndex.segments(walDir);
+        int from = 0;
+        for (int i = 0; i < files.size(); i++) {
+            if (WalIndex.firstIndex(files.get(i)) <= index + 1) from = i;
+        }
+        return read(files.subList(from, files.size()));
+    }
+
+    private static Summary read(List<Path> files) throws IOException {
         Scan scan = new Scan();
         for (Path file : files) {
             WalIndex.readRecords(file, scan::record);

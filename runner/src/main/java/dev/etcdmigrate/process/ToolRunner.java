@@ -82,7 +82,8 @@ public final class ToolRunner {
             exit = e.getExitValue();
         } catch (IOException e) {
             throw new ToolFailedException(
-                    label + " could not be started (" + command.getFirst() + "): " + e.getMessage(), e);
+                    label + " could not be started (" + command.getFirst() + "): " + dev.etcdmigrate.error.Reason.of(e),
+                    e);
         } finally {
             try {
                 sink.close();

@@ -64,4 +64,16 @@ public record DataVersion(EtcdVersion version, StorageApi storage) {
     public String toString() {
         return format();
     }
+
+    // equals and hashCode written out: a record's generated ones link an invokedynamic bootstrap (ObjectMethods) at
+    // first use, a few ms of every start's cold path for values compared on every start
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof DataVersion d && d.version.equals(version) && d.storage == storage;
+    }
+
+    @Override
+    public int hashCode() {
+        return version.hashCode() * 31 + storage.hashCode();
+    }
 }

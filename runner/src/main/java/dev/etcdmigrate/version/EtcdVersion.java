@@ -48,4 +48,16 @@ public record EtcdVersion(int major, int minor, int patch) implements Comparable
     public String toString() {
         return major + "." + minor + "." + patch;
     }
+
+    // equals and hashCode written out: a record's generated ones link an invokedynamic bootstrap (ObjectMethods) at
+    // first use, a few ms of every start's cold path for values compared on every start
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof EtcdVersion v && v.major == major && v.minor == minor && v.patch == patch;
+    }
+
+    @Override
+    public int hashCode() {
+        return (major * 31 + minor) * 31 + patch;
+    }
 }

@@ -30,4 +30,16 @@ public record MinorLine(int major, int minor) implements Comparable<MinorLine> {
     public String toString() {
         return major + "." + minor;
     }
+
+    // equals and hashCode written out: a record's generated ones link an invokedynamic bootstrap (ObjectMethods) at
+    // first use, a few ms of every start's cold path for values compared on every start
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof MinorLine l && l.major == major && l.minor == minor;
+    }
+
+    @Override
+    public int hashCode() {
+        return major * 31 + minor;
+    }
 }

@@ -191,6 +191,8 @@ class LogFormatsTest {
     @Test
     void theRunnersOwnSinglePortWarningIsExpectedAndSaysSoInJson() throws Exception {
         assertFalse(EtcdOutput.isImportant(SINGLE_PORT));
+        assertFalse(EtcdOutput.isImportant("{\"level\":\"warn\",\"ts\":\"2026-11-27T22:01:33.083755Z\",\"caller\":"
+                + "\"auth/store.go:1243\",\"msg\":\"simple token is not cryptographically signed\"}"));
         assertTrue(EtcdOutput.isImportant(ETCD_WARN));
         Log log = Log.json(new PrintStream(out, true, StandardCharsets.UTF_8));
         log.child("etcd-3.6.16", SINGLE_PORT);

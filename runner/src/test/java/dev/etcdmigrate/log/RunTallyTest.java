@@ -45,8 +45,8 @@ class RunTallyTest {
         assertEquals("3.4.23/etcd3", s.from(), "where the data was when the run began");
         assertEquals(
                 List.of(
-                        new RunEvent.StepTime(1, 2, "minor-upgrade", 700, true),
-                        new RunEvent.StepTime(2, 2, "minor-upgrade", 300, false)),
+                        new RunEvent.StepTime(1, 2, "minor-upgrade", 700, true, "3.5.35/etcd3"),
+                        new RunEvent.StepTime(2, 2, "minor-upgrade", 300, false, "3.5.35/etcd3")),
                 s.steps());
         assertEquals(List.of("/b/new"), s.backupsKept());
         assertEquals(1, s.backupsDeleted(), "an earlier run's backup deleted by retention");

@@ -29,6 +29,24 @@ class WalIndexTest {
     }
 
     @Test
+    void readingAfterAnIndexSkipsTheSegmentsBeforeIt(@TempDir Path wal) throws Exception {
+        ByteArrayOutputStream first = new ByteArrayOutputStream();
+        frame(first, record(1, new byte[] {8, 1}), 0); // metadata: member id 1, in the first segment only here
+        frame(first, record(2, entry(1, 7)), 3);
+        frame(first, record(2, entry(1, 300)), 0);
+        Files.write(wal.resolve("0000000000000000-0000000000000000.wal"), first.toByteArray());
+        ByteArrayOutputStream second = new ByteArrayOutputStream();
+        frame(second, record(2, entry(2, 301)), 5);
+        Files.write(wal.resolve("0000000000000001-000000000000012d.wal"), second.toByteArray());
+        WalRecords.Summary tail = WalRecords.readAfter(wal, 300);
+        assertEquals(OptionalLong.of(301), tail.lastIndex());
+        assertEquals(301, tail.firstSegmentIndex());
+        assertEquals(OptionalLong.empty(), tail.memberId(), "the first segment was not read");
+        assertEquals(OptionalLong.of(1), WalRecords.read(wal).memberId());
+        assertEquals(OptionalLong.of(1), WalRecords.readAfter(wal, 299).memberId(), "entry 300 is in the first");
+    }
+
+    @Test
     void aTornTailIsIgnoredAndAnEmptyDirHasNoIndex(@TempDir Path wal) throws Exception {
         assertEquals(OptionalLong.empty(), WalIndex.lastIndex(wal));
         ByteArrayOutputStream out = new ByteArrayOutputStream();

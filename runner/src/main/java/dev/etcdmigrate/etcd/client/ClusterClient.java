@@ -87,7 +87,7 @@ public final class ClusterClient implements ClusterView {
                                 storage,
                                 job)));
             } catch (IOException e) {
-                members.add(Member.down(name, urls.getFirst() + ": " + e.getMessage()));
+                members.add(Member.down(name, urls.getFirst() + ": " + dev.etcdmigrate.error.Reason.of(e)));
             }
         }
         return members;
@@ -187,7 +187,8 @@ public final class ClusterClient implements ClusterView {
 
     private IOException unreachable(IOException last) {
         return new IOException(
-                "no member answered on " + endpoints() + (last == null ? "" : " (last: " + last.getMessage() + ")"),
+                "no member answered on " + endpoints()
+                        + (last == null ? "" : " (last: " + dev.etcdmigrate.error.Reason.of(last) + ")"),
                 last);
     }
 

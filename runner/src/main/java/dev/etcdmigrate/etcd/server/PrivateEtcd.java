@@ -320,14 +320,14 @@ public final class PrivateEtcd implements AutoCloseable {
                 return took;
             } catch (IOException e) {
                 if (String.valueOf(e.getMessage()).contains(NO_SPACE)) {
-                    throw new NoSpaceException(label + " refuses writes: " + e.getMessage());
+                    throw new NoSpaceException(label + " refuses writes: " + dev.etcdmigrate.error.Reason.of(e));
                 }
                 last = e;
             }
             Thread.sleep(POLL); // poll interval of a deadline-bound wait, not a synchronisation sleep
         }
         throw new EtcdFailedException(label + " did not accept a write within " + deadline.toSeconds() + " s"
-                + (last == null ? "" : " (last attempt: " + last.getMessage() + ")"));
+                + (last == null ? "" : " (last attempt: " + dev.etcdmigrate.error.Reason.of(last) + ")"));
     }
 
     /** A rejoining member whose peers refused it, or that found no leader in time (see {@link RejoinWatch}). */
