@@ -18,6 +18,8 @@ import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.RolloutEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BackendAuth;
+import dev.etcdmigrate.ondisk.BboltFile;
+import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.ondisk.DamagedFileException;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RolloutChain;
@@ -157,7 +159,25 @@ final class ClusterRollout {
                     } catch (BinDir.MissingBinaryException notHere) {
                         return Optional.empty();
                     }
-                });
+                },
+                // what this member's db recorded when its etcd last ran (3.5+ keep the cluster version there, 3.6+
+                // the downgrade job)
+                DataDetection.recordedFloor(dataDir.path()),
+                recordsDowngradeJob());
+    }
+
+    /** Whether the db records a downgrade job in progress (bucket cluster, key downgrade: {"enabled":true,...}). */
+    private boolean recordsDowngradeJob() {
+        Path db = dataDir.member().resolve("snap").resolve("db");
+        if (!java.nio.file.Files.isRegularFile(db)) return false;
+        try (BboltFile file = BboltFile.open(db)) {
+            return file.value("cluster", "downgrade")
+                    .map(v -> new String(v, java.nio.charset.StandardCharsets.UTF_8).replace(" ", ""))
+                    .filter(v -> v.contains("\"enabled\":true"))
+                    .isPresent();
+        } catch (IOException unreadable) {
+            return false; // the damage checks and the steps report it
+        }
     }
 
     /**

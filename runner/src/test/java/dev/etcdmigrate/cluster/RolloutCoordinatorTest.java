@@ -553,13 +553,16 @@ class RolloutCoordinatorTest {
                                 @Override
                                 public void close() {}
                             });
-                        });
+                        },
+                        Optional.of(L35),
+                        false);
         assertEquals(List.of("serve -1", "stop", "leg 0 with [create m1]"), did);
         assertEquals(List.of("create m1", "delete m1"), cluster.writes);
         // every member edited at once: nobody answers, the first leg runs at once as before
         did.clear();
         cluster.unanswered = 1;
-        coordinator(cluster, "m1", 3).run(List.of(leg(L36, L37)), i -> did.add("leg " + i), reached -> Optional.empty());
+        coordinator(cluster, "m1", 3)
+                .run(List.of(leg(L36, L37)), i -> did.add("leg " + i), reached -> Optional.empty(), Optional.of(L36), false);
         assertEquals(List.of("leg 0"), did);
     }
 
