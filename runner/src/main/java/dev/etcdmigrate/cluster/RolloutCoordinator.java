@@ -72,6 +72,14 @@ public final class RolloutCoordinator {
     private Note noted;
     /** The member while it serves (between legs, or before the first while the rules wait). */
     private Serving serving;
+    /** The cluster version this member's data recorded when its etcd last ran (empty: not recorded). */
+    private Optional<MinorLine> recordedClusterVersion = Optional.empty();
+    /** The record this run holds as noted (null: none). */
+    private Record heldRecord;
+    /** Whether a pass of the rules read the cluster (so rule 2 saw any record of this runner's). */
+    private boolean answered;
+    /** Whether this member's data recorded a downgrade job in progress. */
+    private boolean recordedJob;
     /** Rule 2's last decision was to wait for another holder (and why). */
     private boolean blocked;
 
@@ -97,11 +105,20 @@ public final class RolloutCoordinator {
     /**
      * The member's legs, one restart each (docs/ha.md, "Several minors in one rollout"). The member is down when
      * this starts (its pod restarted). Before each leg the rules decide; the first leg runs at once only when no
-     * member answers (every manifest edited at once) or this run finishes a restart its runner began; otherwise it
+     * member answers (every manifest edited at once) and the cluster version the data recorded allows it
+     * ({@link RolloutRules#atOnce}), or when this run finishes a restart its runner began; otherwise it
      * obeys the gate and the record as every later leg does, serving the data's line while it waits where it can.
      * After the last leg the caller records the target and execs it.
      */
-    public void run(List<Leg> legs, Legs legRunner, MemberPort member) throws Exception {
+    public void run(
+            List<Leg> legs,
+            Legs legRunner,
+            MemberPort member,
+            Optional<MinorLine> recordedClusterVersion,
+            boolean recordedJob)
+            throws Exception {
+        this.recordedClusterVersion = recordedClusterVersion;
+        this.recordedJob = recordedJob;
         Note start = note();
         boolean unknown = false; // "taking" and no member answered: the creation may have committed
         Optional<Record> held = Optional.empty();
@@ -109,7 +126,7 @@ public final class RolloutCoordinator {
             held = ownRecord(start instanceof Note.Holds ? policy.patientReads() : 1);
         } catch (IOException unreachable) {
             if (start instanceof Note.Taking) unknown = true;
-            else if (start instanceof Note.Holds) throw unreachable; // a revision: found first
+            else if (start instanceof Note.Holds || RolloutRules.Mutations.noAnswerIsFatal) throw unreachable; // a revision: found first
             // no note: on at once, as with no member answering
         }
         if (held.isEmpty() && !unknown) writeNote(Note.NONE); // taken over meanwhile, or never created
@@ -121,8 +138,14 @@ public final class RolloutCoordinator {
         try {
             for (int i = 0; i < legs.size(); i++) {
                 Leg leg = legs.get(i);
-                if (held.isEmpty() && !unknown) {
+                if (held.isEmpty()) {
+                    // "taking" and no member answered: the rules still decide (the data may be past the leg the
+                    // record would be for); a pass that reads the record settles it (rule 2 finds its own)
+                    answered = false;
                     held = beforeLeg(leg, member);
+                    if (answered) unknown = false;
+                    // a creation whose answer was lost before the cluster stopped answering: it may have committed
+                    if (held.isEmpty() && note() instanceof Note.Taking) unknown = true;
                 }
                 if (serving != null) {
                     serving.requireAlive();
@@ -144,8 +167,12 @@ public final class RolloutCoordinator {
                     release(held.get());
                     held = Optional.empty();
                 }
-                if (i == legs.size() - 1) return;
-                serving = member.serve(i).orElseThrow(() -> new IOException("the member cannot serve between legs"));
+                if (i == legs.size() - 1) {
+                    sweep();
+                    return;
+                }
+                serving = member.serve(i)
+                        .orElseThrow(() -> new IOException("the member cannot serve between legs"));
             }
         } finally {
             if (serving != null) serving.close();
@@ -162,6 +189,25 @@ public final class RolloutCoordinator {
         Optional<Record> held = ownRecordOrWarn(line, start instanceof Note.Taking ? 1 : policy.patientReads());
         if (held.isPresent()) release(held.get());
         else writeNote(Note.NONE);
+        sweep();
+    }
+
+    /**
+     * Before the exec at the target: a record another holder left behind (its release reached no member) is taken
+     * over now if its holder answers at or past its line; otherwise the last runner to finish would leave it for
+     * good (no runner is left to pass rule 2). One read, best effort: no member answering changes nothing.
+     */
+    private void sweep() throws InterruptedException, MigrateException {
+        try {
+            Optional<Record> left = cluster.record();
+            if (left.isEmpty() || left.get().value().holder().equals(self)) return;
+            if (RolloutRules.holderDone(left.get(), cluster.members()) && delete(left.get())) {
+                log.emit(new RolloutEvent.RestartRecordTakenOver(
+                        left.get().value().holder(), left.get().value().to().toString(), left.get().modRevision()));
+            }
+        } catch (IOException unreachable) {
+            // the holder's peers take it over when they pass rule 2
+        }
     }
 
     /**
@@ -177,7 +223,11 @@ public final class RolloutCoordinator {
                 if (decided.isPresent()) return decided.get();
             } catch (Unanswered unreachable) {
                 if (RolloutRules.Mutations.noAnswerIsFatal) throw unreachable.cause;
-                if (down && !RolloutRules.Mutations.firstLegAlwaysAtOnce) return Optional.empty();
+                if (down && (RolloutRules.atOnce(leg, recordedClusterVersion, recordedJob)
+                        || RolloutRules.Mutations.firstLegAlwaysAtOnce)) {
+                    return Optional.ofNullable(heldRecord); // a record taken before the cluster went: released after
+                }
+                if (down && startServing(member)) continue;
                 // every member restarting together, this one still starting: nothing was decided
                 waiting(leg, "no member of the cluster answers (" + unreachable.cause.getMessage() + ")", List.of());
             } catch (IOException lost) {
@@ -209,6 +259,7 @@ public final class RolloutCoordinator {
         } catch (IOException unreachable) {
             throw new Unanswered(unreachable);
         }
+        answered = true;
         if (down && RolloutRules.Mutations.firstLegAlwaysAtOnce) return Optional.of(Optional.empty());
         version = cluster.clusterVersion();
         Optional<Decision.Wait> closed = RolloutRules.gate(leg, me, members, version);
@@ -230,10 +281,8 @@ public final class RolloutCoordinator {
         if (!problems.isEmpty()) {
             if (down && !startServingOrRelease(member, held.get())) return Optional.of(Optional.empty());
             // keep the record: while another member is out, nobody may restart theirs
-            waiting(
-                    leg,
-                    "holding the restart record until every other member serves: " + String.join("; ", problems),
-                    RolloutRules.named(problems));
+            waiting(leg, "holding the restart record until every other member serves: "
+                    + String.join("; ", problems), RolloutRules.named(problems));
             return Optional.empty();
         }
         if (!cluster.holds(held.get())) {
@@ -309,6 +358,7 @@ public final class RolloutCoordinator {
 
     /** Notes the record held, once per revision (a wait passes here every poll while it holds it). */
     private void noteHolds(Record held) throws IOException {
+        heldRecord = held;
         if (note() instanceof Note.Holds h && h.revision() == held.modRevision()) return;
         writeNote(new Note.Holds(held.modRevision()));
     }
@@ -319,6 +369,7 @@ public final class RolloutCoordinator {
     }
 
     private void writeNote(Note note) throws IOException {
+        if (!(note instanceof Note.Holds)) heldRecord = null;
         if (note.equals(noted)) return;
         notes.write(note);
         noted = note;

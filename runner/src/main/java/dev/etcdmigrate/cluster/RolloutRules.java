@@ -232,6 +232,20 @@ public final class RolloutRules {
         return Optional.of(new Decision.Release(own.get()));
     }
 
+    /**
+     * The first leg with no member answering (every manifest edited at once, or every member restarting): it runs
+     * at once, without the record, only when this member's data says the cluster stood at the leg's start when its
+     * etcd last ran: the cluster version it recorded is the leg's {@code from} (or it records none, as before) and it
+     * records no downgrade job in progress. Otherwise it was started again between legs (issue 38, point 7): an
+     * upgrade leg would join a cluster two minors apart (the cluster version recorded is older), and a downgrade leg
+     * would wait inside its step for a job that ends only once the members waiting for this one to answer move
+     * (both found by the simulation with every member down). It serves its data's line and waits instead.
+     */
+    public static boolean atOnce(Leg leg, Optional<MinorLine> recordedClusterVersion, boolean recordedJob) {
+        if (recordedJob) return false;
+        return recordedClusterVersion.isEmpty() || recordedClusterVersion.get().equals(leg.from());
+    }
+
     /** Members that do not answer, or answer at a line other than the leg's; this member while down is not counted. */
     static List<String> lagging(Leg leg, Self self, List<Member> members) {
         List<String> names = new ArrayList<>();

@@ -18,6 +18,8 @@ import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.RolloutEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BackendAuth;
+import dev.etcdmigrate.ondisk.BboltFile;
+import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.ondisk.DamagedFileException;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RolloutChain;
@@ -132,8 +134,7 @@ final class ClusterRollout {
 
     void run(Plan plan, RolloutChain chain, StepContext context, Optional<Release> current) throws Exception {
         if (chain.multiLeg()) {
-            log.emit(new RolloutEvent.RolloutChainPlanned(
-                    options.name(), chain.describe(), chain.legs().size()));
+            log.emit(new RolloutEvent.RolloutChainPlanned(options.name(), chain.describe(), chain.legs().size()));
         }
         List<RolloutRules.Leg> legs = new ArrayList<>();
         List<Integer> firstStep = new ArrayList<>();
@@ -143,29 +144,40 @@ final class ClusterRollout {
             firstStep.add(index);
             index += leg.steps().size();
         }
-        driver(arrival(chain.legs().getFirst()))
-                .run(
-                        legs,
-                        i -> runner.run(
-                                plan,
-                                context,
-                                firstStep.get(i),
-                                firstStep.get(i) + chain.legs().get(i).steps().size()),
-                        reached -> {
-                            if (reached >= 0) {
-                                String next = chain.legs().get(reached + 1).toString();
-                                return Optional.of(
-                                        serving(etcd.serve(arrival(chain.legs().get(reached)), next)));
-                            }
-                            // before the first leg: the data's own line, when its etcd is here to run
-                            if (current.isEmpty()) return Optional.empty();
-                            try {
-                                return Optional.of(serving(etcd.serve(
-                                        current.get(), chain.legs().getFirst().toString())));
-                            } catch (BinDir.MissingBinaryException notHere) {
-                                return Optional.empty();
-                            }
-                        });
+        driver(arrival(chain.legs().getFirst())).run(
+                legs,
+                i -> runner.run(plan, context, firstStep.get(i), firstStep.get(i) + chain.legs().get(i).steps().size()),
+                reached -> {
+                    if (reached >= 0) {
+                        String next = chain.legs().get(reached + 1).toString();
+                        return Optional.of(serving(etcd.serve(arrival(chain.legs().get(reached)), next)));
+                    }
+                    // before the first leg: the data's own line, when its etcd is here to run
+                    if (current.isEmpty()) return Optional.empty();
+                    try {
+                        return Optional.of(serving(etcd.serve(current.get(), chain.legs().getFirst().toString())));
+                    } catch (BinDir.MissingBinaryException notHere) {
+                        return Optional.empty();
+                    }
+                },
+                // what this member's db recorded when its etcd last ran (3.5+ keep the cluster version there, 3.6+
+                // the downgrade job)
+                DataDetection.recordedFloor(dataDir.path()),
+                recordsDowngradeJob());
+    }
+
+    /** Whether the db records a downgrade job in progress (bucket cluster, key downgrade: {"enabled":true,...}). */
+    private boolean recordsDowngradeJob() {
+        Path db = dataDir.member().resolve("snap").resolve("db");
+        if (!java.nio.file.Files.isRegularFile(db)) return false;
+        try (BboltFile file = BboltFile.open(db)) {
+            return file.value("cluster", "downgrade")
+                    .map(v -> new String(v, java.nio.charset.StandardCharsets.UTF_8).replace(" ", ""))
+                    .filter(v -> v.contains("\"enabled\":true"))
+                    .isPresent();
+        } catch (IOException unreadable) {
+            return false; // the damage checks and the steps report it
+        }
     }
 
     /**

@@ -133,8 +133,7 @@ class RolloutCoordinatorTest {
     void mutants() throws Exception {
         RolloutRules.Mutations.reset();
         for (String name : System.getProperty("rollout.mutants", "").split(",")) {
-            if (!name.isBlank())
-                RolloutRules.Mutations.class.getField(name.strip()).setBoolean(null, true);
+            if (!name.isBlank()) RolloutRules.Mutations.class.getField(name.strip()).setBoolean(null, true);
         }
     }
 
@@ -526,8 +525,10 @@ class RolloutCoordinatorTest {
      */
     @Test
     void aFirstLegWaitsForTheGateWhenOtherMembersAnswer() throws Exception {
-        FakeCluster cluster =
-                new FakeCluster().down("m1").member("m0", "3.5.35", 500).member("m2", "3.5.35", 500);
+        FakeCluster cluster = new FakeCluster()
+                .down("m1")
+                .member("m0", "3.5.35", 500)
+                .member("m2", "3.5.35", 500);
         cluster.clusterVersion = Optional.of(L35);
         List<String> did = new ArrayList<>();
         cluster.script.add(c -> c.member("m1", "3.6.16", 500)); // serving 3.6 now
@@ -535,28 +536,33 @@ class RolloutCoordinatorTest {
         cluster.script.add(c -> c.member("m2", "3.6.16", 500));
         cluster.script.add(c -> c.clusterVersion = Optional.of(L36));
         coordinator(cluster, "m1", 3)
-                .run(List.of(leg(L36, L37)), i -> did.add("leg " + i + " with " + cluster.writes), reached -> {
-                    did.add("serve " + reached);
-                    return Optional.of(new RolloutCoordinator.Serving() {
-                        @Override
-                        public void requireAlive() {}
+                .run(
+                        List.of(leg(L36, L37)),
+                        i -> did.add("leg " + i + " with " + cluster.writes),
+                        reached -> {
+                            did.add("serve " + reached);
+                            return Optional.of(new RolloutCoordinator.Serving() {
+                                @Override
+                                public void requireAlive() {}
 
-                        @Override
-                        public void stop() {
-                            did.add("stop");
-                        }
+                                @Override
+                                public void stop() {
+                                    did.add("stop");
+                                }
 
-                        @Override
-                        public void close() {}
-                    });
-                });
+                                @Override
+                                public void close() {}
+                            });
+                        },
+                        Optional.of(L35),
+                        false);
         assertEquals(List.of("serve -1", "stop", "leg 0 with [create m1]"), did);
         assertEquals(List.of("create m1", "delete m1"), cluster.writes);
         // every member edited at once: nobody answers, the first leg runs at once as before
         did.clear();
         cluster.unanswered = 1;
         coordinator(cluster, "m1", 3)
-                .run(List.of(leg(L36, L37)), i -> did.add("leg " + i), reached -> Optional.empty());
+                .run(List.of(leg(L36, L37)), i -> did.add("leg " + i), reached -> Optional.empty(), Optional.of(L36), false);
         assertEquals(List.of("leg 0"), did);
     }
 

@@ -45,6 +45,46 @@ public final class ClusterClient implements ClusterView {
     /** The URLs the runner was given (its own) and those derived from --initial-cluster before any list was read. */
     private final Set<URI> seeds = new LinkedHashSet<>();
 
+    private HttpClient peerHttp;
+    private List<URI> peers = List.of();
+
+    /**
+     * Where the member list is asked while no client URL is known to answer: the other members' peer URLs (etcd's
+     * peer API serves GET /members with every member's client URLs), with the member's peer TLS files.
+     */
+    public ClusterClient askingPeers(HttpClient peerHttp, List<URI> peers) {
+        this.peerHttp = peerHttp;
+        this.peers = List.copyOf(peers);
+        return this;
+    }
+
+    /** Learns the client URLs from a peer's GET /members; nothing when no peer answers (the seeds are tried then). */
+    private void discover() throws InterruptedException {
+        if (peerHttp == null) return;
+        for (URI peer : peers) {
+            try {
+                HttpRequest request = HttpRequest.newBuilder(peer.resolve("/members"))
+                        .timeout(TIMEOUT)
+                        .GET()
+                        .build();
+                HttpResponse<String> response =
+                        peerHttp.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+                if (response.statusCode() != 200) continue;
+                List<URI> urls = new ArrayList<>();
+                for (JsonNode m : JSON.readTree(response.body())) {
+                    for (JsonNode u : m.path("clientURLs")) urls.add(URI.create(u.asText()));
+                }
+                if (urls.isEmpty()) continue;
+                synchronized (listed) {
+                    listed.addAll(urls);
+                }
+                return;
+            } catch (IOException | IllegalArgumentException notThisPeer) {
+                // the next peer
+            }
+        }
+    }
+
     /** @param prefix the JSON gateway's prefix of the lines involved (catalog: line.jsonGateway) */
     public ClusterClient(HttpClient http, List<URI> seeds, String prefix) {
         this.http = http;
@@ -87,7 +127,7 @@ public final class ClusterClient implements ClusterView {
                                 storage,
                                 job)));
             } catch (IOException e) {
-                members.add(Member.down(name, urls.getFirst() + ": " + dev.etcdmigrate.error.Reason.of(e)));
+                members.add(Member.down(name, urls.getFirst() + ": " + e.getMessage()));
             }
         }
         return members;
@@ -121,10 +161,9 @@ public final class ClusterClient implements ClusterView {
             return Optional.of(
                     new Record(RecordValue.parse(value), kv.path("mod_revision").asLong()));
         } catch (IOException e) {
-            throw new dev.etcdmigrate.cluster.RecordUnreadableException(
-                    "the cluster's key " + RolloutCoordinator.RECORD_KEY
-                            + " is not a restart record of etcd-migrate (" + e.getMessage()
-                            + "); it is never overwritten: delete it if no rollout runs");
+            throw new dev.etcdmigrate.cluster.RecordUnreadableException("the cluster's key " + RolloutCoordinator.RECORD_KEY
+                    + " is not a restart record of etcd-migrate (" + e.getMessage()
+                    + "); it is never overwritten: delete it if no rollout runs");
         }
     }
 
@@ -162,7 +201,12 @@ public final class ClusterClient implements ClusterView {
                 + record.modRevision() + "\"}]";
     }
 
-    private List<URI> endpoints() {
+    private List<URI> endpoints() throws InterruptedException {
+        boolean known;
+        synchronized (listed) {
+            known = !listed.isEmpty();
+        }
+        if (!known) discover();
         Set<URI> all = new LinkedHashSet<>();
         synchronized (listed) {
             all.addAll(listed);
@@ -186,10 +230,13 @@ public final class ClusterClient implements ClusterView {
     }
 
     private IOException unreachable(IOException last) {
+        Set<URI> tried = new LinkedHashSet<>();
+        synchronized (listed) {
+            tried.addAll(listed);
+        }
+        tried.addAll(seeds);
         return new IOException(
-                "no member answered on " + endpoints()
-                        + (last == null ? "" : " (last: " + dev.etcdmigrate.error.Reason.of(last) + ")"),
-                last);
+                "no member answered on " + tried + (last == null ? "" : " (last: " + last.getMessage() + ")"), last);
     }
 
     private JsonNode post(URI endpoint, String path, String body) throws IOException, InterruptedException {

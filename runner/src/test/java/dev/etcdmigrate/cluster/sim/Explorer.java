@@ -1,0 +1,190 @@
+package dev.etcdmigrate.cluster.sim;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+
+/**
+ * Drives {@link Sim}s: seeded random schedules, an exhaustive search with state hashing, replay of a recorded
+ * schedule, and the shrinking of a failing one. A schedule is the list of actions taken; replayed, an action that is
+ * not enabled at its turn is skipped, and after the list a fair completion (each runner, edit and restart in turn, no
+ * fault) runs, so a shrunk schedule keeps only the choices that matter.
+ */
+final class Explorer {
+
+    /** Steps after the edits are made and the faults spent within which every run must converge (liveness). */
+    static final int CONVERGE_WITHIN = 3000;
+
+    record Outcome(String violation, List<String> schedule, int steps) {
+        boolean failed() {
+            return violation != null;
+        }
+    }
+
+    private Explorer() {}
+
+    /** One seeded random schedule: runners' calls chosen uniformly, each fault with a small chance per step. */
+    static Outcome random(Sim.Config config, long seed) {
+        Random random = new Random(seed);
+        Sim sim = new Sim(config);
+        try {
+            while (true) {
+                String violation = liveness(sim);
+                if (violation != null) return new Outcome(violation, sim.trace, sim.steps);
+                if (sim.converged()) return new Outcome(null, sim.trace, sim.steps);
+                List<String> actions = sim.enabled();
+                List<String> moves = actions.stream().filter(Explorer::move).toList();
+                List<String> faults = actions.stream().filter(a -> !move(a)).toList();
+                String action;
+                if (!faults.isEmpty() && (moves.isEmpty() || random.nextInt(40) == 0)) {
+                    action = faults.get(random.nextInt(faults.size()));
+                } else {
+                    action = moves.get(random.nextInt(moves.size()));
+                }
+                sim.step(action);
+            }
+        } catch (Sim.Violation v) {
+            return new Outcome(v.getMessage(), sim.trace, sim.steps);
+        } finally {
+            sim.close();
+        }
+    }
+
+    /** A runner's call, an edit or a restart: what the world does on its own, as opposed to a fault. */
+    static boolean move(String action) {
+        return action.startsWith("run ") || action.startsWith("edit ") || action.startsWith("restart ");
+    }
+
+    private static String liveness(Sim sim) {
+        if (sim.quiet()) {
+            if (sim.quietSince < 0) sim.quietSince = sim.steps;
+            if (sim.steps - sim.quietSince > CONVERGE_WITHIN) {
+                return "liveness: not converged " + CONVERGE_WITHIN + " steps after the edits and faults ended"
+                        + " (record " + (sim.recordValue == null ? "none" : sim.recordValue.holder() + " "
+                                + sim.recordValue.from() + " -> " + sim.recordValue.to())
+                        + "; members " + sim.members.stream().map(m -> m.name + "@" + m.data + "/" + m.run + " "
+                                + (m.runner == null ? "" : m.runner.pending)).toList() + ")";
+            }
+        }
+        if (sim.steps > sim.config.maxSteps()) return "liveness: not converged within " + sim.config.maxSteps() + " steps";
+        if (sim.enabled().isEmpty() && !sim.converged()) {
+            return "liveness: nothing can happen and the runs did not converge: " + sim.summary();
+        }
+        return null;
+    }
+
+    /** Replays {@code schedule}, then completes it fairly; the outcome of the whole. */
+    static Outcome replay(Sim.Config config, List<String> schedule) {
+        Sim sim = new Sim(config);
+        try {
+            for (String action : schedule) {
+                if (sim.converged()) break;
+                if (sim.enabled().contains(action)) sim.step(action);
+            }
+            String violation = complete(sim);
+            return new Outcome(violation, sim.trace, sim.steps);
+        } catch (Sim.Violation v) {
+            return new Outcome(v.getMessage(), sim.trace, sim.steps);
+        } finally {
+            sim.close();
+        }
+    }
+
+    /** Fair round-robin moves, no fault, until converged or the liveness bound. */
+    private static String complete(Sim sim) {
+        int turn = 0;
+        // the faults not taken are given up: the world is quiet from here
+        sim.crashesLeft = 0;
+        sim.leaderChangesLeft = 0;
+        sim.lostAnswersLeft = 0;
+        while (true) {
+            if (sim.converged()) return null;
+            String violation = liveness(sim);
+            if (violation != null) return violation;
+            List<String> moves = sim.enabled().stream().filter(Explorer::move).toList();
+            if (moves.isEmpty()) return "liveness: nothing can happen and the runs did not converge: " + sim.summary();
+            sim.step(moves.get(turn++ % moves.size()));
+        }
+    }
+
+    /** The kind of a violation, kept while shrinking (the same invariant must still break). */
+    static String kind(String violation) {
+        if (violation == null) return "";
+        int colon = violation.indexOf(':');
+        return colon < 0 ? violation : violation.substring(0, colon);
+    }
+
+    /** Delta debugging over the schedule: drops chunks, then single actions, while the same invariant still breaks. */
+    static List<String> shrink(Sim.Config config, List<String> schedule, String violation) {
+        String kind = kind(violation);
+        List<String> current = new ArrayList<>(schedule);
+        int chunk = Math.max(1, current.size() / 2);
+        while (chunk >= 1) {
+            boolean progress = false;
+            for (int start = 0; start < current.size(); ) {
+                List<String> candidate = new ArrayList<>(current.subList(0, start));
+                candidate.addAll(current.subList(Math.min(current.size(), start + chunk), current.size()));
+                Outcome o = replay(config, candidate);
+                if (o.failed() && kind(o.violation()).equals(kind)) {
+                    current = candidate;
+                    progress = true;
+                } else {
+                    start += chunk;
+                }
+            }
+            if (!progress) chunk /= 2;
+        }
+        return current;
+    }
+
+    /** What the exhaustive search covered. */
+    record Coverage(long states, long schedules, boolean complete, Outcome failure) {}
+
+    /**
+     * Every interleaving of the runners' calls and every placement of the config's faults (crashes), depth-first
+     * up to {@code depth} actions, pruning states seen before; from every state at the depth bound the fair
+     * completion must converge (liveness). Stops at {@code maxStates}.
+     */
+    static Coverage exhaustive(Sim.Config config, int depth, long maxStates) {
+        Set<String> seen = new HashSet<>();
+        long[] schedules = {0};
+        Outcome[] failure = {null};
+        boolean complete = dfs(config, new ArrayList<>(), depth, maxStates, seen, schedules, failure);
+        return new Coverage(seen.size(), schedules[0], complete && failure[0] == null, failure[0]);
+    }
+
+    private static boolean dfs(
+            Sim.Config config, List<String> prefix, int depth, long maxStates, Set<String> seen, long[] schedules,
+            Outcome[] failure) {
+        if (failure[0] != null) return false;
+        if (seen.size() >= maxStates) return false;
+        Sim sim = new Sim(config);
+        List<String> actions;
+        try {
+            for (String a : prefix) sim.step(a);
+            if (!seen.add(sim.state() + "#" + sim.steps / 1_000_000)) return true;
+            if (sim.converged() || prefix.size() >= depth) {
+                schedules[0]++;
+                String violation = complete(sim);
+                if (violation != null) failure[0] = new Outcome(violation, sim.trace, sim.steps);
+                return failure[0] == null;
+            }
+            actions = sim.enabled();
+        } catch (Sim.Violation v) {
+            failure[0] = new Outcome(v.getMessage(), sim.trace, sim.steps);
+            return false;
+        } finally {
+            sim.close();
+        }
+        boolean complete = true;
+        for (String a : actions) {
+            prefix.add(a);
+            complete &= dfs(config, prefix, depth, maxStates, seen, schedules, failure);
+            prefix.removeLast();
+            if (failure[0] != null) return false;
+        }
+        return complete;
+    }
+}

@@ -1,0 +1,215 @@
+package dev.etcdmigrate.cluster.sim;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.etcdmigrate.cluster.RolloutRules;
+import dev.etcdmigrate.version.MinorLine;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The rollout protocol's real code over a simulated cluster (docs/ha.md, "The simulation"). The counts come from
+ * system properties so -Psim-long runs the long version: {@code sim.schedules} (random schedules, default 5,000),
+ * {@code sim.seed} (the first seed; each schedule's seed is printed on failure), {@code sim.exhaustive.states}.
+ * Replay one schedule: {@code -Dsim.replay.seed=N -Dsim.replay.config=i} (i: the index in {@link #randomConfigs}).
+ */
+class RolloutSimulationTest {
+
+    static final MinorLine L34 = MinorLine.parse("3.4");
+    static final MinorLine L35 = MinorLine.parse("3.5");
+    static final MinorLine L36 = MinorLine.parse("3.6");
+    static final MinorLine L37 = MinorLine.parse("3.7");
+
+    @BeforeEach
+    @AfterEach
+    void realRules() {
+        RolloutRules.Mutations.reset();
+    }
+
+    static List<Sim.Config> randomConfigs() {
+        List<Sim.Config> configs = new ArrayList<>();
+        for (int members : new int[] {3, 5}) {
+            for (MinorLine[] way : new MinorLine[][] {{L34, L37}, {L37, L35}}) {
+                for (Sim.Edits edits : Sim.Edits.values()) {
+                    for (Sim.Layout layout : Sim.Layout.values()) {
+                        configs.add(new Sim.Config(members, way[0], way[1], edits, layout, 3, 3, 2, 60_000));
+                    }
+                }
+            }
+        }
+        return configs;
+    }
+
+    @Test
+    void seededRandomSchedulesKeepEveryInvariant() {
+        int schedules = Integer.getInteger("sim.schedules", 5000);
+        long seed = Long.getLong("sim.seed", 38_000_000L);
+        List<Sim.Config> configs = randomConfigs();
+        String replaySchedule = System.getProperty("sim.replay.schedule");
+        if (replaySchedule != null) {
+            Sim.Config config = configs.get(Integer.getInteger("sim.replay.config", 0));
+            Sim.debug = true;
+            Explorer.Outcome o = Explorer.replay(config, List.of(replaySchedule.split(",")));
+            System.out.println("replayed: " + o.violation());
+            return;
+        }
+        String replaySeed = System.getProperty("sim.replay.seed");
+        if (replaySeed != null) {
+            Sim.Config config = configs.get(Integer.getInteger("sim.replay.config", 0));
+            Explorer.Outcome o = Explorer.random(config, Long.parseLong(replaySeed));
+            System.out.println("replay " + config + " seed " + replaySeed + ": " + (o.failed() ? o.violation() : "ok")
+                    + " in " + o.steps() + " steps\n" + String.join("\n", o.schedule()));
+            assertFalse(o.failed(), o.violation());
+            return;
+        }
+        long start = System.nanoTime();
+        long steps = 0;
+        for (int i = 0; i < schedules; i++) {
+            int c = i % configs.size();
+            Sim.Config config = configs.get(c);
+            long t0 = System.nanoTime();
+            Explorer.Outcome o = Explorer.random(config, seed + i);
+            steps += o.steps();
+            if (Boolean.getBoolean("sim.verbose")) {
+                System.out.printf("schedule %d %s: %d steps %.3f s %s%n", i, config, o.steps(),
+                        (System.nanoTime() - t0) / 1e9, o.failed() ? o.violation() : "ok");
+            }
+            if (o.failed()) {
+                List<String> shrunk = Explorer.shrink(config, o.schedule(), o.violation());
+                fail("schedule " + i + " (" + config + "), replay with -Dsim.replay.seed=" + (seed + i)
+                        + " -Dsim.replay.config=" + c + ": " + o.violation() + "\nshrunk to " + shrunk.size()
+                        + " actions (then a fair completion): " + shrunk);
+            }
+        }
+        System.out.printf(
+                "simulation: %,d random schedules (%d configs: 3 and 5 members, 3.4 -> 3.7 and 3.7 -> 3.5, edits one at"
+                        + " a time / all at once / one late, two URL layouts; up to 3 crashes, 3 leader changes, 2 lost"
+                        + " answers each), %,d steps, first seed %d, %.1f s%n",
+                schedules, configs.size(), steps, seed, (System.nanoTime() - start) / 1e9);
+    }
+
+    static List<Sim.Config> exhaustiveConfigs() {
+        List<Sim.Config> configs = new ArrayList<>();
+        for (MinorLine[] way : new MinorLine[][] {{L35, L36}, {L36, L35}, {L35, L37}, {L37, L35}}) {
+            for (Sim.Edits edits : new Sim.Edits[] {Sim.Edits.ALL_AT_ONCE, Sim.Edits.ONE_AT_A_TIME}) {
+                configs.add(new Sim.Config(3, way[0], way[1], edits, Sim.Layout.ONE_HOST, 1, 0, 0, 100_000));
+            }
+        }
+        return configs;
+    }
+
+    @Test
+    void exhaustiveUpToTheBound() {
+        long maxStates = Long.getLong("sim.exhaustive.states", 4000);
+        int depth = Integer.getInteger("sim.exhaustive.depth", 400);
+        long start = System.nanoTime();
+        long states = 0;
+        long schedules = 0;
+        for (Sim.Config config : exhaustiveConfigs()) {
+            long t = System.nanoTime();
+            Explorer.Coverage c = Explorer.exhaustive(config, depth, maxStates);
+            if (c.failure() != null) {
+                List<String> shrunk =
+                        Explorer.shrink(config, c.failure().schedule(), c.failure().violation());
+                fail(config + ": " + c.failure().violation() + "\nshrunk to " + shrunk.size() + " actions: " + shrunk);
+            }
+            states += c.states();
+            schedules += c.schedules();
+            System.out.printf(
+                    "exhaustive %s: %,d states, %,d schedules completed, %s, %.1f s%n",
+                    config,
+                    c.states(),
+                    c.schedules(),
+                    c.complete() ? "every interleaving within the bound" : "stopped at the state budget",
+                    (System.nanoTime() - t) / 1e9);
+        }
+        System.out.printf(
+                "exhaustive: %,d states, %,d schedules, %.1f s%n", states, schedules, (System.nanoTime() - start) / 1e9);
+    }
+
+    /** A mutant, the configs it is searched in, and the invariant it must break. */
+    record Mutant(String field, String breaks, List<Sim.Config> configs) {}
+
+    static List<Mutant> mutants() {
+        Sim.Config up3 = new Sim.Config(3, L34, L37, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.SEPARATE_HOSTS, 2, 2, 2, 20_000);
+        Sim.Config upAll = new Sim.Config(3, L34, L37, Sim.Edits.ALL_AT_ONCE, Sim.Layout.SEPARATE_HOSTS, 2, 2, 2, 20_000);
+        Sim.Config down3 = new Sim.Config(3, L37, L35, Sim.Edits.ALL_AT_ONCE, Sim.Layout.SEPARATE_HOSTS, 2, 2, 2, 20_000);
+        Sim.Config oneHost = new Sim.Config(3, L34, L37, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 2, 2, 2, 20_000);
+        Sim.Config late = new Sim.Config(3, L35, L37, Sim.Edits.ONE_LATE, Sim.Layout.SEPARATE_HOSTS, 3, 0, 0, 20_000);
+        return List.of(
+                new Mutant("skipMargin", "two members out of service", List.of(up3, upAll)),
+                new Mutant("releaseBeforeQuorumWrite", "two members out of service", List.of(up3, upAll)),
+                new Mutant("takeOverWithoutHolderAnswering", "two", List.of(up3, upAll)),
+                new Mutant("noNoteBeforeCreate", "liveness", List.of(up3, upAll, down3)),
+                new Mutant("deleteWithoutComparingRevision", "two", List.of(up3, upAll, down3)),
+                new Mutant("enableWithoutCheckingJob", "runner of", List.of(down3)),
+                new Mutant("skipGate", "members run lines more than one minor apart", List.of(up3, late)),
+                new Mutant("noAnswerIsFatal", "runner of", List.of(upAll, up3)),
+                new Mutant("takeOverOnlyAtTheNamedLine", "liveness", List.of(oneHost)),
+                new Mutant("releaseThroughOwnUrlOnly", "liveness", List.of(oneHost)),
+                new Mutant("firstLegAlwaysAtOnce", "members run lines more than one minor apart", List.of(late, up3)),
+                new Mutant("reuseOwnRecordOfAnotherLeg", "two", List.of(oneHost)));
+    }
+
+    @Test
+    void everyMutantIsCaughtWithAShrunkCounterExample() throws Exception {
+        int budget = Integer.getInteger("sim.mutant.schedules", 600);
+        long seed = Long.getLong("sim.seed", 38_000_000L);
+        List<String> table = new ArrayList<>();
+        List<String> missed = new ArrayList<>();
+        for (Mutant mutant : mutants()) {
+            long t = System.nanoTime();
+            RolloutRules.Mutations.reset();
+            RolloutRules.Mutations.class.getField(mutant.field()).setBoolean(null, true);
+            Explorer.Outcome found = null;
+            Sim.Config where = null;
+            long foundSeed = 0;
+            int tried = 0;
+            search:
+            for (int i = 0; i < budget; i++) {
+                for (Sim.Config config : mutant.configs()) {
+                    tried++;
+                    Explorer.Outcome o = Explorer.random(config, seed + i);
+                    if (o.failed()) {
+                        found = o;
+                        where = config;
+                        foundSeed = seed + i;
+                        break search;
+                    }
+                }
+            }
+            if (found == null) {
+                missed.add(mutant.field());
+                table.add(String.format("| %s | not caught in %d schedules | | |", mutant.field(), tried));
+                continue;
+            }
+            List<String> shrunk = Explorer.shrink(where, found.schedule(), found.violation());
+            Explorer.Outcome replayed = Explorer.replay(where, shrunk);
+            RolloutRules.Mutations.reset();
+            Explorer.Outcome real = Explorer.replay(where, shrunk);
+            assertTrue(replayed.failed(), "the shrunk schedule still fails the mutant");
+            assertFalse(real.failed(), mutant.field() + ": the real rules fail the mutant's counter-example too: "
+                    + real.violation());
+            table.add(String.format(
+                    "| %s | %s | %d (of %d; %d steps with the completion) | seed %d, %s, %.1f s |",
+                    mutant.field(),
+                    replayed.violation().length() > 140 ? replayed.violation().substring(0, 140) + "..." : replayed.violation(),
+                    shrunk.size(),
+                    found.schedule().size(),
+                    replayed.steps(),
+                    foundSeed,
+                    where,
+                    (System.nanoTime() - t) / 1e9));
+            System.out.println("mutant " + mutant.field() + ": shrunk counter-example " + shrunk);
+        }
+        System.out.println("| mutant | invariant broken | shrunk counter-example (actions) | found |");
+        System.out.println("|---|---|---|---|");
+        table.forEach(System.out::println);
+        assertTrue(missed.isEmpty(), "mutants not caught: " + missed);
+    }
+}

@@ -1,0 +1,681 @@
+package dev.etcdmigrate.cluster.sim;
+
+import dev.etcdmigrate.cluster.ClusterView;
+import dev.etcdmigrate.cluster.Note;
+import dev.etcdmigrate.cluster.NoteStore;
+import dev.etcdmigrate.cluster.RecordValue;
+import dev.etcdmigrate.cluster.RolloutCoordinator;
+import dev.etcdmigrate.cluster.RolloutPolicy;
+import dev.etcdmigrate.cluster.RolloutRules;
+import dev.etcdmigrate.error.FailedException;
+import dev.etcdmigrate.event.RolloutEvent;
+import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.MinorLine;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Semaphore;
+
+/**
+ * One simulated rollout: a cluster of members on lines, and one runner per edited member driving the REAL protocol
+ * code ({@link RolloutCoordinator}, {@link RolloutRules}) through simulated ports. Each port call is a scheduling
+ * point: the runner's code runs on its own virtual thread, but only while the scheduler hands it the baton, so one
+ * thing happens at a time and a schedule (the list of choices) replays exactly. Nothing sleeps: the clock is the
+ * {@link RolloutCoordinator.Ticker} port, advanced by the simulation.
+ *
+ * <p>The cluster follows etcd's rules as far as the protocol sees them: a member's client URL answers only while
+ * its etcd serves (not while a step's private etcd runs with its client port on loopback); every read and
+ * transaction needs a quorum of members whose etcd runs; the leader raises the cluster version once it reaches
+ * every member and they all run a newer line; a downgrade job is enabled once (a second enable is refused while one
+ * is in progress), lowers the cluster version at once, and ends when every member runs its line; the record key has
+ * a mod revision and compare transactions. Faults: leader changes (the next reads fail with 503), answers lost after
+ * a transaction committed, runners crashing at any port call (their pod dies: the member goes down) and started
+ * again from version.txt and the note.
+ */
+final class Sim {
+
+    /** How the operator edits the manifests. */
+    enum Edits {
+        ONE_AT_A_TIME,
+        ALL_AT_ONCE,
+        ONE_LATE
+    }
+
+    /** Where the members' client URLs are: own hosts (a guess from the peer's host is right) or one host. */
+    enum Layout {
+        SEPARATE_HOSTS,
+        ONE_HOST
+    }
+
+    record Config(
+            int members,
+            MinorLine from,
+            MinorLine to,
+            Edits edits,
+            Layout layout,
+            int crashes,
+            int leaderChanges,
+            int lostAnswers,
+            int maxSteps) {
+        @Override
+        public String toString() {
+            return members + " members " + from + " -> " + to + ", " + edits + ", " + layout + ", crashes<=" + crashes
+                    + ", leader changes<=" + leaderChanges + ", lost answers<=" + lostAnswers;
+        }
+    }
+
+    /** A failed invariant. */
+    static final class Violation extends RuntimeException {
+        Violation(String message) {
+            super(message);
+        }
+    }
+
+    /** Thrown at a port call to kill a runner there (its process ends; finally blocks run, as a JVM's would not). */
+    static final class Crash extends Error {
+        Crash() {
+            super("crash", null, false, false);
+        }
+    }
+
+    enum Run {
+        DOWN,
+        PRIVATE,
+        SERVING
+    }
+
+    final class Node {
+        final String name;
+        final int index;
+        MinorLine data;
+        MinorLine versionTxt;
+        /** The cluster version its data recorded when its etcd last ran. */
+        MinorLine recordedCv;
+        boolean recordedJob;
+        Run run = Run.SERVING;
+        Note note = Note.NONE;
+        boolean outByChoice;
+        boolean edited;
+        Runner runner;
+        int runs;
+
+        Node(String name, int index, MinorLine line) {
+            this.name = name;
+            this.index = index;
+            this.data = line;
+            this.versionTxt = line;
+            this.recordedCv = line;
+        }
+
+        String url() {
+            return "http://" + (config.layout == Layout.ONE_HOST ? "127.0.0.1:" + (2379 + 10 * index) : name + ":2379");
+        }
+    }
+
+    /** One runner process of a member. */
+    final class Runner {
+        final Node member;
+        final int id;
+        final Semaphore go = new Semaphore(0);
+        String pending = "start";
+        final List<String> recent = new ArrayList<>();
+        boolean finished;
+        boolean crashNow;
+        boolean acting;
+        Throwable failure;
+        Thread thread;
+
+        Runner(Node member, int id) {
+            this.member = member;
+            this.id = id;
+        }
+    }
+
+    final Config config;
+    final List<Node> members = new ArrayList<>();
+    final List<Runner> runners = new ArrayList<>();
+    final List<String> trace = new ArrayList<>();
+    private final Semaphore back = new Semaphore(0);
+    MinorLine clusterVersion;
+    Optional<MinorLine> job = Optional.empty();
+    RecordValue recordValue;
+    long recordMod;
+    long revision = 10;
+    int leaderChangeReads;
+    boolean loseNextAnswer;
+    int crashesLeft;
+    int leaderChangesLeft;
+    int lostAnswersLeft;
+    long clockMillis;
+    int steps;
+    int enables;
+    final Set<MinorLine> enabledJobs = new java.util.HashSet<>();
+    String doubleEnable;
+    /** The step after which nothing is injected any more and every edit is made. */
+    int quietSince = -1;
+
+    static final RolloutPolicy POLICY = new RolloutPolicy(1000, Duration.ofMillis(500), Duration.ofSeconds(30));
+
+    Sim(Config config) {
+        this.config = config;
+        for (int i = 0; i < config.members; i++) members.add(new Node("m" + i, i, config.from));
+        clusterVersion = config.from;
+        crashesLeft = config.crashes;
+        leaderChangesLeft = config.leaderChanges;
+        lostAnswersLeft = config.lostAnswers;
+        if (config.edits == Edits.ALL_AT_ONCE) {
+            for (Node m : members) edit(m);
+        } else if (config.edits == Edits.ONE_LATE) {
+            for (Node m : members.subList(0, members.size() - 1)) edit(m);
+        } else {
+            edit(members.getFirst());
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------- scheduling
+
+    /** What may happen next: a runner's pending port call, or an action of the environment. */
+    List<String> enabled() {
+        List<String> actions = new ArrayList<>();
+        for (Runner r : runners) if (!r.finished) actions.add("run " + r.member.name);
+        for (Node m : members) {
+            if (!m.edited && editAllowed(m)) actions.add("edit " + m.name);
+        }
+        for (Node m : members) {
+            if (m.edited && (m.runner == null || m.runner.finished) && !done(m)) actions.add("restart " + m.name);
+        }
+        if (crashesLeft > 0) {
+            for (Runner r : runners) if (!r.finished && r.member.edited) actions.add("crash " + r.member.name);
+        }
+        if (leaderChangesLeft > 0) actions.add("leader-change");
+        if (lostAnswersLeft > 0 && !loseNextAnswer) actions.add("lose-answer");
+        return actions;
+    }
+
+    private boolean editAllowed(Node m) {
+        int i = m.index;
+        return switch (config.edits) {
+            case ALL_AT_ONCE -> true;
+            case ONE_AT_A_TIME -> i > 0 && members.get(i - 1).edited && members.get(i - 1).run == Run.SERVING
+                    && members.get(i - 1).runner != null && members.get(i - 1).runs > 0;
+            case ONE_LATE -> runners.stream().filter(r -> !r.finished).allMatch(r -> r.pending.equals("pause"));
+        };
+    }
+
+    private boolean done(Node m) {
+        return m.runner != null && m.runner.finished && m.runner.failure == null && m.data.equals(config.to)
+                && m.run == Run.SERVING && !m.runner.crashNow;
+    }
+
+    /** Carries out one action; then the cluster's own moves and the invariants. */
+    static boolean debug = Boolean.getBoolean("sim.debug");
+
+    void step(String action) {
+        steps++;
+        trace.add(action);
+        String did = action.startsWith("run ") || action.startsWith("crash ") ? runnerOf(action.split(" ", 2)[1]).pending : "";
+        try {
+            doStep(action);
+        } finally {
+            if (debug) {
+                System.out.println(steps + ": " + action + " [" + did + "] cv=" + clusterVersion + " job=" + job + " rec="
+                        + (recordValue == null ? "-" : recordValue.holder() + ":" + recordValue.from() + "->"
+                                + recordValue.to() + "@" + recordMod)
+                        + " " + members.stream().map(m -> m.name + "@" + m.data + "/" + m.run + "/" + Note.text(m.note)
+                                + (m.outByChoice ? "/chosen" : "")).toList());
+            }
+        }
+    }
+
+    private void doStep(String action) {
+        String[] parts = action.split(" ", 2);
+        switch (parts[0]) {
+            case "run" -> resume(runnerOf(parts[1]));
+            case "edit" -> edit(memberOf(parts[1]));
+            case "restart" -> start(memberOf(parts[1]));
+            case "crash" -> {
+                crashesLeft--;
+                Runner r = runnerOf(parts[1]);
+                r.crashNow = true;
+                resume(r);
+            }
+            case "leader-change" -> {
+                leaderChangesLeft--;
+                leaderChangeReads = 3;
+            }
+            case "lose-answer" -> {
+                lostAnswersLeft--;
+                loseNextAnswer = true;
+            }
+            default -> throw new IllegalArgumentException(action);
+        }
+        clusterMoves();
+        check();
+    }
+
+    boolean quiet() {
+        return crashesLeft == 0 && leaderChangesLeft == 0 && lostAnswersLeft == 0
+                && members.stream().allMatch(m -> m.edited);
+    }
+
+    boolean converged() {
+        return members.stream().allMatch(this::done) && recordValue == null
+                && members.stream().allMatch(m -> m.note instanceof Note.None);
+    }
+
+    private Runner runnerOf(String name) {
+        return memberOf(name).runner;
+    }
+
+    private Node memberOf(String name) {
+        return members.stream().filter(m -> m.name.equals(name)).findFirst().orElseThrow();
+    }
+
+    private void edit(Node m) {
+        m.edited = true;
+        m.run = Run.DOWN; // the kubelet stops the old pod
+        m.outByChoice = false;
+        start(m);
+    }
+
+    private void start(Node m) {
+        m.run = Run.DOWN;
+        Runner r = new Runner(m, runners.size());
+        m.runner = r;
+        m.runs++;
+        runners.add(r);
+        r.thread = Thread.ofVirtual().unstarted(() -> body(r));
+        r.thread.start();
+        back.acquireUninterruptibly(); // until its first port call
+    }
+
+    private void resume(Runner r) {
+        r.go.release();
+        back.acquireUninterruptibly();
+    }
+
+    /** Ends every runner thread (a crash at its pending call). */
+    void close() {
+        for (Runner r : runners) {
+            if (!r.finished) {
+                r.crashNow = true;
+                resume(r);
+            }
+        }
+    }
+
+    /** A port call: the runner waits for its turn here, and may be crashed here. */
+    private void call(Runner r, String label) {
+        r.pending = label;
+        back.release();
+        r.go.acquireUninterruptibly();
+        if (r.crashNow) throw new Crash();
+        r.recent.add(label);
+        if (r.recent.size() > 6) r.recent.removeFirst();
+    }
+
+    private void body(Runner r) {
+        try {
+            call(r, "start");
+            runner(r);
+            call(r, "exec");
+            r.member.run = Run.SERVING;
+            r.member.outByChoice = false;
+        } catch (Crash crash) {
+            r.member.run = Run.DOWN; // the pod died with its runner
+            r.acting = false;
+        } catch (Throwable t) {
+            r.failure = t;
+            r.member.run = Run.DOWN; // the runner exits 1; its serving etcd with it
+            r.acting = false;
+        } finally {
+            r.finished = true;
+            r.pending = "finished";
+            back.release();
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------- a runner
+
+    private void runner(Runner r) throws Exception {
+        Node m = r.member;
+        List<RolloutRules.Leg> legs = new ArrayList<>();
+        // the runner plans from what the data records (DataDirState: a step's etcd may have moved it past version.txt)
+        MinorLine at = m.data;
+        while (!at.equals(config.to)) {
+            MinorLine next = new MinorLine(
+                    at.major(), at.minor() + (at.isOlderThan(config.to) ? 1 : -1));
+            legs.add(new RolloutRules.Leg(at, next));
+            at = next;
+        }
+        Log log = Log.silent();
+        log.subscribe(e -> {
+            if (e instanceof RolloutEvent.RestartRecordTaken) r.acting = true;
+            if (e instanceof RolloutEvent.RestartRecordReleased) r.acting = false;
+        });
+        RolloutCoordinator driver = new RolloutCoordinator(
+                new View(r), new Store(r), m.name, config.members, POLICY, new Tick(r), log);
+        if (legs.isEmpty()) {
+            if (!(m.note instanceof Note.None)) driver.releaseLeftover(config.to);
+            return;
+        }
+        MinorLine start = m.data;
+        driver.run(
+                legs,
+                i -> leg(r, legs.get(i)),
+                reached -> {
+                    MinorLine line = reached < 0 ? start : legs.get(reached).to();
+                    return Optional.of(serving(r, line));
+                },
+                Optional.of(m.recordedCv),
+                m.recordedJob);
+    }
+
+    private RolloutCoordinator.Serving serving(Runner r, MinorLine line) {
+        call(r, "serve " + line);
+        Node m = r.member;
+        if (!m.data.equals(line)) throw new Violation(m.name + " serves " + line + " on data at " + m.data);
+        m.run = Run.SERVING;
+        m.outByChoice = false;
+        return new RolloutCoordinator.Serving() {
+            @Override
+            public void requireAlive() {}
+
+            @Override
+            public void stop() {
+                call(r, "stop");
+                long out = members.stream()
+                        .filter(o -> o != m && o.outByChoice && o.run != Run.SERVING)
+                        .count();
+                m.outByChoice = true;
+                m.run = Run.DOWN;
+                if (out > 0) {
+                    throw new Violation("two members out of service by a runner's choice: " + m.name + " stopped while "
+                            + members.stream().filter(o -> o != m && o.outByChoice && o.run != Run.SERVING)
+                                    .map(o -> o.name).toList() + " was out");
+                }
+            }
+
+            @Override
+            public void close() {
+                if (m.run == Run.SERVING) m.run = Run.DOWN;
+            }
+        };
+    }
+
+    /** A leg's step as MinorUpgrade / OnlineDowngrade do it, reduced to what the cluster sees. */
+    private void leg(Runner r, RolloutRules.Leg leg) throws Exception {
+        Node m = r.member;
+        call(r, "leg " + leg + " private etcd");
+        m.run = Run.PRIVATE;
+        if (!leg.upgrade() && !leg.from().equals(leg.to())) {
+            awaitQuorum(r, "downgrade read");
+            // a job to the previous minor's line: the leader ends it once every member runs it
+            int waits = 0;
+            while (job.isPresent() && !job.get().equals(leg.to()) && !RolloutRules.Mutations.enableWithoutCheckingJob) {
+                if (!job.get().equals(leg.from()) || ++waits > 200) {
+                    throw new FailedException("a downgrade job to " + job.get() + " is in progress, not to " + leg.to());
+                }
+                call(r, "pause");
+                clockMillis += 500;
+                awaitQuorum(r, "downgrade read");
+            }
+            boolean wanted = RolloutRules.Mutations.enableWithoutCheckingJob
+                    || !(clusterVersion.equals(leg.to()) || job.equals(Optional.of(leg.to())));
+            if (wanted) {
+                call(r, "downgrade enable " + leg.to());
+                if (job.isPresent()) {
+                    // etcd refuses a second enable; the step reads again: a job to its own line is the one wanted
+                    if (RolloutRules.Mutations.enableWithoutCheckingJob || !job.get().equals(leg.to())) {
+                        throw new FailedException("downgrade enable refused: a job to " + job.get() + " is in progress");
+                    }
+                } else {
+                    if (!enabledJobs.add(leg.to())) {
+                        doubleEnable = "the downgrade job to " + leg.to() + " was enabled twice (by " + m.name + ")";
+                    }
+                    job = Optional.of(leg.to());
+                    clusterVersion = leg.to();
+                    enables++;
+                }
+            }
+            call(r, "leg " + leg + " older etcd");
+        }
+        awaitQuorum(r, "quorum write at " + leg.to());
+        m.data = leg.to();
+        call(r, "version.txt " + leg.to());
+        m.versionTxt = leg.to();
+        call(r, "leg " + leg + " stopped");
+        m.run = Run.DOWN;
+    }
+
+    private void awaitQuorum(Runner r, String label) throws FailedException {
+        for (int i = 0; ; i++) {
+            call(r, label);
+            if (quorum()) return;
+            if (i > 400) throw new FailedException("no quorum for " + label);
+            clockMillis += 500;
+        }
+    }
+
+    private boolean quorum() {
+        return members.stream().filter(m -> m.run != Run.DOWN).count() * 2 > members.size();
+    }
+
+    // ----------------------------------------------------------------------------------------------- the cluster
+
+    private void clusterMoves() {
+        for (Node m : members) {
+            if (m.run != Run.DOWN) {
+                m.recordedCv = clusterVersion;
+                m.recordedJob = job.isPresent();
+            }
+        }
+        boolean allUp = members.stream().allMatch(m -> m.run != Run.DOWN);
+        if (job.isPresent() && allUp && members.stream().allMatch(m -> m.data.equals(job.get()))) {
+            job = Optional.empty(); // the leader ends the downgrade job
+        }
+        if (job.isEmpty() && allUp) {
+            MinorLine lowest = members.stream().map(m -> m.data).min(MinorLine::compareTo).orElseThrow();
+            if (clusterVersion.isOlderThan(lowest)) clusterVersion = lowest;
+        }
+        for (Node m : members) {
+            if (m.run != Run.DOWN) {
+                m.recordedCv = clusterVersion;
+                m.recordedJob = job.isPresent();
+            }
+        }
+    }
+
+    /** The invariants after every step (the liveness one is the scheduler's). */
+    private void check() {
+        for (Runner r : runners) {
+            if (r.failure instanceof Violation v) throw v;
+            if (r.failure != null) {
+                throw new Violation("runner of " + r.member.name + " failed: " + r.failure.getMessage());
+            }
+        }
+        List<Node> running = members.stream().filter(m -> m.run != Run.DOWN).toList();
+        if (!running.isEmpty()) {
+            MinorLine lo = running.stream().map(m -> m.data).min(MinorLine::compareTo).orElseThrow();
+            MinorLine hi = running.stream().map(m -> m.data).max(MinorLine::compareTo).orElseThrow();
+            if (hi.major() != lo.major() || hi.minor() - lo.minor() > 1) {
+                throw new Violation("members run lines more than one minor apart: "
+                        + running.stream().map(m -> m.name + "@" + m.data).toList());
+            }
+        }
+        long acting = runners.stream().filter(r -> !r.finished && r.acting).count();
+        if (acting > 1) {
+            throw new Violation("two runners act under the restart record: " + runners.stream()
+                    .filter(r -> !r.finished && r.acting).map(r -> r.member.name).toList());
+        }
+        for (Node m : members) {
+            boolean up = config.from.isOlderThan(config.to);
+            if (up ? m.data.isOlderThan(m.versionTxt) : m.versionTxt.isOlderThan(m.data)) {
+                throw new Violation("version.txt of " + m.name + " names " + m.versionTxt + ", its data is at " + m.data);
+            }
+        }
+        if (doubleEnable != null) throw new Violation(doubleEnable);
+    }
+
+    String summary() {
+        return "record " + (recordValue == null ? "none" : recordValue.holder() + " " + recordValue.from() + " -> "
+                + recordValue.to()) + ", members " + members.stream().map(m -> m.name + "@" + m.data + "/" + m.run
+                + (Note.text(m.note).isEmpty() ? "" : " note " + Note.text(m.note))
+                + (m.runner == null ? "" : " runner " + m.runner.pending)).toList();
+    }
+
+    /** An abstract state for the exhaustive search's hashing (the runners' control state approximated). */
+    String state() {
+        StringBuilder s = new StringBuilder();
+        s.append(clusterVersion).append(job).append(recordValue == null ? "-" : recordValue.holder() + recordValue.from()
+                + recordValue.to()).append(leaderChangeReads).append(loseNextAnswer).append(crashesLeft)
+                .append(leaderChangesLeft).append(lostAnswersLeft);
+        for (Node m : members) {
+            s.append('|').append(m.data).append(m.versionTxt).append(m.run).append(Note.text(m.note).isEmpty() ? "" : "N")
+                    .append(m.outByChoice).append(m.edited);
+            if (m.runner != null) s.append(m.runner.finished).append(m.runner.pending).append(m.runner.recent)
+                    .append(m.runner.acting);
+        }
+        return s.toString();
+    }
+
+    // ----------------------------------------------------------------------------------------------- the ports
+
+    private final class Tick implements RolloutCoordinator.Ticker {
+        private final Runner r;
+
+        Tick(Runner r) {
+            this.r = r;
+        }
+
+        @Override
+        public Instant now() {
+            return Instant.ofEpochMilli(clockMillis);
+        }
+
+        @Override
+        public void pause() {
+            call(r, "pause");
+            clockMillis += POLICY.poll().toMillis();
+        }
+    }
+
+    private final class Store implements NoteStore {
+        private final Runner r;
+
+        Store(Runner r) {
+            this.r = r;
+        }
+
+        @Override
+        public Note read() {
+            return r.member.note; // read at the run's start, before anything it does
+        }
+
+        @Override
+        public void write(Note note) {
+            call(r, "note " + Note.text(note));
+            r.member.note = note;
+            if (note instanceof Note.None) r.acting = false; // released, or given up to a peer's take-over
+        }
+    }
+
+    /** The runner's cluster client: its own URL and the guessed ones first, then every URL the member list named. */
+    private final class View implements ClusterView {
+        private final Runner r;
+        private final Set<String> listed = new LinkedHashSet<>();
+        private final Set<String> seeds = new LinkedHashSet<>();
+
+        View(Runner r) {
+            this.r = r;
+            seeds.add(r.member.url());
+            for (Node m : members) {
+                // EtcdWiring's guess: the peer's host with this member's client port
+                seeds.add(config.layout == Layout.ONE_HOST ? r.member.url() : m.url());
+            }
+        }
+
+        private void ask(String label, boolean listedToo) throws IOException {
+            call(r, label);
+            if (leaderChangeReads > 0) {
+                leaderChangeReads--;
+                throw new IOException("503 leader changed");
+            }
+            if (listed.isEmpty() && !RolloutRules.Mutations.releaseThroughOwnUrlOnly) {
+                // GET /members on the other members' peer URLs: any etcd of theirs that runs (serving or a step's)
+                if (members.stream().anyMatch(m -> m != r.member && m.run != Run.DOWN)) {
+                    for (Node m : members) listed.add(m.url());
+                }
+            }
+            Set<String> urls = new LinkedHashSet<>(listedToo ? listed : Set.of());
+            urls.addAll(seeds);
+            boolean answers = members.stream().anyMatch(m -> m.run == Run.SERVING && urls.contains(m.url()));
+            if (!answers || !quorum()) throw new IOException("no member answered on " + urls);
+        }
+
+        private void maybeLose() throws IOException {
+            if (loseNextAnswer) {
+                loseNextAnswer = false;
+                throw new IOException("the answer was lost");
+            }
+        }
+
+        @Override
+        public List<ClusterView.Member> members() throws IOException {
+            ask("members", true);
+            List<ClusterView.Member> list = new ArrayList<>();
+            for (Node m : Sim.this.members) {
+                listed.add(m.url());
+                list.add(m.run == Run.SERVING
+                        ? ClusterView.Member.up(m.name, new Status(
+                                EtcdVersion.parse(m.data + ".0"), 100, false, Optional.empty(), job))
+                        : ClusterView.Member.down(m.name, "connection refused"));
+            }
+            return list;
+        }
+
+        @Override
+        public Optional<MinorLine> clusterVersion() throws IOException {
+            ask("cluster version", true);
+            return Optional.of(clusterVersion);
+        }
+
+        @Override
+        public Optional<Record> record() throws IOException {
+            ask("record", true);
+            return recordValue == null ? Optional.empty() : Optional.of(new Record(recordValue, recordMod));
+        }
+
+        @Override
+        public Optional<Record> create(RecordValue value) throws IOException {
+            ask("create", true);
+            if (recordValue != null) return Optional.empty();
+            recordValue = value;
+            recordMod = ++revision;
+            maybeLose();
+            return Optional.of(new Record(value, recordMod));
+        }
+
+        @Override
+        public boolean delete(Record record) throws IOException {
+            ask("delete", !RolloutRules.Mutations.releaseThroughOwnUrlOnly);
+            if (recordValue == null || recordMod != record.modRevision()) return false;
+            recordValue = null;
+            revision++;
+            maybeLose();
+            return true;
+        }
+
+        @Override
+        public boolean holds(Record record) throws IOException {
+            ask("holds", true);
+            return recordValue != null && recordMod == record.modRevision();
+        }
+    }
+}
