@@ -113,7 +113,7 @@ class DataDirTest {
         assertTrue(e.getMessage().contains(d.versionFile().toString()), e.getMessage());
         assertTrue(e.getMessage().contains("'v3.5.21 etcd3\\n'"), e.getMessage());
         assertTrue(e.getMessage().contains("Fix:"), e.getMessage());
-        assertTrue(e.getMessage().contains("echo -n 3.5.21/etcd3 > " + d.versionFile()), e.getMessage());
+        assertTrue(e.getMessage().contains("echo -n 3.5.35/etcd3 > " + d.versionFile()), e.getMessage());
         assertTrue(e.getMessage().contains("--initial-version"), e.getMessage());
     }
 
