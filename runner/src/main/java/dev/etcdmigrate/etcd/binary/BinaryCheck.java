@@ -10,8 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -209,12 +207,23 @@ public final class BinaryCheck {
         BasicFileAttributes a = Files.readAttributes(real, BasicFileAttributes.class);
         String identity = real + "|" + a.fileKey() + "|" + a.size() + "|"
                 + a.lastModifiedTime().toMillis() + "|" + question;
-        try {
-            return HexFormat.of()
-                    .formatHex(MessageDigest.getInstance("SHA-256").digest(identity.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
+        return digest(identity);
+    }
+
+    /**
+     * 128 bits of two FNV-1a passes (forwards and backwards over the UTF-8 bytes). Not SHA-256: MessageDigest
+     * initialises Java's whole security framework (JCA), which a restart otherwise never needs. The key only
+     * names an answer in the data dir's own owner-only file; an older file's SHA-256 keys are asked once more.
+     */
+    static String digest(String identity) {
+        byte[] b = identity.getBytes(StandardCharsets.UTF_8);
+        long forwards = 0xcbf29ce484222325L;
+        long backwards = 0x84222325cbf29ce4L;
+        for (int i = 0; i < b.length; i++) {
+            forwards = (forwards ^ (b[i] & 0xff)) * 0x100000001b3L;
+            backwards = (backwards ^ (b[b.length - 1 - i] & 0xff)) * 0x100000001b3L;
         }
+        return HexFormat.of().toHexDigits(forwards) + HexFormat.of().toHexDigits(backwards);
     }
 
     record Output(int exit, List<String> lines) {

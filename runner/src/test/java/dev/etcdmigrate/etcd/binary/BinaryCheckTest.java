@@ -43,4 +43,16 @@ class BinaryCheckTest {
                 BinaryCheck.WrongBinaryException.class, () -> BinaryCheck.askAll(List.of(first, () -> {}, second)));
         assertEquals("etcd-3.5.35 reports version 3.4.23", thrown.getMessage());
     }
+
+    @Test
+    void theKeyOfAnAnswerIsStableAndTellsInputsApart() {
+        String a = BinaryCheck.digest("/bin/etcd-3.6.16|(dev=1,ino=2)|100|5|target --name\u0000m1");
+        org.junit.jupiter.api.Assertions.assertEquals(
+                a, BinaryCheck.digest("/bin/etcd-3.6.16|(dev=1,ino=2)|100|5|target --name\u0000m1"));
+        org.junit.jupiter.api.Assertions.assertTrue(a.matches("[0-9a-f]{32}"), a);
+        java.util.Set<String> keys = new java.util.HashSet<>();
+        for (int i = 0; i < 10_000; i++) keys.add(BinaryCheck.digest("/bin/etcd-3.6.16|" + i + "|100|5|target"));
+        org.junit.jupiter.api.Assertions.assertEquals(10_000, keys.size());
+        org.junit.jupiter.api.Assertions.assertNotEquals(BinaryCheck.digest("ab"), BinaryCheck.digest("ba"));
+    }
 }
