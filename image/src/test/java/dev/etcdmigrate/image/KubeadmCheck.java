@@ -66,6 +66,7 @@ class KubeadmCheck {
     static final String RECORDED_PREFIX = "recorded ";
     /** The etcd image tag kubeadm v1.34.4 is given for the 3.5-shaped recording (its default for v1.31-v1.33). */
     static final String RECORDED_35_TAG = "3.5.24-0";
+
     static final Path PATCHES =
             Path.of(System.getProperty("manifests.dir", "target/manifests")).resolve("kubeadm");
     static final Path SCRIPTS = Path.of(System.getProperty("scripts.dir", "../scripts"));
@@ -98,12 +99,17 @@ class KubeadmCheck {
         List<String> before = List.of(
                 "--experimental-initial-corrupt-check=true", "--experimental-watch-progress-notify-interval=5s");
         Map<String, List<String>> shapes = Map.of(
-                KUBEADM_VERSIONS.getFirst(), now,
-                RECORDED_PREFIX + "v1.34.4-etcd-3.6", now,
-                RECORDED_PREFIX + "v1.34.4-etcd-3.5", before);
+                KUBEADM_VERSIONS.getFirst(),
+                now,
+                RECORDED_PREFIX + "v1.34.4-etcd-3.6",
+                now,
+                RECORDED_PREFIX + "v1.34.4-etcd-3.5",
+                before);
         for (var e : shapes.entrySet()) {
-            List<String> flags = kubeadmEtcdFlags(render(e.getKey(), tmp.resolve("shape-" + e.getKey().replace(' ', '-')), Optional.empty()));
-            for (String flag : e.getValue()) assertTrue(flags.contains(flag), e.getKey() + " lacks " + flag + ": " + flags);
+            List<String> flags = kubeadmEtcdFlags(
+                    render(e.getKey(), tmp.resolve("shape-" + e.getKey().replace(' ', '-')), Optional.empty()));
+            for (String flag : e.getValue())
+                assertTrue(flags.contains(flag), e.getKey() + " lacks " + flag + ": " + flags);
             List<String> other = e.getValue() == now ? before : now;
             for (String flag : other) assertFalse(flags.contains(flag), e.getKey() + " has " + flag + ": " + flags);
         }
@@ -140,14 +146,15 @@ class KubeadmCheck {
             Files.writeString(
                     dir.resolve(name + ".yaml"),
                     ("# Recorded by KubeadmCheck#recordFixtures: kubeadm %s `init phase etcd local --config kubeadm.yaml"
-                                    + " --rootfs DIR`, kubernetesVersion %s, advertiseAddress %s, node name %s,"
-                                    + " dataDir /var/lib/etcd, certificatesDir /etc/kubernetes/pki%s. Not edited.\n")
+                                            + " --rootfs DIR`, kubernetesVersion %s, advertiseAddress %s, node name %s,"
+                                            + " dataDir /var/lib/etcd, certificatesDir /etc/kubernetes/pki%s. Not edited.\n")
                                     .formatted(
                                             version,
                                             version,
                                             ADVERTISE,
                                             NODE,
-                                            tag.map(t -> ", etcd.local.imageTag " + t).orElse(""))
+                                            tag.map(t -> ", etcd.local.imageTag " + t)
+                                                    .orElse(""))
                             + pod);
         }
     }
@@ -304,7 +311,8 @@ class KubeadmCheck {
                 writeConfig(rootfs, KUBEADM_VERSIONS.getFirst(), dataDir, Optional.empty(), false);
                 certificates(kubeadm(KUBEADM_VERSIONS.getFirst()), rootfs, pki);
             }
-            text = text.replace("/var/lib/etcd", dataDir.get().toString()).replace("/etc/kubernetes/pki", pki.toString());
+            text = text.replace("/var/lib/etcd", dataDir.get().toString())
+                    .replace("/etc/kubernetes/pki", pki.toString());
         }
         Path manifest = Files.createDirectories(rootfs.resolve("recorded")).resolve(name + ".yaml");
         Files.writeString(manifest, text);

@@ -80,7 +80,9 @@ class FlagTranslationIT {
             for (String flag : KUBEADM_133) assertTrue(argv.contains(flag), flag + " in " + argv);
             for (String flag : KUBEADM_137) assertTrue(!argv.contains(flag), flag + " in " + argv);
             GatewayClient gateway = new GatewayClient(
-                    GatewayClient.newHttpClient(), java.net.URI.create(client), to.line().jsonGateway());
+                    GatewayClient.newHttpClient(),
+                    java.net.URI.create(client),
+                    to.line().jsonGateway());
             awaitServing(gateway, runner);
             // the process the runner became is etcd 3.5 with the 3.5 spellings on its command line
             List<String> cmdline = Arrays.asList(
@@ -90,7 +92,9 @@ class FlagTranslationIT {
             assertEquals(to.version(), gateway.version().path("etcdserver").asText());
             try (Client jetcd = Client.builder().endpoints(client).build()) {
                 Keyspace served = Keyspace.read(jetcd);
-                before.entries().forEach((key, entry) -> assertEquals(entry, served.entries().get(key), key));
+                before.entries()
+                        .forEach((key, entry) ->
+                                assertEquals(entry, served.entries().get(key), key));
             }
             runner.process().toHandle().destroy();
             assertEquals(143, runner.awaitExit(Duration.ofSeconds(10)), "etcd stops cleanly on SIGTERM");
@@ -124,8 +128,9 @@ class FlagTranslationIT {
 
     private static List<String> renames(JsonNode flags) {
         List<String> out = new ArrayList<>();
-        flags.forEach(f -> out.add(f.path("version").asText() + " " + f.path("runs").asText() + ": "
-                + f.path("given").asText() + " -> " + f.path("as").asText()));
+        flags.forEach(
+                f -> out.add(f.path("version").asText() + " " + f.path("runs").asText() + ": "
+                        + f.path("given").asText() + " -> " + f.path("as").asText()));
         return out;
     }
 

@@ -180,7 +180,9 @@ class HaRolloutIT {
                 size,
                 runners.stream()
                         .filter(r -> r.events("member-serving").stream()
-                                .anyMatch(e -> e.path("version").asText().equals(line("3.5").version())))
+                                .anyMatch(e -> e.path("version")
+                                        .asText()
+                                        .equals(line("3.5").version())))
                         .filter(r -> r.events("flag-translated").stream()
                                 .anyMatch(e -> e.path("runs").asText().equals("serving")))
                         .count(),
