@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds Kubernetes tools from the Go module proxy (Go is a build-time tool only) and caches them:
-#   bash scripts/build-kubernetes.sh [--version v1.34.4] TOOL...
+#   bash scripts/build-kubernetes.sh [--version v1.37.2] TOOL...
 # TOOL: kube-apiserver | kubeadm | kubelet | etcd-migrate-k8s (Kubernetes' own etcd `migrate` tool,
 # k8s.io/kubernetes/cluster/images/etcd/migrate). Prints each binary's path on stdout, one per
 # line; everything else goes to stderr. A cached binary (marker present) is reused at once.
@@ -11,7 +11,7 @@
 # (the list is read from k8s.io/kubernetes's own go.mod, so it follows the release).
 set -euo pipefail
 
-version=v1.34.4
+version=v1.37.2
 tools=()
 while [ $# -gt 0 ]; do
   case "$1" in

@@ -39,7 +39,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * changes (annotation, volumes, kubeadm's etcd flags after "--"), pass the runner's flag rules, have
  * its etcd flags accepted by the target etcd (`etcd <flags> --version`), be planned by the runner's
  * own `plan` against real 3.5 data in kubeadm's data dir, and (init container) migrate that data
- * for real, every key checked afterwards with the target etcd.
+ * for real, every key checked afterwards with the target etcd. Older releases' pods are recorded files
+ * ({@link #RECORDED}: kubeadm v1.34.4, both shapes of kubeadm's etcd flags), patched by {@link JsonPatch} as kubeadm
+ * patches (checked against kubeadm on the built release) and put through the same checks; CI builds only today's
+ * kubeadm.
  */
 @EnabledIfSystemProperty(
         named = "kubeadm.check",
@@ -47,8 +50,23 @@ import org.junit.jupiter.params.provider.MethodSource;
         disabledReason = "the kubeadm profile's execution runs it")
 class KubeadmCheck {
 
-    static final List<String> KUBEADM_VERSIONS = Arrays.asList(
-            System.getProperty("kubeadm.versions", "v1.34.4,v1.33.13").split(","));
+    /** The kubeadm releases built (scripts/build-kubernetes.sh) and run: today's. */
+    static final List<String> KUBEADM_VERSIONS =
+            Arrays.asList(System.getProperty("kubeadm.versions", "v1.37.2").split(","));
+    /**
+     * Pods an older kubeadm rendered, recorded once (src/test/resources/kubeadm/, {@link #recordFixtures}) instead of
+     * built in every CI run: v1.34.4 for etcd 3.6 (`--feature-gates=InitialCorruptCheck=true`,
+     * `--watch-progress-notify-interval=5s`, the shape v1.34+ writes for etcd 3.6+) and for etcd 3.5 (imageTag
+     * 3.5.24-0: `--experimental-initial-corrupt-check=true`, `--experimental-watch-progress-notify-interval=5s`, the
+     * shape every kubeadm up to v1.33 writes). They were rendered with dataDir /var/lib/etcd and certificatesDir
+     * /etc/kubernetes/pki; a check moves both to its own directories.
+     */
+    static final List<String> RECORDED = List.of("v1.34.4-etcd-3.6", "v1.34.4-etcd-3.5");
+
+    static final String RECORDED_PREFIX = "recorded ";
+    /** The etcd image tag kubeadm v1.34.4 is given for the 3.5-shaped recording (its default for v1.31-v1.33). */
+    static final String RECORDED_35_TAG = "3.5.24-0";
+
     static final Path PATCHES =
             Path.of(System.getProperty("manifests.dir", "target/manifests")).resolve("kubeadm");
     static final Path SCRIPTS = Path.of(System.getProperty("scripts.dir", "../scripts"));
@@ -65,25 +83,97 @@ class KubeadmCheck {
     @TempDir
     Path tmp;
 
+    /** Every rendering checked: each built kubeadm's, then each recorded one ("recorded NAME"). */
     static Stream<String> versions() {
+        return Stream.concat(KUBEADM_VERSIONS.stream(), RECORDED.stream().map(r -> RECORDED_PREFIX + r));
+    }
+
+    static Stream<String> built() {
         return KUBEADM_VERSIONS.stream();
+    }
+
+    /** Both shapes of kubeadm's etcd flags are covered, and today's kubeadm writes the 3.6+ one. */
+    @Test
+    void bothShapesOfKubeadmsEtcdFlagsAreCovered() throws Exception {
+        List<String> now = List.of("--feature-gates=InitialCorruptCheck=true", "--watch-progress-notify-interval=5s");
+        List<String> before = List.of(
+                "--experimental-initial-corrupt-check=true", "--experimental-watch-progress-notify-interval=5s");
+        Map<String, List<String>> shapes = Map.of(
+                KUBEADM_VERSIONS.getFirst(),
+                now,
+                RECORDED_PREFIX + "v1.34.4-etcd-3.6",
+                now,
+                RECORDED_PREFIX + "v1.34.4-etcd-3.5",
+                before);
+        for (var e : shapes.entrySet()) {
+            List<String> flags = kubeadmEtcdFlags(
+                    render(e.getKey(), tmp.resolve("shape-" + e.getKey().replace(' ', '-')), Optional.empty()));
+            for (String flag : e.getValue())
+                assertTrue(flags.contains(flag), e.getKey() + " lacks " + flag + ": " + flags);
+            List<String> other = e.getValue() == now ? before : now;
+            for (String flag : other) assertFalse(flags.contains(flag), e.getKey() + " has " + flag + ": " + flags);
+        }
+    }
+
+    /**
+     * The recorded pods are patched here (JsonPatch), not by kubeadm: on the built releases both ways must give the
+     * same pod, for each of the project's patches.
+     */
+    @ParameterizedTest
+    @MethodSource("built")
+    void theTestsPatchIsKubeadmsPatch(String version) throws Exception {
+        JsonNode plain = render(version, tmp.resolve("plain"), Optional.empty());
+        for (String patch : List.of("entrypoint", "init-container")) {
+            JsonNode byKubeadm = render(version, tmp.resolve(patch), Optional.empty(), patch);
+            assertEquals(byKubeadm, JsonPatch.apply(plain, patchOperations(patch)), version + " " + patch);
+        }
+    }
+
+    /**
+     * Records the older kubeadm's pods (not a check: -Dkubeadm.record=DIR, e.g. image/src/test/resources/kubeadm,
+     * with kubeadm v1.34.4 built by scripts/build-kubernetes.sh --version v1.34.4 kubeadm).
+     */
+    @Test
+    @EnabledIfSystemProperty(named = "kubeadm.record", matches = ".+")
+    void recordFixtures() throws Exception {
+        Path dir = Files.createDirectories(Path.of(System.getProperty("kubeadm.record")));
+        for (String name : RECORDED) {
+            String version = name.substring(0, name.indexOf("-etcd-"));
+            Optional<String> tag = name.endsWith("-etcd-3.5") ? Optional.of(RECORDED_35_TAG) : Optional.empty();
+            Path rootfs = tmp.resolve("record-" + name);
+            renderWithKubeadm(version, rootfs, Optional.empty(), tag);
+            String pod = Files.readString(rootfs.resolve("etc/kubernetes/manifests/etcd.yaml"));
+            Files.writeString(
+                    dir.resolve(name + ".yaml"),
+                    ("# Recorded by KubeadmCheck#recordFixtures: kubeadm %s `init phase etcd local --config kubeadm.yaml"
+                                            + " --rootfs DIR`, kubernetesVersion %s, advertiseAddress %s, node name %s,"
+                                            + " dataDir /var/lib/etcd, certificatesDir /etc/kubernetes/pki%s. Not edited.\n")
+                                    .formatted(
+                                            version,
+                                            version,
+                                            ADVERTISE,
+                                            NODE,
+                                            tag.map(t -> ", etcd.local.imageTag " + t)
+                                                    .orElse(""))
+                            + pod);
+        }
     }
 
     /** The covered releases must differ in their default etcd line, or the coverage is one line twice. */
     @Test
     void coveredKubeadmReleasesDefaultToDifferentEtcdLines() throws Exception {
-        assertTrue(KUBEADM_VERSIONS.size() >= 2, "cover at least two kubeadm minors: " + KUBEADM_VERSIONS);
+        List<String> covered = versions().toList();
+        assertTrue(covered.size() >= 2, "cover at least two etcd lines: " + covered);
         List<String> lines = new ArrayList<>();
-        for (String version : KUBEADM_VERSIONS) {
-            JsonNode pod = render(version, tmp.resolve(version), Optional.empty());
+        for (String version : covered) {
+            JsonNode pod = render(version, tmp.resolve(version.replace(' ', '-')), Optional.empty());
             String image = etcdContainer(pod).path("image").asText();
             Matcher tag = Pattern.compile("registry\\.k8s\\.io/etcd:(\\d+\\.\\d+)\\.\\d+-\\d+")
                     .matcher(image);
             assertTrue(tag.matches(), version + ": kubeadm's etcd image " + image);
             lines.add(tag.group(1));
         }
-        assertEquals(
-                lines.size(), lines.stream().distinct().count(), KUBEADM_VERSIONS + " default to etcd lines " + lines);
+        assertEquals(lines.size(), lines.stream().distinct().count(), covered + " default to etcd lines " + lines);
     }
 
     @ParameterizedTest
@@ -195,8 +285,63 @@ class KubeadmCheck {
         return data;
     }
 
-    /** kubeadm's etcd static pod for VERSION, rendered in ROOTFS, through the patch dirs given (none: as kubeadm writes it). */
+    /**
+     * kubeadm's etcd static pod for VERSION (a built release, or "recorded NAME"), rendered in ROOTFS, through the
+     * patch dirs given (none: as kubeadm writes it).
+     */
     static JsonNode render(String version, Path rootfs, Optional<Path> dataDir, String... patches) throws Exception {
+        if (version.startsWith(RECORDED_PREFIX)) {
+            return recorded(version.substring(RECORDED_PREFIX.length()), rootfs, dataDir, patches);
+        }
+        return renderWithKubeadm(version, rootfs, dataDir, Optional.empty(), patches);
+    }
+
+    /** A recorded pod with its data dir and certificates moved to this check's, patched as kubeadm would patch it. */
+    private static JsonNode recorded(String name, Path rootfs, Optional<Path> dataDir, String... patches)
+            throws Exception {
+        String text;
+        try (var in = KubeadmCheck.class.getResourceAsStream("/kubeadm/" + name + ".yaml")) {
+            assertTrue(in != null, "no recorded kubeadm pod " + name);
+            text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        if (dataDir.isPresent()) {
+            Path pki = dataDir.get().resolveSibling("pki");
+            if (!Files.isDirectory(pki)) {
+                // kubeadm's own etcd certificates, from the kubeadm that is built
+                writeConfig(rootfs, KUBEADM_VERSIONS.getFirst(), dataDir, Optional.empty(), false);
+                certificates(kubeadm(KUBEADM_VERSIONS.getFirst()), rootfs, pki);
+            }
+            text = text.replace("/var/lib/etcd", dataDir.get().toString())
+                    .replace("/etc/kubernetes/pki", pki.toString());
+        }
+        Path manifest = Files.createDirectories(rootfs.resolve("recorded")).resolve(name + ".yaml");
+        Files.writeString(manifest, text);
+        List<JsonNode> docs = ManifestsTest.documents(manifest);
+        assertEquals(1, docs.size(), manifest.toString());
+        JsonNode pod = docs.getFirst();
+        for (String patch : patches) pod = JsonPatch.apply(pod, patchOperations(patch));
+        KubernetesSchema.validate(
+                pod, name + " " + (patches.length == 0 ? "as kubeadm wrote it" : String.join(",", patches)));
+        return pod;
+    }
+
+    /** The operations of one of the project's kubeadm patches (rendered: the image reference filled in). */
+    static List<JsonNode> patchOperations(String patch) throws IOException {
+        List<JsonNode> ops = new ArrayList<>();
+        try (Stream<Path> files = Files.list(PATCHES.resolve(patch))) {
+            for (Path file : files.sorted().toList()) {
+                new com.fasterxml.jackson.databind.ObjectMapper(new com.fasterxml.jackson.dataformat.yaml.YAMLFactory())
+                        .readTree(file.toFile())
+                        .forEach(ops::add);
+            }
+        }
+        return ops;
+    }
+
+    /** kubeadm VERSION's own rendering; {@code etcdImageTag} is the ClusterConfiguration's etcd.local.imageTag. */
+    static JsonNode renderWithKubeadm(
+            String version, Path rootfs, Optional<Path> dataDir, Optional<String> etcdImageTag, String... patches)
+            throws Exception {
         Files.createDirectories(rootfs);
         List<String> command = new ArrayList<>(List.of(
                 kubeadm(version).toString(),
@@ -218,6 +363,26 @@ class KubeadmCheck {
                 }
             }
         }
+        writeConfig(rootfs, version, dataDir, etcdImageTag, patches.length > 0);
+        if (dataDir.isPresent() && !Files.isDirectory(dataDir.get().resolveSibling("pki"))) {
+            certificates(kubeadm(version), rootfs, dataDir.get().resolveSibling("pki"));
+        }
+        Result result = exec(command, Map.of(), 120);
+        assertEquals(0, result.exit, String.join(" ", command) + ":\n" + result.output);
+        Path manifest = rootfs.resolve("etc/kubernetes/manifests/etcd.yaml");
+        List<JsonNode> docs = ManifestsTest.documents(manifest);
+        assertEquals(1, docs.size(), manifest.toString());
+        JsonNode pod = docs.getFirst();
+        KubernetesSchema.validate(
+                pod, version + " " + (patches.length == 0 ? "as kubeadm writes it" : String.join(",", patches)));
+        return pod;
+    }
+
+    /** ROOTFS/kubeadm.yaml: kubeadm's configuration for this node (kubeadm chroots into ROOTFS, so it reads /kubeadm.yaml). */
+    private static void writeConfig(
+            Path rootfs, String version, Optional<Path> dataDir, Optional<String> etcdImageTag, boolean patched)
+            throws IOException {
+        Files.createDirectories(rootfs);
         Files.writeString(rootfs.resolve("kubeadm.yaml"), """
                 apiVersion: kubeadm.k8s.io/v1beta4
                 kind: InitConfiguration
@@ -235,26 +400,15 @@ class KubeadmCheck {
                 etcd:
                   local:
                     dataDir: %s
-                """.formatted(
+                %s""".formatted(
                         ADVERTISE,
                         NODE,
                         // kubeadm refuses --patches next to --config: the configuration names the directory
-                        patches.length > 0 ? "patches:\n  directory: /patches" : "",
+                        patched ? "patches:\n  directory: /patches" : "",
                         version,
                         dataDir.map(d -> d.resolveSibling("pki").toString()).orElse("/etc/kubernetes/pki"),
-                        dataDir.map(Path::toString).orElse("/var/lib/etcd")));
-        if (dataDir.isPresent() && !Files.isDirectory(dataDir.get().resolveSibling("pki"))) {
-            certificates(kubeadm(version), rootfs, dataDir.get().resolveSibling("pki"));
-        }
-        Result result = exec(command, Map.of(), 120);
-        assertEquals(0, result.exit, String.join(" ", command) + ":\n" + result.output);
-        Path manifest = rootfs.resolve("etc/kubernetes/manifests/etcd.yaml");
-        List<JsonNode> docs = ManifestsTest.documents(manifest);
-        assertEquals(1, docs.size(), manifest.toString());
-        JsonNode pod = docs.getFirst();
-        KubernetesSchema.validate(
-                pod, version + " " + (patches.length == 0 ? "as kubeadm writes it" : String.join(",", patches)));
-        return pod;
+                        dataDir.map(Path::toString).orElse("/var/lib/etcd"),
+                        etcdImageTag.map(t -> "    imageTag: " + t + "\n").orElse("")));
     }
 
     /**

@@ -26,7 +26,7 @@ import java.util.stream.Stream;
 
 /**
  * A real node on this machine: containerd (Debian's, on a private root, state dir and socket) and a
- * kubelet (v1.34.4 from scripts/build-kubernetes.sh, its own root dir, ports, static pod directory and
+ * kubelet (v1.37.2 by default, KubeApiServer.VERSION, from scripts/build-kubernetes.sh, its own root dir, ports, static pod directory and
  * pod log dir) registered with a kube-apiserver of its own (on a plain host etcd), so pods are read the
  * way an operator reads them: the mirror pod through the API. The project's image tarball and a pause
  * image built here from Debian's catatonit are imported into containerd's k8s.io namespace; nothing is

@@ -686,7 +686,7 @@ class NodeCheck {
     }
 
     /**
-     * kubeadm: `kubeadm init phase etcd local` (v1.34.4) with each of the project's patches writes its etcd static pod
+     * kubeadm: `kubeadm init phase etcd local` (KubeApiServer.VERSION, v1.37.2 by default) with each of the project's patches writes its etcd static pod
      * for kubeadm-style 3.5 data (kubeadm's own certificates; this node's loopback URLs and ports given to kubeadm as etcd
      * extraArgs, as an operator with non-default ports would: kubeadm refuses a loopback advertise address, so that one
      * is KubeadmCheck's TEST-NET address, which only kubeadm's annotation carries), the manifest goes into the kubelet's directory, and the data reaches

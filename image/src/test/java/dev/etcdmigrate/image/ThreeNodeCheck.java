@@ -253,7 +253,7 @@ class ThreeNodeCheck {
     }
 
     /**
-     * kubeadm's patched pods: for each node, `kubeadm init phase etcd local` (v1.34.4) with the project's entrypoint
+     * kubeadm's patched pods: for each node, `kubeadm init phase etcd local` (KubeApiServer.VERSION, v1.37.2 by default) with the project's entrypoint
      * patch renders the etcd pod from a kubeadm configuration of that node (its address, name, data dir and
      * certificates); the joining nodes get `--initial-cluster` (the members before them and themselves) and
      * `--initial-cluster-state=existing`, as `kubeadm join` writes them; the first node's as `kubeadm init` writes it,

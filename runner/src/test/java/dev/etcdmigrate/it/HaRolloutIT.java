@@ -70,6 +70,15 @@ class HaRolloutIT {
     private String initialCluster;
     /** m0's flags name only m0 once its data exists, as kubeadm init writes the first node's. */
     private boolean kubeadmFirstNode;
+    /** More etcd flags after --, e.g. the ones kubeadm writes ({@link #KUBEADM_137}). */
+    private List<String> etcdFlags = List.of();
+
+    /** kubeadm 1.34+'s etcd flags for etcd 3.6+ (v1.37.2 writes them for every etcd): 3.4 and 3.5 reject both. */
+    static final List<String> KUBEADM_137 =
+            List.of("--feature-gates=InitialCorruptCheck=true", "--watch-progress-notify-interval=5s");
+    /** The same two in 3.4's and 3.5's spelling. */
+    static final List<String> KUBEADM_133 =
+            List.of("--experimental-initial-corrupt-check=true", "--experimental-watch-progress-notify-interval=5s");
 
     private String endpoints;
     private RunnerProcess[] serving;
@@ -135,6 +144,92 @@ class HaRolloutIT {
                         .map(e -> e.path("readFrom").asText() + " at "
                                 + e.path("index").asLong())
                         .toList());
+    }
+
+    /**
+     * Issue 40, point 6: kubeadm 1.37's etcd flags on every member from the start (3.4) to the target (3.7). 3.4 (the
+     * members' etcd before the rollout) and 3.5 (which each member serves between legs) know neither flag: each gets
+     * both in its own spelling, each rename a flag-translated event; 3.6 and 3.7 take them as given. Without the
+     * translation the runners refuse the chain before anything changes (3.5 rejects --feature-gates).
+     */
+    @Test
+    void threeMembersUpThreeMinorsWithKubeadm137Flags(@TempDir Path dir) throws Exception {
+        etcdFlags = KUBEADM_137;
+        rollout(dir, 3, line("3.4"), line("3.7"), Edits.ONE_AT_A_TIME);
+        for (RunnerProcess r : runners) {
+            for (JsonNode e : r.events("flag-translated")) {
+                assertTrue(
+                        List.of(line("3.4").version(), line("3.5").version())
+                                .contains(e.path("version").asText()),
+                        "only 3.4 and 3.5 need other spellings: " + e);
+            }
+            for (JsonNode exec : r.events("exec")) assertExecFlags(exec);
+        }
+        // every member served 3.5 between its first and second leg, with both flags in 3.5's spelling
+        List<JsonNode> serving = runners.stream()
+                .flatMap(r -> r.events("flag-translated").stream())
+                .filter(e -> e.path("runs").asText().equals("serving"))
+                .toList();
+        assertEquals(
+                List.of(
+                        "3.5: --feature-gates=InitialCorruptCheck=true -> --experimental-initial-corrupt-check=true",
+                        "3.5: --watch-progress-notify-interval=5s -> --experimental-watch-progress-notify-interval=5s"),
+                serving.stream().map(HaRolloutIT::rename).distinct().sorted().toList(),
+                serving.toString());
+        assertEquals(
+                size,
+                runners.stream()
+                        .filter(r -> r.events("member-serving").stream()
+                                .anyMatch(e -> e.path("version")
+                                        .asText()
+                                        .equals(line("3.5").version())))
+                        .filter(r -> r.events("flag-translated").stream()
+                                .anyMatch(e -> e.path("runs").asText().equals("serving")))
+                        .count(),
+                "each member's runner served 3.5 with the translated flags");
+        report.add("kubeadm 1.37's flags: " + serving.size() + " renames for the members serving 3.5");
+    }
+
+    /**
+     * Issue 40, point 6: a rollback 3.7 -> 3.5 where the operator changed only the target and kept kubeadm 1.37's
+     * flags: 3.6 (served between the two downgrade legs) takes them as given, 3.5 (the target, exec'd) gets them in its
+     * own spelling.
+     */
+    @Test
+    void threeMembersDownTwoMinorsKeepingKubeadm137Flags(@TempDir Path dir) throws Exception {
+        etcdFlags = KUBEADM_137;
+        rollout(dir, 3, line("3.7"), line("3.5"), Edits.ONE_AT_A_TIME);
+        int execsAt35 = 0;
+        for (RunnerProcess r : runners) {
+            for (JsonNode e : r.events("flag-translated")) {
+                assertEquals(line("3.5").version(), e.path("version").asText(), e.toString());
+                assertEquals("target", e.path("runs").asText(), e.toString());
+            }
+            for (JsonNode exec : r.events("exec")) {
+                assertExecFlags(exec);
+                if (exec.path("binary").asText().endsWith("etcd-" + line("3.5").version())) execsAt35++;
+            }
+        }
+        assertEquals(size, execsAt35, "every member exec'd 3.5 with the flags in its spelling");
+    }
+
+    /** An exec'd etcd got kubeadm's two flags in its line's spelling: 3.6+ as kubeadm writes them, 3.4-3.5 the others. */
+    private static void assertExecFlags(JsonNode exec) {
+        List<String> argv = new ArrayList<>();
+        exec.path("argv").forEach(a -> argv.add(a.asText()));
+        String binary = exec.path("binary").asText();
+        String version = binary.substring(binary.lastIndexOf("etcd-") + 5);
+        boolean old = version.startsWith("3.4.") || version.startsWith("3.5.");
+        for (String flag : old ? KUBEADM_133 : KUBEADM_137)
+            assertTrue(argv.contains(flag), binary + " exec'd without " + flag + ": " + argv);
+        for (String flag : old ? KUBEADM_137 : KUBEADM_133)
+            assertTrue(!argv.contains(flag), binary + " exec'd with " + flag + ": " + argv);
+    }
+
+    private static String rename(JsonNode e) {
+        String v = e.path("version").asText();
+        return v.substring(0, v.lastIndexOf('.')) + ": " + e.path("given").asText() + " -> "
+                + e.path("as").asText();
     }
 
     @Test
@@ -697,6 +792,7 @@ class HaRolloutIT {
                 "--trusted-ca-file=" + certificates.caFile(),
                 "--client-cert-auth"));
         args.addAll(List.of(peerTls.split(" ")));
+        args.addAll(etcdFlags);
         RunnerProcess runner = RunnerProcess.startUnder(lab.exec(m.host()), args, Map.of("ETCD_CREDS", peerTls));
         runners.add(runner);
         return runner;

@@ -290,25 +290,26 @@ class TrustNothingIT {
 
     // ---- 5. the final etcd accepts its flags -------------------------------------------------------------
 
+    /**
+     * A flag the target rejects and knows by no other name (the catalog's flagReplacements have none for it; a
+     * renamed flag is given in the target's spelling instead, FlagTranslationIT) is named before any step.
+     */
     @Test
-    void aFlagTheTargetRejectsIsNamedWithItsReplacementBeforeAnyStep(@TempDir Path dir) throws Exception {
-        var renames = NEWEST.line().flagReplacements();
-        String rejected = renames.keySet().stream()
-                .filter(f -> f.equals("--experimental-initial-corrupt-check"))
-                .findFirst()
-                .orElse(renames.keySet().iterator().next());
+    void aFlagTheTargetRejectsIsNamedBeforeAnyStep(@TempDir Path dir) throws Exception {
+        String rejected = "--experimental-enable-v2v3"; // 3.4-3.5's v2 emulation: 3.6 and 3.7 have nothing like it
+        assertTrue(!NEWEST.line().flagReplacements().containsKey(rejected), "the catalog names no replacement");
         Path data = dir.resolve("data");
         etcd.seed(PREVIOUS, data, 50);
         Map<String, String> before = TreeDigest.of(data);
         Path termination = Files.createFile(dir.resolve("termination-log"));
         List<String> args = new ArrayList<>(RunnerArgs.migrate(data, NEWEST.version()));
-        args.addAll(List.of("--termination-log", termination.toString(), "--", rejected + "=true"));
+        args.addAll(List.of("--termination-log", termination.toString(), "--", rejected + "=/v2v3"));
         try (RunnerProcess runner = RunnerProcess.run(args)) {
             assertRefusedBeforeAnyEtcd(runner, 2);
         }
         assertEquals(before, TreeDigest.of(data));
         String reason = Files.readString(termination);
-        assertTrue(reason.contains(rejected) && reason.contains(renames.get(rejected)), reason);
+        assertTrue(reason.contains(rejected), reason);
         assertEquals(1, reason.lines().count(), "one line: " + reason);
     }
 

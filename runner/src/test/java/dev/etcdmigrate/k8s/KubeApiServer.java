@@ -29,7 +29,7 @@ import java.util.concurrent.TimeUnit;
 public final class KubeApiServer implements AutoCloseable {
 
     /** The release the tests run; the script caches one build per version. */
-    public static final String VERSION = System.getProperty("kubernetes.version", "v1.34.4");
+    public static final String VERSION = System.getProperty("kubernetes.version", "v1.37.2");
     /** TEST-NET-1: the API server refuses a loopback advertise address; this one receives no traffic. */
     static final String ADVERTISE_ADDRESS = "192.0.2.10";
 
