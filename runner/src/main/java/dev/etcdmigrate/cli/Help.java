@@ -43,8 +43,8 @@ public final class Help {
             b.append("  etcd-migrate ").append(tool.usage()).append('\n');
         }
         b.append("""
-                  etcd-migrate COMMAND --help (or -h)               that command's flags and environment variables
-                  etcd-migrate --help | --version                   this text | the runner's and the bundled etcd versions
+                  etcd-migrate COMMAND --help (or -h)                that command's flags and environment variables
+                  etcd-migrate --help | --version                    this text | the runner's and the bundled etcd versions
 
                 Flags of every command:
                 """);
