@@ -10,7 +10,10 @@ import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.demo.Keyspace;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.version.DataVersion;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.file.Files;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -356,14 +359,24 @@ class TrustNothingIT {
     void aPrivateEtcdThatDiesIsReportedByItsFatalLineAtOnce(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         etcd.seed(PREVIOUS, data, 20);
-        // a backend etcd cannot open: it logs a fatal error or panics at start
-        Path db = data.resolve("member/snap/db");
-        Files.write(db, new byte[(int) Files.size(db)]);
+        // etcd cannot open a WAL file another process locks: it logs a fatal error at start. (A zeroed db, used
+        // before, is now refused by the runner's own readers before any etcd starts: DataClaimsIT.) The JVM's
+        // POSIX lock conflicts with the open-file-description lock etcd takes on Linux, and the runner's readers
+        // take none.
+        Path wal;
+        try (var files = Files.list(data.resolve("member/wal"))) {
+            wal = files.filter(f -> f.getFileName().toString().endsWith(".wal"))
+                    .sorted()
+                    .reduce((a, b) -> b)
+                    .orElseThrow();
+        }
         Path termination = Files.createFile(dir.resolve("termination-log"));
         List<String> args = new ArrayList<>(RunnerArgs.migrate(data, NEWEST.version()));
         args.addAll(List.of("--termination-log", termination.toString(), "--start-timeout", "5m"));
         long start = System.nanoTime();
-        try (RunnerProcess runner = RunnerProcess.run(args)) {
+        try (FileChannel channel = FileChannel.open(wal, StandardOpenOption.WRITE);
+                FileLock held = channel.lock();
+                RunnerProcess runner = RunnerProcess.run(args)) {
             assertEquals(1, runner.exitCode(), runner.output());
             assertEquals(1, runner.ending().path("exitCode").asInt(), runner.output());
             List<JsonNode> failed = runner.events("step-failed");
