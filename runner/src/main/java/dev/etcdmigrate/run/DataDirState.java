@@ -142,7 +142,7 @@ final class DataDirState {
         AGREES,
         INTERRUPTED_STEP,
         CONTRADICTED,
-        /** The label's line cannot have opened the data: no etcd of the line it upgrades from wrote it. */
+        /** The label's line never ran on the data: it records its cluster below the line the label's upgrades from. */
         AHEAD_OF_DATA
     }
 
