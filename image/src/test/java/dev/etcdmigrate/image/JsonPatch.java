@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
 
 /**
- * The RFC 6902 operations the project's kubeadm patches use (test, add, remove, replace, move), applied to a pod read
+ * The RFC 6902 operations the project's kubeadm patches use (test, add, remove, replace, move, copy), applied to a pod read
  * from a recorded kubeadm manifest (KubeadmCheck: a kubeadm release CI no longer builds). KubeadmCheck checks that this
  * gives exactly what kubeadm's own patches mechanism gives on the release it does build.
  */
@@ -30,6 +30,7 @@ final class JsonPatch {
                     remove(doc, path);
                     add(doc, path, op.path("value").deepCopy());
                 }
+                case "copy" -> add(doc, path, get(doc, op.path("from").asText()).deepCopy());
                 case "move" -> {
                     String from = op.path("from").asText();
                     JsonNode value = get(doc, from);
