@@ -76,6 +76,8 @@ public final class RolloutRules {
         public static volatile boolean firstLegAlwaysAtOnce;
         /** A stale own record (another leg's) used as this leg's. */
         public static volatile boolean reuseOwnRecordOfAnotherLeg;
+        /** The first leg runs at once whenever no member answers, whatever the data recorded (the pre-sim rule). */
+        public static volatile boolean atOnceWheneverNoneAnswers;
 
         private Mutations() {}
 
@@ -83,7 +85,7 @@ public final class RolloutRules {
             skipMargin = skipGate = takeOverWithoutHolderAnswering = noNoteBeforeCreate = false;
             deleteWithoutComparingRevision = releaseBeforeQuorumWrite = noAnswerIsFatal = false;
             enableWithoutCheckingJob = takeOverOnlyAtTheNamedLine = releaseThroughOwnUrlOnly = false;
-            firstLegAlwaysAtOnce = reuseOwnRecordOfAnotherLeg = false;
+            firstLegAlwaysAtOnce = reuseOwnRecordOfAnotherLeg = atOnceWheneverNoneAnswers = false;
         }
     }
 
@@ -98,18 +100,20 @@ public final class RolloutRules {
         if (Mutations.skipGate) return Optional.empty();
         List<String> behind = lagging(leg, self, members);
         if (!behind.isEmpty()) {
-            return wait("members not yet on " + leg.from() + " or " + leg.to() + ": " + describe(members, behind),
-                    behind);
+            return wait(
+                    "members not yet on " + leg.from() + " or " + leg.to() + ": " + describe(members, behind), behind);
         }
         if (members.size() < self.expectedMembers()) {
-            return wait("the cluster lists " + members.size() + " of " + self.expectedMembers() + " members",
-                    List.of());
+            return wait(
+                    "the cluster lists " + members.size() + " of " + self.expectedMembers() + " members", List.of());
         }
         for (Member m : members) {
             Optional<MinorLine> job = m.status().flatMap(Status::downgradeTarget);
             if (job.isPresent() && !job.get().equals(leg.to())) {
-                return wait("a downgrade job to " + job.get() + " is still running (member " + m.name()
-                        + " reports it): the leader ends it once every member runs " + job.get(), List.of());
+                return wait(
+                        "a downgrade job to " + job.get() + " is still running (member " + m.name()
+                                + " reports it): the leader ends it once every member runs " + job.get(),
+                        List.of());
             }
         }
         if (leg.upgrade()) {
@@ -121,14 +125,16 @@ public final class RolloutRules {
                     .flatMap(s -> s.storage().stream())
                     .findFirst();
             if (storage.isPresent() && !storage.get().equals(leg.from())) {
-                return wait("this member's storage version is " + storage.get() + ", not yet " + leg.from(),
-                        List.of());
+                return wait("this member's storage version is " + storage.get() + ", not yet " + leg.from(), List.of());
             }
         }
         if (clusterVersion.isEmpty()
-                || !(clusterVersion.get().equals(leg.from()) || clusterVersion.get().equals(leg.to()))) {
-            return wait("the cluster version is " + clusterVersion.map(MinorLine::toString).orElse("unknown")
-                    + ", not yet " + leg.from(), List.of());
+                || !(clusterVersion.get().equals(leg.from())
+                        || clusterVersion.get().equals(leg.to()))) {
+            return wait(
+                    "the cluster version is "
+                            + clusterVersion.map(MinorLine::toString).orElse("unknown") + ", not yet " + leg.from(),
+                    List.of());
         }
         return Optional.empty();
     }
@@ -159,17 +165,20 @@ public final class RolloutRules {
     public static boolean holderDone(Record record, List<Member> members) {
         RecordValue v = record.value();
         if (Mutations.takeOverWithoutHolderAnswering) {
-            return members.stream().noneMatch(m -> m.name().equals(v.holder()) && m.status().isPresent())
-                    || members.stream().anyMatch(m -> m.name().equals(v.holder()) && m.status().isPresent()
-                            && !m.status().get().line().equals(v.from()));
+            return members.stream()
+                            .noneMatch(m ->
+                                    m.name().equals(v.holder()) && m.status().isPresent())
+                    || members.stream()
+                            .anyMatch(m -> m.name().equals(v.holder())
+                                    && m.status().isPresent()
+                                    && !m.status().get().line().equals(v.from()));
         }
         return members.stream()
                 .filter(m -> m.name().equals(v.holder()))
                 .flatMap(m -> m.status().stream())
                 .map(Status::line)
-                .anyMatch(line -> Mutations.takeOverOnlyAtTheNamedLine
-                        ? line.equals(v.to())
-                        : reached(v.from(), v.to(), line));
+                .anyMatch(line ->
+                        Mutations.takeOverOnlyAtTheNamedLine ? line.equals(v.to()) : reached(v.from(), v.to(), line));
     }
 
     /** Whether {@code line} is {@code to} or beyond it, seen from {@code from}. */
@@ -191,10 +200,11 @@ public final class RolloutRules {
                 .mapToLong(Status::raftIndex)
                 .max()
                 .orElse(0);
-        long others = members.stream().filter(m -> !m.name().equals(self.name())).count();
+        long others =
+                members.stream().filter(m -> !m.name().equals(self.name())).count();
         if (others < self.expectedMembers() - 1) {
-            problems.add("(missing): the cluster lists " + members.size() + " of " + self.expectedMembers()
-                    + " members");
+            problems.add(
+                    "(missing): the cluster lists " + members.size() + " of " + self.expectedMembers() + " members");
         }
         for (Member m : members) {
             if (m.name().equals(self.name())) continue;
@@ -234,6 +244,7 @@ public final class RolloutRules {
      * (both found by the simulation with every member down). It serves its data's line and waits instead.
      */
     public static boolean atOnce(Leg leg, Optional<MinorLine> recordedClusterVersion, boolean recordedJob) {
+        if (Mutations.atOnceWheneverNoneAnswers) return true;
         if (recordedJob) return false;
         return recordedClusterVersion.isEmpty() || recordedClusterVersion.get().equals(leg.from());
     }

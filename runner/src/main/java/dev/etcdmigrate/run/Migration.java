@@ -283,7 +283,11 @@ public final class Migration {
                     // a cluster member's every restart obeys the cluster's rules whenever other members answer
                     // (ClusterRollout): one minor too, e.g. a run started again from version.txt between legs
                     if (options.members() > 1 && !chain.legs().isEmpty())
-                        rollout.run(plan, chain, etcd.stepContext(backups), catalogRelease(plan.current().version()));
+                        rollout.run(
+                                plan,
+                                chain,
+                                etcd.stepContext(backups),
+                                catalogRelease(plan.current().version()));
                     else new StepRunner(dataDir, backups, log).run(plan, etcd.stepContext(backups));
                 } finally {
                     log.unsubscribe(etcdOutput);
