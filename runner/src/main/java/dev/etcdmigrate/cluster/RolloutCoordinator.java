@@ -126,7 +126,8 @@ public final class RolloutCoordinator {
             held = ownRecord(start instanceof Note.Holds ? policy.patientReads() : 1);
         } catch (IOException unreachable) {
             if (start instanceof Note.Taking) unknown = true;
-            else if (start instanceof Note.Holds || RolloutRules.Mutations.noAnswerIsFatal) throw unreachable; // a revision: found first
+            else if (start instanceof Note.Holds || RolloutRules.Mutations.noAnswerIsFatal)
+                throw unreachable; // a revision: found first
             // no note: on at once, as with no member answering
         }
         if (held.isEmpty() && !unknown) writeNote(Note.NONE); // taken over meanwhile, or never created
@@ -171,8 +172,7 @@ public final class RolloutCoordinator {
                     sweep();
                     return;
                 }
-                serving = member.serve(i)
-                        .orElseThrow(() -> new IOException("the member cannot serve between legs"));
+                serving = member.serve(i).orElseThrow(() -> new IOException("the member cannot serve between legs"));
             }
         } finally {
             if (serving != null) serving.close();
@@ -203,7 +203,9 @@ public final class RolloutCoordinator {
             if (left.isEmpty() || left.get().value().holder().equals(self)) return;
             if (RolloutRules.holderDone(left.get(), cluster.members()) && delete(left.get())) {
                 log.emit(new RolloutEvent.RestartRecordTakenOver(
-                        left.get().value().holder(), left.get().value().to().toString(), left.get().modRevision()));
+                        left.get().value().holder(),
+                        left.get().value().to().toString(),
+                        left.get().modRevision()));
             }
         } catch (IOException unreachable) {
             // the holder's peers take it over when they pass rule 2
@@ -223,8 +225,9 @@ public final class RolloutCoordinator {
                 if (decided.isPresent()) return decided.get();
             } catch (Unanswered unreachable) {
                 if (RolloutRules.Mutations.noAnswerIsFatal) throw unreachable.cause;
-                if (down && (RolloutRules.atOnce(leg, recordedClusterVersion, recordedJob)
-                        || RolloutRules.Mutations.firstLegAlwaysAtOnce)) {
+                if (down
+                        && (RolloutRules.atOnce(leg, recordedClusterVersion, recordedJob)
+                                || RolloutRules.Mutations.firstLegAlwaysAtOnce)) {
                     return Optional.ofNullable(heldRecord); // a record taken before the cluster went: released after
                 }
                 if (down && startServing(member)) continue;
@@ -281,8 +284,10 @@ public final class RolloutCoordinator {
         if (!problems.isEmpty()) {
             if (down && !startServingOrRelease(member, held.get())) return Optional.of(Optional.empty());
             // keep the record: while another member is out, nobody may restart theirs
-            waiting(leg, "holding the restart record until every other member serves: "
-                    + String.join("; ", problems), RolloutRules.named(problems));
+            waiting(
+                    leg,
+                    "holding the restart record until every other member serves: " + String.join("; ", problems),
+                    RolloutRules.named(problems));
             return Optional.empty();
         }
         if (!cluster.holds(held.get())) {

@@ -76,6 +76,8 @@ public final class RolloutRules {
         public static volatile boolean firstLegAlwaysAtOnce;
         /** A stale own record (another leg's) used as this leg's. */
         public static volatile boolean reuseOwnRecordOfAnotherLeg;
+        /** The first leg runs at once whenever no member answers, whatever the data recorded (the pre-sim rule). */
+        public static volatile boolean atOnceWheneverNoneAnswers;
 
         private Mutations() {}
 
@@ -83,7 +85,7 @@ public final class RolloutRules {
             skipMargin = skipGate = takeOverWithoutHolderAnswering = noNoteBeforeCreate = false;
             deleteWithoutComparingRevision = releaseBeforeQuorumWrite = noAnswerIsFatal = false;
             enableWithoutCheckingJob = takeOverOnlyAtTheNamedLine = releaseThroughOwnUrlOnly = false;
-            firstLegAlwaysAtOnce = reuseOwnRecordOfAnotherLeg = false;
+            firstLegAlwaysAtOnce = reuseOwnRecordOfAnotherLeg = atOnceWheneverNoneAnswers = false;
         }
     }
 
@@ -242,6 +244,7 @@ public final class RolloutRules {
      * (both found by the simulation with every member down). It serves its data's line and waits instead.
      */
     public static boolean atOnce(Leg leg, Optional<MinorLine> recordedClusterVersion, boolean recordedJob) {
+        if (Mutations.atOnceWheneverNoneAnswers) return true;
         if (recordedJob) return false;
         return recordedClusterVersion.isEmpty() || recordedClusterVersion.get().equals(leg.from());
     }

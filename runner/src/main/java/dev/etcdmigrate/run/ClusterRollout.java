@@ -19,8 +19,8 @@ import dev.etcdmigrate.event.RolloutEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BackendAuth;
 import dev.etcdmigrate.ondisk.BboltFile;
-import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.ondisk.DamagedFileException;
+import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RolloutChain;
 import dev.etcdmigrate.plan.RolloutChain.Leg;
@@ -134,7 +134,8 @@ final class ClusterRollout {
 
     void run(Plan plan, RolloutChain chain, StepContext context, Optional<Release> current) throws Exception {
         if (chain.multiLeg()) {
-            log.emit(new RolloutEvent.RolloutChainPlanned(options.name(), chain.describe(), chain.legs().size()));
+            log.emit(new RolloutEvent.RolloutChainPlanned(
+                    options.name(), chain.describe(), chain.legs().size()));
         }
         List<RolloutRules.Leg> legs = new ArrayList<>();
         List<Integer> firstStep = new ArrayList<>();
@@ -144,26 +145,34 @@ final class ClusterRollout {
             firstStep.add(index);
             index += leg.steps().size();
         }
-        driver(arrival(chain.legs().getFirst())).run(
-                legs,
-                i -> runner.run(plan, context, firstStep.get(i), firstStep.get(i) + chain.legs().get(i).steps().size()),
-                reached -> {
-                    if (reached >= 0) {
-                        String next = chain.legs().get(reached + 1).toString();
-                        return Optional.of(serving(etcd.serve(arrival(chain.legs().get(reached)), next)));
-                    }
-                    // before the first leg: the data's own line, when its etcd is here to run
-                    if (current.isEmpty()) return Optional.empty();
-                    try {
-                        return Optional.of(serving(etcd.serve(current.get(), chain.legs().getFirst().toString())));
-                    } catch (BinDir.MissingBinaryException notHere) {
-                        return Optional.empty();
-                    }
-                },
-                // what this member's db recorded when its etcd last ran (3.5+ keep the cluster version there, 3.6+
-                // the downgrade job)
-                DataDetection.recordedFloor(dataDir.path()),
-                recordsDowngradeJob());
+        driver(arrival(chain.legs().getFirst()))
+                .run(
+                        legs,
+                        i -> runner.run(
+                                plan,
+                                context,
+                                firstStep.get(i),
+                                firstStep.get(i) + chain.legs().get(i).steps().size()),
+                        reached -> {
+                            if (reached >= 0) {
+                                String next = chain.legs().get(reached + 1).toString();
+                                return Optional.of(
+                                        serving(etcd.serve(arrival(chain.legs().get(reached)), next)));
+                            }
+                            // before the first leg: the data's own line, when its etcd is here to run
+                            if (current.isEmpty()) return Optional.empty();
+                            try {
+                                return Optional.of(serving(etcd.serve(
+                                        current.get(), chain.legs().getFirst().toString())));
+                            } catch (BinDir.MissingBinaryException notHere) {
+                                return Optional.empty();
+                            }
+                        },
+                        // what this member's db recorded when its etcd last ran (3.5+ keep the cluster version there,
+                        // 3.6+
+                        // the downgrade job)
+                        DataDetection.recordedFloor(dataDir.path()),
+                        recordsDowngradeJob());
     }
 
     /** Whether the db records a downgrade job in progress (bucket cluster, key downgrade: {"enabled":true,...}). */

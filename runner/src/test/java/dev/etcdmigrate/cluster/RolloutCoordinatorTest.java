@@ -133,7 +133,8 @@ class RolloutCoordinatorTest {
     void mutants() throws Exception {
         RolloutRules.Mutations.reset();
         for (String name : System.getProperty("rollout.mutants", "").split(",")) {
-            if (!name.isBlank()) RolloutRules.Mutations.class.getField(name.strip()).setBoolean(null, true);
+            if (!name.isBlank())
+                RolloutRules.Mutations.class.getField(name.strip()).setBoolean(null, true);
         }
     }
 
@@ -525,10 +526,8 @@ class RolloutCoordinatorTest {
      */
     @Test
     void aFirstLegWaitsForTheGateWhenOtherMembersAnswer() throws Exception {
-        FakeCluster cluster = new FakeCluster()
-                .down("m1")
-                .member("m0", "3.5.35", 500)
-                .member("m2", "3.5.35", 500);
+        FakeCluster cluster =
+                new FakeCluster().down("m1").member("m0", "3.5.35", 500).member("m2", "3.5.35", 500);
         cluster.clusterVersion = Optional.of(L35);
         List<String> did = new ArrayList<>();
         cluster.script.add(c -> c.member("m1", "3.6.16", 500)); // serving 3.6 now
@@ -562,7 +561,12 @@ class RolloutCoordinatorTest {
         did.clear();
         cluster.unanswered = 1;
         coordinator(cluster, "m1", 3)
-                .run(List.of(leg(L36, L37)), i -> did.add("leg " + i), reached -> Optional.empty(), Optional.of(L36), false);
+                .run(
+                        List.of(leg(L36, L37)),
+                        i -> did.add("leg " + i),
+                        reached -> Optional.empty(),
+                        Optional.of(L36),
+                        false);
         assertEquals(List.of("leg 0"), did);
     }
 

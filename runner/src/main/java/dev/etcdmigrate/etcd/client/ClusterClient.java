@@ -161,9 +161,10 @@ public final class ClusterClient implements ClusterView {
             return Optional.of(
                     new Record(RecordValue.parse(value), kv.path("mod_revision").asLong()));
         } catch (IOException e) {
-            throw new dev.etcdmigrate.cluster.RecordUnreadableException("the cluster's key " + RolloutCoordinator.RECORD_KEY
-                    + " is not a restart record of etcd-migrate (" + e.getMessage()
-                    + "); it is never overwritten: delete it if no rollout runs");
+            throw new dev.etcdmigrate.cluster.RecordUnreadableException(
+                    "the cluster's key " + RolloutCoordinator.RECORD_KEY
+                            + " is not a restart record of etcd-migrate (" + e.getMessage()
+                            + "); it is never overwritten: delete it if no rollout runs");
         }
     }
 

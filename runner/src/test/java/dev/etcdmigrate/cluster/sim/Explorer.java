@@ -62,13 +62,21 @@ final class Explorer {
             if (sim.quietSince < 0) sim.quietSince = sim.steps;
             if (sim.steps - sim.quietSince > CONVERGE_WITHIN) {
                 return "liveness: not converged " + CONVERGE_WITHIN + " steps after the edits and faults ended"
-                        + " (record " + (sim.recordValue == null ? "none" : sim.recordValue.holder() + " "
-                                + sim.recordValue.from() + " -> " + sim.recordValue.to())
-                        + "; members " + sim.members.stream().map(m -> m.name + "@" + m.data + "/" + m.run + " "
-                                + (m.runner == null ? "" : m.runner.pending)).toList() + ")";
+                        + " (record "
+                        + (sim.recordValue == null
+                                ? "none"
+                                : sim.recordValue.holder() + " " + sim.recordValue.from() + " -> "
+                                        + sim.recordValue.to())
+                        + "; members "
+                        + sim.members.stream()
+                                .map(m -> m.name + "@" + m.data + "/" + m.run + " "
+                                        + (m.runner == null ? "" : m.runner.pending))
+                                .toList()
+                        + ")";
             }
         }
-        if (sim.steps > sim.config.maxSteps()) return "liveness: not converged within " + sim.config.maxSteps() + " steps";
+        if (sim.steps > sim.config.maxSteps())
+            return "liveness: not converged within " + sim.config.maxSteps() + " steps";
         if (sim.enabled().isEmpty() && !sim.converged()) {
             return "liveness: nothing can happen and the runs did not converge: " + sim.summary();
         }
@@ -156,7 +164,12 @@ final class Explorer {
     }
 
     private static boolean dfs(
-            Sim.Config config, List<String> prefix, int depth, long maxStates, Set<String> seen, long[] schedules,
+            Sim.Config config,
+            List<String> prefix,
+            int depth,
+            long maxStates,
+            Set<String> seen,
+            long[] schedules,
             Outcome[] failure) {
         if (failure[0] != null) return false;
         if (seen.size() >= maxStates) return false;

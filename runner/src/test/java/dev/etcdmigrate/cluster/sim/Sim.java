@@ -97,6 +97,7 @@ final class Sim {
         MinorLine versionTxt;
         /** The cluster version its data recorded when its etcd last ran. */
         MinorLine recordedCv;
+
         boolean recordedJob;
         Run run = Run.SERVING;
         Note note = Note.NONE;
@@ -128,6 +129,11 @@ final class Sim {
         boolean finished;
         boolean crashNow;
         boolean acting;
+        /** It began deleting a record (its release, or a take-over): its note is on its way out. */
+        boolean releasing;
+        /** It wrote its note in this run (a note left by a crashed run is read against the record first). */
+        boolean wroteNote;
+
         Throwable failure;
         Thread thread;
 
@@ -202,15 +208,24 @@ final class Sim {
         int i = m.index;
         return switch (config.edits) {
             case ALL_AT_ONCE -> true;
-            case ONE_AT_A_TIME -> i > 0 && members.get(i - 1).edited && members.get(i - 1).run == Run.SERVING
-                    && members.get(i - 1).runner != null && members.get(i - 1).runs > 0;
-            case ONE_LATE -> runners.stream().filter(r -> !r.finished).allMatch(r -> r.pending.equals("pause"));
+            case ONE_AT_A_TIME ->
+                i > 0
+                        && members.get(i - 1).edited
+                        && members.get(i - 1).run == Run.SERVING
+                        && members.get(i - 1).runner != null
+                        && members.get(i - 1).runs > 0;
+            // once every other runner waits (it paused lately) or is done: "one member edited long after the others"
+            case ONE_LATE -> runners.stream().filter(r -> !r.finished).allMatch(r -> r.recent.contains("pause"));
         };
     }
 
     private boolean done(Node m) {
-        return m.runner != null && m.runner.finished && m.runner.failure == null && m.data.equals(config.to)
-                && m.run == Run.SERVING && !m.runner.crashNow;
+        return m.runner != null
+                && m.runner.finished
+                && m.runner.failure == null
+                && m.data.equals(config.to)
+                && m.run == Run.SERVING
+                && !m.runner.crashNow;
     }
 
     /** Carries out one action; then the cluster's own moves and the invariants. */
@@ -219,16 +234,24 @@ final class Sim {
     void step(String action) {
         steps++;
         trace.add(action);
-        String did = action.startsWith("run ") || action.startsWith("crash ") ? runnerOf(action.split(" ", 2)[1]).pending : "";
+        String did = action.startsWith("run ") || action.startsWith("crash ")
+                ? runnerOf(action.split(" ", 2)[1]).pending
+                : "";
         try {
             doStep(action);
         } finally {
             if (debug) {
-                System.out.println(steps + ": " + action + " [" + did + "] cv=" + clusterVersion + " job=" + job + " rec="
-                        + (recordValue == null ? "-" : recordValue.holder() + ":" + recordValue.from() + "->"
-                                + recordValue.to() + "@" + recordMod)
-                        + " " + members.stream().map(m -> m.name + "@" + m.data + "/" + m.run + "/" + Note.text(m.note)
-                                + (m.outByChoice ? "/chosen" : "")).toList());
+                System.out.println(
+                        steps + ": " + action + " [" + did + "] cv=" + clusterVersion + " job=" + job + " rec="
+                                + (recordValue == null
+                                        ? "-"
+                                        : recordValue.holder() + ":" + recordValue.from() + "->" + recordValue.to()
+                                                + "@" + recordMod)
+                                + " "
+                                + members.stream()
+                                        .map(m -> m.name + "@" + m.data + "/" + m.run + "/" + Note.text(m.note)
+                                                + (m.outByChoice ? "/chosen" : ""))
+                                        .toList());
             }
         }
     }
@@ -260,12 +283,15 @@ final class Sim {
     }
 
     boolean quiet() {
-        return crashesLeft == 0 && leaderChangesLeft == 0 && lostAnswersLeft == 0
+        return crashesLeft == 0
+                && leaderChangesLeft == 0
+                && lostAnswersLeft == 0
                 && members.stream().allMatch(m -> m.edited);
     }
 
     boolean converged() {
-        return members.stream().allMatch(this::done) && recordValue == null
+        return members.stream().allMatch(this::done)
+                && recordValue == null
                 && members.stream().allMatch(m -> m.note instanceof Note.None);
     }
 
@@ -349,8 +375,7 @@ final class Sim {
         // the runner plans from what the data records (DataDirState: a step's etcd may have moved it past version.txt)
         MinorLine at = m.data;
         while (!at.equals(config.to)) {
-            MinorLine next = new MinorLine(
-                    at.major(), at.minor() + (at.isOlderThan(config.to) ? 1 : -1));
+            MinorLine next = new MinorLine(at.major(), at.minor() + (at.isOlderThan(config.to) ? 1 : -1));
             legs.add(new RolloutRules.Leg(at, next));
             at = next;
         }
@@ -359,8 +384,8 @@ final class Sim {
             if (e instanceof RolloutEvent.RestartRecordTaken) r.acting = true;
             if (e instanceof RolloutEvent.RestartRecordReleased) r.acting = false;
         });
-        RolloutCoordinator driver = new RolloutCoordinator(
-                new View(r), new Store(r), m.name, config.members, POLICY, new Tick(r), log);
+        RolloutCoordinator driver =
+                new RolloutCoordinator(new View(r), new Store(r), m.name, config.members, POLICY, new Tick(r), log);
         if (legs.isEmpty()) {
             if (!(m.note instanceof Note.None)) driver.releaseLeftover(config.to);
             return;
@@ -397,8 +422,11 @@ final class Sim {
                 m.run = Run.DOWN;
                 if (out > 0) {
                     throw new Violation("two members out of service by a runner's choice: " + m.name + " stopped while "
-                            + members.stream().filter(o -> o != m && o.outByChoice && o.run != Run.SERVING)
-                                    .map(o -> o.name).toList() + " was out");
+                            + members.stream()
+                                    .filter(o -> o != m && o.outByChoice && o.run != Run.SERVING)
+                                    .map(o -> o.name)
+                                    .toList()
+                            + " was out");
                 }
             }
 
@@ -420,7 +448,8 @@ final class Sim {
             int waits = 0;
             while (job.isPresent() && !job.get().equals(leg.to()) && !RolloutRules.Mutations.enableWithoutCheckingJob) {
                 if (!job.get().equals(leg.from()) || ++waits > 200) {
-                    throw new FailedException("a downgrade job to " + job.get() + " is in progress, not to " + leg.to());
+                    throw new FailedException(
+                            "a downgrade job to " + job.get() + " is in progress, not to " + leg.to());
                 }
                 call(r, "pause");
                 clockMillis += 500;
@@ -432,8 +461,10 @@ final class Sim {
                 call(r, "downgrade enable " + leg.to());
                 if (job.isPresent()) {
                     // etcd refuses a second enable; the step reads again: a job to its own line is the one wanted
-                    if (RolloutRules.Mutations.enableWithoutCheckingJob || !job.get().equals(leg.to())) {
-                        throw new FailedException("downgrade enable refused: a job to " + job.get() + " is in progress");
+                    if (RolloutRules.Mutations.enableWithoutCheckingJob
+                            || !job.get().equals(leg.to())) {
+                        throw new FailedException(
+                                "downgrade enable refused: a job to " + job.get() + " is in progress");
                     }
                 } else {
                     if (!enabledJobs.add(leg.to())) {
@@ -481,7 +512,8 @@ final class Sim {
             job = Optional.empty(); // the leader ends the downgrade job
         }
         if (job.isEmpty() && allUp) {
-            MinorLine lowest = members.stream().map(m -> m.data).min(MinorLine::compareTo).orElseThrow();
+            MinorLine lowest =
+                    members.stream().map(m -> m.data).min(MinorLine::compareTo).orElseThrow();
             if (clusterVersion.isOlderThan(lowest)) clusterVersion = lowest;
         }
         for (Node m : members) {
@@ -502,8 +534,10 @@ final class Sim {
         }
         List<Node> running = members.stream().filter(m -> m.run != Run.DOWN).toList();
         if (!running.isEmpty()) {
-            MinorLine lo = running.stream().map(m -> m.data).min(MinorLine::compareTo).orElseThrow();
-            MinorLine hi = running.stream().map(m -> m.data).max(MinorLine::compareTo).orElseThrow();
+            MinorLine lo =
+                    running.stream().map(m -> m.data).min(MinorLine::compareTo).orElseThrow();
+            MinorLine hi =
+                    running.stream().map(m -> m.data).max(MinorLine::compareTo).orElseThrow();
             if (hi.major() != lo.major() || hi.minor() - lo.minor() > 1) {
                 throw new Violation("members run lines more than one minor apart: "
                         + running.stream().map(m -> m.name + "@" + m.data).toList());
@@ -511,36 +545,66 @@ final class Sim {
         }
         long acting = runners.stream().filter(r -> !r.finished && r.acting).count();
         if (acting > 1) {
-            throw new Violation("two runners act under the restart record: " + runners.stream()
-                    .filter(r -> !r.finished && r.acting).map(r -> r.member.name).toList());
+            throw new Violation("two holders of the restart record: two runners act under it: "
+                    + runners.stream()
+                            .filter(r -> !r.finished && r.acting)
+                            .map(r -> r.member.name)
+                            .toList());
+        }
+        List<String> holders = runners.stream()
+                .filter(r -> !r.finished && r.member.note instanceof Note.Holds && !r.releasing && r.wroteNote)
+                .map(r -> r.member.name + "@" + Note.text(r.member.note))
+                .toList();
+        if (holders.size() > 1) {
+            throw new Violation("two holders of the restart record: two running runners note one: " + holders);
         }
         for (Node m : members) {
             boolean up = config.from.isOlderThan(config.to);
             if (up ? m.data.isOlderThan(m.versionTxt) : m.versionTxt.isOlderThan(m.data)) {
-                throw new Violation("version.txt of " + m.name + " names " + m.versionTxt + ", its data is at " + m.data);
+                throw new Violation(
+                        "version.txt of " + m.name + " names " + m.versionTxt + ", its data is at " + m.data);
             }
         }
         if (doubleEnable != null) throw new Violation(doubleEnable);
     }
 
     String summary() {
-        return "record " + (recordValue == null ? "none" : recordValue.holder() + " " + recordValue.from() + " -> "
-                + recordValue.to()) + ", members " + members.stream().map(m -> m.name + "@" + m.data + "/" + m.run
-                + (Note.text(m.note).isEmpty() ? "" : " note " + Note.text(m.note))
-                + (m.runner == null ? "" : " runner " + m.runner.pending)).toList();
+        return "record "
+                + (recordValue == null
+                        ? "none"
+                        : recordValue.holder() + " " + recordValue.from() + " -> " + recordValue.to())
+                + ", members "
+                + members.stream()
+                        .map(m -> m.name + "@" + m.data + "/" + m.run
+                                + (Note.text(m.note).isEmpty() ? "" : " note " + Note.text(m.note))
+                                + (m.runner == null ? "" : " runner " + m.runner.pending))
+                        .toList();
     }
 
     /** An abstract state for the exhaustive search's hashing (the runners' control state approximated). */
     String state() {
         StringBuilder s = new StringBuilder();
-        s.append(clusterVersion).append(job).append(recordValue == null ? "-" : recordValue.holder() + recordValue.from()
-                + recordValue.to()).append(leaderChangeReads).append(loseNextAnswer).append(crashesLeft)
-                .append(leaderChangesLeft).append(lostAnswersLeft);
+        s.append(clusterVersion)
+                .append(job)
+                .append(recordValue == null ? "-" : recordValue.holder() + recordValue.from() + recordValue.to())
+                .append(leaderChangeReads)
+                .append(loseNextAnswer)
+                .append(crashesLeft)
+                .append(leaderChangesLeft)
+                .append(lostAnswersLeft);
         for (Node m : members) {
-            s.append('|').append(m.data).append(m.versionTxt).append(m.run).append(Note.text(m.note).isEmpty() ? "" : "N")
-                    .append(m.outByChoice).append(m.edited);
-            if (m.runner != null) s.append(m.runner.finished).append(m.runner.pending).append(m.runner.recent)
-                    .append(m.runner.acting);
+            s.append('|')
+                    .append(m.data)
+                    .append(m.versionTxt)
+                    .append(m.run)
+                    .append(Note.text(m.note).isEmpty() ? "" : "N")
+                    .append(m.outByChoice)
+                    .append(m.edited);
+            if (m.runner != null)
+                s.append(m.runner.finished)
+                        .append(m.runner.pending)
+                        .append(m.runner.recent)
+                        .append(m.runner.acting);
         }
         return s.toString();
     }
@@ -582,6 +646,8 @@ final class Sim {
         public void write(Note note) {
             call(r, "note " + Note.text(note));
             r.member.note = note;
+            r.releasing = false;
+            r.wroteNote = true;
             if (note instanceof Note.None) r.acting = false; // released, or given up to a peer's take-over
         }
     }
@@ -632,10 +698,12 @@ final class Sim {
             List<ClusterView.Member> list = new ArrayList<>();
             for (Node m : Sim.this.members) {
                 listed.add(m.url());
-                list.add(m.run == Run.SERVING
-                        ? ClusterView.Member.up(m.name, new Status(
-                                EtcdVersion.parse(m.data + ".0"), 100, false, Optional.empty(), job))
-                        : ClusterView.Member.down(m.name, "connection refused"));
+                list.add(
+                        m.run == Run.SERVING
+                                ? ClusterView.Member.up(
+                                        m.name,
+                                        new Status(EtcdVersion.parse(m.data + ".0"), 100, false, Optional.empty(), job))
+                                : ClusterView.Member.down(m.name, "connection refused"));
             }
             return list;
         }
@@ -664,6 +732,7 @@ final class Sim {
 
         @Override
         public boolean delete(Record record) throws IOException {
+            r.releasing = true;
             ask("delete", !RolloutRules.Mutations.releaseThroughOwnUrlOnly);
             if (recordValue == null || recordMod != record.modRevision()) return false;
             recordValue = null;
