@@ -115,44 +115,21 @@ final class ClusterMembers implements AutoCloseable {
             throws Exception {
         String tls = "--peer-cert-file=" + m.pem().cert() + " --peer-key-file="
                 + m.pem().key() + " --peer-trusted-ca-file=" + trustedCa + " --peer-client-cert-auth";
-        List<String> args = new ArrayList<>(List.of(
-                "migrate",
-                "--data-dir",
-                m.data().toString(),
-                "--bin-dir",
-                EtcdFixture.binDir().toString(),
-                "--target-version",
+        List<String> flags = new ArrayList<>(List.of(runnerFlags));
+        flags.addAll(List.of("--port", String.valueOf(m.privateClientPort())));
+        List<String> args = RunnerArgs.member(
+                new RunnerArgs.Member(
+                        m.name(),
+                        m.data(),
+                        initialCluster,
+                        token,
+                        m.peerUrl(),
+                        listenPeerUrl,
+                        m.clientUrl(),
+                        m.clientUrl()),
                 version.version(),
-                "--target-storage",
-                "etcd3",
-                "--name",
-                m.name()));
-        args.addAll(List.of(runnerFlags));
-        args.addAll(List.of(
-                "--initial-cluster",
-                initialCluster,
-                "--listen-peer-urls",
-                listenPeerUrl,
-                "--port",
-                String.valueOf(m.privateClientPort()),
-                "--",
-                "--name",
-                m.name(),
-                "--initial-cluster",
-                initialCluster,
-                "--initial-cluster-state",
-                "new",
-                "--initial-cluster-token",
-                token,
-                "--initial-advertise-peer-urls",
-                m.peerUrl(),
-                "--listen-peer-urls",
-                listenPeerUrl,
-                "--listen-client-urls",
-                m.clientUrl(),
-                "--advertise-client-urls",
-                m.clientUrl()));
-        args.addAll(List.of(tls.split(" ")));
+                flags,
+                List.of(tls.split(" ")));
         Map<String, String> env = Map.of("ETCD_CREDS", tls);
         RunnerProcess runner =
                 ownGroup ? RunnerProcess.startUnder(List.of("setsid"), args, env) : RunnerProcess.start(args, env);

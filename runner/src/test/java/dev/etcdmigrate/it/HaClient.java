@@ -29,7 +29,8 @@ import javax.net.ssl.TrustManagerFactory;
  * <pre>
  * write CA CERT KEY ENDPOINTS PREFIX MAX_COUNT MAX_SECONDS   writes PREFIX0, PREFIX1, ... round-robin over the
  *        endpoints until stdin closes, MAX_COUNT writes were acknowledged or MAX_SECONDS passed; prints
- *        "ACK endpointIndex key revision epochMillis" per acknowledged write, then "DONE acked failed"
+ *        "ACK endpointIndex key revision epochMillis" per acknowledged write, "FAIL endpointIndex key epochMillis" per
+ *        failed one (it may still commit: the next try writes the same key and value), then "DONE acked failed"
  * post CA CERT KEY ENDPOINT PATH BODY      one POST, prints the response body
  * get  CA CERT KEY ENDPOINT PATH           one GET, prints the response body
  * sample CA CERT KEY ENDPOINTS             every 100 ms until stdin closes, asks each endpoint's /version at once
@@ -111,6 +112,7 @@ public final class HaClient {
                 acked++;
             } catch (Exception ex) {
                 failed++; // that member is down or has no leader: the next write goes to the next member
+                out.println("FAIL " + e + " " + key + " " + System.currentTimeMillis());
             }
         }
         out.println("DONE " + acked + " " + failed);

@@ -6,20 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Release;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
+import dev.etcdmigrate.it.ClusterLab.Ack;
+import dev.etcdmigrate.it.ClusterLab.Member;
+import dev.etcdmigrate.it.ClusterLab.Sample;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
@@ -38,6 +35,15 @@ import org.junit.jupiter.api.io.TempDir;
 class HaRolloutIT {
 
     private static final Duration DEADLINE = Duration.ofMinutes(6);
+    /**
+     * A member's time out of service over a 3.4 -> 3.7 rollout in any layout: three legs, each a restart of a few
+     * seconds (15-17 s in all on separate hosts, loaded machine); a leg that waits for an answer no one gives
+     * (30 s) exceeds it.
+     */
+    private static final Duration LAYOUT_OUT_OF_SERVICE = Duration.ofSeconds(40);
+    /** A layout's rollout waits: about a minute when it works (60 s on the loaded machine), a stall fails sooner. */
+    private static final Duration LAYOUT_DEADLINE = Duration.ofMinutes(3);
+
     private static final ObjectMapper JSON = new ObjectMapper();
     /**
      * .ci/run passes -Dha.all.at.once=false: ThreeNodeCheck runs the same two rollouts there (3.4 -> 3.7 and 3.7 ->
@@ -59,82 +65,65 @@ class HaRolloutIT {
      */
     private static final long RACE_MILLIS = 2000;
 
-    private NetworkLab lab;
-    private TestCertificates certificates;
-    private TestCertificates.Pem writerPem;
-    private final List<RunnerProcess> runners = new ArrayList<>();
-    private final List<Process> clients = new ArrayList<>();
+    private ClusterLab lab;
     private final List<String> report = new ArrayList<>();
     private int size;
     private List<Member> members;
-    private String initialCluster;
-    /** m0's flags name only m0 once its data exists, as kubeadm init writes the first node's. */
-    private boolean kubeadmFirstNode;
-    /** More etcd flags after --, e.g. the ones kubeadm writes ({@link #KUBEADM_137}). */
-    private List<String> etcdFlags = List.of();
 
-    /** kubeadm 1.34+'s etcd flags for etcd 3.6+ (v1.37.2 writes them for every etcd): 3.4 and 3.5 reject both. */
-    static final List<String> KUBEADM_137 =
-            List.of("--feature-gates=InitialCorruptCheck=true", "--watch-progress-notify-interval=5s");
-    /** The same two in 3.4's and 3.5's spelling. */
-    static final List<String> KUBEADM_133 =
-            List.of("--experimental-initial-corrupt-check=true", "--experimental-watch-progress-notify-interval=5s");
-
-    private String endpoints;
     private RunnerProcess[] serving;
-    private SamplerRun sampler;
-    private WriterRun writer;
+    private ClusterLab.Sampler sampler;
+    private ClusterLab.Writer writer;
     private final List<Ack> acked = new ArrayList<>();
+    private java.util.Set<String> seedRetried = java.util.Set.of();
+    /** The network faults applied in this test's rollouts. */
+    private final List<NetworkFaults.Applied> appliedFaults = new ArrayList<>();
+    /** The deadline of a rollout's waits (a layout's: shorter, so that a stalled one fails sooner). */
+    private Duration rolloutDeadline = DEADLINE;
+    /** Per member: its sampled time out of service in the last rollout. */
+    private long[] lastDownMillis;
     /** Per host: its runner was started with .etcd-migrate/restart-record present (killed holding the record). */
     private boolean[] heldRecordAtStart;
-
-    record Member(int host, String name, Path data, TestCertificates.Pem pem, String address) {
-        String peerUrl() {
-            return "https://" + address + ":2380";
-        }
-
-        String clientUrl() {
-            return "https://" + address + ":2379";
-        }
-    }
-
-    record Ack(int endpoint, String key, long revision, long atMillis) {}
-
-    /** One sample: when, each member's etcd version ("-": out of service), the cluster version. */
-    record Sample(long atMillis, List<String> versions, String cluster) {
-        long down() {
-            return versions.stream().filter(v -> v.equals("-")).count();
-        }
-    }
 
     /** A pod killed at {@code atMillis}: its member is out by the kill's doing until it serves again. */
     record Kill(int host, long atMillis) {}
 
     @AfterEach
     void tearDown() throws Exception {
-        for (Process p : clients) p.destroyForcibly().waitFor();
-        for (RunnerProcess r : runners) {
-            // a runner that ended by itself with an error: its diary, for the failure's reader
-            if (!r.process().isAlive() && r.exitCode() != 0 && r.exitCode() != 137 && r.exitCode() != 143) {
-                List<String> lines = r.lines().stream()
-                        .filter(l -> l.contains("[etcd-migrate]"))
-                        .toList();
-                report.add("runner exited " + r.exitCode() + ":\n  "
-                        + String.join("\n  ", lines.subList(Math.max(0, lines.size() - 40), lines.size())));
+        if (lab != null) {
+            for (RunnerProcess r : lab.runners()) {
+                // a runner that ended by itself with an error: its diary, for the failure's reader
+                if (!r.process().isAlive() && r.exitCode() != 0 && r.exitCode() != 137 && r.exitCode() != 143) {
+                    List<String> lines = r.lines().stream()
+                            .filter(l -> l.contains("[etcd-migrate]"))
+                            .toList();
+                    report.add("runner exited " + r.exitCode() + ":\n  "
+                            + String.join("\n  ", lines.subList(Math.max(0, lines.size() - 40), lines.size())));
+                }
             }
-            r.close();
+            lab.close(); // clients, runners, then the namespaces with their iptables rules and qdiscs
         }
-        if (lab != null) lab.close();
         report.forEach(System.out::println);
     }
 
+    /**
+     * One cluster for three scenarios in turn (each used to build its own): up 3.4 -> 3.7 one edit at a time, m0 as
+     * kubeadm init leaves the first node (once its data exists, --initial-cluster names only m0; the runner takes
+     * the three voters from raft's records: 3.4: the snapshot and the WAL; 3.5+: the db); down 3.7 -> 3.5 one edit
+     * at a time; then the kill trials.
+     *
+     * <p>The kill trials: SIGKILL of a member's runner and its etcd (its pod dies; the kubelet starts it again with
+     * the same target) at seeded random moments of rollouts edited one member at a time, 3.5 -> 3.7, then 3.7 -> 3.5,
+     * in turn on the same cluster: each kill aims at a moment of its victim's walk (holding the restart record, its
+     * member stopped before the next minor started, the next minor's etcd under the record, serving between minors)
+     * and reports the one it hit. Every rollout converges, every acknowledged write is kept, no two members are out
+     * at once but by a kill's own doing, no restart record is left. The seed is printed: -Dha.kill.seed=N replays
+     * it; -Dha.kills=N sets the kills per direction (3 by default; -Pha-long: 10).
+     */
     @Test
-    void threeMembersUpThreeMinorsOneEditAtATime(@TempDir Path dir) throws Exception {
-        // m0 as kubeadm init leaves the first node: once its data exists, --initial-cluster names only m0; the
-        // runner takes the three voters from raft's records (3.4: the snapshot and the WAL; 3.5+: the db)
-        kubeadmFirstNode = true;
-        rollout(dir, 3, line("3.4"), line("3.7"), Edits.ONE_AT_A_TIME);
-        List<JsonNode> taken = runners.stream()
+    void upThreeMinorsThenDownTwoOneEditAtATimeThenKilledRunnersConverge(@TempDir Path dir) throws Exception {
+        begin(dir, 3, line("3.4"), true);
+        round(line("3.4"), line("3.7"), Edits.ONE_AT_A_TIME, 0, null);
+        List<JsonNode> taken = lab.runners().stream()
                 .flatMap(r -> r.events("members-from-data").stream())
                 .toList();
         assertTrue(!taken.isEmpty(), "m0's runner took the members from the data");
@@ -144,109 +133,20 @@ class HaRolloutIT {
                         .map(e -> e.path("readFrom").asText() + " at "
                                 + e.path("index").asLong())
                         .toList());
+        lab.kubeadmFirstNode(false); // the later rollouts as before: every member's flags name the three
+        round(line("3.7"), line("3.5"), Edits.ONE_AT_A_TIME, 0, null);
+        killTrials(line("3.5"), line("3.7"));
+        end();
     }
 
-    /**
-     * Issue 40, point 6: kubeadm 1.37's etcd flags on every member from the start (3.4) to the target (3.7). 3.4 (the
-     * members' etcd before the rollout) and 3.5 (which each member serves between legs) know neither flag: each gets
-     * both in its own spelling, each rename a flag-translated event; 3.6 and 3.7 take them as given. Without the
-     * translation the runners refuse the chain before anything changes (3.5 rejects --feature-gates).
-     */
-    @Test
-    void threeMembersUpThreeMinorsWithKubeadm137Flags(@TempDir Path dir) throws Exception {
-        etcdFlags = KUBEADM_137;
-        rollout(dir, 3, line("3.4"), line("3.7"), Edits.ONE_AT_A_TIME);
-        for (RunnerProcess r : runners) {
-            for (JsonNode e : r.events("flag-translated")) {
-                assertTrue(
-                        List.of(line("3.4").version(), line("3.5").version())
-                                .contains(e.path("version").asText()),
-                        "only 3.4 and 3.5 need other spellings: " + e);
-            }
-            for (JsonNode exec : r.events("exec")) assertExecFlags(exec);
-        }
-        // every member served 3.5 between its first and second leg, with both flags in 3.5's spelling
-        List<JsonNode> serving = runners.stream()
-                .flatMap(r -> r.events("flag-translated").stream())
-                .filter(e -> e.path("runs").asText().equals("serving"))
-                .toList();
-        assertEquals(
-                List.of(
-                        "3.5: --feature-gates=InitialCorruptCheck=true -> --experimental-initial-corrupt-check=true",
-                        "3.5: --watch-progress-notify-interval=5s -> --experimental-watch-progress-notify-interval=5s"),
-                serving.stream().map(HaRolloutIT::rename).distinct().sorted().toList(),
-                serving.toString());
-        assertEquals(
-                size,
-                runners.stream()
-                        .filter(r -> r.events("member-serving").stream()
-                                .anyMatch(e -> e.path("version")
-                                        .asText()
-                                        .equals(line("3.5").version())))
-                        .filter(r -> r.events("flag-translated").stream()
-                                .anyMatch(e -> e.path("runs").asText().equals("serving")))
-                        .count(),
-                "each member's runner served 3.5 with the translated flags");
-        report.add("kubeadm 1.37's flags: " + serving.size() + " renames for the members serving 3.5");
-    }
-
-    /**
-     * Issue 40, point 6: a rollback 3.7 -> 3.5 where the operator changed only the target and kept kubeadm 1.37's
-     * flags: 3.6 (served between the two downgrade legs) takes them as given, 3.5 (the target, exec'd) gets them in its
-     * own spelling.
-     */
-    @Test
-    void threeMembersDownTwoMinorsKeepingKubeadm137Flags(@TempDir Path dir) throws Exception {
-        etcdFlags = KUBEADM_137;
-        rollout(dir, 3, line("3.7"), line("3.5"), Edits.ONE_AT_A_TIME);
-        int execsAt35 = 0;
-        for (RunnerProcess r : runners) {
-            for (JsonNode e : r.events("flag-translated")) {
-                assertEquals(line("3.5").version(), e.path("version").asText(), e.toString());
-                assertEquals("target", e.path("runs").asText(), e.toString());
-            }
-            for (JsonNode exec : r.events("exec")) {
-                assertExecFlags(exec);
-                if (exec.path("binary").asText().endsWith("etcd-" + line("3.5").version())) execsAt35++;
-            }
-        }
-        assertEquals(size, execsAt35, "every member exec'd 3.5 with the flags in its spelling");
-    }
-
-    /** An exec'd etcd got kubeadm's two flags in its line's spelling: 3.6+ as kubeadm writes them, 3.4-3.5 the others. */
-    private static void assertExecFlags(JsonNode exec) {
-        List<String> argv = new ArrayList<>();
-        exec.path("argv").forEach(a -> argv.add(a.asText()));
-        String binary = exec.path("binary").asText();
-        String version = binary.substring(binary.lastIndexOf("etcd-") + 5);
-        boolean old = version.startsWith("3.4.") || version.startsWith("3.5.");
-        for (String flag : old ? KUBEADM_133 : KUBEADM_137)
-            assertTrue(argv.contains(flag), binary + " exec'd without " + flag + ": " + argv);
-        for (String flag : old ? KUBEADM_137 : KUBEADM_133)
-            assertTrue(!argv.contains(flag), binary + " exec'd with " + flag + ": " + argv);
-    }
-
-    private static String rename(JsonNode e) {
-        String v = e.path("version").asText();
-        return v.substring(0, v.lastIndexOf('.')) + ": " + e.path("given").asText() + " -> "
-                + e.path("as").asText();
-    }
-
+    /** Every manifest edited at once, up 3.4 -> 3.7 and then down 3.7 -> 3.5 on the same cluster. */
     @Test
     @DisabledIfSystemProperty(named = "ha.all.at.once", matches = "false", disabledReason = ALL_AT_ONCE_ELSEWHERE)
-    void threeMembersUpThreeMinorsAllEditedAtOnce(@TempDir Path dir) throws Exception {
-        rollout(dir, 3, line("3.4"), line("3.7"), Edits.ALL_AT_ONCE);
-    }
-
-    @Test
-    void threeMembersDownTwoMinorsOneEditAtATime(@TempDir Path dir) throws Exception {
-        rollout(dir, 3, line("3.7"), line("3.5"), Edits.ONE_AT_A_TIME);
-    }
-
-    @Test
-    @DisabledIfSystemProperty(named = "ha.all.at.once", matches = "false", disabledReason = ALL_AT_ONCE_ELSEWHERE)
-    void threeMembersDownTwoMinorsAllEditedAtOnce(@TempDir Path dir) throws Exception {
-        rollout(dir, 3, line("3.7"), line("3.5"), Edits.ALL_AT_ONCE);
+    void upThreeMinorsThenDownTwoAllEditedAtOnce(@TempDir Path dir) throws Exception {
+        begin(dir, 3, line("3.4"), false);
+        round(line("3.4"), line("3.7"), Edits.ALL_AT_ONCE, 0, null);
+        round(line("3.7"), line("3.5"), Edits.ALL_AT_ONCE, 0, null);
+        end();
     }
 
     @Test
@@ -255,12 +155,102 @@ class HaRolloutIT {
     }
 
     /**
-     * Two members edited, the third down (stopped, not edited): the two serve at the first leg's line and wait,
-     * naming the missing member, and nothing restarts; once the third is back (edited) the rollout completes.
+     * Network faults under the protocol, on one cluster: 3.4 -> 3.7 and 3.7 -> 3.5 edited one member at a time,
+     * each with seeded faults ({@link NetworkFaults}: a member's peer traffic cut during a leg and while a record is
+     * held, a runner's client traffic to the others cut, a host's link slowed), each kind at least once. The checks
+     * of every rollout hold: it converges, every acknowledged write on every member, never two members out of
+     * service by a runner's choice (a slowed host that misses the sampler's timeout is not a runner's choice). The
+     * seed is printed; -Dha.fault.seed=N replays it.
      */
     @Test
-    void twoEditedWaitServingWhileTheThirdIsDownThenItCompletes(@TempDir Path dir) throws Exception {
-        rollout(dir, 3, line("3.4"), line("3.7"), Edits.THIRD_DOWN);
+    void networkFaultsUpThreeMinorsThenDownTwo(@TempDir Path dir) throws Exception {
+        long seed = Long.getLong("ha.fault.seed", System.currentTimeMillis());
+        report.add("network faults: -Dha.fault.seed=" + seed);
+        Random random = new Random(seed);
+        begin(dir, 3, line("3.4"), false);
+        round(line("3.4"), line("3.7"), Edits.FAULTS, 0, random);
+        round(line("3.7"), line("3.5"), Edits.FAULTS, 0, random);
+        for (NetworkFaults.Kind kind : NetworkFaults.Kind.values()) {
+            assertTrue(
+                    appliedFaults.stream().anyMatch(f -> f.kind() == kind),
+                    kind + " was never applied (its moment never came while the two rollouts ran): " + appliedFaults);
+        }
+        end();
+    }
+
+    /**
+     * The layouts operators use besides separate hosts with the same ports (the scenarios above): every member on
+     * 127.0.0.1 with client and peer ports of its own, and host names in every URL (each namespace resolves them
+     * through its own hosts file). 3.4 -> 3.7 edited one member at a time after it serves: besides the checks of
+     * every rollout, each member is out of service about as long as on separate hosts (at most {@link
+     * #LAYOUT_OUT_OF_SERVICE}; 15-17 s there) and no restart record is left. With host names, the rollout back
+     * 3.7 -> 3.5 then runs with two members edited and the third down (stopped, not edited): the two serve at the
+     * first leg's line and wait, naming the missing member, and nothing restarts; once the third is back (edited)
+     * the rollout completes.
+     */
+    @Test
+    void oneHostWithItsOwnPortsPerMemberUpThreeMinors(@TempDir Path dir) throws Exception {
+        rolloutDeadline = LAYOUT_DEADLINE;
+        begin(dir, 3, line("3.4"), false, ClusterLab.Layout.ONE_HOST);
+        try {
+            round(line("3.4"), line("3.7"), Edits.ONE_AT_A_TIME, 0, null);
+        } finally {
+            reportReleases();
+        }
+        assertOutOfServiceAsOnSeparateHosts();
+        end();
+    }
+
+    /** See {@link #oneHostWithItsOwnPortsPerMemberUpThreeMinors}. */
+    @Test
+    void hostNamesInTheUrlsUpThreeMinorsThenTwoEditedWaitWhileTheThirdIsDown(@TempDir Path dir) throws Exception {
+        rolloutDeadline = LAYOUT_DEADLINE;
+        begin(dir, 3, line("3.4"), false, ClusterLab.Layout.HOSTNAMES);
+        try {
+            round(line("3.4"), line("3.7"), Edits.ONE_AT_A_TIME, 0, null);
+        } finally {
+            reportReleases();
+        }
+        assertOutOfServiceAsOnSeparateHosts();
+        round(line("3.7"), line("3.5"), Edits.THIRD_DOWN, 0, null);
+        end();
+    }
+
+    /**
+     * Each member's time out of service in the last rollout against the bound of the layouts, and each record its
+     * runner took released by that runner (through any member that answers: its own is stopped meanwhile).
+     */
+    private void assertOutOfServiceAsOnSeparateHosts() {
+        for (RunnerProcess r : serving) {
+            String name = lab.memberOf(r).name();
+            assertEquals(r.count("restart-record-taken"), releasedItself(r), name + "'s runner released each record");
+        }
+        for (Member m : members) {
+            assertTrue(
+                    lastDownMillis[m.host()] <= LAYOUT_OUT_OF_SERVICE.toMillis(),
+                    lab.layout() + ": " + m.name() + " out of service " + lastDownMillis[m.host()] + " ms, over "
+                            + LAYOUT_OUT_OF_SERVICE + " (separate hosts: 15-17 s in three legs)");
+        }
+    }
+
+    private long releasedItself(RunnerProcess r) {
+        String name = lab.memberOf(r).name();
+        return r.events("restart-record-released").stream()
+                .filter(e -> e.path("holder").asText().equals(name))
+                .count();
+    }
+
+    /** What each runner of the last rollout did with its records, and its lines about releasing them. */
+    private void reportReleases() {
+        for (RunnerProcess r : serving) {
+            String name = lab.memberOf(r).name();
+            report.add(lab.layout() + ": " + name + "'s runner took " + r.count("restart-record-taken")
+                    + " restart record(s), released " + releasedItself(r) + " itself");
+            r.lines().stream()
+                    .filter(l -> l.contains("[etcd-migrate]") && (l.contains("release") || l.contains("holds")))
+                    .limit(12)
+                    .forEach(l -> report.add("  " + name + ": " + l));
+        }
     }
 
     /** The benchmark's comparison (docs/benchmarks.md): nine one-minor rollouts; -Dha.bench=true runs it. */
@@ -270,24 +260,12 @@ class HaRolloutIT {
         rollout(dir, 3, line("3.4"), line("3.7"), Edits.ONE_MINOR_ROLLOUTS);
     }
 
-    /**
-     * SIGKILL of a member's runner and its etcd (its pod dies; the kubelet starts it again with the same target)
-     * at seeded random moments of rollouts edited one member at a time, 3.5 -> 3.7, then 3.7 -> 3.5, in turn on
-     * the same cluster: each kill aims at a moment of its victim's walk (holding the restart record, its member
-     * stopped before the next minor started, the next minor's etcd under the record, serving between minors) and
-     * reports the one it hit. Every rollout converges, every acknowledged write is kept, no two members are out
-     * at once but by a kill's own doing, no restart record is left. The seed is printed: -Dha.kill.seed=N
-     * replays it; -Dha.kills=N sets the kills per direction (3 by default; -Pha-long: 10).
-     */
-    @Test
-    void killedRunnersAndTheirEtcdsConverge(@TempDir Path dir) throws Exception {
+    /** The kill trials on the cluster as it is (serving {@code low}), up and down in turn. */
+    private void killTrials(Release low, Release high) throws Exception {
         long killSeed = Long.getLong("ha.kill.seed", System.currentTimeMillis());
         int kills = Integer.getInteger("ha.kills", 3);
         Random random = new Random(killSeed);
         report.add("kills: -Dha.kill.seed=" + killSeed + " -Dha.kills=" + kills + " (per direction)");
-        Release low = line("3.5");
-        Release high = line("3.7");
-        begin(dir, 3, low);
         Map<Moment, Integer> hit = new TreeMap<>();
         int[] done = new int[2]; // up, down
         for (boolean up = true; done[0] < kills || done[1] < kills; up = !up) {
@@ -296,12 +274,12 @@ class HaRolloutIT {
             aimed.forEach(m -> hit.merge(m, 1, Integer::sum));
             done[up ? 0 : 1] += n;
         }
-        end();
         report.add("kills by the moment hit: " + hit);
     }
 
     enum Edits {
         KILLS,
+        FAULTS,
         ONE_MINOR_ROLLOUTS,
         ONE_AT_A_TIME,
         ALL_AT_ONCE,
@@ -352,44 +330,37 @@ class HaRolloutIT {
     }
 
     private void rollout(Path dir, int size, Release from, Release to, Edits edits) throws Exception {
-        begin(dir, size, from);
+        begin(dir, size, from, false);
         round(from, to, edits, 0, null);
         end();
     }
 
-    /** The fixture: {@code size} members serving {@code from} on hosts of their own, seed data, sampler, writer. */
-    private void begin(Path dir, int size, Release from) throws Exception {
-        assertEquals(
-                "0",
-                new String(new ProcessBuilder("id", "-u")
-                                .start()
-                                .getInputStream()
-                                .readAllBytes())
-                        .trim(),
-                "network namespaces need root (CI runs as root)");
-        this.size = size;
-        lab = new NetworkLab(size + 1); // the last host is the writer's
-        certificates = TestCertificates.newCa(Files.createDirectory(dir.resolve("pki")));
-        members = new ArrayList<>();
-        for (int i = 0; i < size; i++) {
-            members.add(new Member(
-                    i, "m" + i, dir.resolve("m" + i), certificates.issue("m" + i, lab.address(i)), lab.address(i)));
-        }
-        writerPem = certificates.issue("writer", lab.address(size));
-        initialCluster = members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
-        endpoints = members.stream().map(Member::clientUrl).collect(Collectors.joining(","));
+    /**
+     * The fixture: {@code size} members serving {@code from} on hosts of their own, seed data, sampler, writer;
+     * {@code kubeadmFirstNode}: m0's flags name only m0 once its data exists, as kubeadm init writes the first node's.
+     */
+    private void begin(Path dir, int size, Release from, boolean kubeadmFirstNode) throws Exception {
+        begin(dir, size, from, kubeadmFirstNode, ClusterLab.Layout.SEPARATE_HOSTS);
+    }
 
+    private void begin(Path dir, int size, Release from, boolean kubeadmFirstNode, ClusterLab.Layout layout)
+            throws Exception {
+        this.size = size;
+        lab = ClusterLab.create(dir, size, layout, "ha-rollout-it");
+        lab.kubeadmFirstNode(kubeadmFirstNode);
+        members = lab.members();
         serving = new RunnerProcess[size];
         heldRecordAtStart = new boolean[size];
-        for (Member m : members) serving[m.host()] = startRunner(m, from);
+        for (Member m : members) serving[m.host()] = lab.start(m, from);
         for (RunnerProcess r : serving) r.awaitEvent("exec", DEADLINE);
-        WriterRun seed = writer("/registry/seed/", 100, Duration.ofSeconds(120));
+        ClusterLab.Writer seed = lab.writer("/registry/seed/", 100, Duration.ofSeconds(120));
         seed.awaitDone();
         acked.addAll(seed.acks());
+        seedRetried = seed.failedKeys();
 
-        sampler = sampler();
+        sampler = lab.sampler();
         sampler.awaitFirst();
-        writer = writer("/registry/rollout/", 1_000_000, Duration.ofMinutes(30));
+        writer = lab.writer("/registry/rollout/", 1_000_000, Duration.ofMinutes(30));
     }
 
     /**
@@ -400,23 +371,24 @@ class HaRolloutIT {
         boolean allAtOnce = edits == Edits.ALL_AT_ONCE;
         List<Kill> killed = new ArrayList<>();
         List<Moment> hit = new ArrayList<>();
+        List<NetworkFaults.Applied> applied = List.of();
         long started = System.currentTimeMillis();
         int writes = writer.acks().size();
         if (allAtOnce) {
             for (Member m : members) serving[m.host()].process().toHandle().destroy();
             for (Member m : members) serving[m.host()].awaitExit(Duration.ofSeconds(30));
-            for (Member m : members) serving[m.host()] = startRunner(m, to);
+            for (Member m : members) serving[m.host()] = lab.start(m, to);
         } else if (edits == Edits.ONE_MINOR_ROLLOUTS) {
             // the comparison: one rollout per minor, the way an operator does it without this issue
             for (Release hop : between(from, to)) {
                 for (Member m : members) {
                     serving[m.host()].process().toHandle().destroy();
                     serving[m.host()].awaitExit(Duration.ofSeconds(30));
-                    serving[m.host()] = startRunner(m, hop);
+                    serving[m.host()] = lab.start(m, hop);
                     serving[m.host()].awaitEvent("exec", DEADLINE);
                     sampler.awaitVersion(m.host(), hop.version(), DEADLINE);
                 }
-                awaitClusterVersion(hop.minorLine().toString());
+                lab.awaitClusterVersion(hop.minorLine().toString(), DEADLINE);
             }
         } else if (edits == Edits.KILLS) {
             java.util.Arrays.fill(heldRecordAtStart, false);
@@ -447,19 +419,32 @@ class HaRolloutIT {
                         + at.description + ")");
                 heldRecordAtStart[victim.host()] =
                         Files.exists(victim.data().resolve(".etcd-migrate").resolve("restart-record"));
-                serving[victim.host()] = startRunner(victim, to);
+                serving[victim.host()] = lab.start(victim, to);
                 // one pod killed at a time: the next kill once this one's member serves again
                 sampler.awaitServing(victim.host(), DEADLINE);
             }
         } else if (edits == Edits.ONE_AT_A_TIME) {
             editOneAtATime(to);
+        } else if (edits == Edits.FAULTS) {
+            NetworkFaults faults = new NetworkFaults(lab, random);
+            faults.start();
+            try {
+                editOneAtATime(to);
+                for (RunnerProcess r : serving) r.awaitEvent("exec", DEADLINE);
+            } finally {
+                applied = faults.finish();
+            }
+            String direction = from.version() + " -> " + to.version();
+            report.add("faults (" + direction + "): " + applied.size() + " applied");
+            applied.forEach(f -> report.add("  " + f));
+            appliedFaults.addAll(applied);
         } else {
             Member third = members.getLast();
             List<Member> edited = members.subList(0, size - 1);
             for (Member m : edited) {
                 serving[m.host()].process().toHandle().destroy();
                 serving[m.host()].awaitExit(Duration.ofSeconds(30));
-                serving[m.host()] = startRunner(m, to);
+                serving[m.host()] = lab.start(m, to);
                 sampler.awaitServing(m.host(), DEADLINE);
             }
             serving[third.host()].process().toHandle().destroy(); // down, not edited
@@ -474,11 +459,11 @@ class HaRolloutIT {
             }
             report.add("with " + third.name() + " down, "
                     + edited.stream().map(Member::name).toList() + " waited serving, naming it");
-            serving[third.host()] = startRunner(third, to);
+            serving[third.host()] = lab.start(third, to);
         }
-        for (RunnerProcess r : serving) r.awaitEvent("exec", DEADLINE);
-        for (Member m : members) sampler.awaitVersion(m.host(), to.version(), DEADLINE);
-        awaitClusterVersion(to.minorLine().toString());
+        for (RunnerProcess r : serving) r.awaitEvent("exec", rolloutDeadline);
+        for (Member m : members) sampler.awaitVersion(m.host(), to.version(), rolloutDeadline);
+        lab.awaitClusterVersion(to.minorLine().toString(), rolloutDeadline);
         long took = System.currentTimeMillis() - started;
         // from the last sample before the first edit: the line the cluster version started from
         List<Sample> all = sampler.samples();
@@ -505,26 +490,34 @@ class HaRolloutIT {
         // killed member's outage (from its kill, which took it down without any runner's choice, to its serving)
         long commonRestartEnd = allAtOnce ? firstTimeAllServe(samples, started) : started;
         List<Sample> twoOrMore = samples.stream().filter(s -> s.down() > 1).toList();
+        List<NetworkFaults.Applied> slowed = applied;
         List<Sample> twoDown = twoOrMore.stream()
-                .filter(s -> s.atMillis() > commonRestartEnd && !byAKill(s, killed, samples))
+                .filter(s ->
+                        s.atMillis() > commonRestartEnd && !byAKill(s, killed, samples) && downByChoice(s, slowed) > 1)
                 .toList();
         report.add("samples with two or more members out of service: " + twoOrMore.size()
-                + (killed.isEmpty() ? "" : ", " + (twoOrMore.size() - twoDown.size()) + " of them in a kill's outage"));
+                + (killed.isEmpty() ? "" : ", " + (twoOrMore.size() - twoDown.size()) + " of them in a kill's outage")
+                + (applied.isEmpty()
+                        ? ""
+                        : ", " + (twoOrMore.size() - twoDown.size()) + " of them with a slowed host not answering"));
+        String what = from.version() + " -> " + to.version() + " on " + size + " members, " + lab.layout() + " ("
+                + edits.name().toLowerCase().replace('_', ' ') + ")";
+        lastDownMillis = new long[size];
+        for (Member m : members) {
+            lastDownMillis[m.host()] = sampler.downMillis(m.host(), started);
+            report.add(String.format(
+                    "%s %s: out of service %d ms in all (sampled every 100 ms)",
+                    what, m.name(), lastDownMillis[m.host()]));
+        }
+        List<Ack> acks = writer.acks();
+        report.add(String.format(
+                "%s: %d ms from the first edit to the cluster version %s; writer acknowledged %d meanwhile, failed %d",
+                what, took, to.minorLine(), acks.size() - writes, writer.failedSince(started)));
+        // the figures above first, for a failure's reader too
         assertTrue(
                 twoDown.isEmpty(),
                 "two members out of service at once: "
                         + twoDown.stream().limit(5).toList());
-        String what = from.version() + " -> " + to.version() + " on " + size + " members ("
-                + edits.name().toLowerCase().replace('_', ' ') + ")";
-        for (Member m : members) {
-            report.add(String.format(
-                    "%s %s: out of service %d ms in all (sampled every 100 ms)",
-                    what, m.name(), sampler.downMillis(m.host(), started)));
-        }
-        List<Ack> acks = writer.acks();
-        report.add(String.format(
-                "%s: %d ms from the first edit to the cluster version %s; writer acknowledged %d meanwhile",
-                what, took, to.minorLine(), acks.size() - writes));
         for (Member m : members) {
             assertEquals(to.version() + "/etcd3", Files.readString(m.data().resolve("version.txt")), m.name());
         }
@@ -548,25 +541,13 @@ class HaRolloutIT {
         writer.stop();
         sampler.stop();
         acked.addAll(writer.acks());
-        report.add("writer: acknowledged " + writer.acks().size() + ", failed " + writer.failed);
-        // no record, no probe: nothing but the acknowledged writes
-        Map<String, JsonNode> reference = null;
-        for (Member m : members) {
-            Map<String, JsonNode> keys = keysOn(m);
-            for (Ack a : acked) {
-                JsonNode kv = keys.get(a.key());
-                assertTrue(kv != null, "acknowledged write " + a.key() + " on " + m.name());
-                assertEquals(a.revision(), kv.path("mod_revision").asLong(), a.key() + " on " + m.name());
-            }
-            // the one write in flight when the writer stopped may have committed unacknowledged: its key is the
-            // next the writer would have written; any other key (a restart record, a probe) fails
-            java.util.Set<String> other = new java.util.TreeSet<>(keys.keySet());
-            acked.forEach(a -> other.remove(a.key()));
-            other.remove("/registry/rollout/" + writer.acks().size());
-            assertEquals(java.util.Set.of(), other, "no other key on " + m.name() + " (no restart record left)");
-            if (reference != null) assertEquals(reference, keys, "members agree");
-            reference = keys;
-        }
+        report.add("writer: acknowledged " + writer.acks().size() + ", failed " + writer.failed());
+        // no record, no probe: nothing but the acknowledged writes; the one write in flight when the writer stopped
+        // may have committed unacknowledged: its key is the next the writer would have written
+        String inFlight = "/registry/rollout/" + writer.acks().size();
+        java.util.Set<String> retried = new java.util.HashSet<>(writer.failedKeys());
+        retried.addAll(seedRetried);
+        lab.assertEveryAckOnEveryMember(acked, retried, inFlight::equals);
         report.add("every member holds the " + acked.size() + " acknowledged writes at their revisions");
     }
 
@@ -575,8 +556,8 @@ class HaRolloutIT {
         for (Member m : members) {
             serving[m.host()].process().toHandle().destroy(); // the kubelet stops the old pod
             serving[m.host()].awaitExit(Duration.ofSeconds(30));
-            serving[m.host()] = startRunner(m, to);
-            sampler.awaitServing(m.host(), DEADLINE); // the operator edits the next member once this one serves
+            serving[m.host()] = lab.start(m, to);
+            sampler.awaitServing(m.host(), rolloutDeadline); // the operator edits the next member once this one serves
         }
     }
 
@@ -630,6 +611,24 @@ class HaRolloutIT {
             if (wentOut > lastKill + RACE_MILLIS) return false;
         }
         return true;
+    }
+
+    /**
+     * The members out of service in the sample, but for one whose link was slowed at the time (its /version answer
+     * may miss the sampler's 800 ms; its runner chose nothing), from the slowing to {@link #RACE_MILLIS} after.
+     */
+    private static long downByChoice(Sample s, List<NetworkFaults.Applied> faults) {
+        long down = 0;
+        for (int h = 0; h < s.versions().size(); h++) {
+            int host = h;
+            boolean slowed = faults.stream()
+                    .anyMatch(f -> f.kind() == NetworkFaults.Kind.SLOW_LINK
+                            && f.member().host() == host
+                            && s.atMillis() >= f.fromMillis() - SAMPLE_TIMEOUT_MILLIS
+                            && s.atMillis() <= f.toMillis() + RACE_MILLIS);
+            if (s.versions().get(h).equals("-") && !slowed) down++;
+        }
+        return down;
     }
 
     private static long servesAgain(Kill k, List<Sample> samples) {
@@ -692,30 +691,26 @@ class HaRolloutIT {
 
     /** Until no process of the killed pod holds the member's data dir (the kernel reaped its etcd too). */
     private static void awaitGone(Member m) throws Exception {
-        long end = System.nanoTime() + DEADLINE.toNanos();
-        while (System.nanoTime() < end) {
-            boolean held = ProcessHandle.allProcesses()
-                    .anyMatch(p -> p.info()
-                            .arguments()
-                            .map(a -> String.join(" ", a).contains(m.data().toString()))
-                            .orElse(false));
-            if (!held) return;
-            Thread.sleep(100); // poll interval of a deadline-bound wait
-        }
-        throw new AssertionError("a process of " + m.name() + " outlived its kill");
+        Poll.untilTrue(
+                DEADLINE,
+                Duration.ofMillis(100),
+                "every process of " + m.name() + " gone after its kill",
+                () -> ProcessHandle.allProcesses()
+                        .noneMatch(p -> p.info()
+                                .arguments()
+                                .map(a -> String.join(" ", a).contains(m.data().toString()))
+                                .orElse(false)));
     }
 
     /** Polls the runner's output until a rollout-waiting event names the member. */
     private static void awaitWaitingFor(RunnerProcess runner, String member, String why) throws InterruptedException {
-        long end = System.nanoTime() + DEADLINE.toNanos();
-        while (System.nanoTime() < end) {
+        Poll.untilTrue(DEADLINE, Duration.ofMillis(200), "a rollout-waiting naming " + member, () -> {
             for (JsonNode e : runner.events("rollout-waiting")) {
                 if (!e.path("why").asText().contains(why)) continue;
-                for (JsonNode m : e.path("members")) if (m.asText().equals(member)) return;
+                for (JsonNode m : e.path("members")) if (m.asText().equals(member)) return true;
             }
-            Thread.sleep(200); // poll interval of a deadline-bound wait
-        }
-        throw new AssertionError("no rollout-waiting naming " + member + ": " + runner.output());
+            return false;
+        });
     }
 
     private static long firstTimeAllServe(List<Sample> samples, long after) {
@@ -739,281 +734,6 @@ class HaRolloutIT {
     }
 
     private static Release line(String minor) {
-        return EtcdFixture.V3_RELEASES.stream()
-                .filter(r -> r.minorLine().toString().equals(minor))
-                .reduce((a, b) -> b)
-                .orElseThrow();
-    }
-
-    private RunnerProcess startRunner(Member m, Release version) throws Exception {
-        String initialCluster =
-                kubeadmFirstNode && m.host() == 0 && Files.isDirectory(m.data().resolve("member"))
-                        ? m.name() + "=" + m.peerUrl()
-                        : this.initialCluster;
-        String peerTls = "--peer-cert-file=" + m.pem().cert() + " --peer-key-file="
-                + m.pem().key() + " --peer-trusted-ca-file=" + certificates.caFile() + " --peer-client-cert-auth";
-        List<String> args = new ArrayList<>(List.of(
-                "migrate",
-                "--data-dir",
-                m.data().toString(),
-                "--bin-dir",
-                EtcdFixture.binDir().toString(),
-                "--target-version",
-                version.version(),
-                "--target-storage",
-                "etcd3",
-                "--name",
-                m.name(),
-                "--initial-cluster",
-                initialCluster,
-                "--listen-peer-urls",
-                m.peerUrl(),
-                "--port",
-                "2381",
-                "--",
-                "--name",
-                m.name(),
-                "--initial-cluster",
-                initialCluster,
-                "--initial-cluster-state",
-                "new",
-                "--initial-cluster-token",
-                "ha-rollout-it",
-                "--initial-advertise-peer-urls",
-                m.peerUrl(),
-                "--listen-peer-urls",
-                m.peerUrl(),
-                "--listen-client-urls",
-                m.clientUrl(),
-                "--advertise-client-urls",
-                m.clientUrl(),
-                "--cert-file=" + m.pem().cert(),
-                "--key-file=" + m.pem().key(),
-                "--trusted-ca-file=" + certificates.caFile(),
-                "--client-cert-auth"));
-        args.addAll(List.of(peerTls.split(" ")));
-        args.addAll(etcdFlags);
-        RunnerProcess runner = RunnerProcess.startUnder(lab.exec(m.host()), args, Map.of("ETCD_CREDS", peerTls));
-        runners.add(runner);
-        return runner;
-    }
-
-    private List<String> client(String... args) {
-        List<String> command = new ArrayList<>(lab.exec(size));
-        command.addAll(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp",
-                classpath(),
-                HaClient.class.getName(),
-                args[0],
-                certificates.caFile().toString(),
-                writerPem.cert().toString(),
-                writerPem.key().toString()));
-        command.addAll(List.of(args).subList(1, args.length));
-        return command;
-    }
-
-    private static String classpath() {
-        try {
-            return Path.of(HaClient.class
-                            .getProtectionDomain()
-                            .getCodeSource()
-                            .getLocation()
-                            .toURI())
-                    .toString();
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private String request(String... args) throws Exception {
-        Process p = new ProcessBuilder(client(args)).redirectErrorStream(true).start();
-        clients.add(p);
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(2, TimeUnit.MINUTES), "client finished");
-        if (p.exitValue() != 0) throw new IllegalStateException("client failed: " + out);
-        return out;
-    }
-
-    private void awaitClusterVersion(String line) throws Exception {
-        long end = System.nanoTime() + DEADLINE.toNanos();
-        String last = "";
-        while (System.nanoTime() < end) {
-            try {
-                last = request("get", members.getFirst().clientUrl(), "/version");
-                if (JSON.readTree(last).path("etcdcluster").asText().startsWith(line + ".")) return;
-            } catch (IllegalStateException e) {
-                last = e.getMessage();
-            }
-            Thread.sleep(200); // poll interval of a deadline-bound wait
-        }
-        throw new AssertionError("cluster version never reached " + line + ": " + last);
-    }
-
-    private Map<String, JsonNode> keysOn(Member m) throws Exception {
-        JsonNode range = JSON.readTree(request(
-                "post",
-                m.clientUrl(),
-                "/v3/kv/range",
-                "{\"key\":\"AA==\",\"range_end\":\"AA==\",\"serializable\":true}"));
-        Map<String, JsonNode> keys = new TreeMap<>();
-        for (JsonNode kv : range.path("kvs")) {
-            keys.put(new String(Base64.getDecoder().decode(kv.path("key").asText()), StandardCharsets.UTF_8), kv);
-        }
-        return keys;
-    }
-
-    private WriterRun writer(String prefix, long count, Duration time) throws Exception {
-        Process p = new ProcessBuilder(
-                        client("write", endpoints, prefix, String.valueOf(count), String.valueOf(time.toSeconds())))
-                .redirectErrorStream(true)
-                .start();
-        clients.add(p);
-        return new WriterRun(p);
-    }
-
-    private SamplerRun sampler() throws Exception {
-        Process p = new ProcessBuilder(client("sample", endpoints))
-                .redirectErrorStream(true)
-                .start();
-        clients.add(p);
-        return new SamplerRun(p, size);
-    }
-
-    /** The sampler process on the writer's host and its samples. */
-    private static final class SamplerRun {
-        private final Process process;
-        private final List<Sample> samples = new ArrayList<>();
-        private final List<String> other = new ArrayList<>();
-        private final Thread reader;
-
-        SamplerRun(Process process, int size) {
-            this.process = process;
-            this.reader = Thread.ofVirtual().start(() -> {
-                try (BufferedReader in =
-                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                    for (String line; (line = in.readLine()) != null; ) {
-                        String[] f = line.split(" ");
-                        synchronized (samples) {
-                            if (f[0].equals("S") && f.length == size + 3) {
-                                samples.add(new Sample(
-                                        Long.parseLong(f[1]), List.of(f).subList(2, 2 + size), f[2 + size]));
-                            } else {
-                                other.add(line);
-                            }
-                            samples.notifyAll();
-                        }
-                    }
-                } catch (Exception e) {
-                    // killed: what it printed stands
-                }
-            });
-        }
-
-        List<Sample> samples() {
-            synchronized (samples) {
-                return List.copyOf(samples);
-            }
-        }
-
-        void awaitFirst() throws InterruptedException {
-            await(s -> s.down() == 0, Duration.ofMinutes(1), "all members serving");
-        }
-
-        void awaitServing(int host, Duration deadline) throws InterruptedException {
-            long after = System.currentTimeMillis();
-            await(
-                    s -> s.atMillis() > after && !s.versions().get(host).equals("-"),
-                    deadline,
-                    "member " + host + " serving");
-        }
-
-        void awaitVersion(int host, String version, Duration deadline) throws InterruptedException {
-            await(s -> s.versions().get(host).equals(version), deadline, "member " + host + " at " + version);
-        }
-
-        private void await(java.util.function.Predicate<Sample> wanted, Duration deadline, String what)
-                throws InterruptedException {
-            long end = System.nanoTime() + deadline.toNanos();
-            synchronized (samples) {
-                while (true) {
-                    if (!samples.isEmpty() && wanted.test(samples.getLast())) return;
-                    long left = TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime());
-                    if (left <= 0 || !process.isAlive()) {
-                        throw new AssertionError("never " + what + "; last sample "
-                                + (samples.isEmpty() ? "none" : samples.getLast()) + "; sampler said " + other);
-                    }
-                    samples.wait(Math.min(left, 500));
-                }
-            }
-        }
-
-        /** The sampled time the member did not answer, after {@code from}. */
-        long downMillis(int host, long from) {
-            List<Sample> all = samples();
-            long down = 0;
-            for (int i = 1; i < all.size(); i++) {
-                if (all.get(i).atMillis() < from) continue;
-                if (all.get(i).versions().get(host).equals("-"))
-                    down += all.get(i).atMillis() - all.get(i - 1).atMillis();
-            }
-            return down;
-        }
-
-        void stop() throws Exception {
-            process.getOutputStream().close();
-            assertTrue(process.waitFor(1, TimeUnit.MINUTES), "sampler finished");
-            reader.join();
-        }
-    }
-
-    /** The writer process and what it printed. */
-    private static final class WriterRun {
-        private final Process process;
-        private final List<Ack> acks = new ArrayList<>();
-        private final List<String> other = new ArrayList<>();
-        private final Thread reader;
-        private long failed = -1;
-
-        WriterRun(Process process) {
-            this.process = process;
-            this.reader = Thread.ofVirtual().start(() -> {
-                try (BufferedReader in =
-                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                    for (String line; (line = in.readLine()) != null; ) {
-                        String[] f = line.split(" ");
-                        synchronized (acks) {
-                            if (f[0].equals("ACK") && f.length == 5) {
-                                acks.add(new Ack(
-                                        Integer.parseInt(f[1]), f[2], Long.parseLong(f[3]), Long.parseLong(f[4])));
-                            } else if (f[0].equals("DONE") && f.length == 3) {
-                                failed = Long.parseLong(f[2]);
-                            } else {
-                                other.add(line);
-                            }
-                        }
-                    }
-                } catch (Exception e) {
-                    // killed: what it printed stands
-                }
-            });
-        }
-
-        List<Ack> acks() {
-            synchronized (acks) {
-                return List.copyOf(acks);
-            }
-        }
-
-        void awaitDone() throws Exception {
-            assertTrue(process.waitFor(3, TimeUnit.MINUTES), "writer finished");
-            reader.join();
-            assertEquals(0, process.exitValue(), "writer: " + other);
-        }
-
-        void stop() throws Exception {
-            process.getOutputStream().close();
-            awaitDone();
-        }
+        return ClusterLab.line(minor);
     }
 }

@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
-import dev.etcdmigrate.it.ClusterMembers.Member;
+import dev.etcdmigrate.it.ClusterLab.Member;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import java.net.URI;
@@ -42,7 +42,7 @@ class MultiMemberIT {
     private static final Duration DEADLINE = Duration.ofMinutes(2);
 
     private final List<Client> clients = new ArrayList<>();
-    private ClusterMembers cluster;
+    private ClusterLab cluster;
 
     @AfterEach
     void stopAll() throws Exception {
@@ -55,7 +55,8 @@ class MultiMemberIT {
         List<Release> releases = EtcdFixture.V3_RELEASES;
         Release from = releases.get(releases.size() - 2);
         Release to = EtcdFixture.newest();
-        cluster = ClusterMembers.create(dir, dir, MEMBERS, "rolling-it");
+        cluster = ClusterLab.create(dir, MEMBERS, ClusterLab.Layout.ONE_HOST, "rolling-it", ClusterLab.Tls.PEER);
+        cluster.kubeadmFirstNode(true); // m0's flags name only m0 once its data exists
         List<Member> members = cluster.members();
 
         // The cluster starts at the older minor: each runner finds an empty data dir and execs etcd.
@@ -80,15 +81,7 @@ class MultiMemberIT {
             try (Writer writer = new Writer(client(other.clientUrl()), "/registry/rolling/" + m.name() + "/", acked)) {
                 long migrationStart = System.nanoTime();
                 // the first member as kubeadm init leaves it: --initial-cluster names only itself, the data three
-                RunnerProcess upgraded = i == 0
-                        ? cluster.start(
-                                m,
-                                to,
-                                m.name() + "=" + m.peerUrl(),
-                                cluster.certificates().caFile(),
-                                m.peerUrl(),
-                                false)
-                        : cluster.start(m, to);
+                RunnerProcess upgraded = cluster.start(m, to);
                 serving.set(i, upgraded);
                 if (i == 0) {
                     JsonNode taken = upgraded.awaitEvent("members-from-data", DEADLINE);
@@ -224,17 +217,13 @@ class MultiMemberIT {
 
     private static void awaitAnswer(String url) throws Exception {
         HttpClient http = HttpClient.newHttpClient();
-        long end = System.nanoTime() + DEADLINE.toNanos();
-        while (true) {
-            try {
-                if (http.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString())
+        Poll.untilTrue(
+                DEADLINE,
+                Duration.ofMillis(100),
+                url + " answering",
+                () -> http.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString())
                                 .statusCode()
-                        == 200) return;
-            } catch (java.io.IOException e) {
-                if (System.nanoTime() > end) throw e;
-            }
-            Thread.sleep(100); // poll interval of a deadline-bound wait
-        }
+                        == 200);
     }
 
     private Client client(String... endpoints) {
@@ -254,20 +243,14 @@ class MultiMemberIT {
     /** Polls /version until the cluster version names the line: every member then runs it. */
     private static void awaitClusterVersion(Member m, String line) throws Exception {
         HttpClient http = HttpClient.newHttpClient();
-        long end = System.nanoTime() + DEADLINE.toNanos();
-        String last = "";
-        while (System.nanoTime() < end) {
-            last = http.send(
-                            HttpRequest.newBuilder(URI.create(m.clientUrl() + "/version"))
-                                    .build(),
-                            HttpResponse.BodyHandlers.ofString())
-                    .body();
-            if (new ObjectMapper().readTree(last).path("etcdcluster").asText().startsWith(line + ".")) {
-                return;
-            }
-            Thread.sleep(100); // poll interval of a deadline-bound wait
-        }
-        throw new AssertionError("cluster version never reached " + line + ": " + last);
+        HttpRequest request =
+                HttpRequest.newBuilder(URI.create(m.clientUrl() + "/version")).build();
+        Poll.untilTrue(DEADLINE, Duration.ofMillis(100), "cluster version " + line, () -> {
+            String body =
+                    http.send(request, HttpResponse.BodyHandlers.ofString()).body();
+            if (new ObjectMapper().readTree(body).path("etcdcluster").asText().startsWith(line + ".")) return true;
+            throw new IllegalStateException(body);
+        });
     }
 
     /** Writes to one member in a loop while another migrates, recording when each write was acknowledged. */

@@ -9,7 +9,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.Permissions;
-import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.StorageApi;
 import io.etcd.jetcd.Auth;
@@ -47,10 +46,7 @@ class RolloutChainIT {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private static Release line(String line) {
-        return EtcdFixture.V3_RELEASES.stream()
-                .filter(r -> r.minorLine().toString().equals(line))
-                .reduce((first, second) -> second)
-                .orElseThrow();
+        return ClusterLab.line(line);
     }
 
     @Test
@@ -293,26 +289,22 @@ class RolloutChainIT {
     }
 
     /**
-     * Three etcd members m0-m2 on 127.0.0.1-3, the same client and peer port on each, http; each data dir with the
-     * version.txt a runner would have written. {@link #close()} stops (and reaps) every etcd it started.
+     * Three etcd members m0-m2 on 127.0.0.1-3, the same client and peer port on each, http ({@link ClusterLab}'s
+     * loopback hosts, plain etcd processes); each data dir with the version.txt a runner would have written.
+     * {@link #close()} stops (and reaps) every etcd it started.
      */
     private static final class Trio implements AutoCloseable {
         private final Path dir;
-        private final int client;
-        private final int peer;
+        private final ClusterLab lab;
         private final Process[] etcds = new Process[3];
-        private final HttpClient http =
-                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
         Trio(Path dir, Release release) throws Exception {
             this.dir = dir;
-            var ports = FreePorts.pick();
-            this.client = ports.client();
-            this.peer = ports.peer();
+            this.lab = ClusterLab.create(dir, 3, ClusterLab.Layout.LOOPBACK_HOSTS, "chain-it", ClusterLab.Tls.NONE);
             try {
                 for (int i = 0; i < 3; i++) {
                     Permissions.ownerOnlyDir(data(i));
-                    launch(i, release);
+                    etcds[i] = lab.startEtcd(member(i), release, log(i));
                 }
                 for (int i = 0; i < 3; i++) awaitHealthy(i);
                 for (int i = 0; i < 3; i++) record(i, release);
@@ -322,61 +314,25 @@ class RolloutChainIT {
             }
         }
 
-        Path data(int i) {
-            return dir.resolve("m" + i);
+        private ClusterLab.Member member(int i) {
+            return lab.members().get(i);
         }
 
-        private String host(int i) {
-            return "127.0.0." + (i + 1);
+        private Path log(int i) {
+            return dir.resolve("m" + i + ".log");
+        }
+
+        Path data(int i) {
+            return member(i).data();
         }
 
         String clientUrl(int i) {
-            return "http://" + host(i) + ":" + client;
-        }
-
-        String peerUrl(int i) {
-            return "http://" + host(i) + ":" + peer;
-        }
-
-        String initialCluster() {
-            return "m0=" + peerUrl(0) + ",m1=" + peerUrl(1) + ",m2=" + peerUrl(2);
-        }
-
-        private List<String> etcdArgs(int i) {
-            return List.of(
-                    "--name",
-                    "m" + i,
-                    "--initial-cluster",
-                    initialCluster(),
-                    "--initial-cluster-state",
-                    "new",
-                    "--initial-cluster-token",
-                    "chain-it",
-                    "--initial-advertise-peer-urls",
-                    peerUrl(i),
-                    "--listen-peer-urls",
-                    peerUrl(i),
-                    "--listen-client-urls",
-                    clientUrl(i),
-                    "--advertise-client-urls",
-                    clientUrl(i));
-        }
-
-        private void launch(int i, Release release) throws IOException {
-            List<String> argv = new ArrayList<>();
-            argv.add(EtcdFixture.binDir().resolve("etcd-" + release.version()).toString());
-            argv.addAll(List.of("--data-dir", data(i).toString()));
-            argv.addAll(etcdArgs(i));
-            etcds[i] = new ProcessBuilder(argv)
-                    .redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(
-                            dir.resolve("m" + i + ".log").toFile()))
-                    .start();
+            return member(i).clientUrl();
         }
 
         /** The member (re)started at {@code release}, serving, its version.txt saying so. */
         void start(int i, Release release) throws Exception {
-            launch(i, release);
+            etcds[i] = lab.startEtcd(member(i), release, log(i));
             awaitHealthy(i);
             record(i, release);
         }
@@ -386,50 +342,31 @@ class RolloutChainIT {
         }
 
         void stop(int i) throws Exception {
-            Process p = etcds[i];
-            if (p == null) return;
-            p.destroy(); // SIGTERM: etcd stops cleanly, as under the kubelet
-            if (!p.waitFor(30, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                p.waitFor(10, TimeUnit.SECONDS);
-            }
+            if (etcds[i] == null) return;
+            lab.stopEtcd(etcds[i]);
             etcds[i] = null;
         }
 
         void awaitHealthy(int i) throws Exception {
+            HttpClient http = HttpClient.newBuilder()
+                    .connectTimeout(Duration.ofSeconds(2))
+                    .build();
             HttpRequest request = HttpRequest.newBuilder(URI.create(clientUrl(i) + "/health"))
                     .timeout(Duration.ofSeconds(2))
                     .GET()
                     .build();
-            long end = System.nanoTime() + DEADLINE.toNanos();
-            String last = "";
-            while (System.nanoTime() < end) {
-                if (etcds[i] != null && !etcds[i].isAlive())
-                    fail("m" + i + " exited; see " + dir.resolve("m" + i + ".log"));
-                try {
-                    HttpResponse<String> answer = http.send(request, HttpResponse.BodyHandlers.ofString());
-                    if (answer.statusCode() == 200
-                            && JSON.readTree(answer.body())
-                                    .path("health")
-                                    .asText()
-                                    .equals("true")) return;
-                    last = answer.statusCode() + " " + answer.body();
-                } catch (IOException e) {
-                    last = e.toString();
-                }
-                Thread.sleep(100); // poll interval of a deadline-bound wait
-            }
-            fail("m" + i + " never healthy at " + clientUrl(i) + " (last: " + last + ")");
+            Poll.untilTrue(DEADLINE, Duration.ofMillis(100), "m" + i + " healthy at " + clientUrl(i), () -> {
+                if (etcds[i] != null && !etcds[i].isAlive()) fail("m" + i + " exited; see " + log(i));
+                HttpResponse<String> answer = http.send(request, HttpResponse.BodyHandlers.ofString());
+                if (answer.statusCode() == 200
+                        && JSON.readTree(answer.body()).path("health").asText().equals("true")) return true;
+                throw new IOException(answer.statusCode() + " " + answer.body());
+            });
         }
 
         /** The runner's command line for member i, its etcd arguments after "--" as its manifest would give them. */
         List<String> runner(String command, int i, Release target, String... flags) {
-            List<String> args = new ArrayList<>(RunnerArgs.common(command, data(i), target.version()));
-            args.set(args.indexOf("--name") + 1, "m" + i);
-            args.addAll(List.of(flags));
-            args.addAll(List.of("--initial-cluster", initialCluster(), "--listen-peer-urls", peerUrl(i), "--"));
-            args.addAll(etcdArgs(i));
-            return args;
+            return lab.runnerArgs(command, member(i), target, flags);
         }
 
         /** etcd's auth enabled through member i (a root user, as `etcdctl user add root; auth enable` make it). */
@@ -461,6 +398,7 @@ class RolloutChainIT {
         @Override
         public void close() throws Exception {
             for (int i = 0; i < 3; i++) stop(i);
+            lab.close();
         }
     }
 }

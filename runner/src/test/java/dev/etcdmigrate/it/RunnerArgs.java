@@ -55,4 +55,74 @@ final class RunnerArgs {
                 "--peer-port",
                 String.valueOf(ports.peer()));
     }
+
+    /**
+     * What a cluster member's manifest gives: {@code name}'s etcd flags after "--" (a new cluster's, as kubeadm
+     * writes them), the runner's own before it; the URLs as the member advertises and listens on them.
+     */
+    record Member(
+            String name,
+            Path data,
+            String initialCluster,
+            String token,
+            String peerUrl,
+            String listenPeerUrl,
+            String clientUrl,
+            String listenClientUrl) {
+        /** Listening on the URLs it advertises. */
+        Member(String name, Path data, String initialCluster, String token, String peerUrl, String clientUrl) {
+            this(name, data, initialCluster, token, peerUrl, peerUrl, clientUrl, clientUrl);
+        }
+    }
+
+    /**
+     * `migrate` of the member's data dir to target/etcd3, then exec of its etcd: {@code runnerFlags} before "--"
+     * (the private ports, a peer CA...), {@code etcdFlags} after the member's own (TLS).
+     */
+    static List<String> member(Member m, String target, List<String> runnerFlags, List<String> etcdFlags) {
+        return member("migrate", m, target, runnerFlags, etcdFlags);
+    }
+
+    /** The same for another command (plan, inspect) with the member's flags. */
+    static List<String> member(
+            String command, Member m, String target, List<String> runnerFlags, List<String> etcdFlags) {
+        List<String> args = new ArrayList<>(List.of(
+                command,
+                "--data-dir",
+                m.data().toString(),
+                "--bin-dir",
+                EtcdFixture.binDir().toString(),
+                "--target-version",
+                target,
+                "--target-storage",
+                "etcd3",
+                "--name",
+                m.name()));
+        args.addAll(runnerFlags);
+        args.addAll(List.of("--initial-cluster", m.initialCluster(), "--listen-peer-urls", m.listenPeerUrl(), "--"));
+        args.addAll(etcd(m));
+        args.addAll(etcdFlags);
+        return args;
+    }
+
+    /** The member's own etcd flags (after "--" in its manifest): a new cluster's, as kubeadm writes them. */
+    static List<String> etcd(Member m) {
+        return List.of(
+                "--name",
+                m.name(),
+                "--initial-cluster",
+                m.initialCluster(),
+                "--initial-cluster-state",
+                "new",
+                "--initial-cluster-token",
+                m.token(),
+                "--initial-advertise-peer-urls",
+                m.peerUrl(),
+                "--listen-peer-urls",
+                m.listenPeerUrl(),
+                "--listen-client-urls",
+                m.listenClientUrl(),
+                "--advertise-client-urls",
+                m.clientUrl());
+    }
 }

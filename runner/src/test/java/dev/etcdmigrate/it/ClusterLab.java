@@ -1,0 +1,799 @@
+package dev.etcdmigrate.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.etcd.server.ServerPorts;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * The cluster of the HA suites: members with peer and client TLS (client-cert auth; a CA made here), one runner per
+ * member, each started as a member's manifest starts it ({@link RunnerArgs#member}), on one of three layouts:
+ * <ul>
+ *   <li>{@link Layout#SEPARATE_HOSTS}: a network namespace per member ({@link NetworkLab}), etcd's usual ports on
+ *       each, the URLs by address;
+ *   <li>{@link Layout#HOSTNAMES}: the same hosts, the URLs by host name (m0.ha.test...), resolved in every
+ *       namespace through its own /etc/netns/NS/hosts (`ip netns exec` mounts it over /etc/hosts);
+ *   <li>{@link Layout#ONE_HOST}: every member on 127.0.0.1 with its own client and peer ports, no namespace;
+ *   <li>{@link Layout#LOOPBACK_HOSTS}: 127.0.0.1-3, the same free ports on each, no namespace.
+ * </ul>
+ * TLS or not ({@link Tls}); members on any lines, by
+ * their runners or as plain etcd processes ({@link #startEtcd}).
+ * With namespaces, one more host is the clients' (writer, sampler, requests); on one host they run beside the
+ * members. {@link Writer} records every acknowledged write; {@link Sampler} asks every member's /version every
+ * 100 ms, so a test can tell how many members were out of service at each moment. {@link #close()} stops every
+ * client and runner, then the namespaces with anything left in them, and removes the hosts files.
+ */
+final class ClusterLab implements AutoCloseable {
+
+    enum Layout {
+        SEPARATE_HOSTS,
+        HOSTNAMES,
+        ONE_HOST,
+        /** Separate hosts without namespaces: 127.0.0.1, .2, .3, the same client and peer ports on each. */
+        LOOPBACK_HOSTS
+    }
+
+    /** What the members encrypt: nothing (http), peer traffic only, or peer and client traffic (client-cert auth). */
+    enum Tls {
+        NONE,
+        PEER,
+        PEER_AND_CLIENT
+    }
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** The private client port the runner migrates on, in a member's own namespace (nothing else there). */
+    private static final int NETNS_PRIVATE_PORT = 2381;
+
+    /** A member: its host (namespace index; 0.. on one host too), data dir, TLS files, URL host and ports. */
+    record Member(
+            int host, String name, Path data, TestCertificates.Pem pem, String urlHost, ServerPorts ports, Tls tls) {
+        String peerUrl() {
+            return (tls == Tls.NONE ? "http://" : "https://") + urlHost + ":" + ports.peer();
+        }
+
+        String clientUrl() {
+            return (tls == Tls.PEER_AND_CLIENT ? "https://" : "http://") + urlHost + ":" + ports.client();
+        }
+
+        /** The address it listens on: etcd binds only to IP addresses (a host name in a listen URL is refused). */
+        String listenHost() {
+            return urlHost.endsWith(".ha.test") ? ipOf(this) : urlHost;
+        }
+
+        String listenPeerUrl() {
+            return peerUrl().replace("//" + urlHost + ":", "//" + listenHost() + ":");
+        }
+
+        String listenClientUrl() {
+            return clientUrl().replace("//" + urlHost + ":", "//" + listenHost() + ":");
+        }
+    }
+
+    /** One acknowledged write, as the writer printed it. */
+    record Ack(int endpoint, String key, long revision, long atMillis) {}
+
+    /** One sample: when, each member's etcd version ("-": out of service), the cluster version. */
+    record Sample(long atMillis, List<String> versions, String cluster) {
+        long down() {
+            return versions.stream().filter(v -> v.equals("-")).count();
+        }
+    }
+
+    private final Layout layout;
+    private final String token;
+    private final Tls tls;
+    private final NetworkLab network;
+    private final TestCertificates certificates;
+    private final TestCertificates.Pem clientPem;
+    private final List<Member> members = new ArrayList<>();
+    /** The runner flags of each member's private etcd (ports). */
+    private final List<List<String>> privateFlags = new ArrayList<>();
+
+    private final List<Path> hostsDirs = new ArrayList<>();
+    private final java.util.Set<Integer> usedPorts = new java.util.HashSet<>();
+    private final List<RunnerProcess> runners = java.util.Collections.synchronizedList(new ArrayList<>());
+    private final List<Process> clients = new ArrayList<>();
+    private final List<Process> etcds = java.util.Collections.synchronizedList(new ArrayList<>());
+    private final Map<RunnerProcess, Member> owners =
+            java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>());
+    /** m0's flags name only m0 once its data exists, as kubeadm init writes the first node's. */
+    private boolean kubeadmFirstNode;
+
+    private ClusterLab(Path dir, int size, Layout layout, String token, Tls tls) throws Exception {
+        this.layout = layout;
+        this.token = token;
+        this.tls = tls;
+        this.network = namespaces(layout) ? new NetworkLab(size + 1) : null; // the last host: the clients'
+        try {
+            certificates = TestCertificates.newCa(Files.createDirectory(dir.resolve("pki")));
+            ServerPorts usual = namespaces(layout) ? new ServerPorts(2379, 2380) : freePorts();
+            for (int i = 0; i < size; i++) {
+                String name = "m" + i;
+                Member m = switch (layout) {
+                    case SEPARATE_HOSTS ->
+                        new Member(
+                                i,
+                                name,
+                                dir.resolve(name),
+                                certificates.issue(name, network.address(i)),
+                                network.address(i),
+                                usual,
+                                tls);
+                    case HOSTNAMES ->
+                        new Member(
+                                i,
+                                name,
+                                dir.resolve(name),
+                                certificates.issue(
+                                        name, List.of(network.address(i)), List.of(hostName(i), "localhost")),
+                                hostName(i),
+                                usual,
+                                tls);
+                    case ONE_HOST ->
+                        new Member(i, name, dir.resolve(name), certificates.issue(name), "127.0.0.1", freePorts(), tls);
+                    case LOOPBACK_HOSTS ->
+                        new Member(
+                                i,
+                                name,
+                                dir.resolve(name),
+                                certificates.issue(name, "127.0.0." + (i + 1)),
+                                "127.0.0." + (i + 1),
+                                usual,
+                                tls);
+                };
+                members.add(m);
+                if (!namespaces(layout)) {
+                    ServerPorts own = freePorts();
+                    privateFlags.add(
+                            List.of("--port", String.valueOf(own.client()), "--peer-port", String.valueOf(own.peer())));
+                } else {
+                    privateFlags.add(List.of("--port", String.valueOf(NETNS_PRIVATE_PORT)));
+                }
+            }
+            clientPem = network == null
+                    ? certificates.issue("writer")
+                    : certificates.issue("writer", network.address(size));
+            if (layout == Layout.HOSTNAMES) writeHostsFiles(size);
+        } catch (Exception | Error e) {
+            close();
+            throw e;
+        }
+    }
+
+    /** {@code size} members with TLS on the layout (namespaces need root); {@code token}: --initial-cluster-token. */
+    static ClusterLab create(Path dir, int size, Layout layout, String token) throws Exception {
+        return create(dir, size, layout, token, Tls.PEER_AND_CLIENT);
+    }
+
+    /** The same, with as much TLS as given. */
+    static ClusterLab create(Path dir, int size, Layout layout, String token, Tls tls) throws Exception {
+        if (namespaces(layout)) {
+            assertEquals(
+                    "0",
+                    new String(new ProcessBuilder("id", "-u")
+                                    .start()
+                                    .getInputStream()
+                                    .readAllBytes())
+                            .trim(),
+                    "network namespaces need root (CI runs as root)");
+        }
+        return new ClusterLab(dir, size, layout, token, tls);
+    }
+
+    private static boolean namespaces(Layout layout) {
+        return layout == Layout.SEPARATE_HOSTS || layout == Layout.HOSTNAMES;
+    }
+
+    /** The bundled release of a minor line ("3.5"). */
+    static Release line(String minor) {
+        return EtcdFixture.V3_RELEASES.stream()
+                .filter(r -> r.minorLine().toString().equals(minor))
+                .reduce((a, b) -> b)
+                .orElseThrow();
+    }
+
+    private static String hostName(int i) {
+        return "m" + i + ".ha.test";
+    }
+
+    /** A host-named member's address: its certificate's one IP SAN (the namespace's address). */
+    private static String ipOf(Member m) {
+        try (var in = Files.newInputStream(m.pem().cert())) {
+            var cert = (java.security.cert.X509Certificate)
+                    java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(in);
+            for (List<?> san : cert.getSubjectAlternativeNames()) {
+                if (((Integer) san.get(0)) == 7) return (String) san.get(1); // iPAddress
+            }
+            throw new IllegalStateException("no IP SAN in " + m.pem().cert());
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A client port and a peer port, both free, neither one this lab has handed out already. */
+    private ServerPorts freePorts() {
+        while (true) {
+            ServerPorts p = FreePorts.pick();
+            if (!usedPorts.contains(p.client()) && !usedPorts.contains(p.peer())) {
+                usedPorts.add(p.client());
+                usedPorts.add(p.peer());
+                return p;
+            }
+        }
+    }
+
+    /** /etc/netns/NS/hosts for every host: each member's name with its address (removed by close). */
+    private void writeHostsFiles(int size) throws IOException {
+        String hosts = "127.0.0.1 localhost\n"
+                + Stream.iterate(0, i -> i + 1)
+                        .limit(size)
+                        .map(i -> network.address(i) + " " + hostName(i))
+                        .collect(Collectors.joining("\n"))
+                + "\n";
+        for (String ns : network.names()) {
+            if (!ns.matches(".*-h\\d+")) continue;
+            Path nsDir = Path.of("/etc/netns", ns);
+            Files.createDirectories(nsDir);
+            hostsDirs.add(nsDir);
+            Files.writeString(nsDir.resolve("hosts"), hosts);
+        }
+    }
+
+    Layout layout() {
+        return layout;
+    }
+
+    List<Member> members() {
+        return members;
+    }
+
+    int size() {
+        return members.size();
+    }
+
+    /** The namespaces (null on one host). */
+    NetworkLab network() {
+        return network;
+    }
+
+    TestCertificates certificates() {
+        return certificates;
+    }
+
+    /** Every runner started so far, oldest first (a copy). */
+    List<RunnerProcess> runners() {
+        synchronized (runners) {
+            return List.copyOf(runners);
+        }
+    }
+
+    /** Whether m0's runner is started as kubeadm's first node: --initial-cluster names only m0 once it has data. */
+    void kubeadmFirstNode(boolean asKubeadmDoes) {
+        kubeadmFirstNode = asKubeadmDoes;
+    }
+
+    String initialCluster() {
+        return members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
+    }
+
+    String endpoints() {
+        return members.stream().map(Member::clientUrl).collect(Collectors.joining(","));
+    }
+
+    /** The member's runner to {@code version}/etcd3, then exec of etcd; in its namespace, if it has one. */
+    RunnerProcess start(Member m, Release version) throws Exception {
+        String initialCluster =
+                kubeadmFirstNode && m.host() == 0 && Files.isDirectory(m.data().resolve("member"))
+                        ? m.name() + "=" + m.peerUrl()
+                        : initialCluster();
+        List<String> args =
+                RunnerArgs.member(flags(m, initialCluster), version.version(), privateFlags.get(m.host()), tlsFlags(m));
+        Map<String, String> env = tls == Tls.NONE ? Map.of() : Map.of("ETCD_CREDS", peerTls(m));
+        RunnerProcess runner = network == null
+                ? RunnerProcess.start(args, env)
+                : RunnerProcess.startUnder(network.exec(m.host()), args, env);
+        runners.add(runner);
+        owners.put(runner, m);
+        return runner;
+    }
+
+    /** The runner's command line for {@code command} (plan, inspect, migrate) of the member, with more flags. */
+    List<String> runnerArgs(String command, Member m, Release target, String... runnerFlags) {
+        List<String> flags = new ArrayList<>(privateFlags.get(m.host()));
+        flags.addAll(List.of(runnerFlags));
+        return RunnerArgs.member(command, flags(m, initialCluster()), target.version(), flags, tlsFlags(m));
+    }
+
+    private RunnerArgs.Member flags(Member m, String initialCluster) {
+        return new RunnerArgs.Member(
+                m.name(),
+                m.data(),
+                initialCluster,
+                token,
+                m.peerUrl(),
+                m.listenPeerUrl(),
+                m.clientUrl(),
+                m.listenClientUrl());
+    }
+
+    private String peerTls(Member m) {
+        return "--peer-cert-file=" + m.pem().cert() + " --peer-key-file="
+                + m.pem().key() + " --peer-trusted-ca-file=" + certificates.caFile() + " --peer-client-cert-auth";
+    }
+
+    private List<String> tlsFlags(Member m) {
+        List<String> flags = new ArrayList<>();
+        if (tls == Tls.PEER_AND_CLIENT) {
+            flags.addAll(List.of(
+                    "--cert-file=" + m.pem().cert(),
+                    "--key-file=" + m.pem().key(),
+                    "--trusted-ca-file=" + certificates.caFile(),
+                    "--client-cert-auth"));
+        }
+        if (tls != Tls.NONE) flags.addAll(List.of(peerTls(m).split(" ")));
+        return flags;
+    }
+
+    /**
+     * The member as a plain etcd of {@code release} (no runner), its output appended to {@code log}; stopped by
+     * {@link #stopEtcd} or close().
+     */
+    Process startEtcd(Member m, Release release, Path log) throws IOException {
+        List<String> argv = new ArrayList<>(network == null ? List.of() : network.exec(m.host()));
+        argv.add(EtcdFixture.binDir().resolve("etcd-" + release.version()).toString());
+        argv.addAll(List.of("--data-dir", m.data().toString()));
+        argv.addAll(RunnerArgs.etcd(flags(m, initialCluster())));
+        argv.addAll(tlsFlags(m));
+        Process p = new ProcessBuilder(argv)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                .start();
+        etcds.add(p);
+        return p;
+    }
+
+    /** SIGTERM (etcd stops cleanly, as under the kubelet), SIGKILL after 30 s; reaped. */
+    void stopEtcd(Process p) throws InterruptedException {
+        p.destroy();
+        if (!p.waitFor(30, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            p.waitFor(10, TimeUnit.SECONDS);
+        }
+        etcds.remove(p);
+    }
+
+    /** The member a runner was started for. */
+    Member memberOf(RunnerProcess runner) {
+        return owners.get(runner);
+    }
+
+    /** The command line of HaClient on the clients' host. */
+    private List<String> client(String... args) {
+        List<String> command = new ArrayList<>(network == null ? List.of() : network.exec(size()));
+        command.addAll(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp",
+                classpath(),
+                HaClient.class.getName(),
+                args[0],
+                certificates.caFile().toString(),
+                clientPem.cert().toString(),
+                clientPem.key().toString()));
+        command.addAll(List.of(args).subList(1, args.length));
+        return command;
+    }
+
+    private static String classpath() {
+        try {
+            return Path.of(HaClient.class
+                            .getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI())
+                    .toString();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private Process startClient(String... args) throws IOException {
+        Process p = new ProcessBuilder(client(args)).redirectErrorStream(true).start();
+        synchronized (clients) {
+            clients.add(p);
+        }
+        return p;
+    }
+
+    /** One request from the clients' host ("get URL PATH" or "post URL PATH BODY"); the body of the answer. */
+    String request(String... args) throws Exception {
+        Process p = startClient(args);
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(2, TimeUnit.MINUTES), "client finished");
+        synchronized (clients) {
+            clients.remove(p);
+        }
+        if (p.exitValue() != 0) throw new IllegalStateException("client failed: " + out);
+        return out;
+    }
+
+    /** Until the cluster version (asked of m0) is on {@code line}; returns it. */
+    String awaitClusterVersion(String line, Duration deadline) throws Exception {
+        return Poll.until(deadline, Duration.ofMillis(200), "cluster version " + line, () -> {
+            String v = JSON.readTree(request("get", members.getFirst().clientUrl(), "/version"))
+                    .path("etcdcluster")
+                    .asText();
+            return v.startsWith(line + ".") ? v : null;
+        });
+    }
+
+    /** After the last member the leader ends the downgrade job within its --downgrade-check-time. */
+    void awaitNoDowngradeJob(Duration deadline) throws Exception {
+        Poll.untilTrue(deadline, Duration.ofMillis(200), "no downgrade job enabled", () -> {
+            for (Member m : members) {
+                String status = request("post", m.clientUrl(), "/v3/maintenance/status", "{}");
+                if (JSON.readTree(status).path("downgradeInfo").path("enabled").asBoolean(false)) {
+                    throw new IllegalStateException("enabled on " + m.name() + ": " + status);
+                }
+            }
+            return true;
+        });
+    }
+
+    /** Every key the member holds (its own copy: a serializable read), by key. */
+    Map<String, JsonNode> keysOn(Member m) throws Exception {
+        JsonNode range = JSON.readTree(request(
+                "post",
+                m.clientUrl(),
+                "/v3/kv/range",
+                "{\"key\":\"AA==\",\"range_end\":\"AA==\",\"serializable\":true}"));
+        Map<String, JsonNode> keys = new TreeMap<>();
+        for (JsonNode kv : range.path("kvs")) {
+            keys.put(new String(Base64.getDecoder().decode(kv.path("key").asText()), StandardCharsets.UTF_8), kv);
+        }
+        return keys;
+    }
+
+    /**
+     * Every acknowledged write on every member, with its value and at the revision it was acknowledged with, and the
+     * members agreeing on every key; any key not acknowledged and not {@code allowed} fails. A key in {@code retried}
+     * (a write of it failed first: a timed-out request may still commit, before or after the try acknowledged) may
+     * have been written again with the same value: its acknowledged revision lies between its create and mod
+     * revisions. Returns m0's keys.
+     */
+    Map<String, JsonNode> assertEveryAckOnEveryMember(
+            List<Ack> acked, java.util.Set<String> retried, Predicate<String> allowed) throws Exception {
+        Map<String, JsonNode> reference = null;
+        for (Member m : members) {
+            Map<String, JsonNode> keys = keysOn(m);
+            for (Ack a : acked) {
+                JsonNode kv = keys.get(a.key());
+                assertTrue(kv != null, "acknowledged write " + a.key() + " on " + m.name());
+                assertEquals(
+                        "v-" + a.key(),
+                        new String(Base64.getDecoder().decode(kv.path("value").asText()), StandardCharsets.UTF_8),
+                        a.key() + " on " + m.name());
+                long mod = kv.path("mod_revision").asLong();
+                long create = kv.path("create_revision").asLong();
+                if (mod != a.revision() && retried.contains(a.key())) {
+                    assertTrue(
+                            create <= a.revision() && a.revision() < mod,
+                            "revision " + a.revision() + " of " + a.key() + " (tried twice) on " + m.name() + ": "
+                                    + kv);
+                } else {
+                    assertEquals(a.revision(), mod, "revision of " + a.key() + " on " + m.name());
+                }
+            }
+            java.util.Set<String> other = new java.util.TreeSet<>(keys.keySet());
+            acked.forEach(a -> other.remove(a.key()));
+            other.removeIf(allowed);
+            assertEquals(java.util.Set.of(), other, "no other key on " + m.name() + " (no restart record, no probe)");
+            if (reference != null) assertEquals(reference, keys, "members agree on every key, value and revision");
+            reference = keys;
+        }
+        return reference;
+    }
+
+    /** A writer on the clients' host, round-robin over every client URL: {@code count} writes at most. */
+    Writer writer(String prefix, long count, Duration time) throws Exception {
+        return new Writer(
+                startClient("write", endpoints(), prefix, String.valueOf(count), String.valueOf(time.toSeconds())));
+    }
+
+    /** A sampler on the clients' host: every member's /version every 100 ms. */
+    Sampler sampler() throws Exception {
+        return new Sampler(startClient("sample", endpoints()), size());
+    }
+
+    // ---- network faults (namespaces only): each is undone by close() of what it returns, and by the lab's close
+
+    /** A fault in a member's namespace; close() undoes it. */
+    interface Fault extends AutoCloseable {
+        @Override
+        void close() throws Exception;
+    }
+
+    /** Drops every packet to and from the member's peer port on its link (not on loopback): raft is cut. */
+    Fault cutPeerTraffic(Member m) throws Exception {
+        String port = String.valueOf(m.ports().peer());
+        List<List<String>> rules = List.of(
+                List.of("INPUT", "-i", "eth0", "-p", "tcp", "--dport", port, "-j", "DROP"),
+                List.of("OUTPUT", "-o", "eth0", "-p", "tcp", "--dport", port, "-j", "DROP"));
+        return iptables(m, rules);
+    }
+
+    /** Drops the host's requests to the other members' client ports: its runner cannot ask anyone but its own. */
+    Fault cutClientTraffic(Member m) throws Exception {
+        String port = String.valueOf(m.ports().client());
+        return iptables(m, List.of(List.of("OUTPUT", "-o", "eth0", "-p", "tcp", "--dport", port, "-j", "DROP")));
+    }
+
+    /** The host's link (its eth0's egress) shaped to {@code rate} by a token bucket (tc tbf). */
+    Fault slowLink(Member m, String rate) throws Exception {
+        inHost(
+                m.host(), "tc", "qdisc", "add", "dev", "eth0", "root", "tbf", "rate", rate, "burst", "16kb", "latency",
+                "300ms");
+        return () -> inHost(m.host(), "tc", "qdisc", "del", "dev", "eth0", "root");
+    }
+
+    private Fault iptables(Member m, List<List<String>> rules) throws Exception {
+        for (List<String> rule : rules) {
+            List<String> add = new ArrayList<>(List.of("iptables", "-w", "-A"));
+            add.addAll(rule);
+            inHost(m.host(), add.toArray(String[]::new));
+        }
+        return () -> {
+            for (List<String> rule : rules) {
+                List<String> del = new ArrayList<>(List.of("iptables", "-w", "-D"));
+                del.addAll(rule);
+                inHost(m.host(), del.toArray(String[]::new));
+            }
+        };
+    }
+
+    private void inHost(int host, String... command) throws IOException, InterruptedException {
+        if (network == null) throw new IllegalStateException("network faults need the namespaces");
+        List<String> argv = new ArrayList<>(network.exec(host));
+        argv.addAll(List.of(command));
+        Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (p.waitFor() != 0) throw new IOException(String.join(" ", argv) + " failed: " + out.trim());
+    }
+
+    @Override
+    public void close() throws Exception {
+        synchronized (clients) {
+            for (Process p : clients) p.destroyForcibly().waitFor();
+            clients.clear();
+        }
+        Exception first = null;
+        for (RunnerProcess r : runners()) {
+            try {
+                r.close();
+            } catch (Exception e) {
+                if (first == null) first = e;
+            }
+        }
+        for (Process p : List.copyOf(etcds)) stopEtcd(p);
+        // deleting a namespace deletes its iptables rules and qdiscs with it
+        if (network != null) network.close();
+        for (Path d : hostsDirs) {
+            try (Stream<Path> files = Files.walk(d)) {
+                for (Path f : files.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(f);
+            }
+        }
+        if (first != null) throw first;
+    }
+
+    /** The sampler process and its samples. */
+    static final class Sampler {
+        private final Process process;
+        private final List<Sample> samples = new ArrayList<>();
+        private final List<String> other = new ArrayList<>();
+        private final Thread reader;
+
+        Sampler(Process process, int size) {
+            this.process = process;
+            this.reader = Thread.ofVirtual().start(() -> {
+                try (BufferedReader in =
+                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                    for (String line; (line = in.readLine()) != null; ) {
+                        String[] f = line.split(" ");
+                        synchronized (samples) {
+                            if (f[0].equals("S") && f.length == size + 3) {
+                                samples.add(new Sample(
+                                        Long.parseLong(f[1]), List.of(f).subList(2, 2 + size), f[2 + size]));
+                            } else {
+                                other.add(line);
+                            }
+                            samples.notifyAll();
+                        }
+                    }
+                } catch (Exception e) {
+                    // killed: what it printed stands
+                }
+            });
+        }
+
+        List<Sample> samples() {
+            synchronized (samples) {
+                return List.copyOf(samples);
+            }
+        }
+
+        void awaitFirst() throws InterruptedException {
+            await(s -> s.down() == 0, Duration.ofMinutes(1), "all members serving");
+        }
+
+        void awaitServing(int host, Duration deadline) throws InterruptedException {
+            long after = System.currentTimeMillis();
+            await(
+                    s -> s.atMillis() > after && !s.versions().get(host).equals("-"),
+                    deadline,
+                    "member " + host + " serving");
+        }
+
+        void awaitVersion(int host, String version, Duration deadline) throws InterruptedException {
+            await(s -> s.versions().get(host).equals(version), deadline, "member " + host + " at " + version);
+        }
+
+        private void await(Predicate<Sample> wanted, Duration deadline, String what) throws InterruptedException {
+            long end = System.nanoTime() + deadline.toNanos();
+            synchronized (samples) {
+                while (true) {
+                    if (!samples.isEmpty() && wanted.test(samples.getLast())) return;
+                    long left = TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime());
+                    if (left <= 0 || !process.isAlive()) {
+                        throw new AssertionError("never " + what + "; last sample "
+                                + (samples.isEmpty() ? "none" : samples.getLast()) + "; sampler said " + other);
+                    }
+                    samples.wait(Math.min(left, 500));
+                }
+            }
+        }
+
+        /** The sampled time the member did not answer, after {@code from}. */
+        long downMillis(int host, long from) {
+            List<Sample> all = samples();
+            long down = 0;
+            for (int i = 1; i < all.size(); i++) {
+                if (all.get(i).atMillis() < from) continue;
+                if (all.get(i).versions().get(host).equals("-"))
+                    down += all.get(i).atMillis() - all.get(i - 1).atMillis();
+            }
+            return down;
+        }
+
+        void stop() throws Exception {
+            process.getOutputStream().close();
+            assertTrue(process.waitFor(1, TimeUnit.MINUTES), "sampler finished");
+            reader.join();
+        }
+    }
+
+    /** The writer process and what it printed. */
+    static final class Writer {
+        private final Process process;
+        private final List<Ack> acks = new ArrayList<>();
+        /** When each failed write failed (epoch millis). */
+        private final List<Long> failures = new ArrayList<>();
+        /** The keys of failed writes: each was tried again until acknowledged, so it may have been written twice. */
+        private final java.util.Set<String> failedKeys = new java.util.HashSet<>();
+
+        private final List<String> other = new ArrayList<>();
+        private final Thread reader;
+        private long failed = -1;
+
+        Writer(Process process) {
+            this.process = process;
+            this.reader = Thread.ofVirtual().start(() -> {
+                try (BufferedReader in =
+                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                    for (String line; (line = in.readLine()) != null; ) {
+                        String[] f = line.split(" ");
+                        synchronized (acks) {
+                            if (f[0].equals("ACK") && f.length == 5) {
+                                acks.add(new Ack(
+                                        Integer.parseInt(f[1]), f[2], Long.parseLong(f[3]), Long.parseLong(f[4])));
+                            } else if (f[0].equals("FAIL") && f.length == 4) {
+                                failures.add(Long.parseLong(f[3]));
+                                failedKeys.add(f[2]);
+                            } else if (f[0].equals("DONE") && f.length == 3) {
+                                failed = Long.parseLong(f[2]);
+                            } else {
+                                other.add(line);
+                            }
+                            acks.notifyAll();
+                        }
+                    }
+                } catch (Exception e) {
+                    // killed: what it printed so far stands
+                }
+            });
+        }
+
+        List<Ack> acks() {
+            synchronized (acks) {
+                return List.copyOf(acks);
+            }
+        }
+
+        java.util.Set<String> failedKeys() {
+            synchronized (acks) {
+                return java.util.Set.copyOf(failedKeys);
+            }
+        }
+
+        /** How many writes failed from {@code fromMillis} on (timed out, refused, no leader). */
+        long failedSince(long fromMillis) {
+            synchronized (acks) {
+                return failures.stream().filter(t -> t >= fromMillis).count();
+            }
+        }
+
+        /** The writes that failed (timed out or refused), once the writer is done; -1 before. */
+        long failed() {
+            synchronized (acks) {
+                return failed;
+            }
+        }
+
+        /** The first write acknowledged by {@code endpoint} after {@code afterMillis}. */
+        Ack awaitAckFrom(int endpoint, long afterMillis, Duration deadline) throws InterruptedException {
+            long end = System.nanoTime() + deadline.toNanos();
+            synchronized (acks) {
+                while (true) {
+                    for (Ack a : acks) {
+                        if (a.endpoint() == endpoint && a.atMillis() > afterMillis) return a;
+                    }
+                    long left = TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime());
+                    if (left <= 0 || !process.isAlive()) {
+                        throw new AssertionError("no write acknowledged by endpoint " + endpoint
+                                + " after the restart; writer said: " + other);
+                    }
+                    acks.wait(Math.min(left, 500));
+                }
+            }
+        }
+
+        void awaitDone() throws Exception {
+            assertTrue(process.waitFor(3, TimeUnit.MINUTES), "writer finished");
+            reader.join();
+            assertEquals(0, process.exitValue(), "writer: " + other);
+        }
+
+        /** Stops the writer (it stops at the end of its stdin) and waits for its last lines. */
+        void stop() throws Exception {
+            process.getOutputStream().close();
+            awaitDone();
+        }
+
+        long maxGapMillis() {
+            List<Ack> all = acks();
+            long gap = 0;
+            for (int i = 1; i < all.size(); i++)
+                gap = Math.max(gap, all.get(i).atMillis() - all.get(i - 1).atMillis());
+            return gap;
+        }
+    }
+}
