@@ -449,12 +449,21 @@ class HaRolloutIT {
             }
             serving[third.host()].process().toHandle().destroy(); // down, not edited
             serving[third.host()].awaitExit(Duration.ofSeconds(30));
+            // each edited member's first leg took the record while the third still answered (issue 38 point 7)
+            long[] before = new long[size];
+            for (Member m : edited) before[m.host()] = serving[m.host()].count("restart-record-taken");
             for (Member m : edited) {
                 awaitWaitingFor(serving[m.host()], third.name(), third.name() + " does not answer");
-                assertEquals(0, serving[m.host()].count("restart-record-taken"), "nothing restarts meanwhile");
+                assertEquals(
+                        before[m.host()],
+                        serving[m.host()].count("restart-record-taken"),
+                        "nothing restarts meanwhile");
             }
             for (Member m : edited) {
-                assertEquals(0, serving[m.host()].count("restart-record-taken"), "nothing restarted while it was down");
+                assertEquals(
+                        before[m.host()],
+                        serving[m.host()].count("restart-record-taken"),
+                        "nothing restarted while it was down");
                 assertTrue(serving[m.host()].process().isAlive(), m.name() + "'s runner serves and waits");
             }
             report.add("with " + third.name() + " down, "
@@ -528,10 +537,17 @@ class HaRolloutIT {
                 .mapToLong(r -> r.count("restart-record-taken"))
                 .sum();
         if (edits != Edits.KILLS) {
-            assertEquals(
-                    edits == Edits.ONE_MINOR_ROLLOUTS ? 0 : (long) (expected.size() - 2) * size,
-                    taken,
-                    "one record per chosen restart");
+            // every leg's restart takes the record whenever another member answers (issue 38 point 7); a first leg
+            // runs at once, without one, only when no member answers (every member edited at once, or its runner's
+            // client traffic cut)
+            long legs = (long) (expected.size() - 1) * size;
+            if (edits == Edits.ONE_AT_A_TIME || edits == Edits.THIRD_DOWN) {
+                assertEquals(legs, taken, "one record per restart");
+            } else {
+                long least = edits == Edits.ONE_MINOR_ROLLOUTS ? 0 : legs - size;
+                assertTrue(
+                        taken >= least && taken <= legs, "records taken: " + taken + ", not in " + least + ".." + legs);
+            }
         }
         return hit;
     }
