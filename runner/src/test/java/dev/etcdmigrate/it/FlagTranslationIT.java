@@ -38,8 +38,12 @@ class FlagTranslationIT {
     final EtcdFixture etcd = new EtcdFixture();
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    static final List<String> KUBEADM_137 = HaRolloutIT.KUBEADM_137;
-    static final List<String> KUBEADM_133 = HaRolloutIT.KUBEADM_133;
+    /** kubeadm 1.34+'s etcd flags for etcd 3.6+ (v1.37.2 writes them for every etcd): 3.4 and 3.5 reject both. */
+    static final List<String> KUBEADM_137 =
+            List.of("--feature-gates=InitialCorruptCheck=true", "--watch-progress-notify-interval=5s");
+    /** The same two in 3.4's and 3.5's spelling. */
+    static final List<String> KUBEADM_133 =
+            List.of("--experimental-initial-corrupt-check=true", "--experimental-watch-progress-notify-interval=5s");
 
     @Test
     void rollbackTo35KeepingKubeadm137Flags(@TempDir Path dir) throws Exception {
