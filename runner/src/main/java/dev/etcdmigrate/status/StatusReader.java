@@ -4,7 +4,7 @@ import dev.etcdmigrate.cluster.ClusterView;
 import dev.etcdmigrate.cluster.ClusterView.Member;
 import dev.etcdmigrate.cluster.ClusterView.Record;
 import dev.etcdmigrate.cluster.ClusterView.Status;
-import dev.etcdmigrate.cluster.RolloutCoordinator;
+import dev.etcdmigrate.cluster.RolloutPolicy;
 import dev.etcdmigrate.cluster.RolloutRules;
 import dev.etcdmigrate.cluster.RolloutRules.Decision;
 import dev.etcdmigrate.cluster.RolloutRules.Leg;
@@ -162,7 +162,7 @@ public final class StatusReader {
                         + "'s record, whose restart is over";
             case Decision.Release release -> "nothing: it releases its record of an earlier restart first";
             default -> {
-                List<String> margin = RolloutRules.margin(self, members, 1000);
+                List<String> margin = RolloutRules.margin(self, members, RolloutPolicy.DEFAULT.raftIndexBound());
                 yield margin.isEmpty()
                         ? "nothing: the gate is open and no record is held (its runner may restart it now)"
                         : "the quorum margin: " + String.join("; ", margin);
@@ -198,10 +198,5 @@ public final class StatusReader {
                 r.modRevision(),
                 stale,
                 stale.map(s -> removeCommand.apply(r.modRevision())));
-    }
-
-    /** The record's key, for the removal command. */
-    static String recordKey() {
-        return RolloutCoordinator.RECORD_KEY;
     }
 }
