@@ -193,40 +193,30 @@ public final class EtcdWiring {
         }
         List<URI> seeds = new ArrayList<>(own);
         URI first = own.getFirst();
+        // the other members' peer URLs, from --initial-cluster
+        List<URI> peers = new ArrayList<>();
         for (String entry : options.initialCluster().split(",")) {
             int eq = entry.indexOf('=');
             if (eq < 0 || entry.substring(0, eq).trim().equals(options.name())) continue;
-            URI peer = URI.create(entry.substring(eq + 1).trim());
+            peers.add(URI.create(entry.substring(eq + 1).trim()));
+        }
+        for (URI peer : peers) {
             URI guess = URI.create(
                     first.getScheme() + "://" + peer.getRawAuthority().replaceFirst(":\\d+$", "") + ":"
                             + (first.getPort() < 0 ? 2379 : first.getPort()));
             if (!seeds.contains(guess)) seeds.add(guess);
         }
         try {
-            HttpClient http = HttpClient.newBuilder()
-                    .version(HttpClient.Version.HTTP_1_1)
-                    .connectTimeout(Duration.ofSeconds(2))
-                    .sslContext(PemTls.context(
-                            etcd.get("cert-file").map(Path::of),
-                            etcd.get("key-file").map(Path::of),
-                            etcd.get("trusted-ca-file").map(Path::of)))
-                    .build();
+            HttpClient http = PemTls.httpClient(
+                    etcd.get("cert-file").map(Path::of),
+                    etcd.get("key-file").map(Path::of),
+                    etcd.get("trusted-ca-file").map(Path::of));
             // the other members' peer URLs answer GET /members (etcd's peer API) with every member's client URLs: asked
             // before any guess while no client URL answers yet (this member's own etcd is down)
-            List<URI> peers = new ArrayList<>();
-            for (String entry : options.initialCluster().split(",")) {
-                int eq = entry.indexOf('=');
-                if (eq < 0 || entry.substring(0, eq).trim().equals(options.name())) continue;
-                peers.add(URI.create(entry.substring(eq + 1).trim()));
-            }
-            HttpClient peerHttp = HttpClient.newBuilder()
-                    .version(HttpClient.Version.HTTP_1_1)
-                    .connectTimeout(Duration.ofSeconds(2))
-                    .sslContext(PemTls.context(
-                            etcd.get("peer-cert-file").map(Path::of),
-                            etcd.get("peer-key-file").map(Path::of),
-                            etcd.get("peer-trusted-ca-file").map(Path::of)))
-                    .build();
+            HttpClient peerHttp = PemTls.httpClient(
+                    etcd.get("peer-cert-file").map(Path::of),
+                    etcd.get("peer-key-file").map(Path::of),
+                    etcd.get("peer-trusted-ca-file").map(Path::of));
             return new ClusterClient(http, seeds, line.line().jsonGateway()).askingPeers(peerHttp, peers);
         } catch (IOException | java.security.GeneralSecurityException e) {
             throw new dev.etcdmigrate.error.RefusedException("the member's client TLS files (etcd's --cert-file,"

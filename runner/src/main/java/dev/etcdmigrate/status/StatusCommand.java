@@ -13,7 +13,6 @@ import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.security.GeneralSecurityException;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
@@ -30,11 +29,7 @@ public final class StatusCommand {
             throws MigrateException, IOException, InterruptedException {
         HttpClient http;
         try {
-            http = HttpClient.newBuilder()
-                    .version(HttpClient.Version.HTTP_1_1)
-                    .connectTimeout(Duration.ofSeconds(2))
-                    .sslContext(PemTls.context(options.certFile(), options.keyFile(), options.trustedCaFile()))
-                    .build();
+            http = PemTls.httpClient(options.certFile(), options.keyFile(), options.trustedCaFile());
         } catch (GeneralSecurityException e) {
             throw new UsageException("the client TLS files (etcd's --cert-file, --key-file, --trusted-ca-file) cannot"
                     + " be used: " + e.getMessage());
