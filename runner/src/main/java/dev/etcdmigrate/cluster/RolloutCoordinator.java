@@ -125,10 +125,11 @@ public final class RolloutCoordinator {
         try {
             held = ownRecord(start instanceof Note.Holds ? policy.patientReads() : 1);
         } catch (IOException unreachable) {
-            if (start instanceof Note.Taking) unknown = true;
-            else if (start instanceof Note.Holds || RolloutRules.Mutations.noAnswerIsFatal)
-                throw unreachable; // a revision: found first
-            // no note: on at once, as with no member answering
+            if (RolloutRules.Mutations.noAnswerIsFatal) throw unreachable;
+            // "taking" or "holds" and no member answers: the record may exist; the rules decide as with no member
+            // answering (the member is down, so running at once takes nothing else out), and it is looked for again
+            // after the leg's quorum write. No note: on at once, as with no member answering.
+            unknown = !(start instanceof Note.None);
         }
         if (held.isEmpty() && !unknown) writeNote(Note.NONE); // taken over meanwhile, or never created
         Optional<Decision> resumed = RolloutRules.resume(legs.getFirst(), held);

@@ -313,7 +313,11 @@ class ReadTheDataIT {
         assertEquals("3.5.35/etcd3", Files.readString(data.resolve("version.txt")));
     }
 
-    /** Data that cannot say which line wrote it (a db of garbage, no WAL, no snapshot) and no label: refused, untouched. */
+    /**
+     * Data that cannot say which line wrote it (a db of garbage, no WAL, no snapshot) and no label: refused, untouched.
+     * The runner's own reader finds the db too short for bbolt's meta pages, so the refusal names the file (its
+     * wording is the decision's, checked in DataClaimsIT and OneDecisionIT).
+     */
     @Test
     void dataThatCannotAnswerIsStillRefused(@TempDir Path dir) throws Exception {
         Path data = Files.createDirectories(dir.resolve("data/member/snap"))
@@ -321,7 +325,7 @@ class ReadTheDataIT {
                 .getParent();
         Files.writeString(data.resolve("member/snap/db"), "not etcd's");
         String reason = assertRefusedUntouched(data, RunnerArgs.migrate(data, NEWEST.version()), Map.of());
-        assertTrue(reason.contains("does not say which etcd wrote it") && reason.contains("member/snap/db"), reason);
+        assertTrue(reason.contains("member/snap/db"), reason);
     }
 
     private static String assertRefusedUntouched(Path data, List<String> args, Map<String, String> env)
