@@ -119,6 +119,8 @@ final class ClusterLab implements AutoCloseable {
             java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>());
     /** m0's flags name only m0 once its data exists, as kubeadm init writes the first node's. */
     private boolean kubeadmFirstNode;
+    /** More etcd flags after "--" in every member's manifest (e.g. the ones a kubeadm release writes). */
+    private List<String> etcdFlags = List.of();
 
     private ClusterLab(Path dir, int size, Layout layout, String token, Tls tls) throws Exception {
         this.layout = layout;
@@ -293,6 +295,11 @@ final class ClusterLab implements AutoCloseable {
         kubeadmFirstNode = asKubeadmDoes;
     }
 
+    /** More etcd flags for every runner started from now on, as an operator's manifest adds them. */
+    void etcdFlags(List<String> flags) {
+        etcdFlags = List.copyOf(flags);
+    }
+
     String initialCluster() {
         return members.stream().map(m -> m.name() + "=" + m.peerUrl()).collect(Collectors.joining(","));
     }
@@ -342,6 +349,7 @@ final class ClusterLab implements AutoCloseable {
                 + m.pem().key() + " --peer-trusted-ca-file=" + certificates.caFile() + " --peer-client-cert-auth";
     }
 
+    /** The etcd flags after "--" besides the member's own: TLS, then {@link #etcdFlags}. */
     private List<String> tlsFlags(Member m) {
         List<String> flags = new ArrayList<>();
         if (tls == Tls.PEER_AND_CLIENT) {
@@ -352,6 +360,7 @@ final class ClusterLab implements AutoCloseable {
                     "--client-cert-auth"));
         }
         if (tls != Tls.NONE) flags.addAll(List.of(peerTls(m).split(" ")));
+        flags.addAll(etcdFlags);
         return flags;
     }
 

@@ -201,19 +201,104 @@ class HaRolloutIT {
         end();
     }
 
-    /** See {@link #oneHostWithItsOwnPortsPerMemberUpThreeMinors}. */
+    /**
+     * See {@link #oneHostWithItsOwnPortsPerMemberUpThreeMinors}. Every member's manifest also carries kubeadm 1.37's
+     * etcd flags from the start (issue 40, point 6), kept through both rollouts: 3.4 (the members' etcd before the
+     * rollout) and 3.5 (served between the first two legs up, and the target down) know neither flag and get both in
+     * their own spelling, each rename a flag-translated event; 3.6 and 3.7 take them as given. Without the translation
+     * the runners refuse the chain before anything changes (3.5 rejects --feature-gates).
+     */
     @Test
     void hostNamesInTheUrlsUpThreeMinorsThenTwoEditedWaitWhileTheThirdIsDown(@TempDir Path dir) throws Exception {
         rolloutDeadline = LAYOUT_DEADLINE;
-        begin(dir, 3, line("3.4"), false, ClusterLab.Layout.HOSTNAMES);
+        begin(dir, 3, line("3.4"), false, ClusterLab.Layout.HOSTNAMES, KUBEADM_137);
         try {
             round(line("3.4"), line("3.7"), Edits.ONE_AT_A_TIME, 0, null);
         } finally {
             reportReleases();
         }
         assertOutOfServiceAsOnSeparateHosts();
+        assertKubeadm137FlagsServedAt35();
         round(line("3.7"), line("3.5"), Edits.THIRD_DOWN, 0, null);
+        assertKubeadm137FlagsAtTheTarget35();
         end();
+    }
+
+    /** kubeadm 1.34+'s etcd flags for etcd 3.6+ (v1.37.2 writes them for every etcd): 3.4 and 3.5 reject both. */
+    static final List<String> KUBEADM_137 =
+            List.of("--feature-gates=InitialCorruptCheck=true", "--watch-progress-notify-interval=5s");
+    /** The same two in 3.4's and 3.5's spelling. */
+    static final List<String> KUBEADM_133 =
+            List.of("--experimental-initial-corrupt-check=true", "--experimental-watch-progress-notify-interval=5s");
+
+    /** Up 3.4 -> 3.7 with kubeadm 1.37's flags: only 3.4 and 3.5 needed renames, and each member served 3.5 with them. */
+    private void assertKubeadm137FlagsServedAt35() {
+        for (RunnerProcess r : lab.runners()) {
+            for (JsonNode e : r.events("flag-translated")) {
+                assertTrue(
+                        List.of(line("3.4").version(), line("3.5").version())
+                                .contains(e.path("version").asText()),
+                        "only 3.4 and 3.5 need other spellings: " + e);
+            }
+            for (JsonNode exec : r.events("exec")) assertExecFlags(exec);
+        }
+        List<JsonNode> servedAt35 = lab.runners().stream()
+                .flatMap(r -> r.events("flag-translated").stream())
+                .filter(e -> e.path("runs").asText().equals("serving"))
+                .toList();
+        assertEquals(
+                List.of(
+                        "3.5: --feature-gates=InitialCorruptCheck=true -> --experimental-initial-corrupt-check=true",
+                        "3.5: --watch-progress-notify-interval=5s -> --experimental-watch-progress-notify-interval=5s"),
+                servedAt35.stream().map(HaRolloutIT::rename).distinct().sorted().toList(),
+                servedAt35.toString());
+        assertEquals(
+                size,
+                java.util.Arrays.stream(serving)
+                        .filter(r -> r.events("member-serving").stream()
+                                .anyMatch(e -> e.path("version")
+                                        .asText()
+                                        .equals(line("3.5").version())))
+                        .filter(r -> r.events("flag-translated").stream()
+                                .anyMatch(e -> e.path("runs").asText().equals("serving")))
+                        .count(),
+                "each member's runner served 3.5 with the translated flags");
+        report.add("kubeadm 1.37's flags: " + servedAt35.size() + " renames for the members serving 3.5");
+    }
+
+    /** Down 3.7 -> 3.5 keeping kubeadm 1.37's flags: 3.6 between the legs takes them, the exec'd 3.5 gets its own. */
+    private void assertKubeadm137FlagsAtTheTarget35() {
+        int execsAt35 = 0;
+        for (RunnerProcess r : serving) {
+            for (JsonNode e : r.events("flag-translated")) {
+                assertEquals(line("3.5").version(), e.path("version").asText(), e.toString());
+                assertEquals("target", e.path("runs").asText(), e.toString());
+            }
+            for (JsonNode exec : r.events("exec")) {
+                assertExecFlags(exec);
+                if (exec.path("binary").asText().endsWith("etcd-" + line("3.5").version())) execsAt35++;
+            }
+        }
+        assertEquals(size, execsAt35, "every member exec'd 3.5 with the flags in its spelling");
+    }
+
+    /** An exec'd etcd got kubeadm's two flags in its line's spelling: 3.6+ as kubeadm writes them, 3.4-3.5 the others. */
+    private static void assertExecFlags(JsonNode exec) {
+        List<String> argv = new ArrayList<>();
+        exec.path("argv").forEach(a -> argv.add(a.asText()));
+        String binary = exec.path("binary").asText();
+        String version = binary.substring(binary.lastIndexOf("etcd-") + 5);
+        boolean old = version.startsWith("3.4.") || version.startsWith("3.5.");
+        for (String flag : old ? KUBEADM_133 : KUBEADM_137)
+            assertTrue(argv.contains(flag), binary + " exec'd without " + flag + ": " + argv);
+        for (String flag : old ? KUBEADM_137 : KUBEADM_133)
+            assertTrue(!argv.contains(flag), binary + " exec'd with " + flag + ": " + argv);
+    }
+
+    private static String rename(JsonNode e) {
+        String v = e.path("version").asText();
+        return v.substring(0, v.lastIndexOf('.')) + ": " + e.path("given").asText() + " -> "
+                + e.path("as").asText();
     }
 
     /**
@@ -345,9 +430,22 @@ class HaRolloutIT {
 
     private void begin(Path dir, int size, Release from, boolean kubeadmFirstNode, ClusterLab.Layout layout)
             throws Exception {
+        begin(dir, size, from, kubeadmFirstNode, layout, List.of());
+    }
+
+    /** {@code etcdFlags}: more flags in every member's manifest, from the start. */
+    private void begin(
+            Path dir,
+            int size,
+            Release from,
+            boolean kubeadmFirstNode,
+            ClusterLab.Layout layout,
+            List<String> etcdFlags)
+            throws Exception {
         this.size = size;
         lab = ClusterLab.create(dir, size, layout, "ha-rollout-it");
         lab.kubeadmFirstNode(kubeadmFirstNode);
+        lab.etcdFlags(etcdFlags);
         members = lab.members();
         serving = new RunnerProcess[size];
         heldRecordAtStart = new boolean[size];

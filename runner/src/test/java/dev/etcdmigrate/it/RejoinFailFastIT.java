@@ -40,8 +40,7 @@ class RejoinFailFastIT {
      * noted as held for the policy's release patience (a leader change passes meanwhile), then runs the leg as with
      * no member answering. Still well under the start timeout (5 minutes here).
      */
-    private static final Duration NO_QUORUM =
-            FAST.plusSeconds(30).plus(RolloutPolicy.DEFAULT.releasePatience());
+    private static final Duration NO_QUORUM = FAST.plusSeconds(30).plus(RolloutPolicy.DEFAULT.releasePatience());
 
     private ClusterMembers cluster;
 
