@@ -12,7 +12,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -308,8 +307,9 @@ class KubeadmCheck {
             Path pki = dataDir.get().resolveSibling("pki");
             if (!Files.isDirectory(pki)) {
                 // kubeadm's own etcd certificates, from the kubeadm that is built
-                writeConfig(rootfs, KUBEADM_VERSIONS.getFirst(), dataDir, Optional.empty(), false);
-                certificates(kubeadm(KUBEADM_VERSIONS.getFirst()), rootfs, pki);
+                new KubeadmRender(kubeadm(KUBEADM_VERSIONS.getFirst()), rootfs)
+                        .configure(node(KUBEADM_VERSIONS.getFirst(), dataDir))
+                        .certificates();
             }
             text = text.replace("/var/lib/etcd", dataDir.get().toString())
                     .replace("/etc/kubernetes/pki", pki.toString());
@@ -342,34 +342,11 @@ class KubeadmCheck {
     static JsonNode renderWithKubeadm(
             String version, Path rootfs, Optional<Path> dataDir, Optional<String> etcdImageTag, String... patches)
             throws Exception {
-        Files.createDirectories(rootfs);
-        List<String> command = new ArrayList<>(List.of(
-                kubeadm(version).toString(),
-                "init",
-                "phase",
-                "etcd",
-                "local",
-                "--config",
-                "/kubeadm.yaml",
-                "--rootfs",
-                rootfs.toString()));
-        if (patches.length > 0) {
-            Path dir = Files.createDirectories(rootfs.resolve("patches"));
-            for (String patch : patches) {
-                try (Stream<Path> files = Files.list(PATCHES.resolve(patch))) {
-                    for (Path file : files.toList()) {
-                        Files.copy(file, dir.resolve(file.getFileName()), StandardCopyOption.REPLACE_EXISTING);
-                    }
-                }
-            }
-        }
-        writeConfig(rootfs, version, dataDir, etcdImageTag, patches.length > 0);
-        if (dataDir.isPresent() && !Files.isDirectory(dataDir.get().resolveSibling("pki"))) {
-            certificates(kubeadm(version), rootfs, dataDir.get().resolveSibling("pki"));
-        }
-        Result result = exec(command, Map.of(), 120);
-        assertEquals(0, result.exit, String.join(" ", command) + ":\n" + result.output);
-        Path manifest = rootfs.resolve("etc/kubernetes/manifests/etcd.yaml");
+        KubeadmRender render = new KubeadmRender(kubeadm(version), rootfs);
+        for (String patch : patches) render.patches(PATCHES.resolve(patch));
+        render.configure(node(version, dataDir).imageTag(etcdImageTag));
+        if (dataDir.isPresent() && !Files.isDirectory(dataDir.get().resolveSibling("pki"))) render.certificates();
+        Path manifest = render.etcdLocal();
         List<JsonNode> docs = ManifestsTest.documents(manifest);
         assertEquals(1, docs.size(), manifest.toString());
         JsonNode pod = docs.getFirst();
@@ -378,63 +355,14 @@ class KubeadmCheck {
         return pod;
     }
 
-    /** ROOTFS/kubeadm.yaml: kubeadm's configuration for this node (kubeadm chroots into ROOTFS, so it reads /kubeadm.yaml). */
-    private static void writeConfig(
-            Path rootfs, String version, Optional<Path> dataDir, Optional<String> etcdImageTag, boolean patched)
-            throws IOException {
-        Files.createDirectories(rootfs);
-        Files.writeString(rootfs.resolve("kubeadm.yaml"), """
-                apiVersion: kubeadm.k8s.io/v1beta4
-                kind: InitConfiguration
-                localAPIEndpoint:
-                  advertiseAddress: %s
-                  bindPort: 6443
-                nodeRegistration:
-                  name: %s
-                %s
-                ---
-                apiVersion: kubeadm.k8s.io/v1beta4
-                kind: ClusterConfiguration
-                kubernetesVersion: %s
-                certificatesDir: %s
-                etcd:
-                  local:
-                    dataDir: %s
-                %s""".formatted(
-                        ADVERTISE,
-                        NODE,
-                        // kubeadm refuses --patches next to --config: the configuration names the directory
-                        patched ? "patches:\n  directory: /patches" : "",
-                        version,
-                        dataDir.map(d -> d.resolveSibling("pki").toString()).orElse("/etc/kubernetes/pki"),
-                        dataDir.map(Path::toString).orElse("/var/lib/etcd"),
-                        etcdImageTag.map(t -> "    imageTag: " + t + "\n").orElse("")));
-    }
-
-    /**
-     * kubeadm's own etcd CA, server, peer and health-check certificates, so the TLS files the manifest
-     * names exist: written inside ROOTFS (kubeadm chroots), then moved to the same path on the host.
-     */
-    private static void certificates(Path kubeadm, Path rootfs, Path pki) throws Exception {
-        for (String cert : List.of("etcd-ca", "etcd-server", "etcd-peer", "etcd-healthcheck-client")) {
-            List<String> command = List.of(
-                    kubeadm.toString(),
-                    "init",
-                    "phase",
-                    "certs",
-                    cert,
-                    "--config",
-                    "/kubeadm.yaml",
-                    "--rootfs",
-                    rootfs.toString());
-            Result result = exec(command, Map.of(), 120);
-            assertEquals(0, result.exit, String.join(" ", command) + ":\n" + result.output);
-        }
-        Path written = rootfs.resolve(pki.toString().substring(1));
-        assertTrue(
-                Files.isRegularFile(written.resolve("etcd/peer.crt")),
-                "kubeadm wrote no " + written.resolve("etcd/peer.crt"));
-        Files.move(written, pki);
+    /** This check's node: its certificates beside the data dir (kubeadm's defaults without one). */
+    private static KubeadmRender.Node node(String version, Optional<Path> dataDir) {
+        return KubeadmRender.Node.of(
+                version,
+                NODE,
+                ADVERTISE,
+                dataDir.map(d -> d.resolveSibling("pki")).orElse(Path.of("/etc/kubernetes/pki")),
+                dataDir.orElse(Path.of("/var/lib/etcd")));
     }
 
     static Path kubeadm(String version) {

@@ -700,63 +700,22 @@ class NodeCheck {
             EtcdSite site = EtcdSite.create(work);
             Path data = work.resolve("var-lib-etcd");
             Path rootfs = Files.createDirectories(work.resolve("rootfs"));
-            Path kubeadm = KubeadmCheck.kubeadm(KubeApiServer.VERSION);
-            Files.writeString(rootfs.resolve("kubeadm.yaml"), """
-                    apiVersion: kubeadm.k8s.io/v1beta4
-                    kind: InitConfiguration
-                    localAPIEndpoint:
-                      advertiseAddress: %8$s
-                      bindPort: 6443
-                    nodeRegistration:
-                      name: %1$s
-                    patches:
-                      directory: /patches
-                    ---
-                    apiVersion: kubeadm.k8s.io/v1beta4
-                    kind: ClusterConfiguration
-                    kubernetesVersion: %2$s
-                    certificatesDir: %3$s
-                    etcd:
-                      local:
-                        dataDir: %4$s
-                        extraArgs:
-                        - {name: listen-client-urls, value: "https://127.0.0.1:%5$d"}
-                        - {name: advertise-client-urls, value: "https://127.0.0.1:%5$d"}
-                        - {name: listen-peer-urls, value: "https://127.0.0.1:%6$d"}
-                        - {name: initial-advertise-peer-urls, value: "https://127.0.0.1:%6$d"}
-                        - {name: initial-cluster, value: "%1$s=https://127.0.0.1:%6$d"}
-                        - {name: listen-metrics-urls, value: "http://127.0.0.1:%7$d"}
-                    """.formatted(
-                            HostEtcd.MEMBER,
-                            KubeApiServer.VERSION,
-                            work.resolve("kubeadm-pki"),
-                            data,
-                            site.client,
-                            site.peer,
-                            site.metrics,
-                            KubeadmCheck.ADVERTISE));
-            Path patches = Files.createDirectories(rootfs.resolve("patches"));
-            try (var files = Files.list(MANIFESTS.resolve("kubeadm").resolve(patch))) {
-                for (Path f : files.toList()) Files.copy(f, patches.resolve(f.getFileName()));
-            }
-            for (String cert : List.of("etcd-ca", "etcd-server", "etcd-peer", "etcd-healthcheck-client")) {
-                KubeletNode.run(
-                                List.of(
-                                        kubeadm.toString(),
-                                        "init",
-                                        "phase",
-                                        "certs",
-                                        cert,
-                                        "--config",
-                                        "/kubeadm.yaml",
-                                        "--rootfs",
-                                        rootfs.toString()),
-                                Duration.ofMinutes(2))
-                        .check("kubeadm init phase certs " + cert);
-            }
-            // kubeadm wrote them inside the rootfs (it chroots); the manifest names the host path
-            Files.move(
-                    rootfs.resolve(work.resolve("kubeadm-pki").toString().substring(1)), work.resolve("kubeadm-pki"));
+            // this node's loopback URLs and ports as etcd extraArgs, as an operator with non-default ports gives them
+            KubeadmRender kubeadm = new KubeadmRender(KubeadmCheck.kubeadm(KubeApiServer.VERSION), rootfs)
+                    .patches(MANIFESTS.resolve("kubeadm").resolve(patch))
+                    .configure(KubeadmRender.Node.of(
+                                    KubeApiServer.VERSION,
+                                    HostEtcd.MEMBER,
+                                    KubeadmCheck.ADVERTISE,
+                                    work.resolve("kubeadm-pki"),
+                                    data)
+                            .extraArg("listen-client-urls", "https://127.0.0.1:" + site.client)
+                            .extraArg("advertise-client-urls", "https://127.0.0.1:" + site.client)
+                            .extraArg("listen-peer-urls", "https://127.0.0.1:" + site.peer)
+                            .extraArg("initial-advertise-peer-urls", "https://127.0.0.1:" + site.peer)
+                            .extraArg("initial-cluster", HostEtcd.MEMBER + "=https://127.0.0.1:" + site.peer)
+                            .extraArg("listen-metrics-urls", "http://127.0.0.1:" + site.metrics));
+            kubeadm.certificates();
             // kubeadm-style 3.5 data: what kubeadm v1.33's etcd 3.5 wrote, and no version.txt (kubeadm writes none):
             // the runner reads the line from the data (issue 24)
             try (HostEtcd source = HostEtcd.start("3.5.35", data)) {
@@ -764,21 +723,8 @@ class NodeCheck {
                 source.stop();
             }
             Map<String, String> before = etcdctlKeys("3.5.35", data, null);
-            KubeletNode.run(
-                            List.of(
-                                    kubeadm.toString(),
-                                    "init",
-                                    "phase",
-                                    "etcd",
-                                    "local",
-                                    "--config",
-                                    "/kubeadm.yaml",
-                                    "--rootfs",
-                                    rootfs.toString()),
-                            Duration.ofMinutes(2))
-                    .check("kubeadm init phase etcd local (" + patch + ")");
-            JsonNode pod = YAML.readTree(
-                    rootfs.resolve("etc/kubernetes/manifests/etcd.yaml").toFile());
+            Path manifest = kubeadm.etcdLocal();
+            JsonNode pod = YAML.readTree(manifest.toFile());
             // the runner's private etcd on free ports (its defaults may be taken on a shared test machine)
             com.fasterxml.jackson.databind.node.ArrayNode args = (com.fasterxml.jackson.databind.node.ArrayNode)
                     (patch.equals("entrypoint")

@@ -269,12 +269,6 @@ class ThreeNodeCheck {
         List<String> rendered = new ArrayList<>();
         String target = null;
         for (Member m : cluster.members) {
-            Path rootfs = Files.createDirectories(m.node.root.resolve("kubeadm-rootfs"));
-            Path patches = Files.createDirectories(rootfs.resolve("patches"));
-            try (var files = Files.list(NodeCheck.MANIFESTS.resolve("kubeadm").resolve("entrypoint"))) {
-                for (Path f : files.toList())
-                    Files.copy(f, patches.resolve(f.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-            }
             // kubeadm's certificate dir: its etcd/ holds the member's certificates in kubeadm's file names
             Path certificates = m.node.root.resolve("kubeadm-pki");
             Path etcdCerts = Files.createDirectories(certificates.resolve("etcd"));
@@ -283,54 +277,22 @@ class ThreeNodeCheck {
                     Files.copy(
                             f, etcdCerts.resolve(f.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
             }
-            String joining;
+            KubeadmRender.Node node =
+                    KubeadmRender.Node.of(KubeApiServer.VERSION, m.name, m.address, certificates, m.data);
             if (m.index > 0) {
-                String initialCluster = cluster.members.subList(0, m.index + 1).stream()
-                        .map(x -> x.name + "=" + x.peerUrl())
-                        .collect(java.util.stream.Collectors.joining(","));
-                joining = """
-                            extraArgs:
-                            - {name: initial-cluster, value: "%s"}
-                            - {name: initial-cluster-state, value: existing}
-                        """.formatted(initialCluster);
-            } else {
-                joining = ""; // kubeadm init: --initial-cluster names only this node; the runner reads the rest
-            }
-            Files.writeString(
-                    rootfs.resolve("kubeadm.yaml"),
-                    """
-                    apiVersion: kubeadm.k8s.io/v1beta4
-                    kind: InitConfiguration
-                    localAPIEndpoint:
-                      advertiseAddress: %s
-                      bindPort: 6443
-                    nodeRegistration:
-                      name: %s
-                    patches:
-                      directory: /patches
-                    ---
-                    apiVersion: kubeadm.k8s.io/v1beta4
-                    kind: ClusterConfiguration
-                    kubernetesVersion: %s
-                    certificatesDir: %s
-                    etcd:
-                      local:
-                        dataDir: %s
-                    """.formatted(m.address, m.name, KubeApiServer.VERSION, certificates, m.data) + joining);
-            KubeletNode.run(
-                            List.of(
-                                    kubeadm.toString(),
-                                    "init",
-                                    "phase",
-                                    "etcd",
-                                    "local",
-                                    "--config",
-                                    "/kubeadm.yaml",
-                                    "--rootfs",
-                                    rootfs.toString()),
-                            Duration.ofMinutes(2))
-                    .check("kubeadm init phase etcd local on " + m.name);
-            String pod = Files.readString(rootfs.resolve("etc/kubernetes/manifests/etcd.yaml"));
+                // as `kubeadm join` writes them
+                node = node.extraArg(
+                                "initial-cluster",
+                                cluster.members.subList(0, m.index + 1).stream()
+                                        .map(x -> x.name + "=" + x.peerUrl())
+                                        .collect(java.util.stream.Collectors.joining(",")))
+                        .extraArg("initial-cluster-state", "existing");
+            } // kubeadm init: --initial-cluster names only this node; the runner reads the rest
+            Path manifest = new KubeadmRender(kubeadm, m.node.root.resolve("kubeadm-rootfs"))
+                    .patches(NodeCheck.MANIFESTS.resolve("kubeadm").resolve("entrypoint"))
+                    .configure(node)
+                    .etcdLocal();
+            String pod = Files.readString(manifest);
             JsonNode tree = new ObjectMapper(new com.fasterxml.jackson.dataformat.yaml.YAMLFactory()).readTree(pod);
             target = tree.path("spec")
                     .path("containers")
