@@ -81,6 +81,8 @@ class HaRolloutIT {
     private Duration rolloutDeadline = DEADLINE;
     /** Per member: its sampled time out of service in the last rollout. */
     private long[] lastDownMillis;
+    /** The last rollout's time from the first edit to the cluster version at its target. */
+    private long lastTotalMillis;
     /** Per host: its runner was started with .etcd-migrate/restart-record present (killed holding the record). */
     private boolean[] heldRecordAtStart;
 
@@ -338,11 +340,21 @@ class HaRolloutIT {
         }
     }
 
-    /** The benchmark's comparison (docs/benchmarks.md): nine one-minor rollouts; -Dha.bench=true runs it. */
-    @Test
-    void nineOneMinorRolloutsForTheBenchmark(@TempDir Path dir) throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(Boolean.getBoolean("ha.bench"), "-Dha.bench=true runs it");
-        rollout(dir, 3, line("3.4"), line("3.7"), Edits.ONE_MINOR_ROLLOUTS);
+    /** One rollout's figures: first edit to the cluster version at the target, and each member's time out of service. */
+    record Figures(long totalMillis, long[] outMillis) {}
+
+    /**
+     * Not a test: {@link RolloutBenchmark} (scripts/bench-rollout.sh) runs it. A 3.4 -> 3.7 rollout on three members
+     * on separate hosts edited as {@code edits} says (one chained rollout, or nine one-minor rollouts), on a fresh
+     * cluster in {@code dir}, with every check of a rollout; the fixture is closed afterwards.
+     */
+    Figures benchmark(Path dir, Edits edits) throws Exception {
+        try {
+            rollout(dir, 3, line("3.4"), line("3.7"), edits);
+            return new Figures(lastTotalMillis, lastDownMillis.clone());
+        } finally {
+            tearDown();
+        }
     }
 
     /** The kill trials on the cluster as it is (serving {@code low}), up and down in turn. */
@@ -616,6 +628,7 @@ class HaRolloutIT {
                     "%s %s: out of service %d ms in all (sampled every 100 ms)",
                     what, m.name(), lastDownMillis[m.host()]));
         }
+        lastTotalMillis = took;
         List<Ack> acks = writer.acks();
         report.add(String.format(
                 "%s: %d ms from the first edit to the cluster version %s; writer acknowledged %d meanwhile, failed %d",
