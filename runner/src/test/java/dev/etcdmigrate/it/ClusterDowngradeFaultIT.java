@@ -8,7 +8,7 @@ import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.demo.Keyspace;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
-import dev.etcdmigrate.it.ClusterMembers.Member;
+import dev.etcdmigrate.it.ClusterLab.Member;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import java.net.URI;
@@ -44,7 +44,7 @@ class ClusterDowngradeFaultIT {
     private static final Duration DEADLINE = Duration.ofMinutes(3);
 
     private final List<Client> clients = new ArrayList<>();
-    private ClusterMembers cluster;
+    private ClusterLab cluster;
 
     @AfterEach
     void stopAll() throws Exception {
@@ -63,13 +63,18 @@ class ClusterDowngradeFaultIT {
                 + " trials, -Dfault.seed=" + seed);
 
         Path template = dir.resolve("template");
-        cluster = ClusterMembers.create(dir, template, MEMBERS, "downgrade-fault-it");
+        cluster = ClusterLab.create(
+                Files.createDirectories(template),
+                MEMBERS,
+                ClusterLab.Layout.ONE_HOST,
+                "downgrade-fault-it",
+                ClusterLab.Tls.PEER);
         List<Member> members = cluster.members();
 
         // the template: a 3.7 cluster with seeded keys, every member stopped
         List<RunnerProcess> serving = new ArrayList<>();
         for (Member m : members) serving.add(cluster.start(m, newer));
-        for (int i = 0; i < MEMBERS; i++) ClusterMembers.awaitServing(members.get(i), serving.get(i), DEADLINE);
+        for (int i = 0; i < MEMBERS; i++) ClusterLab.awaitServing(members.get(i), serving.get(i), DEADLINE);
         Client seeder = client(members.stream().map(Member::clientUrl).toArray(String[]::new));
         for (int k = 0; k < 200; k++) {
             seeder.getKVClient()
@@ -87,7 +92,7 @@ class ClusterDowngradeFaultIT {
             List<Member> here = members.stream().map(m -> m.in(trialDir)).toList();
             List<RunnerProcess> running = new ArrayList<>();
             for (Member m : here) running.add(cluster.start(m, newer));
-            for (int i = 0; i < MEMBERS; i++) ClusterMembers.awaitServing(here.get(i), running.get(i), DEADLINE);
+            for (int i = 0; i < MEMBERS; i++) ClusterLab.awaitServing(here.get(i), running.get(i), DEADLINE);
             for (int i = 0; i < MEMBERS; i++) {
                 Member m = here.get(i);
                 stop(running.get(i));
@@ -127,7 +132,7 @@ class ClusterDowngradeFaultIT {
                     rerun.awaitEvent("exec", DEADLINE);
                     running.set(i, rerun);
                 }
-                ClusterMembers.awaitServing(m, running.get(i), DEADLINE);
+                ClusterLab.awaitServing(m, running.get(i), DEADLINE);
                 assertEquals(
                         older.version() + "/etcd3", Files.readString(m.data().resolve("version.txt")), m.name());
             }

@@ -88,6 +88,11 @@ final class ClusterLab implements AutoCloseable {
         String listenClientUrl() {
             return clientUrl().replace("//" + urlHost + ":", "//" + listenHost() + ":");
         }
+
+        /** The same member (host, name, ports, certificate) with its data dir under another dir (a copy of it). */
+        Member in(Path dir) {
+            return new Member(host, name, dir.resolve(name), pem, urlHost, ports, tls);
+        }
     }
 
     /** One acknowledged write, as the writer printed it. */
@@ -310,19 +315,77 @@ final class ClusterLab implements AutoCloseable {
 
     /** The member's runner to {@code version}/etcd3, then exec of etcd; in its namespace, if it has one. */
     RunnerProcess start(Member m, Release version) throws Exception {
+        return start(m, version, certificates.caFile(), m.listenPeerUrl(), false);
+    }
+
+    /**
+     * The same, with the peer CA it trusts and the URL it (and the etcd it execs) listens for peers on given;
+     * {@code ownGroup}: in a process group of its own, so that one SIGKILL reaches the runner and every etcd/etcdctl it
+     * started (not in a namespace). {@code runnerFlags} go before the "--".
+     */
+    RunnerProcess start(
+            Member m, Release version, Path trustedCa, String listenPeerUrl, boolean ownGroup, String... runnerFlags)
+            throws Exception {
         String initialCluster =
                 kubeadmFirstNode && m.host() == 0 && Files.isDirectory(m.data().resolve("member"))
                         ? m.name() + "=" + m.peerUrl()
                         : initialCluster();
-        List<String> args =
-                RunnerArgs.member(flags(m, initialCluster), version.version(), privateFlags.get(m.host()), tlsFlags(m));
-        Map<String, String> env = tls == Tls.NONE ? Map.of() : Map.of("ETCD_CREDS", peerTls(m));
-        RunnerProcess runner = network == null
-                ? RunnerProcess.start(args, env)
-                : RunnerProcess.startUnder(network.exec(m.host()), args, env);
+        List<String> flags = new ArrayList<>(privateFlags.get(m.host()));
+        flags.addAll(List.of(runnerFlags));
+        RunnerArgs.Member member = flags(m, initialCluster);
+        List<String> args = RunnerArgs.member(
+                new RunnerArgs.Member(
+                        member.name(),
+                        member.data(),
+                        member.initialCluster(),
+                        member.token(),
+                        member.peerUrl(),
+                        listenPeerUrl,
+                        member.clientUrl(),
+                        member.listenClientUrl()),
+                version.version(),
+                flags,
+                tlsFlags(m, trustedCa));
+        Map<String, String> env = tls == Tls.NONE ? Map.of() : Map.of("ETCD_CREDS", peerTls(m, trustedCa));
+        RunnerProcess runner;
+        if (network != null) runner = RunnerProcess.startUnder(network.exec(m.host()), args, env);
+        else if (ownGroup) runner = RunnerProcess.startUnder(List.of("setsid"), args, env);
+        else runner = RunnerProcess.start(args, env);
         runners.add(runner);
         owners.put(runner, m);
         return runner;
+    }
+
+    /**
+     * Waits until the etcd the runner exec'd answers GET /version on the member's client URL (http only): etcd serves
+     * clients only once it is ready (it joined its cluster), and the private etcds of the migration listen on the
+     * private port, never there. Fails at once when the runner (or the etcd it became) exits.
+     */
+    static void awaitServing(Member m, RunnerProcess runner, Duration deadline) throws Exception {
+        if (m.clientUrl().startsWith("https:")) throw new IllegalStateException("awaitServing asks over http only");
+        java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
+                .connectTimeout(Duration.ofSeconds(2))
+                .build();
+        java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create(m.clientUrl() + "/version"))
+                .timeout(Duration.ofSeconds(2))
+                .GET()
+                .build();
+        try {
+            Poll.untilTrue(deadline, Duration.ofMillis(100), m.name() + "'s etcd serving " + m.clientUrl(), () -> {
+                if (!runner.process().isAlive()) {
+                    throw new AssertionError(m.name() + "'s runner exited with "
+                            + runner.awaitExit(Duration.ofSeconds(5)) + " before its etcd served " + m.clientUrl());
+                }
+                // not listening yet, or not ready (the request times out): an exception, "not yet"
+                java.net.http.HttpResponse<String> answer =
+                        http.send(request, java.net.http.HttpResponse.BodyHandlers.ofString());
+                if (answer.statusCode() == 200 && JSON.readTree(answer.body()).hasNonNull("etcdserver")) return true;
+                throw new IOException(answer.statusCode() + " " + answer.body());
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; output:\n" + runner.output(), e);
+        }
     }
 
     /** The runner's command line for {@code command} (plan, inspect, migrate) of the member, with more flags. */
@@ -345,12 +408,20 @@ final class ClusterLab implements AutoCloseable {
     }
 
     private String peerTls(Member m) {
+        return peerTls(m, certificates.caFile());
+    }
+
+    private String peerTls(Member m, Path trustedCa) {
         return "--peer-cert-file=" + m.pem().cert() + " --peer-key-file="
-                + m.pem().key() + " --peer-trusted-ca-file=" + certificates.caFile() + " --peer-client-cert-auth";
+                + m.pem().key() + " --peer-trusted-ca-file=" + trustedCa + " --peer-client-cert-auth";
     }
 
     /** The etcd flags after "--" besides the member's own: TLS, then {@link #etcdFlags}. */
     private List<String> tlsFlags(Member m) {
+        return tlsFlags(m, certificates.caFile());
+    }
+
+    private List<String> tlsFlags(Member m, Path trustedCa) {
         List<String> flags = new ArrayList<>();
         if (tls == Tls.PEER_AND_CLIENT) {
             flags.addAll(List.of(
@@ -359,7 +430,7 @@ final class ClusterLab implements AutoCloseable {
                     "--trusted-ca-file=" + certificates.caFile(),
                     "--client-cert-auth"));
         }
-        if (tls != Tls.NONE) flags.addAll(List.of(peerTls(m).split(" ")));
+        if (tls != Tls.NONE) flags.addAll(List.of(peerTls(m, trustedCa).split(" ")));
         flags.addAll(etcdFlags);
         return flags;
     }

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cluster.RolloutPolicy;
-import dev.etcdmigrate.it.ClusterMembers.Member;
+import dev.etcdmigrate.it.ClusterLab.Member;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -42,7 +42,7 @@ class RejoinFailFastIT {
      */
     private static final Duration NO_QUORUM = FAST.plusSeconds(30).plus(RolloutPolicy.DEFAULT.releasePatience());
 
-    private ClusterMembers cluster;
+    private ClusterLab cluster;
 
     @AfterEach
     void stopAll() throws Exception {
@@ -56,7 +56,7 @@ class RejoinFailFastIT {
         // --snapshot-count=1, and a restarted member applies its own committed log: that snapshot changes files)
         Release from = releases.get(releases.size() - 3);
         Release to = releases.get(releases.size() - 2);
-        cluster = ClusterMembers.create(dir, dir, MEMBERS, "failfast-it");
+        cluster = ClusterLab.create(dir, MEMBERS, ClusterLab.Layout.ONE_HOST, "failfast-it", ClusterLab.Tls.PEER);
         Path ca = cluster.certificates().caFile();
         TestCertificates otherCa = TestCertificates.newCa(Files.createDirectory(dir.resolve("other-pki")));
         List<Member> members = cluster.members();
@@ -64,7 +64,7 @@ class RejoinFailFastIT {
         for (Member m : members) serving.add(startRunner(m, from, ca, m.peerUrl()));
         for (RunnerProcess r : serving) r.awaitEvent("exec", DEADLINE);
         // etcd itself runs (a SIGTERM in the runner's last moments before execve is lost, see the report)
-        for (int i = 0; i < MEMBERS; i++) ClusterMembers.awaitServing(members.get(i), serving.get(i), DEADLINE);
+        for (int i = 0; i < MEMBERS; i++) ClusterLab.awaitServing(members.get(i), serving.get(i), DEADLINE);
 
         Member m0 = members.getFirst();
         stop(serving.getFirst());

@@ -35,15 +35,23 @@ public final class RolloutBenchmark {
                 }
             }
         }
-        System.out.println("| 3.4.23 -> 3.7.3, edits one member at a time after it serves | total | m0 out | m1 out | m2 out |");
+        System.out.println(
+                "| 3.4.23 -> 3.7.3, edits one member at a time after it serves | total | m0 out | m1 out | m2 out |");
         System.out.println("|---|---|---|---|---|");
         for (int k = 0; k < kinds.size(); k++) {
             List<HaRolloutIT.Figures> of = figures.get(k);
             StringBuilder row = new StringBuilder("| " + label(kinds.get(k)) + " (median of " + of.size() + ") | ");
-            row.append(String.format("%.1f s |", median(of.stream().mapToLong(HaRolloutIT.Figures::totalMillis).toArray()) / 1000.0));
+            row.append(String.format(
+                    "%.1f s |",
+                    median(of.stream()
+                                    .mapToLong(HaRolloutIT.Figures::totalMillis)
+                                    .toArray())
+                            / 1000.0));
             for (int m = 0; m < 3; m++) {
                 int member = m;
-                row.append(String.format(" %.1f s |", median(of.stream().mapToLong(f -> f.outMillis()[member]).toArray()) / 1000.0));
+                row.append(String.format(
+                        " %.1f s |",
+                        median(of.stream().mapToLong(f -> f.outMillis()[member]).toArray()) / 1000.0));
             }
             System.out.println(row);
         }
@@ -62,7 +70,10 @@ public final class RolloutBenchmark {
     }
 
     private static String seconds(long[] millis) {
-        return Arrays.stream(millis).mapToObj(m -> String.format("%.1f", m / 1000.0)).toList().toString();
+        return Arrays.stream(millis)
+                .mapToObj(m -> String.format("%.1f", m / 1000.0))
+                .toList()
+                .toString();
     }
 
     private static double median(long[] values) {

@@ -10,7 +10,7 @@ import dev.etcdmigrate.InProcess;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cluster.RecordValue;
 import dev.etcdmigrate.cluster.RolloutCoordinator;
-import dev.etcdmigrate.it.ClusterMembers.Member;
+import dev.etcdmigrate.it.ClusterLab.Member;
 import dev.etcdmigrate.version.MinorLine;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -42,7 +42,7 @@ class StatusIT {
 
     private static final Duration EVERY = Duration.ofMillis(500);
 
-    private ClusterMembers cluster;
+    private ClusterLab cluster;
 
     @AfterEach
     void stop() throws Exception {
@@ -109,11 +109,11 @@ class StatusIT {
     @Test
     void statusReadsEachStateOfARollout(@TempDir Path dir) throws Exception {
         Release line = EtcdFixture.release("3.6.16");
-        cluster = ClusterMembers.create(dir, dir, 3, "status-it");
+        cluster = ClusterLab.create(dir, 3, ClusterLab.Layout.ONE_HOST, "status-it", ClusterLab.Tls.PEER);
         List<RunnerProcess> runners = new ArrayList<>();
         for (Member m : cluster.members()) runners.add(cluster.start(m, line));
         for (int i = 0; i < 3; i++) {
-            ClusterMembers.awaitServing(cluster.members().get(i), runners.get(i), Duration.ofSeconds(120));
+            ClusterLab.awaitServing(cluster.members().get(i), runners.get(i), Duration.ofSeconds(120));
         }
         Member m0 = cluster.members().get(0);
         Member m1 = cluster.members().get(1);
@@ -157,7 +157,7 @@ class StatusIT {
                 waiting.member("m0").path("waitsFor").asText().contains("m2"),
                 waiting.report().toString());
         runners.set(2, cluster.start(cluster.members().get(2), line));
-        ClusterMembers.awaitServing(cluster.members().get(2), runners.get(2), Duration.ofSeconds(120));
+        ClusterLab.awaitServing(cluster.members().get(2), runners.get(2), Duration.ofSeconds(120));
 
         // stuck: the record names a restart m1 is past (3.5 -> 3.6, it serves 3.6); status prints the command
         // that removes it at its revision, and that command, run with etcdctl, removes it
