@@ -3,12 +3,14 @@ package dev.etcdmigrate;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.cli.Flag;
 import dev.etcdmigrate.cli.Help;
-import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.cli.MigrateFlags;
 import dev.etcdmigrate.cli.Nearest;
 import dev.etcdmigrate.cli.OutputFlags;
 import dev.etcdmigrate.cli.ParsedArgs;
-import dev.etcdmigrate.cli.StatusOptions;
+import dev.etcdmigrate.cli.StatusFlags;
 import dev.etcdmigrate.cli.ToolCommand;
+import dev.etcdmigrate.config.RunConfig;
+import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.FailedException;
 import dev.etcdmigrate.error.MigrateException;
@@ -48,7 +50,7 @@ public final class Main {
     static final List<String> COMMANDS = List.of("migrate", "plan", "inspect", "status", "help");
 
     /** plan's own flag: -o/--output text|json. */
-    static final List<Flag> PLAN_FLAGS = OutputFlags.with(withOutput(MigrateOptions.FLAGS));
+    static final List<Flag> PLAN_FLAGS = OutputFlags.with(OutputFlags.withOutput(MigrateFlags.FLAGS));
 
     public static void main(String[] args) {
         System.exit(run(List.of(args), System.getenv(), System.err));
@@ -70,7 +72,7 @@ public final class Main {
                 return ExitStatus.OK.code();
             }
         } else if (before.contains("--version")) {
-            out.print(versionText(before));
+            out.print(VersionText.of(before));
             return ExitStatus.OK.code();
         }
         Log log;
@@ -122,25 +124,33 @@ public final class Main {
                         .run(ParsedArgs.parse(OutputFlags.with(tool.get().flags()), rest, environment), log, children);
             }
             return switch (command) {
-                case "inspect" ->
-                    inspect(
-                            ParsedArgs.parse(PLAN_FLAGS, shortOutputFlag(rest), inspectEnvironment(environment))
-                                    .withoutPositional("inspect"),
-                            log);
                 case "status" ->
                     StatusCommand.run(
-                            StatusOptions.from(ParsedArgs.parse(StatusOptions.FLAGS, shortOutputFlag(rest), environment)
-                                    .withoutPositional("status")),
+                            StatusFlags.read(
+                                    ParsedArgs.parse(StatusFlags.FLAGS, OutputFlags.shortOutputFlag(rest), environment)
+                                            .withoutPositional("status")),
                             System.out);
+                case "inspect" ->
+                    configured(
+                            command,
+                            ParsedArgs.parse(
+                                            PLAN_FLAGS,
+                                            OutputFlags.shortOutputFlag(rest),
+                                            inspectEnvironment(environment))
+                                    .withoutPositional("inspect"),
+                            log,
+                            children);
                 case "plan" ->
-                    plan(
-                            ParsedArgs.parse(PLAN_FLAGS, shortOutputFlag(rest), environment)
+                    configured(
+                            command,
+                            ParsedArgs.parse(PLAN_FLAGS, OutputFlags.shortOutputFlag(rest), environment)
                                     .withoutPositional("plan"),
                             log,
                             children);
                 default ->
-                    migrate(
-                            ParsedArgs.parse(OutputFlags.with(MigrateOptions.FLAGS), rest, environment)
+                    configured(
+                            "migrate",
+                            ParsedArgs.parse(OutputFlags.with(MigrateFlags.FLAGS), rest, environment)
                                     .withoutPositional("migrate"),
                             log,
                             children);
@@ -163,7 +173,7 @@ public final class Main {
         String command = before.isEmpty() || before.getFirst().startsWith("-") ? "" : before.getFirst();
         if (command.equals("help"))
             command = before.size() > 1 && !before.get(1).startsWith("-") ? before.get(1) : "";
-        List<Flag> migrateFlags = OutputFlags.with(MigrateOptions.FLAGS);
+        List<Flag> migrateFlags = OutputFlags.with(MigrateFlags.FLAGS);
         Flag output = PLAN_FLAGS.stream()
                 .filter(f -> f.name().equals("output"))
                 .findFirst()
@@ -182,7 +192,7 @@ public final class Main {
                 return Optional.of(Help.inspect(output, migrateFlags));
             }
             case "status" -> {
-                return Optional.of(Help.status(StatusOptions.FLAGS));
+                return Optional.of(Help.status(StatusFlags.FLAGS));
             }
             default -> {
                 String name = command;
@@ -205,92 +215,72 @@ public final class Main {
                         ? new RunEvent.Failed(e.exitCode(), reason)
                         : new RunEvent.Refused(e.exitCode(), reason));
         TerminationLog.write(
-                Path.of(OutputFlags.flagValue(args, "termination-log").orElse(MigrateOptions.DEFAULT_TERMINATION_LOG)),
+                Path.of(OutputFlags.flagValue(args, "termination-log").orElse(MigrateFlags.DEFAULT_TERMINATION_LOG)),
                 reason);
         return e.exitCode();
     }
 
     /**
-     * `--version`: this runner's version and the etcd versions it bundles, each marked when its binary is
-     * missing, then where each present binary came from (the pins in the jar) and whether it is that build.
+     * migrate, plan and inspect: the flags read into one {@link RunConfig}, then, for migrate once its run is
+     * reported and the data dir is its owner's, the members the data records (kubeadm's first node: its flag names
+     * only itself), applied here once.
      */
-    static String versionText(List<String> args) {
-        String version = Optional.ofNullable(Main.class.getPackage().getImplementationVersion())
-                .orElse("development build");
-        StringBuilder b = new StringBuilder("etcd-migrate " + version + "\n");
-        Path binDir = Path.of(OutputFlags.flagValue(args, "bin-dir").orElse(MigrateOptions.DEFAULT_BIN_DIR))
-                .toAbsolutePath();
-        Catalog catalog = OutputFlags.flagValue(args, "catalog")
-                .map(Path::of)
-                .map(Catalog::load)
-                .orElseGet(Catalog::bundled);
-        boolean given = OutputFlags.flagValue(args, "bin-dir").isPresent();
-        b.append("bundled etcd versions (bin dir ").append(binDir).append("):");
-        BinDir bins = new BinDir(binDir);
-        int missing = 0;
-        for (var release : catalog.releases()) {
-            b.append(' ').append(release.version());
-            if (!bins.hasEtcd(release.etcdVersion())) {
-                b.append(" (missing)");
-                missing++;
-            }
+    private static int configured(String command, ParsedArgs args, Log log, Children children) throws Exception {
+        RunConfig given = MigrateFlags.read(args);
+        if (!command.equals("migrate")) return configured(command, given, args, log, children, null);
+        RunTally tally = RunTally.sinceProcessStart();
+        log.emit(new RunEvent.RunStarted(
+                "migrate",
+                given.dataDir().toString(),
+                given.target().toString(),
+                given.binDir().toString()));
+        log.subscribe(tally);
+        try {
+            return configured(command, given, args, log, children, tally);
+        } catch (MigrateException e) {
+            log.emit(tally.summary(e.status() == ExitStatus.FAILED ? "failed" : "refused", e.exitCode()));
+            throw e;
+        } catch (Exception e) {
+            log.emit(tally.summary("failed", ExitStatus.FAILED.code()));
+            throw e;
+        } finally {
+            log.unsubscribe(tally);
         }
-        b.append('\n');
-        if (missing > 0) {
-            // say where it looked, and that another place can be named: the default is the image's
-            b.append(missing == catalog.releases().size() ? "no etcd-<version> found" : missing + " missing")
-                    .append(": looked for etcd-<version> in ")
-                    .append(binDir)
-                    .append(given ? " (--bin-dir)" : " (the default; --bin-dir DIR names another)")
-                    .append('\n');
-        }
-        for (var release : catalog.releases()) {
-            b.append(dev.etcdmigrate.catalog.Provenance.describe(release, binDir));
-        }
-        return b.toString();
     }
 
-    private static List<Flag> withOutput(List<Flag> flags) {
-        List<Flag> all = new ArrayList<>(flags);
-        all.add(Flag.value(
-                "output",
-                null,
-                "text|json",
-                "text",
-                "plan and inspect (also -o): the answer as lines, or as one JSON object on stdout."));
-        return all;
-    }
-
-    /** kubectl's habit: -o json, -o=json, -ojson mean --output json (the runner's other flags take two dashes). */
-    static List<String> shortOutputFlag(List<String> args) {
-        List<String> out = new ArrayList<>();
-        for (int i = 0; i < args.size(); i++) {
-            String a = args.get(i);
-            if (a.equals("--")) {
-                out.addAll(args.subList(i, args.size()));
-                break;
-            }
-            if (a.equals("-o") && i + 1 < args.size()) {
-                out.add("--output");
-                out.add(args.get(++i));
-            } else if (a.startsWith("-o=")) {
-                out.add("--output=" + a.substring(3));
-            } else if (a.startsWith("-o") && !a.startsWith("--") && a.length() > 2) {
-                out.add("--output=" + a.substring(2));
-            } else {
-                out.add(a);
-            }
+    /** {@code tally} is migrate's, null for plan and inspect. */
+    private static int configured(
+            String command, RunConfig given, ParsedArgs args, Log log, Children children, RunTally tally)
+            throws Exception {
+        // Linking execve through java.lang.foreign spins its stubs at run time (the AOT cache cannot keep them): on
+        // its own thread while the data is read and judged, not after, where it was 100-400 ms of every restart
+        FutureTask<Execve> linking = new FutureTask<>(Execve::link);
+        if (tally != null) {
+            if (!given.noExec())
+                Thread.ofPlatform().name("link-execve").daemon(true).start(linking);
+            DataDirOwner.become(given.dataDir(), log);
         }
-        return out;
+        RunConfig config = MembersFromData.resolve(given, log);
+        return switch (command) {
+            case "plan" -> plan(config, args, log, children);
+            case "inspect" ->
+                new InspectCommand(log)
+                        .run(
+                                args.get("output").orElse("text"),
+                                args.get("name").isPresent(),
+                                config,
+                                catalog(config),
+                                System.out);
+            default -> migrate(config, args, log, children, tally, linking);
+        };
     }
 
-    private static int plan(ParsedArgs args, Log log, Children children) throws Exception {
+    private static int plan(RunConfig config, ParsedArgs args, Log log, Children children) throws Exception {
         String format = args.get("output").orElse("text");
         if (!format.equals("text") && !format.equals("json")) {
             throw new UsageException("-o/--output must be text or json, not '" + format + "'");
         }
-        MigrateOptions options = MembersFromData.resolve(MigrateOptions.from(args), log);
-        DecisionEvent.PlanMade plan = migration(options, args, log, children).planEvent();
+        DecisionEvent.PlanMade plan = migration(config, args, log, children).planEvent();
         System.out.println(format.equals("json") ? Json.object(plan) : plan.message());
         return ExitStatus.OK.code();
     }
@@ -303,44 +293,10 @@ public final class Main {
         return env;
     }
 
-    private static int inspect(ParsedArgs args, Log log) throws Exception {
-        MigrateOptions options = MembersFromData.resolve(MigrateOptions.from(args), log);
-        return new InspectCommand(log).run(args, options, catalog(options), System.out);
-    }
-
-    private static int migrate(ParsedArgs args, Log log, Children children) throws Exception {
-        MigrateOptions options = MigrateOptions.from(args);
-        RunTally tally = RunTally.sinceProcessStart();
-        log.emit(new RunEvent.RunStarted(
-                "migrate",
-                options.dataDir().toString(),
-                options.target().toString(),
-                options.binDir().toString()));
-        log.subscribe(tally);
-        try {
-            return migrate(options, args, log, children, tally);
-        } catch (MigrateException e) {
-            log.emit(tally.summary(e.status() == ExitStatus.FAILED ? "failed" : "refused", e.exitCode()));
-            throw e;
-        } catch (Exception e) {
-            log.emit(tally.summary("failed", ExitStatus.FAILED.code()));
-            throw e;
-        } finally {
-            log.unsubscribe(tally);
-        }
-    }
-
-    private static int migrate(MigrateOptions given, ParsedArgs args, Log log, Children children, RunTally tally)
+    private static int migrate(
+            RunConfig options, ParsedArgs args, Log log, Children children, RunTally tally, FutureTask<Execve> linking)
             throws Exception {
-        // Linking execve through java.lang.foreign spins its stubs at run time (the AOT cache cannot keep them): on
-        // its own thread while the data is read and judged, not after, where it was 100-400 ms of every restart
-        FutureTask<Execve> linking = new FutureTask<>(Execve::link);
-        if (!given.noExec())
-            Thread.ofPlatform().name("link-execve").daemon(true).start(linking);
-        DataDirOwner.become(given.dataDir(), log);
-        MigrateOptions options =
-                MembersFromData.resolve(given, log); // kubeadm's first node: its flag names only itself
-        tally.clusterMember(options.members() > 1);
+        tally.clusterMember(options.topology() instanceof Topology.Member);
         // the lock stays held until exec, which closes it; etcd's own WAL lock takes over
         try (Migration.Done done = migration(options, args, log, children).migrate()) {
             log.emit(tally.summary(tally.successOutcome(), ExitStatus.OK.code()));
@@ -370,12 +326,12 @@ public final class Main {
         }
     }
 
-    private static Migration migration(MigrateOptions options, ParsedArgs args, Log log, Children children) {
+    private static Migration migration(RunConfig options, ParsedArgs args, Log log, Children children) {
         return new Migration(options, () -> catalog(options), log, children, args.environment());
     }
 
     /** The catalog a run plans with; a bad one is a usage error (exit 2). */
-    private static Catalog catalog(MigrateOptions options) throws UsageException {
+    private static Catalog catalog(RunConfig options) throws UsageException {
         try {
             Catalog catalog = options.catalogFile().map(Catalog::load).orElseGet(Catalog::bundled);
             return options.bundledVersions().map(catalog::restrictTo).orElse(catalog);

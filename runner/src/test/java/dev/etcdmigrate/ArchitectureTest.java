@@ -12,7 +12,7 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
-import dev.etcdmigrate.cli.EtcdCommandLine;
+import dev.etcdmigrate.config.EtcdCommandLine;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -106,16 +106,49 @@ class ArchitectureTest {
     }
 
     /**
-     * etcd's command line is read in cli (ETCD_CREDS once, in MigrateOptions) and, for a private etcd's whole
-     * command line, in the etcd rooms that build it; the run and the planner use what cli read.
+     * etcd's command line is read in cli (ETCD_CREDS once, in MigrateFlags), by its own reader in config and, for a
+     * private etcd's whole command line, in the etcd rooms that build it; the run and the planner use what cli read.
      */
     @Test
     void etcdsFlagsAreReadOnlyWhereTheyAreGiven() {
         noClasses()
                 .that()
-                .resideOutsideOfPackages("..etcdmigrate.cli..", "..etcdmigrate.etcd..")
+                .resideOutsideOfPackages("..etcdmigrate.cli..", "..etcdmigrate.config..", "..etcdmigrate.etcd..")
                 .should()
                 .callMethod(EtcdCommandLine.class, "read", List.class, Map.class)
+                .check(classes);
+    }
+
+    /**
+     * The command line is read once, in cli, into config's values (RunConfig, Topology, StatusConfig): only the
+     * entry point (Main) and the tools beside the runner, which bring their own flags, know cli; the run, etcd and
+     * status take the config.
+     */
+    @Test
+    void onlyTheEntryPointKnowsTheCommandLine() {
+        noClasses()
+                .that()
+                .resideOutsideOfPackages(
+                        "dev.etcdmigrate", "..etcdmigrate.cli..", "..etcdmigrate.demo..", "..etcdmigrate.provision..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("..etcdmigrate.cli..")
+                .check(classes);
+    }
+
+    /** The config is values: it knows etcd's command line, errors and versions, nothing that runs. */
+    @Test
+    void theConfigIsValues() {
+        noClasses()
+                .that()
+                .resideInAPackage("..etcdmigrate.config..")
+                .should()
+                .dependOnClassesThat(DescribedPredicate.describe(
+                        "are of the project outside config, error and version",
+                        (JavaClass c) -> c.getPackageName().startsWith("dev.etcdmigrate")
+                                && !c.getPackageName().equals("dev.etcdmigrate.config")
+                                && !c.getPackageName().equals("dev.etcdmigrate.error")
+                                && !c.getPackageName().equals("dev.etcdmigrate.version")))
                 .check(classes);
     }
 

@@ -90,10 +90,11 @@ class MainTest {
     void theShortOutputFlagIsPlansOwn() {
         assertEquals(
                 List.of("--output", "json", "--data-dir", "d"),
-                Main.shortOutputFlag(List.of("-o", "json", "--data-dir", "d")));
-        assertEquals(List.of("--output=json"), Main.shortOutputFlag(List.of("-ojson")));
+                dev.etcdmigrate.cli.OutputFlags.shortOutputFlag(List.of("-o", "json", "--data-dir", "d")));
+        assertEquals(List.of("--output=json"), dev.etcdmigrate.cli.OutputFlags.shortOutputFlag(List.of("-ojson")));
         assertEquals(
-                List.of("--output=json", "--", "-o", "x"), Main.shortOutputFlag(List.of("-o=json", "--", "-o", "x")));
+                List.of("--output=json", "--", "-o", "x"),
+                dev.etcdmigrate.cli.OutputFlags.shortOutputFlag(List.of("-o=json", "--", "-o", "x")));
     }
 
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();

@@ -9,9 +9,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.MappingIterator;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import dev.etcdmigrate.cli.EtcdCommandLine;
 import dev.etcdmigrate.cli.Flag;
-import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.cli.MigrateFlags;
+import dev.etcdmigrate.config.EtcdCommandLine;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,7 +32,7 @@ import org.junit.jupiter.api.TestFactory;
 
 /**
  * Every manifest under manifests/ (and the docker run recipe in docs/image.md) agrees with the image
- * and the runner: image name and tag, environment variables the runner reads (MigrateOptions.FLAGS),
+ * and the runner: image name and tag, environment variables the runner reads (MigrateFlags.FLAGS),
  * runner flags before "--", bundled etcd binaries, and no ETCD_* variable that duplicates a flag
  * given to etcd (etcd 3.4+ refuses to start on that).
  */
@@ -52,9 +52,9 @@ class ManifestsTest {
     /** Variables a pod may set that the runner does not read: Kubernetes plumbing for $(VAR) expansion. */
     static final Set<String> OTHER_ENV = Set.of("POD_NAME", "POD_IP", "POD_NAMESPACE", "ETCD_HOSTNAME", "HOSTNAME");
 
-    static final Map<String, Flag> FLAGS = MigrateOptions.FLAGS.stream().collect(Collectors.toMap(Flag::name, f -> f));
+    static final Map<String, Flag> FLAGS = MigrateFlags.FLAGS.stream().collect(Collectors.toMap(Flag::name, f -> f));
     static final Set<String> RUNNER_ENV =
-            MigrateOptions.FLAGS.stream().flatMap(f -> f.env().stream()).collect(Collectors.toSet());
+            MigrateFlags.FLAGS.stream().flatMap(f -> f.env().stream()).collect(Collectors.toSet());
 
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 

@@ -75,4 +75,39 @@ public record OutputFlags(LogFormat format, EtcdOutput etcdOutput) {
         }
         return found;
     }
+
+    /** {@code flags} plus plan and inspect's -o/--output. */
+    public static List<Flag> withOutput(List<Flag> flags) {
+        List<Flag> all = new ArrayList<>(flags);
+        all.add(Flag.value(
+                "output",
+                null,
+                "text|json",
+                "text",
+                "plan and inspect (also -o): the answer as lines, or as one JSON object on stdout."));
+        return all;
+    }
+
+    /** kubectl's habit: -o json, -o=json, -ojson mean --output json (the runner's other flags take two dashes). */
+    public static List<String> shortOutputFlag(List<String> args) {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < args.size(); i++) {
+            String a = args.get(i);
+            if (a.equals("--")) {
+                out.addAll(args.subList(i, args.size()));
+                break;
+            }
+            if (a.equals("-o") && i + 1 < args.size()) {
+                out.add("--output");
+                out.add(args.get(++i));
+            } else if (a.startsWith("-o=")) {
+                out.add("--output=" + a.substring(3));
+            } else if (a.startsWith("-o") && !a.startsWith("--") && a.length() > 2) {
+                out.add("--output=" + a.substring(2));
+            } else {
+                out.add(a);
+            }
+        }
+        return out;
+    }
 }

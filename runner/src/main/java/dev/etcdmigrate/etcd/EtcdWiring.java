@@ -1,8 +1,10 @@
 package dev.etcdmigrate.etcd;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.cli.EtcdCommandLine;
-import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.config.EtcdCommandLine;
+import dev.etcdmigrate.config.Peers;
+import dev.etcdmigrate.config.RunConfig;
+import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.datadir.AtomicFile;
 import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
@@ -48,7 +50,7 @@ public final class EtcdWiring {
     /** The lease a key under TTL_KEYS_DIRECTORY gets when it had no TTL in v2 (the Kubernetes image's hour). */
     private static final Duration DEFAULT_TTL_KEY_LEASE = Duration.ofHours(1);
 
-    private final MigrateOptions options;
+    private final RunConfig options;
     private final DataDir dataDir;
     private final BinDir binDir;
     private final Log log;
@@ -58,7 +60,7 @@ public final class EtcdWiring {
     private CompletableFuture<HttpClient> http = CompletableFuture.completedFuture(null);
 
     public EtcdWiring(
-            MigrateOptions options,
+            RunConfig options,
             DataDir dataDir,
             BinDir binDir,
             Log log,
@@ -183,23 +185,17 @@ public final class EtcdWiring {
      * hosts, the same scheme and port (etcd's usual layout; the member list then adds every member's own), spoken to
      * with the member's own client TLS files (etcd's --cert-file, --key-file, --trusted-ca-file after --).
      */
-    public ClusterClient clusterClient(Release line) throws MigrateException {
-        EtcdCommandLine etcd = options.etcd();
+    public ClusterClient clusterClient(Topology.Member member, Release line) throws MigrateException {
+        Topology.ClientTls client = member.clientTls();
         List<URI> own = new ArrayList<>();
-        for (String url : etcd.get("advertise-client-urls")
-                .orElse("http://localhost:2379")
-                .split(",")) {
+        for (String url : client.advertiseClientUrls().split(",")) {
             if (!url.isBlank()) own.add(URI.create(url.trim()));
         }
         List<URI> seeds = new ArrayList<>(own);
         URI first = own.getFirst();
         // the other members' peer URLs, from --initial-cluster
         List<URI> peers = new ArrayList<>();
-        for (String entry : options.initialCluster().split(",")) {
-            int eq = entry.indexOf('=');
-            if (eq < 0 || entry.substring(0, eq).trim().equals(options.name())) continue;
-            peers.add(URI.create(entry.substring(eq + 1).trim()));
-        }
+        for (String url : member.peers().otherPeerUrls()) peers.add(URI.create(url));
         for (URI peer : peers) {
             URI guess = URI.create(
                     first.getScheme() + "://" + peer.getRawAuthority().replaceFirst(":\\d+$", "") + ":"
@@ -207,16 +203,11 @@ public final class EtcdWiring {
             if (!seeds.contains(guess)) seeds.add(guess);
         }
         try {
-            HttpClient http = PemTls.httpClient(
-                    etcd.get("cert-file").map(Path::of),
-                    etcd.get("key-file").map(Path::of),
-                    etcd.get("trusted-ca-file").map(Path::of));
+            HttpClient http = PemTls.httpClient(client.certFile(), client.keyFile(), client.trustedCaFile());
             // the other members' peer URLs answer GET /members (etcd's peer API) with every member's client URLs: asked
             // before any guess while no client URL answers yet (this member's own etcd is down)
-            HttpClient peerHttp = PemTls.httpClient(
-                    etcd.get("peer-cert-file").map(Path::of),
-                    etcd.get("peer-key-file").map(Path::of),
-                    etcd.get("peer-trusted-ca-file").map(Path::of));
+            Topology.PeerTls peerTls = member.peerTls();
+            HttpClient peerHttp = PemTls.httpClient(peerTls.certFile(), peerTls.keyFile(), peerTls.trustedCaFile());
             return new ClusterClient(http, seeds, line.line().jsonGateway()).askingPeers(peerHttp, peers);
         } catch (IOException | java.security.GeneralSecurityException e) {
             throw new dev.etcdmigrate.error.RefusedException("the member's client TLS files (etcd's --cert-file,"
@@ -243,8 +234,8 @@ public final class EtcdWiring {
         HttpClient client = Optional.ofNullable(http.join()).orElseGet(GatewayClient::newHttpClient);
         // a member rejoining its peers needs the real etcd's peer TLS flags too
         List<String> serverArgs = new ArrayList<>(options.serverExtraArgs());
-        if (options.members() > 1) {
-            serverArgs.addAll(options.peerTlsArgs());
+        if (options.topology() instanceof Topology.Member member) {
+            serverArgs.addAll(member.peerTls().args());
         }
         PrivateEtcd.Settings settings = new PrivateEtcd.Settings(
                 binDir,
@@ -260,17 +251,16 @@ public final class EtcdWiring {
             settings = settings.withWalDir(
                     new PrivateEtcd.WalDir(dataDir.path(), options.walDir().get()));
         }
-        if (options.members() > 1) {
+        Peers peers = options.topology().peers();
+        if (options.topology() instanceof Topology.Member member) {
             log.emit(new DecisionEvent.ClusterMember(
-                    options.members(),
-                    String.valueOf(options.initialCluster()),
-                    String.valueOf(options.listenPeerUrls())));
-            settings = settings.inCluster(new ClusterPeers(
-                    options.initialCluster(), options.initialAdvertisePeerUrls(), options.listenPeerUrls()));
+                    member.size(), String.valueOf(peers.initialCluster()), String.valueOf(peers.listenPeerUrls())));
+            settings = settings.inCluster(
+                    new ClusterPeers(peers.initialCluster(), peers.advertisePeerUrls(), peers.listenPeerUrls()));
         }
         EtcdAdapter etcd = new EtcdAdapter(
                 settings,
-                new EtcdAdapter.Member(options.name(), options.initialCluster(), options.initialAdvertisePeerUrls()),
+                new EtcdAdapter.Member(options.name(), peers.initialCluster(), peers.advertisePeerUrls()),
                 new ToolRunner(log, children),
                 children,
                 log,

@@ -1,13 +1,14 @@
 package dev.etcdmigrate.run;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cluster.ClusterView;
 import dev.etcdmigrate.cluster.ClusterView.Member;
 import dev.etcdmigrate.cluster.FileNoteStore;
 import dev.etcdmigrate.cluster.RolloutCoordinator;
 import dev.etcdmigrate.cluster.RolloutPolicy;
 import dev.etcdmigrate.cluster.RolloutRules;
+import dev.etcdmigrate.config.RunConfig;
+import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.RefusedException;
@@ -44,7 +45,7 @@ import java.util.Optional;
  */
 final class ClusterRollout {
 
-    private final MigrateOptions options;
+    private final RunConfig options;
     private final DataDir dataDir;
     private final EtcdWiring etcd;
     private final StepRunner runner;
@@ -52,12 +53,18 @@ final class ClusterRollout {
     private ClusterView cluster;
     private RolloutCoordinator driver;
 
-    ClusterRollout(MigrateOptions options, DataDir dataDir, EtcdWiring etcd, StepRunner runner, Log log) {
+    ClusterRollout(RunConfig options, DataDir dataDir, EtcdWiring etcd, StepRunner runner, Log log) {
         this.options = options;
         this.dataDir = dataDir;
         this.etcd = etcd;
         this.runner = runner;
         this.log = log;
+    }
+
+    /** Only a cluster member rolls out: Migration asks this class nothing for a lone etcd. */
+    private Topology.Member member() {
+        if (options.topology() instanceof Topology.Member member) return member;
+        throw new IllegalStateException("a rollout across the cluster for a one-member cluster");
     }
 
     /** The release each leg but the last ends at: the member serves it between legs. */
@@ -102,7 +109,7 @@ final class ClusterRollout {
                 off.add(m.name() + " runs " + m.status().get().server());
         }
         if (!off.isEmpty()) {
-            throw new RefusedException("refused for a member of a " + options.members() + "-member cluster: "
+            throw new RefusedException("refused for a member of a " + member().size() + "-member cluster: "
                     + chain.describe() + " starts " + first + ", which a member can join only while every other member"
                     + " runs " + first.from() + " or " + first.to() + ", and " + String.join(", ", off)
                     + ": bring those members to " + first.from() + " first (nothing was changed)");
@@ -119,12 +126,12 @@ final class ClusterRollout {
         try {
             enabled = BackendAuth.enabled(db);
         } catch (DamagedFileException e) {
-            throw new RefusedException("refused for a member of a " + options.members() + "-member cluster: "
+            throw new RefusedException("refused for a member of a " + member().size() + "-member cluster: "
                     + chain.describe() + " needs to know whether etcd's auth is enabled, and this member's db does"
                     + " not say (" + e.damage().relativeTo(dataDir.path()).describe() + ") (nothing was changed)");
         }
         if (enabled) {
-            throw new RefusedException("refused for a member of a " + options.members() + "-member cluster: this"
+            throw new RefusedException("refused for a member of a " + member().size() + "-member cluster: this"
                     + " member's data records etcd's auth as enabled (member/snap/db, bucket auth), and "
                     + chain.describe() + " coordinates through the cluster's keyspace, for which the runner has no"
                     + " credentials. Disable auth for the rollout (etcdctl auth disable; enable it again once every"
@@ -223,7 +230,7 @@ final class ClusterRollout {
                     cluster(line),
                     new FileNoteStore(dataDir.own().restartRecord()),
                     options.name(),
-                    options.members(),
+                    member().size(),
                     RolloutPolicy.DEFAULT,
                     new RolloutCoordinator.Ticker() {
                         @Override
@@ -244,7 +251,7 @@ final class ClusterRollout {
 
     /** One client per run, so the members' client URLs it learned from the member list are kept (no guesses). */
     private ClusterView cluster(Release line) throws MigrateException {
-        if (cluster == null) cluster = etcd.clusterClient(line);
+        if (cluster == null) cluster = etcd.clusterClient(member(), line);
         return cluster;
     }
 }

@@ -1,7 +1,8 @@
 package dev.etcdmigrate.run;
 
 import dev.etcdmigrate.catalog.Catalog;
-import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.config.Peers;
+import dev.etcdmigrate.config.RunConfig;
 import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.ExitStatus;
@@ -25,7 +26,7 @@ import java.util.Optional;
  * Damaged data, explained: which file (from the runner's own reading, {@link Damage}, or from what etcd
  * said at start, {@link EtcdDamageSigns}), what was changed, and the way back: this member's newest backup
  * by the runner, else an etcd snapshot restore for this member's name and peers (from etcd's command line
- * as {@code cli/EtcdCommandLine} read it). One text for the reason a run ends with and inspect's
+ * as {@code config/EtcdCommandLine} read it). One text for the reason a run ends with and inspect's
  * {@code damage} section.
  */
 final class DamageExplanation {
@@ -41,7 +42,7 @@ final class DamageExplanation {
      */
     static Optional<Facts> facts(
             DataDir dataDir,
-            MigrateOptions options,
+            RunConfig options,
             List<Damage> found,
             Optional<EtcdDamageSigns.Sign> etcdSign,
             Optional<DataDetection.Detection> data) {
@@ -57,11 +58,11 @@ final class DamageExplanation {
     }
 
     /** This member as the data records it (and its cluster's members), where it does; else as the flags say. */
-    record Member(String name, String peerUrls, String initialCluster, int members) {
+    record Member(String name, String peerUrls, String initialCluster, int size) {
 
-        static Member of(MigrateOptions options, Optional<DataDetection.Detection> data) {
-            Member flags = new Member(
-                    options.name(), options.initialAdvertisePeerUrls(), options.initialCluster(), options.members());
+        static Member of(RunConfig options, Optional<DataDetection.Detection> data) {
+            Peers peers = options.topology().peers();
+            Member flags = new Member(options.name(), peers.advertisePeerUrls(), peers.initialCluster(), peers.count());
             if (data.isEmpty() || data.get().memberId().isEmpty()) return flags;
             DataDetection.Detection d = data.get();
             Optional<DataDetection.Member> self = d.members().stream()
@@ -81,8 +82,8 @@ final class DamageExplanation {
             return new Member(
                     self.get().name(),
                     String.join(",", self.get().peerUrls()),
-                    cluster == null ? options.initialCluster() : String.join(",", cluster),
-                    Math.max(options.members(), d.members().size()));
+                    cluster == null ? peers.initialCluster() : String.join(",", cluster),
+                    Math.max(peers.count(), d.members().size()));
         }
     }
 
@@ -92,7 +93,7 @@ final class DamageExplanation {
      * records them (the flags' where it does not); in a cluster, also removing the member and adding it back empty.
      */
     static String wayBack(
-            DataDir dataDir, MigrateOptions options, Optional<Path> backup, Optional<DataDetection.Detection> data) {
+            DataDir dataDir, RunConfig options, Optional<Path> backup, Optional<DataDetection.Detection> data) {
         Path data0 = dataDir.path();
         if (backup.isPresent()) {
             return "restore this member from the runner's newest backup " + backup.get() + ": with etcd stopped,"
@@ -116,7 +117,7 @@ final class DamageExplanation {
                 + " `etcdctl snapshot save` from a healthy member): `" + command + "`, then, with etcd stopped, move "
                 + data0.resolve("member") + " aside, move " + restored + "/member in its place, remove "
                 + dataDir.versionFile() + " and start again"
-                + (member.members() > 1
+                + (member.size() > 1
                         ? "; in a cluster, removing this member (etcdctl member remove) and adding it back with an"
                                 + " empty data dir (etcdctl member add, --initial-cluster-state=existing) also works"
                         : "");
@@ -127,7 +128,7 @@ final class DamageExplanation {
      * the whole report) or etcd's own words in the reason; unchanged otherwise. The status stays. A start's
      * refusal of damaged data already names the findings: only what changed and the way back are added.
      */
-    static MigrateException explain(MigrateException e, DataDir dataDir, MigrateOptions options, Catalog catalog) {
+    static MigrateException explain(MigrateException e, DataDir dataDir, RunConfig options, Catalog catalog) {
         if (e.status() == ExitStatus.USAGE && !(e.getCause() instanceof DamagedFileException)) return e;
         Optional<DataDetection.Detection> data = Optional.empty();
         if (catalog != null) {
@@ -166,7 +167,7 @@ final class DamageExplanation {
         };
     }
 
-    private static Optional<Path> newestBackup(DataDir dataDir, MigrateOptions options) {
+    private static Optional<Path> newestBackup(DataDir dataDir, RunConfig options) {
         try {
             Log quiet = Log.text(new PrintStream(OutputStream.nullOutputStream()));
             return new Backups(dataDir, options.backupDir(), options.backupRetention(), options.name(), quiet).newest();

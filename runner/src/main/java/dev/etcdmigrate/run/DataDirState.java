@@ -2,7 +2,7 @@ package dev.etcdmigrate.run;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
-import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.config.RunConfig;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
@@ -30,14 +30,14 @@ import java.util.OptionalLong;
 final class DataDirState {
 
     private final DataDir dataDir;
-    private final MigrateOptions options;
+    private final RunConfig options;
     private final Log log;
     private final CatalogSource catalog; // read when detection needs it
 
     /** Whether the data dir existed when the run began (a migration creates a missing one before its lock). */
     private final boolean existed;
 
-    DataDirState(DataDir dataDir, MigrateOptions options, Log log, CatalogSource catalog) {
+    DataDirState(DataDir dataDir, RunConfig options, Log log, CatalogSource catalog) {
         this.existed = dataDir.exists();
         this.dataDir = dataDir;
         this.options = options;

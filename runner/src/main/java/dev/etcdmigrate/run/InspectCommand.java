@@ -2,9 +2,9 @@ package dev.etcdmigrate.run;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.cli.MigrateOptions;
-import dev.etcdmigrate.cli.ParsedArgs;
 import dev.etcdmigrate.cluster.RolloutCoordinator;
+import dev.etcdmigrate.config.RunConfig;
+import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.ExitStatus;
@@ -114,21 +114,23 @@ public final class InspectCommand {
         this.log = log;
     }
 
-    public int run(ParsedArgs args, MigrateOptions options, Catalog catalog, PrintStream out) throws Exception {
-        String format = args.get("output").orElse("text");
+    /**
+     * @param format -o/--output as given, else text
+     * @param nameFlag whether --name (or ETCD_NAME) was given
+     */
+    public int run(String format, boolean nameFlag, RunConfig options, Catalog catalog, PrintStream out)
+            throws Exception {
         if (!format.equals("text") && !format.equals("json")) {
             throw new UsageException("-o/--output must be text or json, not '" + format + "'");
         }
         // the placeholder name inspect runs with unless one is given is not checked against the data's
-        boolean nameGiven =
-                args.get("name").isPresent() || options.etcd().get("name").isPresent();
+        boolean nameGiven = nameFlag || options.etcd().get("name").isPresent();
         Report report = report(options, catalog, nameGiven);
         out.println(format.equals("json") ? Json.object(report) : text(report));
         return ExitStatus.OK.code();
     }
 
-    static Report report(MigrateOptions options, Catalog catalog, boolean nameGiven)
-            throws IOException, MigrateException {
+    static Report report(RunConfig options, Catalog catalog, boolean nameGiven) throws IOException, MigrateException {
         DataDir dataDir = new DataDir(options.dataDir());
         // a dir that does not exist is reported as a start meets it (a new, empty cluster), not refused
         DataDetection.Detection d = DataDetection.detect(dataDir.path(), options.walDir(), catalog, true);
@@ -194,7 +196,7 @@ public final class InspectCommand {
     }
 
     /** version.txt (or --initial-version) against the data, as a start would judge it. */
-    private static Label label(DataDir dataDir, MigrateOptions options, DataDetection.Detection d, Catalog catalog)
+    private static Label label(DataDir dataDir, RunConfig options, DataDetection.Detection d, Catalog catalog)
             throws IOException {
         Optional<DataVersion> recorded;
         try {
@@ -267,7 +269,7 @@ public final class InspectCommand {
      */
     private static List<Target> targets(
             DataDir dataDir,
-            MigrateOptions options,
+            RunConfig options,
             DataDetection.Detection d,
             Catalog catalog,
             Label label,
@@ -335,9 +337,11 @@ public final class InspectCommand {
                         storage.toString(),
                         plan.steps().stream().map(s -> s.describe()).toList(),
                         null,
-                        options.members() > 1
-                                ? RolloutChain.of(plan).planned(RolloutCoordinator.RECORD_KEY)
-                                : List.of()));
+                        switch (options.topology()) {
+                            case Topology.Member cluster ->
+                                RolloutChain.of(plan).planned(RolloutCoordinator.RECORD_KEY);
+                            case Topology.Single single -> List.of();
+                        }));
             } catch (MigrateException e) {
                 targets.add(new Target(release.version(), storage.toString(), null, e.getMessage()));
             }
@@ -355,7 +359,7 @@ public final class InspectCommand {
     }
 
     /** The backups a migration counts as this data dir's ({@link Backups#complete}), oldest first. */
-    private static List<Backup> backups(MigrateOptions options, DataDir dataDir) throws IOException {
+    private static List<Backup> backups(RunConfig options, DataDir dataDir) throws IOException {
         List<Backup> out = new ArrayList<>();
         Backups backups = new Backups(
                 dataDir, options.backupDir(), options.backupRetention(), options.name(), Log.text(System.err));
@@ -367,7 +371,7 @@ public final class InspectCommand {
         return out;
     }
 
-    private static DamageSection damage(DataDir dataDir, MigrateOptions options, DataDetection.Detection d) {
+    private static DamageSection damage(DataDir dataDir, RunConfig options, DataDetection.Detection d) {
         return DamageExplanation.facts(dataDir, options, d.damage(), Optional.empty(), Optional.of(d))
                 .map(f -> new DamageSection(
                         f.files(),

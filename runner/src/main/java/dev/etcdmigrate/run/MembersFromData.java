@@ -1,6 +1,8 @@
 package dev.etcdmigrate.run;
 
-import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.config.Peers;
+import dev.etcdmigrate.config.RunConfig;
+import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.event.Event;
@@ -34,8 +36,9 @@ public final class MembersFromData {
      * steps ahead of it (a restart at the target reads nothing more), and raft's records name this member among
      * two or more voters whose peer URLs the data records.
      */
-    public static MigrateOptions resolve(MigrateOptions options, Log log) {
-        if (options.members() > 1 || !Files.isDirectory(options.dataDir().resolve("member"))) return options;
+    public static RunConfig resolve(RunConfig options, Log log) {
+        if (!(options.topology() instanceof Topology.Single single)
+                || !Files.isDirectory(options.dataDir().resolve("member"))) return options;
         try {
             if (new DataDir(options.dataDir()).readVersion().equals(Optional.of(options.target()))) return options;
             Optional<RaftVoters.Voters> read = RaftVoters.read(options.dataDir(), options.walDir());
@@ -51,9 +54,12 @@ public final class MembersFromData {
                                 + ") but not every one's peer URLs; planning as --initial-cluster says (one member)"));
                 return options;
             }
-            MigrateOptions resolved = options.withInitialCluster(members.get());
-            log.emit(new DecisionEvent.MembersFromData(
-                    resolved.members(), members.get(), voters.source(), voters.index()));
+            Peers peers = single.peers().withInitialCluster(members.get());
+            RunConfig resolved = options.withTopology(Topology.of(
+                    peers,
+                    Topology.PeerTls.of(options.etcd(), options.creds()),
+                    Topology.ClientTls.of(options.etcd())));
+            log.emit(new DecisionEvent.MembersFromData(peers.count(), members.get(), voters.source(), voters.index()));
             return resolved;
         } catch (IOException | RuntimeException | dev.etcdmigrate.error.MigrateException unreadable) {
             return options; // the checks that read the same files report what is wrong with them
@@ -64,7 +70,7 @@ public final class MembersFromData {
      * This member as the flags name it, then every other voter as {@code name=peerURL} (one entry per URL, as
      * etcd writes the flag); a voter without a recorded name goes by its id. Empty when a voter's URLs are unknown.
      */
-    static Optional<String> initialCluster(MigrateOptions options, RaftVoters.Voters voters, DataRecords records) {
+    static Optional<String> initialCluster(RunConfig options, RaftVoters.Voters voters, DataRecords records) {
         // the membership stores in the order they are authoritative for a member's URLs: 3.5+'s db, the v2 store
         // in the snapshot, the conf changes' members
         Map<String, Member> known = new LinkedHashMap<>();
@@ -81,7 +87,8 @@ public final class MembersFromData {
             }
         }
         List<String> entries = new ArrayList<>();
-        for (String url : options.initialAdvertisePeerUrls().split(",")) entries.add(options.name() + "=" + url.trim());
+        for (String url : options.topology().peers().advertisePeerUrls().split(","))
+            entries.add(options.name() + "=" + url.trim());
         Set<String> names = new HashSet<>(Set.of(options.name()));
         for (long id : voters.ids().stream().sorted().toList()) {
             if (id == voters.self()) continue;

@@ -3,8 +3,9 @@ package dev.etcdmigrate.run;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.cluster.RolloutCoordinator;
+import dev.etcdmigrate.config.RunConfig;
+import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.DataDirLock;
@@ -51,7 +52,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class Migration {
 
-    private final MigrateOptions options;
+    private final RunConfig options;
     private final CatalogSource catalogSource;
     private Catalog catalog;
     private final Log log;
@@ -64,11 +65,7 @@ public final class Migration {
 
     /** @param catalog read only when a plan needs it: a restart at the target needs no catalog fact */
     public Migration(
-            MigrateOptions options,
-            CatalogSource catalog,
-            Log log,
-            Children children,
-            Map<String, String> environment) {
+            RunConfig options, CatalogSource catalog, Log log, Children children, Map<String, String> environment) {
         this.options = options;
         this.catalogSource = catalog;
         this.log = log;
@@ -170,7 +167,10 @@ public final class Migration {
 
     /** A cluster member across several minors walks one leg per minor, serving between them (ClusterRollout). */
     private RolloutChain chainOf(Plan plan) {
-        return options.members() > 1 ? RolloutChain.of(plan) : new RolloutChain(List.of());
+        return switch (options.topology()) {
+            case Topology.Member member -> RolloutChain.of(plan);
+            case Topology.Single single -> new RolloutChain(List.of());
+        };
     }
 
     /**
@@ -300,7 +300,8 @@ public final class Migration {
                     // a run stopped while it held the cluster's restart record finishes that restart and releases it
                     // a cluster member's every restart obeys the cluster's rules whenever other members answer
                     // (ClusterRollout): one minor too, e.g. a run started again from version.txt between legs
-                    if (options.members() > 1 && !chain.legs().isEmpty())
+                    if (options.topology() instanceof Topology.Member
+                            && !chain.legs().isEmpty())
                         rollout.run(
                                 plan,
                                 chain,
@@ -311,7 +312,8 @@ public final class Migration {
                     log.unsubscribe(etcdOutput);
                 }
             }
-        } else if (options.members() > 1 && Files.exists(dataDir.own().restartRecord())) {
+        } else if (options.topology() instanceof Topology.Member
+                && Files.exists(dataDir.own().restartRecord())) {
             // a run killed after its last leg reached the target, before it released the cluster's restart record
             Optional<Release> line = catalogRelease(options.target().version());
             if (line.isPresent()) rollout.releaseLeftover(line.get());

@@ -1,8 +1,9 @@
 package dev.etcdmigrate.run;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.cli.MigrateOptions;
-import dev.etcdmigrate.cli.ServerArgsCheck;
+import dev.etcdmigrate.config.RunConfig;
+import dev.etcdmigrate.config.ServerArgsCheck;
+import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
@@ -37,7 +38,7 @@ final class Preflight {
         void run() throws IOException, InterruptedException, MigrateException;
     }
 
-    private final MigrateOptions options;
+    private final RunConfig options;
     private final DataDir dataDir;
     private final BinDir binDir;
     private final Backups backups;
@@ -45,7 +46,7 @@ final class Preflight {
     private final Function<EtcdVersion, Optional<Release>> catalogRelease;
 
     Preflight(
-            MigrateOptions options,
+            RunConfig options,
             DataDir dataDir,
             BinDir binDir,
             Backups backups,
@@ -142,9 +143,11 @@ final class Preflight {
      * A cluster member's peer port is its real one, which its own stopped etcd just released.
      */
     private void requirePortsFree() throws UsageException {
-        for (int port : options.members() > 1
-                ? List.of(options.clientPort())
-                : List.of(options.clientPort(), options.peerPort())) {
+        List<Integer> ports = switch (options.topology()) {
+            case Topology.Member member -> List.of(options.clientPort());
+            case Topology.Single single -> List.of(options.clientPort(), options.peerPort());
+        };
+        for (int port : ports) {
             try {
                 probeBind(port);
             } catch (IOException e) {

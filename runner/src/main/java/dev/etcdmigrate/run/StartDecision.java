@@ -2,7 +2,8 @@ package dev.etcdmigrate.run;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
-import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.config.RunConfig;
+import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.RefusedException;
@@ -91,17 +92,17 @@ final class StartDecision {
     record Flags(
             DataVersion target,
             Optional<EtcdVersion> initialVersion,
-            int members,
+            Topology topology,
             boolean v2DeprecationGiven,
             Path dataDir,
             Optional<Path> walDir,
             Optional<String> name) {
 
-        static Flags of(MigrateOptions options) {
+        static Flags of(RunConfig options) {
             return new Flags(
                     options.target(),
                     options.initialVersion(),
-                    options.members(),
+                    options.topology(),
                     options.creds().flag("v2-deprecation").isPresent(),
                     options.dataDir(),
                     options.walDir(),
@@ -109,11 +110,11 @@ final class StartDecision {
         }
 
         Flags withTarget(DataVersion other) {
-            return new Flags(other, initialVersion, members, v2DeprecationGiven, dataDir, walDir, name);
+            return new Flags(other, initialVersion, topology, v2DeprecationGiven, dataDir, walDir, name);
         }
 
         Flags withoutName() {
-            return new Flags(target, initialVersion, members, v2DeprecationGiven, dataDir, walDir, Optional.empty());
+            return new Flags(target, initialVersion, topology, v2DeprecationGiven, dataDir, walDir, Optional.empty());
         }
     }
 
@@ -125,7 +126,7 @@ final class StartDecision {
     record Start(Optional<DataVersion> current, String source, DataDirState.Verdict verdict) {}
 
     /** Whose etcd is here to run: in the bin dir, and in BUNDLED_VERSIONS if that is set. */
-    static Predicate<EtcdVersion> installed(MigrateOptions options) {
+    static Predicate<EtcdVersion> installed(RunConfig options) {
         BinDir binDir = new BinDir(options.binDir());
         return v -> options.bundledVersions().map(b -> b.contains(v)).orElse(true) && binDir.hasEtcd(v);
     }
@@ -239,20 +240,22 @@ final class StartDecision {
      * The plan a start runs from {@code current}: the Planner's, shaped as a one-member migration is (a
      * snapshot for the target; v2 content judged by the next line's etcd at start unless the operator set
      * --v2-deprecation, which changes what 3.6 refuses), then held to what a member of a cluster of
-     * {@code flags.members()} may do alone, and to etcd's --wal-dir: a step that swaps in a new member dir
+     * {@code flags.topology()} may do alone, and to etcd's --wal-dir: a step that swaps in a new member dir
      * cannot replace a WAL kept outside it.
      */
     static Plan plan(
             Optional<DataVersion> current, Flags flags, CatalogSource catalog, Predicate<EtcdVersion> installed)
             throws MigrateException {
         Plan plan = new Planner(catalog, installed).plan(current, flags.target());
-        if (flags.members() == 1) {
-            plan = plan.withSnapshotForTheTarget();
-            if (!flags.v2DeprecationGiven()) plan = plan.withV2JudgedAtStart();
-        } else {
-            plan = plan.withSnapshotterAfterServing();
-        }
-        plan = RollingUpgradePolicy.check(plan, flags.members());
+        plan = switch (flags.topology()) {
+            case Topology.Single single -> {
+                Plan alone = plan.withSnapshotForTheTarget();
+                if (!flags.v2DeprecationGiven()) alone = alone.withV2JudgedAtStart();
+                yield RollingUpgradePolicy.check(alone, 1);
+            }
+            case Topology.Member member ->
+                RollingUpgradePolicy.check(plan.withSnapshotterAfterServing(), member.size());
+        };
         if (flags.walDir().isPresent()) {
             Path wal = flags.walDir().get();
             for (Step step : plan.steps()) {

@@ -1,8 +1,8 @@
 package dev.etcdmigrate.status;
 
 import dev.etcdmigrate.catalog.Catalog;
-import dev.etcdmigrate.cli.StatusOptions;
 import dev.etcdmigrate.cluster.RolloutCoordinator;
+import dev.etcdmigrate.config.StatusConfig;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
@@ -25,7 +25,7 @@ public final class StatusCommand {
 
     private StatusCommand() {}
 
-    public static int run(StatusOptions options, PrintStream out)
+    public static int run(StatusConfig options, PrintStream out)
             throws MigrateException, IOException, InterruptedException {
         HttpClient http;
         try {
@@ -67,7 +67,7 @@ public final class StatusCommand {
      * etcdctl's transaction that deletes the record only while its mod revision is still the one read (so a runner
      * that took it meanwhile keeps it); REV stands for the revision.
      */
-    static String removeCommand(StatusOptions options) {
+    static String removeCommand(StatusConfig options) {
         StringBuilder tls = new StringBuilder();
         options.trustedCaFile().ifPresent(f -> tls.append(" --cacert=").append(f));
         options.certFile().ifPresent(f -> tls.append(" --cert=").append(f));

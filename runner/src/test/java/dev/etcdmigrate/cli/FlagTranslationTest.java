@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.config.EtcdCommandLine;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;

@@ -21,7 +21,7 @@ class HelpTest {
 
     private static final List<ToolCommand> TOOLS = List.of(new ProvisionTool(), new DemoTool());
     private static final String OVERVIEW = Help.text(TOOLS);
-    private static final String MIGRATE = Help.migrate(MigrateOptions.FLAGS);
+    private static final String MIGRATE = Help.migrate(MigrateFlags.FLAGS);
     /** Every help text the runner prints, together. */
     private static final String HELP =
             OVERVIEW + MIGRATE + TOOLS.stream().map(Help::tool).reduce("", String::concat);
@@ -29,8 +29,7 @@ class HelpTest {
     private static final String FLAT = HELP.replaceAll("\\s+", " ");
 
     static Stream<Flag> allFlags() {
-        return Stream.of(MigrateOptions.FLAGS, ProvisionCommand.FLAGS, Demo.FLAGS)
-                .flatMap(List::stream);
+        return Stream.of(MigrateFlags.FLAGS, ProvisionCommand.FLAGS, Demo.FLAGS).flatMap(List::stream);
     }
 
     @ParameterizedTest(name = "--{0}")
@@ -46,7 +45,7 @@ class HelpTest {
 
     @Test
     void mentionsEveryMigrateFlagNameAndVariable() {
-        for (Flag f : MigrateOptions.FLAGS) {
+        for (Flag f : MigrateFlags.FLAGS) {
             assertTrue(HELP.contains("--" + f.name()), f.name());
             f.env().ifPresent(env -> assertTrue(HELP.contains(env), env));
         }
@@ -68,7 +67,7 @@ class HelpTest {
                 "TTL_KEYS_DIRECTORY",
                 "INITIAL_ADVERTISE_PEER_URLS",
                 "BUNDLED_VERSIONS")) {
-            assertTrue(MigrateOptions.FLAGS.stream().anyMatch(f -> f.env().equals(java.util.Optional.of(env))), env);
+            assertTrue(MigrateFlags.FLAGS.stream().anyMatch(f -> f.env().equals(java.util.Optional.of(env))), env);
         }
     }
 
@@ -76,11 +75,11 @@ class HelpTest {
     void flagNamesAndVariablesAreUnique() {
         Set<String> names = new HashSet<>();
         Set<String> envs = new HashSet<>();
-        for (Flag f : MigrateOptions.FLAGS) {
+        for (Flag f : MigrateFlags.FLAGS) {
             assertTrue(names.add(f.name()), "duplicate flag " + f.name());
             f.env().ifPresent(env -> assertTrue(envs.add(env), "duplicate variable " + env));
         }
-        assertEquals(MigrateOptions.FLAGS.size(), names.size());
+        assertEquals(MigrateFlags.FLAGS.size(), names.size());
     }
 
     @Test
@@ -125,7 +124,7 @@ class HelpTest {
         Map<String, String> texts = Map.of(
                 "etcd-migrate [migrate]", MIGRATE,
                 "etcd-migrate plan", Help.plan(output),
-                "etcd-migrate inspect", Help.inspect(output, MigrateOptions.FLAGS),
+                "etcd-migrate inspect", Help.inspect(output, MigrateFlags.FLAGS),
                 "etcd-migrate provision", Help.tool(new ProvisionTool()));
         texts.forEach((usage, text) -> {
             assertTrue(text.contains("Usage:\n  " + usage), usage + ": " + text);
@@ -139,7 +138,7 @@ class HelpTest {
                     usage);
         });
         assertTrue(Help.plan(output).contains("--output"));
-        assertTrue(Help.inspect(output, MigrateOptions.FLAGS).contains("--data-dir DIR"));
+        assertTrue(Help.inspect(output, MigrateFlags.FLAGS).contains("--data-dir DIR"));
         // the overview lists the commands, not migrate's flags
         assertFalse(OVERVIEW.contains("--target-version"), OVERVIEW);
         assertTrue(OVERVIEW.lines().count() < 50, OVERVIEW.lines().count() + " lines");

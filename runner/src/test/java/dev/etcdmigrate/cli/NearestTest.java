@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class NearestTest {
 
     private static final List<String> NAMES =
-            MigrateOptions.FLAGS.stream().map(Flag::name).toList();
+            MigrateFlags.FLAGS.stream().map(Flag::name).toList();
 
     @Test
     void aSwapOfTwoLettersFindsTheFlag() {

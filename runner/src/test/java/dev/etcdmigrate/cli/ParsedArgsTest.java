@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 class ParsedArgsTest {
 
     static ParsedArgs parse(List<String> args, Map<String, String> env) throws UsageException {
-        return ParsedArgs.parse(MigrateOptions.FLAGS, args, env);
+        return ParsedArgs.parse(MigrateFlags.FLAGS, args, env);
     }
 
     @Test

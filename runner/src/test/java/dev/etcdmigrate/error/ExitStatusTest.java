@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.cli.Help;
-import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.cli.MigrateFlags;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -35,7 +35,7 @@ class ExitStatusTest {
 
     @Test
     void helpPrintsEveryStatus() {
-        String help = (Help.text(List.of()) + Help.migrate(MigrateOptions.FLAGS)).replaceAll("\\s+", " ");
+        String help = (Help.text(List.of()) + Help.migrate(MigrateFlags.FLAGS)).replaceAll("\\s+", " ");
         for (ExitStatus status : ExitStatus.values()) {
             assertTrue(help.contains(status.code() + " " + status.meaning()), status + " in --help");
         }

@@ -5,8 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.catalog.Catalog;
-import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.cli.MigrateFlags;
 import dev.etcdmigrate.cli.ParsedArgs;
+import dev.etcdmigrate.config.RunConfig;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.FailedException;
@@ -26,7 +27,7 @@ class DamageExplanationTest {
             "step 1/1 failed: etcd 3.5.35 exited before it accepted a write: \"panic: assertion failed: Page expected"
                     + " to be: 3, but self identifies as 0\"; version.txt still says 3.4.23/etcd3";
 
-    private static MigrateOptions options(Path data, String... more) throws Exception {
+    private static RunConfig options(Path data, String... more) throws Exception {
         List<String> args = new java.util.ArrayList<>(List.of(
                 "--data-dir",
                 data.toString(),
@@ -37,7 +38,7 @@ class DamageExplanationTest {
                 "--initial-cluster",
                 "m0=https://10.0.0.1:2380,m1=https://10.0.0.2:2380"));
         args.addAll(List.of(more));
-        return MigrateOptions.from(ParsedArgs.parse(MigrateOptions.FLAGS, args, Map.of()));
+        return MigrateFlags.read(ParsedArgs.parse(MigrateFlags.FLAGS, args, Map.of()));
     }
 
     @Test

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
+import dev.etcdmigrate.config.Peers;
+import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.ondisk.DataDetection;
@@ -82,11 +84,22 @@ class StartDecisionTest {
                 List.of());
     }
 
+    /** A cluster of {@code members} named it, m1, m2, ... */
+    static Topology topology(int members) {
+        List<String> entries = new java.util.ArrayList<>();
+        for (int i = 0; i < members; i++) entries.add((i == 0 ? "it" : "m" + i) + "=http://m" + i + ":2380");
+        Peers peers = new Peers("it", String.join(",", entries), "http://m0:2380", "http://m0:2380");
+        return Topology.of(
+                peers,
+                new Topology.PeerTls(List.of(), Optional.empty(), Optional.empty(), Optional.empty()),
+                new Topology.ClientTls("http://m0:2379", Optional.empty(), Optional.empty(), Optional.empty()));
+    }
+
     static StartDecision.Flags flags(String target, String initial, int members) {
         return new StartDecision.Flags(
                 DataVersion.parse(target),
                 Optional.ofNullable(initial).map(EtcdVersion::parse),
-                members,
+                topology(members),
                 false,
                 DIR,
                 Optional.empty(),
@@ -213,7 +226,13 @@ class StartDecisionTest {
         var down = flags("3.4.23/etcd3", null, 1);
         assertEquals(List.of("snapshot-downgrade"), kinds(StartDecision.plan(current, down, SOURCE, ALL)));
         var walElsewhere = new StartDecision.Flags(
-                down.target(), Optional.empty(), 1, false, DIR, Optional.of(Path.of("/wal")), Optional.of("it"));
+                down.target(),
+                Optional.empty(),
+                topology(1),
+                false,
+                DIR,
+                Optional.of(Path.of("/wal")),
+                Optional.of("it"));
         var e = assertThrows(
                 RefusedTransitionException.class, () -> StartDecision.plan(current, walElsewhere, SOURCE, ALL));
         assertTrue(e.getMessage().contains("mv /wal/* /data/member/wal/"), e.getMessage());
@@ -257,7 +276,7 @@ class StartDecisionTest {
             StartDecision.Flags named = new StartDecision.Flags(
                     DataVersion.parse("3.6.16/etcd3"),
                     Optional.empty(),
-                    1,
+                    topology(1),
                     false,
                     DIR,
                     Optional.empty(),

@@ -3,7 +3,7 @@ package dev.etcdmigrate.demo;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.cli.Flag;
-import dev.etcdmigrate.cli.MigrateOptions;
+import dev.etcdmigrate.cli.MigrateFlags;
 import dev.etcdmigrate.cli.ParsedArgs;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.Permissions;
@@ -92,7 +92,7 @@ public final class Demo {
 
         out.println("== 2. etcd-migrate carries it to " + newest.version() + "/etcd3 (--no-exec)");
         ParsedArgs migrateArgs = ParsedArgs.parse(
-                MigrateOptions.FLAGS,
+                MigrateFlags.FLAGS,
                 List.of(
                         "--target-version",
                         newest.version(),
@@ -111,7 +111,7 @@ public final class Demo {
                         "--no-exec"),
                 System.getenv());
         Migration migration =
-                new Migration(MigrateOptions.from(migrateArgs), () -> catalog, log, children, System.getenv());
+                new Migration(MigrateFlags.read(migrateArgs), () -> catalog, log, children, System.getenv());
         migration.planEvent().message().lines().forEach(line -> out.println("   " + line));
         long start = System.nanoTime();
         DataVersion reached;

@@ -1,7 +1,7 @@
 package dev.etcdmigrate.etcd.backend;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.cli.EtcdCommandLine;
+import dev.etcdmigrate.config.EtcdCommandLine;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

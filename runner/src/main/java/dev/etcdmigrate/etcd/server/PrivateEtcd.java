@@ -1,7 +1,7 @@
 package dev.etcdmigrate.etcd.server;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.cli.EtcdCommandLine;
+import dev.etcdmigrate.config.EtcdCommandLine;
 import dev.etcdmigrate.etcd.backend.BackendQuota;
 import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.etcd.client.GatewayClient;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.etcdmigrate.catalog.Catalog;
-import dev.etcdmigrate.cli.EtcdCommandLine;
+import dev.etcdmigrate.config.EtcdCommandLine;
 import dev.etcdmigrate.version.EtcdVersion;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;

@@ -1,7 +1,8 @@
-package dev.etcdmigrate.cli;
+package dev.etcdmigrate.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.etcdmigrate.cli.MigrateFlagsTest;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.etcd.backend.BackendQuota;
 import java.nio.file.Path;
@@ -66,26 +67,28 @@ class EtcdCommandLineTest {
     @EnumSource(Spelling.class)
     void everyReaderSeesTheSameWhateverTheSpelling(Spelling spelling) throws UsageException {
         List<String> etcdArgs = new ArrayList<>();
-        Map<String, String> env = MigrateOptionsTest.env();
+        Map<String, String> env = MigrateFlagsTest.env();
         if (spelling != Spelling.VARIABLE)
             etcdArgs.add(spelling.bool("peer-client-cert-auth")); // before a flag: takes no word
         spelling.give(FLAGS, etcdArgs, env);
         List<String> args = new ArrayList<>(List.of("--"));
         args.addAll(etcdArgs);
-        MigrateOptions o = MigrateOptionsTest.options(env, args.toArray(String[]::new));
+        RunConfig o = MigrateFlagsTest.options(env, args.toArray(String[]::new));
 
         assertEquals("m1", o.name());
         assertEquals(Path.of("/var/lib/etcd"), o.dataDir());
         assertEquals(Optional.of(Path.of("/var/lib/etcd-wal")), o.walDir());
         assertEquals(OptionalLong.of(3L << 30), BackendQuota.requested(o.etcd()));
-        assertEquals("m1=https://10.0.0.1:2380,m2=https://10.0.0.2:2380", o.initialCluster());
-        assertEquals(2, o.members());
-        assertEquals("https://10.0.0.1:2380", o.initialAdvertisePeerUrls());
-        assertEquals("https://0.0.0.0:2380", o.listenPeerUrls());
+        assertEquals(
+                "m1=https://10.0.0.1:2380,m2=https://10.0.0.2:2380",
+                o.topology().peers().initialCluster());
+        assertEquals(2, o.topology().peers().count());
+        assertEquals("https://10.0.0.1:2380", o.topology().peers().advertisePeerUrls());
+        assertEquals("https://0.0.0.0:2380", o.topology().peers().listenPeerUrls());
         List<String> peerTls =
                 new ArrayList<>(List.of("--peer-cert-file=/pki/peer.crt", "--peer-key-file=/pki/peer.key"));
         if (spelling != Spelling.VARIABLE) peerTls.add("--peer-client-cert-auth=true");
-        assertEquals(peerTls, o.peerTlsArgs());
+        assertEquals(peerTls, ((Topology.Member) o.topology()).peerTls().args());
         assertEquals(etcdArgs, o.finalEtcdArgs(), "etcd names its data dir: nothing added");
         assertEquals(etcdArgs, o.etcdArgs());
 
@@ -94,7 +97,7 @@ class EtcdCommandLineTest {
         Map<String, String> both = new HashMap<>(env);
         FLAGS.keySet().forEach(f -> both.put(EtcdCommandLine.variable(f), FLAGS.get(f)));
         EtcdCommandLine withBoth =
-                MigrateOptionsTest.options(both, args.toArray(String[]::new)).etcd();
+                MigrateFlagsTest.options(both, args.toArray(String[]::new)).etcd();
         List<String> refused = withBoth.duplicateVariables();
         if (spelling == Spelling.VARIABLE) {
             assertEquals(List.of(), refused);

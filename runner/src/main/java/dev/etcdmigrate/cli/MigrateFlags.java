@@ -1,5 +1,9 @@
 package dev.etcdmigrate.cli;
 
+import dev.etcdmigrate.config.EtcdCommandLine;
+import dev.etcdmigrate.config.Peers;
+import dev.etcdmigrate.config.RunConfig;
+import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -14,35 +18,13 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Everything `migrate` and `plan` act on, resolved from flags and the Kubernetes etcd image's
- * environment variables (flags win). Validation happens here, before anything is touched.
+ * `migrate`, `plan` and `inspect`'s flags: the help table, their parsing, the Kubernetes etcd image's environment
+ * variables as fallbacks (flags win), and the check against etcd's own flags after --. Read once into a
+ * {@link RunConfig}; validation happens here, before anything is touched.
  */
-public record MigrateOptions(
-        DataVersion target,
-        Path dataDir,
-        Path binDir,
-        Optional<Path> catalogFile,
-        Optional<Set<EtcdVersion>> bundledVersions,
-        String name,
-        String initialCluster,
-        String initialAdvertisePeerUrls,
-        String listenPeerUrls,
-        int clientPort,
-        int peerPort,
-        EtcdCommandLine creds,
-        String dataPrefix,
-        String ttlKeysDirectory,
-        Optional<EtcdVersion> initialVersion,
-        Duration startTimeout,
-        Duration stopGrace,
-        Duration lockTimeout,
-        Optional<Path> backupDir,
-        int backupRetention,
-        boolean noExec,
-        EtcdCommandLine etcd,
-        Optional<Path> walDir,
-        List<String> peerTlsArgs,
-        Path terminationLog) {
+public final class MigrateFlags {
+
+    private MigrateFlags() {}
 
     public static final String DEFAULT_DATA_DIR = "/var/etcd/data";
     public static final String DEFAULT_BIN_DIR = "/usr/local/bin";
@@ -219,12 +201,12 @@ public record MigrateOptions(
                         .toList());
     }
 
-    public static MigrateOptions from(ParsedArgs args) throws UsageException {
+    public static RunConfig read(ParsedArgs args) throws UsageException {
         Map<String, String> env = args.environment();
         String targetText = args.get("target-version")
                 .orElseThrow(() -> new UsageException(
                         "no target: set --target-version or TARGET_VERSION to one of the bundled etcd versions"));
-        EtcdVersion targetVersion = parseVersion(args, "target-version", targetText);
+        EtcdVersion targetVersion = FlagValues.version(args, "target-version", targetText);
         StorageApi storage;
         try {
             storage = StorageApi.parse(args.get("target-storage").orElse("etcd3"));
@@ -232,7 +214,7 @@ public record MigrateOptions(
             throw new UsageException(args.source("target-storage") + ": " + e.getMessage());
         }
         EtcdCommandLine etcd = EtcdCommandLine.read(args.passThrough(), env);
-        Path dataDir = Path.of(agree(args, "data-dir", etcd, MigrateOptions::canonicalPath)
+        Path dataDir = Path.of(agree(args, "data-dir", etcd, MigrateFlags::canonicalPath)
                         .orElse(DEFAULT_DATA_DIR))
                 .toAbsolutePath()
                 .normalize();
@@ -246,16 +228,19 @@ public record MigrateOptions(
                         .map(h -> "etcd-" + h))
                 .orElseThrow(
                         () -> new UsageException("no member name: set --name, ETCD_NAME, ETCD_HOSTNAME or HOSTNAME"));
-        String initialCluster = agree(args, "initial-cluster", etcd, MigrateOptions::canonicalList)
+        String initialCluster = agree(args, "initial-cluster", etcd, MigrateFlags::canonicalList)
                 .orElse(name + "=http://localhost:2380");
-        Optional<String> advertiseGiven =
-                agree(args, "initial-advertise-peer-urls", etcd, MigrateOptions::canonicalList);
-        String advertise = advertiseGiven.isPresent() ? advertiseGiven.get() : peerUrlOf(name, initialCluster);
-        Optional<String> listenPeer = agree(args, "listen-peer-urls", etcd, MigrateOptions::canonicalList);
+        Optional<String> advertiseGiven = agree(args, "initial-advertise-peer-urls", etcd, MigrateFlags::canonicalList);
+        String advertise = advertiseGiven.isPresent() ? advertiseGiven.get() : Peers.peerUrlOf(name, initialCluster);
+        Optional<String> listenPeer = agree(args, "listen-peer-urls", etcd, MigrateFlags::canonicalList);
         EtcdCommandLine creds =
                 EtcdCommandLine.ofWords(args.get("etcd-server-extra-args").orElse(""));
         String prefix = args.get("etcd-data-prefix").orElse("/registry");
-        return new MigrateOptions(
+        Topology topology = Topology.of(
+                new Peers(name, initialCluster, advertise, listenPeer.orElse(advertise)),
+                Topology.PeerTls.of(etcd, creds),
+                Topology.ClientTls.of(etcd));
+        return new RunConfig(
                 new DataVersion(targetVersion, storage),
                 dataDir,
                 Path.of(args.get("bin-dir").orElse(DEFAULT_BIN_DIR))
@@ -264,29 +249,26 @@ public record MigrateOptions(
                 args.get("catalog").map(Path::of),
                 bundledVersions(args),
                 name,
-                initialCluster,
-                advertise,
-                listenPeer.orElse(advertise),
-                port(args, "port", ports.client()),
-                port(args, "peer-port", ports.peer()),
+                topology,
+                FlagValues.port(args, "port", ports.client()),
+                FlagValues.port(args, "peer-port", ports.peer()),
                 creds,
                 prefix,
                 args.get("ttl-keys-directory").orElse(prefix + "/events"),
                 args.get("initial-version").isPresent()
-                        ? Optional.of(parseVersion(
+                        ? Optional.of(FlagValues.version(
                                 args,
                                 "initial-version",
                                 args.get("initial-version").get()))
                         : Optional.empty(),
-                duration(args, "start-timeout", Duration.ofMinutes(2)),
-                duration(args, "stop-grace", Duration.ofSeconds(30)),
-                duration(args, "lock-timeout", Duration.ofSeconds(60)),
+                FlagValues.duration(args, "start-timeout", Duration.ofMinutes(2)),
+                FlagValues.duration(args, "stop-grace", Duration.ofSeconds(30)),
+                FlagValues.duration(args, "lock-timeout", Duration.ofSeconds(60)),
                 args.get("backup-dir").map(d -> Path.of(d).toAbsolutePath().normalize()),
                 retention(args),
                 args.isSet("no-exec"),
                 etcd,
                 walDir(etcd, dataDir),
-                peerTlsArgs(etcd, creds),
                 Path.of(args.get("termination-log").orElse(DEFAULT_TERMINATION_LOG)));
     }
 
@@ -317,119 +299,6 @@ public record MigrateOptions(
                 .filter(w -> !w.equals(dataDir.resolve("member").resolve("wal")));
     }
 
-    /** Peer TLS flags: a member rejoining its peers needs the same ones as the real etcd. */
-    static final List<String> PEER_TLS = List.of(
-            "peer-cert-file",
-            "peer-key-file",
-            "peer-trusted-ca-file",
-            "peer-crl-file",
-            "peer-cert-allowed-cn",
-            "peer-cert-allowed-hostname",
-            "peer-client-cert-auth",
-            "peer-auto-tls");
-
-    /** etcd's peer TLS flags that ETCD_CREDS does not already give; the same flag with another value is an error. */
-    private static List<String> peerTlsArgs(EtcdCommandLine etcd, EtcdCommandLine creds) throws UsageException {
-        List<String> args = new java.util.ArrayList<>();
-        for (String flag : PEER_TLS) {
-            Optional<String> theirs = etcd.get(flag);
-            Optional<String> ours = creds.flag(flag);
-            if (theirs.isPresent() && ours.isPresent() && !theirs.equals(ours)) {
-                throw new UsageException(
-                        "$ETCD_CREDS gives --" + flag + "=" + ours.get() + " but " + etcd.source(flag) + " is '"
-                                + theirs.get()
-                                + "': the private etcd would rejoin its peers with other TLS files than the real one"
-                                + " (nothing was changed)");
-            }
-            if (theirs.isPresent() && ours.isEmpty()) args.add("--" + flag + "=" + theirs.get());
-        }
-        return List.copyOf(args);
-    }
-
-    /** etcd's arguments after --, as given. */
-    public List<String> etcdArgs() {
-        return etcd.args();
-    }
-
-    /**
-     * The arguments the target etcd is exec'd with: those after --, and --data-dir when neither they nor
-     * ETCD_DATA_DIR name one (they name the same dir as the runner's, or options were refused).
-     */
-    public List<String> finalEtcdArgs() {
-        return etcd.withDefault("data-dir", dataDir.toString());
-    }
-
-    /**
-     * ETCD_CREDS (--etcd-server-extra-args) as words, the private etcd's extra flags; {@link #creds()} is the
-     * same read as etcd reads them, once, here.
-     */
-    public List<String> serverExtraArgs() {
-        return creds.args();
-    }
-
-    /** The same, with the cluster's members as the data records them ({@code run/MembersFromData}); etcd's own flags unchanged. */
-    public MigrateOptions withInitialCluster(String members) {
-        return new MigrateOptions(
-                target,
-                dataDir,
-                binDir,
-                catalogFile,
-                bundledVersions,
-                name,
-                members,
-                initialAdvertisePeerUrls,
-                listenPeerUrls,
-                clientPort,
-                peerPort,
-                creds,
-                dataPrefix,
-                ttlKeysDirectory,
-                initialVersion,
-                startTimeout,
-                stopGrace,
-                lockTimeout,
-                backupDir,
-                backupRetention,
-                noExec,
-                etcd,
-                walDir,
-                peerTlsArgs,
-                terminationLog);
-    }
-
-    /** How many members --initial-cluster names: two or more make this data dir one member of a cluster. */
-    public int members() {
-        return (int) java.util.Arrays.stream(initialCluster.split(","))
-                .map(e -> e.split("=", 2)[0].trim())
-                .filter(n -> !n.isEmpty())
-                .distinct()
-                .count();
-    }
-
-    /** The peer URLs that --initial-cluster gives this member (it may list it more than once), comma-joined. */
-    static String peerUrlOf(String name, String initialCluster) throws UsageException {
-        List<String> urls = new java.util.ArrayList<>();
-        for (String entry : initialCluster.split(",")) {
-            int eq = entry.indexOf('=');
-            if (eq > 0 && entry.substring(0, eq).trim().equals(name)) {
-                urls.add(entry.substring(eq + 1).trim());
-            }
-        }
-        if (!urls.isEmpty()) {
-            return String.join(",", urls);
-        }
-        throw new UsageException("member '" + name + "' is not in the initial cluster '" + initialCluster
-                + "'; set --initial-advertise-peer-urls or fix --name / INITIAL_CLUSTER");
-    }
-
-    private static EtcdVersion parseVersion(ParsedArgs args, String flag, String text) throws UsageException {
-        try {
-            return EtcdVersion.parse(text);
-        } catch (IllegalArgumentException e) {
-            throw new UsageException(args.source(flag) + ": " + e.getMessage());
-        }
-    }
-
     private static Optional<Set<EtcdVersion>> bundledVersions(ParsedArgs args) throws UsageException {
         Optional<String> text = args.get("bundled-versions");
         if (text.isEmpty()) return Optional.empty();
@@ -437,22 +306,10 @@ public record MigrateOptions(
         for (String v : Arrays.stream(text.get().split("[,\\s]+"))
                 .filter(s -> !s.isEmpty())
                 .toList()) {
-            versions.add(parseVersion(args, "bundled-versions", v));
+            versions.add(FlagValues.version(args, "bundled-versions", v));
         }
         if (versions.isEmpty()) throw new UsageException(args.source("bundled-versions") + " lists no version");
         return Optional.of(versions);
-    }
-
-    private static int port(ParsedArgs args, String flag, int fallback) throws UsageException {
-        Optional<String> text = args.get(flag);
-        if (text.isEmpty()) return fallback;
-        try {
-            int port = Integer.parseInt(text.get());
-            if (port >= 1 && port <= 65535) return port;
-        } catch (NumberFormatException ignored) {
-            // reported below
-        }
-        throw new UsageException("--" + flag + " must be a port number 1-65535, got '" + text.get() + "'");
     }
 
     private static int retention(ParsedArgs args) throws UsageException {
@@ -467,25 +324,5 @@ public record MigrateOptions(
         throw new UsageException(
                 args.source("backup-retention") + " must be a whole number of backups to keep, at least 1"
                         + " (the backup a step just took is always kept), got '" + text.get() + "'");
-    }
-
-    /** Accepts 500ms, 90s, 2m, 1h, or a bare number of seconds. */
-    static Duration duration(ParsedArgs args, String flag, Duration fallback) throws UsageException {
-        Optional<String> text = args.get(flag);
-        if (text.isEmpty()) return fallback;
-        String t = text.get().trim();
-        try {
-            Duration d;
-            if (t.endsWith("ms")) d = Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
-            else if (t.endsWith("s")) d = Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1)));
-            else if (t.endsWith("m")) d = Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1)));
-            else if (t.endsWith("h")) d = Duration.ofHours(Long.parseLong(t.substring(0, t.length() - 1)));
-            else d = Duration.ofSeconds(Long.parseLong(t));
-            if (!d.isNegative() && !d.isZero()) return d;
-        } catch (NumberFormatException | ArithmeticException ignored) {
-            // reported below
-        }
-        throw new UsageException(
-                "--" + flag + " must be a positive duration such as 500ms, 90s or 2m, got '" + t + "'");
     }
 }

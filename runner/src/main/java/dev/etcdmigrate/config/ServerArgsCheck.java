@@ -1,4 +1,4 @@
-package dev.etcdmigrate.cli;
+package dev.etcdmigrate.config;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,7 +32,7 @@ public final class ServerArgsCheck {
         return problems(EtcdCommandLine.read(serverArgs, Map.of())); // the private etcd's environment is scrubbed
     }
 
-    /** The same, for flags already read ({@code MigrateOptions.creds()}). */
+    /** The same, for flags already read ({@code RunConfig.creds()}). */
     public static List<String> problems(EtcdCommandLine flags) {
         Map<String, String> files = new LinkedHashMap<>();
         for (String name : flags.names()) {

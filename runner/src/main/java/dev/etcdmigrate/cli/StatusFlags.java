@@ -1,5 +1,7 @@
 package dev.etcdmigrate.cli;
 
+import dev.etcdmigrate.config.EtcdCommandLine;
+import dev.etcdmigrate.config.StatusConfig;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.MinorLine;
@@ -10,18 +12,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
-/**
- * {@code etcd-migrate status}'s flags, read once: where to ask, the target line, the stuck threshold, the format,
- * and the client TLS files from etcd's own flags after {@code --} (or ETCD_*), as the runner reads them.
- */
-public record StatusOptions(
-        List<URI> endpoints,
-        Optional<MinorLine> target,
-        Duration stuckAfter,
-        String format,
-        Optional<Path> certFile,
-        Optional<Path> keyFile,
-        Optional<Path> trustedCaFile) {
+/** {@code etcd-migrate status}'s flags: the help table, read once into a {@link StatusConfig}. */
+public final class StatusFlags {
+
+    private StatusFlags() {}
 
     public static final List<Flag> FLAGS = List.of(
             Flag.value(
@@ -46,7 +40,7 @@ public record StatusOptions(
 
     static final Duration DEFAULT_STUCK_AFTER = Duration.ofMinutes(10);
 
-    public static StatusOptions from(ParsedArgs args) throws UsageException {
+    public static StatusConfig read(ParsedArgs args) throws UsageException {
         String format = args.get("output").orElse("text");
         if (!format.equals("text") && !format.equals("json")) {
             throw new UsageException("-o/--output must be text or json, not '" + format + "'");
@@ -74,10 +68,10 @@ public record StatusOptions(
                 throw new UsageException(args.source("target-version") + " is not a version: " + e.getMessage());
             }
         }
-        return new StatusOptions(
+        return new StatusConfig(
                 List.copyOf(endpoints),
                 target,
-                MigrateOptions.duration(args, "stuck-after", DEFAULT_STUCK_AFTER),
+                FlagValues.duration(args, "stuck-after", DEFAULT_STUCK_AFTER),
                 format,
                 etcd.get("cert-file").map(Path::of),
                 etcd.get("key-file").map(Path::of),

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.etcdmigrate.config.RunConfig;
+import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -22,10 +24,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-class MigrateOptionsTest {
+public class MigrateFlagsTest {
 
     /** A minimal valid environment: a target and a host name. */
-    static Map<String, String> env(String... pairs) {
+    public static Map<String, String> env(String... pairs) {
         Map<String, String> env = new HashMap<>(Map.of("TARGET_VERSION", "3.6.16", "HOSTNAME", "host0"));
         for (int i = 0; i < pairs.length; i += 2) {
             if (pairs[i + 1] == null) env.remove(pairs[i]);
@@ -34,8 +36,8 @@ class MigrateOptionsTest {
         return env;
     }
 
-    static MigrateOptions options(Map<String, String> env, String... args) throws UsageException {
-        return MigrateOptions.from(ParsedArgs.parse(MigrateOptions.FLAGS, List.of(args), env));
+    public static RunConfig options(Map<String, String> env, String... args) throws UsageException {
+        return MigrateFlags.read(ParsedArgs.parse(MigrateFlags.FLAGS, List.of(args), env));
     }
 
     static UsageException usage(Map<String, String> env, String... args) {
@@ -44,15 +46,15 @@ class MigrateOptionsTest {
 
     @Test
     void defaults() throws UsageException {
-        MigrateOptions o = options(env());
+        RunConfig o = options(env());
         assertEquals(new DataVersion(EtcdVersion.parse("3.6.16"), StorageApi.ETCD3), o.target());
         assertEquals(Path.of("/var/etcd/data"), o.dataDir());
         assertEquals(Path.of("/usr/local/bin"), o.binDir());
         assertEquals(Optional.empty(), o.catalogFile());
         assertEquals(Optional.empty(), o.bundledVersions());
         assertEquals("etcd-host0", o.name());
-        assertEquals("etcd-host0=http://localhost:2380", o.initialCluster());
-        assertEquals("http://localhost:2380", o.initialAdvertisePeerUrls());
+        assertEquals("etcd-host0=http://localhost:2380", o.topology().peers().initialCluster());
+        assertEquals("http://localhost:2380", o.topology().peers().advertisePeerUrls());
         assertEquals(18629, o.clientPort());
         assertEquals(2380, o.peerPort());
         assertEquals(List.of(), o.serverExtraArgs());
@@ -152,15 +154,14 @@ class MigrateOptionsTest {
         "/var/etcd/Events,             18629, 2380"
     })
     void portsDependOnWhetherTheDataDirIsTheEventsOne(String dataDir, int client, int peer) throws UsageException {
-        MigrateOptions o = options(env("DATA_DIRECTORY", dataDir));
+        RunConfig o = options(env("DATA_DIRECTORY", dataDir));
         assertEquals(client, o.clientPort());
         assertEquals(peer, o.peerPort());
     }
 
     @Test
     void portFlagsOverrideTheDefaults() throws UsageException {
-        MigrateOptions o =
-                options(env("DATA_DIRECTORY", "/var/etcd/data-events"), "--port", "3000", "--peer-port=3001");
+        RunConfig o = options(env("DATA_DIRECTORY", "/var/etcd/data-events"), "--port", "3000", "--peer-port=3001");
         assertEquals(3000, o.clientPort());
         assertEquals(3001, o.peerPort());
     }
@@ -202,7 +203,7 @@ class MigrateOptionsTest {
 
     @Test
     void memberIdentityComesFromEtcdsFlagsWhereTheRunnerHasNone() throws UsageException {
-        MigrateOptions o = options(
+        RunConfig o = options(
                 env(),
                 "--",
                 "--name=m2",
@@ -214,11 +215,13 @@ class MigrateOptionsTest {
                 "--peer-key-file=/p.key",
                 "--wal-dir=/wal");
         assertEquals("m2", o.name());
-        assertEquals(2, o.members());
-        assertEquals("https://10.0.0.2:2380", o.initialAdvertisePeerUrls());
-        assertEquals("https://10.0.0.2:2380", o.listenPeerUrls());
+        assertEquals(2, o.topology().peers().count());
+        assertEquals("https://10.0.0.2:2380", o.topology().peers().advertisePeerUrls());
+        assertEquals("https://10.0.0.2:2380", o.topology().peers().listenPeerUrls());
         assertEquals(Optional.of(Path.of("/wal")), o.walDir());
-        assertEquals(List.of("--peer-cert-file=/p.crt", "--peer-key-file=/p.key"), o.peerTlsArgs());
+        assertEquals(
+                List.of("--peer-cert-file=/p.crt", "--peer-key-file=/p.key"),
+                ((Topology.Member) o.topology()).peerTls().args());
         UsageException cluster = usage(
                 env("INITIAL_CLUSTER", "m2=http://localhost:2380"),
                 "--",
@@ -288,15 +291,15 @@ class MigrateOptionsTest {
 
     @Test
     void advertisedPeerUrlIsThisMembersEntryInTheInitialCluster() throws UsageException {
-        MigrateOptions o = options(env(
+        RunConfig o = options(env(
                 "ETCD_NAME",
                 "etcd-b",
                 "INITIAL_CLUSTER",
                 "etcd-a=https://10.0.0.1:2380,etcd-b=https://10.0.0.2:2380, etcd-c = https://10.0.0.3:2380"));
-        assertEquals("https://10.0.0.2:2380", o.initialAdvertisePeerUrls());
+        assertEquals("https://10.0.0.2:2380", o.topology().peers().advertisePeerUrls());
         assertEquals(
                 "etcd-a=https://10.0.0.1:2380,etcd-b=https://10.0.0.2:2380, etcd-c = https://10.0.0.3:2380",
-                o.initialCluster());
+                o.topology().peers().initialCluster());
         assertEquals(
                 "https://10.0.0.3:2380",
                 options(env(
@@ -304,23 +307,25 @@ class MigrateOptionsTest {
                                 "etcd-c",
                                 "INITIAL_CLUSTER",
                                 "etcd-a=https://10.0.0.1:2380, etcd-c = https://10.0.0.3:2380"))
-                        .initialAdvertisePeerUrls());
+                        .topology()
+                        .peers()
+                        .advertisePeerUrls());
     }
 
     @Test
     void aMemberNameThatIsAPrefixOfAnotherDoesNotMatchIt() throws UsageException {
-        MigrateOptions o =
+        RunConfig o =
                 options(env("ETCD_NAME", "etcd-1", "INITIAL_CLUSTER", "etcd-10=http://a:2380,etcd-1=http://b:2380"));
-        assertEquals("http://b:2380", o.initialAdvertisePeerUrls());
+        assertEquals("http://b:2380", o.topology().peers().advertisePeerUrls());
     }
 
     @Test
     void advertisedPeerUrlsFlagWins() throws UsageException {
-        MigrateOptions o = options(
+        RunConfig o = options(
                 env("ETCD_NAME", "etcd-b", "INITIAL_CLUSTER", "etcd-b=https://10.0.0.2:2380"),
                 "--initial-advertise-peer-urls",
                 "https://192.168.0.2:2380");
-        assertEquals("https://192.168.0.2:2380", o.initialAdvertisePeerUrls());
+        assertEquals("https://192.168.0.2:2380", o.topology().peers().advertisePeerUrls());
     }
 
     @Test
@@ -332,24 +337,26 @@ class MigrateOptionsTest {
 
     @Test
     void givenAdvertisedUrlsAMemberMissingFromTheInitialClusterIsAccepted() throws UsageException {
-        MigrateOptions o = options(env(
+        RunConfig o = options(env(
                 "ETCD_NAME",
                 "etcd-x",
                 "INITIAL_CLUSTER",
                 "etcd-a=http://a:2380",
                 "INITIAL_ADVERTISE_PEER_URLS",
                 "http://x:2380"));
-        assertEquals("http://x:2380", o.initialAdvertisePeerUrls());
+        assertEquals("http://x:2380", o.topology().peers().advertisePeerUrls());
     }
 
     @Test
     void aMemberWithSeveralPeerUrlsAdvertisesAllOfThem() throws UsageException {
-        MigrateOptions o = options(env(
+        RunConfig o = options(env(
                 "ETCD_NAME",
                 "etcd-a",
                 "INITIAL_CLUSTER",
                 "etcd-a=http://10.0.0.1:2380,etcd-a=http://10.0.1.1:2380,etcd-b=http://10.0.0.2:2380"));
-        assertEquals("http://10.0.0.1:2380,http://10.0.1.1:2380", o.initialAdvertisePeerUrls());
+        assertEquals(
+                "http://10.0.0.1:2380,http://10.0.1.1:2380",
+                o.topology().peers().advertisePeerUrls());
     }
 
     // ---- durations ----------------------------------------------------------------------------
@@ -357,7 +364,7 @@ class MigrateOptionsTest {
     @ParameterizedTest
     @CsvSource({"500ms, PT0.5S", "90s, PT1M30S", "2m, PT2M", "1h, PT1H", "45, PT45S", " 7s , PT7S"})
     void durations(String text, String expected) throws UsageException {
-        MigrateOptions o = options(env(), "--start-timeout", text, "--stop-grace=" + text, "--lock-timeout", text);
+        RunConfig o = options(env(), "--start-timeout", text, "--stop-grace=" + text, "--lock-timeout", text);
         assertEquals(Duration.parse(expected), o.startTimeout());
         assertEquals(Duration.parse(expected), o.stopGrace());
         assertEquals(Duration.parse(expected), o.lockTimeout());
@@ -391,7 +398,7 @@ class MigrateOptionsTest {
 
     @Test
     void ttlDirectoryFollowsTheDataPrefix() throws UsageException {
-        MigrateOptions o = options(env("ETCD_DATA_PREFIX", "/k8s"));
+        RunConfig o = options(env("ETCD_DATA_PREFIX", "/k8s"));
         assertEquals("/k8s", o.dataPrefix());
         assertEquals("/k8s/events", o.ttlKeysDirectory());
         assertEquals(
@@ -411,7 +418,7 @@ class MigrateOptionsTest {
 
     @Test
     void bundledVersionsAcceptCommasAndBlanks() throws UsageException {
-        MigrateOptions o = options(env("BUNDLED_VERSIONS", " 3.4.23, 3.5.35 3.6.16,,3.7.3 "));
+        RunConfig o = options(env("BUNDLED_VERSIONS", " 3.4.23, 3.5.35 3.6.16,,3.7.3 "));
         assertEquals(
                 Optional.of(Set.of(
                         EtcdVersion.parse("3.4.23"),
@@ -437,7 +444,7 @@ class MigrateOptionsTest {
                 "--listen-client-urls=http://0.0.0.0:2379",
                 "--name",
                 "other"));
-        MigrateOptions o = options(env(), args.toArray(String[]::new));
+        RunConfig o = options(env(), args.toArray(String[]::new));
         assertEquals(Optional.of(Path.of("/etc/c.yaml")), o.catalogFile());
         assertEquals(Path.of("/opt/bin"), o.binDir());
         assertTrue(o.noExec());
@@ -447,7 +454,7 @@ class MigrateOptionsTest {
 
     @Test
     void compatibilityFlagsAreAcceptedAndIgnored() throws UsageException {
-        MigrateOptions o =
+        RunConfig o =
                 options(env("LISTEN_PEER_URLS", "http://0.0.0.0:2380"), "--listen-client-urls", "http://0.0.0.0:2379");
         assertEquals(18629, o.clientPort());
         assertEquals(2380, o.peerPort());
@@ -457,7 +464,7 @@ class MigrateOptionsTest {
 
     @Test
     void backupDirAndRetentionFromFlagsOrEnvironment() throws UsageException {
-        MigrateOptions flags = options(
+        RunConfig flags = options(
                 env("BACKUP_DIR", "/elsewhere", "BACKUP_RETENTION", "7"),
                 "--backup-dir",
                 "/srv/etcd-backups/../backups",
@@ -465,7 +472,7 @@ class MigrateOptionsTest {
                 "2");
         assertEquals(Optional.of(Path.of("/srv/backups")), flags.backupDir());
         assertEquals(2, flags.backupRetention());
-        MigrateOptions env = options(env("BACKUP_DIR", "/elsewhere", "BACKUP_RETENTION", "7"));
+        RunConfig env = options(env("BACKUP_DIR", "/elsewhere", "BACKUP_RETENTION", "7"));
         assertEquals(Optional.of(Path.of("/elsewhere")), env.backupDir());
         assertEquals(7, env.backupRetention());
     }

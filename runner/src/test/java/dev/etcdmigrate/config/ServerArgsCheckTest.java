@@ -1,4 +1,4 @@
-package dev.etcdmigrate.cli;
+package dev.etcdmigrate.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

@@ -1,4 +1,4 @@
-package dev.etcdmigrate.cli;
+package dev.etcdmigrate.config;
 
 import java.util.ArrayList;
 import java.util.Collections;

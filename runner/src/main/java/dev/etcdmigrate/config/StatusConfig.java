@@ -1,0 +1,21 @@
+package dev.etcdmigrate.config;
+
+import dev.etcdmigrate.version.MinorLine;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What {@code etcd-migrate status} asks, from its flags ({@code cli/StatusFlags}): where to ask, the target line, the stuck threshold, the format,
+ * and the client TLS files from etcd's own flags after {@code --} (or ETCD_*), as the runner reads them.
+ */
+public record StatusConfig(
+        List<URI> endpoints,
+        Optional<MinorLine> target,
+        Duration stuckAfter,
+        String format,
+        Optional<Path> certFile,
+        Optional<Path> keyFile,
+        Optional<Path> trustedCaFile) {}
