@@ -1,7 +1,8 @@
 package dev.etcdmigrate.etcd.client;
 
+import static dev.etcdmigrate.etcd.client.GatewayTransport.b64;
+
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.cluster.ClusterView;
 import dev.etcdmigrate.cluster.RecordValue;
 import dev.etcdmigrate.cluster.RolloutCoordinator;
@@ -12,12 +13,8 @@ import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
@@ -30,11 +27,10 @@ import java.util.Set;
  */
 public final class ClusterClient implements ClusterView {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration TIMEOUT = Duration.ofSeconds(3);
     private static final String KEY = b64(RolloutCoordinator.RECORD_KEY);
 
-    private final HttpClient http;
+    private final GatewayTransport gateway;
     private final String prefix;
     /**
      * The client URLs the member list named, asked first: the cluster tells them, nothing is guessed while it can.
@@ -45,7 +41,7 @@ public final class ClusterClient implements ClusterView {
     /** The URLs the runner was given (its own) and those derived from --initial-cluster before any list was read. */
     private final Set<URI> seeds = new LinkedHashSet<>();
 
-    private HttpClient peerHttp;
+    private GatewayTransport peerApi;
     private List<URI> peers = List.of();
 
     /**
@@ -53,25 +49,18 @@ public final class ClusterClient implements ClusterView {
      * peer API serves GET /members with every member's client URLs), with the member's peer TLS files.
      */
     public ClusterClient askingPeers(HttpClient peerHttp, List<URI> peers) {
-        this.peerHttp = peerHttp;
+        this.peerApi = new GatewayTransport(peerHttp, TIMEOUT);
         this.peers = List.copyOf(peers);
         return this;
     }
 
     /** Learns the client URLs from a peer's GET /members; nothing when no peer answers (the seeds are tried then). */
     private void discover() throws InterruptedException {
-        if (peerHttp == null) return;
+        if (peerApi == null) return;
         for (URI peer : peers) {
             try {
-                HttpRequest request = HttpRequest.newBuilder(peer.resolve("/members"))
-                        .timeout(TIMEOUT)
-                        .GET()
-                        .build();
-                HttpResponse<String> response =
-                        peerHttp.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-                if (response.statusCode() != 200) continue;
                 List<URI> urls = new ArrayList<>();
-                for (JsonNode m : JSON.readTree(response.body())) {
+                for (JsonNode m : peerApi.get(peer.resolve("/members"))) {
                     for (JsonNode u : m.path("clientURLs")) urls.add(URI.create(u.asText()));
                 }
                 if (urls.isEmpty()) continue;
@@ -80,14 +69,14 @@ public final class ClusterClient implements ClusterView {
                 }
                 return;
             } catch (IOException | IllegalArgumentException notThisPeer) {
-                // the next peer
+                // not 200, not JSON, no URL: the next peer
             }
         }
     }
 
     /** @param prefix the JSON gateway's prefix of the lines involved (catalog: line.jsonGateway) */
     public ClusterClient(HttpClient http, List<URI> seeds, String prefix) {
-        this.http = http;
+        this.gateway = new GatewayTransport(http, TIMEOUT);
         this.prefix = prefix;
         this.seeds.addAll(seeds);
     }
@@ -138,11 +127,9 @@ public final class ClusterClient implements ClusterView {
         IOException last = null;
         for (URI endpoint : endpoints()) {
             try {
-                HttpRequest request = HttpRequest.newBuilder(endpoint.resolve("/version"))
-                        .timeout(TIMEOUT)
-                        .GET()
-                        .build();
-                return line(JSON.readTree(send(request)).path("etcdcluster").asText(""));
+                return line(gateway.get(endpoint.resolve("/version"))
+                        .path("etcdcluster")
+                        .asText(""));
             } catch (IOException e) {
                 last = e;
             }
@@ -156,7 +143,7 @@ public final class ClusterClient implements ClusterView {
         JsonNode kvs = range.path("kvs");
         if (kvs.isEmpty()) return Optional.empty();
         JsonNode kv = kvs.get(0);
-        String value = new String(Base64.getDecoder().decode(kv.path("value").asText("")), StandardCharsets.UTF_8);
+        String value = GatewayTransport.fromB64(kv.path("value").asText(""));
         try {
             return Optional.of(
                     new Record(RecordValue.parse(value), kv.path("mod_revision").asLong()));
@@ -243,7 +230,7 @@ public final class ClusterClient implements ClusterView {
     private JsonNode post(URI endpoint, String path, String body) throws IOException, InterruptedException {
         try {
             return post(endpoint, prefix, path, body);
-        } catch (NotFound e) {
+        } catch (GatewayTransport.NotFound e) {
             // a member of an older line (3.3 serves /v3beta only): asked so its version can be judged
             return post(endpoint, OLDER_PREFIX, path, body);
         }
@@ -252,34 +239,9 @@ public final class ClusterClient implements ClusterView {
     /** The JSON gateway's prefix of 3.3 (also served by 3.4). */
     private static final String OLDER_PREFIX = "/v3beta";
 
-    private static final class NotFound extends IOException {
-        NotFound(String message) {
-            super(message);
-        }
-    }
-
     private JsonNode post(URI endpoint, String prefix, String path, String body)
             throws IOException, InterruptedException {
-        HttpRequest request = HttpRequest.newBuilder(endpoint.resolve(prefix + path))
-                .timeout(TIMEOUT)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body))
-                .build();
-        JsonNode reply = JSON.readTree(send(request));
-        if (reply.has("error") || (reply.has("code") && reply.path("code").asInt() != 0)) {
-            throw new IOException(path + " answered " + reply);
-        }
-        return reply;
-    }
-
-    private String send(HttpRequest request) throws IOException, InterruptedException {
-        HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-        if (response.statusCode() == 404) throw new NotFound(request.uri() + " answered 404");
-        if (response.statusCode() != 200) {
-            throw new IOException(request.uri() + " answered " + response.statusCode() + ": "
-                    + (response.body().length() > 300 ? response.body().substring(0, 300) : response.body()));
-        }
-        return response.body();
+        return gateway.post(endpoint.resolve(prefix + path), body);
     }
 
     private static Optional<MinorLine> line(String version) {
@@ -290,10 +252,6 @@ public final class ClusterClient implements ClusterView {
         } catch (IllegalArgumentException e) {
             return Optional.empty();
         }
-    }
-
-    private static String b64(String s) {
-        return Base64.getEncoder().encodeToString(s.getBytes(StandardCharsets.UTF_8));
     }
 
     /** The cluster has etcd's own auth enabled: a multi-minor rollout is refused, nothing changed by it. */

@@ -1,16 +1,13 @@
 package dev.etcdmigrate.etcd.client;
 
+import static dev.etcdmigrate.etcd.client.GatewayTransport.b64;
+
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
-import java.util.Base64;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManager;
@@ -21,17 +18,17 @@ import javax.net.ssl.TrustManager;
  */
 public final class GatewayClient {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
-
-    private final HttpClient http;
     private final URI base;
     private final String prefix;
+    private final GatewayTransport calls;
+    private final GatewayTransport versions;
 
     /** @param prefix the line's gateway prefix, e.g. /v3 (catalog: line.jsonGateway) */
     public GatewayClient(HttpClient http, URI clientUrl, String prefix) {
-        this.http = http;
         this.base = clientUrl;
         this.prefix = prefix;
+        this.calls = new GatewayTransport(http, Duration.ofSeconds(10));
+        this.versions = new GatewayTransport(http, Duration.ofSeconds(5));
     }
 
     public URI baseUrl() {
@@ -100,40 +97,10 @@ public final class GatewayClient {
 
     /** GET /version: etcdserver, etcdcluster and (3.6+) storage. */
     public JsonNode version() throws IOException, InterruptedException {
-        HttpRequest request = HttpRequest.newBuilder(base.resolve("/version"))
-                .timeout(Duration.ofSeconds(5))
-                .GET()
-                .build();
-        return parse(send(request));
+        return versions.get(base.resolve("/version"));
     }
 
     private JsonNode post(String path, String body) throws IOException, InterruptedException {
-        HttpRequest request = HttpRequest.newBuilder(base.resolve(prefix + path))
-                .timeout(Duration.ofSeconds(10))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body))
-                .build();
-        return parse(send(request));
-    }
-
-    private String send(HttpRequest request) throws IOException, InterruptedException {
-        HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-        if (response.statusCode() != 200) {
-            throw new IOException(request.method() + " " + request.uri().getPath() + " answered "
-                    + response.statusCode() + ": " + abbreviate(response.body()));
-        }
-        return response.body();
-    }
-
-    private static JsonNode parse(String body) throws IOException {
-        return JSON.readTree(body);
-    }
-
-    private static String abbreviate(String body) {
-        return body.length() > 300 ? body.substring(0, 300) + "..." : body;
-    }
-
-    private static String b64(String s) {
-        return Base64.getEncoder().encodeToString(s.getBytes(StandardCharsets.UTF_8));
+        return calls.post(base.resolve(prefix + path), body);
     }
 }

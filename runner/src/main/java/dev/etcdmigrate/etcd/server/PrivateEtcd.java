@@ -17,11 +17,9 @@ import java.io.IOException;
 import java.net.http.HttpClient;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A bundled etcd run by a migration step on the data dir: its client port on loopback only, a
@@ -35,8 +33,6 @@ public final class PrivateEtcd implements AutoCloseable {
     /** The key the write probe puts and deletes (see {@link V2Key#PROBE}). */
     public static final String PROBE_KEY = V2Key.PROBE;
 
-    // A restarted single member waits out one election timeout before it takes writes: keep it short.
-    private static final List<String> FAST_TIMERS = List.of("--heartbeat-interval=10", "--election-timeout=100");
     private static final Duration POLL = Duration.ofMillis(20);
     // A member of a healthy cluster hears its leader within about one election timeout (1 s default).
     private static final Duration REJOIN_PATIENCE = Duration.ofSeconds(5);
@@ -46,9 +42,7 @@ public final class PrivateEtcd implements AutoCloseable {
     private static final Duration PEERS_DOWN_PATIENCE = Duration.ofSeconds(30);
 
     private final Release release;
-    private final Process process;
-    private final LinePump output;
-    private final Children children;
+    private final EtcdProcess process;
     private final GatewayClient gateway;
     private final V2Client v2;
     private final Log log;
@@ -58,9 +52,7 @@ public final class PrivateEtcd implements AutoCloseable {
 
     private PrivateEtcd(
             Release release,
-            Process process,
-            LinePump output,
-            Children children,
+            EtcdProcess process,
             GatewayClient gateway,
             V2Client v2,
             Log log,
@@ -70,8 +62,6 @@ public final class PrivateEtcd implements AutoCloseable {
         this.refusals = refusals;
         this.release = release;
         this.process = process;
-        this.output = output;
-        this.children = children;
         this.gateway = gateway;
         this.v2 = v2;
         this.log = log;
@@ -166,94 +156,40 @@ public final class PrivateEtcd implements AutoCloseable {
     public static PrivateEtcd start(
             Release release, Path dataDir, Settings settings, List<String> lineFlags, Log log, Children children)
             throws BinDir.MissingBinaryException, IOException {
-        Path binary = settings.binDir().etcd(release.etcdVersion());
-        String client = settings.ports().clientUrl().toString();
-        String peer = settings.cluster()
-                .map(ClusterPeers::listenPeerUrls)
-                .orElse(settings.ports().peerUrl(settings.peerTls()).toString());
-        List<String> command = new ArrayList<>(List.of(
-                binary.toString(),
-                "--name",
-                settings.name(),
-                "--data-dir",
-                dataDir.toString(),
-                "--listen-client-urls",
-                client,
-                "--advertise-client-urls",
-                client,
-                "--listen-peer-urls",
-                peer));
-        if (settings.cluster().isPresent()) {
-            ClusterPeers cluster = settings.cluster().get();
-            command.addAll(List.of(
-                    "--initial-advertise-peer-urls",
-                    cluster.advertisePeerUrls(),
-                    "--initial-cluster",
-                    cluster.initialCluster()));
-        } else {
-            command.addAll(
-                    List.of("--initial-advertise-peer-urls", peer, "--initial-cluster", settings.name() + "=" + peer));
-            command.addAll(FAST_TIMERS);
-        }
-        settings.walDirFor(dataDir).ifPresent(w -> command.addAll(List.of("--wal-dir", w.toString())));
-        command.addAll(release.line().logFlags());
-        command.addAll(lineFlags);
-        command.addAll(settings.extraServerArgs());
-        command.addAll(BackendQuota.flags(
-                release, dataDir, command.subList(1, command.size()))); // last, so it wins: see BackendQuota
-
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-        builder.environment().clear();
-        builder.environment().putAll(ChildEnvironment.scrubbed(settings.environment(), Map.of()));
-        Process process = builder.start();
-        log.emit(new EtcdEvent.EtcdStarted(
-                release.version(),
-                dataDir.toString(),
-                client,
-                peer,
-                settings.cluster().isPresent(),
-                process.pid()));
+        PrivateEtcdCommand command = PrivateEtcdCommand.of(release, dataDir, settings, lineFlags);
+        String label = "etcd-" + release.version();
+        EtcdProcess process = EtcdProcess.start(
+                release,
+                label,
+                command.command(),
+                ChildEnvironment.scrubbed(settings.environment(), Map.of()),
+                false,
+                children,
+                log);
         try {
-            children.add(process);
-        } catch (IllegalStateException shuttingDown) {
-            throw new IOException(shuttingDown.getMessage(), shuttingDown);
-        }
-        // only a rejoining member can be refused by its peers; a verdict stops it so no probe waits on
-        RejoinWatch rejoin = (settings.cluster().isPresent()
-                        ? new RejoinWatch(REJOIN_PATIENCE, PEERS_DOWN_PATIENCE)
-                        : RejoinWatch.disabled())
-                .onVerdict(process::destroy);
-        V2RefusalWatch refusals = new V2RefusalWatch(release.line().v2Refusals());
-        LinePump pump = new LinePump(log, "etcd-" + release.version(), rejoin.andThen(refusals))
-                .start(process.getInputStream());
-        GatewayClient gateway = new GatewayClient(
-                settings.http(), settings.ports().clientUrl(), release.line().jsonGateway());
-        V2Client v2 = new V2Client(settings.http(), settings.ports().clientUrl());
-        return new PrivateEtcd(release, process, pump, children, gateway, v2, log, rejoin, refusals);
-    }
-
-    /** The first of the line's v2 refusals (catalog) that the etcd's output contained. */
-    private static final class V2RefusalWatch implements java.util.function.Consumer<String> {
-        private final List<String> refusals;
-        private volatile String seen;
-
-        V2RefusalWatch(List<String> refusals) {
-            this.refusals = refusals;
-        }
-
-        @Override
-        public void accept(String line) {
-            if (seen != null) return;
-            for (String refusal : refusals) {
-                if (line.contains(refusal)) {
-                    seen = refusal;
-                    return;
-                }
-            }
-        }
-
-        Optional<String> seen() {
-            return Optional.ofNullable(seen);
+            log.emit(new EtcdEvent.EtcdStarted(
+                    release.version(),
+                    dataDir.toString(),
+                    command.clientUrl(),
+                    command.peerUrls(),
+                    settings.cluster().isPresent(),
+                    process.pid()));
+            // only a rejoining member can be refused by its peers; a verdict stops it so no probe waits on
+            RejoinWatch rejoin = (settings.cluster().isPresent()
+                            ? new RejoinWatch(REJOIN_PATIENCE, PEERS_DOWN_PATIENCE)
+                            : RejoinWatch.disabled())
+                    .onVerdict(process::destroy);
+            V2RefusalWatch refusals = new V2RefusalWatch(release.line().v2Refusals());
+            process.capture(new LinePump(log, label, rejoin.andThen(refusals)));
+            GatewayClient gateway = new GatewayClient(
+                    settings.http(),
+                    settings.ports().clientUrl(),
+                    release.line().jsonGateway());
+            V2Client v2 = new V2Client(settings.http(), settings.ports().clientUrl());
+            return new PrivateEtcd(release, process, gateway, v2, log, rejoin, refusals);
+        } catch (RuntimeException | Error e) {
+            process.close(); // nothing left running, nor unreaped, when the start fails half-way
+            throw e;
         }
     }
 
@@ -290,22 +226,22 @@ public final class PrivateEtcd implements AutoCloseable {
         while (System.nanoTime() < end) {
             throwIfRejoinFailed(start);
             if (!process.isAlive()) {
-                output.join();
+                process.output().join();
                 // what it said before it died decides: its last lines may have reached the watches only now
                 throwIfRejoinFailed(start);
                 throwIfV2Refused();
-                throw new EtcdFailedException(
-                        label + " exited with " + process.exitValue() + " before it accepted a write: " + whyItDied());
+                throw new EtcdFailedException(label + " exited with "
+                        + process.exited().getAsInt() + " before it accepted a write: " + process.whyItDied());
             }
-            if (output.fatalLine().isPresent()) {
+            if (process.output().fatalLine().isPresent()) {
                 // it said it is dying: do not wait out the deadline for the exit that follows
-                if (process.waitFor(2, TimeUnit.SECONDS)) {
-                    output.join(); // the pump has seen every line, a rejoin verdict or a refusal too
+                if (process.awaitExit(Duration.ofSeconds(2))) {
+                    process.output().join(); // the pump has seen every line, a rejoin verdict or a refusal too
                     throwIfRejoinFailed(start);
                     throwIfV2Refused();
                 }
                 throw new EtcdFailedException(label + " logged a fatal error before it accepted a write: \""
-                        + output.fatalLine().get() + "\"");
+                        + process.output().fatalLine().get() + "\"");
             }
             try {
                 if (api == StorageApi.ETCD3) {
@@ -347,56 +283,20 @@ public final class PrivateEtcd implements AutoCloseable {
         Optional<String> refusal = refusals.seen();
         if (refusal.isPresent()) {
             throw new V2RefusedException(
-                    label + " refused the data for v2 content before it accepted a write: " + whyItDied(),
+                    label + " refused the data for v2 content before it accepted a write: " + process.whyItDied(),
                     refusal.get());
         }
     }
 
-    /** etcd's own fatal or panic line where it printed one (the reason), else its last lines. */
-    private String whyItDied() {
-        return output.fatalLine()
-                .map(l -> "\"" + l + "\"")
-                .orElseGet(() -> "last output: " + String.join(" | ", output.lastLines()));
-    }
-
-    /** SIGTERM, wait up to the grace period, SIGKILL and fail if it lingers. */
+    /** SIGTERM, wait up to the grace period, SIGKILL and fail if it lingers (see {@link EtcdProcess#stop}). */
     public void stop(Duration grace) throws EtcdFailedException, InterruptedException {
-        output.stopping();
-        Children.terminate(process);
-        boolean exited = process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS);
-        if (!exited) {
-            process.destroyForcibly().waitFor();
-            children.remove(process);
-            output.join();
-            throw new EtcdFailedException(
-                    label + " did not stop within " + grace.toSeconds() + " s of SIGTERM and was killed");
-        }
-        children.remove(process);
-        output.join();
-        int code = process.exitValue();
-        // etcd re-raises SIGTERM after closing its files, so a clean stop is "killed by signal 15".
-        if (code != 143 && code != 0) {
-            log.emit(new EtcdEvent.EtcdStopped(release.version(), false, code));
-            throw new EtcdFailedException(label + " exited with " + code + " when stopped: " + whyItDied());
-        }
-        log.emit(new EtcdEvent.EtcdStopped(release.version(), true, code));
+        process.stop(grace);
     }
 
     /** Leaves nothing running when a step fails half-way. */
     @Override
     public void close() {
-        if (process.isAlive()) {
-            Children.terminate(process);
-            try {
-                if (!process.waitFor(10, TimeUnit.SECONDS)) {
-                    process.destroyForcibly().waitFor();
-                }
-            } catch (InterruptedException e) {
-                process.destroyForcibly();
-                Thread.currentThread().interrupt();
-            }
-        }
-        children.remove(process);
+        process.close();
     }
 
     public static class EtcdFailedException extends dev.etcdmigrate.error.FailedException {

@@ -1,7 +1,6 @@
 package dev.etcdmigrate.etcd.server;
 
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.event.RolloutEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
@@ -11,7 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import java.util.OptionalInt;
 
 /**
  * The real member between two legs of a cluster rollout: the etcd of the line it has reached, started with
@@ -23,15 +22,11 @@ import java.util.concurrent.TimeUnit;
 public final class ServingMember implements AutoCloseable {
 
     private final Release release;
-    private final Process process;
-    private final Children children;
-    private final Log log;
+    private final EtcdProcess process;
 
-    private ServingMember(Release release, Process process, Children children, Log log) {
+    private ServingMember(Release release, EtcdProcess process) {
         this.release = release;
         this.process = process;
-        this.children = children;
-        this.log = log;
     }
 
     public static ServingMember start(
@@ -46,18 +41,11 @@ public final class ServingMember implements AutoCloseable {
         List<String> command = new ArrayList<>();
         command.add(binary.toString());
         command.addAll(etcdArgs);
-        ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
-        builder.environment().clear();
-        builder.environment().putAll(environment);
         log.flush();
-        Process process = builder.start();
-        try {
-            children.add(process);
-        } catch (IllegalStateException shuttingDown) {
-            throw new IOException(shuttingDown.getMessage(), shuttingDown);
-        }
+        EtcdProcess process =
+                EtcdProcess.start(release, "etcd " + release.version(), command, environment, true, children, log);
         log.emit(new RolloutEvent.MemberServing(release.version(), process.pid(), nextLeg));
-        return new ServingMember(release, process, children, log);
+        return new ServingMember(release, process);
     }
 
     public Release release() {
@@ -66,44 +54,21 @@ public final class ServingMember implements AutoCloseable {
 
     /** Fails when etcd exited on its own while the runner waited: the runner exits, the kubelet restarts the pod. */
     public void requireAlive() throws PrivateEtcd.EtcdFailedException {
-        if (!process.isAlive()) {
-            children.remove(process);
+        OptionalInt exited = process.exited();
+        if (exited.isPresent()) {
             throw new PrivateEtcd.EtcdFailedException(
-                    "etcd " + release.version() + " serving as the member exited with " + process.exitValue()
+                    "etcd " + release.version() + " serving as the member exited with " + exited.getAsInt()
                             + " while it waited for the cluster; version.txt says " + release.version());
         }
     }
 
     /** SIGTERM and a clean exit within {@code grace} (the restart the runner chose), else a failure. */
     public void stop(Duration grace) throws PrivateEtcd.EtcdFailedException, InterruptedException {
-        Children.terminate(process);
-        if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
-            process.destroyForcibly().waitFor();
-            children.remove(process);
-            throw new PrivateEtcd.EtcdFailedException(
-                    "etcd " + release.version() + " did not stop within " + grace.toSeconds() + " s and was killed");
-        }
-        children.remove(process);
-        int code = process.exitValue();
-        log.emit(new EtcdEvent.EtcdStopped(release.version(), code == 0 || code == 143, code));
-        if (code != 0 && code != 143) {
-            throw new PrivateEtcd.EtcdFailedException(
-                    "etcd " + release.version() + " exited with " + code + " when stopped");
-        }
+        process.stop(grace);
     }
 
     @Override
     public void close() {
-        if (process.isAlive()) {
-            Children.terminate(process);
-            try {
-                if (!process.waitFor(10, TimeUnit.SECONDS))
-                    process.destroyForcibly().waitFor();
-            } catch (InterruptedException e) {
-                process.destroyForcibly();
-                Thread.currentThread().interrupt();
-            }
-        }
-        children.remove(process);
+        process.close();
     }
 }

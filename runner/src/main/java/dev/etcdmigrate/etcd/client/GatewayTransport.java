@@ -1,0 +1,88 @@
+package dev.etcdmigrate.etcd.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+
+/**
+ * One JSON-over-HTTP call to etcd's gRPC gateway (and the JSON GETs beside it: /version, a peer's /members),
+ * for {@link GatewayClient} and {@link ClusterClient}: the POST, keys and values in base64, and etcd's answers
+ * other than a result as {@link IOException}s that carry etcd's own words.
+ */
+final class GatewayTransport {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** How much of an error answer's body a message keeps. */
+    private static final int BODY_SHOWN = 300;
+
+    private final HttpClient http;
+    private final Duration timeout;
+
+    GatewayTransport(HttpClient http, Duration timeout) {
+        this.http = http;
+        this.timeout = timeout;
+    }
+
+    /**
+     * POSTs {@code body} to {@code url}; a status other than 200 (404: {@link NotFound}) or a reply that is an
+     * error (a gateway error object, a non-zero gRPC code) fails.
+     */
+    JsonNode post(URI url, String body) throws IOException, InterruptedException {
+        HttpRequest request = HttpRequest.newBuilder(url)
+                .timeout(timeout)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build();
+        JsonNode reply = JSON.readTree(send(request));
+        if (reply.has("error") || (reply.has("code") && reply.path("code").asInt() != 0)) {
+            throw new IOException(url.getPath() + " answered " + reply);
+        }
+        return reply;
+    }
+
+    /** GETs a JSON document, e.g. /version. */
+    JsonNode get(URI url) throws IOException, InterruptedException {
+        HttpRequest request = HttpRequest.newBuilder(url).timeout(timeout).GET().build();
+        return JSON.readTree(send(request));
+    }
+
+    private String send(HttpRequest request) throws IOException, InterruptedException {
+        HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        if (response.statusCode() == 404) {
+            throw new NotFound(request.method() + " " + request.uri() + " answered 404");
+        }
+        if (response.statusCode() != 200) {
+            throw new IOException(request.method() + " " + request.uri() + " answered " + response.statusCode() + ": "
+                    + abbreviate(response.body()));
+        }
+        return response.body();
+    }
+
+    private static String abbreviate(String body) {
+        return body.length() > BODY_SHOWN ? body.substring(0, BODY_SHOWN) + "..." : body;
+    }
+
+    /** A key or value as the gateway takes it. */
+    static String b64(String s) {
+        return Base64.getEncoder().encodeToString(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A key or value as the gateway gives it. */
+    static String fromB64(String s) {
+        return new String(Base64.getDecoder().decode(s), StandardCharsets.UTF_8);
+    }
+
+    /** The URL is not served: an etcd of another line (a different gateway prefix). */
+    static final class NotFound extends IOException {
+        NotFound(String message) {
+            super(message);
+        }
+    }
+}

@@ -1,0 +1,59 @@
+package dev.etcdmigrate.etcd.server;
+
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.etcd.backend.BackendQuota;
+import dev.etcdmigrate.etcd.binary.BinDir;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The command line of a {@link PrivateEtcd}: its client URL on loopback; alone, a loopback peer URL and short
+ * raft timers; in a cluster, the member's own peer URLs and --initial-cluster.
+ */
+record PrivateEtcdCommand(List<String> command, String clientUrl, String peerUrls) {
+
+    // A restarted single member waits out one election timeout before it takes writes: keep it short.
+    private static final List<String> FAST_TIMERS = List.of("--heartbeat-interval=10", "--election-timeout=100");
+
+    static PrivateEtcdCommand of(Release release, Path dataDir, PrivateEtcd.Settings settings, List<String> lineFlags)
+            throws BinDir.MissingBinaryException, IOException {
+        Path binary = settings.binDir().etcd(release.etcdVersion());
+        String client = settings.ports().clientUrl().toString();
+        String peer = settings.cluster()
+                .map(ClusterPeers::listenPeerUrls)
+                .orElse(settings.ports().peerUrl(settings.peerTls()).toString());
+        List<String> command = new ArrayList<>(List.of(
+                binary.toString(),
+                "--name",
+                settings.name(),
+                "--data-dir",
+                dataDir.toString(),
+                "--listen-client-urls",
+                client,
+                "--advertise-client-urls",
+                client,
+                "--listen-peer-urls",
+                peer));
+        if (settings.cluster().isPresent()) {
+            ClusterPeers cluster = settings.cluster().get();
+            command.addAll(List.of(
+                    "--initial-advertise-peer-urls",
+                    cluster.advertisePeerUrls(),
+                    "--initial-cluster",
+                    cluster.initialCluster()));
+        } else {
+            command.addAll(
+                    List.of("--initial-advertise-peer-urls", peer, "--initial-cluster", settings.name() + "=" + peer));
+            command.addAll(FAST_TIMERS);
+        }
+        settings.walDirFor(dataDir).ifPresent(w -> command.addAll(List.of("--wal-dir", w.toString())));
+        command.addAll(release.line().logFlags());
+        command.addAll(lineFlags);
+        command.addAll(settings.extraServerArgs());
+        command.addAll(BackendQuota.flags(
+                release, dataDir, command.subList(1, command.size()))); // last, so it wins: see BackendQuota
+        return new PrivateEtcdCommand(List.copyOf(command), client, peer);
+    }
+}
