@@ -1,4 +1,4 @@
-package dev.etcdmigrate.run;
+package dev.etcdmigrate.decide;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -79,7 +79,8 @@ class StartDecisionTest {
                 stepsRan,
                 "member/",
                 Optional.empty(),
-                List.of());
+                StartDecision.DamageFound.NONE,
+                false);
     }
 
     static StartDecision.Flags flags(String target, String initial, int members) {
@@ -129,7 +130,8 @@ class StartDecisionTest {
                 false,
                 "",
                 Optional.empty(),
-                List.of());
+                StartDecision.DamageFound.NONE,
+                false);
         var flags = flags("3.6.16/etcd3", null, 1);
         Optional<DataVersion> current = start(read, flags);
         assertEquals(Optional.empty(), current);
@@ -152,7 +154,7 @@ class StartDecisionTest {
         var flags = flags("3.6.16/etcd3", "3.5.35", 1);
         assertThrows(DataDir.ContradictionException.class, () -> start(read(null, data, false), flags));
         StartDecision.Start resumed = StartDecision.start(read(null, data, true), flags, SOURCE);
-        assertEquals(DataDirState.Verdict.INTERRUPTED_STEP, resumed.verdict());
+        assertEquals(LabelJudgement.Verdict.INTERRUPTED_STEP, resumed.verdict());
         assertEquals(Optional.of(DataVersion.parse("3.5.35/etcd3")), resumed.current());
     }
 
@@ -247,7 +249,8 @@ class StartDecisionTest {
                     false,
                     base.content(),
                     Optional.of(m0),
-                    List.of());
+                    StartDecision.DamageFound.NONE,
+                    false);
             MigrateException e = assertThrows(
                     DataDir.ContradictionException.class, () -> start(read, flags("3.6.16/etcd3", null, 1)));
             assertTrue(e.getMessage().contains("'it'") && e.getMessage().contains("'m0'"), e.getMessage());

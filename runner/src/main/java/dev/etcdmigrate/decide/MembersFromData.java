@@ -1,4 +1,4 @@
-package dev.etcdmigrate.run;
+package dev.etcdmigrate.decide;
 
 import dev.etcdmigrate.cli.MigrateOptions;
 import dev.etcdmigrate.datadir.DataDir;
