@@ -84,14 +84,14 @@ public final class DamageExplanation {
                     options.name(), options.initialAdvertisePeerUrls(), options.initialCluster(), options.members());
             if (data.isEmpty() || data.get().memberId().isEmpty()) return flags;
             DataDetection.Detection d = data.get();
-            Optional<DataDetection.Member> self = d.members().stream()
+            Optional<dev.etcdmigrate.ondisk.Member> self = d.members().stream()
                     .filter(m -> m.id().equals(d.memberId().get()))
                     .findFirst();
             if (self.isEmpty()
                     || self.get().name().isEmpty()
                     || self.get().peerUrls().isEmpty()) return flags;
             List<String> cluster = new ArrayList<>();
-            for (DataDetection.Member m : d.members()) {
+            for (dev.etcdmigrate.ondisk.Member m : d.members()) {
                 if (m.name().isEmpty() || m.peerUrls().isEmpty()) {
                     cluster = null; // a member the data cannot name: the flags' list, as etcd was given it
                     break;

@@ -24,6 +24,7 @@ import dev.etcdmigrate.inspect.InspectReport.V2Store;
 import dev.etcdmigrate.inspect.InspectReport.Wal;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BackendStorageVersion;
+import dev.etcdmigrate.ondisk.ClusterVersion;
 import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -160,8 +161,8 @@ public final class InspectCommand {
                         .map(e -> new EvidenceItem(e.where(), e.found(), str(e.line())))
                         .toList(),
                 label,
-                d.clusterVersion().map(DataDetection.ClusterVersion::version).orElse(null),
-                d.clusterVersion().map(DataDetection.ClusterVersion::where).orElse(null),
+                d.clusterVersion().map(ClusterVersion::version).orElse(null),
+                d.clusterVersion().map(ClusterVersion::where).orElse(null),
                 d.storageVersion().orElse(null),
                 d.clusterId().orElse(null),
                 d.memberId().orElse(null),
