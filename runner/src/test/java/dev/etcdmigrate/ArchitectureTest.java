@@ -161,7 +161,12 @@ class ArchitectureTest {
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage(
-                        "..etcdmigrate.etcd..", "..etcdmigrate.plan..", "..etcdmigrate.run..", "..etcdmigrate.cli..")
+                        "..etcdmigrate.etcd..",
+                        "..etcdmigrate.plan..",
+                        "..etcdmigrate.run..",
+                        "..etcdmigrate.decide..",
+                        "..etcdmigrate.inspect..",
+                        "..etcdmigrate.cli..")
                 .check(classes);
     }
 
@@ -179,7 +184,9 @@ class ArchitectureTest {
                         "..etcdmigrate.exec..",
                         "..etcdmigrate.datadir..",
                         "..etcdmigrate.ondisk..",
-                        "..etcdmigrate.run..")
+                        "..etcdmigrate.run..",
+                        "..etcdmigrate.decide..",
+                        "..etcdmigrate.inspect..")
                 .check(classes);
     }
 
@@ -211,6 +218,29 @@ class ArchitectureTest {
                 .check(classes);
     }
 
+    /**
+     * The decision and inspect's report sit below the run (issue 39): {@code decide} reads the data dir and
+     * decides, {@code inspect} renders that decision; neither knows the run's orchestration, and the decision
+     * knows nothing of the report that shows it.
+     */
+    @Test
+    void theDecisionAndInspectDoNotKnowTheRun() {
+        noClasses()
+                .that()
+                .resideInAnyPackage("..etcdmigrate.decide..", "..etcdmigrate.inspect..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("..etcdmigrate.run..")
+                .check(classes);
+        noClasses()
+                .that()
+                .resideInAPackage("..etcdmigrate.decide..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("..etcdmigrate.inspect..")
+                .check(classes);
+    }
+
     /** The offline readers read files: they start no etcd and talk to none. */
     @Test
     void offlineReadersStartNothing() {
@@ -223,7 +253,9 @@ class ArchitectureTest {
                         "..etcdmigrate.etcd..",
                         "..etcdmigrate.process..",
                         "..etcdmigrate.step..",
-                        "..etcdmigrate.run..")
+                        "..etcdmigrate.run..",
+                        "..etcdmigrate.decide..",
+                        "..etcdmigrate.inspect..")
                 .check(classes);
     }
 
@@ -261,7 +293,9 @@ class ArchitectureTest {
                         "..etcdmigrate.step..",
                         "..etcdmigrate.datadir..",
                         "..etcdmigrate.ondisk..",
-                        "..etcdmigrate.run..")
+                        "..etcdmigrate.run..",
+                        "..etcdmigrate.decide..",
+                        "..etcdmigrate.inspect..")
                 .check(classes);
     }
 

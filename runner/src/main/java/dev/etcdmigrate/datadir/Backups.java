@@ -6,16 +6,11 @@ import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.log.ProgressMeter;
 import dev.etcdmigrate.version.DataVersion;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Stream;
@@ -37,17 +32,14 @@ import java.util.stream.Stream;
  */
 public final class Backups {
 
-    static final String PARTIAL = ".partial";
+    static final String PARTIAL = BackupNames.PARTIAL;
     static final String VERSION_FILE = "version.txt";
 
     private final DataDir dataDir;
     private final Path location;
     private final int retention;
-    private final String memberName;
-    private String identity; // hashed on first use: SHA-256 starts Java's whole security framework (JCA), which a
-    // no-op start, whose backups dir lives in the data dir, never needs
+    private final BackupNames names; // which backups are this data dir's, and new ones' names
     private final Log log;
-    private final Clock clock;
 
     /** @param location where backups end up; empty means the data dir's own .etcd-migrate/backups */
     public Backups(DataDir dataDir, Optional<Path> location, int retention, String memberName, Log log) {
@@ -59,24 +51,12 @@ public final class Backups {
         this.dataDir = dataDir;
         this.location = location.map(p -> p.toAbsolutePath().normalize()).orElse(dataDir.backupsDir());
         this.retention = retention;
-        this.memberName = memberName;
+        this.names = new BackupNames(dataDir, this.location, memberName, clock);
         this.log = log;
-        this.clock = clock;
     }
 
     public Path location() {
         return location;
-    }
-
-    /** True when backups leave the data dir after the swap's rename. */
-    boolean relocates() {
-        return !location.equals(dataDir.backupsDir());
-    }
-
-    /** {@code <member name>-<data dir hash>}: what makes this data dir's backup names its own. */
-    synchronized String identity() {
-        if (identity == null) identity = safeName(memberName) + "-" + pathHash(dataDir.path());
-        return identity;
     }
 
     /**
@@ -203,7 +183,7 @@ public final class Backups {
      */
     public void recover() throws IOException {
         // a clone probe (FileClone.supported) whose delete a crash or power cut undid
-        for (Path entry : list(dataDir.path())) {
+        for (Path entry : BackupNames.list(dataDir.path())) {
             if (entry.getFileName().toString().startsWith(FileClone.PROBE_PREFIX) && Files.isRegularFile(entry)) {
                 log.emit(new StepEvent.Recovered(
                         "clone-probe",
@@ -214,7 +194,7 @@ public final class Backups {
             }
         }
         Path own = dataDir.backupsDir();
-        for (Path entry : list(own)) {
+        for (Path entry : BackupNames.list(own)) {
             String name = entry.getFileName().toString();
             if (name.endsWith(PARTIAL)) {
                 log.emit(new StepEvent.Recovered(
@@ -234,14 +214,14 @@ public final class Backups {
         }
         if (!relocates()) {
             // a swap interrupted after its renames never got to finish(); modes are cheap to set again
-            for (Path backup : list(own)) {
-                if (mine(backup.getFileName().toString())) Permissions.ownerOnlyTree(backup);
+            for (Path backup : BackupNames.list(own)) {
+                if (names.mine(backup.getFileName().toString())) Permissions.ownerOnlyTree(backup);
             }
             return;
         }
-        for (Path entry : list(location)) {
+        for (Path entry : BackupNames.list(location)) {
             String name = entry.getFileName().toString();
-            if (name.endsWith(PARTIAL) && mine(name.substring(0, name.length() - PARTIAL.length()))) {
+            if (name.endsWith(PARTIAL) && names.mine(name.substring(0, name.length() - PARTIAL.length()))) {
                 log.emit(new StepEvent.Recovered(
                         "partial-backup",
                         entry.toString(),
@@ -251,8 +231,9 @@ public final class Backups {
             }
         }
         Path last = null;
-        for (Path backup : sortedOldestFirst(
-                list(own).stream().filter(p -> BackupName.of(p).isPresent()).toList())) {
+        for (Path backup : BackupNames.sortedOldestFirst(BackupNames.list(own).stream()
+                .filter(p -> BackupName.of(p).isPresent())
+                .toList())) {
             log.emit(new BackupEvent.BackupMoved(backup.toString(), location.toString()));
             last = relocate(backup);
         }
@@ -261,8 +242,8 @@ public final class Backups {
 
     /** Copies a complete backup from .etcd-migrate/backups to the location, then removes the original. */
     private Path relocate(Path inDataDir) throws IOException {
-        Path target =
-                ensureLocation().resolve(relocatedName(inDataDir.getFileName().toString()));
+        Path target = ensureLocation()
+                .resolve(names.relocatedName(inDataDir.getFileName().toString()));
         if (!Files.exists(target)) { // it exists when a crash came after the rename: that copy is complete
             Path partial = partialOf(target);
             Trees.deleteRecursively(partial);
@@ -289,17 +270,6 @@ public final class Backups {
     }
 
     /**
-     * This data dir's complete backups, oldest first: what retention counts and a restore can use. Only
-     * complete ones: a backup dir a crashed swap left before member/ was moved into it (debris that
-     * recover() deletes) is none, and another data dir's backups in a shared location are not this one's.
-     */
-    public List<Path> complete() throws IOException {
-        return sortedOldestFirst(list(location).stream()
-                .filter(p -> mine(p.getFileName().toString()) && Files.isDirectory(p.resolve("member")))
-                .toList());
-    }
-
-    /**
      * Deletes this data dir's oldest complete backups beyond the retention count, never {@code justMade}
      * (whatever its stamp says, should the clock have gone back).
      */
@@ -313,76 +283,6 @@ public final class Backups {
             log.emit(new BackupEvent.BackupDeleted(old.toString(), retention));
         }
         if (excess > 0) Fsync.path(location);
-    }
-
-    /**
-     * This data dir's newest complete backup (member/ inside), if any: the way back the runner names when
-     * the data is damaged. Reads only.
-     */
-    public Optional<Path> newest() throws IOException {
-        List<Path> mine = list(location).stream()
-                .filter(p -> mine(p.getFileName().toString()) && Files.isDirectory(p.resolve("member")))
-                .toList();
-        List<Path> sorted = sortedOldestFirst(mine);
-        return sorted.isEmpty() ? Optional.empty() : Optional.of(sorted.getLast());
-    }
-
-    /**
-     * Whether a complete backup name (no .partial) is this data dir's: in the data dir's own backups dir
-     * every stamped entry is (names without the identity predate it); elsewhere only names carrying it.
-     */
-    boolean mine(String name) {
-        if (name.endsWith(PARTIAL)) return false;
-        return BackupName.parse(name)
-                .filter(n -> !relocates() || n.carries(identity()))
-                .isPresent();
-    }
-
-    /**
-     * {@code <stamp>-<identity>-<version>-<storage>}, with {@code .N} when this data dir already has a backup
-     * from the same second (of any version; a downgrade chain takes several): the counter orders them.
-     */
-    String newName(DataVersion version) throws IOException {
-        BackupName name = BackupName.of(clock.instant(), identity(), version);
-        int counter = -1;
-        for (Path dir : List.of(dataDir.backupsDir(), location)) {
-            for (Path entry : list(dir)) {
-                String entryName = entry.getFileName().toString();
-                if (entryName.endsWith(PARTIAL))
-                    entryName = entryName.substring(0, entryName.length() - PARTIAL.length());
-                Optional<BackupName> other = BackupName.parse(entryName);
-                if (other.isPresent()
-                        && other.get().stamp().equals(name.stamp())
-                        && (other.get().carries(identity()) || !relocates() && dir.equals(dataDir.backupsDir()))) {
-                    counter = Math.max(counter, other.get().counter());
-                }
-            }
-        }
-        name = counter < 0 ? name : name.withCounter(counter + 1);
-        while (taken(name.toString()))
-            name = name.withCounter(name.counter() + 1); // a name another writer took meanwhile
-        return name.toString();
-    }
-
-    private boolean taken(String name) {
-        for (Path dir : List.of(dataDir.backupsDir(), location)) {
-            if (Files.exists(dir.resolve(name)) || Files.exists(dir.resolve(name + PARTIAL))) return true;
-        }
-        return false;
-    }
-
-    /** A name from before backups carried the identity gets it on its way to a shared location. */
-    String relocatedName(String name) {
-        return BackupName.parse(name)
-                .map(n -> n.withIdentity(identity()).toString())
-                .orElse(name);
-    }
-
-    /** By stamp, then by the counter of backups taken within one second (every path is a backup name). */
-    static List<Path> sortedOldestFirst(List<Path> backups) {
-        return backups.stream()
-                .sorted(Comparator.comparing((Path p) -> BackupName.of(p).orElseThrow(), BackupName.OLDEST_FIRST))
-                .toList();
     }
 
     private Path ensureLocation() throws IOException {
@@ -410,26 +310,22 @@ public final class Backups {
         }
     }
 
-    private static List<Path> list(Path dir) throws IOException {
-        if (!Files.isDirectory(dir)) return List.of();
-        try (Stream<Path> entries = Files.list(dir)) {
-            return entries.toList();
-        }
+    /** True when backups leave the data dir after the swap's rename. */
+    boolean relocates() {
+        return names.relocates();
     }
 
-    /** Member names become file names: anything but letters, digits, '.', '_' and '-' becomes '_'. */
-    static String safeName(String memberName) {
-        String safe = memberName.replaceAll("[^A-Za-z0-9._-]", "_");
-        return safe.isEmpty() ? "member" : safe;
+    /** This data dir's complete backups, oldest first ({@link BackupNames#complete}). */
+    public List<Path> complete() throws IOException {
+        return names.complete();
     }
 
-    static String pathHash(Path dataDir) {
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256")
-                    .digest(dataDir.toString().getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest, 0, 4);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is part of every Java runtime", e);
-        }
+    /** This data dir's newest complete backup, if any: the way back named for damaged data. Reads only. */
+    public Optional<Path> newest() throws IOException {
+        return names.newest();
+    }
+
+    String newName(DataVersion version) throws IOException {
+        return names.newName(version);
     }
 }

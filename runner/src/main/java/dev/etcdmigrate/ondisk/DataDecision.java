@@ -3,10 +3,7 @@ package dev.etcdmigrate.ondisk;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.catalog.Release.DataRecord;
-import dev.etcdmigrate.ondisk.DataDetection.ClusterVersion;
 import dev.etcdmigrate.ondisk.DataDetection.Detection;
-import dev.etcdmigrate.ondisk.DataDetection.Evidence;
-import dev.etcdmigrate.ondisk.DataDetection.Member;
 import dev.etcdmigrate.version.MinorLine;
 import dev.etcdmigrate.version.StorageApi;
 import java.util.ArrayList;
@@ -26,7 +23,7 @@ public final class DataDecision {
     public static Detection decide(DataRecords r, Catalog catalog) {
         List<Evidence> evidence = new ArrayList<>();
         Optional<StorageApi> storage = Optional.empty();
-        DataRecords.Db db = r.db();
+        DbRead db = r.db();
         if (r.memberDir()) {
             if (r.hasDb()) {
                 Optional<MinorLine> v3 = catalog.releases().stream()
@@ -63,7 +60,7 @@ public final class DataDecision {
         long v2Outside = 0;
         Optional<String> snapVersion = Optional.empty();
         if (r.snapshot().isPresent()) {
-            DataRecords.Snap s = r.snapshot().get();
+            SnapshotRead s = r.snapshot().get();
             String name = "snapshot " + s.file().getFileName();
             if (s.failure().isPresent()) {
                 evidence.add(new Evidence(name, s.failure().get(), Optional.empty()));
@@ -83,7 +80,7 @@ public final class DataDecision {
             if (r.walOption().isPresent())
                 evidence.add(new Evidence("WAL", "in --wal-dir " + r.walDir(), Optional.empty()));
             if (r.wal().isPresent()) {
-                DataRecords.Wal w = r.wal().get();
+                WalRead w = r.wal().get();
                 if (w.summary().isEmpty()) {
                     evidence.add(new Evidence("WAL", w.failure().orElse("unreadable"), Optional.empty()));
                 } else {
@@ -139,9 +136,9 @@ public final class DataDecision {
         List<Member> members = !db.members().isEmpty()
                 ? db.members()
                 : r.snapshot()
-                        .map(DataRecords.Snap::members)
+                        .map(SnapshotRead::members)
                         .filter(m -> !m.isEmpty())
-                        .orElseGet(() -> r.wal().map(DataRecords.Wal::members).orElse(List.of()));
+                        .orElseGet(() -> r.wal().map(WalRead::members).orElse(List.of()));
         Optional<String> unreadable = db.failure()
                 .map(f -> "member/snap/db: " + f)
                 .or(() -> r.snapshot()

@@ -30,22 +30,6 @@ public final class DataDetection {
 
     private static final Pattern SEMVER = Pattern.compile("^(\\d+)\\.(\\d+)\\.\\d+");
 
-    /** One fact read from the data, where it was read, and the line it proves wrote the data (if any). */
-    public record Evidence(String where, String found, Optional<MinorLine> line) {
-        @Override
-        public String toString() {
-            return where + ": " + found + line.map(l -> " (etcd " + l + "+)").orElse("");
-        }
-    }
-
-    public record Member(String id, String name, List<String> peerUrls, boolean learner) {}
-
-    /** An alarm recorded in the db (etcd's alarm bucket): its type and the member that raised it. */
-    public record Alarm(String type, String memberId) {}
-
-    /** The cluster version the data records now and where: the newest of the db, the snapshot and the WAL. */
-    public record ClusterVersion(String version, String where) {}
-
     public record Detection(
             Path dataDir,
             Optional<Path> walDir,

@@ -113,9 +113,9 @@ public final class RaftVoters {
     private static Optional<Base> backendBase(Path db) throws IOException {
         try (BboltFile file = BboltFile.open(db)) {
             Optional<byte[]> state = file.value("meta", "confState");
-            OptionalLong at = DataRecords.consistentIndex(file);
+            OptionalLong at = DbRead.consistentIndex(file);
             if (state.isEmpty() || at.isEmpty()) return Optional.empty();
-            JsonNode conf = DataRecords.json(db, "bucket meta, key confState", state.get());
+            JsonNode conf = EtcdJson.parse(db, "bucket meta, key confState", state.get());
             if (conf.path("voters_outgoing").size() > 0) return Optional.empty();
             Set<Long> voters = new TreeSet<>();
             for (JsonNode v : conf.path("voters")) voters.add(v.asLong());

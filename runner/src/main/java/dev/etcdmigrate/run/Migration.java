@@ -11,8 +11,10 @@ import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.DataDirLock;
 import dev.etcdmigrate.datadir.MemberSwap;
 import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.decide.DamageExplanation;
+import dev.etcdmigrate.decide.DataDirState;
+import dev.etcdmigrate.decide.StartDecision;
 import dev.etcdmigrate.error.MigrateException;
-import dev.etcdmigrate.error.RefusedException;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.etcd.EtcdWiring;
 import dev.etcdmigrate.etcd.binary.BinDir;
@@ -24,7 +26,6 @@ import dev.etcdmigrate.event.RunEvent;
 import dev.etcdmigrate.event.StepEvent;
 import dev.etcdmigrate.log.ChildOutputFile;
 import dev.etcdmigrate.log.Log;
-import dev.etcdmigrate.ondisk.BackendAuth;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RolloutChain;
 import dev.etcdmigrate.process.Children;
@@ -82,16 +83,20 @@ public final class Migration {
      * the data included, as {@link #migrate} judges it under the lock); reads only.
      */
     public Plan plan() throws IOException, MigrateException {
-        Optional<DataVersion> current = state.current(true);
-        if (current.isPresent() && dataDir.readVersion().isPresent()) state.checkLabelAgainstData(current.get());
-        return plan(current);
+        return decided().planOrThrow();
     }
 
-    private Plan plan(Optional<DataVersion> current) throws MigrateException {
-        // a release's etcd in the bin dir (and in BUNDLED_VERSIONS, if set) stands for "bundled": a restart at the
-        // target asks it of the target only; a refusal lists the releases it holds for
-        return StartDecision.plan(
-                current, StartDecision.Flags.of(options), this::catalog, StartDecision.installed(options));
+    /**
+     * The decision from the data dir as it is now ({@link DataDirState#decide}: one read; a release's etcd in the
+     * bin dir, and in BUNDLED_VERSIONS if set, stands for "bundled"), version.txt judged against the data before
+     * the plan's own refusal is met.
+     */
+    private StartDecision.Decision decided() throws IOException, MigrateException {
+        StartDecision.Decision decision = state.decide(true);
+        Optional<DataVersion> current = decision.startOrThrow().current();
+        if (current.isPresent() && dataDir.readVersion().isPresent()) state.checkLabelAgainstData(current.get());
+        decision.planOrThrow();
+        return decision;
     }
 
     /**
@@ -101,41 +106,19 @@ public final class Migration {
      */
     public DecisionEvent.PlanMade planEvent() throws IOException, InterruptedException, MigrateException {
         try {
-            Plan plan = plan();
-            RolloutChain chain = chainOf(plan);
+            StartDecision.Decision decision = decided();
+            RolloutChain chain = chainOf(decision.planOrThrow());
             if (chain.multiLeg()) {
                 new ClusterRollout(options, dataDir, etcd, new StepRunner(dataDir, backups, log), log).check(chain);
             }
-            refuseRecordedAuth(plan);
-            DecisionEvent.PlanMade made = planEvent(plan);
+            decision.refuseAuth();
+            DecisionEvent.PlanMade made = planEvent(decision);
             made.flags().forEach(log::emit);
             return made;
         } catch (MigrateException e) {
             throw explained(e);
         }
     }
-
-    /**
-     * Every step's private etcd writes a probe key and reads keys through etcd's API, which etcd's auth refuses
-     * without credentials, and the runner takes none: data whose db records auth as enabled is refused before
-     * anything changes, not after a step's etcd ran on it and waited out its start timeout. A db that cannot say
-     * is left to the damage checks (a cluster member's multi-minor chain refuses it, ClusterRollout).
-     */
-    private void refuseRecordedAuth(Plan plan) throws RefusedException {
-        if (plan.steps().isEmpty()) return;
-        try {
-            if (!BackendAuth.enabled(dataDir.member().resolve("snap").resolve("db"))) return;
-        } catch (IOException unreadable) {
-            return; // damage or a read error: the checks and steps that read the db report it as before
-        }
-        throw new RefusedException(AUTH_REFUSAL);
-    }
-
-    /** Also inspect's reason for every target with steps on such data. */
-    static final String AUTH_REFUSAL = "refused: this data records etcd's auth as enabled (member/snap/db, bucket"
-            + " auth): each step's etcd must write a probe key and read keys through etcd's API, for which the runner"
-            + " has no credentials. Disable auth for the migration (etcdctl auth disable, on any member of a cluster;"
-            + " enable it again once the target runs) (nothing was changed)";
 
     /** The run's reason with what a damaged file means and the way back, when damage caused it. */
     private MigrateException explained(MigrateException e) {
@@ -148,7 +131,15 @@ public final class Migration {
         return DamageExplanation.explain(e, dataDir, options, known);
     }
 
-    private DecisionEvent.PlanMade planEvent(Plan plan) throws IOException {
+    /**
+     * Every step's private etcd writes a probe key and reads keys through etcd's API, which etcd's auth refuses
+     * without credentials, and the runner takes none: data whose db records auth as enabled is refused
+     * ({@link StartDecision.Decision#refuseAuth}) before anything changes, not after a step's etcd ran on it and
+     * waited out its start timeout. A db that cannot say is left to the damage checks (a cluster member's
+     * multi-minor chain refuses it, ClusterRollout).
+     */
+    private DecisionEvent.PlanMade planEvent(StartDecision.Decision decision) throws IOException, MigrateException {
+        Plan plan = decision.planOrThrow();
         long member = plan.steps().isEmpty() || !Files.isDirectory(dataDir.member()) ? 0 : Trees.size(dataDir.member());
         RolloutChain chain = chainOf(plan);
         // the flags after -- each etcd that runs as the member gets in its own line's spelling (EtcdWiring.argsFor)
@@ -161,7 +152,7 @@ public final class Migration {
         return plan.event(
                         member,
                         dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist"),
-                        chain.planned(RolloutCoordinator.RECORD_KEY))
+                        decision.legs())
                 .withFlags(flags);
     }
 
@@ -202,10 +193,11 @@ public final class Migration {
 
     private Done migrateUnexplained() throws Exception {
         Preflight.run(preflight.beforePlan());
-        Optional<DataVersion> before = state.current(false); // read again under the lock, and reported then
+        StartDecision.Decision decided = state.decide(false); // read again under the lock, and reported then
+        Optional<DataVersion> before = decided.startOrThrow().current();
         // a label the data contradicts is refused as such before the plan's own checks (binaries, ports) run
         if (before.isPresent() && dataDir.readVersion().isPresent()) state.checkLabelAgainstData(before.get(), false);
-        Plan planned = plan(before);
+        Plan planned = decided.planOrThrow();
         if (!planned.steps().isEmpty()) {
             etcd.prepareHttpClient();
         }
@@ -247,8 +239,9 @@ public final class Migration {
         backups.recover();
         // The plan made before the lock is stale when another runner moved the data while this one
         // waited, or when recovery just finished a swap: read and plan again from what is there now.
-        Optional<DataVersion> current = state.current(true);
-        Plan plan = plan(current);
+        StartDecision.Decision decision = state.decide(true);
+        Optional<DataVersion> current = decision.startOrThrow().current();
+        Plan plan = decision.planOrThrow();
         if (!plan.current().equals(planned.current())) {
             log.emit(new DecisionEvent.Replanned(
                     planned.current().toString(), plan.current().toString()));
@@ -279,7 +272,7 @@ public final class Migration {
             checks.add(
                     new Preflight.Check("the other members can take " + chain.describe(), () -> rollout.check(chain)));
         }
-        checks.add(new Preflight.Check("etcd's auth is not enabled in the data", () -> refuseRecordedAuth(plan)));
+        checks.add(new Preflight.Check("etcd's auth is not enabled in the data", decision::refuseAuth));
         if (!plan.steps().isEmpty() && planned.steps().isEmpty()) {
             checks.addAll(
                     preflight
@@ -288,7 +281,7 @@ public final class Migration {
         Preflight.run(checks);
         etcd.rememberChecks(binaries);
 
-        log.emit(planEvent(plan));
+        log.emit(planEvent(decision));
         if (!plan.steps().isEmpty()) {
             try (ChildOutputFile etcdOutput =
                     ChildOutputFile.create(dataDir.own().etcdOutput())) {

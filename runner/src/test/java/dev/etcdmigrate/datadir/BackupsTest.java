@@ -96,21 +96,21 @@ class BackupsTest {
         Path third = b.copyOf(dataDir.member(), DataVersion.parse("3.5.35/etcd3"));
         assertTrue(second.getFileName().toString().endsWith("-3.6.16-etcd3.1"), second.toString());
         assertTrue(third.getFileName().toString().endsWith("-3.5.35-etcd3.2"), third.toString());
-        assertEquals(List.of(first, second, third), Backups.sortedOldestFirst(List.of(third, first, second)));
+        assertEquals(List.of(first, second, third), BackupNames.sortedOldestFirst(List.of(third, first, second)));
     }
 
     @Test
     void aNameCarriesTheStampTheMemberTheDataDirAndTheVersion() throws IOException {
         Backups b = backups(Optional.empty(), 3, NOW);
         String name = b.newName(V37);
-        assertEquals("20250601T120000Z-m1-" + Backups.pathHash(data) + "-3.7.3-etcd3", name);
-        assertTrue(Backups.pathHash(data).matches("[0-9a-f]{8}"), Backups.pathHash(data));
+        assertEquals("20250601T120000Z-m1-" + BackupNames.pathHash(data) + "-3.7.3-etcd3", name);
+        assertTrue(BackupNames.pathHash(data).matches("[0-9a-f]{8}"), BackupNames.pathHash(data));
         assertNotEquals(
-                Backups.pathHash(data),
-                Backups.pathHash(tmp.resolve("data-events")),
+                BackupNames.pathHash(data),
+                BackupNames.pathHash(tmp.resolve("data-events")),
                 "main and events data dirs differ");
-        assertEquals("etcd-a_b_c", Backups.safeName("etcd-a b/c"));
-        assertEquals("member", Backups.safeName(""));
+        assertEquals("etcd-a_b_c", BackupNames.safeName("etcd-a b/c"));
+        assertEquals("member", BackupNames.safeName(""));
     }
 
     @Test
@@ -130,7 +130,7 @@ class BackupsTest {
                         Path.of("20250601T120000Z-x"),
                         Path.of("20250601T120000Z-x.2"),
                         Path.of("20250601T120000Z-x.10")),
-                Backups.sortedOldestFirst(unsorted));
+                BackupNames.sortedOldestFirst(unsorted));
     }
 
     @Test
@@ -156,8 +156,8 @@ class BackupsTest {
     void retentionDeletesTheOldestBeyondTheCountOneLogLineEach() throws Exception {
         Path own = dataDir.backupsDir();
         Path oldest = backupAt(own, "20240101T000000Z-3.5.35-etcd3"); // a name from before the identity was added
-        Path older = backupAt(own, "20240201T000000Z-m1-" + Backups.pathHash(data) + "-3.6.16-etcd3");
-        Path newer = backupAt(own, "20240301T000000Z-m1-" + Backups.pathHash(data) + "-3.6.16-etcd3");
+        Path older = backupAt(own, "20240201T000000Z-m1-" + BackupNames.pathHash(data) + "-3.6.16-etcd3");
+        Path newer = backupAt(own, "20240301T000000Z-m1-" + BackupNames.pathHash(data) + "-3.6.16-etcd3");
 
         Path made = backups(Optional.empty(), 2, NOW).copyOf(dataDir.member(), V37);
 
@@ -179,7 +179,7 @@ class BackupsTest {
     @Test
     void retentionNeverDeletesTheBackupJustMadeEvenWhenTheClockWentBack() throws Exception {
         Path own = dataDir.backupsDir();
-        backupAt(own, "20300101T000000Z-m1-" + Backups.pathHash(data) + "-3.6.16-etcd3");
+        backupAt(own, "20300101T000000Z-m1-" + BackupNames.pathHash(data) + "-3.6.16-etcd3");
 
         Path made = backups(Optional.empty(), 1, NOW).copyOf(dataDir.member(), V37);
 
@@ -227,12 +227,12 @@ class BackupsTest {
     /** What inspect lists and a restore can use: this data dir's complete backups, oldest first, nothing else. */
     @Test
     void theCompleteBackupsAreThisDataDirsWithAMemberDirOldestFirst() throws Exception {
-        Path mine2 = backupAt(shared, "20240102T000000Z-m1-" + Backups.pathHash(data) + "-3.6.16-etcd3");
-        Path mine1 = backupAt(shared, "20240101T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3");
-        backupAt(shared, "20240101T000000Z-m2-" + Backups.pathHash(data) + "-3.6.16-etcd3");
-        backupAt(shared, "20240101T000000Z-m1-" + Backups.pathHash(tmp.resolve("events")) + "-3.6.16-etcd3");
-        backupAt(shared, "20240103T000000Z-m1-" + Backups.pathHash(data) + "-3.6.16-etcd3.partial");
-        Files.createDirectories(shared.resolve("20240104T000000Z-m1-" + Backups.pathHash(data) + "-3.7.3-etcd3"));
+        Path mine2 = backupAt(shared, "20240102T000000Z-m1-" + BackupNames.pathHash(data) + "-3.6.16-etcd3");
+        Path mine1 = backupAt(shared, "20240101T000000Z-m1-" + BackupNames.pathHash(data) + "-3.5.35-etcd3");
+        backupAt(shared, "20240101T000000Z-m2-" + BackupNames.pathHash(data) + "-3.6.16-etcd3");
+        backupAt(shared, "20240101T000000Z-m1-" + BackupNames.pathHash(tmp.resolve("events")) + "-3.6.16-etcd3");
+        backupAt(shared, "20240103T000000Z-m1-" + BackupNames.pathHash(data) + "-3.6.16-etcd3.partial");
+        Files.createDirectories(shared.resolve("20240104T000000Z-m1-" + BackupNames.pathHash(data) + "-3.7.3-etcd3"));
         Files.createDirectories(shared.resolve("notes"));
 
         assertEquals(List.of(mine1, mine2), backups(Optional.of(shared), 3, NOW).complete());
@@ -246,11 +246,11 @@ class BackupsTest {
 
     @Test
     void aSharedLocationCountsAndCleansOnlyThisDataDirsBackups() throws Exception {
-        Path theirs = backupAt(shared, "20240101T000000Z-m2-" + Backups.pathHash(data) + "-3.6.16-etcd3");
-        Path sameMemberOtherDir =
-                backupAt(shared, "20240101T000000Z-m1-" + Backups.pathHash(tmp.resolve("events")) + "-3.6.16-etcd3");
+        Path theirs = backupAt(shared, "20240101T000000Z-m2-" + BackupNames.pathHash(data) + "-3.6.16-etcd3");
+        Path sameMemberOtherDir = backupAt(
+                shared, "20240101T000000Z-m1-" + BackupNames.pathHash(tmp.resolve("events")) + "-3.6.16-etcd3");
         Path theirPartial = backupAt(shared, "20240102T000000Z-m2-00000000-3.6.16-etcd3.partial");
-        Path mine = backupAt(shared, "20240101T000000Z-m1-" + Backups.pathHash(data) + "-3.6.16-etcd3");
+        Path mine = backupAt(shared, "20240101T000000Z-m1-" + BackupNames.pathHash(data) + "-3.6.16-etcd3");
         Backups b = backups(Optional.of(shared), 1, NOW);
 
         b.recover();
@@ -268,16 +268,16 @@ class BackupsTest {
     void recoverDeletesDebrisAndMovesBackupsLeftInTheDataDir() throws Exception {
         Path own = dataDir.backupsDir();
         backupAt(own, "20240101T000000Z-3.5.35-etcd3");
-        Path half =
-                Files.createDirectories(own.resolve("20240102T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3"));
+        Path half = Files.createDirectories(
+                own.resolve("20240102T000000Z-m1-" + BackupNames.pathHash(data) + "-3.5.35-etcd3"));
         Files.writeString(half.resolve("version.txt"), "3.5.35/etcd3"); // crashed before member/ was moved in
-        backupAt(own, "20240103T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3.partial");
-        backupAt(shared, "20240104T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3.partial");
+        backupAt(own, "20240103T000000Z-m1-" + BackupNames.pathHash(data) + "-3.5.35-etcd3.partial");
+        backupAt(shared, "20240104T000000Z-m1-" + BackupNames.pathHash(data) + "-3.5.35-etcd3.partial");
         Backups b = backups(Optional.of(shared), 3, NOW);
 
         b.recover();
 
-        String relocated = "20240101T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3";
+        String relocated = "20240101T000000Z-m1-" + BackupNames.pathHash(data) + "-3.5.35-etcd3";
         assertEquals(List.of(relocated), names(shared));
         assertEquals(
                 "20240101T000000Z-3.5.35-etcd3",
@@ -310,7 +310,7 @@ class BackupsTest {
 
     @Test
     void recoverFinishesARelocationInterruptedAfterItsRename() throws Exception {
-        String name = "20240101T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3";
+        String name = "20240101T000000Z-m1-" + BackupNames.pathHash(data) + "-3.5.35-etcd3";
         backupAt(dataDir.backupsDir(), name);
         Path copied = backupAt(shared, name);
         Files.writeString(copied.resolve("member/snap/db"), "the renamed copy");
@@ -326,14 +326,15 @@ class BackupsTest {
 
     @Test
     void recoverInTheDataDirMakesBackupsOwnerOnlyAndKeepsThem() throws Exception {
-        Path backup = backupAt(dataDir.backupsDir(), "20240101T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3");
+        Path backup =
+                backupAt(dataDir.backupsDir(), "20240101T000000Z-m1-" + BackupNames.pathHash(data) + "-3.5.35-etcd3");
         Files.setPosixFilePermissions(backup.resolve("member/snap/db"), PosixFilePermissions.fromString("rw-r--r--"));
 
         backups(Optional.empty(), 1, NOW).recover();
 
         assertOwnerOnly(backup);
         assertEquals(
-                "20240101T000000Z-m1-" + Backups.pathHash(data) + "-3.5.35-etcd3",
+                "20240101T000000Z-m1-" + BackupNames.pathHash(data) + "-3.5.35-etcd3",
                 Files.readString(backup.resolve("member/snap/db")));
     }
 

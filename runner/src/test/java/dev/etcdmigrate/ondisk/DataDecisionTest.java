@@ -24,15 +24,15 @@ class DataDecisionTest {
 
     private static final Catalog CATALOG = Catalog.bundled();
     private static final Path DIR = Path.of("/data");
-    private static final DataRecords.Db EMPTY_DB = DataRecords.Db.NONE;
+    private static final DbRead EMPTY_DB = DbRead.NONE;
 
-    private static DataRecords.Db db(UnaryOperator<DbBuilder> f) {
+    private static DbRead db(UnaryOperator<DbBuilder> f) {
         return f.apply(new DbBuilder()).build();
     }
 
     /** The records of a data dir: db (or none), snapshot, WAL. */
     private static DataRecords records(
-            boolean hasDb, DataRecords.Db db, Optional<DataRecords.Snap> snap, Optional<WalRecords.Summary> wal) {
+            boolean hasDb, DbRead db, Optional<SnapshotRead> snap, Optional<WalRecords.Summary> wal) {
         return new DataRecords(
                 DIR,
                 Optional.empty(),
@@ -41,9 +41,9 @@ class DataDecisionTest {
                 hasDb,
                 wal.isPresent(),
                 db,
-                snap.map(DataRecords.Snap::file),
+                snap.map(SnapshotRead::file),
                 snap,
-                wal.map(s -> new DataRecords.Wal(Optional.of(s), List.of(), Optional.empty())),
+                wal.map(s -> new WalRead(Optional.of(s), List.of(), Optional.empty())),
                 wal.map(WalRecords.Summary::segments).orElse(0),
                 List.of());
     }
@@ -67,8 +67,8 @@ class DataDecisionTest {
                 List.of());
     }
 
-    private static Optional<DataRecords.Snap> snap(long index, String version) {
-        return Optional.of(new DataRecords.Snap(
+    private static Optional<SnapshotRead> snap(long index, String version) {
+        return Optional.of(new SnapshotRead(
                 DIR.resolve("member/snap/0000000000000002-" + String.format("%016x", index) + ".snap"),
                 index,
                 Optional.of(version),
@@ -195,8 +195,8 @@ class DataDecisionTest {
             return this;
         }
 
-        DataRecords.Db build() {
-            return new DataRecords.Db(
+        DbRead build() {
+            return new DbRead(
                     storage,
                     index,
                     term,

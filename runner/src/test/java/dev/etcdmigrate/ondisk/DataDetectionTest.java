@@ -36,7 +36,7 @@ class DataDetectionTest {
             0x10,
             0x01
         };
-        assertEquals(new DataDetection.Alarm("NOSPACE", "8e9e05c52164694d"), DataDetection.alarm(key));
+        assertEquals(new Alarm("NOSPACE", "8e9e05c52164694d"), DataDetection.alarm(key));
         assertEquals(
                 "CORRUPT",
                 DataDetection.alarm(new byte[] {0x08, 0x01, 0x10, 0x02}).type());

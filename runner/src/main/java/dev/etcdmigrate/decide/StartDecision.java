@@ -1,13 +1,15 @@
-package dev.etcdmigrate.run;
+package dev.etcdmigrate.decide;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.config.RunConfig;
 import dev.etcdmigrate.config.Topology;
+import dev.etcdmigrate.cluster.RolloutCoordinator;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.RefusedException;
 import dev.etcdmigrate.etcd.binary.BinDir;
+import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.ondisk.Damage;
 import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.ondisk.OwnMember;
@@ -15,6 +17,7 @@ import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.Planner;
 import dev.etcdmigrate.plan.RefusedTransitionException;
 import dev.etcdmigrate.plan.RollingUpgradePolicy;
+import dev.etcdmigrate.plan.RolloutChain;
 import dev.etcdmigrate.step.Step;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -31,9 +34,16 @@ import java.util.function.Predicate;
  * plan it runs. Pure: it reads no file and emits no event (callers read, and report what it decided), so
  * inspect shows per target exactly the plan a migrate with the same flags runs.
  */
-final class StartDecision {
+public final class StartDecision {
 
     private StartDecision() {}
+
+    /** A start refuses steps on data whose db records etcd's auth as enabled; also inspect's reason per target. */
+    public static final String AUTH_REFUSAL =
+            "refused: this data records etcd's auth as enabled (member/snap/db, bucket"
+                    + " auth): each step's etcd must write a probe key and read keys through etcd's API, for which the runner"
+                    + " has no credentials. Disable auth for the migration (etcdctl auth disable, on any member of a cluster;"
+                    + " enable it again once the target runs) (nothing was changed)";
 
     /**
      * What was read of the data dir. {@code detection} is empty where nothing needed it (version.txt
@@ -41,9 +51,10 @@ final class StartDecision {
      * {@code stepsRanHere}: this runner's etcd-output.log is there (its steps ran on the data itself);
      * {@code content}: what the dir holds, in words (for a refusal); {@code member}: the member the data records
      * (its name is checked against --name); {@code damage}: what the readers found damaged in what a start reads
-     * ({@code DataRecords.damageFound}: every db page unless version.txt names the target).
+     * ({@link DamageFound}); {@code authEnabled}: the db records etcd's auth as enabled (read where a plan may
+     * have steps; a db that cannot say: false, its damage is reported as such).
      */
-    record DataRead(
+    public record DataRead(
             Path dataDir,
             boolean holdsData,
             Optional<DataVersion> versionTxt,
@@ -52,24 +63,35 @@ final class StartDecision {
             boolean stepsRanHere,
             String content,
             Optional<OwnMember> member,
-            List<Damage> damage) {
-
-        DataRead withDamage(List<Damage> found) {
-            return new DataRead(
-                    dataDir, holdsData, versionTxt, inferredStorage, detection, stepsRanHere, content, member, found);
-        }
+            DamageFound damage,
+            boolean authEnabled) {
 
         /** Whether a start reads every page of the db: unless version.txt names the target (a restart). */
-        static boolean readsEveryDbPage(Optional<DataVersion> versionTxt, DataVersion target) {
+        public static boolean readsEveryDbPage(Optional<DataVersion> versionTxt, DataVersion target) {
             return !versionTxt.equals(Optional.of(target));
         }
+
+        /** What a start for {@code target} finds damaged: the read it makes ({@link #readsEveryDbPage}). */
+        public List<Damage> damageFor(DataVersion target) {
+            return (readsEveryDbPage(versionTxt, target) ? damage.everyDbPage() : damage.restart())
+                    .orElseThrow(() -> new IllegalStateException("the damage read for " + target + " was not made"));
+        }
+    }
+
+    /**
+     * What the readers found damaged ({@code DataRecords.damageFound}): reading every db page (a start whose
+     * version.txt does not name the target) and reading what a restart reads; empty where that read was not made
+     * (a start makes the one its target needs, inspect both).
+     */
+    public record DamageFound(Optional<List<Damage>> everyDbPage, Optional<List<Damage>> restart) {
+        public static final DamageFound NONE = new DamageFound(Optional.of(List.of()), Optional.of(List.of()));
     }
 
     /**
      * The readers proved the data damaged: refused (exit 3) before any etcd runs on it, whatever the plan; the
      * message names each finding once (DamageExplanation adds what changed and the way back).
      */
-    static final class DamagedDataException extends RefusedException {
+    public static final class DamagedDataException extends RefusedException {
         private final List<Damage> damage;
 
         DamagedDataException(List<Damage> damage) {
@@ -79,7 +101,7 @@ final class StartDecision {
             this.damage = List.copyOf(damage);
         }
 
-        List<Damage> damage() {
+        public List<Damage> damage() {
             return damage;
         }
     }
@@ -89,7 +111,7 @@ final class StartDecision {
      * {@code name}: the member name etcd will run with, checked against the data's (empty: not checked, inspect
      * without a --name of its own).
      */
-    record Flags(
+    public record Flags(
             DataVersion target,
             Optional<EtcdVersion> initialVersion,
             Topology topology,
@@ -98,7 +120,7 @@ final class StartDecision {
             Optional<Path> walDir,
             Optional<String> name) {
 
-        static Flags of(RunConfig options) {
+        public static Flags of(RunConfig options) {
             return new Flags(
                     options.target(),
                     options.initialVersion(),
@@ -109,11 +131,11 @@ final class StartDecision {
                     Optional.of(options.name()));
         }
 
-        Flags withTarget(DataVersion other) {
+        public Flags withTarget(DataVersion other) {
             return new Flags(other, initialVersion, topology, v2DeprecationGiven, dataDir, walDir, name);
         }
 
-        Flags withoutName() {
+        public Flags withoutName() {
             return new Flags(target, initialVersion, topology, v2DeprecationGiven, dataDir, walDir, Optional.empty());
         }
     }
@@ -123,10 +145,82 @@ final class StartDecision {
      * ("version.txt", "--initial-version", "data"); {@code verdict} how --initial-version stood against the
      * data (the caller reports an interrupted step).
      */
-    record Start(Optional<DataVersion> current, String source, DataDirState.Verdict verdict) {}
+    public record Start(Optional<DataVersion> current, String source, LabelJudgement.Verdict verdict) {}
+
+    /**
+     * What a start decides for one target from one read of the data dir: where it starts, the plan it runs, a
+     * cluster member's legs (one restart per minor, as {@code plan} shows them) and the refusals. {@code refused}:
+     * the first a start meets, in its order (damage, another member's data, a label the data contradicts, the
+     * plan's own); {@code start} is there unless the start itself was refused, {@code plan} unless anything was.
+     * {@code auth}: {@link #AUTH_REFUSAL} for a plan with steps on data whose db records auth as enabled, which a
+     * start meets among its checks (Preflight's order), after the others.
+     */
+    public record Decision(
+            Optional<Start> start,
+            Optional<Plan> plan,
+            List<DecisionEvent.PlannedLeg> legs,
+            Optional<MigrateException> refused,
+            Optional<RefusedException> auth) {
+
+        /** Where the start begins, or its refusal. */
+        public Start startOrThrow() throws MigrateException {
+            if (start.isEmpty()) throw refused.orElseThrow();
+            return start.get();
+        }
+
+        /** The plan, or the refusal met before it. */
+        public Plan planOrThrow() throws MigrateException {
+            if (plan.isEmpty()) throw refused.orElseThrow();
+            return plan.get();
+        }
+
+        /** Refused (exit 3) if the plan has steps and the db records auth as enabled. */
+        public void refuseAuth() throws RefusedException {
+            if (auth.isPresent()) throw auth.get();
+        }
+
+        /** The reason a start with these flags is refused, the auth refusal included; empty if none. */
+        public Optional<String> refusal() {
+            return refused.map(Throwable::getMessage).or(() -> auth.map(Throwable::getMessage));
+        }
+    }
+
+    /**
+     * The decision for {@code flags.target()}: {@link #start}, version.txt judged against the data where the
+     * data was read beside it (inspect reads it always; a start judges version.txt with its own cheaper read,
+     * {@code DataDirState.checkLabelAgainstData}), {@link #plan}, the legs and the auth refusal. Pure.
+     */
+    public static Decision decide(DataRead read, Flags flags, CatalogSource catalog, Predicate<EtcdVersion> installed) {
+        Optional<Start> start = Optional.empty();
+        try {
+            start = Optional.of(start(read, flags, catalog));
+            if (read.versionTxt().isPresent() && read.detection().isPresent()) {
+                judge(
+                        read.versionTxt().get(),
+                        "version.txt",
+                        read.dataDir(),
+                        read.stepsRanHere(),
+                        read.detection().get(),
+                        catalog);
+            }
+            Plan plan = plan(start.get().current(), flags, catalog, installed);
+            List<DecisionEvent.PlannedLeg> legs =
+                    switch (flags.topology()) {
+                        case Topology.Member cluster -> RolloutChain.of(plan).planned(RolloutCoordinator.RECORD_KEY);
+                        case Topology.Single single -> List.of();
+                    };
+            Optional<RefusedException> auth =
+                    read.authEnabled() && !plan.steps().isEmpty()
+                            ? Optional.of(new RefusedException(AUTH_REFUSAL))
+                            : Optional.empty();
+            return new Decision(start, Optional.of(plan), legs, Optional.empty(), auth);
+        } catch (MigrateException refused) {
+            return new Decision(start, Optional.empty(), List.of(), Optional.of(refused), Optional.empty());
+        }
+    }
 
     /** Whose etcd is here to run: in the bin dir, and in BUNDLED_VERSIONS if that is set. */
-    static Predicate<EtcdVersion> installed(RunConfig options) {
+    public static Predicate<EtcdVersion> installed(RunConfig options) {
         BinDir binDir = new BinDir(options.binDir());
         return v -> options.bundledVersions().map(b -> b.contains(v)).orElse(true) && binDir.hasEtcd(v);
     }
@@ -136,12 +230,13 @@ final class StartDecision {
      * against the data here; else what the data says, at the lowest patch of its line so that patch floors
      * apply. Refused where a claim contradicts the data, or where neither a label nor the data answers.
      */
-    static Start start(DataRead read, Flags flags, CatalogSource catalog) throws MigrateException {
-        if (!read.holdsData()) return new Start(Optional.empty(), "none", DataDirState.Verdict.AGREES);
-        if (!read.damage().isEmpty()) throw new DamagedDataException(read.damage());
+    public static Start start(DataRead read, Flags flags, CatalogSource catalog) throws MigrateException {
+        if (!read.holdsData()) return new Start(Optional.empty(), "none", LabelJudgement.Verdict.AGREES);
+        List<Damage> damage = read.damageFor(flags.target());
+        if (!damage.isEmpty()) throw new DamagedDataException(damage);
         refuseAnotherMembersData(read, flags);
         if (read.versionTxt().isPresent()) {
-            return new Start(read.versionTxt(), "version.txt", DataDirState.Verdict.AGREES);
+            return new Start(read.versionTxt(), "version.txt", LabelJudgement.Verdict.AGREES);
         }
         DataDetection.Detection detected = read.detection()
                 .orElseThrow(() -> new IllegalStateException("no version.txt: the data must have been read"));
@@ -156,7 +251,13 @@ final class StartDecision {
                 throw new RefusedTransitionException("--initial-version " + initial
                         + " cannot have written etcd3 data, but " + read.dataDir() + " has member/snap/db");
             }
-            DataDirState.Verdict verdict = judge(claimed, "--initial-version/INITIAL_VERSION", read, detected, catalog);
+            LabelJudgement.Verdict verdict = judge(
+                    claimed,
+                    "--initial-version/INITIAL_VERSION",
+                    read.dataDir(),
+                    read.stepsRanHere(),
+                    detected,
+                    catalog);
             return new Start(Optional.of(claimed), "--initial-version", verdict);
         }
         if (!detected.pinned() || detected.line().isEmpty()) {
@@ -174,7 +275,7 @@ final class StartDecision {
         DataVersion taken = new DataVersion(
                 new EtcdVersion(line.major(), line.minor(), 0),
                 detected.storage().get());
-        return new Start(Optional.of(taken), "data", DataDirState.Verdict.AGREES);
+        return new Start(Optional.of(taken), "data", LabelJudgement.Verdict.AGREES);
     }
 
     /**
@@ -183,7 +284,7 @@ final class StartDecision {
      * volume of another node), which etcd would take over under the new name, two members with one id. Refused
      * (exit 3) naming both, before anything changes.
      */
-    static void refuseAnotherMembersData(DataRead read, Flags flags) throws MigrateException {
+    public static void refuseAnotherMembersData(DataRead read, Flags flags) throws MigrateException {
         if (read.member().isEmpty() || flags.name().isEmpty()) return;
         OwnMember recorded = read.member().get();
         if (recorded.name().equals(flags.name().get())) return;
@@ -197,40 +298,46 @@ final class StartDecision {
     /**
      * A label against the data: agrees, or the one tolerated interrupted step; a contradiction (a label older
      * than the data's floor, or one whose line cannot have opened data no etcd of its upgrade.from line wrote)
-     * is refused (exit 3) with what the data says and what to do.
+     * is refused (exit 3) with what the data says and what to do. {@code stepsRanHere}: as {@link
+     * DataRead#stepsRanHere}.
      */
-    static DataDirState.Verdict judge(
-            DataVersion label, String source, DataRead read, DataDetection.Detection detected, CatalogSource catalog)
+    public static LabelJudgement.Verdict judge(
+            DataVersion label,
+            String source,
+            Path dataDir,
+            boolean stepsRanHere,
+            DataDetection.Detection detected,
+            CatalogSource catalog)
             throws MigrateException {
         if (detected.floor().isEmpty()
                 || (!detected.pinned()
                         && !label.version().line().isOlderThan(detected.floor().get()))
                 || label.version().line().equals(detected.floor().get())) {
-            return DataDirState.Verdict.AGREES; // no catalog needed
+            return LabelJudgement.Verdict.AGREES; // no catalog needed
         }
-        DataDirState.Verdict verdict = DataDirState.judge(
+        LabelJudgement.Verdict verdict = LabelJudgement.judge(
                 label.version().line(),
                 detected.floor(),
-                DataDirState.recordedFloor(detected),
-                read.stepsRanHere(),
+                LabelJudgement.recordedFloor(detected),
+                stepsRanHere,
                 catalog.get());
-        if (verdict == DataDirState.Verdict.CONTRADICTED) {
+        if (verdict == LabelJudgement.Verdict.CONTRADICTED) {
             throw new DataDir.ContradictionException(source + " says " + label + " but the data says etcd "
                     + detected.floor().orElseThrow() + " or newer ran on it (" + detected.evidenceText()
                     + "): etcd "
                     + label.version().line() + " cannot run on it. `etcd-migrate inspect --data-dir "
-                    + read.dataDir()
+                    + dataDir
                     + "` shows the data's evidence. Write the version that really ran last into version.txt"
                     + " (or INITIAL_VERSION)");
         }
-        if (verdict == DataDirState.Verdict.AHEAD_OF_DATA) {
-            MinorLine from = DataDirState.opensDataFrom(label.version().line(), catalog.get())
+        if (verdict == LabelJudgement.Verdict.AHEAD_OF_DATA) {
+            MinorLine from = LabelJudgement.opensDataFrom(label.version().line(), catalog.get())
                     .orElseThrow();
             throw new DataDir.ContradictionException(source + " says " + label + " but the data records its"
                     + " cluster at etcd " + detected.floor().orElseThrow() + " (" + detected.evidenceText()
                     + "): etcd " + label.version().line() + " runs only on data of a cluster at " + from
                     + " or newer, so it never ran on this data and cannot open it. `etcd-migrate inspect --data-dir "
-                    + read.dataDir() + "` shows the data's evidence. Write the version that really ran last into"
+                    + dataDir + "` shows the data's evidence. Write the version that really ran last into"
                     + " version.txt (or INITIAL_VERSION), or remove version.txt to plan from what the data says");
         }
         return verdict;
@@ -243,7 +350,7 @@ final class StartDecision {
      * {@code flags.topology()} may do alone, and to etcd's --wal-dir: a step that swaps in a new member dir
      * cannot replace a WAL kept outside it.
      */
-    static Plan plan(
+    public static Plan plan(
             Optional<DataVersion> current, Flags flags, CatalogSource catalog, Predicate<EtcdVersion> installed)
             throws MigrateException {
         Plan plan = new Planner(catalog, installed).plan(current, flags.target());
@@ -273,7 +380,7 @@ final class StartDecision {
     }
 
     /** The catalog as a source that is read once. */
-    static CatalogSource once(Catalog catalog) {
+    public static CatalogSource once(Catalog catalog) {
         return () -> catalog;
     }
 }

@@ -1,6 +1,5 @@
-package dev.etcdmigrate.run;
+package dev.etcdmigrate.decide;
 
-import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.config.RunConfig;
 import dev.etcdmigrate.datadir.DataDir;
@@ -8,7 +7,9 @@ import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.ondisk.BackendAuth;
 import dev.etcdmigrate.ondisk.BackendStorageVersion;
+import dev.etcdmigrate.ondisk.Damage;
 import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.ondisk.DataRecords;
 import dev.etcdmigrate.ondisk.OwnMember;
@@ -27,7 +28,7 @@ import java.util.OptionalLong;
  * --initial-version, or what the data itself says: {@link DataDetection}), every label checked against
  * the data and the member dir. Reads only.
  */
-final class DataDirState {
+public final class DataDirState {
 
     private final DataDir dataDir;
     private final RunConfig options;
@@ -37,7 +38,7 @@ final class DataDirState {
     /** Whether the data dir existed when the run began (a migration creates a missing one before its lock). */
     private final boolean existed;
 
-    DataDirState(DataDir dataDir, RunConfig options, Log log, CatalogSource catalog) {
+    public DataDirState(DataDir dataDir, RunConfig options, Log log, CatalogSource catalog) {
         this.existed = dataDir.exists();
         this.dataDir = dataDir;
         this.options = options;
@@ -46,15 +47,20 @@ final class DataDirState {
     }
 
     /** What the data says wrote it (reads only; the WAL only when the db and the snapshot are silent). */
-    DataDetection.Detection detect() throws IOException, UsageException {
+    public DataDetection.Detection detect() throws IOException, UsageException {
         return DataDetection.detect(dataDir.path(), options.walDir(), catalog.get(), false);
     }
 
     /** What a start reads of the data dir; the data itself only where version.txt does not answer. */
-    StartDecision.DataRead read() throws IOException, MigrateException {
+    public StartDecision.DataRead read() throws IOException, MigrateException {
         boolean holds = dataDir.exists() && dataDir.holdsData();
         Optional<DataVersion> recorded = holds ? dataDir.readVersion() : Optional.empty();
         boolean detect = holds && recorded.isEmpty();
+        // one damage read, the one this target needs: every db page unless version.txt names the target
+        boolean everyPage = StartDecision.DataRead.readsEveryDbPage(recorded, options.target());
+        Optional<List<Damage>> found = holds
+                ? Optional.of(DataRecords.damageFound(dataDir.path(), options.walDir(), everyPage))
+                : Optional.empty();
         return new StartDecision.DataRead(
                 dataDir.path(),
                 holds,
@@ -64,21 +70,70 @@ final class DataDirState {
                 Files.isRegularFile(dataDir.own().etcdOutput()),
                 detect ? safeContent() : "",
                 holds ? OwnMember.read(dataDir.path(), options.walDir()) : Optional.empty(),
-                holds
-                        ? DataRecords.damageFound(
-                                dataDir.path(),
-                                options.walDir(),
-                                StartDecision.DataRead.readsEveryDbPage(recorded, options.target()))
-                        : List.of());
+                found.isEmpty()
+                        ? StartDecision.DamageFound.NONE
+                        : everyPage
+                                ? new StartDecision.DamageFound(found, Optional.empty())
+                                : new StartDecision.DamageFound(Optional.empty(), found),
+                // a restart at the target plans no step: its db is not asked
+                holds && everyPage && authEnabled());
+    }
+
+    /** Everything, for the whole report (inspect): WAL included, in {@code detected}, the very thing judged. */
+    public DataDetection.Detection detectFully() throws IOException, UsageException {
+        return DataDetection.detect(dataDir.path(), options.walDir(), catalog.get(), true);
     }
 
     /**
-     * What wrote the data dir ({@link StartDecision#start}): empty for a missing or empty dir. Reported
-     * (events) when {@code report}, and only then: a start reads twice (before and under the lock).
+     * What a start for any target reads (inspect's per-target decisions): {@code detected} (a full read,
+     * {@link #detectFully}) whether version.txt answers or not, and both damage reads.
      */
-    Optional<DataVersion> current(boolean report) throws IOException, MigrateException {
+    public StartDecision.DataRead readForEveryTarget(DataDetection.Detection detected)
+            throws IOException, MigrateException {
+        // a version.txt that cannot be parsed is refused even beside no data (inspect reports it as such)
+        Optional<DataVersion> versionTxt = dataDir.readVersion();
+        boolean holds = dataDir.exists() && dataDir.holdsData();
+        Optional<DataVersion> recorded = holds ? versionTxt : Optional.empty();
+        Optional<OwnMember> member = OwnMember.read(dataDir.path(), options.walDir());
+        return new StartDecision.DataRead(
+                dataDir.path(),
+                holds,
+                recorded,
+                dataDir.inferStorage(),
+                Optional.of(detected),
+                Files.isRegularFile(dataDir.own().etcdOutput()),
+                holds && recorded.isEmpty() ? dataDir.describeContent() : "",
+                holds ? member : Optional.empty(),
+                holds
+                        ? new StartDecision.DamageFound(
+                                Optional.of(DataRecords.damageFound(dataDir.path(), options.walDir(), true)),
+                                Optional.of(
+                                        recorded.isPresent()
+                                                ? DataRecords.damageFound(dataDir.path(), options.walDir(), false)
+                                                : List.of()))
+                        : StartDecision.DamageFound.NONE,
+                authEnabled());
+    }
+
+    /** Whether the db records etcd's auth as enabled; a db that cannot say: no (its damage is reported as such). */
+    private boolean authEnabled() {
+        try {
+            return BackendAuth.enabled(dataDir.member().resolve("snap").resolve("db"));
+        } catch (IOException unreadable) {
+            return false;
+        }
+    }
+
+    /**
+     * A start's decision ({@link StartDecision#decide}) from one {@link #read}: its start refusal thrown, the
+     * plan's and the auth refusal kept for the caller to meet in its order. Reported (events) when {@code
+     * report}, and only then: a start reads twice (before and under the lock).
+     */
+    public StartDecision.Decision decide(boolean report) throws IOException, MigrateException {
         StartDecision.DataRead read = read();
-        StartDecision.Start start = StartDecision.start(read, StartDecision.Flags.of(options), catalog);
+        StartDecision.Decision decision =
+                StartDecision.decide(read, StartDecision.Flags.of(options), catalog, StartDecision.installed(options));
+        StartDecision.Start start = decision.startOrThrow();
         if (report && !read.holdsData()) {
             log.emit(new DecisionEvent.NewCluster(
                     dataDir.path().toString(), existed, options.target().toString()));
@@ -87,7 +142,7 @@ final class DataDirState {
             DataDetection.Detection detected = read.detection().get();
             DataVersion taken = start.current().get();
             if (start.source().equals("--initial-version")) {
-                if (start.verdict() == Verdict.INTERRUPTED_STEP)
+                if (start.verdict() == LabelJudgement.Verdict.INTERRUPTED_STEP)
                     interrupted(taken, "--initial-version/INITIAL_VERSION", detected);
                 StorageApi storage = taken.storage();
                 log.emit(detectedEvent(
@@ -116,7 +171,7 @@ final class DataDirState {
                                 + taken.version().line()));
             }
         }
-        return start.current();
+        return decision;
     }
 
     private void interrupted(DataVersion label, String source, DataDetection.Detection detected) {
@@ -137,56 +192,8 @@ final class DataDirState {
                 use);
     }
 
-    /** How a label stands against the data. */
-    enum Verdict {
-        AGREES,
-        INTERRUPTED_STEP,
-        CONTRADICTED,
-        /** The label's line never ran on the data: it records its cluster below the line the label's upgrades from. */
-        AHEAD_OF_DATA
-    }
-
-    /**
-     * A label (version.txt or --initial-version) against the data. Against the oldest line that may run on it
-     * now ({@link DataDetection.Detection#floor}): at or above it agrees (a newer etcd may have run without the
-     * cluster version having moved yet: it lags in a cluster, and for seconds after a start). Below it, the one
-     * tolerated case is the next line after the label when this runner ran steps here (its
-     * .etcd-migrate/etcd-output.log): an upgrade step interrupted after its etcd ran, before version.txt was
-     * written, which the plan resumes. Everything else is contradicted. Against what the data records as its
-     * cluster (or storage) version ({@code recorded}: the floor where the data pins it, else empty): a line's etcd
-     * runs only where the cluster is at the line it upgrades from (catalog: upgrade.from) or newer (a lone member
-     * moves it to its own line at its first commit; etcd 3.7 panics on a 3.5 cluster's data), so a label above that
-     * is ahead of the data: no etcd of the label's line ran on it, and the target may not open it.
-     */
-    static Verdict judge(
-            MinorLine label,
-            Optional<MinorLine> floor,
-            Optional<MinorLine> recorded,
-            boolean stepsRanHere,
-            Catalog catalog) {
-        Optional<MinorLine> needs = recorded.isPresent() ? opensDataFrom(label, catalog) : Optional.empty();
-        if (needs.isPresent() && recorded.get().isOlderThan(needs.get())) return Verdict.AHEAD_OF_DATA;
-        if (floor.isEmpty() || !label.isOlderThan(floor.get())) return Verdict.AGREES;
-        Optional<MinorLine> next = catalog.releases().stream()
-                .map(r -> r.minorLine())
-                .filter(label::isOlderThan)
-                .findFirst();
-        if (stepsRanHere && next.equals(floor)) return Verdict.INTERRUPTED_STEP;
-        return Verdict.CONTRADICTED;
-    }
-
-    /** The floor where the data pins it (a cluster or storage version recorded), else empty. */
-    static Optional<MinorLine> recordedFloor(DataDetection.Detection detected) {
-        return detected.pinned() ? detected.floor() : Optional.empty();
-    }
-
-    /** The oldest line whose data the line's etcd opens in place (catalog: upgrade.from); empty if not bundled. */
-    static Optional<MinorLine> opensDataFrom(MinorLine line, Catalog catalog) {
-        return catalog.line(line).map(r -> r.line().upgrade().fromLine());
-    }
-
     /** The member dir's layout and WAL location against what version.txt and etcd's flags say. */
-    void crossCheck(DataVersion recorded) throws IOException, MigrateException {
+    public void crossCheck(DataVersion recorded) throws IOException, MigrateException {
         // the catalog only where it matters: etcd2 data next to a db (a restart reads no catalog)
         dataDir.checkAgainst(recorded, options.walDir(), v -> {
             try {
@@ -200,27 +207,27 @@ final class DataDirState {
     /**
      * version.txt against the data: a label older than the data's cluster or storage version (or, where
      * the data records neither, than the newest line its records prove) is refused, every line alike;
-     * see {@link #judge(MinorLine, Optional, boolean, Catalog)} for the one tolerated case. The WAL is read
+     * see {@link LabelJudgement#judge} for the one tolerated case. The WAL is read
      * only when the db and the snapshot are silent, so a no-op start stays cheap.
      */
-    void checkLabelAgainstData(DataVersion recorded) throws IOException, MigrateException {
+    public void checkLabelAgainstData(DataVersion recorded) throws IOException, MigrateException {
         checkLabelAgainstData(recorded, true);
     }
 
     /** {@code report}: emit what was found (a start judges twice: before the plan and under the lock). */
-    void checkLabelAgainstData(DataVersion recorded, boolean report) throws IOException, MigrateException {
+    public void checkLabelAgainstData(DataVersion recorded, boolean report) throws IOException, MigrateException {
         // a restart's fast path: the db's recorded versions at or below the label need no catalog and no full read
         Optional<MinorLine> recordedFloor = DataDetection.recordedFloor(dataDir.path());
         MinorLine label = recorded.version().line();
         if (recordedFloor.isPresent()
                 && !label.isOlderThan(recordedFloor.get())
                 && (label.equals(recordedFloor.get())
-                        || opensDataFrom(label, catalog.get())
+                        || LabelJudgement.opensDataFrom(label, catalog.get())
                                 .filter(from -> !recordedFloor.get().isOlderThan(from))
                                 .isPresent())) return;
         DataDetection.Detection detected = detect();
-        if (DataDirState.judge(label, detected.floor(), recordedFloor(detected), false, catalog.get())
-                == Verdict.AHEAD_OF_DATA) {
+        if (LabelJudgement.judge(label, detected.floor(), LabelJudgement.recordedFloor(detected), false, catalog.get())
+                == LabelJudgement.Verdict.AHEAD_OF_DATA) {
             // a refusal reads everything first: the WAL may hold what the db has not applied yet
             detected = DataDetection.detect(dataDir.path(), options.walDir(), catalog.get(), true);
         }
@@ -230,14 +237,21 @@ final class DataDirState {
                     dataDir.member().resolve("snap").resolve("db").toString(),
                     detected.unreadable().get()));
         }
-        if (StartDecision.judge(recorded, "version.txt", read(), detected, catalog) == Verdict.INTERRUPTED_STEP
+        if (StartDecision.judge(
+                                recorded,
+                                "version.txt",
+                                dataDir.path(),
+                                Files.isRegularFile(dataDir.own().etcdOutput()),
+                                detected,
+                                catalog)
+                        == LabelJudgement.Verdict.INTERRUPTED_STEP
                 && report) {
             interrupted(recorded, "version.txt", detected);
         }
     }
 
     /** A db an etcd holds open is refused before steps: etcd (and etcdutl) would wait on its lock. */
-    void refuseHeldDb() throws IOException, MigrateException {
+    public void refuseHeldDb() throws IOException, MigrateException {
         Path db = dataDir.member().resolve("snap").resolve("db");
         if (!Files.isRegularFile(db)) return;
         OptionalLong holder = BackendStorageVersion.lockHolder(db);

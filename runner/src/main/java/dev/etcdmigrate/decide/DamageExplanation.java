@@ -1,4 +1,4 @@
-package dev.etcdmigrate.run;
+package dev.etcdmigrate.decide;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.config.Peers;
@@ -29,10 +29,10 @@ import java.util.Optional;
  * as {@code config/EtcdCommandLine} read it). One text for the reason a run ends with and inspect's
  * {@code damage} section.
  */
-final class DamageExplanation {
+public final class DamageExplanation {
 
     /** The facts: the damaged files (each "file (where): expected"), and the way back. */
-    record Facts(List<String> files, Optional<Path> backup, String wayBack) {}
+    public record Facts(List<String> files, Optional<Path> backup, String wayBack) {}
 
     private DamageExplanation() {}
 
@@ -40,21 +40,41 @@ final class DamageExplanation {
      * What the data dir shows: the readers' damage findings, and etcd's sign if one was given. {@code data}: what
      * the data records of its members (a full read), for the way back's restore command.
      */
-    static Optional<Facts> facts(
+    public static Optional<Facts> facts(
             DataDir dataDir,
             RunConfig options,
             List<Damage> found,
             Optional<EtcdDamageSigns.Sign> etcdSign,
             Optional<DataDetection.Detection> data) {
+        List<String> files = described(dataDir, found, etcdSign);
+        if (files.isEmpty()) return Optional.empty();
+        Optional<Path> backup = newestBackup(dataDir, options);
+        return Optional.of(new Facts(files, backup, wayBack(dataDir, options, backup, data)));
+    }
+
+    /** Each finding once, as "file (where): expected", then etcd's sign. */
+    private static List<String> described(
+            DataDir dataDir, List<Damage> found, Optional<EtcdDamageSigns.Sign> etcdSign) {
         List<String> files = new ArrayList<>();
         for (Damage d : found) {
             String described = d.relativeTo(dataDir.path()).describe();
             if (!files.contains(described)) files.add(described);
         }
         etcdSign.ifPresent(s -> files.add(s.file() + " (etcd said \"" + s.etcdSaid() + "\")"));
+        return List.copyOf(files);
+    }
+
+    /** The same, with the newest backup already read ({@code inspect} lists them all): reads nothing. */
+    public static Optional<Facts> facts(
+            DataDir dataDir,
+            RunConfig options,
+            List<Damage> found,
+            Optional<EtcdDamageSigns.Sign> etcdSign,
+            Optional<DataDetection.Detection> data,
+            Optional<Path> newestBackup) {
+        List<String> files = described(dataDir, found, etcdSign);
         if (files.isEmpty()) return Optional.empty();
-        Optional<Path> backup = newestBackup(dataDir, options);
-        return Optional.of(new Facts(List.copyOf(files), backup, wayBack(dataDir, options, backup, data)));
+        return Optional.of(new Facts(files, newestBackup, wayBack(dataDir, options, newestBackup, data)));
     }
 
     /** This member as the data records it (and its cluster's members), where it does; else as the flags say. */
@@ -65,14 +85,14 @@ final class DamageExplanation {
             Member flags = new Member(options.name(), peers.advertisePeerUrls(), peers.initialCluster(), peers.count());
             if (data.isEmpty() || data.get().memberId().isEmpty()) return flags;
             DataDetection.Detection d = data.get();
-            Optional<DataDetection.Member> self = d.members().stream()
+            Optional<dev.etcdmigrate.ondisk.Member> self = d.members().stream()
                     .filter(m -> m.id().equals(d.memberId().get()))
                     .findFirst();
             if (self.isEmpty()
                     || self.get().name().isEmpty()
                     || self.get().peerUrls().isEmpty()) return flags;
             List<String> cluster = new ArrayList<>();
-            for (DataDetection.Member m : d.members()) {
+            for (dev.etcdmigrate.ondisk.Member m : d.members()) {
                 if (m.name().isEmpty() || m.peerUrls().isEmpty()) {
                     cluster = null; // a member the data cannot name: the flags' list, as etcd was given it
                     break;
@@ -128,7 +148,7 @@ final class DamageExplanation {
      * the whole report) or etcd's own words in the reason; unchanged otherwise. The status stays. A start's
      * refusal of damaged data already names the findings: only what changed and the way back are added.
      */
-    static MigrateException explain(MigrateException e, DataDir dataDir, RunConfig options, Catalog catalog) {
+    public static MigrateException explain(MigrateException e, DataDir dataDir, RunConfig options, Catalog catalog) {
         if (e.status() == ExitStatus.USAGE && !(e.getCause() instanceof DamagedFileException)) return e;
         Optional<DataDetection.Detection> data = Optional.empty();
         if (catalog != null) {

@@ -1,4 +1,4 @@
-package dev.etcdmigrate.run;
+package dev.etcdmigrate.inspect;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -27,9 +27,9 @@ class InspectChainTest {
         return RolloutChain.of(plan).planned(RolloutCoordinator.RECORD_KEY);
     }
 
-    private static InspectCommand.Report report(List<InspectCommand.Target> targets) {
-        return new InspectCommand.Report(
-                InspectCommand.SCHEMA,
+    private static InspectReport report(List<InspectReport.Target> targets) {
+        return new InspectReport(
+                InspectReport.SCHEMA,
                 "/d",
                 "read offline",
                 null,
@@ -39,7 +39,7 @@ class InspectChainTest {
                 "3.7",
                 true,
                 List.of(),
-                new InspectCommand.Label("version.txt", "3.7.3/etcd3", "agrees", "ok"),
+                new InspectReport.Label("version.txt", "3.7.3/etcd3", "agrees", "ok"),
                 "3.7.0",
                 "member/snap/db",
                 "3.7.0",
@@ -49,7 +49,7 @@ class InspectChainTest {
                 null,
                 List.of(),
                 null,
-                new InspectCommand.V2Store(null, 0, 0, List.of()),
+                new InspectReport.V2Store(null, 0, 0, List.of()),
                 null,
                 List.of(),
                 targets,
@@ -59,10 +59,10 @@ class InspectChainTest {
     @Test
     void aTargetSeveralMinorsAwayShowsItsLegs() throws Exception {
         List<PlannedLeg> down = legs("3.7.3/etcd3", "3.5.35/etcd3");
-        InspectCommand.Report r = report(List.of(
-                new InspectCommand.Target("3.5.35", "etcd3", List.of("a", "b"), null, down),
-                new InspectCommand.Target("3.6.16", "etcd3", List.of("a"), null, List.of()),
-                new InspectCommand.Target("3.4.23", "etcd3", null, "refused: new cluster ID", List.of())));
+        InspectReport r = report(List.of(
+                new InspectReport.Target("3.5.35", "etcd3", List.of("a", "b"), null, down),
+                new InspectReport.Target("3.6.16", "etcd3", List.of("a"), null, List.of()),
+                new InspectReport.Target("3.4.23", "etcd3", null, "refused: new cluster ID", List.of())));
 
         JsonNode json = JSON.readTree(Json.object(r));
         JsonNode legs = json.path("targets").get(0).path("legs");
@@ -77,7 +77,7 @@ class InspectChainTest {
         assertEquals(0, json.path("targets").get(1).path("legs").size(), "one minor: no chain");
         assertEquals(0, json.path("targets").get(2).path("legs").size());
 
-        List<String> text = InspectCommand.text(r).lines().toList();
+        List<String> text = InspectText.render(r).lines().toList();
         int target = text.indexOf(text.stream()
                 .filter(l -> l.strip().startsWith("- 3.5.35/etcd3"))
                 .findFirst()

@@ -1,10 +1,10 @@
-package dev.etcdmigrate.run;
+package dev.etcdmigrate.decide;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.run.DataDirState.Verdict;
+import dev.etcdmigrate.decide.LabelJudgement.Verdict;
 import dev.etcdmigrate.version.MinorLine;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +23,7 @@ class LabelJudgementTest {
         // data written by 3.5 labelled 3.4.23 by hand: no run of the runner explains it
         assertEquals(
                 Verdict.CONTRADICTED,
-                DataDirState.judge(
+                LabelJudgement.judge(
                         MinorLine.parse("3.4"),
                         Optional.of(MinorLine.parse("3.5")),
                         Optional.of(MinorLine.parse("3.5")),
@@ -37,7 +37,7 @@ class LabelJudgementTest {
         for (MinorLine label : LINES) {
             for (MinorLine floor : LINES) {
                 for (boolean ran : new boolean[] {false, true}) {
-                    Verdict v = DataDirState.judge(
+                    Verdict v = LabelJudgement.judge(
                             label,
                             Optional.of(floor),
                             Optional.of(label.isOlderThan(floor) ? floor : label),
@@ -61,7 +61,8 @@ class LabelJudgementTest {
     @Test
     void dataThatRecordsNoLineContradictsNoLabel() {
         for (MinorLine label : LINES) {
-            assertEquals(Verdict.AGREES, DataDirState.judge(label, Optional.empty(), Optional.empty(), false, CATALOG));
+            assertEquals(
+                    Verdict.AGREES, LabelJudgement.judge(label, Optional.empty(), Optional.empty(), false, CATALOG));
         }
     }
 
@@ -74,7 +75,7 @@ class LabelJudgementTest {
     void aLabelWhoseLineCannotOpenTheDataIsAheadOfIt() {
         assertEquals(
                 Verdict.AHEAD_OF_DATA,
-                DataDirState.judge(
+                LabelJudgement.judge(
                         MinorLine.parse("3.7"),
                         Optional.of(MinorLine.parse("3.4")),
                         Optional.of(MinorLine.parse("3.4")),
@@ -84,7 +85,7 @@ class LabelJudgementTest {
         for (int l = 0; l < LINES.size(); l++) {
             for (int w = 0; w <= l; w++) {
                 for (boolean ran : new boolean[] {false, true}) {
-                    Verdict v = DataDirState.judge(
+                    Verdict v = LabelJudgement.judge(
                             LINES.get(l), Optional.of(LINES.get(w)), Optional.of(LINES.get(w)), ran, CATALOG);
                     if (v == Verdict.AHEAD_OF_DATA) ahead.add(LINES.get(l) + " on " + LINES.get(w));
                     else assertEquals(Verdict.AGREES, v, LINES.get(l) + " on " + LINES.get(w));
@@ -103,7 +104,7 @@ class LabelJudgementTest {
         // the data a cluster member's own step leaves: one line below the label (its etcd wrote nothing new yet)
         assertEquals(
                 Verdict.AGREES,
-                DataDirState.judge(
+                LabelJudgement.judge(
                         MinorLine.parse("3.6"),
                         Optional.of(MinorLine.parse("3.5")),
                         Optional.of(MinorLine.parse("3.5")),

@@ -1,4 +1,4 @@
-package dev.etcdmigrate.run;
+package dev.etcdmigrate.decide;
 
 import dev.etcdmigrate.config.Peers;
 import dev.etcdmigrate.config.RunConfig;
@@ -7,8 +7,8 @@ import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
-import dev.etcdmigrate.ondisk.DataDetection.Member;
 import dev.etcdmigrate.ondisk.DataRecords;
+import dev.etcdmigrate.ondisk.Member;
 import dev.etcdmigrate.ondisk.RaftVoters;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package dev.etcdmigrate.run;
+package dev.etcdmigrate.decide;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -10,7 +10,10 @@ import dev.etcdmigrate.config.Peers;
 import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.ondisk.ClusterVersion;
+import dev.etcdmigrate.ondisk.Damage;
 import dev.etcdmigrate.ondisk.DataDetection;
+import dev.etcdmigrate.ondisk.Evidence;
 import dev.etcdmigrate.ondisk.OwnMember;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RefusedTransitionException;
@@ -49,9 +52,9 @@ class StartDecisionTest {
                 Optional.ofNullable(storage),
                 l,
                 l,
-                l.map(x -> List.of(new DataDetection.Evidence("member/snap/db", "a record", Optional.of(x))))
+                l.map(x -> List.of(new Evidence("member/snap/db", "a record", Optional.of(x))))
                         .orElse(List.of()),
-                pinned ? l.map(x -> new DataDetection.ClusterVersion(x + ".0", "db")) : Optional.empty(),
+                pinned ? l.map(x -> new ClusterVersion(x + ".0", "db")) : Optional.empty(),
                 Optional.empty(),
                 Optional.empty(),
                 Optional.empty(),
@@ -81,7 +84,8 @@ class StartDecisionTest {
                 stepsRan,
                 "member/",
                 Optional.empty(),
-                List.of());
+                StartDecision.DamageFound.NONE,
+                false);
     }
 
     /** A cluster of {@code members} named it, m1, m2, ... */
@@ -142,7 +146,8 @@ class StartDecisionTest {
                 false,
                 "",
                 Optional.empty(),
-                List.of());
+                StartDecision.DamageFound.NONE,
+                false);
         var flags = flags("3.6.16/etcd3", null, 1);
         Optional<DataVersion> current = start(read, flags);
         assertEquals(Optional.empty(), current);
@@ -165,7 +170,7 @@ class StartDecisionTest {
         var flags = flags("3.6.16/etcd3", "3.5.35", 1);
         assertThrows(DataDir.ContradictionException.class, () -> start(read(null, data, false), flags));
         StartDecision.Start resumed = StartDecision.start(read(null, data, true), flags, SOURCE);
-        assertEquals(DataDirState.Verdict.INTERRUPTED_STEP, resumed.verdict());
+        assertEquals(LabelJudgement.Verdict.INTERRUPTED_STEP, resumed.verdict());
         assertEquals(Optional.of(DataVersion.parse("3.5.35/etcd3")), resumed.current());
     }
 
@@ -266,7 +271,8 @@ class StartDecisionTest {
                     false,
                     base.content(),
                     Optional.of(m0),
-                    List.of());
+                    StartDecision.DamageFound.NONE,
+                    false);
             MigrateException e = assertThrows(
                     DataDir.ContradictionException.class, () -> start(read, flags("3.6.16/etcd3", null, 1)));
             assertTrue(e.getMessage().contains("'it'") && e.getMessage().contains("'m0'"), e.getMessage());
@@ -283,5 +289,56 @@ class StartDecisionTest {
                     Optional.of("m0"));
             assertTrue(start(read, named).isPresent());
         }
+    }
+
+    /** The same read with the db's auth flag and the damage a start's every-page read found. */
+    private static StartDecision.DataRead with(StartDecision.DataRead r, boolean auth, List<Damage> everyPage) {
+        return new StartDecision.DataRead(
+                r.dataDir(),
+                r.holdsData(),
+                r.versionTxt(),
+                r.inferredStorage(),
+                r.detection(),
+                r.stepsRanHere(),
+                r.content(),
+                r.member(),
+                new StartDecision.DamageFound(Optional.of(everyPage), Optional.of(List.of())),
+                auth);
+    }
+
+    /**
+     * Issue 39: one call decides start, plan, legs and refusals from one read; the auth refusal holds only for a
+     * plan with steps, and is kept apart so that a start meets it among its checks (after the others).
+     */
+    @Test
+    void oneCallDecidesStartPlanLegsAndRefusals() throws Exception {
+        var base = read("3.5.35/etcd3", null, false);
+        var decided = StartDecision.decide(with(base, false, List.of()), flags("3.7.3/etcd3", null, 3), SOURCE, ALL);
+        assertEquals(
+                Optional.of(DataVersion.parse("3.5.35/etcd3")),
+                decided.startOrThrow().current());
+        assertEquals(2, decided.legs().size(), "3.5 -> 3.7 as a cluster member: one restart per minor");
+        assertEquals(Optional.empty(), decided.refusal());
+        assertEquals(
+                List.of(),
+                StartDecision.decide(base, flags("3.7.3/etcd3", null, 1), SOURCE, ALL)
+                        .legs());
+
+        var auth = StartDecision.decide(with(base, true, List.of()), flags("3.6.16/etcd3", null, 1), SOURCE, ALL);
+        assertTrue(auth.plan().isPresent() && auth.refused().isEmpty(), "the plan stands; auth is met later");
+        assertEquals(Optional.of(StartDecision.AUTH_REFUSAL), auth.refusal());
+        assertEquals(
+                3,
+                assertThrows(MigrateException.class, auth::refuseAuth).status().code());
+        var restart = StartDecision.decide(with(base, true, List.of()), flags("3.5.35/etcd3", null, 1), SOURCE, ALL);
+        assertEquals(Optional.empty(), restart.refusal(), "a restart runs no step: auth does not matter");
+
+        Damage torn = new Damage(DIR.resolve("member/snap/db"), "page 7", "a page that identifies as 7");
+        var damaged =
+                StartDecision.decide(with(base, true, List.of(torn)), flags("3.6.16/etcd3", null, 1), SOURCE, ALL);
+        assertTrue(damaged.start().isEmpty() && damaged.plan().isEmpty());
+        assertTrue(damaged.refused().orElseThrow() instanceof StartDecision.DamagedDataException);
+        assertThrows(StartDecision.DamagedDataException.class, damaged::startOrThrow);
+        assertTrue(damaged.refusal().orElseThrow().contains("page 7"), "the start's refusal before auth's");
     }
 }
