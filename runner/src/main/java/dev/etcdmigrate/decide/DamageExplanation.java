@@ -159,7 +159,7 @@ public final class DamageExplanation {
                 // the reason stands as it is
             }
         }
-        if (e instanceof StartDecision.DamagedDataException refused) {
+        if (e instanceof DamagedDataException refused) {
             Optional<Facts> facts = facts(dataDir, options, refused.damage(), Optional.empty(), data);
             return new RefusedException(e.getMessage() + "; nothing was changed. The way back: "
                     + facts.orElseThrow().wayBack());

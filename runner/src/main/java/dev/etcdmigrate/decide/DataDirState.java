@@ -52,16 +52,16 @@ public final class DataDirState {
     }
 
     /** What a start reads of the data dir; the data itself only where version.txt does not answer. */
-    public StartDecision.DataRead read() throws IOException, MigrateException {
+    public DataRead read() throws IOException, MigrateException {
         boolean holds = dataDir.exists() && dataDir.holdsData();
         Optional<DataVersion> recorded = holds ? dataDir.readVersion() : Optional.empty();
         boolean detect = holds && recorded.isEmpty();
         // one damage read, the one this target needs: every db page unless version.txt names the target
-        boolean everyPage = StartDecision.DataRead.readsEveryDbPage(recorded, options.target());
+        boolean everyPage = DataRead.readsEveryDbPage(recorded, options.target());
         Optional<List<Damage>> found = holds
                 ? Optional.of(DataRecords.damageFound(dataDir.path(), options.walDir(), everyPage))
                 : Optional.empty();
-        return new StartDecision.DataRead(
+        return new DataRead(
                 dataDir.path(),
                 holds,
                 recorded,
@@ -71,10 +71,10 @@ public final class DataDirState {
                 detect ? safeContent() : "",
                 holds ? OwnMember.read(dataDir.path(), options.walDir()) : Optional.empty(),
                 found.isEmpty()
-                        ? StartDecision.DamageFound.NONE
+                        ? DataRead.DamageFound.NONE
                         : everyPage
-                                ? new StartDecision.DamageFound(found, Optional.empty())
-                                : new StartDecision.DamageFound(Optional.empty(), found),
+                                ? new DataRead.DamageFound(found, Optional.empty())
+                                : new DataRead.DamageFound(Optional.empty(), found),
                 // a restart at the target plans no step: its db is not asked
                 holds && everyPage && authEnabled());
     }
@@ -88,14 +88,13 @@ public final class DataDirState {
      * What a start for any target reads (inspect's per-target decisions): {@code detected} (a full read,
      * {@link #detectFully}) whether version.txt answers or not, and both damage reads.
      */
-    public StartDecision.DataRead readForEveryTarget(DataDetection.Detection detected)
-            throws IOException, MigrateException {
+    public DataRead readForEveryTarget(DataDetection.Detection detected) throws IOException, MigrateException {
         // a version.txt that cannot be parsed is refused even beside no data (inspect reports it as such)
         Optional<DataVersion> versionTxt = dataDir.readVersion();
         boolean holds = dataDir.exists() && dataDir.holdsData();
         Optional<DataVersion> recorded = holds ? versionTxt : Optional.empty();
         Optional<OwnMember> member = OwnMember.read(dataDir.path(), options.walDir());
-        return new StartDecision.DataRead(
+        return new DataRead(
                 dataDir.path(),
                 holds,
                 recorded,
@@ -105,13 +104,13 @@ public final class DataDirState {
                 holds && recorded.isEmpty() ? dataDir.describeContent() : "",
                 holds ? member : Optional.empty(),
                 holds
-                        ? new StartDecision.DamageFound(
+                        ? new DataRead.DamageFound(
                                 Optional.of(DataRecords.damageFound(dataDir.path(), options.walDir(), true)),
                                 Optional.of(
                                         recorded.isPresent()
                                                 ? DataRecords.damageFound(dataDir.path(), options.walDir(), false)
                                                 : List.of()))
-                        : StartDecision.DamageFound.NONE,
+                        : DataRead.DamageFound.NONE,
                 authEnabled());
     }
 
@@ -130,7 +129,7 @@ public final class DataDirState {
      * report}, and only then: a start reads twice (before and under the lock).
      */
     public StartDecision.Decision decide(boolean report) throws IOException, MigrateException {
-        StartDecision.DataRead read = read();
+        DataRead read = read();
         StartDecision.Decision decision =
                 StartDecision.decide(read, StartDecision.Flags.of(options), catalog, StartDecision.installed(options));
         StartDecision.Start start = decision.startOrThrow();

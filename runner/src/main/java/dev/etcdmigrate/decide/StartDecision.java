@@ -2,9 +2,9 @@ package dev.etcdmigrate.decide;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
+import dev.etcdmigrate.cluster.RolloutCoordinator;
 import dev.etcdmigrate.config.RunConfig;
 import dev.etcdmigrate.config.Topology;
-import dev.etcdmigrate.cluster.RolloutCoordinator;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.RefusedException;
@@ -44,67 +44,6 @@ public final class StartDecision {
                     + " auth): each step's etcd must write a probe key and read keys through etcd's API, for which the runner"
                     + " has no credentials. Disable auth for the migration (etcdctl auth disable, on any member of a cluster;"
                     + " enable it again once the target runs) (nothing was changed)";
-
-    /**
-     * What was read of the data dir. {@code detection} is empty where nothing needed it (version.txt
-     * answers a start; the label is judged against the data separately, {@link #judge}).
-     * {@code stepsRanHere}: this runner's etcd-output.log is there (its steps ran on the data itself);
-     * {@code content}: what the dir holds, in words (for a refusal); {@code member}: the member the data records
-     * (its name is checked against --name); {@code damage}: what the readers found damaged in what a start reads
-     * ({@link DamageFound}); {@code authEnabled}: the db records etcd's auth as enabled (read where a plan may
-     * have steps; a db that cannot say: false, its damage is reported as such).
-     */
-    public record DataRead(
-            Path dataDir,
-            boolean holdsData,
-            Optional<DataVersion> versionTxt,
-            StorageApi inferredStorage,
-            Optional<DataDetection.Detection> detection,
-            boolean stepsRanHere,
-            String content,
-            Optional<OwnMember> member,
-            DamageFound damage,
-            boolean authEnabled) {
-
-        /** Whether a start reads every page of the db: unless version.txt names the target (a restart). */
-        public static boolean readsEveryDbPage(Optional<DataVersion> versionTxt, DataVersion target) {
-            return !versionTxt.equals(Optional.of(target));
-        }
-
-        /** What a start for {@code target} finds damaged: the read it makes ({@link #readsEveryDbPage}). */
-        public List<Damage> damageFor(DataVersion target) {
-            return (readsEveryDbPage(versionTxt, target) ? damage.everyDbPage() : damage.restart())
-                    .orElseThrow(() -> new IllegalStateException("the damage read for " + target + " was not made"));
-        }
-    }
-
-    /**
-     * What the readers found damaged ({@code DataRecords.damageFound}): reading every db page (a start whose
-     * version.txt does not name the target) and reading what a restart reads; empty where that read was not made
-     * (a start makes the one its target needs, inspect both).
-     */
-    public record DamageFound(Optional<List<Damage>> everyDbPage, Optional<List<Damage>> restart) {
-        public static final DamageFound NONE = new DamageFound(Optional.of(List.of()), Optional.of(List.of()));
-    }
-
-    /**
-     * The readers proved the data damaged: refused (exit 3) before any etcd runs on it, whatever the plan; the
-     * message names each finding once (DamageExplanation adds what changed and the way back).
-     */
-    public static final class DamagedDataException extends RefusedException {
-        private final List<Damage> damage;
-
-        DamagedDataException(List<Damage> damage) {
-            super("the data is damaged: "
-                    + String.join("; ", damage.stream().map(Damage::describe).toList())
-                    + " (the runner's own reading of the files), so no etcd is started on it");
-            this.damage = List.copyOf(damage);
-        }
-
-        public List<Damage> damage() {
-            return damage;
-        }
-    }
 
     /**
      * The options a decision reads; {@code v2DeprecationGiven}: the operator set etcd's --v2-deprecation;
@@ -204,11 +143,10 @@ public final class StartDecision {
                         catalog);
             }
             Plan plan = plan(start.get().current(), flags, catalog, installed);
-            List<DecisionEvent.PlannedLeg> legs =
-                    switch (flags.topology()) {
-                        case Topology.Member cluster -> RolloutChain.of(plan).planned(RolloutCoordinator.RECORD_KEY);
-                        case Topology.Single single -> List.of();
-                    };
+            List<DecisionEvent.PlannedLeg> legs = switch (flags.topology()) {
+                case Topology.Member cluster -> RolloutChain.of(plan).planned(RolloutCoordinator.RECORD_KEY);
+                case Topology.Single single -> List.of();
+            };
             Optional<RefusedException> auth =
                     read.authEnabled() && !plan.steps().isEmpty()
                             ? Optional.of(new RefusedException(AUTH_REFUSAL))

@@ -3,11 +3,11 @@ package dev.etcdmigrate.inspect;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.config.RunConfig;
-import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.datadir.Backups;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.decide.DamageExplanation;
 import dev.etcdmigrate.decide.DataDirState;
+import dev.etcdmigrate.decide.DataRead;
 import dev.etcdmigrate.decide.LabelJudgement;
 import dev.etcdmigrate.decide.StartDecision;
 import dev.etcdmigrate.error.ExitStatus;
@@ -83,7 +83,7 @@ public final class InspectCommand {
             DataDetection.Detection detected,
             OptionalLong holder,
             boolean dbExists,
-            Optional<StartDecision.DataRead> start,
+            Optional<DataRead> start,
             Optional<String> malformed,
             Set<EtcdVersion> installed,
             List<Backup> backups) {}
@@ -96,7 +96,7 @@ public final class InspectCommand {
         Path db = dataDir.member().resolve("snap").resolve("db");
         boolean dbExists = Files.isRegularFile(db);
         OptionalLong holder = dbExists ? BackendStorageVersion.lockHolder(db) : OptionalLong.empty();
-        Optional<StartDecision.DataRead> start = Optional.empty();
+        Optional<DataRead> start = Optional.empty();
         Optional<String> malformed = Optional.empty();
         try {
             start = Optional.of(state.readForEveryTarget(d));
@@ -198,7 +198,7 @@ public final class InspectCommand {
         if (r.malformed().isPresent()) {
             return new Label("version.txt", null, "malformed", r.malformed().get());
         }
-        StartDecision.DataRead read = r.start().orElseThrow();
+        DataRead read = r.start().orElseThrow();
         DataDetection.Detection d = r.detected();
         if (!read.holdsData()) {
             return new Label(

@@ -3,7 +3,6 @@ package dev.etcdmigrate.run;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.catalog.Release;
-import dev.etcdmigrate.cluster.RolloutCoordinator;
 import dev.etcdmigrate.config.RunConfig;
 import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.datadir.Backups;

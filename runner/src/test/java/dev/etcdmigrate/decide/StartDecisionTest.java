@@ -72,8 +72,8 @@ class StartDecisionTest {
                 List.of());
     }
 
-    static StartDecision.DataRead read(String versionTxt, DataDetection.Detection d, boolean stepsRan) {
-        return new StartDecision.DataRead(
+    static DataRead read(String versionTxt, DataDetection.Detection d, boolean stepsRan) {
+        return new DataRead(
                 DIR,
                 true,
                 Optional.ofNullable(versionTxt).map(DataVersion::parse),
@@ -84,7 +84,7 @@ class StartDecisionTest {
                 stepsRan,
                 "member/",
                 Optional.empty(),
-                StartDecision.DamageFound.NONE,
+                DataRead.DamageFound.NONE,
                 false);
     }
 
@@ -110,7 +110,7 @@ class StartDecisionTest {
                 Optional.of("it"));
     }
 
-    static Optional<DataVersion> start(StartDecision.DataRead read, StartDecision.Flags flags) throws MigrateException {
+    static Optional<DataVersion> start(DataRead read, StartDecision.Flags flags) throws MigrateException {
         return StartDecision.start(read, flags, SOURCE).current();
     }
 
@@ -137,7 +137,7 @@ class StartDecisionTest {
 
     @Test
     void anEmptyDirStartsFromNothingAndPlansAFreshDir() throws Exception {
-        var read = new StartDecision.DataRead(
+        var read = new DataRead(
                 DIR,
                 false,
                 Optional.empty(),
@@ -146,7 +146,7 @@ class StartDecisionTest {
                 false,
                 "",
                 Optional.empty(),
-                StartDecision.DamageFound.NONE,
+                DataRead.DamageFound.NONE,
                 false);
         var flags = flags("3.6.16/etcd3", null, 1);
         Optional<DataVersion> current = start(read, flags);
@@ -261,8 +261,8 @@ class StartDecisionTest {
     void anotherMembersDataIsRefusedNamingBoth() throws MigrateException {
         OwnMember m0 = new OwnMember("8e9e05c52164694d", "m0", List.of("http://10.0.0.1:2380"), "member/snap/db");
         for (String versionTxt : new String[] {"3.5.35/etcd3", null}) {
-            StartDecision.DataRead base = read(versionTxt, detected(StorageApi.ETCD3, "3.5", true), false);
-            StartDecision.DataRead read = new StartDecision.DataRead(
+            DataRead base = read(versionTxt, detected(StorageApi.ETCD3, "3.5", true), false);
+            DataRead read = new DataRead(
                     base.dataDir(),
                     base.holdsData(),
                     base.versionTxt(),
@@ -271,7 +271,7 @@ class StartDecisionTest {
                     false,
                     base.content(),
                     Optional.of(m0),
-                    StartDecision.DamageFound.NONE,
+                    DataRead.DamageFound.NONE,
                     false);
             MigrateException e = assertThrows(
                     DataDir.ContradictionException.class, () -> start(read, flags("3.6.16/etcd3", null, 1)));
@@ -292,8 +292,8 @@ class StartDecisionTest {
     }
 
     /** The same read with the db's auth flag and the damage a start's every-page read found. */
-    private static StartDecision.DataRead with(StartDecision.DataRead r, boolean auth, List<Damage> everyPage) {
-        return new StartDecision.DataRead(
+    private static DataRead with(DataRead r, boolean auth, List<Damage> everyPage) {
+        return new DataRead(
                 r.dataDir(),
                 r.holdsData(),
                 r.versionTxt(),
@@ -302,7 +302,7 @@ class StartDecisionTest {
                 r.stepsRanHere(),
                 r.content(),
                 r.member(),
-                new StartDecision.DamageFound(Optional.of(everyPage), Optional.of(List.of())),
+                new DataRead.DamageFound(Optional.of(everyPage), Optional.of(List.of())),
                 auth);
     }
 
@@ -337,8 +337,8 @@ class StartDecisionTest {
         var damaged =
                 StartDecision.decide(with(base, true, List.of(torn)), flags("3.6.16/etcd3", null, 1), SOURCE, ALL);
         assertTrue(damaged.start().isEmpty() && damaged.plan().isEmpty());
-        assertTrue(damaged.refused().orElseThrow() instanceof StartDecision.DamagedDataException);
-        assertThrows(StartDecision.DamagedDataException.class, damaged::startOrThrow);
+        assertTrue(damaged.refused().orElseThrow() instanceof DamagedDataException);
+        assertThrows(DamagedDataException.class, damaged::startOrThrow);
         assertTrue(damaged.refusal().orElseThrow().contains("page 7"), "the start's refusal before auth's");
     }
 }
