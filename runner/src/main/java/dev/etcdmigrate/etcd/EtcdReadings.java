@@ -48,22 +48,23 @@ final class EtcdReadings {
 
     void awaitClusterVersion(PrivateEtcd etcd, MinorLine line)
             throws IOException, InterruptedException, MigrateException {
-        Polled polled = poll(() -> etcd.gateway().version().path("etcdcluster").asText(""), v -> onLine(v, line));
-        if (!polled.reached()) {
-            throw new FailedException("etcd " + etcd.release().version() + " did not report cluster version " + line
-                    + " within " + startTimeout.toSeconds() + " s (last seen: '" + polled.lastSeen() + "')");
-        }
-        log.emit(new EtcdEvent.EtcdReported(etcd.release().version(), "cluster version", polled.lastSeen()));
+        awaitVersion(etcd, "etcdcluster", "report cluster version", "cluster version", line);
     }
 
     void awaitStorageVersion(PrivateEtcd etcd, MinorLine line)
             throws IOException, InterruptedException, MigrateException {
-        Polled polled = poll(() -> etcd.gateway().version().path("storage").asText(""), v -> onLine(v, line));
+        awaitVersion(etcd, "storage", "reach storage version", "storage version", line);
+    }
+
+    /** Polls /version's {@code field} until it is on {@code line}; {@code what} names it in the event. */
+    private void awaitVersion(PrivateEtcd etcd, String field, String goal, String what, MinorLine line)
+            throws InterruptedException, MigrateException {
+        Polled polled = poll(() -> etcd.gateway().version().path(field).asText(""), v -> onLine(v, line));
         if (!polled.reached()) {
-            throw new FailedException("etcd " + etcd.release().version() + " did not reach storage version " + line
-                    + " within " + startTimeout.toSeconds() + " s (last seen: '" + polled.lastSeen() + "')");
+            throw new FailedException("etcd " + etcd.release().version() + " did not " + goal + " " + line + " within "
+                    + startTimeout.toSeconds() + " s (last seen: '" + polled.lastSeen() + "')");
         }
-        log.emit(new EtcdEvent.EtcdReported(etcd.release().version(), "storage version", polled.lastSeen()));
+        log.emit(new EtcdEvent.EtcdReported(etcd.release().version(), what, polled.lastSeen()));
     }
 
     void awaitDowngradeFinished(PrivateEtcd etcd) throws IOException, InterruptedException, MigrateException {
