@@ -48,6 +48,11 @@ final class RecordKeeper {
         return Optional.ofNullable(heldRecord);
     }
 
+    /** Reads of the record at a run's start: patient when its note says it holds one (a 503 passes meanwhile). */
+    int startReads(Note start) {
+        return start instanceof Note.Holds && !RolloutRules.Mutations.heldRecordReadOnce ? policy.patientReads() : 1;
+    }
+
     /** Notes the record held, once per revision (a wait passes here every poll while it holds it). */
     void noteHolds(Record held) throws IOException {
         heldRecord = held;

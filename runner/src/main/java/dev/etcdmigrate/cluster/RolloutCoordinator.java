@@ -116,7 +116,7 @@ public final class RolloutCoordinator {
         boolean unknown = false; // "taking" and no member answered: the creation may have committed
         Optional<Record> held = Optional.empty();
         try {
-            held = records.ownRecord(start instanceof Note.Holds ? policy.patientReads() : 1);
+            held = records.ownRecord(records.startReads(start));
         } catch (IOException unreachable) {
             if (RolloutRules.Mutations.noAnswerIsFatal) throw unreachable;
             // "taking" or "holds" and no member answers: the record may exist; the rules decide as with no member
