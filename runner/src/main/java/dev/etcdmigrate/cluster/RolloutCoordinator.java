@@ -6,7 +6,6 @@ import dev.etcdmigrate.cluster.RolloutRules.Decision;
 import dev.etcdmigrate.cluster.RolloutRules.Leg;
 import dev.etcdmigrate.cluster.RolloutRules.Self;
 import dev.etcdmigrate.error.MigrateException;
-import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.RolloutEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.version.MinorLine;
@@ -61,28 +60,22 @@ public final class RolloutCoordinator {
     }
 
     private final ClusterView cluster;
-    private final NoteStore notes;
+    private final RecordKeeper records;
     private final String self;
     private final int expectedMembers;
     private final RolloutPolicy policy;
     private final Ticker ticker;
     private final Log log;
     private String lastWaiting = "";
-    /** The note as last written by this run (null: not read yet). */
-    private Note noted;
     /** The member while it serves (between legs, or before the first while the rules wait). */
     private Serving serving;
     /** The cluster version this member's data recorded when its etcd last ran (empty: not recorded). */
     private Optional<MinorLine> recordedClusterVersion = Optional.empty();
-    /** The record this run holds as noted (null: none). */
-    private Record heldRecord;
     /** Whether a pass of the rules read the cluster (so rule 2 saw any record of this runner's). */
     private boolean answered;
     /** Whether this member's data recorded a downgrade job in progress. */
     private boolean recordedJob;
-    /** Rule 2's last decision was to wait for another holder (and why). */
-    private boolean blocked;
-
+    /** Rule 2's last decision was to wait for another holder, and why (null: it was not). */
     private Decision.Wait blockedWhy;
 
     public RolloutCoordinator(
@@ -94,7 +87,7 @@ public final class RolloutCoordinator {
             Ticker ticker,
             Log log) {
         this.cluster = cluster;
-        this.notes = notes;
+        this.records = new RecordKeeper(cluster, notes, self, policy, ticker, log);
         this.self = self;
         this.expectedMembers = expectedMembers;
         this.policy = policy;
@@ -119,11 +112,11 @@ public final class RolloutCoordinator {
             throws Exception {
         this.recordedClusterVersion = recordedClusterVersion;
         this.recordedJob = recordedJob;
-        Note start = note();
+        Note start = records.note();
         boolean unknown = false; // "taking" and no member answered: the creation may have committed
         Optional<Record> held = Optional.empty();
         try {
-            held = ownRecord(start instanceof Note.Holds ? policy.patientReads() : 1);
+            held = records.ownRecord(records.startReads(start));
         } catch (IOException unreachable) {
             if (RolloutRules.Mutations.noAnswerIsFatal) throw unreachable;
             // "taking" or "holds" and no member answers: the record may exist; the rules decide as with no member
@@ -131,10 +124,10 @@ public final class RolloutCoordinator {
             // after the leg's quorum write. No note: on at once, as with no member answering.
             unknown = !(start instanceof Note.None);
         }
-        if (held.isEmpty() && !unknown) writeNote(Note.NONE); // taken over meanwhile, or never created
+        if (held.isEmpty() && !unknown) records.writeNote(Note.NONE); // taken over meanwhile, or never created
         Optional<Decision> resumed = RolloutRules.resume(legs.getFirst(), held);
         if (resumed.orElse(null) instanceof Decision.Release stale) {
-            release(stale.record()); // a restart of an earlier run that is over: this run's data is past it
+            records.release(stale.record()); // a restart of an earlier run that is over: this run's data is past it
             held = Optional.empty();
         }
         try {
@@ -147,7 +140,7 @@ public final class RolloutCoordinator {
                     held = beforeLeg(leg, member);
                     if (answered) unknown = false;
                     // a creation whose answer was lost before the cluster stopped answering: it may have committed
-                    if (held.isEmpty() && note() instanceof Note.Taking) unknown = true;
+                    if (held.isEmpty() && records.note() instanceof Note.Taking) unknown = true;
                 }
                 if (serving != null) {
                     serving.requireAlive();
@@ -156,21 +149,21 @@ public final class RolloutCoordinator {
                     going.stop();
                 }
                 if (held.isPresent() && RolloutRules.Mutations.releaseBeforeQuorumWrite) {
-                    release(held.get());
+                    records.release(held.get());
                     held = Optional.empty();
                 }
                 legRunner.run(i);
                 if (unknown) {
-                    held = ownRecordOrWarn(leg.to(), policy.patientReads()); // the leg took a quorum write
-                    if (held.isEmpty()) writeNote(Note.NONE);
+                    held = records.ownRecordOrWarn(leg.to(), policy.patientReads()); // the leg took a quorum write
+                    if (held.isEmpty()) records.writeNote(Note.NONE);
                     unknown = false;
                 }
                 if (held.isPresent()) {
-                    release(held.get());
+                    records.release(held.get());
                     held = Optional.empty();
                 }
                 if (i == legs.size() - 1) {
-                    sweep();
+                    records.sweep();
                     return;
                 }
                 serving = member.serve(i).orElseThrow(() -> new IOException("the member cannot serve between legs"));
@@ -181,36 +174,9 @@ public final class RolloutCoordinator {
         }
     }
 
-    /**
-     * The record this run must finish before anything else: with nothing left to run, a run killed after its last
-     * leg, before it released, noted it; released now ({@code line}: the target's, this member not started yet).
-     */
+    /** With nothing left to run: the record a run killed after its last leg noted, released now (at {@code line}). */
     public void releaseLeftover(MinorLine line) throws IOException, InterruptedException, MigrateException {
-        Note start = note();
-        Optional<Record> held = ownRecordOrWarn(line, start instanceof Note.Taking ? 1 : policy.patientReads());
-        if (held.isPresent()) release(held.get());
-        else writeNote(Note.NONE);
-        sweep();
-    }
-
-    /**
-     * Before the exec at the target: a record another holder left behind (its release reached no member) is taken
-     * over now if its holder answers at or past its line; otherwise the last runner to finish would leave it for
-     * good (no runner is left to pass rule 2). One read, best effort: no member answering changes nothing.
-     */
-    private void sweep() throws InterruptedException, MigrateException {
-        try {
-            Optional<Record> left = cluster.record();
-            if (left.isEmpty() || left.get().value().holder().equals(self)) return;
-            if (RolloutRules.holderDone(left.get(), cluster.members()) && delete(left.get())) {
-                log.emit(new RolloutEvent.RestartRecordTakenOver(
-                        left.get().value().holder(),
-                        left.get().value().to().toString(),
-                        left.get().modRevision()));
-            }
-        } catch (IOException unreachable) {
-            // the holder's peers take it over when they pass rule 2
-        }
+        records.releaseLeftover(line);
     }
 
     /**
@@ -229,7 +195,7 @@ public final class RolloutCoordinator {
                 if (down
                         && (RolloutRules.atOnce(leg, recordedClusterVersion, recordedJob)
                                 || RolloutRules.Mutations.firstLegAlwaysAtOnce)) {
-                    return Optional.ofNullable(heldRecord); // a record taken before the cluster went: released after
+                    return records.held(); // a record taken before the cluster went: released after
                 }
                 if (down && startServing(member)) continue;
                 // every member restarting together, this one still starting: nothing was decided
@@ -242,22 +208,11 @@ public final class RolloutCoordinator {
         }
     }
 
-    /** No member answered the first read of a pass. */
-    private static final class Unanswered extends Exception {
-        final IOException cause;
-
-        Unanswered(IOException cause) {
-            super(cause.getMessage(), cause, false, false);
-            this.cause = cause;
-        }
-    }
-
     /** One pass of the rules: the record held, empty to run at once without one, or nothing decided (read again). */
     private Optional<Optional<Record>> pass(Leg leg, MemberPort member, boolean down)
             throws IOException, InterruptedException, MigrateException, Unanswered {
         Self me = new Self(self, expectedMembers, down);
         List<Member> members;
-        Optional<MinorLine> version;
         try {
             members = cluster.members();
         } catch (IOException unreachable) {
@@ -265,8 +220,7 @@ public final class RolloutCoordinator {
         }
         answered = true;
         if (down && RolloutRules.Mutations.firstLegAlwaysAtOnce) return Optional.of(Optional.empty());
-        version = cluster.clusterVersion();
-        Optional<Decision.Wait> closed = RolloutRules.gate(leg, me, members, version);
+        Optional<Decision.Wait> closed = RolloutRules.gate(leg, me, members, cluster.clusterVersion());
         if (closed.isPresent()) {
             if (down && startServing(member)) return Optional.empty();
             waiting(leg, closed.get().why(), closed.get().members());
@@ -274,7 +228,7 @@ public final class RolloutCoordinator {
         }
         Optional<Record> held = takeRecord(leg, me, members);
         if (held.isEmpty()) {
-            if (blocked && down) {
+            if (blockedWhy != null && down) {
                 // it cannot answer while it waits: the others' rules would wait for it in turn
                 if (!startServing(member)) return Optional.of(Optional.empty());
                 waiting(leg, blockedWhy.why(), blockedWhy.members());
@@ -283,7 +237,10 @@ public final class RolloutCoordinator {
         }
         List<String> problems = RolloutRules.margin(me, cluster.members(), policy.raftIndexBound());
         if (!problems.isEmpty()) {
-            if (down && !startServingOrRelease(member, held.get())) return Optional.of(Optional.empty());
+            if (down && !startServing(member)) {
+                records.release(held.get()); // it cannot answer while it waits: nobody could restart meanwhile
+                return Optional.of(Optional.empty());
+            }
             // keep the record: while another member is out, nobody may restart theirs
             waiting(
                     leg,
@@ -292,7 +249,7 @@ public final class RolloutCoordinator {
             return Optional.empty();
         }
         if (!cluster.holds(held.get())) {
-            writeNote(Note.NONE);
+            records.writeNote(Note.NONE);
             return Optional.empty(); // taken over (this member looked done to a peer): start again
         }
         log.emit(new RolloutEvent.RestartRecordTaken(
@@ -306,38 +263,32 @@ public final class RolloutCoordinator {
             throws IOException, InterruptedException, MigrateException {
         Optional<Record> existing = cluster.record();
         Decision decision = RolloutRules.take(leg, me, existing, members);
-        blocked = decision instanceof Decision.Wait;
+        blockedWhy = decision instanceof Decision.Wait w ? w : null;
         switch (decision) {
             case Decision.UseOwn own -> {
-                noteHolds(own.record()); // an earlier run of this runner took it, or this one's answer was lost
+                records.noteHolds(own.record()); // an earlier run of this runner took it, or this one's answer was lost
                 return Optional.of(own.record());
             }
             case Decision.Release stale -> {
-                release(stale.record());
+                records.release(stale.record());
                 return Optional.empty();
             }
             case Decision.TakeOver over -> {
-                if (delete(over.record())) {
-                    log.emit(new RolloutEvent.RestartRecordTakenOver(
-                            over.record().value().holder(),
-                            over.record().value().to().toString(),
-                            over.record().modRevision()));
-                }
+                records.takeOver(over.record());
                 return Optional.empty();
             }
             case Decision.Wait w -> {
-                blockedWhy = w;
                 if (!me.memberDown()) waiting(leg, w.why(), w.members());
                 return Optional.empty();
             }
             case Decision.Take t -> {
-                if (!RolloutRules.Mutations.noNoteBeforeCreate) writeNote(Note.TAKING);
+                if (!RolloutRules.Mutations.noNoteBeforeCreate) records.writeNote(Note.TAKING);
                 Optional<Record> created = cluster.create(new RecordValue(self, leg.from(), leg.to(), ticker.now()));
                 if (created.isEmpty()) {
-                    writeNote(Note.NONE);
+                    records.writeNote(Note.NONE);
                     return Optional.empty(); // another runner was quicker: read again
                 }
-                noteHolds(created.get());
+                records.noteHolds(created.get());
                 return created;
             }
             case Decision.Restart r -> throw new IllegalStateException("not a decision of rule 2");
@@ -355,96 +306,14 @@ public final class RolloutCoordinator {
         return true;
     }
 
-    private boolean startServingOrRelease(MemberPort member, Record held)
-            throws IOException, InterruptedException, MigrateException {
-        if (startServing(member)) return true;
-        release(held);
-        return false;
-    }
-
-    /** Notes the record held, once per revision (a wait passes here every poll while it holds it). */
-    private void noteHolds(Record held) throws IOException {
-        heldRecord = held;
-        if (note() instanceof Note.Holds h && h.revision() == held.modRevision()) return;
-        writeNote(new Note.Holds(held.modRevision()));
-    }
-
-    private Note note() throws IOException {
-        if (noted == null) noted = notes.read();
-        return noted;
-    }
-
-    private void writeNote(Note note) throws IOException {
-        if (!(note instanceof Note.Holds)) heldRecord = null;
-        if (note.equals(noted)) return;
-        notes.write(note);
-        noted = note;
-    }
-
-    /**
-     * Rule 4: after this member runs the new line and took a quorum write, the record is deleted (comparing its
-     * revision) through any member that answers, tried for {@link RolloutPolicy#releasePatience}; then the note goes.
-     * When none answers, a peer's runner takes it over once this member answers at or past the line it names.
-     */
+    /** Rule 4, the release (see {@link RecordKeeper#release}). */
     public void release(Record record) throws IOException, InterruptedException, MigrateException {
-        Instant end = ticker.now().plus(policy.releasePatience());
-        while (true) {
-            try {
-                boolean deleted = delete(record);
-                log.emit(new RolloutEvent.RestartRecordReleased(
-                        self, record.value().to().toString(), record.modRevision(), deleted));
-                break;
-            } catch (IOException unreachable) {
-                if (ticker.now().isAfter(end)) {
-                    log.emit(new Event.Note(
-                            Event.Level.WARN,
-                            "could not release the restart record (" + unreachable.getMessage()
-                                    + "); another member's runner deletes it once this member serves "
-                                    + record.value().to()));
-                    break;
-                }
-                ticker.pause(); // poll interval of a deadline-bound retry
-            }
-        }
-        writeNote(Note.NONE);
+        records.release(record);
     }
 
-    private boolean delete(Record record) throws IOException, InterruptedException, MigrateException {
-        if (RolloutRules.Mutations.deleteWithoutComparingRevision) {
-            Optional<Record> now = cluster.record();
-            return now.isPresent() && cluster.delete(now.get());
-        }
-        return cluster.delete(record);
-    }
-
-    /**
-     * This runner's own record from an earlier run that was stopped while it held it, read again after a pause while
-     * no member answers (a leader change, a quorum just back after a pod died), at most {@code attempts} reads.
-     */
+    /** This runner's own record from an earlier run, read at most {@code attempts} times while none answers. */
     public Optional<Record> ownRecord(int attempts) throws IOException, InterruptedException, MigrateException {
-        for (int read = 1; ; read++) {
-            try {
-                return cluster.record().filter(r -> r.value().holder().equals(self));
-            } catch (IOException unreachable) {
-                if (read >= attempts) throw unreachable;
-                ticker.pause();
-            }
-        }
-    }
-
-    /** {@link #ownRecord(int)}, or empty with a warning when no member answers. */
-    private Optional<Record> ownRecordOrWarn(MinorLine line, int reads)
-            throws IOException, InterruptedException, MigrateException {
-        try {
-            return ownRecord(reads);
-        } catch (IOException unreachable) {
-            log.emit(new Event.Note(
-                    Event.Level.WARN,
-                    "could not read the restart record (" + unreachable.getMessage() + "); if an earlier run of this"
-                            + " member's runner took it, another member's runner deletes it once this member serves "
-                            + line));
-            return Optional.empty();
-        }
+        return records.ownRecord(attempts);
     }
 
     /** Public for the rules' unit tests: waits as {@link #run} does before a leg while the member serves. */

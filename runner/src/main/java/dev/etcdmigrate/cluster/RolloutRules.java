@@ -78,6 +78,8 @@ public final class RolloutRules {
         public static volatile boolean reuseOwnRecordOfAnotherLeg;
         /** The first leg runs at once whenever no member answers, whatever the data recorded (the pre-sim rule). */
         public static volatile boolean atOnceWheneverNoneAnswers;
+        /** The pre-fix start: a run that noted it holds the record reads it once (a 503 "leader changed" ends it). */
+        public static volatile boolean heldRecordReadOnce;
 
         private Mutations() {}
 
@@ -85,7 +87,7 @@ public final class RolloutRules {
             skipMargin = skipGate = takeOverWithoutHolderAnswering = noNoteBeforeCreate = false;
             deleteWithoutComparingRevision = releaseBeforeQuorumWrite = noAnswerIsFatal = false;
             enableWithoutCheckingJob = takeOverOnlyAtTheNamedLine = releaseThroughOwnUrlOnly = false;
-            firstLegAlwaysAtOnce = reuseOwnRecordOfAnotherLeg = atOnceWheneverNoneAnswers = false;
+            firstLegAlwaysAtOnce = reuseOwnRecordOfAnotherLeg = atOnceWheneverNoneAnswers = heldRecordReadOnce = false;
         }
     }
 

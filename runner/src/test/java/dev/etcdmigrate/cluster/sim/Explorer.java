@@ -27,6 +27,11 @@ final class Explorer {
 
     /** One seeded random schedule: runners' calls chosen uniformly, each fault with a small chance per step. */
     static Outcome random(Sim.Config config, long seed) {
+        return random(config, seed, 40);
+    }
+
+    /** {@link #random(Sim.Config, long)} with a fault's chance per step of one in {@code faultOneIn}. */
+    static Outcome random(Sim.Config config, long seed, int faultOneIn) {
         Random random = new Random(seed);
         Sim sim = new Sim(config);
         try {
@@ -38,7 +43,7 @@ final class Explorer {
                 List<String> moves = actions.stream().filter(Explorer::move).toList();
                 List<String> faults = actions.stream().filter(a -> !move(a)).toList();
                 String action;
-                if (!faults.isEmpty() && (moves.isEmpty() || random.nextInt(40) == 0)) {
+                if (!faults.isEmpty() && (moves.isEmpty() || random.nextInt(faultOneIn) == 0)) {
                     action = faults.get(random.nextInt(faults.size()));
                 } else {
                     action = moves.get(random.nextInt(moves.size()));
@@ -148,56 +153,72 @@ final class Explorer {
     }
 
     /** What the exhaustive search covered. */
-    record Coverage(long states, long schedules, boolean complete, Outcome failure) {}
+    record Coverage(long states, long schedules, long steps, boolean complete, Outcome failure) {}
 
     /**
-     * Every interleaving of the runners' calls and every placement of the config's faults (crashes), depth-first
-     * up to {@code depth} actions, pruning states seen before; from every state at the depth bound the fair
-     * completion must converge (liveness). Stops at {@code maxStates}.
+     * Every interleaving of the runners' calls and every placement of the config's faults (crashes), depth-first,
+     * pruning states seen before (hashed: {@link Sim#state()}) and reducing by {@link Sim#reduced()}; a path ends
+     * when its runs converged or at {@code depth} actions, where the fair completion must converge (liveness). No
+     * state budget: it completes or fails. A path is replayed from the start only for a state's second and later
+     * choices; its first choice goes on in the same simulation.
      */
-    static Coverage exhaustive(Sim.Config config, int depth, long maxStates) {
-        Set<String> seen = new HashSet<>();
-        long[] schedules = {0};
-        Outcome[] failure = {null};
-        boolean complete = dfs(config, new ArrayList<>(), depth, maxStates, seen, schedules, failure);
-        return new Coverage(seen.size(), schedules[0], complete && failure[0] == null, failure[0]);
+    static Coverage exhaustive(Sim.Config config, int depth) {
+        Search search = new Search(config, depth);
+        search.dfs(new Sim(config), new ArrayList<>());
+        return new Coverage(search.seen.size(), search.schedules, search.steps, search.failure == null, search.failure);
     }
 
-    private static boolean dfs(
-            Sim.Config config,
-            List<String> prefix,
-            int depth,
-            long maxStates,
-            Set<String> seen,
-            long[] schedules,
-            Outcome[] failure) {
-        if (failure[0] != null) return false;
-        if (seen.size() >= maxStates) return false;
-        Sim sim = new Sim(config);
-        List<String> actions;
-        try {
-            for (String a : prefix) sim.step(a);
-            if (!seen.add(sim.state() + "#" + sim.steps / 1_000_000)) return true;
-            if (sim.converged() || prefix.size() >= depth) {
-                schedules[0]++;
-                String violation = complete(sim);
-                if (violation != null) failure[0] = new Outcome(violation, sim.trace, sim.steps);
-                return failure[0] == null;
+    private static final class Search {
+        final Sim.Config config;
+        final int depth;
+        final Set<String> seen = new HashSet<>();
+        long schedules;
+        long steps;
+        Outcome failure;
+
+        Search(Sim.Config config, int depth) {
+            this.config = config;
+            this.depth = depth;
+        }
+
+        /** Explores from {@code sim}, which stands after {@code prefix}; closes it. */
+        void dfs(Sim sim, List<String> prefix) {
+            try {
+                while (failure == null && seen.add(sim.state())) {
+                    if (sim.converged() || prefix.size() >= depth) {
+                        schedules++;
+                        String violation = complete(sim);
+                        if (violation != null) failure = new Outcome(violation, sim.trace, sim.steps);
+                        return;
+                    }
+                    List<String> actions = sim.reduced();
+                    for (int i = actions.size() - 1; i >= 1 && failure == null; i--) {
+                        List<String> other = new ArrayList<>(prefix);
+                        other.add(actions.get(i));
+                        Sim replayed = new Sim(config);
+                        try {
+                            for (String a : other) {
+                                steps++;
+                                replayed.step(a);
+                            }
+                        } catch (Sim.Violation v) {
+                            failure = new Outcome(v.getMessage(), replayed.trace, replayed.steps);
+                            replayed.close();
+                            return;
+                        }
+                        dfs(replayed, other);
+                    }
+                    if (failure != null) return;
+                    prefix = new ArrayList<>(prefix);
+                    prefix.add(actions.getFirst());
+                    steps++;
+                    sim.step(actions.getFirst());
+                }
+            } catch (Sim.Violation v) {
+                failure = new Outcome(v.getMessage(), sim.trace, sim.steps);
+            } finally {
+                sim.close();
             }
-            actions = sim.enabled();
-        } catch (Sim.Violation v) {
-            failure[0] = new Outcome(v.getMessage(), sim.trace, sim.steps);
-            return false;
-        } finally {
-            sim.close();
         }
-        boolean complete = true;
-        for (String a : actions) {
-            prefix.add(a);
-            complete &= dfs(config, prefix, depth, maxStates, seen, schedules, failure);
-            prefix.removeLast();
-            if (failure[0] != null) return false;
-        }
-        return complete;
     }
 }

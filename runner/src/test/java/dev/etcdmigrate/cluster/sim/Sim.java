@@ -136,6 +136,7 @@ final class Sim {
 
         Throwable failure;
         Thread thread;
+        RolloutCoordinator driver;
 
         Runner(Node member, int id) {
             this.member = member;
@@ -202,6 +203,44 @@ final class Sim {
         if (leaderChangesLeft > 0) actions.add("leader-change");
         if (lostAnswersLeft > 0 && !loseNextAnswer) actions.add("lose-answer");
         return actions;
+    }
+
+    /**
+     * The exhaustive search's partial-order reduction: the actions worth branching on. A runner whose pending call is
+     * local (its own note, version.txt, a pause, its start: nothing another runner reads or writes, the clock being
+     * abstracted) runs it before anything else, as every order of it with the others' calls reaches the same state;
+     * only its crash there is a second choice. A crash is placed only before calls that change something (a write of
+     * the cluster, the member or the disk): a crash before a read leaves the state a crash before the next call does.
+     */
+    List<String> reduced() {
+        List<String> all = enabled();
+        for (Runner r : runners) {
+            if (r.finished || !local(r.pending)) continue;
+            List<String> ample = new ArrayList<>();
+            ample.add("run " + r.member.name);
+            if (all.contains("crash " + r.member.name) && crashPoint(r.pending)) ample.add("crash " + r.member.name);
+            return ample;
+        }
+        return all.stream()
+                .filter(a -> !a.startsWith("crash ") || crashPoint(runnerOf(a.split(" ", 2)[1]).pending))
+                .toList();
+    }
+
+    static boolean local(String pending) {
+        return pending.startsWith("note ")
+                || pending.equals("pause")
+                || pending.startsWith("version.txt")
+                || pending.equals("start");
+    }
+
+    /** A read of the cluster (its step only computes until the next call): no crash point of its own. */
+    static boolean crashPoint(String pending) {
+        return !(pending.equals("members")
+                || pending.equals("cluster version")
+                || pending.equals("record")
+                || pending.equals("holds")
+                || pending.equals("pause")
+                || pending.equals("start"));
     }
 
     private boolean editAllowed(Node m) {
@@ -386,6 +425,7 @@ final class Sim {
         });
         RolloutCoordinator driver =
                 new RolloutCoordinator(new View(r), new Store(r), m.name, config.members, POLICY, new Tick(r), log);
+        r.driver = driver;
         if (legs.isEmpty()) {
             if (!(m.note instanceof Note.None)) driver.releaseLeftover(config.to);
             return;
@@ -581,32 +621,95 @@ final class Sim {
                         .toList();
     }
 
-    /** An abstract state for the exhaustive search's hashing (the runners' control state approximated). */
+    /**
+     * The exhaustive search's canonical state: the cluster (cluster version, job, record and who holds it, the
+     * faults left), each member (data, version.txt, how it runs, its note, recorded cluster version and job) and each
+     * runner's program counter: where its thread stands (the frames of the protocol's and the simulation's code, with
+     * line numbers) and what its driver remembers (the note it wrote, the record it holds, the reason it last gave,
+     * whether it serves, whether rule 2 blocked it). The clock is left out (see docs/ha.md, "The simulation").
+     */
     String state() {
         StringBuilder s = new StringBuilder();
         s.append(clusterVersion)
                 .append(job)
                 .append(recordValue == null ? "-" : recordValue.holder() + recordValue.from() + recordValue.to())
+                .append(recordValue == null ? "" : "@" + (revision - recordMod))
                 .append(leaderChangeReads)
                 .append(loseNextAnswer)
                 .append(crashesLeft)
                 .append(leaderChangesLeft)
-                .append(lostAnswersLeft);
+                .append(lostAnswersLeft)
+                .append(enabledJobs);
         for (Node m : members) {
             s.append('|')
                     .append(m.data)
                     .append(m.versionTxt)
                     .append(m.run)
-                    .append(Note.text(m.note).isEmpty() ? "" : "N")
+                    .append(Note.text(m.note).isEmpty() ? "" : m.note instanceof Note.Taking ? "T" : "H")
                     .append(m.outByChoice)
-                    .append(m.edited);
-            if (m.runner != null)
-                s.append(m.runner.finished)
-                        .append(m.runner.pending)
-                        .append(m.runner.recent)
-                        .append(m.runner.acting);
+                    .append(m.edited)
+                    .append(m.recordedCv)
+                    .append(m.recordedJob);
+            Runner r = m.runner;
+            if (r == null) continue;
+            s.append(r.finished)
+                    .append(r.failure != null)
+                    .append(r.pending)
+                    .append(r.acting)
+                    .append(r.releasing);
+            if (r.finished) continue;
+            for (StackTraceElement f : r.thread.getStackTrace()) {
+                if (f.getClassName().startsWith("dev.etcdmigrate.")) {
+                    s.append(f.getMethodName()).append(f.getLineNumber()).append(',');
+                }
+            }
+            if (r.driver != null) s.append(Fields.of(r.driver, revision));
         }
         return s.toString();
+    }
+
+    /** The driver's memory, read reflectively (it keeps it private): every field but the ports. */
+    private static final class Fields {
+        static String of(Object o, long revision) {
+            StringBuilder s = new StringBuilder("{");
+            for (Class<?> c = o.getClass(); c != null && c != Object.class; c = c.getSuperclass()) {
+                for (java.lang.reflect.Field f : c.getDeclaredFields()) {
+                    if (java.lang.reflect.Modifier.isStatic(f.getModifiers())
+                            || java.lang.reflect.Modifier.isFinal(f.getModifiers())) continue;
+                    try {
+                        f.setAccessible(true);
+                        Object v = f.get(o);
+                        s.append(f.getName()).append('=');
+                        if (v instanceof ClusterView.Record rec) {
+                            s.append(rec.value().holder())
+                                    .append(rec.value().from())
+                                    .append(rec.value().to())
+                                    .append('@')
+                                    .append(revision - rec.modRevision());
+                        } else if (v instanceof RolloutCoordinator.Serving) {
+                            s.append("serving");
+                        } else {
+                            s.append(v);
+                        }
+                        s.append(';');
+                    } catch (ReflectiveOperationException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+            }
+            // the record keeper the driver holds (final field): its note and record
+            try {
+                java.lang.reflect.Field k = o.getClass().getDeclaredField("records");
+                k.setAccessible(true);
+                Object keeper = k.get(o);
+                if (keeper != null && keeper != o) s.append(of(keeper, revision));
+            } catch (NoSuchFieldException e) {
+                // no keeper
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+            return s.append('}').toString();
+        }
     }
 
     // ----------------------------------------------------------------------------------------------- the ports

@@ -1,0 +1,171 @@
+package dev.etcdmigrate.cluster;
+
+import dev.etcdmigrate.cluster.ClusterView.Record;
+import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.event.RolloutEvent;
+import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.version.MinorLine;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.Optional;
+
+/**
+ * The restart record's bookkeeping for one run (docs/ha.md, "The rules", 2 and 4): the runner's {@link Note}, the
+ * release, the delete that compares the revision, the sweep before the exec, and the read of a record this runner
+ * may hold. {@link RolloutCoordinator} decides when; this class keeps the note and the cluster's record in step.
+ */
+final class RecordKeeper {
+
+    private final ClusterView cluster;
+    private final NoteStore notes;
+    private final String self;
+    private final RolloutPolicy policy;
+    private final RolloutCoordinator.Ticker ticker;
+    private final Log log;
+    /** The note as last written by this run (null: not read yet). */
+    private Note noted;
+    /** The record this run holds as noted (null: none). */
+    private Record heldRecord;
+
+    RecordKeeper(
+            ClusterView cluster,
+            NoteStore notes,
+            String self,
+            RolloutPolicy policy,
+            RolloutCoordinator.Ticker ticker,
+            Log log) {
+        this.cluster = cluster;
+        this.notes = notes;
+        this.self = self;
+        this.policy = policy;
+        this.ticker = ticker;
+        this.log = log;
+    }
+
+    /** The record this run noted as held, if any (taken before the cluster stopped answering). */
+    Optional<Record> held() {
+        return Optional.ofNullable(heldRecord);
+    }
+
+    /** Reads of the record at a run's start: patient when its note says it holds one (a 503 passes meanwhile). */
+    int startReads(Note start) {
+        return start instanceof Note.Holds && !RolloutRules.Mutations.heldRecordReadOnce ? policy.patientReads() : 1;
+    }
+
+    /** Notes the record held, once per revision (a wait passes here every poll while it holds it). */
+    void noteHolds(Record held) throws IOException {
+        heldRecord = held;
+        if (note() instanceof Note.Holds h && h.revision() == held.modRevision()) return;
+        writeNote(new Note.Holds(held.modRevision()));
+    }
+
+    Note note() throws IOException {
+        if (noted == null) noted = notes.read();
+        return noted;
+    }
+
+    void writeNote(Note note) throws IOException {
+        if (!(note instanceof Note.Holds)) heldRecord = null;
+        if (note.equals(noted)) return;
+        notes.write(note);
+        noted = note;
+    }
+
+    /**
+     * Rule 4: after this member runs the new line and took a quorum write, the record is deleted (comparing its
+     * revision) through any member that answers, tried for {@link RolloutPolicy#releasePatience}; then the note goes.
+     * When none answers, a peer's runner takes it over once this member answers at or past the line it names.
+     */
+    void release(Record record) throws IOException, InterruptedException, MigrateException {
+        Instant end = ticker.now().plus(policy.releasePatience());
+        while (true) {
+            try {
+                boolean deleted = delete(record);
+                log.emit(new RolloutEvent.RestartRecordReleased(
+                        self, record.value().to().toString(), record.modRevision(), deleted));
+                break;
+            } catch (IOException unreachable) {
+                if (ticker.now().isAfter(end)) {
+                    log.emit(new Event.Note(
+                            Event.Level.WARN,
+                            "could not release the restart record (" + unreachable.getMessage()
+                                    + "); another member's runner deletes it once this member serves "
+                                    + record.value().to()));
+                    break;
+                }
+                ticker.pause(); // poll interval of a deadline-bound retry
+            }
+        }
+        writeNote(Note.NONE);
+    }
+
+    /** Deletes the record another holder left once its restart is over (rule 2's take-over); logs it. */
+    void takeOver(Record record) throws IOException, InterruptedException, MigrateException {
+        if (delete(record)) {
+            log.emit(new RolloutEvent.RestartRecordTakenOver(
+                    record.value().holder(), record.value().to().toString(), record.modRevision()));
+        }
+    }
+
+    private boolean delete(Record record) throws IOException, InterruptedException, MigrateException {
+        if (RolloutRules.Mutations.deleteWithoutComparingRevision) {
+            Optional<Record> now = cluster.record();
+            return now.isPresent() && cluster.delete(now.get());
+        }
+        return cluster.delete(record);
+    }
+
+    /**
+     * Before the exec at the target: a record another holder left behind (its release reached no member) is taken
+     * over now if its holder answers at or past its line; otherwise the last runner to finish would leave it for
+     * good (no runner is left to pass rule 2). One read, best effort: no member answering changes nothing.
+     */
+    void sweep() throws InterruptedException, MigrateException {
+        try {
+            Optional<Record> left = cluster.record();
+            if (left.isEmpty() || left.get().value().holder().equals(self)) return;
+            if (RolloutRules.holderDone(left.get(), cluster.members())) takeOver(left.get());
+        } catch (IOException unreachable) {
+            // the holder's peers take it over when they pass rule 2
+        }
+    }
+
+    /**
+     * This runner's own record from an earlier run that was stopped while it held it, read again after a pause while
+     * no member answers (a leader change, a quorum just back after a pod died), at most {@code attempts} reads.
+     */
+    Optional<Record> ownRecord(int attempts) throws IOException, InterruptedException, MigrateException {
+        for (int read = 1; ; read++) {
+            try {
+                return cluster.record().filter(r -> r.value().holder().equals(self));
+            } catch (IOException unreachable) {
+                if (read >= attempts) throw unreachable;
+                ticker.pause();
+            }
+        }
+    }
+
+    /** {@link #ownRecord(int)}, or empty with a warning when no member answers. */
+    Optional<Record> ownRecordOrWarn(MinorLine line, int reads)
+            throws IOException, InterruptedException, MigrateException {
+        try {
+            return ownRecord(reads);
+        } catch (IOException unreachable) {
+            log.emit(new Event.Note(
+                    Event.Level.WARN,
+                    "could not read the restart record (" + unreachable.getMessage() + "); if an earlier run of this"
+                            + " member's runner took it, another member's runner deletes it once this member serves "
+                            + line));
+            return Optional.empty();
+        }
+    }
+
+    /** The record left by a run killed after its last leg, before it released: released now (or the note cleared). */
+    void releaseLeftover(MinorLine line) throws IOException, InterruptedException, MigrateException {
+        Optional<Record> held = ownRecordOrWarn(line, note() instanceof Note.Taking ? 1 : policy.patientReads());
+        if (held.isPresent()) release(held.get());
+        else writeNote(Note.NONE);
+        sweep();
+    }
+}

@@ -1,0 +1,231 @@
+package dev.etcdmigrate.cluster.sim;
+
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.etcdmigrate.cluster.RolloutRules;
+import dev.etcdmigrate.version.MinorLine;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The protocol defects found before the simulation (issue 38), each replayed as a fixed schedule: the real rules
+ * pass it, and the mutation that brings the defect back fails it with the invariant named. A schedule is written as
+ * a script (run a member's runner until it stands at a call, crash it, start it again, a leader change) and replayed
+ * by {@link Explorer#replay}, which ends it with a fair completion.
+ */
+class RolloutRegressionTest {
+
+    static final MinorLine L34 = MinorLine.parse("3.4");
+    static final MinorLine L35 = MinorLine.parse("3.5");
+    static final MinorLine L36 = MinorLine.parse("3.6");
+    static final MinorLine L37 = MinorLine.parse("3.7");
+
+    @BeforeEach
+    @AfterEach
+    void realRules() {
+        RolloutRules.Mutations.reset();
+    }
+
+    /** Builds a schedule by stepping a simulation. */
+    private static final class Script {
+        final Sim sim;
+
+        Script(Sim.Config config) {
+            sim = new Sim(config);
+        }
+
+        /** Steps {@code member}'s runner until {@code at} holds (checked before each of its calls). */
+        Script runUntil(String member, Predicate<Sim> at) {
+            for (int i = 0; i < 5000 && !at.test(sim); i++) {
+                if (!sim.enabled().contains("run " + member)) throw new IllegalStateException(member + " cannot run");
+                sim.step("run " + member);
+            }
+            if (!at.test(sim)) throw new IllegalStateException("never reached");
+            return this;
+        }
+
+        /** Steps every runner but {@code except}'s in turn until {@code at} holds. */
+        Script fairUntil(Predicate<Sim> at, String... except) {
+            for (int turn = 0; turn < 20000 && !at.test(sim); turn++) {
+                List<String> runs = sim.enabled().stream()
+                        .filter(a -> a.startsWith("run ") && !List.of(except).contains(a.substring(4)))
+                        .toList();
+                if (runs.isEmpty()) break;
+                sim.step(runs.get(turn % runs.size()));
+            }
+            if (!at.test(sim)) throw new IllegalStateException("never reached");
+            return this;
+        }
+
+        Script then(String action) {
+            if (!sim.enabled().contains(action)) throw new IllegalStateException(action + " not enabled");
+            sim.step(action);
+            return this;
+        }
+
+        List<String> schedule() {
+            List<String> s = new ArrayList<>(sim.trace);
+            sim.close();
+            return s;
+        }
+    }
+
+    static Predicate<Sim> pending(String member, String call) {
+        return sim -> sim.members.stream()
+                .filter(m -> m.name.equals(member))
+                .anyMatch(m -> m.runner != null && !m.runner.finished && m.runner.pending.startsWith(call));
+    }
+
+    static Predicate<Sim> finished(String... members) {
+        return sim -> sim.members.stream()
+                .filter(m -> List.of(members).contains(m.name))
+                .allMatch(m -> m.runner != null && m.runner.finished);
+    }
+
+    /**
+     * The real rules pass the scenario's schedule; with {@code mutation} set, the same scenario (its script run again
+     * under the mutant: a call the mutant makes or skips moves the later steps) fails with {@code violation}.
+     */
+    static void regression(java.util.function.Supplier<Directed> scenario, String mutation, String violation)
+            throws Exception {
+        RolloutRules.Mutations.reset();
+        Directed real = scenario.get();
+        Explorer.Outcome passed = Explorer.replay(real.config(), real.schedule());
+        assertNull(passed.violation(), "the real rules on " + real.schedule());
+        for (String f : mutation.split("\\+"))
+            RolloutRules.Mutations.class.getField(f).setBoolean(null, true);
+        try {
+            Directed mutated = scenario.get();
+            Explorer.Outcome broken = Explorer.replay(mutated.config(), mutated.schedule());
+            assertTrue(
+                    broken.failed() && broken.violation().contains(violation),
+                    mutation + " on " + mutated.schedule() + ": " + broken.violation());
+            System.out.printf(
+                    "regression %s: real rules pass %d actions (%d steps); with %s, %d actions (%d steps): %s%n",
+                    real.config(),
+                    real.schedule().size(),
+                    passed.steps(),
+                    mutation,
+                    mutated.schedule().size(),
+                    broken.steps(),
+                    broken.violation());
+        } finally {
+            RolloutRules.Mutations.reset();
+        }
+    }
+
+    static Sim.Config config(MinorLine from, MinorLine to, Sim.Edits edits, Sim.Layout layout, int crashes, int lc) {
+        return new Sim.Config(3, from, to, edits, layout, crashes, lc, 0, 20_000);
+    }
+
+    @Test
+    void twoRunnersBothEnablingTheDowngradeJob() throws Exception {
+        // every manifest edited at once, 3.7 -> 3.5: each leg's step enables its job only when none is in progress
+        Sim.Config c = config(L37, L35, Sim.Edits.ALL_AT_ONCE, Sim.Layout.SEPARATE_HOSTS, 0, 0);
+        regression(() -> new Directed(c, List.of()), "enableWithoutCheckingJob", "downgrade enable refused");
+    }
+
+    @Test
+    void aRestartedRecordHolderSurvivesA503LeaderChanged() throws Exception {
+        // m0 holds the record and is about to stop its member; its pod dies; started again, its first reads meet a
+        // leader change: it must read again (the pre-fix start read once and exited on the 503)
+        Sim.Config c = config(L35, L36, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.SEPARATE_HOSTS, 1, 1);
+        regression(
+                () -> new Directed(
+                        c,
+                        new Script(c)
+                                .runUntil(
+                                        "m0",
+                                        sim -> sim.members.getFirst().note instanceof dev.etcdmigrate.cluster.Note.Holds
+                                                && pending("m0", "leg").test(sim))
+                                .then("crash m0")
+                                .then("restart m0")
+                                .then("leader-change")
+                                .schedule()),
+                "heldRecordReadOnce+noAnswerIsFatal",
+                "503 leader changed");
+    }
+
+    /** A directed counter-example: the config and the schedule (built on the real rules). */
+    record Directed(Sim.Config config, List<String> schedule) {}
+
+    /**
+     * m0 and m1 are done; m2, edited late, creates the record and is killed before its note; started again, no
+     * member answers its first reads (a leader change): its note "taking" makes it look for the record after its leg
+     * and release it. Without the note before the create, the last runner leaves its own record for good.
+     */
+    static Directed killBetweenCreateAndNote() {
+        Sim.Config c = config(L35, L36, Sim.Edits.ONE_LATE, Sim.Layout.SEPARATE_HOSTS, 1, 1);
+        return new Directed(
+                c,
+                new Script(c)
+                        .fairUntil(finished("m0", "m1"))
+                        .then("edit m2")
+                        .runUntil(
+                                "m2",
+                                sim -> sim.recordValue != null
+                                        && pending("m2", "note").test(sim))
+                        .then("crash m2")
+                        .then("restart m2")
+                        .then("leader-change")
+                        .schedule());
+    }
+
+    @Test
+    void aKillBetweenTheCreateTransactionAndTheNoteLeavesNoRecord() throws Exception {
+        regression(RolloutRegressionTest::killBetweenCreateAndNote, "noNoteBeforeCreate", "liveness");
+    }
+
+    @Test
+    void aRunWithNoNoteAndNoMemberAnsweringDoesNotThrow() throws Exception {
+        // every manifest edited at once: m1's runner starts with no note while no member answers
+        Sim.Config c = config(L34, L37, Sim.Edits.ALL_AT_ONCE, Sim.Layout.SEPARATE_HOSTS, 0, 0);
+        regression(() -> new Directed(c, List.of("run m1")), "noAnswerIsFatal", "no member answered");
+    }
+
+    @Test
+    void releaseThroughEveryOtherMembersUrlOnOneHost() throws Exception {
+        // issue 38 point 6: three members on 127.0.0.1 with their own ports, 3.4 -> 3.7 one edit at a time; a release
+        // tried only on the runner's own URL (its member is down then) leaves the record, and the take-over at the
+        // record's line only stalls the others for good
+        Sim.Config c = new Sim.Config(3, L34, L37, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 0, 0, 0, 20_000);
+        regression(() -> new Directed(c, List.of()), "releaseThroughOwnUrlOnly", "liveness");
+        regression(() -> new Directed(c, List.of()), "takeOverOnlyAtTheNamedLine+releaseThroughOwnUrlOnly", "liveness");
+    }
+
+    @Test
+    void aRestartBetweenLegsDoesNotSkipTheGate() throws Exception {
+        // issue 38 point 7: m1's runner killed between legs (its member at 3.6, the others at 3.5) and started
+        // again: its next leg obeys the gate and the record (the members answer), not "at once"
+        Sim.Config c = new Sim.Config(3, L35, L37, Sim.Edits.ONE_LATE, Sim.Layout.SEPARATE_HOSTS, 3, 0, 0, 20_000);
+        regression(
+                () -> new Directed(
+                        c,
+                        new Script(c)
+                                .runUntil(
+                                        "m1",
+                                        sim -> sim.members.get(1).data.equals(L36)
+                                                && pending("m1", "serve").test(sim))
+                                .then("crash m1")
+                                .then("restart m1")
+                                .schedule()),
+                "firstLegAlwaysAtOnce",
+                "more than one minor apart");
+    }
+
+    @Test
+    void theSeedThatRanOutOfPatienceWithoutQuorumConverges() {
+        // seed 39001997, config 5 (3 members, 3.4 -> 3.7, one edited late, one host): a runner started again with its
+        // note "holds" and no quorum for the release patience exited ("no member answered"); the invariant (a
+        // transient fault never fails a runner) was right and the start was wrong: it now decides as with "taking"
+        Sim.Config c = RolloutSimulationTest.randomConfigs().get(5);
+        Explorer.Outcome o = Explorer.random(c, 39_001_997L);
+        assertNull(o.violation(), c + " seed 39001997");
+        System.out.printf("regression %s seed 39001997: converged in %d steps%n", c, o.steps());
+    }
+}
