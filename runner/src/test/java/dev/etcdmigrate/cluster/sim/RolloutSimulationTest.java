@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The rollout protocol's real code over a simulated cluster (docs/ha.md, "The simulation"). The counts come from
  * system properties so -Psim-long runs the long version: {@code sim.schedules} (random schedules, default 5,000),
- * {@code sim.seed} (the first seed; each schedule's seed is printed on failure), {@code sim.exhaustive.states}.
+ * {@code sim.seed} (the first seed; each schedule's seed is printed on failure), {@code sim.exhaustive.twoMinor} (the
+ * exhaustive search on the two-minor chains too), {@code sim.exhaustive.depth}.
  * Replay one schedule: {@code -Dsim.replay.seed=N -Dsim.replay.config=i} (i: the index in {@link #randomConfigs}).
  */
 class RolloutSimulationTest {
