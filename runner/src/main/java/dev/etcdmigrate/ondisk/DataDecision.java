@@ -72,7 +72,7 @@ public final class DataDecision {
                     evidence.add(new Evidence(name, v2Outside + " v2 keys outside /0", Optional.empty()));
             }
         }
-        Optional<WalRecords.VersionSet> walVersion = Optional.empty();
+        Optional<VersionSet> walVersion = Optional.empty();
         long v2WalWrites = 0;
         Optional<String> clusterId = Optional.empty();
         Optional<String> memberId = Optional.empty();
@@ -84,7 +84,7 @@ public final class DataDecision {
                 if (w.summary().isEmpty()) {
                     evidence.add(new Evidence("WAL", w.failure().orElse("unreadable"), Optional.empty()));
                 } else {
-                    WalRecords.Summary summary = w.summary().get();
+                    WalSummary summary = w.summary().get();
                     clusterId = summary.clusterId().isPresent()
                             ? Optional.of(Long.toHexString(summary.clusterId().getAsLong()))
                             : Optional.empty();
@@ -96,7 +96,7 @@ public final class DataDecision {
                     walVersion.ifPresent(v -> evidence.add(new Evidence(
                             "WAL entry " + v.index() + " (" + v.how() + ")", v.version(), lineOf(v.version()))));
                     if (!summary.downgrades().isEmpty()) {
-                        WalRecords.VersionSet d = summary.downgrades().getLast();
+                        VersionSet d = summary.downgrades().getLast();
                         evidence.add(new Evidence(
                                 "WAL entry " + d.index() + " (" + d.how() + ")",
                                 "target " + d.version(),
@@ -171,7 +171,7 @@ public final class DataDecision {
 
     /** The newest record of the cluster version: the one at the highest raft index. */
     private static Optional<ClusterVersion> currentClusterVersion(
-            DataRecords r, Optional<String> snapVersion, Optional<WalRecords.VersionSet> walVersion) {
+            DataRecords r, Optional<String> snapVersion, Optional<VersionSet> walVersion) {
         long best = Long.MIN_VALUE;
         Optional<ClusterVersion> current = Optional.empty();
         if (snapVersion.isPresent() && r.snapshot().get().index() > best) {

@@ -63,11 +63,7 @@ public record DataRecords(
             long outside = snap.map(SnapshotRead::keysOutside).orElse(0L);
             if (full || (db.clusterVersion().isEmpty() && snapSilent) || (v2Decides && outside == 0)) {
                 walRecords = Optional.of(WalRead.read(wal, damage, dataDir));
-                segments = walRecords
-                        .get()
-                        .summary()
-                        .map(WalRecords.Summary::segments)
-                        .orElse(-1);
+                segments = walRecords.get().summary().map(WalSummary::segments).orElse(-1);
             }
             if (segments < 0 || walRecords.isEmpty()) segments = countSegments(wal);
         }

@@ -58,7 +58,7 @@ public final class RaftVoters {
             // steps asks this; reading every segment was 4 x 64 MB at 250 MiB of data). Where that tail alone does
             // not settle it (no member id or commit in it), the whole WAL is read as before.
             long newest = bases.stream().mapToLong(Base::index).max().orElse(0);
-            WalRecords.Summary wal = null;
+            WalSummary wal = null;
             if (newest > 0) {
                 try {
                     wal = WalRecords.readAfter(walDir, newest);

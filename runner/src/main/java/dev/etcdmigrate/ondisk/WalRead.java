@@ -10,16 +10,16 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /** The WAL's records, or where reading it failed (then the summary is empty). */
-public record WalRead(Optional<WalRecords.Summary> summary, List<Member> members, Optional<String> failure) {
+public record WalRead(Optional<WalSummary> summary, List<Member> members, Optional<String> failure) {
 
     /** Reads the WAL dir: its summary and, for data without a db or snapshot, the members its conf changes add. */
     static WalRead read(Path wal, List<Damage> damage, Path dataDir) {
-        WalRecords.Summary summary;
+        WalSummary summary;
         try {
             summary = WalRecords.read(wal);
             // no db and no snapshot (2.x before its first snapshot): the members are the WAL's conf changes
             TreeMap<String, Member> members = new TreeMap<>();
-            for (WalRecords.ConfChange c : summary.confChanges()) {
+            for (ConfChange c : summary.confChanges()) {
                 String id = Long.toHexString(c.nodeId());
                 if (c.type() == 1) {
                     members.remove(id);

@@ -23,38 +23,9 @@ public final class WalRecords {
     private static final int STATE = 3;
     private static final int SNAPSHOT = 5;
 
-    /** A cluster version (or downgrade target) some entry set, at its raft index. */
-    public record VersionSet(long index, String version, String how) {}
-
-    /**
-     * A raftpb.ConfChange entry {Type = 2 (0 add, 1 remove, 2 update, 3 add learner), NodeID = 3, Context = 4 (the
-     * member as JSON)}; only those raft still holds (an entry rewritten at its index by a later leader drops them).
-     */
-    public record ConfChange(long index, int type, long nodeId, String context, Path segment) {}
-
-    public record Summary(
-            int segments,
-            OptionalLong memberId,
-            OptionalLong clusterId,
-            OptionalLong lastIndex,
-            OptionalLong lastSnapshotIndex,
-            List<VersionSet> clusterVersions,
-            List<VersionSet> downgrades,
-            long v2UserWrites,
-            List<ConfChange> confChanges,
-            OptionalLong commit,
-            long firstSegmentIndex,
-            List<Long> confChangesV2) {
-
-        /** The last cluster version an entry set. */
-        public Optional<VersionSet> lastClusterVersion() {
-            return clusterVersions.isEmpty() ? Optional.empty() : Optional.of(clusterVersions.getLast());
-        }
-    }
-
     private WalRecords() {}
 
-    public static Summary read(Path walDir) throws IOException {
+    public static WalSummary read(Path walDir) throws IOException {
         return read(WalIndex.segments(walDir));
     }
 
@@ -63,7 +34,7 @@ public final class WalRecords {
      * the last hard state, which etcd writes at the head of each segment it cuts): what a reader that already has a
      * configuration at {@code index} needs, without reading the segments before it (64 MB each).
      */
-    public static Summary readAfter(Path walDir, long index) throws IOException {
+    public static WalSummary readAfter(Path walDir, long index) throws IOException {
         List<Path> files = WalIndex.segments(walDir);
         int from = 0;
         for (int i = 0; i < files.size(); i++) {
@@ -72,7 +43,7 @@ public final class WalRecords {
         return read(files.subList(from, files.size()));
     }
 
-    private static Summary read(List<Path> files) throws IOException {
+    private static WalSummary read(List<Path> files) throws IOException {
         Scan scan = new Scan();
         for (Path file : files) {
             WalIndex.readRecords(file, scan::record);
@@ -86,7 +57,7 @@ public final class WalRecords {
                     "the end of the WAL (last entry " + held + ")",
                     "entries up to index " + scan.commit + ", which the hard state in " + scan.commitAt.getFileName()
                             + " commits: the WAL lost its tail"));
-        return new Summary(
+        return new WalSummary(
                 files.size(),
                 scan.memberId,
                 scan.clusterId,

@@ -32,7 +32,7 @@ class DataDecisionTest {
 
     /** The records of a data dir: db (or none), snapshot, WAL. */
     private static DataRecords records(
-            boolean hasDb, DbRead db, Optional<SnapshotRead> snap, Optional<WalRecords.Summary> wal) {
+            boolean hasDb, DbRead db, Optional<SnapshotRead> snap, Optional<WalSummary> wal) {
         return new DataRecords(
                 DIR,
                 Optional.empty(),
@@ -44,15 +44,15 @@ class DataDecisionTest {
                 snap.map(SnapshotRead::file),
                 snap,
                 wal.map(s -> new WalRead(Optional.of(s), List.of(), Optional.empty())),
-                wal.map(WalRecords.Summary::segments).orElse(0),
+                wal.map(WalSummary::segments).orElse(0),
                 List.of());
     }
 
-    private static WalRecords.Summary wal(long v2Writes, String... versions) {
-        List<WalRecords.VersionSet> sets = Stream.of(versions)
-                .map(v -> new WalRecords.VersionSet(4, v, "PUT /0/version"))
+    private static WalSummary wal(long v2Writes, String... versions) {
+        List<VersionSet> sets = Stream.of(versions)
+                .map(v -> new VersionSet(4, v, "PUT /0/version"))
                 .toList();
-        return new WalRecords.Summary(
+        return new WalSummary(
                 1,
                 OptionalLong.of(1),
                 OptionalLong.of(2),

@@ -38,7 +38,7 @@ class WalIndexTest {
         ByteArrayOutputStream second = new ByteArrayOutputStream();
         frame(second, record(2, entry(2, 301)), 5);
         Files.write(wal.resolve("0000000000000001-000000000000012d.wal"), second.toByteArray());
-        WalRecords.Summary tail = WalRecords.readAfter(wal, 300);
+        WalSummary tail = WalRecords.readAfter(wal, 300);
         assertEquals(OptionalLong.of(301), tail.lastIndex());
         assertEquals(301, tail.firstSegmentIndex());
         assertEquals(OptionalLong.empty(), tail.memberId(), "the first segment was not read");
