@@ -70,30 +70,68 @@ class RolloutSimulationTest {
             return;
         }
         long start = System.nanoTime();
-        long steps = 0;
-        for (int i = 0; i < schedules; i++) {
+        // Each schedule is its own world (its own Sim, runners and seed): they run on every core, and the report
+        // is the same as one after the other's, since the failure reported is the one of the lowest index.
+        int threads = Integer.getInteger("sim.threads", Runtime.getRuntime().availableProcessors());
+        java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger firstFailed =
+                new java.util.concurrent.atomic.AtomicInteger(schedules);
+        java.util.concurrent.atomic.LongAdder steps = new java.util.concurrent.atomic.LongAdder();
+        java.util.Map<Integer, Explorer.Outcome> failed = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.Queue<Throwable> thrown = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        List<Thread> workers = new ArrayList<>();
+        for (int w = 0; w < Math.max(1, threads); w++) {
+            workers.add(Thread.ofPlatform().start(() -> {
+                try {
+                    for (int i = next.getAndIncrement(); i < firstFailed.get(); i = next.getAndIncrement()) {
+                        Sim.Config config = configs.get(i % configs.size());
+                        long t0 = System.nanoTime();
+                        Explorer.Outcome o = Explorer.random(config, seed + i);
+                        steps.add(o.steps());
+                        if (Boolean.getBoolean("sim.verbose")) {
+                            System.out.printf(
+                                    "schedule %d %s: %d steps %.3f s %s%n",
+                                    i,
+                                    config,
+                                    o.steps(),
+                                    (System.nanoTime() - t0) / 1e9,
+                                    o.failed() ? o.violation() : "ok");
+                        }
+                        if (o.failed()) {
+                            failed.put(i, o);
+                            firstFailed.accumulateAndGet(i, Math::min);
+                        }
+                    }
+                } catch (Throwable t) {
+                    thrown.add(t);
+                    firstFailed.set(-1); // the others stop
+                }
+            }));
+        }
+        for (Thread worker : workers) {
+            try {
+                worker.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                fail("interrupted");
+            }
+        }
+        if (!thrown.isEmpty()) throw new AssertionError("a schedule threw", thrown.peek());
+        if (!failed.isEmpty()) {
+            int i = firstFailed.get();
             int c = i % configs.size();
             Sim.Config config = configs.get(c);
-            long t0 = System.nanoTime();
-            Explorer.Outcome o = Explorer.random(config, seed + i);
-            steps += o.steps();
-            if (Boolean.getBoolean("sim.verbose")) {
-                System.out.printf(
-                        "schedule %d %s: %d steps %.3f s %s%n",
-                        i, config, o.steps(), (System.nanoTime() - t0) / 1e9, o.failed() ? o.violation() : "ok");
-            }
-            if (o.failed()) {
-                List<String> shrunk = Explorer.shrink(config, o.schedule(), o.violation());
-                fail("schedule " + i + " (" + config + "), replay with -Dsim.replay.seed=" + (seed + i)
-                        + " -Dsim.replay.config=" + c + ": " + o.violation() + "\nshrunk to " + shrunk.size()
-                        + " actions (then a fair completion): " + shrunk);
-            }
+            Explorer.Outcome o = failed.get(i);
+            List<String> shrunk = Explorer.shrink(config, o.schedule(), o.violation());
+            fail("schedule " + i + " (" + config + "), replay with -Dsim.replay.seed=" + (seed + i)
+                    + " -Dsim.replay.config=" + c + ": " + o.violation() + "\nshrunk to " + shrunk.size()
+                    + " actions (then a fair completion): " + shrunk);
         }
         System.out.printf(
                 "simulation: %,d random schedules (%d configs: 3 and 5 members, 3.4 -> 3.7 and 3.7 -> 3.5, edits one at"
                         + " a time / all at once / one late, two URL layouts; up to 3 crashes, 3 leader changes, 2 lost"
                         + " answers each), %,d steps, first seed %d, %.1f s%n",
-                schedules, configs.size(), steps, seed, (System.nanoTime() - start) / 1e9);
+                schedules, configs.size(), steps.sum(), seed, (System.nanoTime() - start) / 1e9);
     }
 
     /**
@@ -119,9 +157,25 @@ class RolloutSimulationTest {
         long start = System.nanoTime();
         long states = 0;
         long schedules = 0;
-        for (Sim.Config config : exhaustiveConfigs()) {
-            long t = System.nanoTime();
-            Explorer.Coverage c = Explorer.exhaustive(config, depth);
+        // the configs are independent searches: each on a thread of its own, reported in order
+        List<Sim.Config> configs = exhaustiveConfigs();
+        List<java.util.concurrent.CompletableFuture<Explorer.Coverage>> searches = new ArrayList<>();
+        double[] took = new double[configs.size()];
+        for (int k = 0; k < configs.size(); k++) {
+            Sim.Config config = configs.get(k);
+            int at = k;
+            searches.add(java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> {
+                        long t = System.nanoTime();
+                        Explorer.Coverage c = Explorer.exhaustive(config, depth);
+                        took[at] = (System.nanoTime() - t) / 1e9;
+                        return c;
+                    },
+                    r -> Thread.ofPlatform().start(r)));
+        }
+        for (int k = 0; k < configs.size(); k++) {
+            Sim.Config config = configs.get(k);
+            Explorer.Coverage c = searches.get(k).join();
             if (c.failure() != null) {
                 List<String> shrunk = Explorer.shrink(
                         config, c.failure().schedule(), c.failure().violation());
@@ -132,7 +186,7 @@ class RolloutSimulationTest {
             System.out.printf(
                     "exhaustive %s: %,d states, %,d paths completed, %,d steps, every interleaving within the bound,"
                             + " %.1f s%n",
-                    config, c.states(), c.schedules(), c.steps(), (System.nanoTime() - t) / 1e9);
+                    config, c.states(), c.schedules(), c.steps(), took[k]);
         }
         System.out.printf(
                 "exhaustive: %,d states, %,d schedules, %.1f s%n",
