@@ -113,7 +113,7 @@ public final class RolloutCoordinator {
         this.recordedClusterVersion = recordedClusterVersion;
         this.recordedJob = recordedJob;
         Note start = records.note();
-        boolean unknown = false; // "taking" and no member answered: the creation may have committed
+        boolean unknown = false; // "taking" or "holds" and no member answered: the record may exist
         Optional<Record> held = Optional.empty();
         try {
             held = records.ownRecord(records.startReads(start));
