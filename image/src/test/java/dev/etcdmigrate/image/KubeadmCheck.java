@@ -460,7 +460,7 @@ class KubeadmCheck {
         return exec(command, env, 600);
     }
 
-    private static Result exec(List<String> command, Map<String, String> env, int timeoutSeconds)
+    static Result exec(List<String> command, Map<String, String> env, int timeoutSeconds)
             throws IOException, InterruptedException {
         ProcessBuilder builder = new ProcessBuilder(command);
         Map<String, String> environment = builder.environment();

@@ -3,7 +3,6 @@ package dev.etcdmigrate.image;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -12,7 +11,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -141,32 +139,14 @@ final class KubeadmRender {
         return rootfs.resolve("etc/kubernetes/manifests/etcd.yaml");
     }
 
-    /** One kubeadm phase on this node's configuration, with only PATH and HOME in its environment; fails on non-zero. */
+    /** One kubeadm phase on this node's configuration (KubeadmCheck's process: only PATH and HOME); fails on non-zero. */
     private void kubeadm(String... phase) throws IOException, InterruptedException {
         if (node == null) throw new IllegalStateException("configure(node) first");
         List<String> command = new ArrayList<>(List.of(kubeadm.toString()));
         command.addAll(List.of(phase));
         command.addAll(List.of("--config", "/kubeadm.yaml", "--rootfs", rootfs.toString()));
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-        Map<String, String> environment = builder.environment();
-        String path = environment.getOrDefault("PATH", "/usr/local/bin:/usr/bin:/bin");
-        String home = environment.get("HOME");
-        environment.clear();
-        environment.put("PATH", path);
-        if (home != null) environment.put("HOME", home);
-        Path out = Files.createTempFile("kubeadm", ".out");
-        try {
-            Process process = builder.redirectOutput(out.toFile()).start();
-            if (!process.waitFor(120, TimeUnit.SECONDS)) {
-                process.destroyForcibly().waitFor();
-                throw new AssertionError(command + " did not finish within 120 s:\n" + Files.readString(out));
-            }
-            String output = Files.readString(out, StandardCharsets.UTF_8);
-            assertTrue(
-                    process.exitValue() == 0,
-                    String.join(" ", command) + " exited " + process.exitValue() + ":\n" + output);
-        } finally {
-            Files.deleteIfExists(out);
-        }
+        KubeadmCheck.Result result = KubeadmCheck.exec(command, Map.of(), 120);
+        assertTrue(
+                result.exit() == 0, String.join(" ", command) + " exited " + result.exit() + ":\n" + result.output());
     }
 }

@@ -332,20 +332,8 @@ final class ClusterLab implements AutoCloseable {
                         : initialCluster();
         List<String> flags = new ArrayList<>(privateFlags.get(m.host()));
         flags.addAll(List.of(runnerFlags));
-        RunnerArgs.Member member = flags(m, initialCluster);
         List<String> args = RunnerArgs.member(
-                new RunnerArgs.Member(
-                        member.name(),
-                        member.data(),
-                        member.initialCluster(),
-                        member.token(),
-                        member.peerUrl(),
-                        listenPeerUrl,
-                        member.clientUrl(),
-                        member.listenClientUrl()),
-                version.version(),
-                flags,
-                tlsFlags(m, trustedCa));
+                flags(m, initialCluster, listenPeerUrl), version.version(), flags, tlsFlags(m, trustedCa));
         Map<String, String> env = tls == Tls.NONE ? Map.of() : Map.of("ETCD_CREDS", peerTls(m, trustedCa));
         RunnerProcess runner;
         if (network != null) runner = RunnerProcess.startUnder(network.exec(m.host()), args, env);
@@ -392,17 +380,18 @@ final class ClusterLab implements AutoCloseable {
     List<String> runnerArgs(String command, Member m, Release target, String... runnerFlags) {
         List<String> flags = new ArrayList<>(privateFlags.get(m.host()));
         flags.addAll(List.of(runnerFlags));
-        return RunnerArgs.member(command, flags(m, initialCluster()), target.version(), flags, tlsFlags(m));
+        return RunnerArgs.member(
+                command, flags(m, initialCluster(), m.listenPeerUrl()), target.version(), flags, tlsFlags(m));
     }
 
-    private RunnerArgs.Member flags(Member m, String initialCluster) {
+    private RunnerArgs.Member flags(Member m, String initialCluster, String listenPeerUrl) {
         return new RunnerArgs.Member(
                 m.name(),
                 m.data(),
                 initialCluster,
                 token,
                 m.peerUrl(),
-                m.listenPeerUrl(),
+                listenPeerUrl,
                 m.clientUrl(),
                 m.listenClientUrl());
     }
@@ -443,7 +432,7 @@ final class ClusterLab implements AutoCloseable {
         List<String> argv = new ArrayList<>(network == null ? List.of() : network.exec(m.host()));
         argv.add(EtcdFixture.binDir().resolve("etcd-" + release.version()).toString());
         argv.addAll(List.of("--data-dir", m.data().toString()));
-        argv.addAll(RunnerArgs.etcd(flags(m, initialCluster())));
+        argv.addAll(RunnerArgs.etcd(flags(m, initialCluster(), m.listenPeerUrl())));
         argv.addAll(tlsFlags(m));
         Process p = new ProcessBuilder(argv)
                 .redirectErrorStream(true)

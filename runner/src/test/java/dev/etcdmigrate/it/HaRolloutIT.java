@@ -1,5 +1,7 @@
 package dev.etcdmigrate.it;
 
+import static dev.etcdmigrate.it.FlagTranslationIT.KUBEADM_133;
+import static dev.etcdmigrate.it.FlagTranslationIT.KUBEADM_137;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -225,13 +227,6 @@ class HaRolloutIT {
         assertKubeadm137FlagsAtTheTarget35();
         end();
     }
-
-    /** kubeadm 1.34+'s etcd flags for etcd 3.6+ (v1.37.2 writes them for every etcd): 3.4 and 3.5 reject both. */
-    static final List<String> KUBEADM_137 =
-            List.of("--feature-gates=InitialCorruptCheck=true", "--watch-progress-notify-interval=5s");
-    /** The same two in 3.4's and 3.5's spelling. */
-    static final List<String> KUBEADM_133 =
-            List.of("--experimental-initial-corrupt-check=true", "--experimental-watch-progress-notify-interval=5s");
 
     /** Up 3.4 -> 3.7 with kubeadm 1.37's flags: only 3.4 and 3.5 needed renames, and each member served 3.5 with them. */
     private void assertKubeadm137FlagsServedAt35() {

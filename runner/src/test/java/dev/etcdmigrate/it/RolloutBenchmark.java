@@ -1,5 +1,6 @@
 package dev.etcdmigrate.it;
 
+import dev.etcdmigrate.datadir.Trees;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -31,7 +32,7 @@ public final class RolloutBenchmark {
                             "rollout-bench run %d %s: total %.1f s, out of service %s s%n",
                             run + 1, label(kinds.get(k)), f.totalMillis() / 1000.0, seconds(f.outMillis()));
                 } finally {
-                    deleteTree(dir);
+                    Trees.deleteRecursively(dir);
                 }
             }
         }
@@ -54,12 +55,6 @@ public final class RolloutBenchmark {
                         median(of.stream().mapToLong(f -> f.outMillis()[member]).toArray()) / 1000.0));
             }
             System.out.println(row);
-        }
-    }
-
-    private static void deleteTree(Path root) throws java.io.IOException {
-        try (var paths = Files.walk(root)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
         }
     }
 

@@ -1,5 +1,9 @@
 package dev.etcdmigrate.cluster.sim;
 
+import static dev.etcdmigrate.cluster.sim.RolloutSimulationTest.L34;
+import static dev.etcdmigrate.cluster.sim.RolloutSimulationTest.L35;
+import static dev.etcdmigrate.cluster.sim.RolloutSimulationTest.L36;
+import static dev.etcdmigrate.cluster.sim.RolloutSimulationTest.L37;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -19,11 +23,6 @@ import org.junit.jupiter.api.Test;
  * by {@link Explorer#replay}, which ends it with a fair completion.
  */
 class RolloutRegressionTest {
-
-    static final MinorLine L34 = MinorLine.parse("3.4");
-    static final MinorLine L35 = MinorLine.parse("3.5");
-    static final MinorLine L36 = MinorLine.parse("3.6");
-    static final MinorLine L37 = MinorLine.parse("3.7");
 
     @BeforeEach
     @AfterEach
