@@ -40,6 +40,14 @@ class TrustNothingIT {
 
     // ---- 1. one source of truth for the data dir -----------------------------------------------------
 
+    /** The newest release whose line downgrades by snapshot restore (a member dir swap). */
+    private static Release newestRestoredDowngrade() {
+        return EtcdFixture.V3_RELEASES.stream()
+                .filter(r -> r.line().downgrade().method() == Release.DowngradeMethod.SNAPSHOT_RESTORE)
+                .reduce((a, b) -> b)
+                .orElseThrow();
+    }
+
     /** The runner's migrate arguments to NEWEST without --data-dir (the data dir is named elsewhere). */
     private static List<String> migrateNamingNoDataDir(Path data) {
         List<String> args = new ArrayList<>(RunnerArgs.migrate(data, NEWEST.version()));
@@ -128,10 +136,7 @@ class TrustNothingIT {
 
     @Test
     void aSnapshotDowngradeWithAnExternalWalIsRefusedUpFront(@TempDir Path dir) throws Exception {
-        Release newer = EtcdFixture.V3_RELEASES.stream()
-                .filter(r -> r.line().downgrade().method() == Release.DowngradeMethod.SNAPSHOT_RESTORE)
-                .reduce((a, b) -> b)
-                .orElseThrow();
+        Release newer = newestRestoredDowngrade();
         Release older =
                 EtcdFixture.CATALOG.line(newer.line().downgrade().toLine()).orElseThrow();
         Path data = dir.resolve("data");
@@ -148,10 +153,7 @@ class TrustNothingIT {
 
     @Test
     void aSnapshotRestoreGivesTheMemberThePeerUrlsEtcdsFlagsName(@TempDir Path dir) throws Exception {
-        Release newer = EtcdFixture.V3_RELEASES.stream()
-                .filter(r -> r.line().downgrade().method() == Release.DowngradeMethod.SNAPSHOT_RESTORE)
-                .reduce((a, b) -> b)
-                .orElseThrow();
+        Release newer = newestRestoredDowngrade();
         Release older =
                 EtcdFixture.CATALOG.line(newer.line().downgrade().toLine()).orElseThrow();
         Path data = dir.resolve("data");
