@@ -16,6 +16,7 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -76,15 +77,10 @@ public final class AotTraining {
         Path data = etcd3DataDir(work.resolve("data"), previous);
         ServerPorts ports = FreePorts.pick();
         int code = Main.run(
-                List.of(
-                        "--data-dir",
-                        data.toString(),
-                        "--bin-dir",
-                        bin.toString(),
-                        "--target-version",
-                        newest.version(),
-                        "--name",
-                        "training",
+                trainingArgs(
+                        data,
+                        bin,
+                        newest,
                         "--port",
                         String.valueOf(ports.client()),
                         "--peer-port",
@@ -99,6 +95,21 @@ public final class AotTraining {
             throw new IllegalStateException(
                     "the training run with a step exited with " + code + ", not 1 (its stand-in etcd exits)");
         }
+    }
+
+    /** The training member's command line: its data dir to {@code target} with the binaries in {@code bin}, then {@code more}. */
+    private static List<String> trainingArgs(Path data, Path bin, Release target, String... more) {
+        List<String> args = new ArrayList<>(List.of(
+                "--data-dir",
+                data.toString(),
+                "--bin-dir",
+                bin.toString(),
+                "--target-version",
+                target.version(),
+                "--name",
+                "training"));
+        args.addAll(List.of(more));
+        return List.copyOf(args);
     }
 
     /**
@@ -138,16 +149,7 @@ public final class AotTraining {
             Path bin = Permissions.ownerOnlyDir(work.resolve("bin"));
             executable(bin.resolve("etcd-" + newest.version()), "");
             Path data = etcd3DataDir(work.resolve("data"), newest);
-            List<String> noOp = List.of(
-                    "--data-dir",
-                    data.toString(),
-                    "--bin-dir",
-                    bin.toString(),
-                    "--target-version",
-                    newest.version(),
-                    "--name",
-                    "training",
-                    "--no-exec");
+            List<String> noOp = trainingArgs(data, bin, newest, "--no-exec");
             runNoOp("the training migration", noOp, Map.of());
             Execve.link();
             trainStepPath(data.resolve("member/snap/db"));

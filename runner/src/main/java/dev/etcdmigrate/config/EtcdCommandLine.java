@@ -110,33 +110,13 @@ public final class EtcdCommandLine {
         Map<String, String> spellings = new LinkedHashMap<>();
         Optional<String> error = Optional.empty();
         int i = 0;
-        // Go's flag.FlagSet.parseOne, word by word
         while (i < args.size()) {
-            String arg = args.get(i);
-            if (arg.length() < 2 || arg.charAt(0) != '-') break; // a word that is not a flag ends the flags
-            int dashes = arg.charAt(1) == '-' ? 2 : 1;
-            if (dashes == 2 && arg.length() == 2) break; // "--" ends them too
-            String body = arg.substring(dashes);
-            if (body.isEmpty() || body.charAt(0) == '-' || body.charAt(0) == '=') {
-                error = Optional.of("bad flag syntax: " + arg);
-                break;
-            }
-            int eq = body.indexOf('=');
-            String name = eq < 0 ? body : body.substring(0, eq);
-            String value;
-            if (eq >= 0) {
-                value = body.substring(eq + 1);
-            } else if (takesNoValue(name)) {
-                value = "true";
-            } else if (i + 1 < args.size()) {
-                value = args.get(++i); // whatever the next word is, even one starting with a dash
-            } else {
-                error = Optional.of("flag needs an argument: " + arg);
-                break;
-            }
-            values.put(name, value);
-            spellings.put(name, arg.substring(0, dashes) + name);
-            i++;
+            Next next = next(args, i);
+            if (next instanceof Next.Bad bad) error = Optional.of(bad.error());
+            if (!(next instanceof Next.Flag flag)) break;
+            values.put(flag.name(), flag.value());
+            spellings.put(flag.name(), flag.spelling());
+            i += flag.words().size();
         }
         return new EtcdCommandLine(
                 List.copyOf(args),
@@ -145,6 +125,38 @@ public final class EtcdCommandLine {
                 i,
                 error,
                 Map.copyOf(environment));
+    }
+
+    /** What Go's flag.FlagSet.parseOne makes of the words from {@code args[i]}: the end of the flags, an error, or a flag. */
+    private sealed interface Next {
+        /** A word that is not a flag, or "--": the flags end before it. */
+        record End() implements Next {}
+
+        record Bad(String error) implements Next {}
+
+        /** One flag: its name, value, spelling (the name with its dashes) and the words it took (one or two). */
+        record Flag(String name, String value, String spelling, List<String> words) implements Next {}
+    }
+
+    private static Next next(List<String> args, int i) {
+        String arg = args.get(i);
+        if (arg.length() < 2 || arg.charAt(0) != '-') return new Next.End();
+        int dashes = arg.charAt(1) == '-' ? 2 : 1;
+        if (dashes == 2 && arg.length() == 2) return new Next.End();
+        String body = arg.substring(dashes);
+        if (body.isEmpty() || body.charAt(0) == '-' || body.charAt(0) == '=') {
+            return new Next.Bad("bad flag syntax: " + arg);
+        }
+        int eq = body.indexOf('=');
+        String name = eq < 0 ? body : body.substring(0, eq);
+        String spelling = arg.substring(0, dashes) + name;
+        if (eq >= 0) return new Next.Flag(name, body.substring(eq + 1), spelling, List.of(arg));
+        if (takesNoValue(name)) return new Next.Flag(name, "true", spelling, List.of(arg));
+        if (i + 1 < args.size()) {
+            // whatever the next word is, even one starting with a dash
+            return new Next.Flag(name, args.get(i + 1), spelling, List.of(arg, args.get(i + 1)));
+        }
+        return new Next.Bad("flag needs an argument: " + arg);
     }
 
     /**
@@ -250,28 +262,10 @@ public final class EtcdCommandLine {
         List<Renamed> renamed = new ArrayList<>();
         int i = 0;
         while (i < args.size()) {
-            String arg = args.get(i);
-            if (arg.length() < 2 || arg.charAt(0) != '-') break;
-            int dashes = arg.charAt(1) == '-' ? 2 : 1;
-            if (dashes == 2 && arg.length() == 2) break;
-            String body = arg.substring(dashes);
-            if (body.isEmpty() || body.charAt(0) == '-' || body.charAt(0) == '=') break;
-            int eq = body.indexOf('=');
-            String name = eq < 0 ? body : body.substring(0, eq);
-            List<String> words = new ArrayList<>(List.of(arg));
-            String value;
-            if (eq >= 0) {
-                value = body.substring(eq + 1);
-            } else if (takesNoValue(name)) {
-                value = "true";
-            } else if (i + 1 < args.size()) {
-                value = args.get(i + 1);
-                words.add(value);
-            } else {
-                break;
-            }
+            if (!(next(args, i) instanceof Next.Flag flag)) break; // the flags end here, or etcd will refuse them
+            List<String> words = flag.words();
             i += words.size();
-            List<String> as = inVocabulary(name, value, replacements);
+            List<String> as = inVocabulary(flag.name(), flag.value(), replacements);
             if (as == null) {
                 out.addAll(words);
             } else {

@@ -185,31 +185,19 @@ public final class Backups {
         // a clone probe (FileClone.supported) whose delete a crash or power cut undid
         for (Path entry : BackupNames.list(dataDir.path())) {
             if (entry.getFileName().toString().startsWith(FileClone.PROBE_PREFIX) && Files.isRegularFile(entry)) {
-                log.emit(new StepEvent.Recovered(
-                        "clone-probe",
-                        entry.toString(),
-                        "deleted",
-                        "deleting a file-clone probe a previous run left: " + entry));
-                Files.deleteIfExists(entry);
+                deleteLeftover(entry, "clone-probe", "deleting a file-clone probe a previous run left");
             }
         }
         Path own = dataDir.backupsDir();
         for (Path entry : BackupNames.list(own)) {
             String name = entry.getFileName().toString();
             if (name.endsWith(PARTIAL)) {
-                log.emit(new StepEvent.Recovered(
-                        "partial-backup",
-                        entry.toString(),
-                        "deleted",
-                        "deleting an incomplete backup copy a previous run left: " + entry));
-                Trees.deleteRecursively(entry);
+                deleteLeftover(entry, "partial-backup", "deleting an incomplete backup copy a previous run left");
             } else if (BackupName.parse(name).isPresent() && !Files.isDirectory(entry.resolve("member"))) {
-                log.emit(new StepEvent.Recovered(
+                deleteLeftover(
+                        entry,
                         "empty-backup-dir",
-                        entry.toString(),
-                        "deleted",
-                        "deleting a backup dir a previous run left before moving member/ into it: " + entry));
-                Trees.deleteRecursively(entry);
+                        "deleting a backup dir a previous run left before moving member/ into it");
             }
         }
         if (!relocates()) {
@@ -222,12 +210,7 @@ public final class Backups {
         for (Path entry : BackupNames.list(location)) {
             String name = entry.getFileName().toString();
             if (name.endsWith(PARTIAL) && names.mine(name.substring(0, name.length() - PARTIAL.length()))) {
-                log.emit(new StepEvent.Recovered(
-                        "partial-backup",
-                        entry.toString(),
-                        "deleted",
-                        "deleting an incomplete backup copy a previous run left: " + entry));
-                Trees.deleteRecursively(entry);
+                deleteLeftover(entry, "partial-backup", "deleting an incomplete backup copy a previous run left");
             }
         }
         Path last = null;
@@ -238,6 +221,12 @@ public final class Backups {
             last = relocate(backup);
         }
         if (last != null) retain(last);
+    }
+
+    /** Deletes what a previous run left at {@code entry}, saying what it was ({@code why}, then the path). */
+    private void deleteLeftover(Path entry, String what, String why) throws IOException {
+        log.emit(new StepEvent.Recovered(what, entry.toString(), "deleted", why + ": " + entry));
+        Trees.deleteRecursively(entry);
     }
 
     /** Copies a complete backup from .etcd-migrate/backups to the location, then removes the original. */

@@ -126,20 +126,12 @@ public final class Trees {
      * etcd syncs its WAL and db contents but not every directory entry (bbolt never syncs the db's directory).
      */
     public static void syncTree(Path root) throws IOException {
-        Files.walkFileTree(root, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                if (attrs.isRegularFile()) Fsync.path(file);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
-                if (exc != null) throw exc;
-                Fsync.path(dir);
-                return FileVisitResult.CONTINUE;
-            }
-        });
+        childrenFirst(
+                root,
+                (file, attrs) -> {
+                    if (attrs.isRegularFile()) Fsync.path(file);
+                },
+                Fsync::path);
         Fsync.path(root.toAbsolutePath().getParent());
     }
 
@@ -147,17 +139,30 @@ public final class Trees {
         if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
+        childrenFirst(root, (file, attrs) -> Files.delete(file), Files::delete);
+    }
+
+    private interface FileAction {
+        void apply(Path file, BasicFileAttributes attrs) throws IOException;
+    }
+
+    private interface DirAction {
+        void apply(Path dir) throws IOException;
+    }
+
+    /** Walks a tree without following links: each file (or link), and each directory after its entries. */
+    private static void childrenFirst(Path root, FileAction onFile, DirAction onDir) throws IOException {
         Files.walkFileTree(root, new SimpleFileVisitor<>() {
             @Override
             public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Files.delete(file);
+                onFile.apply(file, attrs);
                 return FileVisitResult.CONTINUE;
             }
 
             @Override
             public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
                 if (exc != null) throw exc;
-                Files.delete(dir);
+                onDir.apply(dir);
                 return FileVisitResult.CONTINUE;
             }
         });

@@ -18,17 +18,16 @@ class LabelJudgementTest {
     private static final List<MinorLine> LINES =
             CATALOG.releases().stream().map(Release::minorLine).toList();
 
+    /** A label on data whose floor and recorded cluster version are both {@code written}, no step run here. */
+    private static Verdict judgeOnData(String label, String written) {
+        MinorLine line = MinorLine.parse(written);
+        return LabelJudgement.judge(MinorLine.parse(label), Optional.of(line), Optional.of(line), false, CATALOG);
+    }
+
     @Test
     void theIssuesExampleIsContradicted() {
         // data written by 3.5 labelled 3.4.23 by hand: no run of the runner explains it
-        assertEquals(
-                Verdict.CONTRADICTED,
-                LabelJudgement.judge(
-                        MinorLine.parse("3.4"),
-                        Optional.of(MinorLine.parse("3.5")),
-                        Optional.of(MinorLine.parse("3.5")),
-                        false,
-                        CATALOG));
+        assertEquals(Verdict.CONTRADICTED, judgeOnData("3.4", "3.5"));
     }
 
     @Test
@@ -73,14 +72,7 @@ class LabelJudgementTest {
      */
     @Test
     void aLabelWhoseLineCannotOpenTheDataIsAheadOfIt() {
-        assertEquals(
-                Verdict.AHEAD_OF_DATA,
-                LabelJudgement.judge(
-                        MinorLine.parse("3.7"),
-                        Optional.of(MinorLine.parse("3.4")),
-                        Optional.of(MinorLine.parse("3.4")),
-                        false,
-                        CATALOG));
+        assertEquals(Verdict.AHEAD_OF_DATA, judgeOnData("3.7", "3.4"));
         List<String> ahead = new ArrayList<>();
         for (int l = 0; l < LINES.size(); l++) {
             for (int w = 0; w <= l; w++) {
@@ -102,13 +94,6 @@ class LabelJudgementTest {
                 "exactly: data two or more bundled lines below the label (each line upgrades from"
                         + " the one before it)");
         // the data a cluster member's own step leaves: one line below the label (its etcd wrote nothing new yet)
-        assertEquals(
-                Verdict.AGREES,
-                LabelJudgement.judge(
-                        MinorLine.parse("3.6"),
-                        Optional.of(MinorLine.parse("3.5")),
-                        Optional.of(MinorLine.parse("3.5")),
-                        false,
-                        CATALOG));
+        assertEquals(Verdict.AGREES, judgeOnData("3.6", "3.5"));
     }
 }

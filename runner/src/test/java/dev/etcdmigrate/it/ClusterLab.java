@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -683,23 +684,15 @@ final class ClusterLab implements AutoCloseable {
 
         Sampler(Process process, int size) {
             this.process = process;
-            this.reader = Thread.ofVirtual().start(() -> {
-                try (BufferedReader in =
-                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                    for (String line; (line = in.readLine()) != null; ) {
-                        String[] f = line.split(" ");
-                        synchronized (samples) {
-                            if (f[0].equals("S") && f.length == size + 3) {
-                                samples.add(new Sample(
-                                        Long.parseLong(f[1]), List.of(f).subList(2, 2 + size), f[2 + size]));
-                            } else {
-                                other.add(line);
-                            }
-                            samples.notifyAll();
-                        }
+            this.reader = readLines(process, line -> {
+                String[] f = line.split(" ");
+                synchronized (samples) {
+                    if (f[0].equals("S") && f.length == size + 3) {
+                        samples.add(new Sample(Long.parseLong(f[1]), List.of(f).subList(2, 2 + size), f[2 + size]));
+                    } else {
+                        other.add(line);
                     }
-                } catch (Exception e) {
-                    // killed: what it printed stands
+                    samples.notifyAll();
                 }
             });
         }
@@ -760,6 +753,18 @@ final class ClusterLab implements AutoCloseable {
         }
     }
 
+    /** A virtual thread that hands each line the process prints to {@code each}, until the process ends. */
+    private static Thread readLines(Process process, Consumer<String> each) {
+        return Thread.ofVirtual().start(() -> {
+            try (BufferedReader in =
+                    new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line; (line = in.readLine()) != null; ) each.accept(line);
+            } catch (Exception e) {
+                // killed: what it printed so far stands
+            }
+        });
+    }
+
     /** The writer process and what it printed. */
     static final class Writer {
         private final Process process;
@@ -775,28 +780,20 @@ final class ClusterLab implements AutoCloseable {
 
         Writer(Process process) {
             this.process = process;
-            this.reader = Thread.ofVirtual().start(() -> {
-                try (BufferedReader in =
-                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                    for (String line; (line = in.readLine()) != null; ) {
-                        String[] f = line.split(" ");
-                        synchronized (acks) {
-                            if (f[0].equals("ACK") && f.length == 5) {
-                                acks.add(new Ack(
-                                        Integer.parseInt(f[1]), f[2], Long.parseLong(f[3]), Long.parseLong(f[4])));
-                            } else if (f[0].equals("FAIL") && f.length == 4) {
-                                failures.add(Long.parseLong(f[3]));
-                                failedKeys.add(f[2]);
-                            } else if (f[0].equals("DONE") && f.length == 3) {
-                                failed = Long.parseLong(f[2]);
-                            } else {
-                                other.add(line);
-                            }
-                            acks.notifyAll();
-                        }
+            this.reader = readLines(process, line -> {
+                String[] f = line.split(" ");
+                synchronized (acks) {
+                    if (f[0].equals("ACK") && f.length == 5) {
+                        acks.add(new Ack(Integer.parseInt(f[1]), f[2], Long.parseLong(f[3]), Long.parseLong(f[4])));
+                    } else if (f[0].equals("FAIL") && f.length == 4) {
+                        failures.add(Long.parseLong(f[3]));
+                        failedKeys.add(f[2]);
+                    } else if (f[0].equals("DONE") && f.length == 3) {
+                        failed = Long.parseLong(f[2]);
+                    } else {
+                        other.add(line);
                     }
-                } catch (Exception e) {
-                    // killed: what it printed so far stands
+                    acks.notifyAll();
                 }
             });
         }

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.it;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -142,6 +143,12 @@ final class EtcdFixture implements AutoCloseable, AfterEachCallback {
         new DataDir(dataDir).writeVersion(new DataVersion(release.etcdVersion(), StorageApi.ETCD3));
         assertTrue(result[0].entries().size() > keys / 2, "seeded keys");
         return result[0];
+    }
+
+    /** The data dir ends at {@code release} (version.txt) and that release serves every key {@code before} had. */
+    void assertMigratedTo(Release release, Path dataDir, Keyspace before) throws Exception {
+        assertEquals(release.version() + "/etcd3", Files.readString(dataDir.resolve("version.txt")));
+        assertEquals(Map.of(), before.differences(read(release, dataDir).keyspace()));
     }
 
     /** The keyspace as {@code release} serves it, and the remaining TTL of every lease a key is attached to. */

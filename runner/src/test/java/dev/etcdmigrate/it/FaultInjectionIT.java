@@ -2,7 +2,6 @@ package dev.etcdmigrate.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.Trees;
@@ -44,12 +43,7 @@ class FaultInjectionIT {
     @ParameterizedTest(name = "{0}")
     @EnumSource(FaultScenario.class)
     void killedAtRandomMomentsThenRerunConverges(FaultScenario scenario, @TempDir Path dir) throws Exception {
-        String only = System.getProperty("fault.scenarios", "");
-        assumeTrue(
-                only.isBlank()
-                        || List.of(only.toUpperCase(java.util.Locale.ROOT).split(","))
-                                .contains(scenario.name()),
-                "fault.scenarios=" + only);
+        scenario.assumeSelected();
         int trials = Integer.getInteger("fault.trials", 3);
         long seed = Long.getLong("fault.seed", System.nanoTime());
         Random random = new Random(seed + scenario.ordinal());
@@ -195,11 +189,6 @@ class FaultInjectionIT {
             sampler.close();
             assertEquals(List.of(), sampler.nonLoopback(), "listeners of the runner's processes off loopback");
         }
-        assertEquals(scenario.target().format(), Files.readString(data.resolve("version.txt")));
-        assertEquals(
-                List.of(),
-                DataDirLeftovers.unexpected(data),
-                "leftovers after the rerun:" + DataDirLeftovers.describe(data));
-        seeded.assertServedByTarget(etcd, data);
+        scenario.assertConverged(seeded, etcd, data);
     }
 }

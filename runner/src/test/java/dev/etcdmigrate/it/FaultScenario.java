@@ -2,16 +2,19 @@ package dev.etcdmigrate.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.demo.Keyspace;
 import dev.etcdmigrate.version.DataVersion;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -81,6 +84,22 @@ enum FaultScenario {
                 target().version().toString(),
                 "--target-storage",
                 target().storage().toString());
+    }
+
+    /** Skips this scenario unless -Dfault.scenarios (comma-separated names, default all) names it. */
+    void assumeSelected() {
+        String only = System.getProperty("fault.scenarios", "");
+        assumeTrue(
+                only.isBlank()
+                        || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(name()),
+                "fault.scenarios=" + only);
+    }
+
+    /** The end of a run that converged: version.txt at the target, nothing unexpected left, every key served. */
+    void assertConverged(Seeded seeded, EtcdFixture etcd, Path data) throws Exception {
+        assertEquals(target().format(), Files.readString(data.resolve("version.txt")));
+        assertEquals(List.of(), DataDirLeftovers.unexpected(data), "leftovers:" + DataDirLeftovers.describe(data));
+        seeded.assertServedByTarget(etcd, data);
     }
 
     /** Writes the scenario's start data into {@code data} (which must not exist yet) and says what it holds. */

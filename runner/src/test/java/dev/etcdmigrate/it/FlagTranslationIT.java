@@ -87,7 +87,7 @@ class FlagTranslationIT {
                     GatewayClient.newHttpClient(),
                     java.net.URI.create(client),
                     to.line().jsonGateway());
-            awaitServing(gateway, runner);
+            runner.awaitWrite(gateway);
             // the process the runner became is etcd 3.5 with the 3.5 spellings on its command line
             List<String> cmdline = Arrays.asList(
                     new String(Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline")), StandardCharsets.UTF_8)
@@ -144,20 +144,5 @@ class FlagTranslationIT {
             if (line.startsWith("{\"current\"")) return line;
         }
         throw new AssertionError("no plan object in:\n" + output);
-    }
-
-    private static void awaitServing(GatewayClient gateway, RunnerProcess runner) throws InterruptedException {
-        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        IOException last = null;
-        while (System.nanoTime() < end) {
-            try {
-                gateway.put("/it/after-exec", "ok");
-                return;
-            } catch (IOException e) {
-                last = e;
-            }
-            Thread.sleep(20); // poll interval of a deadline-bound wait
-        }
-        throw new AssertionError("the exec'd etcd never accepted a write:\n" + runner.output(), last);
     }
 }

@@ -2,7 +2,6 @@ package dev.etcdmigrate.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,7 +9,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
@@ -55,11 +53,7 @@ class IoErrorIT {
     @EnumSource(FaultScenario.class)
     void eachFailingCallFailsTheRunNamingItAndARerunConverges(FaultScenario scenario, @TempDir Path dir)
             throws Exception {
-        String only = System.getProperty("fault.scenarios", "");
-        assumeTrue(
-                only.isBlank()
-                        || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(scenario.name()),
-                "fault.scenarios=" + only);
+        scenario.assumeSelected();
         String budget = System.getProperty("ioerror.faults", "2");
         long seed = Long.getLong("powercut.seed", System.nanoTime());
         Random random = new Random(seed + scenario.ordinal());
@@ -152,11 +146,7 @@ class IoErrorIT {
     @ParameterizedTest(name = "{0}")
     @EnumSource(FaultScenario.class)
     void aReadErrorOnEtcdsFilesFailsTheStepCleanly(FaultScenario scenario, @TempDir Path dir) throws Exception {
-        String only = System.getProperty("fault.scenarios", "");
-        assumeTrue(
-                only.isBlank()
-                        || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(scenario.name()),
-                "fault.scenarios=" + only);
+        scenario.assumeSelected();
         FaultScenario.Seeded seeded = scenario.seed(etcd, dir.resolve("base/data"));
         String file = switch (scenario) {
             case CONVERT_TO_V3 -> "data/.etcd-migrate/staging/work/member/wal/0000000000000000-0000000000000000.wal";

@@ -126,8 +126,7 @@ class LockIT {
             }
             assertEquals(0, first.awaitExit(Duration.ofMinutes(2)), first.output());
         }
-        assertEquals(TO.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
-        assertEquals(Map.of(), before.differences(etcd.read(TO, data).keyspace()));
+        etcd.assertMigratedTo(TO, data, before);
     }
 
     private static List<String> withLockTimeout(Path data, String timeout) {

@@ -98,21 +98,34 @@ public final class NetworkLab implements AutoCloseable {
     /** "namespace: pid cmdline" of every process still in one of the lab's namespaces. */
     public List<String> processes() throws Exception {
         List<String> found = new ArrayList<>();
-        List<String> all = new ArrayList<>(hosts);
-        all.add(bridgeNs);
-        for (String ns : all) {
-            Process pids = new ProcessBuilder("ip", "netns", "pids", ns)
-                    .redirectErrorStream(true)
-                    .start();
-            String out = new String(pids.getInputStream().readAllBytes()).trim();
-            pids.waitFor();
-            for (String pid : out.isEmpty() ? List.<String>of() : List.of(out.split("\\s+"))) {
-                if (!pid.matches("\\d+")) continue;
-                String command = ProcessHandle.of(Long.parseLong(pid))
+        for (String ns : namespaces()) {
+            for (long pid : pidsIn(ns)) {
+                String command = ProcessHandle.of(pid)
                         .flatMap(h -> h.info().commandLine())
                         .orElse("?");
                 found.add(ns + ": " + pid + " " + command);
             }
+        }
+        return found;
+    }
+
+    /** The hosts' namespaces and the bridge's. */
+    private List<String> namespaces() {
+        List<String> all = new ArrayList<>(hosts);
+        all.add(bridgeNs);
+        return all;
+    }
+
+    /** The processes in a namespace, as `ip netns pids` lists them. */
+    private static List<Long> pidsIn(String ns) throws IOException, InterruptedException {
+        Process pids = new ProcessBuilder("ip", "netns", "pids", ns)
+                .redirectErrorStream(true)
+                .start();
+        String out = new String(pids.getInputStream().readAllBytes()).trim();
+        pids.waitFor();
+        List<Long> found = new ArrayList<>();
+        for (String pid : out.isEmpty() ? List.<String>of() : List.of(out.split("\\s+"))) {
+            if (pid.matches("\\d+")) found.add(Long.parseLong(pid));
         }
         return found;
     }
@@ -126,17 +139,9 @@ public final class NetworkLab implements AutoCloseable {
                     .start()
                     .waitFor();
         }
-        List<String> all = new ArrayList<>(hosts);
-        all.add(bridgeNs);
-        for (String ns : all) {
-            Process pids = new ProcessBuilder("ip", "netns", "pids", ns)
-                    .redirectErrorStream(true)
-                    .start();
-            String out = new String(pids.getInputStream().readAllBytes()).trim();
-            pids.waitFor();
-            for (String pid : out.isEmpty() ? List.<String>of() : List.of(out.split("\\s+"))) {
-                if (!pid.matches("\\d+")) continue;
-                ProcessHandle.of(Long.parseLong(pid)).ifPresent(p -> {
+        for (String ns : namespaces()) {
+            for (long pid : pidsIn(ns)) {
+                ProcessHandle.of(pid).ifPresent(p -> {
                     p.destroyForcibly();
                     p.onExit()
                             .orTimeout(10, TimeUnit.SECONDS)

@@ -157,14 +157,15 @@ final class PowerCut {
         List<Op> ops = new ArrayList<>();
         int root = current.getOrDefault(-1L, -1);
         for (int i = 0; i < lines.size(); i++) {
-            String[] f = lines.get(i).split(" ");
+            String text = lines.get(i);
+            String[] f = text.split(" ");
             boolean runner = f[1].equals("R");
             String op = f[2];
             java.util.function.LongFunction<Integer> id = ino -> current.computeIfAbsent(ino, k -> next[0]++);
             Op parsed = switch (op) {
                 case "root" -> {
                     root = id.apply(Long.parseLong(f[3]));
-                    yield new Op(i, runner, Kind.OTHER, root, -1, null, -1, null, 0, 0, 0, lines.get(i));
+                    yield new Op(i, runner, Kind.OTHER, root, -1, null, -1, null, 0, 0, 0, text);
                 }
                 case "mkdir", "create", "symlink" -> {
                     int fresh = next[0]++;
@@ -182,22 +183,17 @@ final class PowerCut {
                             Long.parseLong(f[6], 8),
                             0,
                             0,
-                            lines.get(i));
+                            text);
                 }
                 case "link", "unlink", "rmdir" ->
-                    new Op(
+                    onEntry(
                             i,
                             runner,
                             op.equals("link") ? Kind.LINK : op.equals("unlink") ? Kind.UNLINK : Kind.RMDIR,
                             id.apply(Long.parseLong(f[3])),
                             id.apply(Long.parseLong(f[4])),
                             name(f[5]),
-                            -1,
-                            null,
-                            0,
-                            0,
-                            0,
-                            lines.get(i));
+                            text);
                 case "rename" ->
                     new Op(
                             i,
@@ -211,96 +207,44 @@ final class PowerCut {
                             0,
                             0,
                             0,
-                            lines.get(i));
+                            text);
                 case "chmod" ->
-                    new Op(
-                            i,
-                            runner,
-                            Kind.CHMOD,
-                            id.apply(Long.parseLong(f[3])),
-                            -1,
-                            null,
-                            -1,
-                            null,
-                            Long.parseLong(f[4], 8),
-                            0,
-                            0,
-                            lines.get(i));
+                    onInode(i, runner, Kind.CHMOD, id.apply(Long.parseLong(f[3])), Long.parseLong(f[4], 8), text);
                 case "T" ->
-                    new Op(
-                            i,
-                            runner,
-                            Kind.TRUNCATE,
-                            id.apply(Long.parseLong(f[3])),
-                            -1,
-                            null,
-                            -1,
-                            null,
-                            Long.parseLong(f[4]),
-                            0,
-                            0,
-                            lines.get(i));
-                case "W" ->
-                    new Op(
-                            i,
-                            runner,
-                            Kind.WRITE,
-                            id.apply(Long.parseLong(f[3])),
-                            -1,
-                            null,
-                            -1,
-                            null,
-                            Long.parseLong(f[4]),
-                            Long.parseLong(f[5]),
-                            Long.parseLong(f[6]),
-                            lines.get(i));
-                case "F" ->
-                    new Op(
-                            i,
-                            runner,
-                            Kind.FALLOCATE,
-                            id.apply(Long.parseLong(f[3])),
-                            -1,
-                            null,
-                            -1,
-                            null,
-                            Long.parseLong(f[4]),
-                            Long.parseLong(f[5]),
-                            Long.parseLong(f[6]),
-                            lines.get(i));
+                    onInode(i, runner, Kind.TRUNCATE, id.apply(Long.parseLong(f[3])), Long.parseLong(f[4]), text);
                 case "fsync" ->
-                    new Op(
+                    onInode(i, runner, Kind.FSYNC, id.apply(Long.parseLong(f[3])), Long.parseLong(f[4]), text);
+                case "W", "F" ->
+                    onInode(
                             i,
                             runner,
-                            Kind.FSYNC,
+                            op.equals("W") ? Kind.WRITE : Kind.FALLOCATE,
                             id.apply(Long.parseLong(f[3])),
-                            -1,
-                            null,
-                            -1,
-                            null,
                             Long.parseLong(f[4]),
-                            0,
-                            0,
-                            lines.get(i));
-                case "fsyncdir" ->
-                    new Op(
-                            i,
-                            runner,
-                            Kind.FSYNCDIR,
-                            id.apply(Long.parseLong(f[3])),
-                            -1,
-                            null,
-                            -1,
-                            null,
-                            0,
-                            0,
-                            0,
-                            lines.get(i));
-                default -> new Op(i, runner, Kind.OTHER, -1, -1, null, -1, null, 0, 0, 0, lines.get(i)); // call, fault
+                            Long.parseLong(f[5]),
+                            Long.parseLong(f[6]),
+                            text);
+                case "fsyncdir" -> onInode(i, runner, Kind.FSYNCDIR, id.apply(Long.parseLong(f[3])), 0, text);
+                default -> new Op(i, runner, Kind.OTHER, -1, -1, null, -1, null, 0, 0, 0, text); // call, fault
             };
             ops.add(parsed);
         }
         return new PowerCut(ops, data, baseTree, base, root);
+    }
+
+    /** An operation on a directory entry (link, unlink, rmdir): no second name, no numbers. */
+    private static Op onEntry(int line, boolean byRunner, Kind kind, int inode, int parent, String name, String text) {
+        return new Op(line, byRunner, kind, inode, parent, name, -1, null, 0, 0, 0, text);
+    }
+
+    /** An operation on one inode's data, mode or sync: no directory entry. */
+    private static Op onInode(int line, boolean byRunner, Kind kind, int inode, long a, long b, long c, String text) {
+        return new Op(line, byRunner, kind, inode, -1, null, -1, null, a, b, c, text);
+    }
+
+    /** The same with one number (a mode, a size, fdatasync's flag). */
+    private static Op onInode(int line, boolean byRunner, Kind kind, int inode, long a, String text) {
+        return onInode(line, byRunner, kind, inode, a, 0, 0, text);
     }
 
     private static String name(String escaped) {

@@ -14,7 +14,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
@@ -116,11 +115,7 @@ class PowerCutIT {
 
     private void explore(FaultScenario scenario, Path dir, String variant, DataCheck prepareBase, DataCheck cutCheck)
             throws Exception {
-        String only = System.getProperty("fault.scenarios", "");
-        assumeTrue(
-                only.isBlank()
-                        || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(scenario.name()),
-                "fault.scenarios=" + only);
+        scenario.assumeSelected();
         int extra = Integer.getInteger("powercut.extra", 2);
         long seed = Long.getLong("powercut.seed", System.nanoTime());
         Random random = new Random(seed + scenario.ordinal());
@@ -394,20 +389,13 @@ class PowerCutIT {
     static void assertConvergedAfterUnmount(
             FaultScenario scenario, FaultScenario.Seeded seeded, EtcdFixture etcd, Path dir) throws Exception {
         Path data = dir.resolve("backing/data");
-        assertEquals(scenario.target().format(), Files.readString(data.resolve("version.txt")));
-        assertEquals(List.of(), DataDirLeftovers.unexpected(data), "leftovers:" + DataDirLeftovers.describe(data));
-        seeded.assertServedByTarget(etcd, data);
+        scenario.assertConverged(seeded, etcd, data);
     }
 
     private void rerunConverges(FaultScenario scenario, FaultScenario.Seeded seeded, Path data) throws Exception {
         try (RunnerProcess rerun = RunnerProcess.startInOwnGroup(scenario.args(data))) {
             assertEquals(0, rerun.awaitExit(RUN_DEADLINE), "the rerun:\n" + rerun.output());
         }
-        assertEquals(scenario.target().format(), Files.readString(data.resolve("version.txt")));
-        assertEquals(
-                List.of(),
-                DataDirLeftovers.unexpected(data),
-                "leftovers after the rerun:" + DataDirLeftovers.describe(data));
-        seeded.assertServedByTarget(etcd, data);
+        scenario.assertConverged(seeded, etcd, data);
     }
 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -53,6 +54,21 @@ class ProvisionPinsIT {
             if (f.length == 3 && f[0].equals(kind) && f[1].equals(name)) return f[2];
         }
         throw new AssertionError("no pin " + kind + " " + name + " in " + file);
+    }
+
+    /** `provision` of one release for linux/amd64 into {@code bin}, downloads cached in {@code cache}. */
+    private static List<String> provision(Path bin, Path cache, String version, String... flags) {
+        List<String> args = new ArrayList<>(List.of(
+                "provision",
+                "--bin-dir",
+                bin.toString(),
+                "--platform",
+                "linux/amd64",
+                "--cache-dir",
+                cache.toString()));
+        args.addAll(List.of(flags));
+        args.add(version);
+        return args;
     }
 
     private static String run(Path dir, String... command) throws Exception {
@@ -118,19 +134,8 @@ class ProvisionPinsIT {
         env.put("GOCACHE", dir.resolve("gocache").toString());
         String module = "go.etcd.io/etcd/api/v3@v3.6.16";
         String pinned = pin("3.6.16", "go", module);
-        try (RunnerProcess runner = RunnerProcess.run(
-                List.of(
-                        "provision",
-                        "--bin-dir",
-                        bin.toString(),
-                        "--platform",
-                        "linux/amd64",
-                        "--cache-dir",
-                        dir.resolve("cache").toString(),
-                        "--go",
-                        go.toString(),
-                        "3.6.16"),
-                env)) {
+        try (RunnerProcess runner =
+                RunnerProcess.run(provision(bin, dir.resolve("cache"), "3.6.16", "--go", go.toString()), env)) {
             assertEquals(1, runner.exitCode(), runner.output());
             String reason = runner.ending().path("reason").asText();
             assertEquals("failed", runner.ending().path("event").asText());
@@ -208,17 +213,7 @@ class ProvisionPinsIT {
         Files.write(deb, bytes);
 
         Path bin = Files.createDirectories(dir.resolve("bin"));
-        try (RunnerProcess runner = RunnerProcess.run(
-                List.of(
-                        "provision",
-                        "--bin-dir",
-                        bin.toString(),
-                        "--platform",
-                        "linux/amd64",
-                        "--cache-dir",
-                        dir.resolve("cache").toString(),
-                        "3.4.23"),
-                HOSTILE_GO_ENV)) {
+        try (RunnerProcess runner = RunnerProcess.run(provision(bin, dir.resolve("cache"), "3.4.23"), HOSTILE_GO_ENV)) {
             assertEquals(1, runner.exitCode(), runner.output());
             String reason = runner.ending().path("reason").asText();
             assertTrue(

@@ -113,20 +113,19 @@ class ProvisionTarballIT {
                     .map(n -> n.asText())
                     .toList();
 
+    /** `provision` for linux/amd64 into {@code bin} of the releases in {@code catalog}. */
+    private static List<String> provision(Path bin, Path catalog) {
+        return List.of(
+                "provision", "--bin-dir", bin.toString(), "--platform", "linux/amd64", "--catalog", catalog.toString());
+    }
+
     @Test
     void aTarballWhoseChecksumDiffersIsRefusedAndLeavesTheBinDirUnchanged(@TempDir Path dir) throws Exception {
         Path bin = Files.createDirectories(dir.resolve("bin"));
         Files.writeString(bin.resolve("already-here"), "x");
         List<String> before = listing(bin);
         String wrong = sha256.substring(1) + (sha256.charAt(0) == '0' ? "1" : "0");
-        try (RunnerProcess runner = RunnerProcess.run(List.of(
-                "provision",
-                "--bin-dir",
-                bin.toString(),
-                "--platform",
-                "linux/amd64",
-                "--catalog",
-                catalog(dir, wrong).toString()))) {
+        try (RunnerProcess runner = RunnerProcess.run(provision(bin, catalog(dir, wrong)))) {
             assertEquals(1, runner.exitCode(), runner.output());
             String reason = runner.ending().path("reason").asText();
             assertEquals("failed", runner.ending().path("event").asText());
@@ -141,14 +140,7 @@ class ProvisionTarballIT {
     @Test
     void aMatchingTarballIsUnpackedCheckedAndCached(@TempDir Path dir) throws Exception {
         Path bin = dir.resolve("bin");
-        List<String> args = List.of(
-                "provision",
-                "--bin-dir",
-                bin.toString(),
-                "--platform",
-                "linux/amd64",
-                "--catalog",
-                catalog(dir, sha256).toString());
+        List<String> args = provision(bin, catalog(dir, sha256));
         try (RunnerProcess first = RunnerProcess.run(args)) {
             assertEquals(0, first.exitCode(), first.output());
             var provisioned = first.events("provisioned");

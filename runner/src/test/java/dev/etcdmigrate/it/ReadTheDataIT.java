@@ -39,9 +39,7 @@ class ReadTheDataIT {
     @Test
     void theIssuesExample35DataLabelled34IsRefused(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
-        try (WrittenDirs dirs = new WrittenDirs()) {
-            dirs.write(EtcdFixture.release("3.5.35"), data, WrittenDirs.Variant.plain(StorageApi.ETCD3), 20);
-        }
+        writeEtcd3(EtcdFixture.release("3.5.35"), data, 20);
         new DataDir(data).writeVersion(DataVersion.parse("3.4.23/etcd3"));
         String reason = assertRefusedUntouched(data, RunnerArgs.migrate(data, NEWEST.version()), Map.of());
         assertTrue(reason.contains("3.4.23/etcd3") && reason.contains("3.5.0"), "both facts named: " + reason);
@@ -86,10 +84,7 @@ class ReadTheDataIT {
         for (String version : List.of("3.4.23", "3.5.35", "3.6.16")) {
             Release writer = EtcdFixture.release(version);
             Path data = dir.resolve(version);
-            Map<String, String> written;
-            try (WrittenDirs dirs = new WrittenDirs()) {
-                written = dirs.write(writer, data, WrittenDirs.Variant.plain(StorageApi.ETCD3), 200);
-            }
+            Map<String, String> written = writeEtcd3(writer, data, 200);
             assertFalse(Files.exists(data.resolve("version.txt")));
             try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, NEWEST.version()))) {
                 assertEquals(0, runner.exitCode(), runner.output());
@@ -145,10 +140,7 @@ class ReadTheDataIT {
             throws Exception {
         Path data = dir.resolve("data");
         Release release = EtcdFixture.release(writer);
-        Map<String, String> written;
-        try (WrittenDirs dirs = new WrittenDirs()) {
-            written = dirs.write(release, data, WrittenDirs.Variant.plain(StorageApi.ETCD3), 20);
-        }
+        Map<String, String> written = writeEtcd3(release, data, 20);
         assertTrue(
                 dev.etcdmigrate.ondisk.DataDetection.recordedFloor(data)
                         .filter(f -> f.equals(release.minorLine()))
@@ -160,6 +152,19 @@ class ReadTheDataIT {
                 release,
                 written,
                 runner -> assertEquals(1, runner.count("interrupted-step-found"), runner.output()));
+    }
+
+    /** An etcd3 data dir {@code writer} wrote with {@code keys} keys, unlabelled; returns the written keys. */
+    private static Map<String, String> writeEtcd3(Release writer, Path data, int keys) throws Exception {
+        try (WrittenDirs dirs = new WrittenDirs()) {
+            return dirs.write(writer, data, WrittenDirs.Variant.plain(StorageApi.ETCD3), keys);
+        }
+    }
+
+    /** What a run with steps leaves in the runner's own dir (its etcd-output.log), as a kill inside a step would. */
+    private static void markStepsRanHere(Path data) throws Exception {
+        Files.createDirectories(data.resolve(".etcd-migrate"));
+        Files.writeString(data.resolve(".etcd-migrate/etcd-output.log"), "");
     }
 
     /**
@@ -175,8 +180,7 @@ class ReadTheDataIT {
             java.util.function.Consumer<RunnerProcess> alsoCheck)
             throws Exception {
         new DataDir(data).writeVersion(DataVersion.parse(label + "/etcd3"));
-        Files.createDirectories(data.resolve(".etcd-migrate"));
-        Files.writeString(data.resolve(".etcd-migrate/etcd-output.log"), "");
+        markStepsRanHere(data);
         String version = next.version();
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, version))) {
             assertEquals(0, runner.exitCode(), runner.output());
@@ -210,10 +214,7 @@ class ReadTheDataIT {
         Path data = dir.resolve("data");
         Release previous = EtcdFixture.release("3.6.16");
         Release next = EtcdFixture.release("3.7.3");
-        Map<String, String> written;
-        try (WrittenDirs dirs = new WrittenDirs()) {
-            written = dirs.write(previous, data, WrittenDirs.Variant.plain(StorageApi.ETCD3), 20);
-        }
+        Map<String, String> written = writeEtcd3(previous, data, 20);
         try (dev.etcdmigrate.etcd.server.PrivateEtcd prepare = etcd.start(previous, data, "--snapshot-count=1")) {
             prepare.stop(java.time.Duration.ofSeconds(20));
         }
@@ -256,14 +257,10 @@ class ReadTheDataIT {
     @Test
     void dataOneLineAheadIsResumedOnlyWhereTheRunnersStepsRan(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
-        try (WrittenDirs dirs = new WrittenDirs()) {
-            dirs.write(EtcdFixture.release("3.5.35"), data, WrittenDirs.Variant.plain(StorageApi.ETCD3), 20);
-        }
+        writeEtcd3(EtcdFixture.release("3.5.35"), data, 20);
         new DataDir(data).writeVersion(DataVersion.parse("3.4.23/etcd3"));
         assertRefusedUntouched(data, RunnerArgs.migrate(data, "3.5.35"), Map.of());
-        // what a run with steps leaves in the runner's own dir, as a kill inside its step would
-        Files.createDirectories(data.resolve(".etcd-migrate"));
-        Files.writeString(data.resolve(".etcd-migrate/etcd-output.log"), "");
+        markStepsRanHere(data);
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, "3.5.35"))) {
             assertEquals(0, runner.exitCode(), runner.output());
             List<JsonNode> resumed = runner.events("interrupted-step-found");
@@ -273,12 +270,9 @@ class ReadTheDataIT {
         assertEquals("3.5.35/etcd3", Files.readString(data.resolve("version.txt")));
         // two lines ahead is never a step of this runner: refused even with its marks
         Path newer = dir.resolve("newer");
-        try (WrittenDirs dirs = new WrittenDirs()) {
-            dirs.write(EtcdFixture.release("3.6.16"), newer, WrittenDirs.Variant.plain(StorageApi.ETCD3), 5);
-        }
+        writeEtcd3(EtcdFixture.release("3.6.16"), newer, 5);
         new DataDir(newer).writeVersion(DataVersion.parse("3.4.23/etcd3"));
-        Files.createDirectories(newer.resolve(".etcd-migrate"));
-        Files.writeString(newer.resolve(".etcd-migrate/etcd-output.log"), "");
+        markStepsRanHere(newer);
         Map<String, String> member = TreeDigest.of(newer.resolve("member"));
         String version = Files.readString(newer.resolve("version.txt"));
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(newer, NEWEST.version()))) {
@@ -298,11 +292,8 @@ class ReadTheDataIT {
     @Test
     void anInterruptedStepFoundThroughInitialVersionIsReportedOnce(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
-        try (WrittenDirs dirs = new WrittenDirs()) {
-            dirs.write(EtcdFixture.release("3.5.35"), data, WrittenDirs.Variant.plain(StorageApi.ETCD3), 20);
-        }
-        Files.createDirectories(data.resolve(".etcd-migrate"));
-        Files.writeString(data.resolve(".etcd-migrate/etcd-output.log"), "");
+        writeEtcd3(EtcdFixture.release("3.5.35"), data, 20);
+        markStepsRanHere(data);
         try (RunnerProcess runner =
                 RunnerProcess.run(RunnerArgs.migrate(data, "3.5.35", "--initial-version", "3.4.23"))) {
             assertEquals(0, runner.exitCode(), runner.output());

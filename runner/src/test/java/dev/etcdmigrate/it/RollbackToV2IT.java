@@ -23,6 +23,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -60,11 +61,7 @@ class RollbackToV2IT {
         assertEquals(targetVersion + "/etcd2", Files.readString(data.resolve("version.txt")));
         Release target = EtcdFixture.release(targetVersion);
         try (PrivateEtcd server = etcd.startEtcd2(target, data)) {
-            Map<String, JsonNode> v2 = readV2(
-                    server,
-                    expected.keySet().stream()
-                            .filter(dev.etcdmigrate.ondisk.V2Key::isHidden)
-                            .toList());
+            Map<String, JsonNode> v2 = readV2(server, expected.keySet());
             assertEquals(expected.keySet(), v2.keySet(), "the key set");
             Instant now = Instant.now();
             expected.forEach((key, want) -> {
@@ -139,11 +136,7 @@ class RollbackToV2IT {
     static void assertKeysAndValuesServed(EtcdFixture etcd, Release target, Path data, Map<String, Expected> expected)
             throws Exception {
         try (PrivateEtcd server = etcd.startEtcd2(target, data)) {
-            Map<String, JsonNode> v2 = readV2(
-                    server,
-                    expected.keySet().stream()
-                            .filter(dev.etcdmigrate.ondisk.V2Key::isHidden)
-                            .toList());
+            Map<String, JsonNode> v2 = readV2(server, expected.keySet());
             assertEquals(expected.keySet(), v2.keySet());
             expected.forEach((key, want) ->
                     assertEquals(want.value(), v2.get(key).path("value").asText(), key));
@@ -229,8 +222,10 @@ class RollbackToV2IT {
         expected.put(key, new Expected(value, ttl, Instant.now()));
     }
 
-    /** Every key the v2 API lists (recursive GET), plus the hidden ones fetched by name. */
-    private static Map<String, JsonNode> readV2(PrivateEtcd server, List<String> hidden) throws Exception {
+    /** Every key the v2 API lists (recursive GET), plus the hidden ones of {@code expected} fetched by name. */
+    private static Map<String, JsonNode> readV2(PrivateEtcd server, Set<String> expected) throws Exception {
+        List<String> hidden =
+                expected.stream().filter(dev.etcdmigrate.ondisk.V2Key::isHidden).toList();
         HttpClient http = HttpClient.newHttpClient();
         Map<String, JsonNode> keys = new TreeMap<>();
         HttpResponse<String> all = http.send(

@@ -38,6 +38,13 @@ final class RunnerArgs {
 
     static List<String> common(String command, Path dataDir, String target) {
         ServerPorts ports = FreePorts.pick();
+        List<String> args = new ArrayList<>(commandLine(command, dataDir, target, "it"));
+        args.addAll(List.of("--port", String.valueOf(ports.client()), "--peer-port", String.valueOf(ports.peer())));
+        return List.copyOf(args);
+    }
+
+    /** {@code command} of the member {@code name}'s data dir to target/etcd3 with the provisioned binaries. */
+    private static List<String> commandLine(String command, Path dataDir, String target, String name) {
         return List.of(
                 command,
                 "--data-dir",
@@ -49,11 +56,7 @@ final class RunnerArgs {
                 "--target-storage",
                 "etcd3",
                 "--name",
-                "it",
-                "--port",
-                String.valueOf(ports.client()),
-                "--peer-port",
-                String.valueOf(ports.peer()));
+                name);
     }
 
     /**
@@ -86,18 +89,7 @@ final class RunnerArgs {
     /** The same for another command (plan, inspect) with the member's flags. */
     static List<String> member(
             String command, Member m, String target, List<String> runnerFlags, List<String> etcdFlags) {
-        List<String> args = new ArrayList<>(List.of(
-                command,
-                "--data-dir",
-                m.data().toString(),
-                "--bin-dir",
-                EtcdFixture.binDir().toString(),
-                "--target-version",
-                target,
-                "--target-storage",
-                "etcd3",
-                "--name",
-                m.name()));
+        List<String> args = new ArrayList<>(commandLine(command, m.data(), target, m.name()));
         args.addAll(runnerFlags);
         args.addAll(List.of("--initial-cluster", m.initialCluster(), "--listen-peer-urls", m.listenPeerUrl(), "--"));
         args.addAll(etcd(m));

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.etcdmigrate.etcd.client.GatewayClient;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -126,16 +127,29 @@ final class RunnerProcess implements AutoCloseable {
         return process.exitValue();
     }
 
+    /** Until the etcd this runner exec'd into accepts a write through {@code gateway}; fails with what it printed. */
+    void awaitWrite(GatewayClient gateway) throws InterruptedException {
+        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        IOException last = null;
+        while (System.nanoTime() < end) {
+            try {
+                gateway.put("/it/after-exec", "ok");
+                return;
+            } catch (IOException e) {
+                last = e;
+            }
+            Thread.sleep(20); // poll interval of a deadline-bound wait
+        }
+        throw new AssertionError("the exec'd etcd never accepted a write:\n" + output(), last);
+    }
+
     int exitCode() {
         return process.exitValue();
     }
 
     /** Every line, a JSON line rendered as the text diary shows it ("LEVEL [source] message"; etcd's as "[source] line"). */
     List<String> lines() {
-        List<String> raw;
-        synchronized (lines) {
-            raw = List.copyOf(lines);
-        }
+        List<String> raw = rawLines();
         List<String> rendered = new ArrayList<>();
         for (String line : raw) {
             JsonNode json = parse(line);
@@ -154,6 +168,13 @@ final class RunnerProcess implements AutoCloseable {
         return rendered;
     }
 
+    /** The lines as printed so far. */
+    private List<String> rawLines() {
+        synchronized (lines) {
+            return List.copyOf(lines);
+        }
+    }
+
     private static JsonNode parse(String line) {
         if (!line.startsWith("{")) return null;
         try {
@@ -170,10 +191,7 @@ final class RunnerProcess implements AutoCloseable {
 
     /** The JSON lines so far whose "source" passes the test, in order. */
     private List<JsonNode> jsonLines(Predicate<String> source) {
-        List<String> raw;
-        synchronized (lines) {
-            raw = List.copyOf(lines);
-        }
+        List<String> raw = rawLines();
         List<JsonNode> found = new ArrayList<>();
         for (String line : raw) {
             JsonNode json = parse(line);

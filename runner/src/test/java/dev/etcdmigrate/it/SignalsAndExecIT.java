@@ -109,7 +109,7 @@ class SignalsAndExecIT {
                     GatewayClient.newHttpClient(),
                     java.net.URI.create(client),
                     newest.line().jsonGateway());
-            awaitWrite(gateway);
+            runner.awaitWrite(gateway);
 
             assertEquals(pid, runner.process().pid());
             Path exe = Files.readSymbolicLink(Path.of("/proc/" + pid + "/exe"));
@@ -135,21 +135,6 @@ class SignalsAndExecIT {
             assertEquals(143, runner.awaitExit(Duration.ofSeconds(10)), "etcd stops cleanly on SIGTERM");
         }
         assertEquals(newest.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
-    }
-
-    private static void awaitWrite(GatewayClient gateway) throws InterruptedException {
-        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        IOException last = null;
-        while (System.nanoTime() < end) {
-            try {
-                gateway.put("/it/after-exec", "ok");
-                return;
-            } catch (IOException e) {
-                last = e;
-            }
-            Thread.sleep(20); // poll interval of a deadline-bound wait
-        }
-        throw new AssertionError("the exec'd etcd never accepted a write", last);
     }
 
     private static List<String> openFiles(long pid) throws IOException {

@@ -40,6 +40,23 @@ class TrustNothingIT {
 
     // ---- 1. one source of truth for the data dir -----------------------------------------------------
 
+    /** The newest release whose line downgrades by snapshot restore (a member dir swap). */
+    private static Release newestRestoredDowngrade() {
+        return EtcdFixture.V3_RELEASES.stream()
+                .filter(r -> r.line().downgrade().method() == Release.DowngradeMethod.SNAPSHOT_RESTORE)
+                .reduce((a, b) -> b)
+                .orElseThrow();
+    }
+
+    /** The runner's migrate arguments to NEWEST without --data-dir (the data dir is named elsewhere). */
+    private static List<String> migrateNamingNoDataDir(Path data) {
+        List<String> args = new ArrayList<>(RunnerArgs.migrate(data, NEWEST.version()));
+        int flag = args.indexOf("--data-dir");
+        args.remove(flag + 1);
+        args.remove(flag);
+        return args;
+    }
+
     @Test
     void aDataDirFlagThatContradictsEtcdsOwnIsRefused(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
@@ -59,10 +76,7 @@ class TrustNothingIT {
         Path data = dir.resolve("data");
         etcd.seed(PREVIOUS, data, 50);
         Map<String, String> before = TreeDigest.of(dir);
-        List<String> args = new ArrayList<>(RunnerArgs.migrate(data, NEWEST.version()));
-        int flag = args.indexOf("--data-dir");
-        args.remove(flag + 1);
-        args.remove(flag);
+        List<String> args = migrateNamingNoDataDir(data);
         try (RunnerProcess runner = RunnerProcess.run(
                 args,
                 Map.of(
@@ -79,16 +93,12 @@ class TrustNothingIT {
     void etcdsOwnDataDirIsTheOneMigratedWhenTheRunnerNamesNone(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         Keyspace before = etcd.seed(PREVIOUS, data, 100);
-        List<String> args = new ArrayList<>(RunnerArgs.migrate(data, NEWEST.version()));
-        int flag = args.indexOf("--data-dir");
-        args.remove(flag + 1);
-        args.remove(flag);
+        List<String> args = migrateNamingNoDataDir(data);
         args.addAll(List.of("--", "--data-dir=" + data));
         try (RunnerProcess runner = RunnerProcess.run(args)) {
             assertEquals(0, runner.exitCode(), runner.output());
         }
-        assertEquals(NEWEST.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
-        assertEquals(Map.of(), before.differences(etcd.read(NEWEST, data).keyspace()));
+        etcd.assertMigratedTo(NEWEST, data, before);
     }
 
     // ---- an external WAL dir -------------------------------------------------------------------------
@@ -126,10 +136,7 @@ class TrustNothingIT {
 
     @Test
     void aSnapshotDowngradeWithAnExternalWalIsRefusedUpFront(@TempDir Path dir) throws Exception {
-        Release newer = EtcdFixture.V3_RELEASES.stream()
-                .filter(r -> r.line().downgrade().method() == Release.DowngradeMethod.SNAPSHOT_RESTORE)
-                .reduce((a, b) -> b)
-                .orElseThrow();
+        Release newer = newestRestoredDowngrade();
         Release older =
                 EtcdFixture.CATALOG.line(newer.line().downgrade().toLine()).orElseThrow();
         Path data = dir.resolve("data");
@@ -146,10 +153,7 @@ class TrustNothingIT {
 
     @Test
     void aSnapshotRestoreGivesTheMemberThePeerUrlsEtcdsFlagsName(@TempDir Path dir) throws Exception {
-        Release newer = EtcdFixture.V3_RELEASES.stream()
-                .filter(r -> r.line().downgrade().method() == Release.DowngradeMethod.SNAPSHOT_RESTORE)
-                .reduce((a, b) -> b)
-                .orElseThrow();
+        Release newer = newestRestoredDowngrade();
         Release older =
                 EtcdFixture.CATALOG.line(newer.line().downgrade().toLine()).orElseThrow();
         Path data = dir.resolve("data");
@@ -261,8 +265,7 @@ class TrustNothingIT {
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, NEWEST.version()))) {
             assertEquals(0, runner.exitCode(), runner.output());
         }
-        assertEquals(NEWEST.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
-        assertEquals(Map.of(), before.differences(etcd.read(NEWEST, data).keyspace()));
+        etcd.assertMigratedTo(NEWEST, data, before);
     }
 
     // ---- 3. binaries are what their names say -------------------------------------------------------------

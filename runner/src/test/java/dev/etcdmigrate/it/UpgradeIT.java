@@ -124,8 +124,7 @@ class UpgradeIT {
                             .count(),
                     "checked, and checked again after the snapshot:\n" + runner.output());
         }
-        assertEquals(v36.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
-        assertEquals(Map.of(), before.differences(etcd.read(v36, data).keyspace()));
+        etcd.assertMigratedTo(v36, data, before);
     }
 
     /**
@@ -153,8 +152,7 @@ class UpgradeIT {
                             .noneMatch(e -> e.path("args").toString().contains("v2store")),
                     "no check ran:\n" + runner.output());
         }
-        assertEquals(v36.version() + "/etcd3", Files.readString(data.resolve("version.txt")));
-        assertEquals(Map.of(), before.differences(etcd.read(v36, data).keyspace()));
+        etcd.assertMigratedTo(v36, data, before);
     }
 
     /** 3.0 data with 300 keys and a v2 key written and deleted: v2 entries in the WAL, no v2 content left. */

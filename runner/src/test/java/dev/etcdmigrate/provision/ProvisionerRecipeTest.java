@@ -91,9 +91,8 @@ class ProvisionerRecipeTest {
                         .digest(text.getBytes(StandardCharsets.UTF_8)));
     }
 
-    @Test
-    void binariesThatMatchTheirPinsAreInstalledAndCounted() throws Exception {
-        Release release = Catalog.bundled().releases().getLast();
+    /** A pins file naming each of the release's tools with the hash of its fake binary. */
+    private static String matchingPins(Release release) throws Exception {
         StringBuilder pins = new StringBuilder();
         for (String tool : release.toolNames())
             pins.append("bin ")
@@ -101,13 +100,26 @@ class ProvisionerRecipeTest {
                     .append(" sha256:")
                     .append(sha256(script(release, tool)))
                     .append('\n');
+        return pins.toString();
+    }
+
+    private void assertNothingInstalled() throws Exception {
+        try (var left = Files.list(binDir)) {
+            assertEquals(List.of(), left.map(p -> p.getFileName().toString()).toList(), "nothing installed");
+        }
+    }
+
+    @Test
+    void binariesThatMatchTheirPinsAreInstalledAndCounted() throws Exception {
+        Release release = Catalog.bundled().releases().getLast();
+        String pins = matchingPins(release);
         ScriptSource source = new ScriptSource("r", true);
-        Pins checked = provisioner(source, pins.toString()).provision(release);
+        Pins checked = provisioner(source, pins).provision(release);
         assertEquals(release.toolNames().size(), checked.checked());
         for (String tool : release.toolNames()) {
             assertEquals(script(release, tool), Files.readString(binDir.resolve(tool + "-" + release.version())));
         }
-        Pins again = provisioner(source, pins.toString()).provision(release);
+        Pins again = provisioner(source, pins).provision(release);
         assertEquals(1, source.fetches, "a matching install is kept");
         assertEquals(release.toolNames().size(), again.checked(), "and its binaries checked again");
     }
@@ -116,17 +128,11 @@ class ProvisionerRecipeTest {
     @Test
     void anInstallThatDiffersFromItsPinsIsProvisionedAgain() throws Exception {
         Release release = Catalog.bundled().releases().getLast();
-        StringBuilder pins = new StringBuilder();
-        for (String tool : release.toolNames())
-            pins.append("bin ")
-                    .append(tool)
-                    .append(" sha256:")
-                    .append(sha256(script(release, tool)))
-                    .append('\n');
+        String pins = matchingPins(release);
         ScriptSource source = new ScriptSource("r", true);
-        provisioner(source, pins.toString()).provision(release);
+        provisioner(source, pins).provision(release);
         Files.writeString(binDir.resolve("etcd-" + release.version()), script(release, "etcd") + "# an older build\n");
-        Pins again = provisioner(source, pins.toString()).provision(release);
+        Pins again = provisioner(source, pins).provision(release);
         assertEquals(2, source.fetches, "built again");
         assertEquals(release.toolNames().size(), again.checked(), "the new build's binaries, each once");
         assertEquals(script(release, "etcd"), Files.readString(binDir.resolve("etcd-" + release.version())));
@@ -135,22 +141,17 @@ class ProvisionerRecipeTest {
     @Test
     void aBinaryThatDiffersFromItsPinInstallsNothing() throws Exception {
         Release release = Catalog.bundled().releases().getLast();
-        StringBuilder pins = new StringBuilder();
-        for (String tool : release.toolNames()) {
-            String hash = tool.equals("etcdctl") ? "0".repeat(64) : sha256(script(release, tool));
-            pins.append("bin ").append(tool).append(" sha256:").append(hash).append('\n');
-        }
+        // etcdctl pinned to a hash no binary has
+        String pins = matchingPins(release).replace(sha256(script(release, "etcdctl")), "0".repeat(64));
         ProvisionException e = org.junit.jupiter.api.Assertions.assertThrows(
                 ProvisionException.class,
-                () -> provisioner(new ScriptSource("r", true), pins.toString()).provision(release));
+                () -> provisioner(new ScriptSource("r", true), pins).provision(release));
         org.junit.jupiter.api.Assertions.assertTrue(
                 e.getMessage().contains("etcdctl")
                         && e.getMessage().contains("0".repeat(64))
                         && e.getMessage().contains(sha256(script(release, "etcdctl"))),
                 e.getMessage());
-        try (var left = Files.list(binDir)) {
-            assertEquals(List.of(), left.map(p -> p.getFileName().toString()).toList(), "nothing installed");
-        }
+        assertNothingInstalled();
     }
 
     @Test
@@ -159,9 +160,7 @@ class ProvisionerRecipeTest {
         org.junit.jupiter.api.Assertions.assertThrows(
                 ProvisionException.class,
                 () -> provisioner(new ScriptSource("r", true), "").provision(release));
-        try (var left = Files.list(binDir)) {
-            assertEquals(List.of(), left.map(p -> p.getFileName().toString()).toList(), "nothing installed");
-        }
+        assertNothingInstalled();
     }
 
     @Test

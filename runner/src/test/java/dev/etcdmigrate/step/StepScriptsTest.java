@@ -56,6 +56,21 @@ class StepScriptsTest {
         return new DataVersion(EtcdVersion.parse(version), StorageApi.ETCD3);
     }
 
+    /** 3.5 -> 3.6, with 3.5.35 to check for v2 content first. */
+    private static MinorUpgrade upgradeTo36() {
+        return new MinorUpgrade(
+                EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")), Optional.empty());
+    }
+
+    private static OnlineDowngrade downgrade37To36() {
+        return new OnlineDowngrade(EtcdVersion.parse("3.7.3"), release("3.7.3"), release("3.6.16"));
+    }
+
+    private static EtcdOperations.DumpedKey dumped(String key, String value, long leaseTtl) {
+        return new EtcdOperations.DumpedKey(
+                key.getBytes(StandardCharsets.UTF_8), value.getBytes(StandardCharsets.UTF_8), leaseTtl);
+    }
+
     /** A data dir written by {@code at}: member/ with a db (etcd3) or only a WAL and snap dir (etcd2), and version.txt. */
     private DataDir seed(String name, DataVersion at) throws IOException {
         Path data = Files.createDirectories(tmp.resolve(name));
@@ -190,8 +205,7 @@ class StepScriptsTest {
     @Test
     void anUpgradeTo36ChecksForV2ContentFirstAndSnapshotsPastOldWalEntries()
             throws IOException, InterruptedException, MigrateException {
-        Step step = new MinorUpgrade(
-                EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")), Optional.empty());
+        Step step = upgradeTo36();
         assertEquals(List.of("check v2store 3.5.35 .", "run 3.6.16 ."), cleanRun(step, v3("3.5.35"), NOTHING));
         Consumer<FakeEtcd> oldWalEntries =
                 e -> e.v2Findings.add(Optional.of("detected custom v2 content in WAL records"));
@@ -209,8 +223,7 @@ class StepScriptsTest {
     @Test
     void realV2KeysStopTheUpgradeWithTheDataStillAtThePreviousLine()
             throws IOException, InterruptedException, MigrateException {
-        Step step = new MinorUpgrade(
-                EtcdVersion.parse("3.5.35"), release("3.6.16"), Optional.of(release("3.5.35")), Optional.empty());
+        Step step = upgradeTo36();
         DataDir dataDir = seed("v2keys", v3("3.5.35"));
         FakeEtcd etcd = new FakeEtcd(dataDir.path(), new FakeEtcd.Cluster());
         etcd.v2Findings.add(Optional.of("detected custom v2 content in v2store"));
@@ -226,12 +239,7 @@ class StepScriptsTest {
     @Test
     void aJudgedUpgradeTo36StartsItFirstAndChecksOnlyAfterARefusal()
             throws IOException, InterruptedException, MigrateException {
-        MinorUpgrade step = new MinorUpgrade(
-                        EtcdVersion.parse("3.5.35"),
-                        release("3.6.16"),
-                        Optional.of(release("3.5.35")),
-                        Optional.empty())
-                .withV2JudgedAtStart();
+        MinorUpgrade step = upgradeTo36().withV2JudgedAtStart();
         assertEquals(
                 List.of("run judging v2 3.6.16 ."), cleanRun(step, v3("3.5.35"), NOTHING), "accepted: no check at all");
         assertEquals(
@@ -262,12 +270,7 @@ class StepScriptsTest {
     @Test
     void aJudgedUpgradeTo36StopsOnRealV2KeysWithTheDataStillAtThePreviousLine()
             throws IOException, InterruptedException, MigrateException {
-        Step step = new MinorUpgrade(
-                        EtcdVersion.parse("3.5.35"),
-                        release("3.6.16"),
-                        Optional.of(release("3.5.35")),
-                        Optional.empty())
-                .withV2JudgedAtStart();
+        Step step = upgradeTo36().withV2JudgedAtStart();
         DataDir dataDir = seed("v2keys-judged", v3("3.5.35"));
         FakeEtcd etcd = new FakeEtcd(dataDir.path(), new FakeEtcd.Cluster());
         etcd.v2Refusals.add(Optional.of("detected disallowed custom content in v2store"));
@@ -294,12 +297,7 @@ class StepScriptsTest {
         MinorUpgrade to37 = new MinorUpgrade(
                 EtcdVersion.parse("3.6.16"), release("3.7.3"), Optional.empty(), Optional.of(release("3.6.16")));
         assertFalse(to37.canJudgeV2AtStart(), "3.7 names no v2 refusals in the catalog");
-        assertTrue(new MinorUpgrade(
-                        EtcdVersion.parse("3.5.35"),
-                        release("3.6.16"),
-                        Optional.of(release("3.5.35")),
-                        Optional.empty())
-                .canJudgeV2AtStart());
+        assertTrue(upgradeTo36().canJudgeV2AtStart());
     }
 
     @Test
@@ -328,7 +326,7 @@ class StepScriptsTest {
     @Test
     void anOnlineDowngradeBacksUpThenEnablesAndWaitsThenStartsTheOlderLine()
             throws IOException, InterruptedException, MigrateException {
-        Step step = new OnlineDowngrade(EtcdVersion.parse("3.7.3"), release("3.7.3"), release("3.6.16"));
+        Step step = downgrade37To36();
         assertEquals(
                 List.of(
                         "start 3.7.3 .",
@@ -355,7 +353,7 @@ class StepScriptsTest {
 
     @Test
     void aRerunAfterTheDowngradeWasEnabledContinuesIt() throws IOException, InterruptedException, MigrateException {
-        Step step = new OnlineDowngrade(EtcdVersion.parse("3.7.3"), release("3.7.3"), release("3.6.16"));
+        Step step = downgrade37To36();
         DataDir dataDir = seed("continue", v3("3.7.3"));
         FakeEtcd.Cluster cluster = new FakeEtcd.Cluster();
         cluster.downgradeEnabled = Optional.of(new MinorLine(3, 6));
@@ -373,7 +371,7 @@ class StepScriptsTest {
     @Test
     void aDowngradeEnabledByAnotherMemberMeanwhileIsContinued()
             throws IOException, InterruptedException, MigrateException {
-        Step step = new OnlineDowngrade(EtcdVersion.parse("3.7.3"), release("3.7.3"), release("3.6.16"));
+        Step step = downgrade37To36();
         DataDir dataDir = seed("race", v3("3.7.3"));
         FakeEtcd.Cluster cluster = new FakeEtcd.Cluster();
         cluster.raceToEnable = true;
@@ -420,7 +418,7 @@ class StepScriptsTest {
 
     @Test
     void aDowngradeToAnotherLineInProgressIsNotTouched() throws IOException, InterruptedException, MigrateException {
-        Step step = new OnlineDowngrade(EtcdVersion.parse("3.7.3"), release("3.7.3"), release("3.6.16"));
+        Step step = downgrade37To36();
         DataDir dataDir = seed("other", v3("3.7.3"));
         FakeEtcd.Cluster cluster = new FakeEtcd.Cluster();
         cluster.downgradeEnabled = Optional.of(new MinorLine(3, 5));
@@ -431,7 +429,7 @@ class StepScriptsTest {
 
     @Test
     void aClusterMemberDoesNotWaitForTheDowngradeJobToEnd() throws IOException, InterruptedException, MigrateException {
-        Step step = new OnlineDowngrade(EtcdVersion.parse("3.7.3"), release("3.7.3"), release("3.6.16"));
+        Step step = downgrade37To36();
         List<String> calls = cleanRun(step, v3("3.7.3"), e -> e.rejoins = true);
         assertFalse(calls.stream().anyMatch(c -> c.startsWith("await downgrade finished")), calls.toString());
     }
@@ -495,10 +493,8 @@ class StepScriptsTest {
             throws IOException, InterruptedException, MigrateException {
         Step step = new RollbackToV2(EtcdVersion.parse("3.4.23"), release("3.4.23"), release("3.4.23"));
         Consumer<FakeEtcd> keys = e -> {
-            e.v3Keys.add(new EtcdOperations.DumpedKey(
-                    "/registry/a".getBytes(StandardCharsets.UTF_8), "x".getBytes(StandardCharsets.UTF_8), 0));
-            e.v3Keys.add(new EtcdOperations.DumpedKey(
-                    "/registry/b".getBytes(StandardCharsets.UTF_8), "y".getBytes(StandardCharsets.UTF_8), 30));
+            e.v3Keys.add(dumped("/registry/a", "x", 0));
+            e.v3Keys.add(dumped("/registry/b", "y", 30));
         };
         assertEquals(
                 List.of(
@@ -521,10 +517,8 @@ class StepScriptsTest {
         Step step = new RollbackToV2(EtcdVersion.parse("3.4.23"), release("3.4.23"), release("3.4.23"));
         DataDir dataDir = seed("offenders", v3("3.4.23"));
         FakeEtcd etcd = new FakeEtcd(dataDir.path(), new FakeEtcd.Cluster());
-        etcd.v3Keys.add(new EtcdOperations.DumpedKey(
-                "/registry/pods/ns-1".getBytes(StandardCharsets.UTF_8), "x".getBytes(StandardCharsets.UTF_8), 0));
-        etcd.v3Keys.add(new EtcdOperations.DumpedKey(
-                "/registry/pods/ns-1/p".getBytes(StandardCharsets.UTF_8), "y".getBytes(StandardCharsets.UTF_8), 0));
+        etcd.v3Keys.add(dumped("/registry/pods/ns-1", "x", 0));
+        etcd.v3Keys.add(dumped("/registry/pods/ns-1/p", "y", 0));
         StepRefusedException refused = assertThrows(StepRefusedException.class, () -> step.run(context(dataDir, etcd)));
         assertTrue(refused.getMessage().contains("/registry/pods/ns-1"), refused.getMessage());
         assertEquals(3, refused.exitCode());
