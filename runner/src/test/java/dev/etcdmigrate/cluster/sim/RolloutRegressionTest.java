@@ -33,37 +33,48 @@ class RolloutRegressionTest {
     /** Builds a schedule by stepping a simulation. */
     private static final class Script {
         final Sim sim;
+        /** An invariant broke (a mutant's script): the schedule ends with that step, the rest of the script is moot. */
+        boolean broken;
 
         Script(Sim.Config config) {
             sim = new Sim(config);
         }
 
+        private void step(String action) {
+            try {
+                sim.step(action);
+            } catch (Sim.Violation v) {
+                broken = true;
+            }
+        }
+
         /** Steps {@code member}'s runner until {@code at} holds (checked before each of its calls). */
         Script runUntil(String member, Predicate<Sim> at) {
-            for (int i = 0; i < 5000 && !at.test(sim); i++) {
+            for (int i = 0; i < 5000 && !broken && !at.test(sim); i++) {
                 if (!sim.enabled().contains("run " + member)) throw new IllegalStateException(member + " cannot run");
-                sim.step("run " + member);
+                step("run " + member);
             }
-            if (!at.test(sim)) throw new IllegalStateException("never reached");
+            if (!broken && !at.test(sim)) throw new IllegalStateException("never reached");
             return this;
         }
 
         /** Steps every runner but {@code except}'s in turn until {@code at} holds. */
         Script fairUntil(Predicate<Sim> at, String... except) {
-            for (int turn = 0; turn < 20000 && !at.test(sim); turn++) {
+            for (int turn = 0; turn < 20000 && !broken && !at.test(sim); turn++) {
                 List<String> runs = sim.enabled().stream()
                         .filter(a -> a.startsWith("run ") && !List.of(except).contains(a.substring(4)))
                         .toList();
                 if (runs.isEmpty()) break;
-                sim.step(runs.get(turn % runs.size()));
+                step(runs.get(turn % runs.size()));
             }
-            if (!at.test(sim)) throw new IllegalStateException("never reached");
+            if (!broken && !at.test(sim)) throw new IllegalStateException("never reached");
             return this;
         }
 
         Script then(String action) {
+            if (broken) return this;
             if (!sim.enabled().contains(action)) throw new IllegalStateException(action + " not enabled");
-            sim.step(action);
+            step(action);
             return this;
         }
 
@@ -349,6 +360,63 @@ class RolloutRegressionTest {
                 "FINDING %s: the real rules fail %d actions (%d steps): %s%n",
                 d.config(), d.schedule().size(), o.steps(), o.violation());
         assertTrue(o.failed() && o.violation().contains("two holders"), "fixed? " + o.violation());
+    }
+
+    /** Three members on one host, 3.4 -> 3.7 one at a time, a step's private etcd answering (real etcd there). */
+    static Sim.Config oneHostStepAnswering() {
+        return new Sim.Config(3, L34, L37, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 0, 0, 0, 20_000)
+                .withStepAnswering();
+    }
+
+    @Test
+    void theRecordIsReleasedOnlyAfterTheQuorumWrite() throws Exception {
+        // on one host a member in its step answers rule 3 (its private etcd's URL is listed and reachable): only the
+        // record keeps the next runner from stopping its member then. Released before the quorum write, it does not:
+        // the fair completion alone breaks "never two out"; the real rules converge on it
+        regression(
+                () -> new Directed(oneHostStepAnswering(), List.of()),
+                "releaseBeforeQuorumWrite",
+                "two members out of service");
+    }
+
+    /**
+     * takeOverWithoutHolderAnswering: five members on one host 3.7 -> 3.5 (a step's etcd answering), m0 to m3
+     * edited at once, m4 late; each serves 3.6. m0 holds the record for 3.6 -> 3.5 and has stopped its member. m1's
+     * pod dies; started again into a leader change, no member answers it, so it runs its leg at once (the rule for
+     * every member restarting together) and, before its exec, sweeps: the real rule leaves m0's record (m0 does not
+     * answer: its restart is not over); the mutant takes it over. m0's step starts the newer etcd (3.6, the record's
+     * start), which answers on one host: m4 finds no record, creates one and would pass rule 3 while m0 is in its
+     * step: two holders. The real rules' m4 waits for m0's record.
+     */
+    static Directed takeOverOfASilentHolder() {
+        Sim.Config c = new Sim.Config(5, L37, L35, Sim.Edits.ONE_LATE, Sim.Layout.ONE_HOST, 1, 1, 0, 20_000)
+                .withStepAnswering();
+        return new Directed(
+                c,
+                new Script(c)
+                        .fairUntil(sim -> sim.enabled().contains("edit m4"))
+                        .then("edit m4")
+                        .runUntil("m4", pending("m4", "serve"))
+                        .then("run m4")
+                        .runUntil("m0", pending("m0", "leg 3.6 -> 3.5 private etcd"))
+                        .then("crash m1")
+                        .then("restart m1")
+                        .then("leader-change")
+                        .runUntil("m1", pending("m1", "leg 3.6 -> 3.5 private etcd"))
+                        .then("run m4")
+                        .runUntil("m1", pending("m1", "exec"))
+                        .then("run m1")
+                        .runUntil("m0", pending("m0", "downgrade read"))
+                        .then("run m4")
+                        .runUntil("m4", pending("m4", "stop").or(pending("m4", "pause")))
+                        .then("run m4")
+                        .runUntil("m0", pending("m0", "exec"))
+                        .schedule());
+    }
+
+    @Test
+    void aHolderIsTakenOverOnlyOnceItAnswersPastItsStart() throws Exception {
+        regression(RolloutRegressionTest::takeOverOfASilentHolder, "takeOverWithoutHolderAnswering", "two holders");
     }
 
     @Test
