@@ -62,10 +62,41 @@ final class Sim {
             int crashes,
             int leaderChanges,
             int lostAnswers,
-            int maxSteps) {
+            int maxSteps,
+            boolean stepAnswers) {
+        /** A config where a step's private etcd answers no other runner (separate hosts; one host as modelled before). */
+        Config(
+                int members,
+                MinorLine from,
+                MinorLine to,
+                Edits edits,
+                Layout layout,
+                int crashes,
+                int leaderChanges,
+                int lostAnswers,
+                int maxSteps) {
+            this(members, from, to, edits, layout, crashes, leaderChanges, lostAnswers, maxSteps, false);
+        }
+
+        /**
+         * On one host, as real etcd does it: while a member migrates, the member list shows its step's private etcd
+         * loopback client URL (etcd publishes the private etcd's --advertise-client-urls once it joined), and the
+         * other runners on that host reach it: its Maintenance/Status answers with the step's binary (the leg's
+         * {@code to} for an upgrade; for a downgrade the newer etcd first, then the older one).
+         */
+        Config withStepAnswering() {
+            return new Config(members, from, to, edits, layout, crashes, leaderChanges, lostAnswers, maxSteps, true);
+        }
+
+        /** Whether a member's step's private etcd answers the other runners. */
+        boolean stepReachable() {
+            return stepAnswers && layout == Layout.ONE_HOST;
+        }
+
         @Override
         public String toString() {
-            return members + " members " + from + " -> " + to + ", " + edits + ", " + layout + ", crashes<=" + crashes
+            return members + " members " + from + " -> " + to + ", " + edits + ", " + layout
+                    + (stepReachable() ? " (a step's etcd answers)" : "") + ", crashes<=" + crashes
                     + ", leader changes<=" + leaderChanges + ", lost answers<=" + lostAnswers;
         }
     }
@@ -100,6 +131,9 @@ final class Sim {
 
         boolean recordedJob;
         Run run = Run.SERVING;
+        /** The line of the etcd binary its step's private etcd runs (while {@code run == PRIVATE}). */
+        MinorLine stepLine;
+
         Note note = Note.NONE;
         boolean outByChoice;
         boolean edited;
@@ -482,6 +516,8 @@ final class Sim {
         Node m = r.member;
         call(r, "leg " + leg + " private etcd");
         m.run = Run.PRIVATE;
+        // MinorUpgrade starts the next line's etcd; OnlineDowngrade the newer etcd first, then the older
+        m.stepLine = leg.upgrade() ? leg.to() : leg.from();
         if (!leg.upgrade() && !leg.from().equals(leg.to())) {
             awaitQuorum(r, "downgrade read");
             // a job to the previous minor's line: the leader ends it once every member runs it
@@ -516,6 +552,7 @@ final class Sim {
                 }
             }
             call(r, "leg " + leg + " older etcd");
+            m.stepLine = leg.to();
         }
         awaitQuorum(r, "quorum write at " + leg.to());
         m.data = leg.to();
@@ -532,6 +569,11 @@ final class Sim {
             if (i > 400) throw new FailedException("no quorum for " + label);
             clockMillis += 500;
         }
+    }
+
+    /** A member whose step's private etcd answers other runners on its listed loopback URL (one host, real etcd). */
+    private boolean stepAnswering(Node m) {
+        return m.run == Run.PRIVATE && config.stepReachable();
     }
 
     private boolean quorum() {
@@ -645,6 +687,7 @@ final class Sim {
                     .append(m.data)
                     .append(m.versionTxt)
                     .append(m.run)
+                    .append(m.run == Run.PRIVATE ? m.stepLine : "")
                     .append(Note.text(m.note).isEmpty() ? "" : m.note instanceof Note.Taking ? "T" : "H")
                     .append(m.outByChoice)
                     .append(m.edited)
@@ -784,7 +827,10 @@ final class Sim {
             }
             Set<String> urls = new LinkedHashSet<>(listedToo ? listed : Set.of());
             urls.addAll(seeds);
-            boolean answers = members.stream().anyMatch(m -> m.run == Run.SERVING && urls.contains(m.url()));
+            // a step's private etcd on one host: its listed loopback URL answers any runner there (real etcd)
+            boolean answers = members.stream()
+                    .anyMatch(m -> (m.run == Run.SERVING && urls.contains(m.url()))
+                            || (stepAnswering(m) && !listed.isEmpty()));
             if (!answers || !quorum()) throw new IOException("no member answered on " + urls);
         }
 
@@ -801,11 +847,12 @@ final class Sim {
             List<ClusterView.Member> list = new ArrayList<>();
             for (Node m : Sim.this.members) {
                 listed.add(m.url());
+                MinorLine binary = m.run == Run.SERVING ? m.data : m.stepLine;
                 list.add(
-                        m.run == Run.SERVING
+                        m.run == Run.SERVING || stepAnswering(m)
                                 ? ClusterView.Member.up(
                                         m.name,
-                                        new Status(EtcdVersion.parse(m.data + ".0"), 100, false, Optional.empty(), job))
+                                        new Status(EtcdVersion.parse(binary + ".0"), 100, false, Optional.empty(), job))
                                 : ClusterView.Member.down(m.name, "connection refused"));
             }
             return list;
