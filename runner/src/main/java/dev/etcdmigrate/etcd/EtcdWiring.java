@@ -255,8 +255,11 @@ public final class EtcdWiring {
         if (options.topology() instanceof Topology.Member member) {
             log.emit(new DecisionEvent.ClusterMember(
                     member.size(), String.valueOf(peers.initialCluster()), String.valueOf(peers.listenPeerUrls())));
-            settings = settings.inCluster(
-                    new ClusterPeers(peers.initialCluster(), peers.advertisePeerUrls(), peers.listenPeerUrls()));
+            settings = settings.inCluster(new ClusterPeers(
+                    peers.initialCluster(),
+                    peers.advertisePeerUrls(),
+                    peers.listenPeerUrls(),
+                    member.clientTls().advertiseClientUrls()));
         }
         EtcdAdapter etcd = new EtcdAdapter(
                 settings,

@@ -162,7 +162,8 @@ final class WrittenDirs implements AutoCloseable {
                 .inCluster(new ClusterPeers(
                         initial,
                         ports.peerUrl(false).toString(),
-                        ports.peerUrl(false).toString()));
+                        ports.peerUrl(false).toString(),
+                        ports.clientUrl().toString()));
     }
 
     private PrivateEtcd.Settings settings(String name, ServerPorts ports) {

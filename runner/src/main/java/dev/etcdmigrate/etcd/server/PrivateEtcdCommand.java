@@ -10,7 +10,7 @@ import java.util.List;
 
 /**
  * The command line of a {@link PrivateEtcd}: its client URL on loopback; alone, a loopback peer URL and short
- * raft timers; in a cluster, the member's own peer URLs and --initial-cluster.
+ * raft timers; in a cluster, the member's own peer URLs and --initial-cluster, and its own advertised client URLs.
  */
 record PrivateEtcdCommand(List<String> command, String clientUrl, String peerUrls) {
 
@@ -33,7 +33,8 @@ record PrivateEtcdCommand(List<String> command, String clientUrl, String peerUrl
                 "--listen-client-urls",
                 client,
                 "--advertise-client-urls",
-                client,
+                // a member's step publishes the member's own URLs, which do not answer while it migrates (ClusterPeers)
+                settings.cluster().map(ClusterPeers::advertiseClientUrls).orElse(client),
                 "--listen-peer-urls",
                 peer));
         if (settings.cluster().isPresent()) {

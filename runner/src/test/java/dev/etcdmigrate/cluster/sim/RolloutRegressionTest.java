@@ -328,13 +328,16 @@ class RolloutRegressionTest {
     }
 
     /**
-     * A finding of the faithful one-host model ({@link Sim.Config#withStepAnswering}), not a mutant: three members
-     * on one host 3.4 -> 3.6 one at a time, each has served 3.5. m0 holds the record for 3.5 -> 3.6 and runs its
-     * step: the private etcd (etcd 3.6 on a loopback port) joined and the member list shows its URL, which m1's
-     * runner on the same host reaches. m1 reads m0 answering at 3.6, the line the record names, so the REAL
-     * take-over rule ({@code RolloutRules.holderDone}) deems m0's restart over, deletes m0's record and creates its
-     * own while m0 is still in its step; its margin passes too (m0's step answers). Then m1 stops its member and m0's
-     * step stops its private etcd: two members out, one of three left.
+     * What the one-host model found ({@link Sim.Config#withStepAnswering}: the wiring before the fix, where a member's
+     * step published its private etcd's loopback client URL): three members on one host 3.4 -> 3.6 one at a time,
+     * each has served 3.5. m0 holds the record for 3.5 -> 3.6 and runs its step: the private etcd (etcd 3.6 on a
+     * loopback port) joined and the member list showed its URL, which m1's runner on the same host reached. m1 read
+     * m0 answering at 3.6, the line the record names, so the take-over rule ({@code RolloutRules.holderDone}) deemed
+     * m0's restart over, deleted m0's record and created its own while m0 was still in its step; its margin passed too
+     * (m0's step answered). Then m1 stopped its member and m0's step stopped its private etcd: two members out, one of
+     * three left. The fix is in the wiring, at the source of the false answer: a member's step advertises the member's
+     * own client URLs, which do not answer while it migrates ({@code PrivateEtcdCommandTest}); the model without
+     * {@code withStepAnswering} is that wiring, and every config of the simulation runs it.
      */
     static Directed stepEtcdTakenForADoneHolder() {
         Sim.Config c = new Sim.Config(3, L34, L36, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 0, 0, 0, 20_000)
@@ -348,9 +351,9 @@ class RolloutRegressionTest {
     }
 
     /**
-     * The finding above, pinned so every build prints it: the real rules break "at most one holder" (and then
-     * "never two out of service"). For the lead (issue 38): when the protocol is fixed, this assertion fails; turn
-     * it into {@code assertNull} (a regression case) and search the one-host random configs with the step answering.
+     * The finding above, pinned so every build prints it: with a step answering under its member's URL, the rules
+     * break "at most one holder" (and then "never two out of service"); the same schedule with the step silent (the
+     * wiring now) converges.
      */
     @Test
     void findingOnOneHostAStepsPrivateEtcdLooksLikeADoneHolder() {
@@ -360,6 +363,9 @@ class RolloutRegressionTest {
                 "FINDING %s: the real rules fail %d actions (%d steps): %s%n",
                 d.config(), d.schedule().size(), o.steps(), o.violation());
         assertTrue(o.failed() && o.violation().contains("two holders"), "fixed? " + o.violation());
+        Sim.Config silent = new Sim.Config(3, L34, L36, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 0, 0, 0, 20_000);
+        Explorer.Outcome now = Explorer.replay(silent, firstLegsDone(silent).schedule());
+        assertNull(now.violation(), "the wiring now: " + now.violation());
     }
 
     /** Three members on one host, 3.4 -> 3.7 one at a time, a step's private etcd answering (real etcd there). */

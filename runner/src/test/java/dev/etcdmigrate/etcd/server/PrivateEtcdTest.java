@@ -78,7 +78,8 @@ class PrivateEtcdTest {
                 .inCluster(new ClusterPeers(
                         "m0=https://127.0.0.1:1,m1=https://127.0.0.1:2",
                         "https://127.0.0.1:1",
-                        "https://192.0.2.1:2380"));
+                        "https://192.0.2.1:2380",
+                        "https://127.0.0.1:3"));
         // the order a busy machine can produce: the etcd has exited, and the probe loop sees that before the
         // output pump (held here on the first line) has passed etcd's last lines to the rejoin watch
         CountDownLatch pumpHeld = new CountDownLatch(1);
