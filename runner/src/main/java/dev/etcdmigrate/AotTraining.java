@@ -54,8 +54,78 @@ public final class AotTraining {
             } catch (java.io.IOException refused) {
                 // nobody listens there
             }
+            trainAnsweredCalls(http);
         }
         new com.fasterxml.jackson.databind.ObjectMapper().readTree("{\"header\":{\"revision\":\"1\"},\"alarms\":[]}");
+    }
+
+    /** etcd's gateway as a private etcd answers once it serves: every call answered 200 with one JSON body. */
+    private static final String ANSWER = "{\"header\":{\"cluster_id\":\"1\",\"member_id\":\"2\",\"revision\":\"3\","
+            + "\"raft_term\":\"4\"},\"alarms\":[],\"etcdserver\":\"3.5.35\",\"etcdcluster\":\"3.5.0\"}";
+
+    /**
+     * The calls a step makes once its private etcd serves (the write probe and its delete, status, alarms,
+     * /version), answered by a loopback stand-in of the gateway: the refused request above trains only the
+     * connect path, and the answered exchange (the HTTP client's reading and writing, the reply's JSON) was
+     * 140 classes spun or loaded at run time between etcd's "ready" and the accepted write (150-400 ms at load).
+     */
+    static void trainAnsweredCalls(java.net.http.HttpClient http) throws Exception {
+        try (java.net.ServerSocket server =
+                new java.net.ServerSocket(0, 4, java.net.InetAddress.getLoopbackAddress())) {
+            // a daemon: it may still wait on the client's kept-alive connection when the training ends
+            Thread.ofPlatform().daemon(true).start(() -> serve(server));
+            dev.etcdmigrate.etcd.client.GatewayClient gateway = new dev.etcdmigrate.etcd.client.GatewayClient(
+                    http, java.net.URI.create("http://127.0.0.1:" + server.getLocalPort()), "/v3");
+            for (int round = 0; round < 2; round++) {
+                gateway.put("/etcd-migrate-aot-training", "x");
+                gateway.delete("/etcd-migrate-aot-training");
+                gateway.status();
+                gateway.alarms();
+                gateway.version();
+            }
+        }
+    }
+
+    /** Answers every request on every connection (HTTP/1.1 keep-alive) with {@link #ANSWER}, until closed. */
+    private static void serve(java.net.ServerSocket server) {
+        byte[] body = ANSWER.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] head = ("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + body.length
+                        + "\r\n\r\n")
+                .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        while (!server.isClosed()) {
+            try (java.net.Socket socket = server.accept()) {
+                java.io.BufferedInputStream in = new java.io.BufferedInputStream(socket.getInputStream());
+                OutputStream out = socket.getOutputStream();
+                while (true) {
+                    int length = 0;
+                    String line;
+                    boolean any = false;
+                    while (!(line = headerLine(in)).isEmpty()) {
+                        any = true;
+                        if (line.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:"))
+                            length = Integer.parseInt(
+                                    line.substring("content-length:".length()).strip());
+                    }
+                    if (!any) break; // the client closed the connection
+                    in.readNBytes(length);
+                    out.write(head);
+                    out.write(body);
+                    out.flush();
+                }
+            } catch (IOException closed) {
+                // the server socket closed: training over
+            }
+        }
+    }
+
+    /** One header line without its CRLF; empty at the blank line or the end of the stream. */
+    private static String headerLine(java.io.InputStream in) throws IOException {
+        StringBuilder line = new StringBuilder();
+        int c;
+        while ((c = in.read()) != -1 && c != '\n') {
+            if (c != '\r') line.append((char) c);
+        }
+        return line.toString();
     }
 
     /**
@@ -104,25 +174,36 @@ public final class AotTraining {
     /**
      * Restarts of real data, each twice (the first start asks the stand-in etcd, the second is the restart that
      * remembers its answer), with a one-member cluster's flags after {@code --}: the data dir as etcd 3.5.35 left
-     * it after its first start (a db and a WAL segment holding the member's conf change), and as a migration leaves
-     * it (also a v2 snapshot). The empty files of {@link #etcd3DataDir} never reach the db's buckets, the WAL's
+     * it after its first start (a db and a WAL segment holding the member's conf change), as a migration leaves
+     * it (also a v2 snapshot), and 3.4.23's first start (the data of a 3.4 -> 3.5 migration). The empty files of {@link #etcd3DataDir} never reach the db's buckets, the WAL's
      * records, the members' JSON or the snapshot, so each of those lambdas, type switches and classes was made or
      * loaded at run time on every restart of real data: 100-400 ms at load, before this.
      */
     static void trainRestarts(Path work) throws Exception {
-        String version = RealData.VERSION;
         Path bin = Permissions.ownerOnlyDir(work.resolve("bin"));
-        executable(bin.resolve("etcd-" + version), "#!/bin/sh\necho 'etcd Version: " + version + "'\n");
-        for (String shape : List.of("wal-only", "snapshot")) {
+        for (String v : List.of(RealData.VERSION, RealData.V34)) {
+            executable(bin.resolve("etcd-" + v), "#!/bin/sh\necho 'etcd Version: " + v + "'\n");
+        }
+        for (String shape : List.of("wal-only", "snapshot", "3.4")) {
             Path data = Permissions.ownerOnlyDir(work.resolve(shape));
             Path snap = Files.createDirectories(data.resolve("member/snap"));
             Path wal = Files.createDirectories(data.resolve("member/wal"));
-            boolean withSnapshot = shape.equals("snapshot");
-            RealData.write(snap.resolve("db"), withSnapshot ? RealData.SNAPSHOT_DB : RealData.WAL_ONLY_DB);
+            String version = shape.equals("3.4") ? RealData.V34 : RealData.VERSION;
+            RealData.write(
+                    snap.resolve("db"),
+                    switch (shape) {
+                        case "snapshot" -> RealData.SNAPSHOT_DB;
+                        case "3.4" -> RealData.V34_DB;
+                        default -> RealData.WAL_ONLY_DB;
+                    });
             RealData.write(
                     wal.resolve("0000000000000000-0000000000000000.wal"),
-                    withSnapshot ? RealData.SNAPSHOT_WAL : RealData.WAL_ONLY_WAL);
-            if (withSnapshot) RealData.write(snap.resolve(RealData.SNAPSHOT_NAME), RealData.SNAPSHOT_SNAP);
+                    switch (shape) {
+                        case "snapshot" -> RealData.SNAPSHOT_WAL;
+                        case "3.4" -> RealData.V34_WAL;
+                        default -> RealData.WAL_ONLY_WAL;
+                    });
+            if (shape.equals("snapshot")) RealData.write(snap.resolve(RealData.SNAPSHOT_NAME), RealData.SNAPSHOT_SNAP);
             Files.writeString(data.resolve("version.txt"), version + "/etcd3");
             String peer = "http://127.0.0.1:2380";
             String client = "http://127.0.0.1:2379";
@@ -165,6 +246,9 @@ public final class AotTraining {
     static final class RealData {
 
         static final String VERSION = "3.5.35";
+        /** The same first start by etcd 3.4.23 (the raft voters come from the WAL: 3.4 keeps no confState). */
+        static final String V34 = "3.4.23";
+
         static final String MEMBER = "training";
         static final String SNAPSHOT_NAME = "0000000000000003-0000000000000006.snap";
 
@@ -229,6 +313,25 @@ public final class AotTraining {
                 + "1CURcSgfIUvDGI+FMSeMT5vIuyTmRbdRqLsJYxDwaUdS2PPs4uMEeNxLHAfiOPNMx1uEeplVXFYa+ThXCjIueMChUBeSwiCJ"
                 + "XFI1yCWFQd5pLEfPJVOD0I8Ig43A7Z2RqDxTVTPD4WWDXV1XOEF28dANk+tVPssvElKv6dIdTK5W9HGrtfpo5erq++W3r58/"
                 + "tZ/ee/zgyf0/OlNYcjgdAAA=";
+
+        static final String V34_DB = ""
+                + "H4sIAAAAAAACA+3azWrUUBTA8WQ6flKs+y6Uux6m+ZqPZFXQTaEbB6qIaImdqw0mmZKkBRUX4ot04St04xO4dO1OXM8zaGLu"
+                + "xCZgM4JCYf6/ISRn7rmTm8zqnETTSl21n39dn3eKg9tlvKbV/VCuqPj6Yt5knG1uj79oAAAAAADg0tFb6v9OS/1/Te2/f/s8"
+                + "cD/un3JHAQAAAAC4fDrV/mbVDyiK+KK+v6viM9UfuK/ieb7dODd+Va/Hd/SyL7CIh3r5HsEi3tHrv/9M5X9S8Ua+qI1z4/1O"
+                + "ef4i9kM/idouxj/ODv+co1fHRY9jXStfYijmTORJkAazWA3rv76bhTJd5oR7qUxaEw/C4zSTSVvaK/m6LSWUfirbkiIZPb9w"
+                + "VfV7UWxv8s2SpjVwp445eGH5hmO8FcFUeLZtumPTGTrWaGgO7ZE7sHriSMpkb7KbCu+JOMyyI29ry7RGfSP/mJ5ljw1DPO2J"
+                + "2I+k8ESW+EEcxC9FTxyEgYyzC2aO3HzmO3UB+4mMZidy2n69md+WAwAAAACrae0/1v/3VPy4Uf+Hjfr/faP+txr1/4MVqv/r"
+                + "i7ul/gk17WF+hnx5dt/pG7QIaBEAAAAAwF/oVqVPt6r/t7X68/tHjX5A2Bj/oP2u15d8wP1vStNa2rIFIAAAAAAAq+cnJN6s"
+                + "6gBQAAA=";
+
+        static final String V34_WAL = ""
+                + "H4sIAAAAAAACA2NhAIMWDhYBMEMWwm/mYBTonfNTTEqE48CBU+sP7prWqSfQfvXtrv6rcw+yABXwQdQ1cbAKtPcc7eWVYuFg"
+                + "AJlQAjOPSeDL7t3tvFJZQJMYJRiVkkDyEnDDlIKqlTJTlKyMjQ0tLQxNzEyMzM0MzYzNLU2NdJQKUlOLQoN8ipWsopUySkoK"
+                + "rPT1DY3M9QyA0NDKyNjCwEApVkcpLzE3VclKqaQoMTMvMy9dqRZkMcQXDAwczAJ7pncd45ZiA9rPIMEIF2cSmHdv6TdeoDiD"
+                + "AJME03yIcCNQ/EbvrCKpqYxgcWalHkaOpglzJrUdWbFgAaMQc0BoiJSavoF+bmpuUmpRsb5RqqGRqWWKiaFpmlGigYmBfmJJ"
+                + "SVFmUmlJarGSdTWG23SUknMyU/NK8PjK3BLoq1oNBiMGCwYPhgCGCIYEhgyGAoYKhgZGBgYJhL9eXtq4n0+KD+hieGhKMPsg"
+                + "wv1d85pWLiknsD9YlKw4WtC8wQX0RhnQD5n5eUqsxnomega4LGVAtffXiwu8aPay2MHSAZPA9G1TFzNLmYDtZVXS4WhF2MsS"
+                + "6O4aIsWgxIDTJiR7Jn08NY8dzR5WAHS9TQqoAgAA";
     }
 
     /**
