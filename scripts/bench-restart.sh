@@ -37,15 +37,20 @@ etcd_args=(--name m1 --data-dir "$data" --listen-client-urls "$url" --advertise-
 now_ms() { date +%s%3N; }
 
 # Starts "$@" in the background and prints the ms until /health says true (polled every 10 ms, 60 s deadline),
-# then stops it with SIGTERM and reaps it.
+# then stops it with SIGTERM and reaps it. Also prints, from that run's output: the ms from launch to etcd's first
+# log line (its "ts"; through the runner: the runner's own part, up to and through execve) and etcd's election
+# mode on this restart (fast: "fast-forwarding election ticks", when etcd knows the member at start; slow: it
+# waits a whole randomized election timeout, 1-2 s by default - a race inside etcd 3.5 on data without a v2
+# snapshot, see docs/benchmarks.md), as "total first mode".
 measure() {
-  local start end
+  local start end log=$work/run.log
+  : >"$log"
   start=$(now_ms)
-  "$@" >>"$work/out.log" 2>&1 &
+  "$@" >>"$log" 2>&1 &
   pid=$!
   local deadline=$((start + 60000))
   until curl -sf --max-time 1 "$url/health" 2>/dev/null | grep -q '"health":"true"'; do
-    kill -0 "$pid" 2>/dev/null || { echo "exited before it served: see $work/out.log" >&2; tail -20 "$work/out.log" >&2; exit 1; }
+    kill -0 "$pid" 2>/dev/null || { echo "exited before it served: see $work/out.log" >&2; tail -20 "$log" >&2; exit 1; }
     [ "$(now_ms)" -lt "$deadline" ] || { echo "not healthy within 60 s" >&2; exit 1; }
     sleep 0.01 # poll interval of a deadline-bound wait
   done
@@ -53,7 +58,24 @@ measure() {
   kill "$pid"
   wait "$pid" 2>/dev/null || true
   pid=""
-  echo $((end - start))
+  cat "$log" >>"$work/out.log"
+  python3 - "$log" "$start" "$((end - start))" <<'PY'
+import datetime, json, sys
+log, start, total = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+first, mode = "?", "slow"
+for line in open(log, errors="replace"):
+    if not line.startswith("{"):
+        continue
+    try:
+        ts = json.loads(line).get("ts")
+    except ValueError:
+        continue
+    if ts and first == "?":
+        first = int(datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000) - start
+    if "fast-forwarding election ticks" in line:
+        mode = "fast"
+print(total, first, mode)
+PY
 }
 
 # The data dir, at the version: etcd's first start makes it, version.txt says what wrote it.
@@ -64,19 +86,24 @@ for l in "${launchers[@]}"; do
   measure "$l" --data-dir "$data" --target-version "$version" --bin-dir "$bin" --name m1 -- "${etcd_args[@]}" >/dev/null
 done
 
-declare -A figures
+declare -A figures firsts modes
 for ((r = 1; r <= runs; r++)); do
-  figures[etcd]+="$(measure "$etcd" "${etcd_args[@]}") "
+  read -r t f m < <(measure "$etcd" "${etcd_args[@]}")
+  figures[etcd]+="$t "; firsts[etcd]+="$f "; modes[etcd]+="${m:0:1}"
   for l in "${launchers[@]}"; do
-    figures[$l]+="$(measure "$l" --data-dir "$data" --target-version "$version" --bin-dir "$bin" --name m1 -- "${etcd_args[@]}") "
+    read -r t f m < <(measure "$l" --data-dir "$data" --target-version "$version" --bin-dir "$bin" --name m1 -- "${etcd_args[@]}")
+    figures[$l]+="$t "; firsts[$l]+="$f "; modes[$l]+="${m:0:1}"
   done
 done
 
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR % 2 ? a[(NR+1)/2] : int((a[NR/2] + a[NR/2+1]) / 2))}'; }
 echo "restart with nothing to migrate, launch -> /health true, $runs alternating runs each, etcd $version, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "(first: launch -> etcd's first log line; mode: etcd's election on that run, f = fast-forwarded, s = a whole election timeout)"
 m_etcd=$(echo "${figures[etcd]}" | median)
-echo "etcd directly: ${figures[etcd]}-> median $m_etcd ms"
+f_etcd=$(echo "${firsts[etcd]}" | median)
+echo "etcd directly: ${figures[etcd]}-> median $m_etcd ms; first: ${firsts[etcd]}-> median $f_etcd ms; modes ${modes[etcd]}"
 for l in "${launchers[@]}"; do
   m=$(echo "${figures[$l]}" | median)
-  echo "$l: ${figures[$l]}-> median $m ms (+$((m - m_etcd)) ms)"
+  f=$(echo "${firsts[$l]}" | median)
+  echo "$l: ${figures[$l]}-> median $m ms (+$((m - m_etcd)) ms); first: ${firsts[$l]}-> median $f ms (+$((f - f_etcd)) ms); modes ${modes[$l]}"
 done

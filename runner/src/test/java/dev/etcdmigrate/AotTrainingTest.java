@@ -22,4 +22,10 @@ class AotTrainingTest {
                         "the training migration in JSON lines", refused, Map.of("LOG_FORMAT", "json")));
         assertTrue(e.getMessage().contains("exited with 2, not 0"), e.getMessage());
     }
+
+    /** The restarts of real data are each a whole no-op (exit 0): read without damage, the member found. */
+    @Test
+    void theRestartsOfRealEtcdDataRunToTheEnd(@TempDir Path dir) throws Exception {
+        AotTraining.trainRestarts(dir);
+    }
 }

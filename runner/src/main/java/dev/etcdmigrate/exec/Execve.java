@@ -12,6 +12,7 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -46,7 +47,7 @@ public final class Execve {
         this.errnoHandle = errnoHandle;
     }
 
-    /** Looks up execve and close_range in libc (the costly part, done once and covered by the AOT cache). */
+    /** Looks up execve and close_range in libc and marshals once (the costly parts, done before exec is due). */
     public static Execve link() throws ExecFailedException {
         Linker linker = Linker.nativeLinker();
         SymbolLookup libc = linker.defaultLookup();
@@ -62,6 +63,13 @@ public final class Execve {
         MethodHandle signal = linker.downcallHandle(
                 libc.find("signal").orElseThrow(() -> new ExecFailedException("libc has no signal")),
                 FunctionDescriptor.of(ADDRESS, JAVA_INT, ADDRESS));
+        // the memory exec marshals its arguments into, once here: the classes behind it (jdk.internal.foreign's
+        // sessions, segment factories, var handles) were 20-50 ms of loading between the exec event and execve
+        try (Arena arena = Arena.ofConfined()) {
+            arena.allocateFrom("etcd");
+            cStringArray(arena, List.of("etcd", "--name=x"));
+            arena.allocate(stateLayout);
+        }
         return new Execve(execve, closeRange, signal, stateLayout, errnoHandle);
     }
 
@@ -84,11 +92,15 @@ public final class Execve {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment path = arena.allocateFrom(program.toString());
             MemorySegment args = cStringArray(arena, argv);
-            MemorySegment envp = cStringArray(
-                    arena,
-                    environment.entrySet().stream()
-                            .map(e -> e.getKey() + "=" + e.getValue())
-                            .toList());
+            // a plain loop and StringBuilder: a lambda or string concatenation here is a class spun at run time
+            // (the AOT cache cannot keep it), between the exec event and execve
+            List<String> env = new ArrayList<>(environment.size());
+            for (Map.Entry<String, String> e : environment.entrySet())
+                env.add(new StringBuilder(e.getKey())
+                        .append('=')
+                        .append(e.getValue())
+                        .toString());
+            MemorySegment envp = cStringArray(arena, env);
             MemorySegment state = arena.allocate(stateLayout);
             System.out.flush();
             System.err.flush();

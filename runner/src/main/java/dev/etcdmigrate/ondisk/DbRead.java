@@ -1,6 +1,5 @@
 package dev.etcdmigrate.ondisk;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -85,13 +84,13 @@ public record DbRead(
                 if (full) {
                     Optional<byte[]> dg = db.value("cluster", "downgrade");
                     if (dg.isPresent()) {
-                        JsonNode info = EtcdJson.parse(file, "bucket cluster, key downgrade", dg.get());
+                        EtcdJson.Node info = EtcdJson.parse(file, "bucket cluster, key downgrade", dg.get());
                         if (info.path("enabled").asBoolean(false))
                             downgrade = Optional.of(info.path("target-version").asText(""));
                     }
                     for (BboltFile.Entry e : db.entries("members", MEMBER_LIMIT)) {
                         String id = EtcdJson.utf8(e.key());
-                        JsonNode m = EtcdJson.parse(file, "bucket members, key " + id, e.value());
+                        EtcdJson.Node m = EtcdJson.parse(file, "bucket members, key " + id, e.value());
                         List<String> peers = new ArrayList<>();
                         m.path("peerURLs").forEach(u -> peers.add(u.asText()));
                         members.put(

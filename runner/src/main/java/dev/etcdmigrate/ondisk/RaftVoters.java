@@ -1,6 +1,5 @@
 package dev.etcdmigrate.ondisk;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -115,10 +114,10 @@ public final class RaftVoters {
             Optional<byte[]> state = file.value("meta", "confState");
             OptionalLong at = DbRead.consistentIndex(file);
             if (state.isEmpty() || at.isEmpty()) return Optional.empty();
-            JsonNode conf = EtcdJson.parse(db, "bucket meta, key confState", state.get());
+            EtcdJson.Node conf = EtcdJson.parse(db, "bucket meta, key confState", state.get());
             if (conf.path("voters_outgoing").size() > 0) return Optional.empty();
             Set<Long> voters = new TreeSet<>();
-            for (JsonNode v : conf.path("voters")) voters.add(v.asLong());
+            for (EtcdJson.Node v : conf.path("voters")) voters.add(v.asLong());
             return Optional.of(new Base(at.getAsLong(), voters, "member/snap/db meta/confState"));
         }
     }

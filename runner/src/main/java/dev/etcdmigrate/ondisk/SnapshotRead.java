@@ -1,6 +1,5 @@
 package dev.etcdmigrate.ondisk;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -32,7 +31,7 @@ public record SnapshotRead(
                 } else if (k.startsWith("/0/members/")
                         && (k.endsWith("/raftAttributes") || k.endsWith("/attributes"))) {
                     String id = k.substring("/0/members/".length(), k.lastIndexOf('/'));
-                    JsonNode v = EtcdJson.parse(
+                    EtcdJson.Node v = EtcdJson.parse(
                             file, "v2 store key " + k, key.value().getBytes(StandardCharsets.UTF_8));
                     Member old = members.getOrDefault(id, new Member(id, "", List.of(), false));
                     if (k.endsWith("/raftAttributes")) {

@@ -1,6 +1,5 @@
 package dev.etcdmigrate.ondisk;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -24,7 +23,7 @@ public record WalRead(Optional<WalSummary> summary, List<Member> members, Option
                 if (c.type() == 1) {
                     members.remove(id);
                 } else if (!c.context().isEmpty()) {
-                    JsonNode m = EtcdJson.parse(
+                    EtcdJson.Node m = EtcdJson.parse(
                             c.segment(),
                             "conf change at index " + c.index(),
                             c.context().getBytes(StandardCharsets.UTF_8));
