@@ -134,13 +134,13 @@ class EtcdJsonTest {
     @Test
     void whatEtcdWritesIsTakenWithoutJackson() {
         for (String input : INPUTS.subList(0, 8))
-            assertNotNull(EtcdJson.Strict.parse(input.getBytes(StandardCharsets.UTF_8)), input);
+            assertNotNull(StrictJson.parse(input.getBytes(StandardCharsets.UTF_8)), input);
     }
 
     @Test
     void whatTheStrictParserDoesNotTakeWholeIsLeftToJackson() {
         for (String input : List.of("", "{\"a\":1} x", "{\"name\":\"caf\u00e9\"}", "\ufeff{}", "{\"a\":01}"))
-            assertNull(EtcdJson.Strict.parse(input.getBytes(StandardCharsets.UTF_8)), input);
+            assertNull(StrictJson.parse(input.getBytes(StandardCharsets.UTF_8)), input);
     }
 
     private static final List<String> FIELDS =
