@@ -11,7 +11,6 @@ import dev.etcdmigrate.cli.StatusFlags;
 import dev.etcdmigrate.cli.ToolCommand;
 import dev.etcdmigrate.config.RunConfig;
 import dev.etcdmigrate.config.Topology;
-import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.decide.MembersFromData;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.FailedException;
@@ -31,7 +30,6 @@ import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.run.Migration;
 import dev.etcdmigrate.status.StatusCommand;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -260,8 +258,6 @@ public final class Main {
         if (tally != null) {
             if (!given.noExec())
                 Thread.ofPlatform().name("link-execve").daemon(true).start(linking);
-            if (!Files.exists(new DataDir(given.dataDir()).own().binaryChecks()))
-                Thread.ofVirtual().name("warm-process-logging").start(Main::warmProcessLogging);
             DataDirOwner.become(given.dataDir(), log);
         }
         RunConfig config = MembersFromData.resolve(given, log);
@@ -277,16 +273,6 @@ public final class Main {
                                 System.out);
             default -> migrate(config, args, log, children, tally, linking);
         };
-    }
-
-    /**
-     * A first start on a data dir asks the binaries, and the first ProcessBuilder.start initialises the JDK's
-     * System.Logger backend, whose ServiceLoader opens every jar of the class path (125-175 ms at load 13, on the
-     * main thread, on the path to step 1): started here, that walk overlaps the data reads. A restart whose answers
-     * are remembered starts no process and does not do this.
-     */
-    private static void warmProcessLogging() {
-        System.getLogger("java.lang.ProcessBuilder").isLoggable(System.Logger.Level.DEBUG);
     }
 
     private static int plan(RunConfig config, ParsedArgs args, Log log, Children children) throws Exception {
