@@ -185,8 +185,10 @@ public final class RolloutRules {
 
     /** Whether {@code line} is {@code to} or beyond it, seen from {@code from}. */
     static boolean reached(MinorLine from, MinorLine to, MinorLine line) {
-        if (line.equals(to)) return true;
+        // a restart on one line (a patch floor, rule 4's settling) answers at its line before it stops too: only its
+        // holder releases it, or two members would go at once
         if (from.equals(to)) return false;
+        if (line.equals(to)) return true;
         return from.isOlderThan(to) ? to.isOlderThan(line) : line.isOlderThan(to);
     }
 
