@@ -175,6 +175,7 @@ public final class RolloutRules {
                                     && m.status().isPresent()
                                     && !m.status().get().line().equals(v.from()));
         }
+        if (v.from().equals(v.to())) return false; // see reached: only its holder releases it
         return members.stream()
                 .filter(m -> m.name().equals(v.holder()))
                 .flatMap(m -> m.status().stream())
