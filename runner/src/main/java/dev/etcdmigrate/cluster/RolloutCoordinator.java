@@ -164,6 +164,7 @@ public final class RolloutCoordinator {
                 }
                 if (i == legs.size() - 1) {
                     records.sweep();
+                    settle(leg.to(), i, member);
                     return;
                 }
                 serving = member.serve(i).orElseThrow(() -> new IOException("the member cannot serve between legs"));
@@ -171,6 +172,26 @@ public final class RolloutCoordinator {
         } finally {
             if (serving != null) serving.close();
             serving = null;
+        }
+    }
+
+    /**
+     * Rule 4 before the exec: a release that gave up with no member answering would leave the record for good once
+     * every runner exec'd (their sweeps ran with their own members down, seed 38009338 of the simulation). The member
+     * serves the target instead and restarts once more under a record of its own for {@code line -> line}: rule 2
+     * releases the one left (or a peer takes it over: its holder answers past its line), the margin waits for every
+     * other member, and the release after the stop meets them serving. Again while that release gives up.
+     */
+    private void settle(MinorLine line, int reached, MemberPort member) throws Exception {
+        Leg again = new Leg(line, line);
+        while (records.unsettled()) {
+            serving = member.serve(reached).orElseThrow(() -> new IOException("the member cannot serve " + line));
+            Optional<Record> held = beforeLeg(again, member);
+            Serving going = serving;
+            serving = null;
+            going.requireAlive();
+            going.stop();
+            if (held.isPresent()) records.release(held.get());
         }
     }
 

@@ -162,7 +162,10 @@ final class ClusterRollout {
                                 firstStep.get(i) + chain.legs().get(i).steps().size()),
                         reached -> {
                             if (reached >= 0) {
-                                String next = chain.legs().get(reached + 1).toString();
+                                // after the last leg: rule 4's settling (a release that reached no member)
+                                String next = reached + 1 < chain.legs().size()
+                                        ? chain.legs().get(reached + 1).toString()
+                                        : "the restart record's release";
                                 return Optional.of(
                                         serving(etcd.serve(arrival(chain.legs().get(reached)), next)));
                             }

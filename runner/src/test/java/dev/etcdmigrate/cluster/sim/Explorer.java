@@ -30,8 +30,41 @@ final class Explorer {
         return random(config, seed, 40);
     }
 
+    /**
+     * Runs {@code work} on a virtual thread, as the runners' threads are: the baton passes between them as between
+     * coroutines on one carrier, where a platform thread handing it to a virtual one and back paid two thread switches
+     * of the OS per step (3.6 -> 3.5 all at once exhaustively: 42.7 s against 79.4 s, same load).
+     */
+    static <T> T onVirtual(java.util.function.Supplier<T> work) {
+        if (Thread.currentThread().isVirtual()) return work.get();
+        java.util.concurrent.atomic.AtomicReference<T> result = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<Throwable> thrown =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        Thread t = Thread.ofVirtual().start(() -> {
+            try {
+                result.set(work.get());
+            } catch (Throwable e) {
+                thrown.set(e);
+            }
+        });
+        try {
+            t.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+        if (thrown.get() instanceof RuntimeException e) throw e;
+        if (thrown.get() instanceof Error e) throw e;
+        if (thrown.get() != null) throw new IllegalStateException(thrown.get());
+        return result.get();
+    }
+
     /** {@link #random(Sim.Config, long)} with a fault's chance per step of one in {@code faultOneIn}. */
     static Outcome random(Sim.Config config, long seed, int faultOneIn) {
+        return onVirtual(() -> randomHere(config, seed, faultOneIn));
+    }
+
+    private static Outcome randomHere(Sim.Config config, long seed, int faultOneIn) {
         Random random = new Random(seed);
         Sim sim = new Sim(config);
         try {
@@ -90,6 +123,10 @@ final class Explorer {
 
     /** Replays {@code schedule}, then completes it fairly; the outcome of the whole. */
     static Outcome replay(Sim.Config config, List<String> schedule) {
+        return onVirtual(() -> replayHere(config, schedule));
+    }
+
+    private static Outcome replayHere(Sim.Config config, List<String> schedule) {
         Sim sim = new Sim(config);
         try {
             for (String action : schedule) {
@@ -163,15 +200,34 @@ final class Explorer {
      * choices; its first choice goes on in the same simulation.
      */
     static Coverage exhaustive(Sim.Config config, int depth) {
-        Search search = new Search(config, depth);
-        search.dfs(new Sim(config), new ArrayList<>());
-        return new Coverage(search.seen.size(), search.schedules, search.steps, search.failure == null, search.failure);
+        return onVirtual(() -> {
+            Search search = new Search(config, depth);
+            search.dfs(new Sim(config, true), new ArrayList<>());
+            return new Coverage(
+                    search.seen.size(), search.schedules, search.steps, search.failure == null, search.failure);
+        });
+    }
+
+    /** A state's key, digested: 16 bytes instead of a string of a few kilobytes per state. */
+    record Key(long hi, long lo) {
+        static Key of(String state) {
+            try {
+                byte[] d = java.security.MessageDigest.getInstance("MD5")
+                        .digest(state.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(d);
+                return new Key(b.getLong(), b.getLong());
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException(e);
+            }
+        }
     }
 
     private static final class Search {
         final Sim.Config config;
         final int depth;
-        final Set<String> seen = new HashSet<>();
+        /** The keys seen, as 128-bit digests (two runs of one config see the same keys: counts are reproducible). */
+        final Set<Key> seen = new HashSet<>();
+
         long schedules;
         long steps;
         Outcome failure;
@@ -184,7 +240,7 @@ final class Explorer {
         /** Explores from {@code sim}, which stands after {@code prefix}; closes it. */
         void dfs(Sim sim, List<String> prefix) {
             try {
-                while (failure == null && seen.add(sim.state())) {
+                while (failure == null && seen.add(Key.of(sim.state()))) {
                     if (sim.converged() || prefix.size() >= depth) {
                         schedules++;
                         String violation = complete(sim);
@@ -195,7 +251,7 @@ final class Explorer {
                     for (int i = actions.size() - 1; i >= 1 && failure == null; i--) {
                         List<String> other = new ArrayList<>(prefix);
                         other.add(actions.get(i));
-                        Sim replayed = new Sim(config);
+                        Sim replayed = new Sim(config, true);
                         try {
                             for (String a : other) {
                                 steps++;

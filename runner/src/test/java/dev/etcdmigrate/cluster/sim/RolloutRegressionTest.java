@@ -435,4 +435,29 @@ class RolloutRegressionTest {
         assertNull(o.violation(), c + " seed 39001997");
         System.out.printf("regression %s seed 39001997: converged in %d steps%n", c, o.steps());
     }
+
+    // ----- helper "live" (issue 38, deliverable 2): the two liveness gaps the first 20,000 -Psim-long schedules found
+
+    @Test
+    void aLeftoverReleaseOutlastsALeaderChange() {
+        // seed 38007594, config 10 (3 members, 3.7 -> 3.5, one edited late, separate hosts): m0 is killed after its
+        // create, then again after its leg's quorum write; started again at the target with its note "taking", it read
+        // its record once, met a 503 "leader changed", cleared its note and exec'd: the record stayed for good
+        theSeedConverges(10, 38_007_594L);
+    }
+
+    @Test
+    void aHolderWhoseLastReleaseFoundNoQuorumSettlesIt() {
+        // seed 38009338, config 2 (3 members, 3.4 -> 3.7, all at once, separate hosts): m2 holds the record for its
+        // last leg while m0 and m1, killed and started again with no member answering, run theirs at once; m2's release
+        // finds no quorum for the whole patience, every sweep before an exec meets none either: the record stayed
+        theSeedConverges(2, 38_009_338L);
+    }
+
+    private static void theSeedConverges(int config, long seed) {
+        Sim.Config c = RolloutSimulationTest.randomConfigs().get(config);
+        Explorer.Outcome o = Explorer.random(c, seed);
+        assertNull(o.violation(), c + " seed " + seed);
+        System.out.printf("regression %s seed %d: converged in %d steps%n", c, seed, o.steps());
+    }
 }

@@ -171,6 +171,8 @@ final class Sim {
         Throwable failure;
         Thread thread;
         RolloutCoordinator driver;
+        /** Its program counter at its pending call, taken by its own thread (only for the exhaustive search's key). */
+        String pc = "";
 
         Runner(Node member, int id) {
             this.member = member;
@@ -201,10 +203,20 @@ final class Sim {
     /** The step after which nothing is injected any more and every edit is made. */
     int quietSince = -1;
 
+    private static final StackWalker PC = StackWalker.getInstance();
+
     static final RolloutPolicy POLICY = new RolloutPolicy(1000, Duration.ofMillis(500), Duration.ofSeconds(30));
 
+    /** Whether each runner takes its program counter at every call ({@link #state()}: the exhaustive search). */
+    final boolean keyed;
+
     Sim(Config config) {
+        this(config, false);
+    }
+
+    Sim(Config config, boolean keyed) {
         this.config = config;
+        this.keyed = keyed;
         for (int i = 0; i < config.members; i++) members.add(new Node("m" + i, i, config.from));
         clusterVersion = config.from;
         crashesLeft = config.crashes;
@@ -412,6 +424,12 @@ final class Sim {
     /** A port call: the runner waits for its turn here, and may be crashed here. */
     private void call(Runner r, String label) {
         r.pending = label;
+        // by the runner's own thread, before it hands the baton back: the scheduler reading its stack instead saw it
+        // anywhere between this release and its park, so the same state had several keys (counts varied by run)
+        if (keyed)
+            r.pc = PC.walk(frames -> frames.filter(f -> f.getClassName().startsWith("dev.etcdmigrate."))
+                    .map(f -> f.getMethodName() + f.getLineNumber())
+                    .collect(java.util.stream.Collectors.joining(",")));
         back.release();
         r.go.acquireUninterruptibly();
         if (r.crashNow) throw new Crash();
@@ -666,8 +684,8 @@ final class Sim {
     /**
      * The exhaustive search's canonical state: the cluster (cluster version, job, record and who holds it, the
      * faults left), each member (data, version.txt, how it runs, its note, recorded cluster version and job) and each
-     * runner's program counter: where its thread stands (the frames of the protocol's and the simulation's code, with
-     * line numbers) and what its driver remembers (the note it wrote, the record it holds, the reason it last gave,
+     * runner's program counter: where its thread stands at its pending call (the frames of the protocol's and the
+     * simulation's code, with line numbers, taken by the runner itself: {@link #keyed}) and what its driver remembers (the note it wrote, the record it holds, the reason it last gave,
      * whether it serves, whether rule 2 blocked it). The clock is left out (see docs/ha.md, "The simulation").
      */
     String state() {
@@ -701,11 +719,7 @@ final class Sim {
                     .append(r.acting)
                     .append(r.releasing);
             if (r.finished) continue;
-            for (StackTraceElement f : r.thread.getStackTrace()) {
-                if (f.getClassName().startsWith("dev.etcdmigrate.")) {
-                    s.append(f.getMethodName()).append(f.getLineNumber()).append(',');
-                }
-            }
+            s.append(r.pc);
             if (r.driver != null) s.append(Fields.of(r.driver, revision));
         }
         return s.toString();
