@@ -65,10 +65,13 @@ public final class FreePorts {
         }
     }
 
-    /** The file's text; empty when it cannot be read (not Linux, no /proc). */
-    private static String read(Path file) {
-        try {
-            return Files.readString(file);
+    /**
+     * The file's text; empty when it cannot be read (not Linux, no /proc). Read as a stream: a /proc/sys file says
+     * its size is 0, and JDK 25's Files.readString then returned only its first byte.
+     */
+    static String read(Path file) {
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
         } catch (IOException | RuntimeException e) {
             return "";
         }

@@ -17,6 +17,34 @@ class FreePortsTest {
         return out;
     }
 
+    /**
+     * On this machine, the kernel's own file: JDK 25's Files.readString/readAllBytes of a /proc/sys file (size 0)
+     * returned only its first byte ("3" of "32768\t60999"), so the pool was empty and every pick came from the
+     * ephemeral range, where an outgoing connection can take the port before etcd binds it (ConvertToV3IT's
+     * "bind: address already in use" on 127.0.0.1:37089 in a CI run with two lanes).
+     */
+    @Test
+    void theKernelsRangeIsReadWhole() throws Exception {
+        java.nio.file.Path file = java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range");
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isReadable(file), "needs Linux /proc");
+        String text;
+        try (var reader = java.nio.file.Files.newBufferedReader(file)) {
+            text = reader.readLine();
+        }
+        assertEquals(text.strip(), FreePorts.read(file).strip());
+        String[] range = text.strip().split("\\s+");
+        int start = Integer.parseInt(range[0]);
+        int end = Integer.parseInt(range[1]);
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                start - 15000 >= 1000 || 65535 - end >= 1000, "no room beside the range here");
+        for (int i = 0; i < 20; i++) {
+            ServerPorts ports = FreePorts.pick();
+            for (int port : List.of(ports.client(), ports.peer())) {
+                assertTrue(port < start || port > end, ports + " inside the ephemeral range " + text);
+            }
+        }
+    }
+
     @Test
     void roomBelowAndAboveTheEphemeralRangeIsUsed() {
         assertEquals(List.of("15000-32767", "61000-65535"), ranges(FreePorts.Pool.of("32768\t60999\n", "")));
