@@ -73,7 +73,8 @@ for t in range(1, trials + 1):
         if PANIC in open(log, "rb").read():
             keep = os.path.join(root, f"panic-{t}-{name}.log"); shutil.copy(log, keep)
             panics.append((t, name, round(delay * 1000)))
-            print(f"trial {t}: PANIC in the {name} start (kill at {delay*1000:.0f} ms) -> {keep}", flush=True)
+            moment = f" (the killed start: SIGKILL at {delay*1000:.0f} ms)" if mode == "kill" else ""
+            print(f"trial {t}: PANIC in the {name} start{moment} -> {keep}", flush=True)
     if t % 25 == 0:
         print(f"{t} trials, {len(panics)} panics, {len(near)} near misses (hup refused: unapplied conf change), {time.time()-t0:.0f} s", flush=True)
     shutil.rmtree(data, ignore_errors=True)
