@@ -54,6 +54,7 @@ final class BundledCatalog {
                         Release.DowngradeMethod.NONE),
                     Map.ofEntries(),
                     List.of(),
+                    List.of(),
                     List.of(Release.DataRecord.V2_CLUSTER_VERSION, Release.DataRecord.WAL_CLUSTER_VERSION))),
             new Release(
                 "2.3.8",
@@ -95,6 +96,7 @@ final class BundledCatalog {
                         "2.2",
                         Release.DowngradeMethod.NONE),
                     Map.ofEntries(),
+                    List.of(),
                     List.of(),
                     List.of(Release.DataRecord.V2_CLUSTER_VERSION, Release.DataRecord.WAL_CLUSTER_VERSION))),
             new Release(
@@ -138,6 +140,7 @@ final class BundledCatalog {
                         Release.DowngradeMethod.NONE),
                     Map.ofEntries(),
                     List.of(),
+                    List.of(),
                     List.of(Release.DataRecord.V2_CLUSTER_VERSION, Release.DataRecord.WAL_CLUSTER_VERSION, Release.DataRecord.BACKEND_CLUSTER_VERSION))),
             new Release(
                 "3.1.20",
@@ -179,6 +182,7 @@ final class BundledCatalog {
                         "3.0",
                         Release.DowngradeMethod.SNAPSHOT_RESTORE),
                     Map.ofEntries(),
+                    List.of(),
                     List.of(),
                     List.of(Release.DataRecord.V2_CLUSTER_VERSION, Release.DataRecord.WAL_CLUSTER_VERSION, Release.DataRecord.BACKEND_CLUSTER_VERSION))),
             new Release(
@@ -222,6 +226,7 @@ final class BundledCatalog {
                         Release.DowngradeMethod.SNAPSHOT_RESTORE),
                     Map.ofEntries(),
                     List.of(),
+                    List.of(),
                     List.of(Release.DataRecord.V2_CLUSTER_VERSION, Release.DataRecord.WAL_CLUSTER_VERSION, Release.DataRecord.BACKEND_CLUSTER_VERSION))),
             new Release(
                 "3.3.27",
@@ -264,6 +269,7 @@ final class BundledCatalog {
                         Release.DowngradeMethod.SNAPSHOT_RESTORE),
                     Map.ofEntries(),
                     List.of(),
+                    List.of(),
                     List.of(Release.DataRecord.V2_CLUSTER_VERSION, Release.DataRecord.WAL_CLUSTER_VERSION, Release.DataRecord.BACKEND_CLUSTER_VERSION))),
             new Release(
                 "3.4.23",
@@ -304,6 +310,7 @@ final class BundledCatalog {
                         "3.3",
                         Release.DowngradeMethod.SNAPSHOT_RESTORE),
                     Map.ofEntries(Map.entry("--compaction-batch-limit", "--experimental-compaction-batch-limit"), Map.entry("--corrupt-check-time", "--experimental-corrupt-check-time"), Map.entry("--feature-gates", "the --experimental-* flag of each gate: InitialCorruptCheck=true is --experimental-initial-corrupt-check=true, LeaseCheckpoint=true is --experimental-enable-lease-checkpoint=true, LeaseCheckpointPersist=true is --experimental-enable-lease-checkpoint-persist=true; 3.4 has none of the other gates"), Map.entry("--feature-gates=InitialCorruptCheck", "--experimental-initial-corrupt-check"), Map.entry("--feature-gates=LeaseCheckpoint", "--experimental-enable-lease-checkpoint"), Map.entry("--feature-gates=LeaseCheckpointPersist", "--experimental-enable-lease-checkpoint-persist"), Map.entry("--peer-skip-client-san-verification", "--experimental-peer-skip-client-san-verification"), Map.entry("--warning-apply-duration", "--experimental-warning-apply-duration"), Map.entry("--watch-progress-notify-interval", "--experimental-watch-progress-notify-interval")),
+                    List.of(),
                     List.of(),
                     List.of(Release.DataRecord.V2_CLUSTER_VERSION, Release.DataRecord.WAL_CLUSTER_VERSION, Release.DataRecord.BACKEND_CLUSTER_VERSION))),
             new Release(
@@ -348,6 +355,7 @@ final class BundledCatalog {
                         Release.DowngradeMethod.SNAPSHOT_RESTORE),
                     Map.ofEntries(Map.entry("--bootstrap-defrag-threshold-megabytes", "--experimental-bootstrap-defrag-threshold-megabytes"), Map.entry("--compact-hash-check-time", "--experimental-compact-hash-check-time"), Map.entry("--compaction-batch-limit", "--experimental-compaction-batch-limit"), Map.entry("--compaction-sleep-interval", "--experimental-compaction-sleep-interval"), Map.entry("--corrupt-check-time", "--experimental-corrupt-check-time"), Map.entry("--distributed-tracing-address", "--experimental-distributed-tracing-address"), Map.entry("--distributed-tracing-instance-id", "--experimental-distributed-tracing-instance-id"), Map.entry("--distributed-tracing-sampling-rate", "--experimental-distributed-tracing-sampling-rate"), Map.entry("--distributed-tracing-service-name", "--experimental-distributed-tracing-service-name"), Map.entry("--downgrade-check-time", "--experimental-downgrade-check-time"), Map.entry("--enable-distributed-tracing", "--experimental-enable-distributed-tracing"), Map.entry("--feature-gates", "the --experimental-* flag of each gate: InitialCorruptCheck=true is --experimental-initial-corrupt-check=true, CompactHashCheck=true is --experimental-compact-hash-check-enabled=true, LeaseCheckpoint=true is --experimental-enable-lease-checkpoint=true, TxnModeWriteWithSharedBuffer=true is --experimental-txn-mode-write-with-shared-buffer=true, LeaseCheckpointPersist=true is --experimental-enable-lease-checkpoint-persist=true, StopGRPCServiceOnDefrag=true is --experimental-stop-grpc-service-on-defrag=true"), Map.entry("--feature-gates=CompactHashCheck", "--experimental-compact-hash-check-enabled"), Map.entry("--feature-gates=InitialCorruptCheck", "--experimental-initial-corrupt-check"), Map.entry("--feature-gates=LeaseCheckpoint", "--experimental-enable-lease-checkpoint"), Map.entry("--feature-gates=LeaseCheckpointPersist", "--experimental-enable-lease-checkpoint-persist"), Map.entry("--feature-gates=StopGRPCServiceOnDefrag", "--experimental-stop-grpc-service-on-defrag"), Map.entry("--feature-gates=TxnModeWriteWithSharedBuffer", "--experimental-txn-mode-write-with-shared-buffer"), Map.entry("--memory-mlock", "--experimental-memory-mlock"), Map.entry("--peer-skip-client-san-verification", "--experimental-peer-skip-client-san-verification"), Map.entry("--snapshot-catchup-entries", "--experimental-snapshot-catchup-entries"), Map.entry("--warning-apply-duration", "--experimental-warning-apply-duration"), Map.entry("--warning-unary-request-duration", "--experimental-warning-unary-request-duration"), Map.entry("--watch-progress-notify-interval", "--experimental-watch-progress-notify-interval")),
                     List.of(),
+                    List.of(),
                     List.of(Release.DataRecord.V2_CLUSTER_VERSION, Release.DataRecord.WAL_CLUSTER_VERSION, Release.DataRecord.BACKEND_CLUSTER_VERSION, Release.DataRecord.BACKEND_TERM, Release.DataRecord.BACKEND_CONF_STATE))),
             new Release(
                 "3.6.16",
@@ -391,6 +399,7 @@ final class BundledCatalog {
                         Release.DowngradeMethod.DOWNGRADE_API),
                     Map.ofEntries(),
                     List.of("detected disallowed custom content in v2store", "detected disallowed v2 WAL"),
+                    List.of("error scanning unapplied entries"),
                     List.of(Release.DataRecord.V2_CLUSTER_VERSION, Release.DataRecord.WAL_CLUSTER_VERSION, Release.DataRecord.BACKEND_CLUSTER_VERSION, Release.DataRecord.BACKEND_TERM, Release.DataRecord.BACKEND_CONF_STATE, Release.DataRecord.STORAGE_VERSION))),
             new Release(
                 "3.7.3",
@@ -434,6 +443,7 @@ final class BundledCatalog {
                         Release.DowngradeMethod.DOWNGRADE_API),
                     Map.ofEntries(Map.entry("--experimental-bootstrap-defrag-threshold-megabytes", "--bootstrap-defrag-threshold-megabytes"), Map.entry("--experimental-compact-hash-check-enabled", "--feature-gates=CompactHashCheck=true"), Map.entry("--experimental-compact-hash-check-time", "--compact-hash-check-time"), Map.entry("--experimental-compaction-batch-limit", "--compaction-batch-limit"), Map.entry("--experimental-compaction-sleep-interval", "--compaction-sleep-interval"), Map.entry("--experimental-corrupt-check-time", "--corrupt-check-time"), Map.entry("--experimental-distributed-tracing-address", "--distributed-tracing-address"), Map.entry("--experimental-distributed-tracing-instance-id", "--distributed-tracing-instance-id"), Map.entry("--experimental-distributed-tracing-sampling-rate", "--distributed-tracing-sampling-rate"), Map.entry("--experimental-distributed-tracing-service-name", "--distributed-tracing-service-name"), Map.entry("--experimental-downgrade-check-time", "--downgrade-check-time"), Map.entry("--experimental-enable-distributed-tracing", "--enable-distributed-tracing"), Map.entry("--experimental-enable-lease-checkpoint", "--feature-gates=LeaseCheckpoint=true"), Map.entry("--experimental-enable-lease-checkpoint-persist", "--feature-gates=LeaseCheckpointPersist=true"), Map.entry("--experimental-initial-corrupt-check", "--feature-gates=InitialCorruptCheck=true"), Map.entry("--experimental-memory-mlock", "--memory-mlock"), Map.entry("--experimental-peer-skip-client-san-verification", "--peer-skip-client-san-verification"), Map.entry("--experimental-snapshot-catchup-entries", "--snapshot-catchup-entries"), Map.entry("--experimental-stop-grpc-service-on-defrag", "--feature-gates=StopGRPCServiceOnDefrag=true"), Map.entry("--experimental-txn-mode-write-with-shared-buffer", "--feature-gates=TxnModeWriteWithSharedBuffer=true"), Map.entry("--experimental-warning-apply-duration", "--warning-apply-duration"), Map.entry("--experimental-warning-unary-request-duration", "--warning-unary-request-duration"), Map.entry("--experimental-watch-progress-notify-interval", "--watch-progress-notify-interval")),
                     List.of(),
+                    List.of("error scanning unapplied entries"),
                     List.of(Release.DataRecord.V2_CLUSTER_VERSION, Release.DataRecord.WAL_CLUSTER_VERSION, Release.DataRecord.BACKEND_CLUSTER_VERSION, Release.DataRecord.BACKEND_TERM, Release.DataRecord.BACKEND_CONF_STATE, Release.DataRecord.STORAGE_VERSION))));
     }
 }

@@ -151,11 +151,13 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             Downgrade downgrade,
             Map<String, String> flagReplacements,
             List<String> v2Refusals,
+            List<String> startRaces,
             List<DataRecord> records) {
         public Line {
             // optional: most lines rename nothing, and only 3.6 says why it refuses v2 content
             flagReplacements = flagReplacements == null ? Map.of() : Map.copyOf(flagReplacements);
             v2Refusals = v2Refusals == null ? List.of() : List.copyOf(v2Refusals);
+            startRaces = startRaces == null ? List.of() : List.copyOf(startRaces);
             records = records == null ? List.of() : List.copyOf(records);
             require(v3Api, "line.v3Api");
             require(v2Api, "line.v2Api");
@@ -186,6 +188,10 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
             if (v2Refusals.stream().anyMatch(String::isBlank)) {
                 throw new IllegalArgumentException(
                         "line.v2Refusals must not hold a blank line: it would match any output");
+            }
+            if (startRaces.stream().anyMatch(String::isBlank)) {
+                throw new IllegalArgumentException(
+                        "line.startRaces must not hold a blank line: it would match any output");
             }
             if (v2Api == V2Api.FLAG && v2EnableFlags.isEmpty()) {
                 throw new IllegalArgumentException("line.v2EnableFlags must name the flags when v2Api is 'flag'");

@@ -6,6 +6,7 @@ import dev.etcdmigrate.etcd.backend.BackendAlarms;
 import dev.etcdmigrate.etcd.client.V2Client;
 import dev.etcdmigrate.etcd.client.V3Keyspace;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
+import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.ToolRunner;
@@ -29,6 +30,8 @@ public final class EtcdAdapter implements EtcdOperations {
 
     /** How soon a line with a downgrade monitor (3.6+) looks whether every member is on the older line. */
     private static final String QUICK_DOWNGRADE_CHECK = "50ms";
+    /** How often an etcd that died in its own start race (catalog: line.startRaces) is started again. */
+    private static final int START_RACE_RETRIES = 2;
 
     private final PrivateEtcd.Settings settings;
     private final Member member;
@@ -141,6 +144,27 @@ public final class EtcdAdapter implements EtcdOperations {
     }
 
     private PrivateEtcd startAndAwaitWrite(Release release, Path dir, List<String> flags, StorageApi api)
+            throws IOException, InterruptedException, MigrateException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return startOnceAndAwaitWrite(release, dir, flags, api);
+            } catch (PrivateEtcd.EtcdFailedException e) {
+                // etcd's own start race (catalog: line.startRaces): it died before it wrote anything, so the same
+                // etcd on the same data again is safe, for a cluster member too (docs/etcd-start-panic.md)
+                Optional<String> race = release.line().startRaces().stream()
+                        .filter(String.valueOf(e.getMessage())::contains)
+                        .findFirst();
+                if (race.isEmpty() || attempt > START_RACE_RETRIES) throw e;
+                log.emit(new Event.Note(
+                        Event.Level.WARN,
+                        "etcd " + release.version() + " died in its own start race (\"" + race.get()
+                                + "\"), not on the data: starting it again on the same data (" + attempt + " of "
+                                + START_RACE_RETRIES + ")"));
+            }
+        }
+    }
+
+    private PrivateEtcd startOnceAndAwaitWrite(Release release, Path dir, List<String> flags, StorageApi api)
             throws IOException, InterruptedException, MigrateException {
         PrivateEtcd etcd = PrivateEtcd.start(release, dir, settings, flags, log, children);
         try {
