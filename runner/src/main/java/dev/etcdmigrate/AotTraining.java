@@ -150,7 +150,7 @@ public final class AotTraining {
                 trainingArgs(
                         data,
                         bin,
-                        newest,
+                        newest.version(),
                         "--port",
                         String.valueOf(ports.client()),
                         "--peer-port",
@@ -168,16 +168,16 @@ public final class AotTraining {
     }
 
     /** The training member's command line: its data dir to {@code target} with the binaries in {@code bin}, then {@code more}. */
-    private static List<String> trainingArgs(Path data, Path bin, Release target, String... more) {
+    private static List<String> trainingArgs(Path data, Path bin, String target, String... more) {
         List<String> args = new ArrayList<>(List.of(
                 "--data-dir",
                 data.toString(),
                 "--bin-dir",
                 bin.toString(),
                 "--target-version",
-                target.version(),
+                target,
                 "--name",
-                "training"));
+                AotTrainingData.MEMBER));
         args.addAll(List.of(more));
         return List.copyOf(args);
     }
@@ -219,15 +219,10 @@ public final class AotTraining {
             Files.writeString(data.resolve("version.txt"), version + "/etcd3");
             String peer = "http://127.0.0.1:2380";
             String client = "http://127.0.0.1:2379";
-            List<String> restart = List.of(
-                    "--data-dir",
-                    data.toString(),
-                    "--bin-dir",
-                    bin.toString(),
-                    "--target-version",
+            List<String> restart = trainingArgs(
+                    data,
+                    bin,
                     version,
-                    "--name",
-                    AotTrainingData.MEMBER,
                     "--no-exec",
                     "--",
                     "--name",
@@ -283,7 +278,7 @@ public final class AotTraining {
             Path bin = Permissions.ownerOnlyDir(work.resolve("bin"));
             executable(bin.resolve("etcd-" + newest.version()), "");
             Path data = etcd3DataDir(work.resolve("data"), newest);
-            List<String> noOp = trainingArgs(data, bin, newest, "--no-exec");
+            List<String> noOp = trainingArgs(data, bin, newest.version(), "--no-exec");
             runNoOp("the training migration", noOp, Map.of());
             Execve.link();
             trainStepPath(data.resolve("member/snap/db"));

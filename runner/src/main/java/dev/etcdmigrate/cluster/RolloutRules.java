@@ -175,7 +175,9 @@ public final class RolloutRules {
                                     && m.status().isPresent()
                                     && !m.status().get().line().equals(v.from()));
         }
-        if (v.from().equals(v.to())) return false; // see reached: only its holder releases it
+        // a restart on one line (a patch floor, rule 4's settling) answers at its line before it stops too: only its
+        // holder releases it, or two members would go at once
+        if (v.from().equals(v.to())) return false;
         return members.stream()
                 .filter(m -> m.name().equals(v.holder()))
                 .flatMap(m -> m.status().stream())
@@ -184,11 +186,8 @@ public final class RolloutRules {
                         Mutations.takeOverOnlyAtTheNamedLine ? line.equals(v.to()) : reached(v.from(), v.to(), line));
     }
 
-    /** Whether {@code line} is {@code to} or beyond it, seen from {@code from}. */
+    /** Whether {@code line} is {@code to} or beyond it, seen from {@code from} (a leg of two lines: see holderDone). */
     static boolean reached(MinorLine from, MinorLine to, MinorLine line) {
-        // a restart on one line (a patch floor, rule 4's settling) answers at its line before it stops too: only its
-        // holder releases it, or two members would go at once
-        if (from.equals(to)) return false;
         if (line.equals(to)) return true;
         return from.isOlderThan(to) ? to.isOlderThan(line) : line.isOlderThan(to);
     }
