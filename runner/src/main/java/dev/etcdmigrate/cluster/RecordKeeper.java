@@ -8,6 +8,7 @@ import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -134,7 +135,11 @@ final class RecordKeeper {
         try {
             Optional<Record> left = cluster.record();
             if (left.isEmpty() || left.get().value().holder().equals(self)) return;
-            if (RolloutRules.holderDone(left.get(), cluster.members())) takeOver(left.get());
+            Record over = left.get();
+            // the member list only for a record of the release before (it names no URL of its holder)
+            List<ClusterView.Member> members =
+                    RolloutRules.readsHolderWhereItServes(over.value()) ? List.of() : cluster.members();
+            if (RolloutRules.holderDone(over, cluster.holderAnswer(over, members))) takeOver(over);
         } catch (IOException unreachable) {
             // the holder's peers take it over when they pass rule 2
         }

@@ -2,6 +2,7 @@ package dev.etcdmigrate.cluster;
 
 import dev.etcdmigrate.cluster.ClusterView.Member;
 import dev.etcdmigrate.cluster.ClusterView.Record;
+import dev.etcdmigrate.cluster.ClusterView.Status;
 import dev.etcdmigrate.cluster.RolloutRules.Decision;
 import dev.etcdmigrate.cluster.RolloutRules.Leg;
 import dev.etcdmigrate.cluster.RolloutRules.Self;
@@ -62,6 +63,9 @@ public final class RolloutCoordinator {
     private final ClusterView cluster;
     private final RecordKeeper records;
     private final String self;
+    /** This member's own client URLs (its --advertise-client-urls): the record names them for the take-over. */
+    private final List<String> serves;
+
     private final int expectedMembers;
     private final RolloutPolicy policy;
     private final Ticker ticker;
@@ -82,6 +86,7 @@ public final class RolloutCoordinator {
             ClusterView cluster,
             NoteStore notes,
             String self,
+            List<String> serves,
             int expectedMembers,
             RolloutPolicy policy,
             Ticker ticker,
@@ -89,6 +94,7 @@ public final class RolloutCoordinator {
         this.cluster = cluster;
         this.records = new RecordKeeper(cluster, notes, self, policy, ticker, log);
         this.self = self;
+        this.serves = List.copyOf(serves);
         this.expectedMembers = expectedMembers;
         this.policy = policy;
         this.ticker = ticker;
@@ -283,7 +289,12 @@ public final class RolloutCoordinator {
     private Optional<Record> takeRecord(Leg leg, Self me, List<Member> members)
             throws IOException, InterruptedException, MigrateException {
         Optional<Record> existing = cluster.record();
-        Decision decision = RolloutRules.take(leg, me, existing, members);
+        // another holder's record: read it where its member serves (the take-over's answer), only then
+        Optional<Status> holder =
+                existing.isPresent() && !existing.get().value().holder().equals(self)
+                        ? cluster.holderAnswer(existing.get(), members)
+                        : Optional.empty();
+        Decision decision = RolloutRules.take(leg, me, existing, holder);
         blockedWhy = decision instanceof Decision.Wait w ? w : null;
         switch (decision) {
             case Decision.UseOwn own -> {
@@ -304,7 +315,8 @@ public final class RolloutCoordinator {
             }
             case Decision.Take t -> {
                 if (!RolloutRules.Mutations.noNoteBeforeCreate) records.writeNote(Note.TAKING);
-                Optional<Record> created = cluster.create(new RecordValue(self, leg.from(), leg.to(), ticker.now()));
+                Optional<Record> created =
+                        cluster.create(new RecordValue(self, leg.from(), leg.to(), ticker.now(), serves));
                 if (created.isEmpty()) {
                     records.writeNote(Note.NONE);
                     return Optional.empty(); // another runner was quicker: read again

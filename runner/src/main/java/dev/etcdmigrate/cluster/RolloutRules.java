@@ -74,6 +74,11 @@ public final class RolloutRules {
         public static volatile boolean releaseThroughOwnUrlOnly;
         /** Point 7: leg 1 of a member's plan runs at once even when other members answer. */
         public static volatile boolean firstLegAlwaysAtOnce;
+        /**
+         * The take-over reads the holder on the URL the member list shows, not where its record says it serves (the
+         * rule before records named URLs: on one host a step's private etcd answered there, issue 38's finding).
+         */
+        public static volatile boolean holderOnListedUrl;
         /** A stale own record (another leg's) used as this leg's. */
         public static volatile boolean reuseOwnRecordOfAnotherLeg;
         /** The first leg runs at once whenever no member answers, whatever the data recorded (the pre-sim rule). */
@@ -88,6 +93,7 @@ public final class RolloutRules {
             deleteWithoutComparingRevision = releaseBeforeQuorumWrite = noAnswerIsFatal = false;
             enableWithoutCheckingJob = takeOverOnlyAtTheNamedLine = releaseThroughOwnUrlOnly = false;
             firstLegAlwaysAtOnce = reuseOwnRecordOfAnotherLeg = atOnceWheneverNoneAnswers = heldRecordReadOnce = false;
+            holderOnListedUrl = false;
         }
     }
 
@@ -144,15 +150,16 @@ public final class RolloutRules {
     /**
      * Rule 2, the record: none exists (take it); this runner's own for this leg (use it); its own for another leg
      * (a restart that is over: release it); another holder's whose restart is over (take it over); or wait.
+     * {@code holder}: what the other holder answered where the take-over reads it ({@link ClusterView#holderAnswer}).
      */
-    public static Decision take(Leg leg, Self self, Optional<Record> existing, List<Member> members) {
+    public static Decision take(Leg leg, Self self, Optional<Record> existing, Optional<Status> holder) {
         if (existing.isEmpty()) return new Decision.Take();
         Record record = existing.get();
         if (record.value().holder().equals(self.name())) {
             if (leg.names(record) || Mutations.reuseOwnRecordOfAnotherLeg) return new Decision.UseOwn(record);
             return new Decision.Release(record); // its restart is over: this run's data is past it
         }
-        if (holderDone(record, members)) return new Decision.TakeOver(record);
+        if (holderDone(record, holder)) return new Decision.TakeOver(record);
         return new Decision.Wait(
                 "member " + record.value().holder() + " holds the restart record for its restart "
                         + record.value().from() + " -> " + record.value().to(),
@@ -160,30 +167,42 @@ public final class RolloutRules {
     }
 
     /**
-     * Take-over: the holder's member answers at the line the record names or past it in the record's direction (it
-     * went on to the next leg or exec'd the target without releasing: it will never answer at the named line again).
-     * A holder that answers at the record's start has not restarted yet, or not come back: never taken over.
+     * Take-over: the holder answers at the line the record names or past it in the record's direction (it went on to
+     * the next leg or exec'd the target without releasing: it will never answer at the named line again). A holder
+     * that answers at the record's start has not restarted yet, or not come back: never taken over. The answer
+     * counts only from where the holder's member serves: the URLs its record names ({@link #readsHolderWhereItServes};
+     * a URL the member list shows may be another etcd's, e.g. a step's private etcd on one host, which answers at the
+     * record's {@code to} while the restart is not over). {@code holder}: that answer ({@link
+     * ClusterView#holderAnswer}), empty when it does not answer there.
      */
-    public static boolean holderDone(Record record, List<Member> members) {
+    public static boolean holderDone(Record record, Optional<Status> holder) {
         RecordValue v = record.value();
         if (Mutations.takeOverWithoutHolderAnswering) {
-            return members.stream()
-                            .noneMatch(m ->
-                                    m.name().equals(v.holder()) && m.status().isPresent())
-                    || members.stream()
-                            .anyMatch(m -> m.name().equals(v.holder())
-                                    && m.status().isPresent()
-                                    && !m.status().get().line().equals(v.from()));
+            return holder.isEmpty() || !holder.get().line().equals(v.from());
         }
         // a restart on one line (a patch floor, rule 4's settling) answers at its line before it stops too: only its
         // holder releases it, or two members would go at once
         if (v.from().equals(v.to())) return false;
+        return holder.map(Status::line)
+                .filter(line ->
+                        Mutations.takeOverOnlyAtTheNamedLine ? line.equals(v.to()) : reached(v.from(), v.to(), line))
+                .isPresent();
+    }
+
+    /**
+     * Whether the take-over reads the holder on the URLs its record names: yes when it names any (this release writes
+     * them); a record of the release before names none, and is read on the member list's URL as that release did.
+     */
+    public static boolean readsHolderWhereItServes(RecordValue value) {
+        return !value.serves().isEmpty() && !Mutations.holderOnListedUrl;
+    }
+
+    /** What the member list's URL for {@code holder} answered (the take-over's reading before records named URLs). */
+    public static Optional<Status> listedAnswer(String holder, List<Member> members) {
         return members.stream()
-                .filter(m -> m.name().equals(v.holder()))
+                .filter(m -> m.name().equals(holder))
                 .flatMap(m -> m.status().stream())
-                .map(Status::line)
-                .anyMatch(line ->
-                        Mutations.takeOverOnlyAtTheNamedLine ? line.equals(v.to()) : reached(v.from(), v.to(), line));
+                .findFirst();
     }
 
     /** Whether {@code line} is {@code to} or beyond it, seen from {@code from} (a leg of two lines: see holderDone). */

@@ -233,6 +233,12 @@ final class ClusterRollout {
                     cluster(line),
                     new FileNoteStore(dataDir.own().restartRecord()),
                     options.name(),
+                    // where this member serves, named in the record: the take-over reads it there
+                    java.util.Arrays.stream(
+                                    member().clientTls().advertiseClientUrls().split(","))
+                            .map(String::trim)
+                            .filter(u -> !u.isEmpty())
+                            .toList(),
                     member().size(),
                     RolloutPolicy.DEFAULT,
                     new RolloutCoordinator.Ticker() {

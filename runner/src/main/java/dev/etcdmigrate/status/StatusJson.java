@@ -47,6 +47,10 @@ public final class StatusJson {
                             node.put("since", rec.since());
                             node.put("ageSeconds", rec.age().toSeconds());
                             node.put("modRevision", rec.modRevision());
+                            if (!rec.serves().isEmpty()) {
+                                var serves = node.putArray("serves");
+                                rec.serves().forEach(serves::add);
+                            }
                             put(node, "stale", rec.stale());
                             put(node, "removeCommand", rec.removeCommand());
                         },

@@ -50,15 +50,21 @@ public final class StatusReader {
         List<Member> members = cluster.members();
         Optional<MinorLine> clusterVersion = cluster.clusterVersion();
         Optional<Record> record = cluster.record();
-        return judge(endpoints, members, clusterVersion, record, now);
+        // the holder where the take-over reads it (the URLs its record names), once for every member's verdict
+        Optional<Status> holder = record.isPresent() ? cluster.holderAnswer(record.get(), members) : Optional.empty();
+        return judge(endpoints, members, clusterVersion, record, holder, now);
     }
 
-    /** The pure half of {@link #read}: the report from what the cluster answered. */
+    /**
+     * The pure half of {@link #read}: the report from what the cluster answered; {@code holder} is what the record's
+     * holder answered where the take-over reads it ({@link ClusterView#holderAnswer}).
+     */
     StatusReport judge(
             List<String> endpoints,
             List<Member> members,
             Optional<MinorLine> clusterVersion,
             Optional<Record> record,
+            Optional<Status> holder,
             Instant now) {
         long leaderIndex = members.stream()
                 .flatMap(m -> m.status().stream())
@@ -72,7 +78,7 @@ public final class StatusReader {
         List<MemberRow> rows = new ArrayList<>();
         for (Member m : members) {
             Optional<Leg> next = m.status().flatMap(s -> nextLeg(s.line()));
-            Optional<String> waits = next.map(leg -> waitsFor(leg, m.name(), members, clusterVersion, record));
+            Optional<String> waits = next.map(leg -> waitsFor(leg, m.name(), members, clusterVersion, record, holder));
             rows.add(new MemberRow(
                     m.name(),
                     m.status().isPresent(),
@@ -86,7 +92,7 @@ public final class StatusReader {
                     next.map(Leg::toString),
                     waits));
         }
-        Optional<RecordRow> recordRow = record.map(r -> recordRow(r, members, now));
+        Optional<RecordRow> recordRow = record.map(r -> recordRow(r, members, holder, now));
 
         State state;
         String summary;
@@ -149,11 +155,16 @@ public final class StatusReader {
 
     /** What the runner of {@code name} waits for before it restarts its member for {@code leg}, by its own rules. */
     private static String waitsFor(
-            Leg leg, String name, List<Member> members, Optional<MinorLine> clusterVersion, Optional<Record> record) {
+            Leg leg,
+            String name,
+            List<Member> members,
+            Optional<MinorLine> clusterVersion,
+            Optional<Record> record,
+            Optional<Status> holder) {
         Self self = new Self(name, members.size(), false);
         Optional<Decision.Wait> gate = RolloutRules.gate(leg, self, members, clusterVersion);
         if (gate.isPresent()) return gate.get().why();
-        Decision take = RolloutRules.take(leg, self, record, members);
+        Decision take = RolloutRules.take(leg, self, record, holder);
         return switch (take) {
             case Decision.Wait w -> w.why();
             case Decision.UseOwn own -> "nothing: it holds the restart record for this restart";
@@ -170,19 +181,14 @@ public final class StatusReader {
         };
     }
 
-    private RecordRow recordRow(Record r, List<Member> members, Instant now) {
+    private RecordRow recordRow(Record r, List<Member> members, Optional<Status> holder, Instant now) {
         Optional<String> stale = Optional.empty();
         boolean listed =
                 members.stream().anyMatch(m -> m.name().equals(r.value().holder()));
         if (!listed) {
             stale = Optional.of("its holder " + r.value().holder() + " is not a member of the cluster");
-        } else if (RolloutRules.holderDone(r, members)) {
-            String line = members.stream()
-                    .filter(m -> m.name().equals(r.value().holder()))
-                    .flatMap(m -> m.status().stream())
-                    .map(s -> s.line().toString())
-                    .findFirst()
-                    .orElse("?");
+        } else if (RolloutRules.holderDone(r, holder)) {
+            String line = holder.map(s -> s.line().toString()).orElse("?");
             stale = Optional.of("its holder " + r.value().holder() + " serves " + line + ", past the restart "
                     + r.value().from() + " -> " + r.value().to() + " it names; a waiting runner takes it over, and"
                     + " with none waiting it stays");
@@ -196,6 +202,7 @@ public final class StatusReader {
                         ? Duration.ZERO
                         : Duration.between(r.value().at(), now),
                 r.modRevision(),
+                r.value().serves(),
                 stale,
                 stale.map(s -> removeCommand.apply(r.modRevision())));
     }

@@ -44,7 +44,9 @@ public record StatusReport(
 
     /**
      * The restart record: who holds it, for which restart, since when; {@code stale} says why no runner will release
-     * it (empty when a runner still may), and {@code removeCommand} is the exact command that removes it then.
+     * it (empty when a runner still may), and {@code removeCommand} is the exact command that removes it then;
+     * {@code serves} the holder's client URLs the record names (where the take-over reads it; empty in a record of
+     * the release before).
      */
     public record RecordRow(
             String holder,
@@ -53,6 +55,7 @@ public record StatusReport(
             String since,
             Duration age,
             long modRevision,
+            java.util.List<String> serves,
             Optional<String> stale,
             Optional<String> removeCommand) {}
 }

@@ -34,6 +34,9 @@ public final class StatusText {
                         rec -> {
                             lines.add("restart record: held by " + rec.holder() + " for " + rec.from() + " -> "
                                     + rec.to()
+                                    + (rec.serves().isEmpty()
+                                            ? ""
+                                            : " (it serves on " + String.join(", ", rec.serves()) + ")")
                                     + " since " + rec.since() + " (" + rec.age().toSeconds() + " s), revision "
                                     + rec.modRevision());
                             rec.stale().ifPresent(s -> lines.add("  stale: " + s));

@@ -49,6 +49,13 @@ class RolloutCoordinatorTest {
         int staleRecordReads;
         /** How many creations commit and then lose their answer (the client sees an error). */
         int lostCreateAnswers;
+        /**
+         * What a member answers on its own client URLs (the ones a record names), where it differs from what the member
+         * list's URL for it answered (there, e.g., another etcd on one host); unset: the same answer.
+         */
+        final Map<String, Optional<Status>> ownUrls = new LinkedHashMap<>();
+        /** The statusAt reads: member and URLs. */
+        final List<String> statusReads = new ArrayList<>();
 
         FakeCluster member(String name, String version, long raftIndex) {
             members.put(name, Optional.of(status(version, raftIndex, Optional.empty())));
@@ -124,6 +131,12 @@ class RolloutCoordinatorTest {
         public boolean holds(Record r) {
             return record.isPresent() && record.get().modRevision() == r.modRevision();
         }
+
+        @Override
+        public Optional<Status> statusAt(String member, List<String> urls) {
+            statusReads.add(member + " " + urls);
+            return ownUrls.containsKey(member) ? ownUrls.get(member) : members.getOrDefault(member, Optional.empty());
+        }
     }
 
     private final List<Event> events = new ArrayList<>();
@@ -179,6 +192,7 @@ class RolloutCoordinatorTest {
                 cluster,
                 store(self),
                 self,
+                List.of("http://" + self + ":2379"),
                 members,
                 RolloutPolicy.DEFAULT,
                 new RolloutCoordinator.Ticker() {
@@ -499,6 +513,75 @@ class RolloutCoordinatorTest {
         // downgrades: past is older
         assertTrue(RolloutRules.reached(L37, L36, L35));
         assertTrue(!RolloutRules.reached(L37, L36, L37));
+    }
+
+    /**
+     * The take-over reads the holder where its record says it serves (its own client URLs); a record of the release
+     * before names none and is read on the member list's URL, as that release did. Each row: what the member list's
+     * URL for m1 answered, what m1's own URLs answer, then whether its restart 3.5 -> 3.6 is over with the URLs named
+     * and without.
+     */
+    @Test
+    void theTakeOverReadsTheHolderWhereItsRecordSaysItServes() throws Exception {
+        List<String> urls = List.of("https://10.0.0.1:2379", "https://m1.example:2379");
+        Record named = new Record(new RecordValue("m1", L35, L36, Instant.EPOCH, urls), 42);
+        Record unnamed = new Record(new RecordValue("m1", L35, L36, Instant.EPOCH), 42);
+        String[][] table = {
+            // listed, own URLs, done (URLs named), done (none named)
+            {"3.6.16", null, "false", "true"}, // a step's private etcd on the listed URL (one host, the old wiring)
+            {"3.6.16", "3.6.16", "true", "true"},
+            {"3.7.3", "3.7.3", "true", "true"}, // past the record's line
+            {"3.5.35", "3.5.35", "false", "false"}, // not restarted yet
+            {null, "3.6.16", "true", "false"}, // the listed URL does not answer, its own does
+            {null, null, "false", "false"},
+        };
+        for (String[] row : table) {
+            FakeCluster cluster = new FakeCluster().member("m0", "3.6.16", 500);
+            if (row[0] == null) cluster.down("m1");
+            else cluster.member("m1", row[0], 500);
+            cluster.ownUrls.put(
+                    "m1", Optional.ofNullable(row[1]).map(v -> FakeCluster.status(v, 500, Optional.empty())));
+            List<Member> members = cluster.members();
+            String what = java.util.Arrays.toString(row);
+            assertEquals(
+                    Boolean.parseBoolean(row[2]),
+                    RolloutRules.holderDone(named, cluster.holderAnswer(named, members)),
+                    "URLs named: " + what);
+            assertEquals(
+                    Boolean.parseBoolean(row[3]),
+                    RolloutRules.holderDone(unnamed, cluster.holderAnswer(unnamed, members)),
+                    "none named: " + what);
+            assertEquals(List.of("m1 " + urls), cluster.statusReads, what); // only the record naming URLs is read there
+        }
+        // the record is written with the URLs and read back; one without them (the release before) still reads
+        RecordValue value = named.value();
+        assertTrue(value.toJson().contains("\"serves\":[\"https://10.0.0.1:2379\",\"https://m1.example:2379\"]"));
+        assertEquals(value, RecordValue.parse(value.toJson()));
+        assertEquals(
+                unnamed.value(),
+                RecordValue.parse(
+                        "{\"holder\":\"m1\",\"from\":\"3.5\",\"to\":\"3.6\",\"at\":\"1970-01-01T00:00:00Z\"}"));
+        assertTrue(!unnamed.value().toJson().contains("serves"));
+        // a record of one line is never taken over: nothing is read
+        FakeCluster cluster = new FakeCluster().member("m1", "3.6.16", 500);
+        Record settling = new Record(new RecordValue("m1", L36, L36, Instant.EPOCH, urls), 43);
+        assertTrue(!RolloutRules.holderDone(settling, cluster.holderAnswer(settling, cluster.members())));
+        assertEquals(List.of(), cluster.statusReads);
+        // through the coordinator: m1's listed URL answers at 3.6 but its own does not yet, so m0 waits; once m1
+        // serves there, m0 takes the record over
+        FakeCluster waiting = new FakeCluster()
+                .member("m0", "3.6.16", 500)
+                .member("m1", "3.6.16", 500)
+                .member("m2", "3.6.16", 500);
+        waiting.clusterVersion = Optional.of(L36);
+        waiting.record = Optional.of(new Record(new RecordValue("m1", L35, L36, Instant.EPOCH, urls), 42));
+        waiting.ownUrls.put("m1", Optional.empty());
+        waiting.script.add(c -> c.ownUrls.remove("m1"));
+        Record held = coordinator(waiting, "m0", 3).beforeRestart(leg(L36, L37));
+        assertEquals("m0", held.value().holder());
+        assertEquals(List.of("http://m0:2379"), held.value().serves());
+        assertEquals(List.of("delete m1", "create m0"), waiting.writes);
+        assertEquals(1, waiting.ticks);
     }
 
     /**

@@ -57,7 +57,14 @@ class StatusReaderTest {
                         Optional.ofNullable(target).map(MinorLine::parse),
                         Duration.ofMinutes(10),
                         rev -> "remove " + rev)
-                .judge(List.of("http://m0:2379"), members, line(clusterVersion), record, NOW);
+                .judge(
+                        List.of("http://m0:2379"),
+                        members,
+                        line(clusterVersion),
+                        record,
+                        // these records name no URL (as the release before wrote them): the member list's answer
+                        record.flatMap(r -> RolloutRules.listedAnswer(r.value().holder(), members)),
+                        NOW);
     }
 
     @Test
@@ -100,7 +107,10 @@ class StatusReaderTest {
         assertEquals(20, r.record().orElseThrow().age().toSeconds());
         assertEquals(Optional.empty(), r.record().orElseThrow().stale());
         Decision take = RolloutRules.take(
-                new Leg(MinorLine.parse("3.5"), MinorLine.parse("3.6")), new Self("m1", 3, false), held, members);
+                new Leg(MinorLine.parse("3.5"), MinorLine.parse("3.6")),
+                new Self("m1", 3, false),
+                held,
+                RolloutRules.listedAnswer("m0", members));
         assertEquals(
                 Optional.of(((Decision.Wait) take).why()), r.members().get(1).waitsFor());
     }
@@ -113,6 +123,44 @@ class StatusReaderTest {
         assertEquals(5, StatusCommand.exitCode(r.state()));
         assertTrue(r.record().orElseThrow().stale().isPresent());
         assertEquals(Optional.of("remove 42"), r.record().orElseThrow().removeCommand());
+    }
+
+    @Test
+    void aRecordNamingWhereItsHolderServesIsJudgedByTheAnswerThere() {
+        // the member list's URL for m1 shows 3.7 (e.g. another etcd there), m1's own URL does not answer: not over
+        List<Member> members = List.of(up("m0", "3.6.16"), up("m1", "3.7.3"), up("m2", "3.6.16"));
+        Optional<Record> held = Optional.of(new Record(
+                new RecordValue(
+                        "m1",
+                        MinorLine.parse("3.6"),
+                        MinorLine.parse("3.7"),
+                        NOW.minusSeconds(5),
+                        List.of("https://10.0.0.2:2379")),
+                42));
+        StatusReader reader = new StatusReader(null, line("3.7"), Duration.ofMinutes(10), rev -> "remove " + rev);
+        StatusReport silent =
+                reader.judge(List.of("http://m0:2379"), members, line("3.6"), held, Optional.empty(), NOW);
+        assertEquals(State.ROLLING, silent.state());
+        assertEquals(Optional.empty(), silent.record().orElseThrow().stale());
+        assertEquals(
+                List.of("https://10.0.0.2:2379"), silent.record().orElseThrow().serves());
+        assertTrue(
+                StatusJson.render(silent).contains("\"serves\":[\"https://10.0.0.2:2379\"]"),
+                StatusJson.render(silent));
+        assertTrue(
+                StatusText.render(silent).contains("(it serves on https://10.0.0.2:2379)"), StatusText.render(silent));
+        // its own URL answers at 3.7: over, and no runner is left waiting to take it over
+        StatusReport over = reader.judge(
+                List.of("http://m0:2379"),
+                members,
+                line("3.6"),
+                held,
+                members.get(1).status(),
+                NOW);
+        assertTrue(over.record().orElseThrow().stale().isPresent());
+        // a record of the release before names none: the JSON leaves the field out
+        StatusReport old = judge("3.7", members, "3.6", record("m1", "3.6", "3.7", Duration.ofSeconds(5)));
+        assertTrue(!StatusJson.render(old).contains("\"serves\":"), StatusJson.render(old));
     }
 
     @Test

@@ -15,8 +15,10 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -40,6 +42,9 @@ public final class ClusterClient implements ClusterView {
     private final Set<URI> listed = new LinkedHashSet<>();
     /** The URLs the runner was given (its own) and those derived from --initial-cluster before any list was read. */
     private final Set<URI> seeds = new LinkedHashSet<>();
+
+    /** Each member's ID as the latest member list gave it, by name (an answer counts only from that ID). */
+    private final Map<String, String> idsByName = new HashMap<>();
 
     private GatewayTransport peerApi;
     private List<URI> peers = List.of();
@@ -84,42 +89,90 @@ public final class ClusterClient implements ClusterView {
     @Override
     public List<Member> members() throws IOException, InterruptedException, MigrateException {
         JsonNode list = anyEndpoint("/cluster/member/list", "{}");
+        Map<String, String> names = new HashMap<>(); // member ID -> name, to say whose answer came instead
+        for (JsonNode m : list.path("members"))
+            names.put(m.path("ID").asText(""), m.path("name").asText(""));
         List<Member> members = new ArrayList<>();
+        Map<String, String> ids = new HashMap<>();
         for (JsonNode m : list.path("members")) {
             String name = m.path("name").asText("");
+            String id = m.path("ID").asText("");
             List<URI> urls = new ArrayList<>();
             for (JsonNode u : m.path("clientURLs")) urls.add(URI.create(u.asText()));
             synchronized (listed) {
                 listed.addAll(urls);
             }
-            if (name.isEmpty()) name = "(unstarted " + m.path("ID").asText() + ")";
+            if (name.isEmpty()) name = "(unstarted " + id + ")";
+            else ids.put(name, id);
             if (urls.isEmpty()) {
                 members.add(Member.down(name, "it has not started yet (no client URL)"));
                 continue;
             }
             try {
-                JsonNode s = post(urls.getFirst(), "/maintenance/status", "{}");
-                String leader = s.path("leader").asText("");
-                String id = s.path("header").path("member_id").asText("");
-                Optional<MinorLine> storage = line(s.path("storageVersion").asText(""));
-                Optional<MinorLine> job = s.path("downgradeInfo")
-                                .path("enabled")
-                                .asBoolean(false)
-                        ? line(s.path("downgradeInfo").path("targetVersion").asText(""))
-                        : Optional.empty();
-                members.add(Member.up(
-                        name,
-                        new Status(
-                                EtcdVersion.parse(s.path("version").asText().split("-", 2)[0]),
-                                s.path("raftIndex").asLong(0),
-                                !leader.isEmpty() && leader.equals(id),
-                                storage,
-                                job)));
+                members.add(Member.up(name, status(urls.getFirst(), id, names)));
             } catch (IOException e) {
                 members.add(Member.down(name, urls.getFirst() + ": " + e.getMessage()));
             }
         }
+        synchronized (idsByName) {
+            idsByName.clear();
+            idsByName.putAll(ids);
+        }
         return members;
+    }
+
+    @Override
+    public Optional<Status> statusAt(String member, List<String> urls) throws InterruptedException, MigrateException {
+        String id = idOf(member);
+        if (id == null) return Optional.empty(); // not a member the cluster lists: nothing answers as it
+        for (String url : urls) {
+            try {
+                return Optional.of(status(URI.create(url), id, Map.of()));
+            } catch (IOException | IllegalArgumentException notThere) {
+                // the next URL
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The member ID the member list gives {@code name}, read again when this client has not read it yet. */
+    private String idOf(String name) throws InterruptedException, MigrateException {
+        synchronized (idsByName) {
+            if (idsByName.containsKey(name)) return idsByName.get(name);
+        }
+        try {
+            members();
+        } catch (IOException unreachable) {
+            return null;
+        }
+        synchronized (idsByName) {
+            return idsByName.get(name);
+        }
+    }
+
+    /**
+     * A member's Maintenance/Status on {@code url}; an answer from another member than {@code id} (a shared or
+     * load-balanced client URL) is no answer of this one: an {@link IOException} that says whose it was.
+     */
+    private Status status(URI url, String id, Map<String, String> names) throws IOException, InterruptedException {
+        JsonNode s = post(url, "/maintenance/status", "{}");
+        String leader = s.path("leader").asText("");
+        String answered = s.path("header").path("member_id").asText("");
+        if (!id.isEmpty() && !answered.isEmpty() && !answered.equals(id)) {
+            String who = names.getOrDefault(answered, "");
+            throw new IOException("answered as member " + answered + (who.isEmpty() ? "" : " (" + who + ")")
+                    + ", not as member " + id + " (a client URL another etcd answers on)");
+        }
+        Optional<MinorLine> storage = line(s.path("storageVersion").asText(""));
+        Optional<MinorLine> job = s.path("downgradeInfo").path("enabled").asBoolean(false)
+                ? line(s.path("downgradeInfo").path("targetVersion").asText(""))
+                : Optional.empty();
+        return new Status(
+                EtcdVersion.parse(s.path("version").asText().split("-", 2)[0]),
+                s.path("raftIndex").asLong(0),
+                !leader.isEmpty() && leader.equals(answered),
+                storage,
+                job);
     }
 
     @Override

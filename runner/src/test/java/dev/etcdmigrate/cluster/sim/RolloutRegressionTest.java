@@ -335,9 +335,10 @@ class RolloutRegressionTest {
      * m0 answering at 3.6, the line the record names, so the take-over rule ({@code RolloutRules.holderDone}) deemed
      * m0's restart over, deleted m0's record and created its own while m0 was still in its step; its margin passed too
      * (m0's step answered). Then m1 stopped its member and m0's step stopped its private etcd: two members out, one of
-     * three left. The fix is in the wiring, at the source of the false answer: a member's step advertises the member's
-     * own client URLs, which do not answer while it migrates ({@code PrivateEtcdCommandTest}); the model without
-     * {@code withStepAnswering} is that wiring, and every config of the simulation runs it.
+     * three left. Fixed twice: in the wiring (a member's step advertises the member's own client URLs, which do not
+     * answer while it migrates: {@code PrivateEtcdCommandTest}) and in the rule (the record names where its holder
+     * serves, and the take-over reads it only there). The rule before is the mutant {@code holderOnListedUrl}: the
+     * script is built under it.
      */
     static Directed stepEtcdTakenForADoneHolder() {
         Sim.Config c = new Sim.Config(3, L34, L36, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 0, 0, 0, 20_000)
@@ -351,21 +352,31 @@ class RolloutRegressionTest {
     }
 
     /**
-     * The finding above, pinned so every build prints it: with a step answering under its member's URL, the rules
-     * break "at most one holder" (and then "never two out of service"); the same schedule with the step silent (the
-     * wiring now) converges.
+     * The finding above, pinned so every build prints it: with a step answering under its member's listed URL, the
+     * take-over that reads the holder there (the rule before, {@code holderOnListedUrl}) breaks "at most one holder"
+     * (and then "never two out of service"); the real rule on the same schedule, the step still answering, converges
+     * (it reads m0 where its record says it serves, which answers only once m0 serves again), and so does the
+     * wiring now (the step silent).
      */
     @Test
     void findingOnOneHostAStepsPrivateEtcdLooksLikeADoneHolder() {
+        RolloutRules.Mutations.holderOnListedUrl = true;
         Directed d = stepEtcdTakenForADoneHolder();
         Explorer.Outcome o = Explorer.replay(d.config(), d.schedule());
         System.out.printf(
-                "FINDING %s: the real rules fail %d actions (%d steps): %s%n",
+                "FINDING %s: the take-over on the member list's URL (holderOnListedUrl) fails %d actions (%d steps): %s%n",
                 d.config(), d.schedule().size(), o.steps(), o.violation());
         assertTrue(o.failed() && o.violation().contains("two holders"), "fixed? " + o.violation());
+        RolloutRules.Mutations.reset();
+        Explorer.Outcome rule = Explorer.replay(d.config(), d.schedule());
+        assertNull(rule.violation(), "the rule now, the step answering: " + rule.violation());
         Sim.Config silent = new Sim.Config(3, L34, L36, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 0, 0, 0, 20_000);
         Explorer.Outcome now = Explorer.replay(silent, firstLegsDone(silent).schedule());
         assertNull(now.violation(), "the wiring now: " + now.violation());
+        System.out.printf(
+                "FINDING fixed: the same schedule converges with the take-over reading the record's URLs (%d steps),"
+                        + " and with the step silent (%d steps)%n",
+                rule.steps(), now.steps());
     }
 
     /** Three members on one host, 3.4 -> 3.7 one at a time, a step's private etcd answering (real etcd there). */

@@ -282,6 +282,7 @@ final class Sim {
     /** A read of the cluster (its step only computes until the next call): no crash point of its own. */
     static boolean crashPoint(String pending) {
         return !(pending.equals("members")
+                || pending.equals("holder status")
                 || pending.equals("cluster version")
                 || pending.equals("record")
                 || pending.equals("holds")
@@ -475,8 +476,8 @@ final class Sim {
             if (e instanceof RolloutEvent.RestartRecordTaken) r.acting = true;
             if (e instanceof RolloutEvent.RestartRecordReleased) r.acting = false;
         });
-        RolloutCoordinator driver =
-                new RolloutCoordinator(new View(r), new Store(r), m.name, config.members, POLICY, new Tick(r), log);
+        RolloutCoordinator driver = new RolloutCoordinator(
+                new View(r), new Store(r), m.name, List.of(m.url()), config.members, POLICY, new Tick(r), log);
         r.driver = driver;
         if (legs.isEmpty()) {
             if (!(m.note instanceof Note.None)) driver.releaseLeftover(config.to);
@@ -909,6 +910,20 @@ final class Sim {
         public boolean holds(Record record) throws IOException {
             ask("holds", true);
             return recordValue != null && recordMod == record.modRevision();
+        }
+
+        /**
+         * The member's own client URL (the operator's, which the record names) answers only while its etcd serves:
+         * a step's private etcd listens on another port (on loopback), even where the member list shows that one
+         * ({@link Config#withStepAnswering}). A URL answers as the one member it belongs to.
+         */
+        @Override
+        public Optional<Status> statusAt(String member, List<String> urls) {
+            call(r, "holder status");
+            return Sim.this.members.stream()
+                    .filter(m -> m.name.equals(member) && urls.contains(m.url()) && m.run == Run.SERVING)
+                    .findFirst()
+                    .map(m -> new Status(EtcdVersion.parse(m.data + ".0"), 100, false, Optional.empty(), job));
         }
     }
 }

@@ -1,0 +1,88 @@
+package dev.etcdmigrate.etcd.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.etcdmigrate.cluster.ClusterView.Member;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An answer counts only from the member asked: two members list one client URL (shared, or load-balanced), and the
+ * etcd behind it answers as one of them (its header's member ID), against a loopback server that answers as etcd's
+ * gateway does.
+ */
+class ClusterClientTest {
+
+    private HttpServer server;
+    private URI base;
+
+    @BeforeEach
+    void serve() throws IOException {
+        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        base = URI.create("http://127.0.0.1:" + server.getAddress().getPort());
+        Map<String, String> answers = Map.of(
+                "/v3/cluster/member/list",
+                "{\"header\":{\"member_id\":\"11\"},\"members\":["
+                        + "{\"ID\":\"11\",\"name\":\"m0\",\"clientURLs\":[\"" + base + "\"]},"
+                        + "{\"ID\":\"22\",\"name\":\"m1\",\"clientURLs\":[\"" + base + "\"]}]}",
+                "/v3/maintenance/status",
+                "{\"header\":{\"member_id\":\"11\"},\"version\":\"3.6.16\",\"raftIndex\":\"500\",\"leader\":\"11\"}");
+        server.createContext("/", exchange -> {
+            exchange.getRequestBody().readAllBytes();
+            String answer = answers.get(exchange.getRequestURI().getPath());
+            byte[] body = (answer == null ? "404 page not found" : answer).getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(answer == null ? 404 : 200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        server.start();
+    }
+
+    @AfterEach
+    void stop() {
+        server.stop(0);
+    }
+
+    @Test
+    void anAnswerFromAnotherMemberIsNoAnswerOfTheMemberAsked() throws Exception {
+        ClusterClient client = new ClusterClient(GatewayClient.newHttpClient(), List.of(base), "/v3");
+        List<Member> members = client.members();
+        assertTrue(members.get(0).status().isPresent(), members.toString());
+        assertTrue(members.get(0).status().get().leader());
+        assertEquals(500, members.get(0).status().get().raftIndex());
+        assertTrue(members.get(1).status().isEmpty(), members.toString());
+        assertTrue(
+                members.get(1).problem().contains("answered as member 11 (m0), not as member 22"),
+                members.get(1).problem());
+        // where the take-over reads a record's holder: the same rule
+        assertTrue(client.statusAt("m0", List.of(base.toString())).isPresent());
+        assertTrue(client.statusAt("m1", List.of(base.toString())).isEmpty());
+        // a name the cluster does not list: nothing answers as it
+        assertTrue(client.statusAt("gone", List.of(base.toString())).isEmpty());
+        // a URL that does not answer, then one that does: the first answer as that member counts
+        assertTrue(client.statusAt("m0", List.of("http://127.0.0.1:1", base.toString()))
+                .isPresent());
+    }
+
+    @Test
+    void aFreshClientLearnsTheMembersIdsBeforeItReadsAHolder() throws Exception {
+        // the sweep before an exec may read a holder before this client read any member list
+        ClusterClient client = new ClusterClient(GatewayClient.newHttpClient(), List.of(base), "/v3");
+        assertTrue(client.statusAt("m1", List.of(base.toString())).isEmpty());
+        assertEquals(
+                "3.6",
+                client.statusAt("m0", List.of(base.toString()))
+                        .orElseThrow()
+                        .line()
+                        .toString());
+    }
+}
