@@ -32,6 +32,12 @@ class RolloutSimulationTest {
         RolloutRules.Mutations.reset();
     }
 
+    /**
+     * The random search's configs: 3 and 5 members, 3.4 -> 3.7 and 3.7 -> 3.5, three edit patterns, separate hosts
+     * and one host; then the same on one host with a member's listed URL answering while it is out ({@link
+     * Sim.Config#withStepAnswering}: the old wiring, or a URL another etcd answers on; no crash, see {@link
+     * #stepAnswering}), appended so the indices of the first 24 (printed replays, regression seeds) stay.
+     */
     static List<Sim.Config> randomConfigs() {
         List<Sim.Config> configs = new ArrayList<>();
         for (int members : new int[] {3, 5}) {
@@ -43,7 +49,21 @@ class RolloutSimulationTest {
                 }
             }
         }
+        for (int members : new int[] {3, 5}) {
+            for (MinorLine[] way : new MinorLine[][] {{L34, L37}, {L37, L35}}) {
+                for (Sim.Edits edits : Sim.Edits.values()) configs.add(stepAnswering(members, way[0], way[1], edits));
+            }
+        }
         return configs;
+    }
+
+    /**
+     * One host, a member's listed URL answering while it is out, leader changes and lost answers but no crash: with
+     * crashes the real rules fail under this fault (docs/ha.md, "The simulation";
+     * {@code RolloutRegressionTest.findingUnderTheStepAnsweringALegAtOnceFoolsTheMargin}), so they are left out here.
+     */
+    static Sim.Config stepAnswering(int members, MinorLine from, MinorLine to, Sim.Edits edits) {
+        return new Sim.Config(members, from, to, edits, Sim.Layout.ONE_HOST, 0, 3, 2, 60_000).withStepAnswering();
     }
 
     @Test
@@ -129,18 +149,22 @@ class RolloutSimulationTest {
         }
         System.out.printf(
                 "simulation: %,d random schedules (%d configs: 3 and 5 members, 3.4 -> 3.7 and 3.7 -> 3.5, edits one at"
-                        + " a time / all at once / one late, two URL layouts; up to 3 crashes, 3 leader changes, 2 lost"
-                        + " answers each), %,d steps, first seed %d, %.1f s%n",
+                        + " a time / all at once / one late, two URL layouts: up to 3 crashes, 3 leader changes, 2 lost"
+                        + " answers each; and one host with a step's etcd answering: no crash), %,d steps, first seed %d,"
+                        + " %.1f s%n",
                 schedules, configs.size(), steps.sum(), seed, (System.nanoTime() - start) / 1e9);
     }
 
     /**
      * The exhaustive search's configs: 3 members, one crash, one-minor chains up and down (both edit orders) in the
-     * default build; with {@code -Dsim.exhaustive.twoMinor=true} (-Psim-long) the two-minor chains too.
+     * default build; with {@code -Dsim.exhaustive.twoMinor=true} (-Psim-long) the two-minor chains too, and the
+     * one-minor chains again with a step's etcd answering ({@link Sim.Config#withStepAnswering}), appended after the
+     * others so their indices stay.
      */
     static List<Sim.Config> exhaustiveConfigs() {
         List<Sim.Config> configs = new ArrayList<>();
-        MinorLine[][] ways = Boolean.getBoolean("sim.exhaustive.twoMinor")
+        boolean long_ = Boolean.getBoolean("sim.exhaustive.twoMinor");
+        MinorLine[][] ways = long_
                 ? new MinorLine[][] {{L35, L36}, {L36, L35}, {L35, L37}, {L37, L35}}
                 : new MinorLine[][] {{L35, L36}, {L36, L35}};
         for (MinorLine[] way : ways) {
@@ -148,7 +172,18 @@ class RolloutSimulationTest {
                 configs.add(new Sim.Config(3, way[0], way[1], edits, Sim.Layout.ONE_HOST, 1, 0, 0, 100_000));
             }
         }
+        if (long_) {
+            // 55,799 states for 3.5 -> 3.6 all at once (43-47 s at load 8-17): too long for the default build
+            configs.add(exhaustiveStepAnswering(L35, L36, Sim.Edits.ALL_AT_ONCE));
+            configs.add(exhaustiveStepAnswering(L35, L36, Sim.Edits.ONE_AT_A_TIME));
+            configs.add(exhaustiveStepAnswering(L36, L35, Sim.Edits.ALL_AT_ONCE));
+            configs.add(exhaustiveStepAnswering(L36, L35, Sim.Edits.ONE_AT_A_TIME));
+        }
         return configs;
+    }
+
+    private static Sim.Config exhaustiveStepAnswering(MinorLine from, MinorLine to, Sim.Edits edits) {
+        return new Sim.Config(3, from, to, edits, Sim.Layout.ONE_HOST, 1, 0, 0, 100_000).withStepAnswering();
     }
 
     /**
@@ -212,8 +247,7 @@ class RolloutSimulationTest {
             java.util.Map.of(
                     "noNoteBeforeCreate", RolloutRegressionTest::killBetweenCreateAndNote,
                     "deleteWithoutComparingRevision", RolloutRegressionTest::deleteMeetsAnotherRunnersRecord,
-                    "reuseOwnRecordOfAnotherLeg", RolloutRegressionTest::ownRecordOfAnotherLeg,
-                    "takeOverWithoutHolderAnswering", RolloutRegressionTest::takeOverOfASilentHolder);
+                    "reuseOwnRecordOfAnotherLeg", RolloutRegressionTest::ownRecordOfAnotherLeg);
 
     static List<Mutant> mutants() {
         Sim.Config up3 =
@@ -224,13 +258,18 @@ class RolloutSimulationTest {
                 new Sim.Config(3, L37, L35, Sim.Edits.ALL_AT_ONCE, Sim.Layout.SEPARATE_HOSTS, 2, 2, 2, 20_000);
         Sim.Config oneHost = new Sim.Config(3, L34, L37, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 2, 2, 2, 20_000);
         Sim.Config late = new Sim.Config(3, L35, L37, Sim.Edits.ONE_LATE, Sim.Layout.SEPARATE_HOSTS, 3, 0, 0, 20_000);
+        // one host, a member's listed URL answering while it is out (configs of the random search, whose every schedule
+        // the real rules pass): only here does an answer come from a member that is out, which these mutants need
+        Sim.Config stepUp = stepAnswering(3, L34, L37, Sim.Edits.ONE_AT_A_TIME);
+        Sim.Config stepDown = stepAnswering(3, L37, L35, Sim.Edits.ALL_AT_ONCE);
         return List.of(
                 new Mutant("skipMargin", "two members out of service", List.of(up3, upAll)),
                 new Mutant(
                         "releaseBeforeQuorumWrite",
                         "two members out of service",
-                        List.of(RolloutRegressionTest.oneHostStepAnswering())),
-                new Mutant("takeOverWithoutHolderAnswering", "two", List.of(up3, upAll)),
+                        List.of(RolloutRegressionTest.oneHostStepAnswering(), stepUp, stepDown)),
+                new Mutant("takeOverWithoutHolderAnswering", "two", List.of(stepUp, stepDown)),
+                new Mutant("holderOnListedUrl", "two", List.of(stepUp, stepDown)),
                 new Mutant("noNoteBeforeCreate", "liveness", List.of(up3, upAll, down3)),
                 new Mutant("deleteWithoutComparingRevision", "two", List.of(up3, upAll, down3)),
                 new Mutant("enableWithoutCheckingJob", "runner of", List.of(down3)),
