@@ -70,6 +70,16 @@ public final class ProvisionCommand {
         this.children = children;
     }
 
+    /**
+     * {@code ~/.cache/etcd-migrate}, with {@code ~} as the shell and the scripts read it: $HOME, which Java's
+     * {@code user.home} (the passwd entry) is not when HOME is set otherwise. A CI run under another HOME once
+     * found the Go toolchains and the arm64 sysroot the scripts then looked for elsewhere.
+     */
+    static Path defaultCacheDir(String homeEnv, String userHome) {
+        String home = homeEnv == null || homeEnv.isBlank() ? userHome : homeEnv;
+        return Path.of(home, ".cache", "etcd-migrate");
+    }
+
     public int run(ParsedArgs args) throws Exception {
         Path binDir = Path.of(
                         args.get("bin-dir").orElseThrow(() -> new UsageException("provision needs --bin-dir DIR")))
@@ -98,7 +108,7 @@ public final class ProvisionCommand {
         }
         Path cacheDir = args.get("cache-dir")
                 .map(d -> Path.of(d).resolve("etcd-migrate"))
-                .orElse(Path.of(System.getProperty("user.home"), ".cache", "etcd-migrate"));
+                .orElse(defaultCacheDir(System.getenv("HOME"), System.getProperty("user.home")));
         Path go = args.get("go").map(Path::of).orElseGet(ProvisionCommand::findGo);
         String platform = args.get("platform").orElseGet(ProvisionCommand::thisPlatform);
 
