@@ -35,7 +35,8 @@ import javax.net.ssl.TrustManagerFactory;
  * get  CA CERT KEY ENDPOINT PATH           one GET, prints the response body
  * sample CA CERT KEY ENDPOINTS             every 100 ms until stdin closes, asks each endpoint's /version at once
  *        (800 ms timeout) and prints "S epochMillis v0 v1 ... cluster" where vN is the member's etcdserver
- *        version or "-" when it did not answer (out of service), and cluster the first answer's etcdcluster
+ *        version or "-" when it did not answer (out of service), and cluster the etcdcluster a majority of the
+ *        endpoints answered ("-" when none did)
  * </pre>
  */
 public final class HaClient {
@@ -136,7 +137,7 @@ public final class HaClient {
                         .exceptionally(t -> null));
             }
             StringBuilder line = new StringBuilder("S ").append(at);
-            String cluster = "-";
+            java.util.Map<String, Integer> views = new java.util.HashMap<>();
             for (var answer : answers) {
                 String body = answer.get();
                 if (body == null) {
@@ -146,8 +147,15 @@ public final class HaClient {
                 var s = server.matcher(body);
                 line.append(' ').append(s.find() ? s.group(1) : "?");
                 var c = clusterVersion.matcher(body);
-                if (cluster.equals("-") && c.find() && !c.group(1).isEmpty()) cluster = c.group(1);
+                if (c.find() && !c.group(1).isEmpty()) views.merge(c.group(1), 1, Integer::sum);
             }
+            // each member reports the cluster version it has applied: one cut off from its peers still reports the
+            // old one after the leader raised it, so only a majority's answer is the cluster's
+            String cluster = views.entrySet().stream()
+                    .filter(v -> v.getValue() > endpoints.length / 2)
+                    .map(java.util.Map.Entry::getKey)
+                    .findFirst()
+                    .orElse("-");
             out.println(line.append(' ').append(cluster));
             long left = 100 - (System.currentTimeMillis() - at);
             if (left > 0) Thread.sleep(left); // the sampling period
