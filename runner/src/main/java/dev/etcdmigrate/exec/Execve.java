@@ -65,12 +65,44 @@ public final class Execve {
                 FunctionDescriptor.of(ADDRESS, JAVA_INT, ADDRESS));
         // the memory exec marshals its arguments into, once here: the classes behind it (jdk.internal.foreign's
         // sessions, segment factories, var handles) were 20-50 ms of loading between the exec event and execve
+        Execve linked = new Execve(execve, closeRange, signal, stateLayout, errnoHandle);
         try (Arena arena = Arena.ofConfined()) {
             arena.allocateFrom("etcd");
             cStringArray(arena, List.of("etcd", "--name=x"));
-            arena.allocate(stateLayout);
+            MemorySegment state = arena.allocate(stateLayout);
+            // Each handle's first call through its one call site below spins invokers and initialises its stub
+            // class (5-15 ms on the main thread after the exec event, class+init log). Called here with
+            // arguments the kernel and libc refuse before doing anything: signal 0 (EINVAL), an empty close
+            // range (EINVAL), an empty path (ENOENT).
+            linked.signalCall(0, MemorySegment.NULL);
+            linked.closeRangeCall(1, 0, CLOSE_RANGE_CLOEXEC);
+            MemorySegment none = arena.allocateFrom("");
+            int refused =
+                    linked.execveCall(state, none, cStringArray(arena, List.of()), cStringArray(arena, List.of()));
+            int errno = (int) errnoHandle.get(state, 0L);
+            if (refused != -1) throw new ExecFailedException("execve(\"\") returned " + refused + ", errno " + errno);
+        } catch (ExecFailedException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new ExecFailedException("libc's execve, close_range or signal could not be called: " + t);
         }
-        return new Execve(execve, closeRange, signal, stateLayout, errnoHandle);
+        return linked;
+    }
+
+    // One call site per handle: the warm-up in link() and the real calls share them (see there).
+    private MemorySegment signalCall(int signum, MemorySegment handler) throws Throwable {
+        return (MemorySegment) signal.invokeExact(signum, handler);
+    }
+
+    private void closeRangeCall(int first, int last, int flags) throws Throwable {
+        if (closeRange.isPresent()) {
+            int ignored = (int) closeRange.get().invokeExact(first, last, flags);
+        }
+    }
+
+    private int execveCall(MemorySegment state, MemorySegment path, MemorySegment args, MemorySegment envp)
+            throws Throwable {
+        return (int) execve.invokeExact(state, path, args, envp);
     }
 
     /**
@@ -80,8 +112,8 @@ public final class Execve {
      */
     public void defaultSignals() throws ExecFailedException {
         try {
-            MemorySegment ignored = (MemorySegment) signal.invokeExact(SIGTERM, MemorySegment.NULL); // SIG_DFL
-            ignored = (MemorySegment) signal.invokeExact(SIGINT, MemorySegment.NULL);
+            signalCall(SIGTERM, MemorySegment.NULL); // SIG_DFL
+            signalCall(SIGINT, MemorySegment.NULL);
         } catch (Throwable t) {
             throw new ExecFailedException("signal(2) could not be called: " + t);
         }
@@ -104,10 +136,8 @@ public final class Execve {
             MemorySegment state = arena.allocate(stateLayout);
             System.out.flush();
             System.err.flush();
-            if (closeRange.isPresent()) {
-                int ignored = (int) closeRange.get().invokeExact(3, -1, CLOSE_RANGE_CLOEXEC); // -1 is ~0U
-            }
-            int result = (int) execve.invokeExact(state, path, args, envp);
+            closeRangeCall(3, -1, CLOSE_RANGE_CLOEXEC); // -1 is ~0U
+            int result = execveCall(state, path, args, envp);
             int errno = (int) errnoHandle.get(state, 0L);
             throw new ExecFailedException(
                     "execve(" + program + ") failed with errno " + errno + " (result " + result + ")");
