@@ -79,6 +79,14 @@ public sealed interface Topology {
     record ClientTls(
             String advertiseClientUrls, Optional<Path> certFile, Optional<Path> keyFile, Optional<Path> trustedCaFile) {
 
+        /** The advertised client URLs one by one (etcd's comma-separated list, blanks dropped). */
+        public java.util.List<String> clientUrls() {
+            return java.util.Arrays.stream(advertiseClientUrls.split(","))
+                    .map(String::trim)
+                    .filter(u -> !u.isEmpty())
+                    .toList();
+        }
+
         public static ClientTls of(EtcdCommandLine etcd) {
             return new ClientTls(
                     etcd.get("advertise-client-urls").orElse("http://localhost:2379"),

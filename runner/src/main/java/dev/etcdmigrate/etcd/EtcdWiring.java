@@ -188,9 +188,7 @@ public final class EtcdWiring {
     public ClusterClient clusterClient(Topology.Member member, Release line) throws MigrateException {
         Topology.ClientTls client = member.clientTls();
         List<URI> own = new ArrayList<>();
-        for (String url : client.advertiseClientUrls().split(",")) {
-            if (!url.isBlank()) own.add(URI.create(url.trim()));
-        }
+        for (String url : client.clientUrls()) own.add(URI.create(url));
         List<URI> seeds = new ArrayList<>(own);
         URI first = own.getFirst();
         // the other members' peer URLs, from --initial-cluster

@@ -234,11 +234,7 @@ final class ClusterRollout {
                     new FileNoteStore(dataDir.own().restartRecord()),
                     options.name(),
                     // where this member serves, named in the record: the take-over reads it there
-                    java.util.Arrays.stream(
-                                    member().clientTls().advertiseClientUrls().split(","))
-                            .map(String::trim)
-                            .filter(u -> !u.isEmpty())
-                            .toList(),
+                    member().clientTls().clientUrls(),
                     member().size(),
                     RolloutPolicy.DEFAULT,
                     new RolloutCoordinator.Ticker() {

@@ -34,6 +34,16 @@ class TopologyTest {
     }
 
     @Test
+    void theAdvertisedClientUrlsOneByOne() {
+        var tls = new Topology.ClientTls(
+                " https://10.0.0.1:2379, ,https://m0.example:2379",
+                Optional.empty(),
+                Optional.empty(),
+                Optional.empty());
+        assertEquals(List.of("https://10.0.0.1:2379", "https://m0.example:2379"), tls.clientUrls());
+    }
+
+    @Test
     void aNameTheListLacksIsAUsageError() {
         var e = assertThrows(UsageException.class, () -> Peers.peerUrlOf("x", "a=http://a:2380"));
         assertTrue(e.getMessage().contains("member 'x' is not in the initial cluster"), e.getMessage());
