@@ -73,4 +73,27 @@ class RunTallyTest {
         RunEvent.RunSummary s = RunTally.sinceProcessStart().summary("at-target", 0);
         assertTrue(s.totalMillis() >= 0 && s.totalMillis() < 600_000, String.valueOf(s.totalMillis()));
     }
+
+    @Test
+    void theProcessStartIsItsAgeFromProcToTenMilliseconds() {
+        // started 1,234.56 s after boot (123,456 ticks of 10 ms), and 1,300.25 s after boot is now
+        String stat = "4242 (java (a b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 20 0 123456 0 0\n";
+        assertEquals(
+                1_000_000 - (1_300_250 - 1_234_560), RunTally.processStartMillis(1_000_000, stat, "1300.25 2.00\n"));
+        assertEquals(1_000_000, RunTally.processStartMillis(1_000_000, "", ""), "unreadable: now");
+        assertEquals(
+                1_000_000, RunTally.processStartMillis(1_000_000, stat, "1000.00 2.00\n"), "a start after now: now");
+    }
+
+    @Test
+    void theProcessStartOfThisJvmIsJustBeforeItsOwnRecordedStart() throws Exception {
+        long jvm = java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
+        long now = System.currentTimeMillis();
+        long start = RunTally.processStartMillis(
+                now,
+                java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/stat")),
+                java.nio.file.Files.readString(java.nio.file.Path.of("/proc/uptime")));
+        // the exec precedes the JVM's own start record by its early init; whole-second boot times missed by up to 1 s
+        assertTrue(start <= jvm + 20 && jvm - start < 300, "process start " + start + ", JVM start " + jvm);
+    }
 }
