@@ -118,10 +118,15 @@ class StatusIT {
         Member m0 = cluster.members().get(0);
         Member m1 = cluster.members().get(1);
 
-        // done: every member on the target line, the cluster version it, nothing held
-        Reading done = Poll.until(Duration.ofSeconds(60), EVERY, "status done", () -> {
+        // done: every member on the target line, the cluster version it, nothing held. A new 3.6 cluster records
+        // its storage version a moment after it serves (etcd's own version monitor): waited for, not raced
+        Reading done = Poll.until(Duration.ofSeconds(60), EVERY, "status done, storage versions recorded", () -> {
             Reading r = status(m0, "3.6.16");
-            return r.exit() == 0 ? r : null;
+            boolean recorded = true;
+            for (JsonNode m : r.report().path("members")) {
+                recorded &= m.path("storageVersion").asText().equals("3.6");
+            }
+            return r.exit() == 0 && recorded ? r : null;
         });
         assertEquals("done", done.report().path("state").asText());
         for (JsonNode m : done.report().path("members")) {
