@@ -66,6 +66,8 @@ public final class PeerBenchmark {
                 + Runtime.getRuntime().availableProcessors() + " cores; load "
                 + Files.readString(Path.of("/proc/loadavg")).trim());
         List<String> table = new ArrayList<>();
+        List<String> floors = new ArrayList<>();
+        List<String> breakdown = new ArrayList<>();
         try {
             Path wrapped = wrapperBinDir(binDir, work.resolve("k8s-bin"));
             for (long mib : sizes) {
@@ -74,24 +76,57 @@ public final class PeerBenchmark {
                 for (String target : targets) {
                     List<List<Long>> ours = new ArrayList<>();
                     launchers.forEach(l -> ours.add(new ArrayList<>()));
+                    List<List<Parts>> parts = new ArrayList<>();
+                    launchers.forEach(l -> parts.add(new ArrayList<>()));
                     List<Long> theirs = new ArrayList<>();
+                    List<Long> alone = new ArrayList<>();
                     for (int i = 0; i < runs; i++) {
                         boolean theirsFirst = i % 2 == 1;
                         if (theirsFirst) theirs.add(theirs(k8s, wrapped, binDir, seed, work, target));
                         for (int l = 0; l < launchers.size(); l++) {
                             int at = (l + i) % launchers.size(); // the builds take turns going first
-                            ours.get(at).add(ours(launchers.get(at), binDir, seed, work, target));
+                            Parts run = ours(launchers.get(at), binDir, seed, work, target);
+                            ours.get(at).add(run.total());
+                            parts.get(at).add(run);
                         }
                         if (!theirsFirst) theirs.add(theirs(k8s, wrapped, binDir, seed, work, target));
+                        alone.add(alone(binDir, seed, work, target));
                         System.out.printf(
-                                "%s 3.4.23 -> %s run %d: ours %s ms, Kubernetes' %d ms%n",
+                                "%s 3.4.23 -> %s run %d: ours %s ms, Kubernetes' %d ms, etcd-%s alone %d ms%n",
                                 mib == 0 ? "small" : mib + " MiB",
                                 target,
                                 i + 1,
-                                ours.stream()
-                                        .map(o -> String.valueOf(o.getLast()))
-                                        .toList(),
-                                theirs.getLast());
+                                parts.stream().map(o -> o.getLast().toString()).toList(),
+                                theirs.getLast(),
+                                target,
+                                alone.getLast());
+                    }
+                    floors.add(String.format(
+                            "| 3.4.23 -> %s | %s | %d ms (%s) | %.2f |",
+                            target,
+                            mib == 0 ? "200 keys" : mib + " MiB db",
+                            ScaleBenchmark.median(alone),
+                            join(alone),
+                            ScaleBenchmark.median(alone) / (double) ScaleBenchmark.median(theirs)));
+                    for (int l = 0; l < launchers.size(); l++) {
+                        List<Parts> p = parts.get(l);
+                        breakdown.add(String.format(
+                                "| 3.4.23 -> %s | %s | %s | %d | %d | %d | %d | %.2f |",
+                                target,
+                                mib == 0 ? "200 keys" : mib + " MiB db",
+                                launchers.get(l),
+                                ScaleBenchmark.median(
+                                        p.stream().map(Parts::beforeFirstEtcd).toList()),
+                                ScaleBenchmark.median(
+                                        p.stream().map(Parts::stepEtcds).toList()),
+                                ScaleBenchmark.median(
+                                        p.stream().map(Parts::otherBeforeExec).toList()),
+                                ScaleBenchmark.median(
+                                        p.stream().map(Parts::target).toList()),
+                                ScaleBenchmark.median(p.stream()
+                                                .map(x -> x.stepEtcds() + x.target())
+                                                .toList())
+                                        / (double) ScaleBenchmark.median(theirs)));
                     }
                     long t = ScaleBenchmark.median(theirs);
                     for (int l = 0; l < launchers.size(); l++) {
@@ -118,6 +153,62 @@ public final class PeerBenchmark {
                 "| transition | data | ours (launcher) | runs | ours, median (all) | Kubernetes' migrate + etcd, median (all) | ratio |");
         System.out.println("|---|---|---|---|---|---|---|");
         table.forEach(System.out::println);
+        System.out.println();
+        System.out.println(
+                "The target etcd alone on a copy of the same 3.4.23 data, the same flags, in the same rotation"
+                        + " (what any tool that leaves the data's opening to the target pays at the least):");
+        System.out.println("| transition | data | etcd-T alone, median (all) | ratio to Kubernetes' |");
+        System.out.println("|---|---|---|---|");
+        floors.forEach(System.out::println);
+        System.out.println();
+        System.out.println("Ours by its events, medians in ms: spawn to its first etcd; its step etcds, start to stop;"
+                + " the rest before exec; exec to the acknowledged write (the target); step etcds + target against"
+                + " Kubernetes' whole run:");
+        System.out.println(
+                "| transition | data | ours (launcher) | before the first etcd | step etcds | rest before exec"
+                        + " | target | (step etcds + target) / Kubernetes' |");
+        System.out.println("|---|---|---|---|---|---|---|---|");
+        breakdown.forEach(System.out::println);
+    }
+
+    /**
+     * One run of ours split by its JSON events (times from the same clock as the spawn): before its first etcd
+     * started (JVM, reads, decision, binary checks), its step etcds from start to stop, the rest before its exec
+     * (version.txt, syncs, checks between steps), and the target from the exec to the acknowledged write.
+     */
+    record Parts(long total, long beforeFirstEtcd, long stepEtcds, long otherBeforeExec, long target) {
+        @Override
+        public String toString() {
+            return total + " (" + beforeFirstEtcd + " + " + stepEtcds + " + " + otherBeforeExec + " + " + target + ")";
+        }
+    }
+
+    private static final java.util.regex.Pattern EVENT = java.util.regex.Pattern.compile(
+            "^\\{\"time\":\"([^\"]+)\".*\"source\":\"etcd-migrate\",\"event\":\"([a-z-]+)\"");
+
+    static Parts parts(List<String> lines, java.time.Instant spawned, long totalMillis) {
+        long firstEtcd = -1, exec = -1, started = -1, inEtcds = 0;
+        for (String line : lines) {
+            java.util.regex.Matcher m = EVENT.matcher(line);
+            if (!m.find()) continue;
+            long at = Duration.between(spawned, java.time.Instant.parse(m.group(1)))
+                    .toMillis();
+            switch (m.group(2)) {
+                case "etcd-started" -> {
+                    if (firstEtcd < 0) firstEtcd = at;
+                    started = at;
+                }
+                case "etcd-stopped" -> {
+                    if (started >= 0) inEtcds += at - started;
+                    started = -1;
+                }
+                case "exec" -> exec = at;
+                default -> {}
+            }
+        }
+        if (exec < 0) throw new IllegalStateException("ours logged no exec event");
+        long before = firstEtcd < 0 ? exec : firstEtcd;
+        return new Parts(totalMillis, before, inEtcds, exec - before - inEtcds, totalMillis - exec);
     }
 
     private static String join(List<Long> values) {
@@ -162,7 +253,7 @@ public final class PeerBenchmark {
         return SingleMember.flags("bench", data, client, peer);
     }
 
-    private static long ours(Path launcher, Path binDir, Path seed, Path work, String target) throws Exception {
+    private static Parts ours(Path launcher, Path binDir, Path seed, Path work, String target) throws Exception {
         Path data = ScaleBenchmark.copy(seed, work, "ours");
         ServerPorts real = FreePorts.pick();
         ServerPorts priv = FreePorts.pick();
@@ -180,8 +271,10 @@ public final class PeerBenchmark {
                 String.valueOf(priv.client()),
                 "--peer-port",
                 String.valueOf(priv.peer()),
+                "--log-format=json",
                 "--"));
         command.addAll(etcdFlags(data, real));
+        java.time.Instant spawned = java.time.Instant.now();
         long start = System.nanoTime();
         Process p = new ProcessBuilder(command)
                 .redirectErrorStream(true)
@@ -189,7 +282,8 @@ public final class PeerBenchmark {
                 .start();
         try {
             awaitWrite(real, target, p, start, work.resolve("ours.log"));
-            return (System.nanoTime() - start) / 1_000_000;
+            long total = (System.nanoTime() - start) / 1_000_000;
+            return parts(Files.readAllLines(work.resolve("ours.log")), spawned, total);
         } finally {
             stop(p);
             Trees.deleteRecursively(data.getParent());
@@ -242,6 +336,28 @@ public final class PeerBenchmark {
         Process p = new ProcessBuilder(etcd)
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                .start();
+        try {
+            awaitWrite(real, target, p, start, log);
+            return (System.nanoTime() - start) / 1_000_000;
+        } finally {
+            stop(p);
+            Trees.deleteRecursively(data.getParent());
+        }
+    }
+
+    /** The target etcd alone, started with the same flags on a fresh copy of the same data, until a write. */
+    private static long alone(Path binDir, Path seed, Path work, String target) throws Exception {
+        Path data = ScaleBenchmark.copy(seed, work, "alone");
+        ServerPorts real = FreePorts.pick();
+        List<String> etcd =
+                new ArrayList<>(List.of(binDir.resolve("etcd-" + target).toString()));
+        etcd.addAll(etcdFlags(data, real));
+        Path log = work.resolve("alone.log");
+        long start = System.nanoTime();
+        Process p = new ProcessBuilder(etcd)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
                 .start();
         try {
             awaitWrite(real, target, p, start, log);
