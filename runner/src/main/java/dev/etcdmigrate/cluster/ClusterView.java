@@ -39,19 +39,6 @@ public interface ClusterView {
      */
     Optional<Status> statusAt(String member, List<String> urls) throws InterruptedException, MigrateException;
 
-    /**
-     * The record's holder as the take-over reads it ({@link RolloutRules#holderDone}): on the URLs the record names
-     * (where its member serves, the operator's own client URLs), else (a record of the release before, which names
-     * none) what the member list's URL for it answered. A record of one line is never taken over: nothing is read.
-     */
-    default Optional<Status> holderAnswer(Record record, List<Member> members)
-            throws InterruptedException, MigrateException {
-        RecordValue v = record.value();
-        if (v.from().equals(v.to()) && !RolloutRules.Mutations.takeOverWithoutHolderAnswering) return Optional.empty();
-        if (RolloutRules.readsHolderWhereItServes(v)) return statusAt(v.holder(), v.serves());
-        return RolloutRules.listedAnswer(v.holder(), members);
-    }
-
     /** A member as the cluster lists it; {@code status} empty when its client URL did not answer ({@code problem} says why). */
     record Member(String name, Optional<Status> status, String problem) {
         public static Member up(String name, Status status) {

@@ -139,7 +139,7 @@ final class RecordKeeper {
             // the member list only for a record of the release before (it names no URL of its holder)
             List<ClusterView.Member> members =
                     RolloutRules.readsHolderWhereItServes(over.value()) ? List.of() : cluster.members();
-            if (RolloutRules.holderDone(over, cluster.holderAnswer(over, members))) takeOver(over);
+            if (RolloutRules.holderDone(over, RolloutRules.holderAnswer(cluster, over, members))) takeOver(over);
         } catch (IOException unreachable) {
             // the holder's peers take it over when they pass rule 2
         }

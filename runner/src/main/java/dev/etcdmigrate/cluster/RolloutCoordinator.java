@@ -292,7 +292,7 @@ public final class RolloutCoordinator {
         // another holder's record: read it where its member serves (the take-over's answer), only then
         Optional<Status> holder =
                 existing.isPresent() && !existing.get().value().holder().equals(self)
-                        ? cluster.holderAnswer(existing.get(), members)
+                        ? RolloutRules.holderAnswer(cluster, existing.get(), members)
                         : Optional.empty();
         Decision decision = RolloutRules.take(leg, me, existing, holder);
         blockedWhy = decision instanceof Decision.Wait w ? w : null;

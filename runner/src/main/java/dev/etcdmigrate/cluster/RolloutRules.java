@@ -3,6 +3,7 @@ package dev.etcdmigrate.cluster;
 import dev.etcdmigrate.cluster.ClusterView.Member;
 import dev.etcdmigrate.cluster.ClusterView.Record;
 import dev.etcdmigrate.cluster.ClusterView.Status;
+import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.version.MinorLine;
 import java.util.ArrayList;
 import java.util.List;
@@ -150,7 +151,7 @@ public final class RolloutRules {
     /**
      * Rule 2, the record: none exists (take it); this runner's own for this leg (use it); its own for another leg
      * (a restart that is over: release it); another holder's whose restart is over (take it over); or wait.
-     * {@code holder}: what the other holder answered where the take-over reads it ({@link ClusterView#holderAnswer}).
+     * {@code holder}: what the other holder answered where the take-over reads it ({@link #holderAnswer}).
      */
     public static Decision take(Leg leg, Self self, Optional<Record> existing, Optional<Status> holder) {
         if (existing.isEmpty()) return new Decision.Take();
@@ -173,7 +174,7 @@ public final class RolloutRules {
      * counts only from where the holder's member serves: the URLs its record names ({@link #readsHolderWhereItServes};
      * a URL the member list shows may be another etcd's, e.g. a step's private etcd on one host, which answers at the
      * record's {@code to} while the restart is not over). {@code holder}: that answer ({@link
-     * ClusterView#holderAnswer}), empty when it does not answer there.
+     * #holderAnswer}), empty when it does not answer there.
      */
     public static boolean holderDone(Record record, Optional<Status> holder) {
         RecordValue v = record.value();
@@ -187,6 +188,19 @@ public final class RolloutRules {
                 .filter(line ->
                         Mutations.takeOverOnlyAtTheNamedLine ? line.equals(v.to()) : reached(v.from(), v.to(), line))
                 .isPresent();
+    }
+
+    /**
+     * The record's holder as the take-over reads it ({@link #holderDone}): on the URLs the record names (where its
+     * member serves, the operator's own client URLs), else (a record of the release before, which names none) what
+     * the member list's URL for it answered. A record of one line is never taken over: nothing is read.
+     */
+    public static Optional<Status> holderAnswer(ClusterView cluster, Record record, List<Member> members)
+            throws InterruptedException, MigrateException {
+        RecordValue v = record.value();
+        if (v.from().equals(v.to()) && !Mutations.takeOverWithoutHolderAnswering) return Optional.empty();
+        if (readsHolderWhereItServes(v)) return cluster.statusAt(v.holder(), v.serves());
+        return listedAnswer(v.holder(), members);
     }
 
     /**

@@ -51,13 +51,14 @@ public final class StatusReader {
         Optional<MinorLine> clusterVersion = cluster.clusterVersion();
         Optional<Record> record = cluster.record();
         // the holder where the take-over reads it (the URLs its record names), once for every member's verdict
-        Optional<Status> holder = record.isPresent() ? cluster.holderAnswer(record.get(), members) : Optional.empty();
+        Optional<Status> holder =
+                record.isPresent() ? RolloutRules.holderAnswer(cluster, record.get(), members) : Optional.empty();
         return judge(endpoints, members, clusterVersion, record, holder, now);
     }
 
     /**
      * The pure half of {@link #read}: the report from what the cluster answered; {@code holder} is what the record's
-     * holder answered where the take-over reads it ({@link ClusterView#holderAnswer}).
+     * holder answered where the take-over reads it ({@link RolloutRules#holderAnswer}).
      */
     StatusReport judge(
             List<String> endpoints,

@@ -545,11 +545,11 @@ class RolloutCoordinatorTest {
             String what = java.util.Arrays.toString(row);
             assertEquals(
                     Boolean.parseBoolean(row[2]),
-                    RolloutRules.holderDone(named, cluster.holderAnswer(named, members)),
+                    RolloutRules.holderDone(named, RolloutRules.holderAnswer(cluster, named, members)),
                     "URLs named: " + what);
             assertEquals(
                     Boolean.parseBoolean(row[3]),
-                    RolloutRules.holderDone(unnamed, cluster.holderAnswer(unnamed, members)),
+                    RolloutRules.holderDone(unnamed, RolloutRules.holderAnswer(cluster, unnamed, members)),
                     "none named: " + what);
             assertEquals(List.of("m1 " + urls), cluster.statusReads, what); // only the record naming URLs is read there
         }
@@ -565,7 +565,7 @@ class RolloutCoordinatorTest {
         // a record of one line is never taken over: nothing is read
         FakeCluster cluster = new FakeCluster().member("m1", "3.6.16", 500);
         Record settling = new Record(new RecordValue("m1", L36, L36, Instant.EPOCH, urls), 43);
-        assertTrue(!RolloutRules.holderDone(settling, cluster.holderAnswer(settling, cluster.members())));
+        assertTrue(!RolloutRules.holderDone(settling, RolloutRules.holderAnswer(cluster, settling, cluster.members())));
         assertEquals(List.of(), cluster.statusReads);
         // through the coordinator: m1's listed URL answers at 3.6 but its own does not yet, so m0 waits; once m1
         // serves there, m0 takes the record over
