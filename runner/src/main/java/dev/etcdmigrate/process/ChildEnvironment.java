@@ -22,4 +22,9 @@ public final class ChildEnvironment {
     public static boolean isEtcdVariable(String name) {
         return name.startsWith("ETCD_") || name.startsWith("ETCDCTL_");
     }
+
+    /** The runner's own settings (ETCD_MIGRATE_JAVA_OPTS): named like etcd's, read by no etcd. */
+    public static boolean isRunnerVariable(String name) {
+        return name.startsWith("ETCD_MIGRATE_");
+    }
 }

@@ -155,9 +155,7 @@ public final class BinaryCheck {
             List<String> args,
             Map<String, String> environment)
             throws WrongBinaryException, RejectedFlagException, IOException, InterruptedException {
-        Map<String, String> etcdVariables = new TreeMap<>(environment);
-        etcdVariables.keySet().removeIf(k -> !ChildEnvironment.isEtcdVariable(k));
-        String key = key(binary, "target " + String.join("\u0000", args) + "\u0000" + etcdVariables);
+        String key = key(binary, "target " + String.join("\u0000", args) + "\u0000" + answerEnvironment(environment));
         if (target.toString().equals(known.get(key))) {
             used.put(key, target.toString());
             return;
@@ -195,6 +193,18 @@ public final class BinaryCheck {
         }
         return "etcd " + target + " refuses the arguments after -- " + args + " (exit " + out.exit() + ": \""
                 + first.strip() + "\"). It would crash-loop after the migration, so nothing was changed";
+    }
+
+    /**
+     * The variables the target's answer depends on: etcd's own (ETCD_*, ETCDCTL_*), which the exec'd etcd reads too.
+     * Not the runner's (ETCD_MIGRATE_*, e.g. its JVM options): the etcd ignores them, so a change asks nothing again.
+     */
+    static Map<String, String> answerEnvironment(Map<String, String> environment) {
+        Map<String, String> etcdVariables = new TreeMap<>(environment);
+        etcdVariables
+                .keySet()
+                .removeIf(k -> !ChildEnvironment.isEtcdVariable(k) || ChildEnvironment.isRunnerVariable(k));
+        return etcdVariables;
     }
 
     private void remember(String key, String version) {

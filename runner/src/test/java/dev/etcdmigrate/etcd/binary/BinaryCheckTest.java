@@ -55,4 +55,15 @@ class BinaryCheckTest {
         org.junit.jupiter.api.Assertions.assertEquals(10_000, keys.size());
         org.junit.jupiter.api.Assertions.assertNotEquals(BinaryCheck.digest("ab"), BinaryCheck.digest("ba"));
     }
+
+    @Test
+    void theTargetsAnswerDependsOnEtcdsVariablesNotTheRunners() {
+        org.junit.jupiter.api.Assertions.assertEquals(
+                java.util.Map.of("ETCD_NAME", "m1", "ETCDCTL_API", "3"),
+                BinaryCheck.answerEnvironment(java.util.Map.of(
+                        "ETCD_NAME", "m1",
+                        "ETCDCTL_API", "3",
+                        "ETCD_MIGRATE_JAVA_OPTS", "-Xmx64m",
+                        "HOME", "/root")));
+    }
 }
