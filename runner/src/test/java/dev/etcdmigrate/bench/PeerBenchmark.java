@@ -333,34 +333,29 @@ public final class PeerBenchmark {
             throw new IllegalStateException("Kubernetes' migrate failed (exit "
                     + (tool.isAlive() ? "none" : tool.exitValue()) + "): " + tail(log));
         }
+        return etcdUntilWrite(binDir, target, data, real, log, start);
+    }
+
+    /** The target etcd alone, started with the same flags on a fresh copy of the same data, until a write. */
+    private static long alone(Path binDir, Path seed, Path work, String target) throws Exception {
+        Path data = ScaleBenchmark.copy(seed, work, "alone");
+        Path log = work.resolve("alone.log");
+        Files.deleteIfExists(log); // this run's lines only
+        return etcdUntilWrite(binDir, target, data, FreePorts.pick(), log, System.nanoTime());
+    }
+
+    /**
+     * etcd-{@code target} on {@code data} with the benchmark's flags, its output appended to {@code log}, until a write
+     * on its real port; milliseconds since {@code start}. The etcd is stopped and the copy removed either way.
+     */
+    private static long etcdUntilWrite(Path binDir, String target, Path data, ServerPorts real, Path log, long start)
+            throws Exception {
         List<String> etcd =
                 new ArrayList<>(List.of(binDir.resolve("etcd-" + target).toString()));
         etcd.addAll(etcdFlags(data, real));
         Process p = new ProcessBuilder(etcd)
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-                .start();
-        try {
-            awaitWrite(real, target, p, start, log);
-            return (System.nanoTime() - start) / 1_000_000;
-        } finally {
-            stop(p);
-            Trees.deleteRecursively(data.getParent());
-        }
-    }
-
-    /** The target etcd alone, started with the same flags on a fresh copy of the same data, until a write. */
-    private static long alone(Path binDir, Path seed, Path work, String target) throws Exception {
-        Path data = ScaleBenchmark.copy(seed, work, "alone");
-        ServerPorts real = FreePorts.pick();
-        List<String> etcd =
-                new ArrayList<>(List.of(binDir.resolve("etcd-" + target).toString()));
-        etcd.addAll(etcdFlags(data, real));
-        Path log = work.resolve("alone.log");
-        long start = System.nanoTime();
-        Process p = new ProcessBuilder(etcd)
-                .redirectErrorStream(true)
-                .redirectOutput(log.toFile())
                 .start();
         try {
             awaitWrite(real, target, p, start, log);
