@@ -30,8 +30,8 @@ class DocsMatchTreeTest {
     private static final Pattern PICTURED = Pattern.compile("\\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\\b");
 
     private static String readmeLayout() throws IOException {
-        String readme = Files.readString(REPO.resolve("README.md"));
-        int start = readme.indexOf("\n## Layout");
+        String readme = Files.readString(REPO.resolve("docs/architecture.md"));
+        int start = readme.indexOf("\n## Where the code is");
         int end = readme.indexOf("\n## ", start + 1);
         return readme.substring(start, end < 0 ? readme.length() : end);
     }

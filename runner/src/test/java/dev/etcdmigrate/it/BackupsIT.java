@@ -28,7 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Backups before destructive steps, on real etcd: what they hold and their modes, retention in a backup
- * dir outside the data dir, and the README's restore procedure run as written.
+ * dir outside the data dir, and docs/operations.md's restore procedure run as written.
  */
 class BackupsIT {
 
@@ -151,7 +151,7 @@ class BackupsIT {
         Path backup = single(backups(shared));
         Path aside = dir.resolve("member-before-restore");
 
-        // step 1 (stop etcd): the runner exited and started nothing else; steps 2 and 3 as the README writes them
+        // step 1 (stop etcd): the runner exited and started nothing else; steps 2 and 3 as docs/operations.md writes them
         runShell(
                 restoreCommands(),
                 Map.of("DATA_DIR", data.toString(), "BACKUP", backup.toString(), "ASIDE", aside.toString()));
@@ -185,9 +185,9 @@ class BackupsIT {
 
     // ------------------------------------------------------------------ helpers
 
-    /** The README's restore commands: the ```sh block after the restore-commands marker. */
+    /** docs/operations.md's restore commands: the ```sh block after the restore-commands marker. */
     static String restoreCommands() throws IOException {
-        Path readme = Path.of(System.getProperty("readme.file", "../README.md"));
+        Path readme = Path.of(System.getProperty("readme.file", "../docs/operations.md"));
         List<String> lines = Files.readAllLines(readme, StandardCharsets.UTF_8);
         int marker = -1;
         for (int i = 0; i < lines.size(); i++) {
