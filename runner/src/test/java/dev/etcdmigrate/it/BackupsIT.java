@@ -151,7 +151,7 @@ class BackupsIT {
         Path backup = single(backups(shared));
         Path aside = dir.resolve("member-before-restore");
 
-        // step 1 (stop etcd): the runner exited and started nothing else; steps 2 and 3 as docs/operations.md writes them
+        // step 1 (stop etcd): the runner exited and started nothing else; steps 2 and 3 as docs/operations.md has them
         runShell(
                 restoreCommands(),
                 Map.of("DATA_DIR", data.toString(), "BACKUP", backup.toString(), "ASIDE", aside.toString()));
