@@ -38,7 +38,7 @@ import java.util.concurrent.TimeUnit;
  * Size 0 is a data dir of 200 small keys; any other size is ScaleBenchmark's cached 3.4.23 data dir of
  * that many MiB of db.
  *
- * <p>Two more tables give the floors (docs/benchmarks.md, "point 12 against its floors"): the target etcd alone on
+ * <p>Two more tables give the floors (docs/benchmarks.md, "Against Kubernetes' migrate tool, and its floors"): the target etcd alone on
  * a copy of the same data in the same rotation, and each of our runs split by its own JSON events ({@link Parts}).
  */
 public final class PeerBenchmark {
