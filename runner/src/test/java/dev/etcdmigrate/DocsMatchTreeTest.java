@@ -36,7 +36,14 @@ class DocsMatchTreeTest {
             "docs/development.md",
             "docs/operations.md",
             "docs/testing.md",
-            "docs/compatibility.md");
+            "docs/compatibility.md",
+            "docs/runbooks/README.md",
+            "docs/runbooks/kubeadm-one-node.md",
+            "docs/runbooks/kubeadm-three-nodes.md",
+            "docs/runbooks/kubeadm-upgrade.md",
+            "docs/runbooks/rollback.md",
+            "docs/runbooks/status.md",
+            "docs/runbooks/exit-codes.md");
 
     private static final Pattern TICKED = Pattern.compile("`([^`\\s]+)`");
     private static final Pattern PACKAGE = Pattern.compile("[a-z][a-z0-9]*(?:[./][a-z][a-z0-9]*)*/?");
