@@ -264,7 +264,7 @@ class ImageIT {
     /**
      * `etcd-migrate` is a command on the image's PATH, so an operator runs it in a member's container, which has
      * no shell, through the engine's exec (as `kubectl exec` and `crictl exec` do): status reads the member it
-     * runs beside and its exit status comes back; help answers as the runner does.
+     * runs beside and its exit status comes back; help and --version answer as the runner does.
      */
     @Test
     void etcdMigrateCommandRunsThroughExecInAServingContainer() throws Exception {
@@ -303,6 +303,19 @@ class ImageIT {
         var statusHelp = etcd.execInContainer("etcd-migrate", "status", "--help");
         assertEquals(0, statusHelp.getExitCode(), statusHelp.getStderr());
         assertEquals(Help.status(StatusFlags.FLAGS), statusHelp.getStdout());
+
+        // the project's version: in the runner's jar (--version's first line) and on the image as a label
+        String version = System.getProperty("project.version");
+        var versionOut = etcd.execInContainer("etcd-migrate", "--version");
+        assertEquals(0, versionOut.getExitCode(), versionOut.getStderr());
+        assertEquals(
+                "etcd-migrate " + version,
+                versionOut.getStdout().lines().findFirst().orElse(""));
+        var config = etcd.getDockerClient()
+                .inspectImageCmd(IMAGE.asCanonicalNameString())
+                .exec()
+                .getConfig();
+        assertEquals(version, config.getLabels().get("dev.etcdmigrate.version"));
     }
 
     // ------------------------------------------------------------------ helpers
