@@ -51,12 +51,13 @@ cleanup() {
 trap cleanup EXIT
 
 # ------------------------------------------------------------------ machine setup (idempotent)
-step "setup: qemu-user-static, skopeo, docker-registry, podman, dpkg architecture arm64"
+step "setup: qemu-user-static, skopeo, docker-registry, gcc-aarch64-linux-gnu, podman, dpkg architecture arm64"
 need=""
 [ -x /usr/bin/qemu-aarch64-static ] || need="$need qemu-user-static"
 command -v skopeo >/dev/null || need="$need skopeo"
 command -v docker-registry >/dev/null || need="$need docker-registry"
 command -v llvm-strip >/dev/null || need="$need llvm"
+command -v aarch64-linux-gnu-gcc >/dev/null || need="$need gcc-aarch64-linux-gnu"
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
   dpkg --add-architecture arm64
   apt-get update -qq

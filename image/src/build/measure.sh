@@ -3,7 +3,9 @@
 #   1. image size vs. the size of the bundled etcd binaries
 #   2. start-to-serving time (podman run issued -> first successful v3 write through the published
 #      port) of the image on a data dir that needs no migration, vs. etcd started directly in the
-#      same image (--entrypoint /usr/local/bin/etcd-<newest>), vs. the runner without its AOT cache.
+#      same image (--entrypoint /usr/local/bin/etcd-<newest>), vs. the runner without its AOT cache, vs.
+#      the runner started through /usr/local/bin/etcd-migrate (the command `kubectl exec` runs)
+#   3. `podman exec <serving container> etcd-migrate status`: exec issued -> its exit
 # Usage: image/src/build/measure.sh [IMAGE] [RUNS]     (run as root; podman service not needed)
 set -eu
 image=${1:-etcd-migrate:3.7.3-0}
@@ -70,3 +72,25 @@ series "image (runner+AOT) " "$image" --target-version "$newest" -- $serve
 series "runner without AOT " --entrypoint /opt/java/bin/java "$image" --enable-native-access=ALL-UNNAMED \
   -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData -jar /app/etcd-migrate-runner.jar \
   --target-version "$newest" -- $serve
+# shellcheck disable=SC2086
+series "etcd-migrate cmd   " --entrypoint /usr/local/bin/etcd-migrate "$image" --target-version "$newest" -- $serve
+
+echo "== etcd-migrate status through exec in the serving container, $runs runs"
+# shellcheck disable=SC2086
+podman run -d --name em-measure -p "127.0.0.1:$port:2379" -v "$work/data:/var/etcd/data" -e ETCD_NAME=etcd0 \
+  "$image" --target-version "$newest" -- $serve >/dev/null
+start=$(now_ms)
+while [ "$(probe)" != 200 ]; do
+  [ $(($(now_ms) - start)) -lt 30000 ] || { echo "timeout" >&2; podman logs em-measure >&2; exit 1; }
+  sleep 0.005
+done
+all=""
+for i in $(seq "$runs"); do
+  t0=$(now_ms)
+  code=0
+  podman exec em-measure etcd-migrate status --target-version "$newest" -o json >/dev/null || code=$?
+  [ "$code" -le 5 ] || { echo "etcd-migrate status exited $code" >&2; exit 1; }
+  all="$all $(($(now_ms) - t0))"
+done
+echo "status exec->exit: $(echo $all | tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {printf "median %4d ms (min %4d, max %4d, n=%d)", a[int((NR+1)/2)], a[1], a[NR], NR}')"
+podman rm -f -t 10 em-measure >/dev/null

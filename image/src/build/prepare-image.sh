@@ -3,6 +3,8 @@
 # prepare-package phase; each part is skipped when it is already up to date):
 #
 #   target/image/java/opt/java          jlink'd Java runtime (JAVA_HOME's jlink)
+#   target/image/java/usr/local/bin/etcd-migrate   the entrypoint's command line as a command on PATH
+#                                       (image/src/launcher/etcd-migrate.c, built with the platform's gcc)
 #   target/image/glibc/lib...           glibc from Debian's libc6 package (apt-get download)
 #   target/image/etcd/<v>/usr/local/bin etcd-<v>, etcdctl-<v>, etcdutl-<v>, per bundled version
 #   target/image/base/base.tar          Docker-format base image archive: /tmp (1777), /etc/passwd,
@@ -146,6 +148,27 @@ elif [ "$arch" = amd64 ] && [ "$(cat "$java_dir.stamp" 2>/dev/null || true)" != 
   epoch_touch "$java_dir"
   echo "$java_stamp" >"$java_dir.stamp"
 fi
+
+# ---------------------------------------------------------------- the etcd-migrate command
+# /usr/local/bin/etcd-migrate, in the Java layer: the entrypoint's command line under a name on PATH, so
+# `kubectl exec` and `crictl exec` can run the runner in a container without a shell (see the source for why
+# C, built freestanding). The compiler for the image's platform: <triplet>-gcc (Debian's gcc for this
+# machine, gcc-aarch64-linux-gnu for arm64), or gcc when it targets that platform.
+launcher_src=$(cd "$(dirname "$0")/.." && pwd)/launcher/etcd-migrate.c
+cc=""
+if command -v "$triplet-gcc" >/dev/null 2>&1; then
+  cc=$triplet-gcc
+elif command -v gcc >/dev/null 2>&1 && [ "$(gcc -dumpmachine)" = "$triplet" ]; then
+  cc=gcc
+fi
+[ -n "$cc" ] || { log "no C compiler for $arch ($triplet-gcc; Debian: apt-get install gcc-$triplet): it builds /usr/local/bin/etcd-migrate"; exit 1; }
+launcher=$java_dir/usr/local/bin/etcd-migrate
+mkdir -p "$java_dir/usr/local/bin"
+"$cc" -Os -static -nostdlib -ffreestanding -fno-builtin -fno-stack-protector -fno-pie -no-pie \
+  -fno-asynchronous-unwind-tables -fno-tree-loop-distribute-patterns -Wl,--build-id=none -s \
+  -Wall -Wextra -Werror -o "$launcher.new" "$launcher_src"
+if cmp -s "$launcher.new" "$launcher"; then rm "$launcher.new"; else log "etcd-migrate command ($cc)"; mv "$launcher.new" "$launcher"; fi
+touch -h -d @1 "$java_dir/usr/local/bin" "$java_dir/usr/local" "$java_dir/usr" "$launcher"
 
 # ---------------------------------------------------------------- glibc (Debian libc6)
 # The package is pinned (name, version, SHA-256) in versions/pins/image/linux-<arch>.pins: apt-get downloads

@@ -3,7 +3,11 @@ package dev.etcdmigrate.image;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.api.command.InspectContainerResponse;
+import dev.etcdmigrate.cli.Help;
+import dev.etcdmigrate.cli.StatusFlags;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -255,6 +259,63 @@ class ImageIT {
             assertEquals(List.of(), foreign, "files not owned by uid " + uid);
         }
         assertEquals(NEWEST + "/etcd3", versionTxt(data));
+    }
+
+    /**
+     * `etcd-migrate` is a command on the image's PATH, so an operator runs it in a member's container, which has
+     * no shell, through the engine's exec (as `kubectl exec` and `crictl exec` do): status reads the member it
+     * runs beside and its exit status comes back; help and --version answer as the runner does.
+     */
+    @Test
+    void etcdMigrateCommandRunsThroughExecInAServingContainer() throws Exception {
+        Path data = dataDir();
+        GenericContainer<?> etcd = serving(data, DATA, runnerArgs("--target-version", NEWEST));
+        gateway(etcd).awaitWrite(Duration.ofSeconds(30));
+        String newestLine = NEWEST.substring(0, NEWEST.lastIndexOf('.'));
+        ObjectMapper json = new ObjectMapper();
+
+        // the leader sets the cluster version just after its first commit: done once it has
+        String[] statusJson = {"etcd-migrate", "status", "-o", "json", "--target-version", NEWEST};
+        var done = etcd.execInContainer(statusJson);
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (done.getExitCode() == 4 && System.nanoTime() < deadline) {
+            Thread.sleep(200);
+            done = etcd.execInContainer(statusJson);
+        }
+        assertEquals(0, done.getExitCode(), done.getStdout() + done.getStderr());
+        JsonNode report = json.readTree(done.getStdout());
+        assertEquals("done", report.path("state").asText(), report.toString());
+        assertEquals(newestLine, report.path("target").asText(), report.toString());
+        assertEquals(1, report.path("members").size(), report.toString());
+        JsonNode member = report.path("members").get(0);
+        assertEquals(HostEtcd.MEMBER, member.path("name").asText(), member.toString());
+        assertTrue(member.path("answers").asBoolean(), member.toString());
+        assertEquals(NEWEST, member.path("etcdVersion").asText(), member.toString());
+
+        // toward the line below: the member is not there yet, so the rollout is still going (exit 4)
+        var rolling = etcd.execInContainer("etcd-migrate", "status", "-o", "json", "--target-version", "3.6.16");
+        assertEquals(4, rolling.getExitCode(), rolling.getStdout() + rolling.getStderr());
+        assertEquals("rolling", json.readTree(rolling.getStdout()).path("state").asText(), rolling.getStdout());
+
+        var help = etcd.execInContainer("etcd-migrate", "--help");
+        assertEquals(0, help.getExitCode(), help.getStderr());
+        assertEquals(Help.text(List.of()), help.getStdout());
+        var statusHelp = etcd.execInContainer("etcd-migrate", "status", "--help");
+        assertEquals(0, statusHelp.getExitCode(), statusHelp.getStderr());
+        assertEquals(Help.status(StatusFlags.FLAGS), statusHelp.getStdout());
+
+        // the project's version: in the runner's jar (--version's first line) and on the image as a label
+        String version = System.getProperty("project.version");
+        var versionOut = etcd.execInContainer("etcd-migrate", "--version");
+        assertEquals(0, versionOut.getExitCode(), versionOut.getStderr());
+        assertEquals(
+                "etcd-migrate " + version,
+                versionOut.getStdout().lines().findFirst().orElse(""));
+        var config = etcd.getDockerClient()
+                .inspectImageCmd(IMAGE.asCanonicalNameString())
+                .exec()
+                .getConfig();
+        assertEquals(version, config.getLabels().get("dev.etcdmigrate.version"));
     }
 
     // ------------------------------------------------------------------ helpers
