@@ -62,6 +62,11 @@ final class BboltPages implements Closeable {
         return path;
     }
 
+    /** Every page of the current tree and the freelist checked as bbolt's own check and etcd's reads meet them. */
+    void checkAll() throws IOException {
+        BboltCheck.run(this, file);
+    }
+
     DamagedFileException damage(String where, String expected) {
         return new DamagedFileException(new Damage(path, where, expected));
     }

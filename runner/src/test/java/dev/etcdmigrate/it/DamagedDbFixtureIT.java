@@ -118,9 +118,7 @@ class DamagedDbFixtureIT {
         assertEquals(reason.indexOf(finding), reason.lastIndexOf(finding), "named once: " + reason);
         JsonNode report = inspect(data);
         assertTrue(report.path("damage").path("files").toString().contains(finding), report.toString());
-        assertTrue(
-                DataClaimsIT.target(report, TARGET).path("refused").asText().contains(finding),
-                report.toString());
+        assertTrue(DataClaimsIT.target(report, TARGET).path("refused").asText().contains(finding), report.toString());
     }
 
     @Test
@@ -129,6 +127,7 @@ class DamagedDbFixtureIT {
         try (RunnerProcess runner = RunnerProcess.run(migrate(data))) {
             assertEquals(0, runner.exitCode(), runner.output());
         }
-        assertEquals(TARGET + "/etcd3", Files.readString(data.resolve("version.txt")).strip());
+        assertEquals(
+                TARGET + "/etcd3", Files.readString(data.resolve("version.txt")).strip());
     }
 }
