@@ -8,9 +8,7 @@ import static dev.etcdmigrate.ondisk.BboltPages.LEAF;
 import static dev.etcdmigrate.ondisk.BboltPages.PAGE_HEADER;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.util.BitSet;
@@ -34,38 +32,82 @@ import java.util.HexFormat;
  *       reachable or free ("unreachable unfreed").
  * </ul>
  *
- * The file is mapped, not copied: one pass over the pages in use, each touched once.
+ * Each page is read once, a page size at first: its header, elements and keys, not the values in its overflow.
  */
 final class BboltCheck {
 
-    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final int MAX_DEPTH = 64;
     private static final int KEY_SHOWN = 16;
 
     private final BboltPages pages;
-    private final MemorySegment file;
+    private final FileChannel channel;
+    private final long fileSize;
     private final int pageSize;
     private final long highWater;
     private final long filePages;
     private final BitSet reachable = new BitSet();
     private final BitSet freed = new BitSet();
 
-    private BboltCheck(BboltPages pages, MemorySegment file) {
+    private BboltCheck(BboltPages pages, FileChannel channel) {
         this.pages = pages;
-        this.file = file;
+        this.channel = channel;
+        this.fileSize = pages.fileSize;
         this.pageSize = pages.meta.pageSize();
         this.highWater = pages.meta.highWater();
-        this.filePages = file.byteSize() / pageSize;
+        this.filePages = fileSize / pageSize;
     }
 
     /** Checks every page of the db's current tree and its freelist; the first damage found is thrown. */
     static void run(BboltPages pages, FileChannel channel) throws IOException {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment file = channel.map(FileChannel.MapMode.READ_ONLY, 0, pages.fileSize, arena);
-            new BboltCheck(pages, file).check();
+        new BboltCheck(pages, channel).check();
+    }
+
+    /**
+     * A page as far as it was read: {@code size} its bytes with its overflow (or an inline page's), {@code loaded}
+     * the bytes read from its start, little-endian. A page is read a page size at first (its header, elements and
+     * small keys), then only the element headers and keys that lie beyond: values are not read.
+     */
+    private final class Page {
+        final long offset;
+        final long size;
+        private ByteBuffer loaded;
+
+        Page(long offset, long size, ByteBuffer loaded) {
+            this.offset = offset;
+            this.size = size;
+            this.loaded = loaded;
         }
+
+        /** The bytes [at, at + length) of the page, checked to lie inside it, read if they were not yet. */
+        ByteBuffer bytes(long at, long length, String where) throws IOException {
+            if (at < PAGE_HEADER || length < 0 || at + length > size)
+                throw damage(
+                        where,
+                        "an element within the page's " + size + " bytes, found one at [" + at + ", " + (at + length)
+                                + ")");
+            // beyond what was read (a key after a large value): these bytes alone
+            if (at + length > loaded.limit()) return read(offset + at, (int) length);
+            return loaded.slice((int) at, (int) length).order(ByteOrder.LITTLE_ENDIAN);
+        }
+
+        /** The element headers' bytes, checked and read. */
+        void elements(int count, String where) throws IOException {
+            if ((long) PAGE_HEADER + (long) count * ELEMENT > size)
+                throw damage(
+                        where, "at most " + (size - PAGE_HEADER) / ELEMENT + " elements, found a count of " + count);
+            if (PAGE_HEADER + (long) count * ELEMENT > loaded.limit())
+                loaded = read(offset, PAGE_HEADER + count * ELEMENT);
+        }
+    }
+
+    /** length bytes at offset, which lie inside the file (it may shrink meanwhile: damage then). */
+    private ByteBuffer read(long offset, int length) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
+        while (b.hasRemaining()) {
+            if (channel.read(b, offset + b.position()) < 0)
+                throw damage("offset " + offset, length + " bytes before the end of the file, found " + b.position());
+        }
+        return b.flip();
     }
 
     private void check() throws IOException {
@@ -87,21 +129,22 @@ final class BboltCheck {
     }
 
     private void readFreelist(long id) throws IOException {
-        MemorySegment page = page(id, "the freelist");
-        int flags = flags(page);
+        Page page = page(id, "the freelist");
+        int flags = flags(page.loaded);
         if (flags != FREELIST)
             throw damage("page " + id, "the freelist page (flags 0x10), found flags 0x" + Integer.toHexString(flags));
         mark(id, page, "the freelist");
-        long count = Short.toUnsignedInt(page.get(U16, 10));
+        long count = Short.toUnsignedInt(page.loaded.getShort(10));
         long at = PAGE_HEADER;
         if (count == 0xFFFF) {
-            count = page.get(U64, PAGE_HEADER);
+            count = page.bytes(PAGE_HEADER, 8, "page " + id).getLong(0);
             at += 8;
         }
-        if (count < 0 || at + count * 8 > page.byteSize())
+        if (count < 0 || count > (page.size - at) / 8)
             throw damage("page " + id, "a freelist within its page, found a count of " + count);
-        for (long i = 0; i < count; i++) {
-            long free = page.get(U64, at + i * 8);
+        ByteBuffer ids = page.bytes(at, count * 8, "page " + id);
+        for (int i = 0; i < count; i++) {
+            long free = ids.getLong(i * 8);
             if (free < 2 || free >= highWater)
                 throw damage(
                         "page " + id, "free page ids in [2, " + highWater + ") (the high water mark), found " + free);
@@ -115,12 +158,11 @@ final class BboltCheck {
      * Checks the subtree rooted at page {@code id}, whose keys must lie in [{@code min}, {@code max}) (null: open),
      * and returns its greatest key (bbolt's recursivelyCheckPageKeyOrderInternal).
      */
-    private MemorySegment tree(
-            long id, MemorySegment min, MemorySegment max, int depth, boolean rootBucket, String what)
+    private ByteBuffer tree(long id, ByteBuffer min, ByteBuffer max, int depth, boolean rootBucket, String what)
             throws IOException {
         if (depth > MAX_DEPTH) throw damage("page " + id, "a tree at most " + MAX_DEPTH + " pages deep");
-        MemorySegment page = page(id, what);
-        int flags = flags(page);
+        Page page = page(id, what);
+        int flags = flags(page.loaded);
         if (flags != BRANCH && flags != LEAF)
             throw damage(
                     "page " + id,
@@ -128,65 +170,74 @@ final class BboltCheck {
                             + Integer.toHexString(flags));
         mark(id, page, what);
         String where = "page " + id;
-        int count = count(page, where);
-        if (flags == LEAF) return leaf(page, where, min, max, rootBucket, depth);
+        int count = Short.toUnsignedInt(page.loaded.getShort(10));
+        page.elements(count, where);
+        if (flags == LEAF) return leaf(page, count, where, min, max, rootBucket, depth);
         if (count == 0) throw damage(where, "a branch page with at least one element, found none");
-        MemorySegment running = min;
-        MemorySegment greatest = null;
+        ByteBuffer running = min;
+        ByteBuffer greatest = null;
         for (int i = 0; i < count; i++) {
-            long e = PAGE_HEADER + (long) i * ELEMENT;
-            MemorySegment key = slice(page, e + Integer.toUnsignedLong(page.get(U32, e)), page.get(U32, e + 4), where);
+            ByteBuffer key = branchKey(page, i, where);
             order(where, "branch", i, key, running, max);
-            MemorySegment next = max;
-            if (i + 1 < count) {
-                long n = PAGE_HEADER + (long) (i + 1) * ELEMENT;
-                next = slice(page, n + Integer.toUnsignedLong(page.get(U32, n)), page.get(U32, n + 4), where);
-            }
-            long child = page.get(U64, e + 8);
+            ByteBuffer next = i + 1 < count ? branchKey(page, i + 1, where) : max;
+            long child = page.loaded.getLong(PAGE_HEADER + i * ELEMENT + 8);
             greatest = tree(child, key, next, depth + 1, rootBucket, "a child of page " + id);
             running = greatest;
         }
         return greatest;
     }
 
+    private static ByteBuffer branchKey(Page page, int i, String where) throws IOException {
+        int e = PAGE_HEADER + i * ELEMENT;
+        long pos = e + Integer.toUnsignedLong(page.loaded.getInt(e));
+        return page.bytes(pos, Integer.toUnsignedLong(page.loaded.getInt(e + 4)), where);
+    }
+
     /** A leaf's elements inside it, its keys in order and in range, its buckets checked; returns its last key. */
-    private MemorySegment leaf(
-            MemorySegment page, String where, MemorySegment min, MemorySegment max, boolean rootBucket, int depth)
+    private ByteBuffer leaf(
+            Page page, int count, String where, ByteBuffer min, ByteBuffer max, boolean rootBucket, int depth)
             throws IOException {
-        int count = count(page, where);
-        MemorySegment running = min;
+        ByteBuffer running = min;
         for (int i = 0; i < count; i++) {
-            long e = PAGE_HEADER + (long) i * ELEMENT;
-            int flags = page.get(U32, e);
-            long pos = e + Integer.toUnsignedLong(page.get(U32, e + 4));
-            MemorySegment key = slice(page, pos, page.get(U32, e + 8), where);
-            MemorySegment value = slice(page, pos + key.byteSize(), page.get(U32, e + 12), where);
+            int e = PAGE_HEADER + i * ELEMENT;
+            int flags = page.loaded.getInt(e);
+            long pos = e + Integer.toUnsignedLong(page.loaded.getInt(e + 4));
+            long ksize = Integer.toUnsignedLong(page.loaded.getInt(e + 8));
+            long vsize = Integer.toUnsignedLong(page.loaded.getInt(e + 12));
+            if (pos + ksize + vsize > page.size)
+                throw damage(
+                        where,
+                        "an element within the page's " + page.size + " bytes, found one at [" + pos + ", "
+                                + (pos + ksize + vsize) + ")");
+            ByteBuffer key = page.bytes(pos, ksize, where);
             order(where, "leaf", i, key, running, max);
             running = key;
             if ((flags & BUCKET_LEAF) == 0) continue;
             String bucket = "bucket " + shown(key);
             if (!rootBucket)
                 throw damage(where, "no bucket below a top-level bucket (etcd nests none), found " + bucket);
-            if (value.byteSize() < 16)
-                throw damage(where, "a bucket header of 16 bytes for " + bucket + ", found " + value.byteSize());
-            long root = value.get(U64, 0);
+            if (vsize < 16) throw damage(where, "a bucket header of 16 bytes for " + bucket + ", found " + vsize);
+            ByteBuffer value = page.bytes(pos + ksize, vsize, where);
+            long root = value.getLong(0);
             if (root != 0) {
                 tree(root, null, null, depth + 1, false, "the root of " + bucket);
                 continue;
             }
-            MemorySegment inline = value.asSlice(16);
+            ByteBuffer inline = value.slice(16, value.limit() - 16).order(ByteOrder.LITTLE_ENDIAN);
             String at = where + ", " + bucket + "'s inline page";
-            if (inline.byteSize() < PAGE_HEADER)
-                throw damage(at, "a page header of 16 bytes, found " + inline.byteSize());
+            if (inline.limit() < PAGE_HEADER) throw damage(at, "a page header of 16 bytes, found " + inline.limit());
             if (flags(inline) != LEAF)
                 throw damage(at, "a leaf page, found flags 0x" + Integer.toHexString(flags(inline)));
-            leaf(inline, at, null, null, false, depth + 1);
+            Page inlinePage = new Page(-1, inline.limit(), inline);
+            int inlineCount = Short.toUnsignedInt(inline.getShort(10));
+            inlinePage.elements(inlineCount, at);
+            leaf(inlinePage, inlineCount, at, null, null, false, depth + 1);
         }
         return count > 0 ? running : null;
     }
 
     /** bbolt's verifyKeyOrder: the first key at or above the ancestor's, each next one above it, all below max. */
-    private void order(String where, String kind, int i, MemorySegment key, MemorySegment previous, MemorySegment max)
+    private void order(String where, String kind, int i, ByteBuffer key, ByteBuffer previous, ByteBuffer max)
             throws DamagedFileException {
         if (previous != null) {
             int c = compare(previous, key);
@@ -209,7 +260,7 @@ final class BboltCheck {
     }
 
     /** The page at id with its overflow, its header checked: inside the file, below the high water mark, itself. */
-    private MemorySegment page(long id, String what) throws DamagedFileException {
+    private Page page(long id, String what) throws IOException {
         long limit = Math.min(highWater, filePages);
         if (id < 2 || id >= limit)
             throw damage(
@@ -217,17 +268,18 @@ final class BboltCheck {
                     "a page id in [2, " + limit + ") ("
                             + (limit == highWater ? "the high water mark" : "the file's pages") + "), found " + id);
         long offset = id * pageSize;
-        long self = file.get(U64, offset);
+        ByteBuffer header = read(offset, pageSize);
+        long self = header.getLong(0);
         if (self != id) throw damage("page " + id, "a page that identifies as " + id + ", found " + self);
-        long overflow = Integer.toUnsignedLong(file.get(U32, offset + 12));
-        if (id + overflow >= limit)
+        long overflow = Integer.toUnsignedLong(header.getInt(12));
+        if (id + overflow >= limit || (overflow + 1) * pageSize > BboltPages.MAX_PAGE_BYTES)
             throw damage("page " + id, "overflow pages below page " + limit + ", found " + overflow + " of them");
-        return file.asSlice(offset, (overflow + 1) * pageSize);
+        return new Page(offset, (overflow + 1) * pageSize, header);
     }
 
     /** bbolt's "multiple references" and "reachable freed": each page and its overflow reached once, none free. */
-    private void mark(long id, MemorySegment page, String what) throws DamagedFileException {
-        long pagesOf = page.byteSize() / pageSize;
+    private void mark(long id, Page page, String what) throws DamagedFileException {
+        long pagesOf = page.size / pageSize;
         if (freed.get((int) id))
             throw damage("page " + id, "a page in use off the freelist (bbolt: \"reachable freed\"): " + what);
         for (long i = 0; i < pagesOf; i++) {
@@ -240,44 +292,24 @@ final class BboltCheck {
         }
     }
 
-    private int count(MemorySegment page, String where) throws DamagedFileException {
-        int count = Short.toUnsignedInt(page.get(U16, 10));
-        if ((long) PAGE_HEADER + (long) count * ELEMENT > page.byteSize())
-            throw damage(
-                    where,
-                    "at most " + (page.byteSize() - PAGE_HEADER) / ELEMENT + " elements, found a count of " + count);
-        return count;
-    }
-
-    private static int flags(MemorySegment page) {
-        return Short.toUnsignedInt(page.get(U16, 8));
-    }
-
-    private MemorySegment slice(MemorySegment page, long at, int length, String where) throws DamagedFileException {
-        long size = Integer.toUnsignedLong(length);
-        if (at < PAGE_HEADER || at + size > page.byteSize())
-            throw damage(
-                    where,
-                    "an element within the page's " + page.byteSize() + " bytes, found one at [" + at + ", "
-                            + (at + size) + ")");
-        return page.asSlice(at, size);
+    private static int flags(ByteBuffer page) {
+        return Short.toUnsignedInt(page.getShort(8));
     }
 
     /** Unsigned lexicographic order, as bbolt's bytes.Compare. */
-    private static int compare(MemorySegment a, MemorySegment b) {
-        long at = a.mismatch(b);
+    private static int compare(ByteBuffer a, ByteBuffer b) {
+        int at = a.mismatch(b);
         if (at < 0) return 0;
-        if (at == a.byteSize()) return -1;
-        if (at == b.byteSize()) return 1;
-        return Integer.compare(
-                Byte.toUnsignedInt(a.get(ValueLayout.JAVA_BYTE, at)),
-                Byte.toUnsignedInt(b.get(ValueLayout.JAVA_BYTE, at)));
+        if (at == a.limit()) return -1;
+        if (at == b.limit()) return 1;
+        return Integer.compare(Byte.toUnsignedInt(a.get(at)), Byte.toUnsignedInt(b.get(at)));
     }
 
     /** A key in hex, its first bytes only: keys are names and revisions, never values. */
-    private static String shown(MemorySegment key) {
-        byte[] bytes = key.asSlice(0, Math.min(key.byteSize(), KEY_SHOWN)).toArray(ValueLayout.JAVA_BYTE);
-        return "0x" + HexFormat.of().formatHex(bytes) + (key.byteSize() > KEY_SHOWN ? "..." : "");
+    private static String shown(ByteBuffer key) {
+        byte[] bytes = new byte[Math.min(key.limit(), KEY_SHOWN)];
+        key.get(0, bytes);
+        return "0x" + HexFormat.of().formatHex(bytes) + (key.limit() > KEY_SHOWN ? "..." : "");
     }
 
     private DamagedFileException damage(String where, String expected) {
