@@ -11,8 +11,10 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.util.BitSet;
 import java.util.HexFormat;
+import java.util.Optional;
 
 /**
  * Every page of a bbolt file checked the way bbolt's own check ({@code tx_check.go}, and the walk etcd's bbolt makes
@@ -100,6 +102,51 @@ final class BboltCheck {
         }
     }
 
+    /** A value inside a page, read in small windows as far as it is asked (a large value is not read whole). */
+    private final class Value implements EtcdValues.Bytes {
+        private static final int WINDOW = 256;
+        private final Page page;
+        private final long at;
+        private final long length;
+        private final String where;
+        private ByteBuffer window;
+        private long windowStart = -1;
+
+        Value(Page page, long at, long length, String where) {
+            this.page = page;
+            this.at = at;
+            this.length = length;
+            this.where = where;
+        }
+
+        @Override
+        public long length() {
+            return length;
+        }
+
+        @Override
+        public int at(long i) throws IOException {
+            long pos = at + i;
+            if (pos < page.loaded.limit()) return page.loaded.get((int) pos) & 0xff;
+            if (window == null || pos < windowStart || pos >= windowStart + window.limit()) {
+                windowStart = pos;
+                window = read(page.offset + pos, (int) Math.min(WINDOW, at + length - pos));
+            }
+            return window.get((int) (pos - windowStart)) & 0xff;
+        }
+
+        @Override
+        public byte[] all() throws IOException {
+            return bytes(page.bytes(at, length, where));
+        }
+    }
+
+    private static byte[] bytes(ByteBuffer b) {
+        byte[] out = new byte[b.limit()];
+        b.get(0, out);
+        return out;
+    }
+
     /** length bytes at offset, which lie inside the file (it may shrink meanwhile: damage then). */
     private ByteBuffer read(long offset, int length) throws IOException {
         ByteBuffer b = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
@@ -116,7 +163,7 @@ final class BboltCheck {
         reachable.set(0, 2);
         long freelist = pages.meta.freelist();
         if (freelist != -1L) readFreelist(freelist);
-        tree(pages.meta.root(), null, null, 0, true, "the root bucket");
+        tree(pages.meta.root(), null, null, 0, null, "the root bucket");
         if (freelist != -1L) {
             for (long id = 2; id < highWater; id++) {
                 if (!reachable.get((int) id) && !freed.get((int) id))
@@ -158,7 +205,7 @@ final class BboltCheck {
      * Checks the subtree rooted at page {@code id}, whose keys must lie in [{@code min}, {@code max}) (null: open),
      * and returns its greatest key (bbolt's recursivelyCheckPageKeyOrderInternal).
      */
-    private ByteBuffer tree(long id, ByteBuffer min, ByteBuffer max, int depth, boolean rootBucket, String what)
+    private ByteBuffer tree(long id, ByteBuffer min, ByteBuffer max, int depth, String bucket, String what)
             throws IOException {
         if (depth > MAX_DEPTH) throw damage("page " + id, "a tree at most " + MAX_DEPTH + " pages deep");
         Page page = page(id, what);
@@ -172,7 +219,7 @@ final class BboltCheck {
         String where = "page " + id;
         int count = Short.toUnsignedInt(page.loaded.getShort(10));
         page.elements(count, where);
-        if (flags == LEAF) return leaf(page, count, where, min, max, rootBucket, depth);
+        if (flags == LEAF) return leaf(page, count, where, min, max, bucket, depth);
         if (count == 0) throw damage(where, "a branch page with at least one element, found none");
         ByteBuffer running = min;
         ByteBuffer greatest = null;
@@ -181,7 +228,7 @@ final class BboltCheck {
             order(where, "branch", i, key, running, max);
             ByteBuffer next = i + 1 < count ? branchKey(page, i + 1, where) : max;
             long child = page.loaded.getLong(PAGE_HEADER + i * ELEMENT + 8);
-            greatest = tree(child, key, next, depth + 1, rootBucket, "a child of page " + id);
+            greatest = tree(child, key, next, depth + 1, bucket, "a child of page " + id);
             running = greatest;
         }
         return greatest;
@@ -193,9 +240,12 @@ final class BboltCheck {
         return page.bytes(pos, Integer.toUnsignedLong(page.loaded.getInt(e + 4)), where);
     }
 
-    /** A leaf's elements inside it, its keys in order and in range, its buckets checked; returns its last key. */
+    /**
+     * A leaf's elements inside it, its keys in order and in range, its buckets checked (in the root bucket, {@code
+     * bucket} null) or its values as etcd reads them (in the top-level bucket {@code bucket}); returns its last key.
+     */
     private ByteBuffer leaf(
-            Page page, int count, String where, ByteBuffer min, ByteBuffer max, boolean rootBucket, int depth)
+            Page page, int count, String where, ByteBuffer min, ByteBuffer max, String bucket, int depth)
             throws IOException {
         ByteBuffer running = min;
         for (int i = 0; i < count; i++) {
@@ -212,26 +262,36 @@ final class BboltCheck {
             ByteBuffer key = page.bytes(pos, ksize, where);
             order(where, "leaf", i, key, running, max);
             running = key;
-            if ((flags & BUCKET_LEAF) == 0) continue;
-            String bucket = "bucket " + shown(key);
-            if (!rootBucket)
-                throw damage(where, "no bucket below a top-level bucket (etcd nests none), found " + bucket);
-            if (vsize < 16) throw damage(where, "a bucket header of 16 bytes for " + bucket + ", found " + vsize);
+            if (bucket != null) {
+                if ((flags & BUCKET_LEAF) != 0)
+                    throw damage(
+                            where,
+                            "no bucket below a top-level bucket (etcd nests none), found bucket " + shown(key)
+                                    + " in bucket " + bucket);
+                Optional<String> problem =
+                        EtcdValues.problem(pages.path(), bucket, key, new Value(page, pos + ksize, vsize, where));
+                if (problem.isPresent())
+                    throw damage(where, "bucket " + bucket + ", element " + i + ": " + problem.get());
+                continue;
+            }
+            if ((flags & BUCKET_LEAF) == 0) continue; // a plain value in the root bucket: etcd keeps none, reads none
+            String name = new String(bytes(key), StandardCharsets.ISO_8859_1);
+            if (vsize < 16) throw damage(where, "a bucket header of 16 bytes for bucket " + name + ", found " + vsize);
             ByteBuffer value = page.bytes(pos + ksize, vsize, where);
             long root = value.getLong(0);
             if (root != 0) {
-                tree(root, null, null, depth + 1, false, "the root of " + bucket);
+                tree(root, null, null, depth + 1, name, "the root of bucket " + name);
                 continue;
             }
             ByteBuffer inline = value.slice(16, value.limit() - 16).order(ByteOrder.LITTLE_ENDIAN);
-            String at = where + ", " + bucket + "'s inline page";
+            String at = where + ", bucket " + name + "'s inline page";
             if (inline.limit() < PAGE_HEADER) throw damage(at, "a page header of 16 bytes, found " + inline.limit());
             if (flags(inline) != LEAF)
                 throw damage(at, "a leaf page, found flags 0x" + Integer.toHexString(flags(inline)));
             Page inlinePage = new Page(-1, inline.limit(), inline);
             int inlineCount = Short.toUnsignedInt(inline.getShort(10));
             inlinePage.elements(inlineCount, at);
-            leaf(inlinePage, inlineCount, at, null, null, false, depth + 1);
+            leaf(inlinePage, inlineCount, at, null, null, name, depth + 1);
         }
         return count > 0 ? running : null;
     }

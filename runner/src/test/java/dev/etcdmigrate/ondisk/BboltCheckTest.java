@@ -10,6 +10,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -18,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link BboltFile#checkPages} on a db with a bucket of its own pages (bbolt's layout: page 2 the root leaf, the
- * bucket "key" rooted at branch page 3 over leaves 4 and 5, an inline bucket "meta"), whole and with each fault
+ * bucket "data" rooted at branch page 3 over leaves 4 and 5, an inline bucket "meta"), whole and with each fault
  * bbolt's own check ({@code tx_check.go}) reports, or etcd's reads of the pages meet, put in on purpose.
  */
 class BboltCheckTest {
@@ -31,7 +32,7 @@ class BboltCheckTest {
         Map<byte[], byte[]> top = new LinkedHashMap<>();
         byte[] keyBucket = new byte[16];
         ByteBuffer.wrap(keyBucket).order(ByteOrder.LITTLE_ENDIAN).putLong(0, 3);
-        top.put(ascii("key"), keyBucket);
+        top.put(ascii("data"), keyBucket);
         byte[] metaPage = BboltFixture.leaf(0, Map.of(ascii("term"), new byte[8]), false);
         byte[] meta = new byte[16 + metaPage.length];
         System.arraycopy(metaPage, 0, meta, 16, metaPage.length);
@@ -100,7 +101,7 @@ class BboltCheckTest {
         Path file = Files.write(dir.resolve("db"), healthy());
         try (BboltFile f = BboltFile.open(file)) {
             f.checkPages();
-            assertEquals(12, f.entries("key", 100).size());
+            assertEquals(12, f.entries("data", 100).size());
         }
     }
 
@@ -172,7 +173,7 @@ class BboltCheckTest {
         byte[] db = healthy();
         int inline = keyAt(db, 2, 1) + 4 + 16; // after "meta" and its bucket header
         edit(db, b -> b.putShort(inline + 8, (short) 0x01));
-        assertDamage(dir, db, "page 2, bucket 0x6d657461's inline page", "a leaf page");
+        assertDamage(dir, db, "page 2, bucket meta's inline page", "a leaf page");
     }
 
     @Test
@@ -197,6 +198,48 @@ class BboltCheckTest {
             for (int i = 0; i < free.length; i++) b.putLong(p + 16 + 8 * i, free[i]);
         });
         return db;
+    }
+
+    /** An mvccpb.KeyValue: key "k", create and mod revision 2, version 1, value "v". */
+    private static final byte[] KEY_VALUE = {0x0a, 1, 'k', 0x10, 2, 0x18, 2, 0x20, 1, 0x2a, 1, 'v'};
+
+    /** A db as etcd writes its buckets (inline): one revision in "key", a lease, the meta bucket. */
+    private static byte[] etcdDb(byte[] keyValue, String revision, byte[] term) {
+        Map<String, Map<String, byte[]>> buckets = new java.util.TreeMap<>();
+        buckets.put("key", Map.of(revision, keyValue));
+        buckets.put("lease", Map.of("12345678", new byte[] {0x08, 7, 0x10, 60}));
+        buckets.put("meta", new java.util.TreeMap<>(Map.of("consistent_index", new byte[8], "term", term)));
+        return BboltFixture.db(buckets);
+    }
+
+    private static final String REVISION = "00000002_00000000";
+
+    @Test
+    void valuesEtcdDecodesAtItsStartAreCheckedAsItDecodesThem(@TempDir Path dir) throws IOException {
+        Path file = Files.write(dir.resolve("db"), etcdDb(KEY_VALUE, REVISION, new byte[8]));
+        try (BboltFile f = BboltFile.open(file)) {
+            f.checkPages();
+        }
+        byte[] wireType7 = KEY_VALUE.clone();
+        wireType7[3] = 0x17; // field 2 with wire type 7
+        assertDamage(dir, etcdDb(wireType7, REVISION, new byte[8]), "page 2, bucket key's inline page", "wire type");
+        byte[] wrongType = KEY_VALUE.clone();
+        wrongType[3] = 0x12; // field 2 (a revision) length-delimited
+        assertDamage(
+                dir, etcdDb(wrongType, REVISION, new byte[8]), "page 2, bucket key's inline page", "mvccpb.KeyValue");
+        byte[] tooLong = KEY_VALUE.clone();
+        tooLong[1] = 100; // the key's length past the message
+        assertDamage(dir, etcdDb(tooLong, REVISION, new byte[8]), "page 2, bucket key's inline page", "a length");
+        byte[] cut = Arrays.copyOf(KEY_VALUE, KEY_VALUE.length + 1);
+        cut[KEY_VALUE.length] = (byte) 0x80; // a tag cut short
+        assertDamage(dir, etcdDb(cut, REVISION, new byte[8]), "page 2, bucket key's inline page", "cut short");
+        assertDamage(
+                dir,
+                etcdDb(KEY_VALUE, "0000002_00000000", new byte[8]),
+                "page 2, bucket key's inline page",
+                "17 bytes");
+        assertDamage(
+                dir, etcdDb(KEY_VALUE, REVISION, new byte[7]), "page 2, bucket meta's inline page", "term of 8 bytes");
     }
 
     /** Every byte of the tree's used parts set to two values in turn: passes or a finding, never anything else. */
