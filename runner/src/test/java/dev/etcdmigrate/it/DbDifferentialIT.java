@@ -55,8 +55,9 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * A disagreement is a case the runner passes that an oracle rejects. Healthy dbs (every seed, and snapshots taken
  * while keys are written) must pass all three. Seeded: {@code -Ddiff.seed=N} replays a run, {@code -Ddiff.only=I}
- * one case of it; {@code -Ddiff.cases}, {@code -Ddiff.healthy} (per line), {@code -Ddiff.etcd} (etcd oracle runs,
- * -1 for all), {@code -Ddiff.sizes} (keys per seed) size it. The summary goes to stdout and
+ * one case of it; {@code -Ddiff.cases}, {@code -Ddiff.healthy} (per line), {@code -Ddiff.etcd} (at most so many
+ * etcd oracle runs; -1, the default: on every case the runner and bbolt pass, and on every seed), {@code
+ * -Ddiff.sizes} (keys per seed) size it. The summary goes to stdout and
  * {@code target/db-differential.txt}.
  */
 class DbDifferentialIT {
@@ -64,7 +65,7 @@ class DbDifferentialIT {
     private static final long SEED = Long.getLong("diff.seed", 20261128L);
     private static final int CASES = Integer.getInteger("diff.cases", 500);
     private static final int HEALTHY = Integer.getInteger("diff.healthy", 25);
-    private static final int ETCD_RUNS = Integer.getInteger("diff.etcd", 60);
+    private static final int ETCD_RUNS = Integer.getInteger("diff.etcd", -1);
     private static final int ONLY = Integer.getInteger("diff.only", -1);
     private static final List<Integer> SIZES = Arrays.stream(
                     System.getProperty("diff.sizes", "40,1200").split(","))
