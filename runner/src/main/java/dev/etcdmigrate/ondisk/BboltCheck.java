@@ -70,9 +70,12 @@ final class BboltCheck {
      * small keys), then only the element headers and keys that lie beyond: values are not read.
      */
     private final class Page {
+        private static final int WINDOW = 1024;
         final long offset;
         final long size;
         private ByteBuffer loaded;
+        private ByteBuffer window;
+        private long windowStart;
 
         Page(long offset, long size, ByteBuffer loaded) {
             this.offset = offset;
@@ -87,9 +90,27 @@ final class BboltCheck {
                         where,
                         "an element within the page's " + size + " bytes, found one at [" + at + ", " + (at + length)
                                 + ")");
-            // beyond what was read (a key after a large value): these bytes alone
-            if (at + length > loaded.limit()) return read(offset + at, (int) length);
-            return loaded.slice((int) at, (int) length).order(ByteOrder.LITTLE_ENDIAN);
+            if (at + length <= loaded.limit())
+                return loaded.slice((int) at, (int) length).order(ByteOrder.LITTLE_ENDIAN);
+            return beyond(at, length);
+        }
+
+        /** The byte at {@code at} (inside the page). */
+        int byteAt(long at) throws IOException {
+            if (at < loaded.limit()) return loaded.get((int) at) & 0xff;
+            return beyond(at, 1).get(0) & 0xff;
+        }
+
+        /**
+         * Bytes beyond the first read (keys and value tails after large values): from a window read there, which
+         * usually holds a value's last fields and the next key too.
+         */
+        private ByteBuffer beyond(long at, long length) throws IOException {
+            if (window == null || at < windowStart || at + length > windowStart + window.limit()) {
+                windowStart = at;
+                window = read(offset + at, (int) Math.max(length, Math.min(WINDOW, size - at)));
+            }
+            return window.slice((int) (at - windowStart), (int) length).order(ByteOrder.LITTLE_ENDIAN);
         }
 
         /** The element headers' bytes, checked and read. */
@@ -102,37 +123,11 @@ final class BboltCheck {
         }
     }
 
-    /** A value inside a page, read in small windows as far as it is asked (a large value is not read whole). */
-    private final class Value implements EtcdValues.Bytes {
-        private static final int WINDOW = 256;
-        private final Page page;
-        private final long at;
-        private final long length;
-        private final String where;
-        private ByteBuffer window;
-        private long windowStart = -1;
-
-        Value(Page page, long at, long length, String where) {
-            this.page = page;
-            this.at = at;
-            this.length = length;
-            this.where = where;
-        }
-
-        @Override
-        public long length() {
-            return length;
-        }
-
+    /** A value inside a page, read through the page as far as it is asked (a large value is not read whole). */
+    private record Value(Page page, long at, long length, String where) implements EtcdValues.Bytes {
         @Override
         public int at(long i) throws IOException {
-            long pos = at + i;
-            if (pos < page.loaded.limit()) return page.loaded.get((int) pos) & 0xff;
-            if (window == null || pos < windowStart || pos >= windowStart + window.limit()) {
-                windowStart = pos;
-                window = read(page.offset + pos, (int) Math.min(WINDOW, at + length - pos));
-            }
-            return window.get((int) (pos - windowStart)) & 0xff;
+            return page.byteAt(at + i);
         }
 
         @Override
