@@ -125,6 +125,7 @@ class DbDifferentialIT {
                     writeSeed(etcd, seed, s == 0 ? HEALTHY : 0, healthy);
                     seeds.add(seed);
                     healthy.add(new Healthy(seed, seed.dir().resolve("member/snap/db")));
+                    System.out.printf("  seeded %s, %.0f s%n", seed.name(), (System.nanoTime() - start) / 1e9);
                 }
             }
         }
@@ -164,6 +165,10 @@ class DbDifferentialIT {
                 count("runner only", 0); // stricter than bbolt's check: etcd's reads or the layout it writes
             }
             deleteTree(data);
+            if ((i + 1) % 500 == 0)
+                System.out.printf(
+                        "  %d cases, %d disagreements, %.0f s%n",
+                        i + 1, disagreements.size(), (System.nanoTime() - start) / 1e9);
         }
         long end = System.nanoTime();
         String summary = summary(
