@@ -13,6 +13,7 @@ import java.util.regex.Pattern;
  *
  * <ul>
  *   <li>{@code key}: every revision (mvcc's restore): a key of 17 bytes (main, '_', sub) or 18 (a tombstone's 't'),
+ *       its separator '_' (etcd panics "invalid separator in bucket key"),
  *       a value that is an mvccpb.KeyValue in protobuf's wire format (fields 1 key and 5 value length-delimited, 2-4
  *       revisions and 6 lease varints);
  *   <li>{@code lease}: every lease (the lessor's recovery): an 8-byte id, a leasepb.Lease (fields 1-3 varints);
@@ -58,6 +59,9 @@ final class EtcdValues {
                 int k = key.limit();
                 if (k != 17 && !(k == 18 && key.get(17) == 't'))
                     yield Optional.of("a revision key of 17 bytes (or 18 ending in 't'), found " + k + " bytes");
+                if (key.get(8) != '_') // etcd panics: "invalid separator in bucket key"
+                yield Optional.of("a revision key with '_' between its main and sub revision, found byte "
+                        + (key.get(8) & 0xff));
                 yield message(value, KEY_VALUE, "an mvccpb.KeyValue");
             }
             case "lease" ->

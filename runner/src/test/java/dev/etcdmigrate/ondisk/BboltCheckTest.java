@@ -240,6 +240,8 @@ class BboltCheckTest {
                 "17 bytes");
         assertDamage(
                 dir, etcdDb(KEY_VALUE, REVISION, new byte[7]), "page 2, bucket meta's inline page", "term of 8 bytes");
+        assertDamage(
+                dir, etcdDb(KEY_VALUE, "00000002^00000000", new byte[8]), "page 2, bucket key's inline page", "'_'");
     }
 
     /** Every byte of the tree's used parts set to two values in turn: passes or a finding, never anything else. */
