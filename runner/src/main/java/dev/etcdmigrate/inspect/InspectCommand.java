@@ -25,6 +25,7 @@ import dev.etcdmigrate.inspect.InspectReport.Wal;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BackendStorageVersion;
 import dev.etcdmigrate.ondisk.ClusterVersion;
+import dev.etcdmigrate.ondisk.Damage;
 import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -307,10 +308,13 @@ public final class InspectCommand {
         Optional<Path> newest = r.backups().isEmpty()
                 ? Optional.empty()
                 : Optional.of(Path.of(r.backups().getLast().path()));
+        // the whole read's findings and those of the check of every db page a start makes, each once
+        List<Damage> found = new ArrayList<>(r.detected().damage());
+        r.start().flatMap(s -> s.damage().everyDbPage()).ifPresent(found::addAll);
         return DamageExplanation.facts(
                         new DataDir(r.dataDir()),
                         options,
-                        r.detected().damage(),
+                        found.stream().distinct().toList(),
                         Optional.empty(),
                         Optional.of(r.detected()),
                         newest)

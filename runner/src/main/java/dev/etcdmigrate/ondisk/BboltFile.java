@@ -129,13 +129,13 @@ public final class BboltFile implements Closeable {
     }
 
     /**
-     * Every page reachable from the root read as far as it says what it is (the header of each tree page and its
-     * overflow count, branch pages and the root tree's leaves whole): a page that identifies as another, a cycle,
-     * an element or overflow outside the file is a {@link DamagedFileException}. Values are not checked (bbolt
-     * keeps no checksum of them). One small read per page: what a start whose etcd will read the whole db pays.
+     * Every page of the db checked as bbolt's own check and etcd's reads meet it ({@link BboltCheck}): each page
+     * reached once from the root, below the high water mark, of its type, its elements inside it and its keys in
+     * order, the buckets and the freelist. What does not hold is a {@link DamagedFileException} naming the page.
+     * Values are not checked here (bbolt keeps no checksum of them).
      */
     public void checkPages() throws IOException {
-        reachable();
+        pages.checkAll();
     }
 
     /**

@@ -25,7 +25,7 @@ final class BboltPages implements Closeable {
     static final int BUCKET_LEAF = 0x01;
     private static final int MAX_DEPTH = 64;
     /** A single page with its overflow read whole: bounded (etcd's values are at most a few MiB). */
-    private static final long MAX_PAGE_BYTES = 64L << 20;
+    static final long MAX_PAGE_BYTES = 64L << 20;
 
     private final Path path;
     private final FileChannel file;
@@ -60,6 +60,11 @@ final class BboltPages implements Closeable {
 
     Path path() {
         return path;
+    }
+
+    /** Every page of the current tree and the freelist checked as bbolt's own check and etcd's reads meet them. */
+    void checkAll() throws IOException {
+        BboltCheck.run(this, file);
     }
 
     DamagedFileException damage(String where, String expected) {
