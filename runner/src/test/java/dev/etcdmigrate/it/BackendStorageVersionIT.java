@@ -39,16 +39,22 @@ class BackendStorageVersionIT {
             if (release.line().tools().statusReportsStorageVersion()) {
                 // 3.6+ set the storage version a few seconds after start: run until it reports one, then one more write
                 try (var again = etcd.start(release, data)) {
-                    long end =
-                            System.nanoTime() + java.time.Duration.ofMinutes(2).toNanos();
-                    while (again.gateway().version().path("storage").asText("").isEmpty() && System.nanoTime() < end) {
-                        Thread.sleep(100); // poll interval of a deadline-bound wait
-                    }
+                    Poll.untilTrue(
+                            java.time.Duration.ofMinutes(2),
+                            java.time.Duration.ofMillis(100),
+                            version + " reporting a storage version",
+                            () -> !again.gateway()
+                                    .version()
+                                    .path("storage")
+                                    .asText("")
+                                    .isEmpty());
                     // reported is not yet committed: wait until the db file itself holds it (etcd commits in batches)
                     Path db = data.resolve("member/snap/db");
-                    while (BackendStorageVersion.read(db).isEmpty() && System.nanoTime() < end) {
-                        Thread.sleep(100); // poll interval of a deadline-bound wait
-                    }
+                    Poll.untilTrue(
+                            java.time.Duration.ofMinutes(2),
+                            java.time.Duration.ofMillis(100),
+                            version + "'s db holding its storage version",
+                            () -> BackendStorageVersion.read(db).isPresent());
                     again.awaitWrite(java.time.Duration.ofSeconds(30));
                     again.stop(java.time.Duration.ofSeconds(20));
                 }

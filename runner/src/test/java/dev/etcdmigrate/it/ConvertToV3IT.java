@@ -151,9 +151,11 @@ class ConvertToV3IT {
         new DataDir(data).writeVersion(DataVersion.parse(release.version() + "/etcd2"));
         // the one-second TTL key must have run out before the conversion reads the store
         Instant expired = written.keys.get(written.expiredKey).at().plusMillis(1500);
-        while (Instant.now().isBefore(expired)) {
-            Thread.sleep(50); // waiting for wall-clock time to pass, bounded by the instant above
-        }
+        Poll.untilTrue(
+                Duration.ofSeconds(5),
+                Duration.ofMillis(50),
+                "the TTL key's expiry to pass",
+                () -> !Instant.now().isBefore(expired));
         return written;
     }
 

@@ -132,8 +132,7 @@ class DataDirOwnerIT {
     /** The exec'd etcd's credentials, once /proc shows the etcd binary; its output if it died instead. */
     private static String awaitUidLine(RunnerProcess runner) throws Exception {
         Path proc = Path.of("/proc/" + runner.pid());
-        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (System.nanoTime() < end) {
+        return Poll.until(Duration.ofSeconds(30), Duration.ofMillis(10), "PID " + runner.pid() + " as etcd", () -> {
             try {
                 if (Files.readSymbolicLink(proc.resolve("exe"))
                         .getFileName()
@@ -150,9 +149,8 @@ class DataDirOwnerIT {
                             + ":\n" + runner.output());
                 }
             }
-            Thread.sleep(10); // poll interval of a deadline-bound wait
-        }
-        throw new AssertionError("PID " + runner.pid() + " never became etcd:\n" + runner.output());
+            return null;
+        });
     }
 
     private static void chownTree(Path root, int uid) throws IOException {

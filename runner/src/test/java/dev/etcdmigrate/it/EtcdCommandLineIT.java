@@ -241,15 +241,8 @@ class EtcdCommandLineIT {
     }
 
     private static Keyspace awaitKeyspace(Client client) throws Exception {
-        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (true) {
-            try {
-                return Keyspace.read(client);
-            } catch (Exception e) {
-                if (System.nanoTime() >= end) throw e;
-                Thread.sleep(50); // poll interval of a deadline-bound wait
-            }
-        }
+        return Poll.until(
+                Duration.ofSeconds(30), Duration.ofMillis(50), "the keyspace read", () -> Keyspace.read(client));
     }
 
     // ---- ETCD_* duplicates ----------------------------------------------------------------------------

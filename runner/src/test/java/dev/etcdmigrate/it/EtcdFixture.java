@@ -190,16 +190,12 @@ final class EtcdFixture implements AutoCloseable, AfterEachCallback {
                                 ? java.net.http.HttpRequest.BodyPublishers.noBody()
                                 : java.net.http.HttpRequest.BodyPublishers.ofString("value=" + value))
                 .build();
-        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (true) {
-            try {
-                return http.send(request, java.net.http.HttpResponse.BodyHandlers.discarding())
-                        .statusCode();
-            } catch (java.io.IOException e) {
-                if (System.nanoTime() > end) throw e;
-                Thread.sleep(20); // poll interval of a deadline-bound wait
-            }
-        }
+        return Poll.until(
+                Duration.ofSeconds(30),
+                Duration.ofMillis(20),
+                "an answer to " + method + " " + key,
+                () -> http.send(request, java.net.http.HttpResponse.BodyHandlers.discarding())
+                        .statusCode());
     }
 
     record Observed(Keyspace keyspace, boolean leasesTimed, Map<Long, Long> leaseTtl) {

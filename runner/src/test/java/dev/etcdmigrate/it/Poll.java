@@ -2,19 +2,20 @@ package dev.etcdmigrate.it;
 
 import java.time.Duration;
 
-/** The one deadline-bound wait of the cluster suites: ask until an answer comes or the deadline passes. */
-final class Poll {
+/** The one deadline-bound wait of the tests: ask until an answer comes or the deadline passes. */
+public final class Poll {
 
     private Poll() {}
 
     /** One try: an answer, or null for "not yet"; an exception is "not yet" too, remembered for the failure. */
     @FunctionalInterface
-    interface Probe<T> {
+    public interface Probe<T> {
         T get() throws Exception;
     }
 
     /** Until the probe answers (non-null), every {@code every}; fails naming {@code what} and the last miss. */
-    static <T> T until(Duration deadline, Duration every, String what, Probe<T> probe) throws InterruptedException {
+    public static <T> T until(Duration deadline, Duration every, String what, Probe<T> probe)
+            throws InterruptedException {
         long end = System.nanoTime() + deadline.toNanos();
         String last = "no answer";
         while (true) {
@@ -35,7 +36,7 @@ final class Poll {
     }
 
     /** The same for a yes/no probe. */
-    static void untilTrue(Duration deadline, Duration every, String what, Probe<Boolean> probe)
+    public static void untilTrue(Duration deadline, Duration every, String what, Probe<Boolean> probe)
             throws InterruptedException {
         until(deadline, every, what, () -> Boolean.TRUE.equals(probe.get()) ? Boolean.TRUE : null);
     }

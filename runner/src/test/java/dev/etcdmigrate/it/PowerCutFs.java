@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -75,16 +76,17 @@ final class PowerCutFs implements AutoCloseable {
                 .redirectErrorStream(true)
                 .redirectOutput(work.resolve("daemon.out").toFile())
                 .start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!isMounted(mountPoint)) {
-            if (!daemon.isAlive()) {
-                fail("powercutfs exited " + daemon.exitValue() + ": " + Files.readString(work.resolve("daemon.out")));
-            }
-            if (System.nanoTime() > deadline) {
-                daemon.destroyForcibly();
-                fail("powercutfs did not mount " + mountPoint + " within 20 s");
-            }
-            Thread.sleep(20); // poll interval of a deadline-bound wait
+        try {
+            Poll.untilTrue(Duration.ofSeconds(20), Duration.ofMillis(20), "powercutfs mounted at " + mountPoint, () -> {
+                if (!daemon.isAlive()) {
+                    fail("powercutfs exited " + daemon.exitValue() + ": "
+                            + Files.readString(work.resolve("daemon.out")));
+                }
+                return isMounted(mountPoint);
+            });
+        } catch (AssertionError e) {
+            daemon.destroyForcibly();
+            throw e;
         }
         return new PowerCutFs(backing, mountPoint, work, daemon, inodes, base);
     }
@@ -110,16 +112,15 @@ final class PowerCutFs implements AutoCloseable {
     public void close() throws Exception {
         if (!mounted) return;
         try {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (true) {
+            // busy while something (a dying etcd) still has a file open
+            Poll.untilTrue(Duration.ofSeconds(30), Duration.ofMillis(100), "umount " + mountPoint, () -> {
                 Process umount = new ProcessBuilder("umount", mountPoint.toString())
                         .redirectErrorStream(true)
                         .start();
                 String out = new String(umount.getInputStream().readAllBytes());
-                if (umount.waitFor() == 0) break;
-                if (System.nanoTime() > deadline) fail("umount " + mountPoint + ": " + out);
-                Thread.sleep(100); // busy: something (a dying etcd) still has a file open; poll until deadline
-            }
+                if (umount.waitFor() != 0) throw new IllegalStateException(out);
+                return true;
+            });
             mounted = false;
             if (!daemon.waitFor(30, TimeUnit.SECONDS)) fail("powercutfs did not exit after umount");
         } finally {

@@ -30,14 +30,11 @@ final class ProcessGroup {
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .start()
                 .waitFor(); // fails harmlessly on an empty group
-        long end = System.nanoTime() + deadline.toNanos();
-        for (List<Long> left = running(pgid); !left.isEmpty(); left = running(pgid)) {
-            if (System.nanoTime() > end) {
-                throw new IllegalStateException(
-                        "processes " + left + " of group " + pgid + " survived SIGKILL for " + deadline);
-            }
-            Thread.sleep(10); // poll interval of a deadline-bound wait
-        }
+        Poll.untilTrue(deadline, Duration.ofMillis(10), "group " + pgid + " gone after SIGKILL", () -> {
+            List<Long> left = running(pgid);
+            if (!left.isEmpty()) throw new IllegalStateException("processes " + left + " still run");
+            return true;
+        });
     }
 
     /** Members of the group that are not zombies. */

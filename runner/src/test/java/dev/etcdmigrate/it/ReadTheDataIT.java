@@ -220,11 +220,11 @@ class ReadTheDataIT {
         }
         try (dev.etcdmigrate.etcd.server.PrivateEtcd killed =
                 etcd.start(next, data, "--backend-batch-interval=1h", "--backend-batch-limit=1000000000")) {
-            long deadline = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
-            while (!walSetsLine(data, next.minorLine())) {
-                assertTrue(System.nanoTime() < deadline, "etcd " + next.version() + " logged no 3.7 cluster version");
-                Thread.sleep(50); // poll interval of a deadline-bound wait
-            }
+            Poll.untilTrue(
+                    java.time.Duration.ofSeconds(30),
+                    java.time.Duration.ofMillis(50),
+                    "etcd " + next.version() + " logging a 3.7 cluster version",
+                    () -> walSetsLine(data, next.minorLine()));
             long pid = dev.etcdmigrate.ondisk.BackendStorageVersion.lockHolder(data.resolve("member/snap/db"))
                     .orElseThrow();
             ProcessHandle handle = ProcessHandle.of(pid).orElseThrow();

@@ -129,18 +129,14 @@ final class RunnerProcess implements AutoCloseable {
 
     /** Until the etcd this runner exec'd into accepts a write through {@code gateway}; fails with what it printed. */
     void awaitWrite(GatewayClient gateway) throws InterruptedException {
-        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        IOException last = null;
-        while (System.nanoTime() < end) {
-            try {
+        try {
+            Poll.untilTrue(Duration.ofSeconds(30), Duration.ofMillis(20), "a write to the exec'd etcd", () -> {
                 gateway.put("/it/after-exec", "ok");
-                return;
-            } catch (IOException e) {
-                last = e;
-            }
-            Thread.sleep(20); // poll interval of a deadline-bound wait
+                return true;
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "\n" + output(), e);
         }
-        throw new AssertionError("the exec'd etcd never accepted a write:\n" + output(), last);
     }
 
     int exitCode() {

@@ -77,13 +77,16 @@ class SignalsAndExecIT {
     /** Waits for a line printed by the child whose source is exactly {@code source} ("etcd-3.4.23"). */
     private static void awaitChildLine(RunnerProcess runner, String source, Duration deadline)
             throws InterruptedException {
-        long end = System.nanoTime() + deadline.toNanos();
-        while (runner.childLines(source).stream()
-                .noneMatch(l -> l.path("source").asText().equals(source))) {
-            if (System.nanoTime() >= end || !runner.process().isAlive()) {
-                throw new AssertionError("no line from " + source + "; output:\n" + runner.output());
-            }
-            Thread.sleep(20); // poll interval of a deadline-bound wait
+        try {
+            Poll.untilTrue(deadline, Duration.ofMillis(20), "a line from " + source, () -> {
+                if (runner.childLines(source).stream()
+                        .anyMatch(l -> l.path("source").asText().equals(source))) return true;
+                if (!runner.process().isAlive()) throw new AssertionError("the runner exited");
+                return false;
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(
+                    "no line from " + source + " (" + e.getMessage() + "); output:\n" + runner.output());
         }
     }
 

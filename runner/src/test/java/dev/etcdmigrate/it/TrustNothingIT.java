@@ -228,13 +228,17 @@ class TrustNothingIT {
 
     /** Runs the release on the data until its backend records a storage version, read the way the runner reads it. */
     private void awaitStorageVersion(Release release, Path data) throws Exception {
-        long end = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-        String status = "";
-        while (System.nanoTime() < end) {
+        Poll.untilTrue(Duration.ofMinutes(2), Duration.ofMillis(100), "a storage version in the backend", () -> {
             try (PrivateEtcd server = etcd.start(release, data)) {
-                while (server.gateway().version().path("storage").asText("").isEmpty() && System.nanoTime() < end) {
-                    Thread.sleep(100); // poll interval of a deadline-bound wait
-                }
+                Poll.untilTrue(
+                        Duration.ofMinutes(2),
+                        Duration.ofMillis(100),
+                        "etcd " + release.version() + " reporting a storage version",
+                        () -> !server.gateway()
+                                .version()
+                                .path("storage")
+                                .asText("")
+                                .isEmpty());
                 server.awaitWrite(Duration.ofSeconds(30)); // one more backend commit after the version was set
                 server.stop(Duration.ofSeconds(20));
             }
@@ -249,11 +253,12 @@ class TrustNothingIT {
                             "json")
                     .redirectErrorStream(true)
                     .start();
-            status = new String(p.getInputStream().readAllBytes());
+            String status = new String(p.getInputStream().readAllBytes());
             assertEquals(0, p.waitFor(), status);
-            if (status.matches("(?s).*\"version\":\"\\d.*")) return;
-        }
-        throw new AssertionError("the backend records no storage version: " + status);
+            if (!status.matches("(?s).*\"version\":\"\\d.*"))
+                throw new IllegalStateException("etcdutl snapshot status: " + status);
+            return true;
+        });
     }
 
     @ParameterizedTest

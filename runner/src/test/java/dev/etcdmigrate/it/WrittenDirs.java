@@ -180,23 +180,17 @@ final class WrittenDirs implements AutoCloseable {
 
     /** Polls GET /version until the cluster version is decided and names the line. */
     private void awaitClusterVersion(URI base, String line) throws Exception {
-        long end = System.nanoTime() + DEADLINE.toNanos();
-        String last = "";
-        while (System.nanoTime() < end) {
-            try {
-                last = http.send(
-                                HttpRequest.newBuilder(base.resolve("/version"))
-                                        .timeout(Duration.ofSeconds(5))
-                                        .build(),
-                                HttpResponse.BodyHandlers.ofString())
-                        .body();
-                if (JSON.readTree(last).path("etcdcluster").asText().startsWith(line + ".")) return;
-            } catch (java.io.IOException e) {
-                last = e.toString();
-            }
-            Thread.sleep(50); // poll interval of a deadline-bound wait
-        }
-        throw new AssertionError("cluster version never reached " + line + ": " + last);
+        Poll.untilTrue(DEADLINE, Duration.ofMillis(50), "cluster version " + line, () -> {
+            String body = http.send(
+                            HttpRequest.newBuilder(base.resolve("/version"))
+                                    .timeout(Duration.ofSeconds(5))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
+            if (!JSON.readTree(body).path("etcdcluster").asText().startsWith(line + "."))
+                throw new IllegalStateException("answered " + body);
+            return true;
+        });
     }
 
     static ByteSequence bytes(String s) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.event.StepEvent;
+import dev.etcdmigrate.it.Poll;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -27,10 +28,9 @@ class ProgressMeterTest {
         ProgressMeter.interval = Duration.ofMillis(30);
         try (ProgressMeter meter = ProgressMeter.counting(log, "loading keys", "keys", 1000)) {
             meter.advance(100);
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (reports.size() < 2 && System.nanoTime() < deadline) {
-                Thread.onSpinWait(); // polling the reports the meter's own thread makes, with a deadline
-            }
+            // the reports come from the meter's own thread
+            Poll.untilTrue(
+                    Duration.ofSeconds(10), Duration.ofMillis(1), "two progress reports", () -> reports.size() >= 2);
         }
         int afterClose = reports.size();
         assertTrue(afterClose >= 2, reports.toString());

@@ -186,7 +186,8 @@ public final class ProvisionCommand {
             System.out.print(diff);
             System.out.flush();
         } else {
-            log.info(checked + " hashes matched their pins (" + platform + ")");
+            log.info(checked + " hashes matched their pins (" + platform + "; " + provisioner.recalled()
+                    + " of binaries unchanged since their last full hash)");
         }
         if (!failures.isEmpty()) {
             // every release was tried; the run fails with each one's reason (exit 1)

@@ -11,10 +11,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -22,7 +24,8 @@ import java.util.regex.Pattern;
  * Installs a release's binaries into the bin dir as tool-&lt;version&gt;: from the first source that
  * delivers, checked to report the expected version, then moved in. Work happens in a staging dir
  * inside the bin dir, so a failure leaves nothing half-written; a stamp written last marks the
- * install complete and makes reruns instant.
+ * install complete and makes reruns instant. A rerun checks the installed binaries against their pins
+ * again, reading only those that changed since their last full hash ({@link VerifiedHashes}).
  */
 final class Provisioner {
 
@@ -34,6 +37,8 @@ final class Provisioner {
     private final ToolRunner tools;
     private final Log log;
     private final PinSource pinSource;
+    private final Clock clock;
+    private int recalled;
 
     /** The pins of a release for the platform being provisioned. */
     interface PinSource {
@@ -48,6 +53,19 @@ final class Provisioner {
             ToolRunner tools,
             Log log,
             PinSource pinSource) {
+        this(binDir, sources, runPrefix, tools, log, pinSource, Clock.systemUTC());
+    }
+
+    /** clock: when a hash begins, to tell a settled file from one written in the same tick. */
+    Provisioner(
+            Path binDir,
+            List<BinarySource> sources,
+            List<String> runPrefix,
+            ToolRunner tools,
+            Log log,
+            PinSource pinSource,
+            Clock clock) {
+        this.clock = clock;
         this.pinSource = pinSource;
         this.binDir = binDir;
         this.sources = List.copyOf(sources);
@@ -83,6 +101,7 @@ final class Provisioner {
                     pins.check("bin", tool, "sha256:" + GoHash.sha256(staging.resolve(tool)));
                 }
             }
+            VerifiedHashes.forget(verified(release));
             for (String tool : release.toolNames()) {
                 Path source = staging.resolve(tool);
                 Files.setPosixFilePermissions(source, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -147,10 +166,17 @@ final class Provisioner {
     }
 
     private boolean binariesMatch(Release release, Pins pins) {
+        VerifiedHashes hashes = VerifiedHashes.read(verified(release), clock);
         try {
             for (String tool : release.toolNames()) {
-                pins.check("bin", tool, "sha256:" + GoHash.sha256(binDir.resolve(tool + "-" + release.version())));
+                Optional<String> pinned = pins.value("bin", tool)
+                        .filter(p -> p.startsWith("sha256:"))
+                        .map(p -> p.substring(7));
+                String sha = hashes.sha256(tool, binDir.resolve(tool + "-" + release.version()), pinned);
+                pins.check("bin", tool, "sha256:" + sha);
             }
+            recalled += hashes.recalled();
+            saveQuietly(hashes);
             log.emit(new ProvisionEvent.ProvisionPins(release.version(), pins.platform(), pins.checked(), false));
             return true;
         } catch (ProvisionException | IOException e) {
@@ -159,6 +185,20 @@ final class Provisioner {
             pins.reset(); // the new build's hashes are compared afresh
             return false;
         }
+    }
+
+    /** The records only spare work: one that cannot be written costs the next run a full hash. */
+    private void saveQuietly(VerifiedHashes hashes) {
+        try {
+            hashes.save();
+        } catch (IOException e) {
+            log.warn("could not record the binaries' hashes in " + binDir + ": " + e.getMessage());
+        }
+    }
+
+    /** How many binaries' hashes came from their records (unchanged since a full hash) rather than a read. */
+    int recalled() {
+        return recalled;
     }
 
     static String stampText(BinarySource source) {
@@ -173,6 +213,10 @@ final class Provisioner {
 
     private Path stamp(Release release) {
         return binDir.resolve(".provisioned").resolve(release.version());
+    }
+
+    private Path verified(Release release) {
+        return binDir.resolve(".provisioned").resolve(release.version() + ".verified");
     }
 
     private BinarySource fetch(Release release, Path staging, Pins pins) throws ProvisionException, IOException {

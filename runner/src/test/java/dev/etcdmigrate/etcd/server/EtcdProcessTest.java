@@ -9,6 +9,7 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.it.Poll;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.LinePump;
@@ -34,8 +35,11 @@ class EtcdProcessTest {
                 EtcdProcess.start(V36, "etcd-test", List.of("/bin/sh", "-c", script), Map.of(), false, children, log);
         process.capture(new LinePump(log, "etcd-test"));
         // the shell's trap is set once it said so: a SIGTERM before would end it as a clean stop
-        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!process.output().lastLines().contains("ready") && System.nanoTime() < end) Thread.sleep(10);
+        Poll.untilTrue(
+                Duration.ofSeconds(10),
+                Duration.ofMillis(10),
+                "the shell's trap set",
+                () -> process.output().lastLines().contains("ready"));
         return process;
     }
 

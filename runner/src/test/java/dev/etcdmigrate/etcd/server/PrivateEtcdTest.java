@@ -11,6 +11,7 @@ import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.event.Event;
+import dev.etcdmigrate.it.Poll;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -109,10 +110,12 @@ class PrivateEtcdTest {
                     thrown.set(t);
                 }
             });
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (prober.getState() != Thread.State.WAITING && System.nanoTime() < deadline) {
-                Thread.onSpinWait(); // until the prober waits for the pump (it saw the exit); bounded by the deadline
-            }
+            // the prober saw the exit and waits for the pump
+            Poll.untilTrue(
+                    Duration.ofSeconds(10),
+                    Duration.ofMillis(1),
+                    "the prober waiting",
+                    () -> prober.getState() == Thread.State.WAITING);
             assertEquals(Thread.State.WAITING, prober.getState(), "the prober waits for the output of an exited etcd");
             pumpHeld.countDown();
             prober.join();
