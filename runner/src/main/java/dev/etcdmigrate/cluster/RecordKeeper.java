@@ -81,6 +81,14 @@ final class RecordKeeper {
      * When none answers, a peer's runner takes it over once this member answers at or past the line it names.
      */
     void release(Record record) throws IOException, InterruptedException, MigrateException {
+        release(record, true);
+    }
+
+    /**
+     * {@link #release(Record)}; not {@code patient}: one try through every member (this member is down and may be
+     * the vote a quorum lacks: the caller serves it and tries again rather than keep it down).
+     */
+    void release(Record record, boolean patient) throws IOException, InterruptedException, MigrateException {
         unsettled = false; // the latest release says whether a record may be left
         Instant end = ticker.now().plus(policy.releasePatience());
         while (true) {
@@ -90,7 +98,7 @@ final class RecordKeeper {
                         self, record.value().to().toString(), record.modRevision(), deleted));
                 break;
             } catch (IOException unreachable) {
-                if (ticker.now().isAfter(end)) {
+                if (!patient || ticker.now().isAfter(end)) {
                     unsettled = true;
                     log.emit(new Event.Note(
                             Event.Level.WARN,
@@ -102,7 +110,9 @@ final class RecordKeeper {
                 ticker.pause(); // poll interval of a deadline-bound retry
             }
         }
-        writeNote(Note.NONE);
+        // one try that reached no member: the note still says it holds the record, so a run killed before the retry
+        // (its member serving) looks for it again
+        if (patient || !unsettled) writeNote(Note.NONE);
     }
 
     /** Whether the latest release gave up with no member answering (a record of this runner's may be left). */
@@ -175,13 +185,28 @@ final class RecordKeeper {
         }
     }
 
-    /** The record left by a run killed after its last leg, before it released: released now (or the note cleared). */
+    /**
+     * This runner's own record, read once while this member is down (after its last leg); when no member answers it
+     * may be there: the release is unsettled (rule 4's settling serves the member and reads it again).
+     */
+    Optional<Record> ownRecordOrUnsettled(MinorLine line) throws IOException, InterruptedException, MigrateException {
+        try {
+            return ownRecord(1);
+        } catch (IOException unreachable) {
+            unsettled = true;
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * The record left by a run killed after its last leg, before it released: one read and one try while this member
+     * is down (the caller serves it and settles when none answers: {@link #unsettled()}), else the note cleared.
+     */
     void releaseLeftover(MinorLine line) throws IOException, InterruptedException, MigrateException {
-        // "taking" reads as patiently as "holds": one 503 "leader changed" read once cleared the note of a record the
-        // creation had committed, and nobody was left to take it over (seed 38007594 of the simulation)
-        Optional<Record> held = ownRecordOrWarn(line, policy.patientReads());
-        if (held.isPresent()) release(held.get());
-        else writeNote(Note.NONE);
+        // "taking" is looked for as "holds" is: a creation whose answer was lost may have committed
+        Optional<Record> held = ownRecordOrUnsettled(line);
+        if (held.isPresent()) release(held.get(), false);
+        else if (!unsettled) writeNote(Note.NONE);
         sweep();
     }
 }

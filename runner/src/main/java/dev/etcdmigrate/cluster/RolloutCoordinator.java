@@ -5,6 +5,7 @@ import dev.etcdmigrate.cluster.ClusterView.Record;
 import dev.etcdmigrate.cluster.ClusterView.Status;
 import dev.etcdmigrate.cluster.RolloutRules.Decision;
 import dev.etcdmigrate.cluster.RolloutRules.Leg;
+import dev.etcdmigrate.cluster.RolloutRules.Mutations;
 import dev.etcdmigrate.cluster.RolloutRules.Self;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.event.RolloutEvent;
@@ -12,7 +13,9 @@ import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -79,6 +82,8 @@ public final class RolloutCoordinator {
     private boolean answered;
     /** Whether this member's data recorded a downgrade job in progress. */
     private boolean recordedJob;
+    /** Leadership moves asked for in this run (which candidate the next one asks). */
+    private int handOvers;
     /** Rule 2's last decision was to wait for another holder, and why (null: it was not). */
     private Decision.Wait blockedWhy;
 
@@ -159,21 +164,38 @@ public final class RolloutCoordinator {
                     held = Optional.empty();
                 }
                 legRunner.run(i);
+                boolean last = i == legs.size() - 1;
+                // the release needs a quorum, and this member's vote may be what the others lack: one try through
+                // every member while it is down; when none answers, it serves first and tries again with its vote
+                // counted (after the last leg: rule 4's settling)
+                boolean patient = Mutations.releaseBeforeServing;
                 if (unknown) {
-                    held = records.ownRecordOrWarn(leg.to(), policy.patientReads()); // the leg took a quorum write
-                    if (held.isEmpty()) records.writeNote(Note.NONE);
+                    // the leg took a quorum write: a record its creation committed is there
+                    held = patient
+                            ? records.ownRecordOrWarn(leg.to(), policy.patientReads())
+                            : records.ownRecordOrUnsettled(leg.to());
+                    if (held.isEmpty() && !records.unsettled()) records.writeNote(Note.NONE);
                     unknown = false;
                 }
+                Optional<Record> unreleased = Optional.empty();
                 if (held.isPresent()) {
-                    records.release(held.get());
+                    records.release(held.get(), patient);
+                    if (records.unsettled()) unreleased = held;
                     held = Optional.empty();
                 }
-                if (i == legs.size() - 1) {
+                if (last) {
                     records.sweep();
                     settle(leg.to(), i, member);
                     return;
                 }
                 serving = member.serve(i).orElseThrow(() -> new IOException("the member cannot serve between legs"));
+                if (records.unsettled()) {
+                    Optional<Record> again = unreleased.isPresent()
+                            ? unreleased
+                            : records.ownRecordOrWarn(leg.to(), policy.patientReads());
+                    if (again.isPresent()) records.release(again.get());
+                    else records.writeNote(Note.NONE);
+                }
             }
         } finally {
             if (serving != null) serving.close();
@@ -197,13 +219,23 @@ public final class RolloutCoordinator {
             serving = null;
             going.requireAlive();
             going.stop();
-            if (held.isPresent()) records.release(held.get());
+            // one try, the member down: while it reaches none, the member serves again and the loop tries anew
+            if (held.isPresent()) records.release(held.get(), Mutations.releaseBeforeServing);
         }
     }
 
-    /** With nothing left to run: the record a run killed after its last leg noted, released now (at {@code line}). */
-    public void releaseLeftover(MinorLine line) throws IOException, InterruptedException, MigrateException {
-        records.releaseLeftover(line);
+    /**
+     * With nothing left to run: the record a run killed after its last leg noted, released now (at {@code line}); when
+     * no member answers, the member serves {@code line} first ({@code member}) and settles it as after a last leg.
+     */
+    public void releaseLeftover(MinorLine line, MemberPort member) throws Exception {
+        try {
+            records.releaseLeftover(line);
+            if (records.unsettled()) settle(line, 0, member);
+        } finally {
+            if (serving != null) serving.close();
+            serving = null;
+        }
     }
 
     /**
@@ -229,6 +261,9 @@ public final class RolloutCoordinator {
                 waiting(leg, "no member of the cluster answers (" + unreachable.cause.getMessage() + ")", List.of());
             } catch (IOException lost) {
                 if (RolloutRules.Mutations.noAnswerIsFatal) throw lost;
+                // a linearizable read failed while the members' lists answer (no leader, a quorum cut): this member,
+                // down, may be the vote a quorum lacks: it serves its data's line while the rules wait
+                if (down && !Mutations.waitDownOnFailedRead && startServing(member)) continue;
                 // an answer lost mid-pass (a leader change, a member going): every rule reads the cluster again
                 waiting(leg, "no member of the cluster answers (" + lost.getMessage() + ")", List.of());
             }
@@ -262,7 +297,26 @@ public final class RolloutCoordinator {
             }
             return Optional.empty();
         }
-        List<String> problems = RolloutRules.margin(me, cluster.members(), policy.raftIndexBound());
+        List<Member> now = cluster.members();
+        List<String> successors = RolloutRules.handOver(me, now);
+        if (!successors.isEmpty() && !Mutations.skipRaftLeader) {
+            // a read through the others would pass through this member: the leader moves first, then rule 3 again;
+            // a move that failed tries the next candidate the next time
+            String to = successors.get(handOvers++ % successors.size());
+            try {
+                cluster.moveLeader(to);
+            } catch (IOException refused) {
+                waiting(leg, "moving the leadership to " + to + ": " + refused.getMessage(), List.of());
+            }
+            return Optional.empty();
+        }
+        Map<String, Optional<String>> reads = new HashMap<>();
+        for (Member m : now) {
+            if (!m.name().equals(self) && m.status().isPresent()) {
+                reads.put(m.name(), cluster.linearizableThrough(m.name()));
+            }
+        }
+        List<String> problems = RolloutRules.margin(me, now, reads, policy.raftIndexBound());
         if (!problems.isEmpty()) {
             if (down && !startServing(member)) {
                 records.release(held.get()); // it cannot answer while it waits: nobody could restart meanwhile
@@ -318,6 +372,15 @@ public final class RolloutCoordinator {
                 Optional<Record> created =
                         cluster.create(new RecordValue(self, leg.from(), leg.to(), ticker.now(), serves));
                 if (created.isEmpty()) {
+                    if (!Mutations.createLossTrusted) {
+                        // a creation retried on another endpoint after its answer was lost finds its own record: the
+                        // value names its runner, so a record naming this one is this run's
+                        Optional<Record> there = cluster.record();
+                        if (there.isPresent() && there.get().value().holder().equals(self)) {
+                            records.noteHolds(there.get());
+                            return leg.names(there.get()) ? there : Optional.empty();
+                        }
+                    }
                     records.writeNote(Note.NONE);
                     return Optional.empty(); // another runner was quicker: read again
                 }

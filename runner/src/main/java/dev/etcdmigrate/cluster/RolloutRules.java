@@ -6,7 +6,9 @@ import dev.etcdmigrate.cluster.ClusterView.Status;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.version.MinorLine;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -87,6 +89,13 @@ public final class RolloutRules {
         /** The pre-fix start: a run that noted it holds the record reads it once (a 503 "leader changed" ends it). */
         public static volatile boolean heldRecordReadOnce;
 
+        public static volatile boolean skipRaftLeader;
+        public static volatile boolean releaseBeforeServing;
+        public static volatile boolean waitDownOnFailedRead;
+        public static volatile boolean createLossTrusted;
+        public static volatile boolean skipRaftLag;
+        public static volatile boolean skipLinearizableRead;
+
         private Mutations() {}
 
         public static void reset() {
@@ -94,7 +103,8 @@ public final class RolloutRules {
             deleteWithoutComparingRevision = releaseBeforeQuorumWrite = noAnswerIsFatal = false;
             enableWithoutCheckingJob = takeOverOnlyAtTheNamedLine = releaseThroughOwnUrlOnly = false;
             firstLegAlwaysAtOnce = reuseOwnRecordOfAnotherLeg = atOnceWheneverNoneAnswers = heldRecordReadOnce = false;
-            holderOnListedUrl = false;
+            releaseBeforeServing = waitDownOnFailedRead = createLossTrusted = false;
+            holderOnListedUrl = skipRaftLeader = skipRaftLag = skipLinearizableRead = false;
         }
     }
 
@@ -226,33 +236,115 @@ public final class RolloutRules {
     }
 
     /**
-     * Rule 3, the quorum margin: why each other member may not see this one go (missing, not answering, or more
-     * than {@code raftIndexBound} entries behind the leader's raft index). Empty: this member may go.
+     * Rule 3, the quorum margin, on raft's own answers (docs/ha.md, "The quorum margin"): why the other members might
+     * not keep a quorum without this one. Each other member must be listed, a voter, answer its Status with no error
+     * (etcd lists "no leader" and every alarm there), follow the leader a majority follows, have applied within
+     * {@code raftIndexBound} entries of that leader's commit index read in the same pass, and serve a linearizable
+     * read through its own client URL ({@code reads}: by name, empty when served, else why not). The leader must not
+     * be this member: a read through another member then travels through it, and proves nothing about the others
+     * without it ({@link #handOver} moves it first). Empty: this member may go.
      */
-    public static List<String> margin(Self self, List<Member> members, long raftIndexBound) {
+    public static List<String> margin(
+            Self self, List<Member> members, Map<String, Optional<String>> reads, long raftIndexBound) {
         List<String> problems = new ArrayList<>();
         if (Mutations.skipMargin) return problems;
-        long leaderIndex = members.stream()
-                .flatMap(m -> m.status().stream())
-                .mapToLong(Status::raftIndex)
-                .max()
-                .orElse(0);
         long others =
                 members.stream().filter(m -> !m.name().equals(self.name())).count();
         if (others < self.expectedMembers() - 1) {
             problems.add(
                     "(missing): the cluster lists " + members.size() + " of " + self.expectedMembers() + " members");
         }
+        long leaderId = majorityLeader(members);
+        if (leaderId == 0 && !Mutations.skipRaftLeader) {
+            problems.add("(leader): no leader is followed by a majority of the members");
+        }
+        Optional<Member> me =
+                members.stream().filter(m -> m.name().equals(self.name())).findFirst();
+        if (leaderId != 0 && me.isPresent() && me.get().id() == leaderId && !Mutations.skipRaftLeader) {
+            problems.add("(leader): this member leads; its leadership moves to another member first");
+        }
+        long leaderCommit = members.stream()
+                .flatMap(m -> m.status().stream())
+                .filter(s -> leaderId != 0 && s.memberId() == leaderId)
+                .mapToLong(Status::raftIndex)
+                .max()
+                .orElseGet(() -> members.stream()
+                        .flatMap(m -> m.status().stream())
+                        .mapToLong(Status::raftIndex)
+                        .max()
+                        .orElse(0));
         for (Member m : members) {
             if (m.name().equals(self.name())) continue;
             if (m.status().isEmpty()) {
                 problems.add(m.name() + ": does not answer (" + m.problem() + ")");
-            } else if (leaderIndex - m.status().get().raftIndex() > raftIndexBound) {
-                problems.add(m.name() + ": " + (leaderIndex - m.status().get().raftIndex())
-                        + " raft entries behind (bound " + raftIndexBound + ")");
+                continue;
+            }
+            Status s = m.status().get();
+            if (m.learner() || s.learner()) {
+                problems.add(m.name() + ": is a learner (no vote)");
+            } else if (!s.errors().isEmpty() && !Mutations.skipRaftLeader) {
+                problems.add(m.name() + ": reports " + String.join(", ", s.errors()));
+            } else if (s.leaderId() != leaderId && !Mutations.skipRaftLeader) {
+                problems.add(m.name() + ": follows "
+                        + (s.leaderId() == 0 ? "no leader" : "leader " + Long.toHexString(s.leaderId()))
+                        + ", not the majority's " + Long.toHexString(leaderId));
+            } else if (leaderCommit - s.raftAppliedIndex() > raftIndexBound && !Mutations.skipRaftLag) {
+                problems.add(m.name() + ": applied " + (leaderCommit - s.raftAppliedIndex())
+                        + " raft entries behind the leader's commit index (bound " + raftIndexBound + ")");
+            } else if (!Mutations.skipLinearizableRead) {
+                Optional<String> read = reads.getOrDefault(m.name(), Optional.of("not read"));
+                if (read.isPresent()) {
+                    problems.add(m.name() + ": serves no linearizable read (" + read.get() + ")");
+                }
             }
         }
         return problems;
+    }
+
+    /**
+     * Rule 3 as {@code status} reports it (no read is sent through the members): every clause but the linearizable
+     * reads.
+     */
+    public static List<String> margin(Self self, List<Member> members, long raftIndexBound) {
+        Map<String, Optional<String>> served = new HashMap<>();
+        members.forEach(m -> served.put(m.name(), Optional.empty()));
+        return margin(self, members, served, raftIndexBound);
+    }
+
+    /** The leader a majority of the listed members follow (by their own Status); 0 when none has a majority. */
+    public static long majorityLeader(List<Member> members) {
+        Map<Long, Integer> votes = new HashMap<>();
+        for (Member m : members) {
+            m.status().filter(s -> s.leaderId() != 0).ifPresent(s -> votes.merge(s.leaderId(), 1, Integer::sum));
+        }
+        return votes.entrySet().stream()
+                .filter(e -> e.getValue() * 2 > members.size())
+                .map(Map.Entry::getKey)
+                .findFirst()
+                .orElse(0L);
+    }
+
+    /**
+     * Where this member's leadership may go before it stops (rule 3): the other voters that answer with no error and
+     * follow this member, the most applied first (then by name). Empty when this member does not lead. A move to one
+     * of them can still fail (it may not be heard: its Status cannot tell), so the caller tries them in turn.
+     */
+    public static List<String> handOver(Self self, List<Member> members) {
+        Optional<Member> me =
+                members.stream().filter(m -> m.name().equals(self.name())).findFirst();
+        long leaderId = majorityLeader(members);
+        if (me.isEmpty() || leaderId == 0 || me.get().id() != leaderId) return List.of();
+        return members.stream()
+                .filter(m -> !m.name().equals(self.name()) && !m.learner())
+                .filter(m -> m.status().isPresent()
+                        && !m.status().get().learner()
+                        && m.status().get().errors().isEmpty()
+                        && m.status().get().leaderId() == leaderId)
+                .sorted(java.util.Comparator.comparingLong(
+                                (Member m) -> -m.status().get().raftAppliedIndex())
+                        .thenComparing(Member::name))
+                .map(Member::name)
+                .toList();
     }
 
     /** The members named by {@link #margin}'s problems. */

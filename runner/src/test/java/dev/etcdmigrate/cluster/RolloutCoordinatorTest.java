@@ -56,6 +56,10 @@ class RolloutCoordinatorTest {
         final Map<String, Optional<Status>> ownUrls = new LinkedHashMap<>();
         /** The statusAt reads: member and URLs. */
         final List<String> statusReads = new ArrayList<>();
+        /** Members cut from their peers: they answer locally, but no linearizable read is served through them. */
+        final java.util.Set<String> cut = new java.util.HashSet<>();
+        /** The leadership moves asked for, by target. */
+        final List<String> moves = new ArrayList<>();
 
         FakeCluster member(String name, String version, long raftIndex) {
             members.put(name, Optional.of(status(version, raftIndex, Optional.empty())));
@@ -68,7 +72,7 @@ class RolloutCoordinatorTest {
         }
 
         static Status status(String version, long raftIndex, Optional<MinorLine> job) {
-            return new Status(EtcdVersion.parse(version), raftIndex, false, Optional.empty(), job);
+            return Status.of(EtcdVersion.parse(version), raftIndex, false, Optional.empty(), job);
         }
 
         void tick() {
@@ -130,6 +134,17 @@ class RolloutCoordinatorTest {
         @Override
         public boolean holds(Record r) {
             return record.isPresent() && record.get().modRevision() == r.modRevision();
+        }
+
+        @Override
+        public Optional<String> linearizableThrough(String member) {
+            if (members.getOrDefault(member, Optional.empty()).isEmpty()) return Optional.of("refused");
+            return cut.contains(member) ? Optional.of("context deadline exceeded") : Optional.empty();
+        }
+
+        @Override
+        public void moveLeader(String to) {
+            moves.add(to);
         }
 
         @Override

@@ -36,7 +36,9 @@ class RolloutSimulationTest {
      * The random search's configs: 3 and 5 members, 3.4 -> 3.7 and 3.7 -> 3.5, three edit patterns, separate hosts
      * and one host; then the same on one host with a member's listed URL answering while it is out ({@link
      * Sim.Config#withStepAnswering}: the old wiring, or a URL another etcd answers on; no crash, see {@link
-     * #stepAnswering}), appended so the indices of the first 24 (printed replays, regression seeds) stay.
+     * #stepAnswering}; edits one at a time and one late: with every manifest edited at once a leg runs at once
+     * and fools the margin there, {@code RolloutRegressionTest.findingUnderTheStepAnsweringALegAtOnceFoolsTheMargin}),
+     * appended so the indices of the first 24 (printed replays, regression seeds) stay.
      */
     static List<Sim.Config> randomConfigs() {
         List<Sim.Config> configs = new ArrayList<>();
@@ -51,7 +53,29 @@ class RolloutSimulationTest {
         }
         for (int members : new int[] {3, 5}) {
             for (MinorLine[] way : new MinorLine[][] {{L34, L37}, {L37, L35}}) {
-                for (Sim.Edits edits : Sim.Edits.values()) configs.add(stepAnswering(members, way[0], way[1], edits));
+                for (Sim.Edits edits : new Sim.Edits[] {Sim.Edits.ONE_AT_A_TIME, Sim.Edits.ONE_LATE}) {
+                    configs.add(stepAnswering(members, way[0], way[1], edits));
+                }
+            }
+        }
+        configs.addAll(networkFaults());
+        return configs;
+    }
+
+    /**
+     * etcd's network faults (docs/ha.md, "The simulation"): up to two of a member cut from its peers both ways, one
+     * way only, or its applied index lagging, each healed later, with crashes, leader changes and lost answers; 3 and
+     * 5 members, both ways, the three edit patterns, separate hosts.
+     */
+    static List<Sim.Config> networkFaults() {
+        List<Sim.Config> configs = new ArrayList<>();
+        for (int members : new int[] {3, 5}) {
+            for (MinorLine[] way : new MinorLine[][] {{L34, L37}, {L37, L35}}) {
+                for (Sim.Edits edits : Sim.Edits.values()) {
+                    configs.add(
+                            new Sim.Config(members, way[0], way[1], edits, Sim.Layout.SEPARATE_HOSTS, 2, 2, 2, 60_000)
+                                    .withPartitions(2));
+                }
             }
         }
         return configs;
