@@ -166,8 +166,7 @@ final class Sim {
 
         /**
          * The member list and /version asked linearizably too (etcd's MemberList with {@code linearizable}): they need
-         * a quorum as a read of the record does. The directed scenarios written for the model before local reads
-         * replay their defects in this world.
+         * a quorum as a read of the record does. The directed scenarios of the record's defects replay there.
          */
         Config withLinearizableLists() {
             return new Config(
