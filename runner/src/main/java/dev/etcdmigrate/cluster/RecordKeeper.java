@@ -24,6 +24,7 @@ final class RecordKeeper {
     private final RolloutPolicy policy;
     private final RolloutCoordinator.Ticker ticker;
     private final Log log;
+    private final RuleSet rules;
     /** The note as last written by this run (null: not read yet). */
     private Note noted;
     /** The record this run holds as noted (null: none). */
@@ -37,7 +38,9 @@ final class RecordKeeper {
             String self,
             RolloutPolicy policy,
             RolloutCoordinator.Ticker ticker,
-            Log log) {
+            Log log,
+            RuleSet rules) {
+        this.rules = rules;
         this.cluster = cluster;
         this.notes = notes;
         this.self = self;
@@ -53,7 +56,7 @@ final class RecordKeeper {
 
     /** Reads of the record at a run's start: patient when its note says it holds one (a 503 passes meanwhile). */
     int startReads(Note start) {
-        return start instanceof Note.Holds && !RolloutRules.Mutations.heldRecordReadOnce ? policy.patientReads() : 1;
+        return rules.startReads(start, policy);
     }
 
     /** Notes the record held, once per revision (a wait passes here every poll while it holds it). */
@@ -81,16 +84,18 @@ final class RecordKeeper {
      * When none answers, a peer's runner takes it over once this member answers at or past the line it names.
      */
     void release(Record record) throws IOException, InterruptedException, MigrateException {
-        release(record, true);
+        release(record, policy.releasePatience());
     }
 
     /**
-     * {@link #release(Record)}; not {@code patient}: one try through every member (this member is down and may be
-     * the vote a quorum lacks: the caller serves it and tries again rather than keep it down).
+     * {@link #release(Record)} tried for {@code patience}; zero: one try through every member (this member is down
+     * and may be the vote a quorum lacks: the caller serves it and tries again rather than keep it down).
      */
-    void release(Record record, boolean patient) throws IOException, InterruptedException, MigrateException {
+    void release(Record record, java.time.Duration patience)
+            throws IOException, InterruptedException, MigrateException {
+        boolean patient = !patience.isZero();
         unsettled = false; // the latest release says whether a record may be left
-        Instant end = ticker.now().plus(policy.releasePatience());
+        Instant end = ticker.now().plus(patience);
         while (true) {
             try {
                 boolean deleted = delete(record);
@@ -129,11 +134,7 @@ final class RecordKeeper {
     }
 
     private boolean delete(Record record) throws IOException, InterruptedException, MigrateException {
-        if (RolloutRules.Mutations.deleteWithoutComparingRevision) {
-            Optional<Record> now = cluster.record();
-            return now.isPresent() && cluster.delete(now.get());
-        }
-        return cluster.delete(record);
+        return rules.delete(cluster, record);
     }
 
     /**
@@ -148,8 +149,8 @@ final class RecordKeeper {
             Record over = left.get();
             // the member list only for a record of the release before (it names no URL of its holder)
             List<ClusterView.Member> members =
-                    RolloutRules.readsHolderWhereItServes(over.value()) ? List.of() : cluster.members();
-            if (RolloutRules.holderDone(over, RolloutRules.holderAnswer(cluster, over, members))) takeOver(over);
+                    rules.readsHolderWhereItServes(over.value()) ? List.of() : cluster.members();
+            if (rules.holderDone(over, rules.holderAnswer(cluster, over, members))) takeOver(over);
         } catch (IOException unreachable) {
             // the holder's peers take it over when they pass rule 2
         }
@@ -205,7 +206,7 @@ final class RecordKeeper {
     void releaseLeftover(MinorLine line) throws IOException, InterruptedException, MigrateException {
         // "taking" is looked for as "holds" is: a creation whose answer was lost may have committed
         Optional<Record> held = ownRecordOrUnsettled(line);
-        if (held.isPresent()) release(held.get(), false);
+        if (held.isPresent()) release(held.get(), rules.releaseWhileDown(policy));
         else if (!unsettled) writeNote(Note.NONE);
         sweep();
     }

@@ -5,7 +5,6 @@ import dev.etcdmigrate.cluster.ClusterView.Record;
 import dev.etcdmigrate.cluster.ClusterView.Status;
 import dev.etcdmigrate.cluster.RolloutRules.Decision;
 import dev.etcdmigrate.cluster.RolloutRules.Leg;
-import dev.etcdmigrate.cluster.RolloutRules.Mutations;
 import dev.etcdmigrate.cluster.RolloutRules.Self;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.event.RolloutEvent;
@@ -71,6 +70,9 @@ public final class RolloutCoordinator {
 
     private final int expectedMembers;
     private final RolloutPolicy policy;
+    /** The rules it follows: {@link RuleSet#REAL} in every run. */
+    private final RuleSet rules;
+
     private final Ticker ticker;
     private final Log log;
     private String lastWaiting = "";
@@ -96,8 +98,23 @@ public final class RolloutCoordinator {
             RolloutPolicy policy,
             Ticker ticker,
             Log log) {
+        this(cluster, notes, self, serves, expectedMembers, policy, ticker, log, RuleSet.REAL);
+    }
+
+    /** A coordinator following {@code rules} (the simulation's tests supply alternatives to check they are caught). */
+    public RolloutCoordinator(
+            ClusterView cluster,
+            NoteStore notes,
+            String self,
+            List<String> serves,
+            int expectedMembers,
+            RolloutPolicy policy,
+            Ticker ticker,
+            Log log,
+            RuleSet rules) {
+        this.rules = rules;
         this.cluster = cluster;
-        this.records = new RecordKeeper(cluster, notes, self, policy, ticker, log);
+        this.records = new RecordKeeper(cluster, notes, self, policy, ticker, log, rules);
         this.self = self;
         this.serves = List.copyOf(serves);
         this.expectedMembers = expectedMembers;
@@ -129,7 +146,7 @@ public final class RolloutCoordinator {
         try {
             held = records.ownRecord(records.startReads(start));
         } catch (IOException unreachable) {
-            if (RolloutRules.Mutations.noAnswerIsFatal) throw unreachable;
+            if (!rules.waitsOutNoAnswer()) throw unreachable;
             // "taking" or "holds" and no member answers: the record may exist; the rules decide as with no member
             // answering (the member is down, so running at once takes nothing else out), and it is looked for again
             // after the leg's quorum write. No note: on at once, as with no member answering.
@@ -159,7 +176,7 @@ public final class RolloutCoordinator {
                     serving = null;
                     going.stop();
                 }
-                if (held.isPresent() && RolloutRules.Mutations.releaseBeforeQuorumWrite) {
+                if (held.isPresent() && !rules.releasesAfterQuorumWrite()) {
                     records.release(held.get());
                     held = Optional.empty();
                 }
@@ -168,7 +185,8 @@ public final class RolloutCoordinator {
                 // the release needs a quorum, and this member's vote may be what the others lack: one try through
                 // every member while it is down; when none answers, it serves first and tries again with its vote
                 // counted (after the last leg: rule 4's settling)
-                boolean patient = Mutations.releaseBeforeServing;
+                java.time.Duration whileDown = rules.releaseWhileDown(policy);
+                boolean patient = !whileDown.isZero();
                 if (unknown) {
                     // the leg took a quorum write: a record its creation committed is there
                     held = patient
@@ -179,7 +197,7 @@ public final class RolloutCoordinator {
                 }
                 Optional<Record> unreleased = Optional.empty();
                 if (held.isPresent()) {
-                    records.release(held.get(), patient);
+                    records.release(held.get(), whileDown);
                     if (records.unsettled()) unreleased = held;
                     held = Optional.empty();
                 }
@@ -220,7 +238,7 @@ public final class RolloutCoordinator {
             going.requireAlive();
             going.stop();
             // one try, the member down: while it reaches none, the member serves again and the loop tries anew
-            if (held.isPresent()) records.release(held.get(), Mutations.releaseBeforeServing);
+            if (held.isPresent()) records.release(held.get(), rules.releaseWhileDown(policy));
         }
     }
 
@@ -250,20 +268,20 @@ public final class RolloutCoordinator {
                 Optional<Optional<Record>> decided = pass(leg, member, down);
                 if (decided.isPresent()) return decided.get();
             } catch (Unanswered unreachable) {
-                if (RolloutRules.Mutations.noAnswerIsFatal) throw unreachable.cause;
+                if (!rules.waitsOutNoAnswer()) throw unreachable.cause;
                 if (down
-                        && (RolloutRules.atOnce(leg, recordedClusterVersion, recordedJob)
-                                || RolloutRules.Mutations.firstLegAlwaysAtOnce)) {
+                        && (rules.atOnce(leg, recordedClusterVersion, recordedJob)
+                                || rules.atOnceWhileMembersAnswer())) {
                     return records.held(); // a record taken before the cluster went: released after
                 }
                 if (down && startServing(member)) continue;
                 // every member restarting together, this one still starting: nothing was decided
                 waiting(leg, "no member of the cluster answers (" + unreachable.cause.getMessage() + ")", List.of());
             } catch (IOException lost) {
-                if (RolloutRules.Mutations.noAnswerIsFatal) throw lost;
+                if (!rules.waitsOutNoAnswer()) throw lost;
                 // a linearizable read failed while the members' lists answer (no leader, a quorum cut): this member,
                 // down, may be the vote a quorum lacks: it serves its data's line while the rules wait
-                if (down && !Mutations.waitDownOnFailedRead && startServing(member)) continue;
+                if (down && rules.servesOnFailedRead() && startServing(member)) continue;
                 // an answer lost mid-pass (a leader change, a member going): every rule reads the cluster again
                 waiting(leg, "no member of the cluster answers (" + lost.getMessage() + ")", List.of());
             }
@@ -281,8 +299,8 @@ public final class RolloutCoordinator {
             throw new Unanswered(unreachable);
         }
         answered = true;
-        if (down && RolloutRules.Mutations.firstLegAlwaysAtOnce) return Optional.of(Optional.empty());
-        Optional<Decision.Wait> closed = RolloutRules.gate(leg, me, members, cluster.clusterVersion());
+        if (down && rules.atOnceWhileMembersAnswer()) return Optional.of(Optional.empty());
+        Optional<Decision.Wait> closed = rules.gate(leg, me, members, cluster.clusterVersion());
         if (closed.isPresent()) {
             if (down && startServing(member)) return Optional.empty();
             waiting(leg, closed.get().why(), closed.get().members());
@@ -298,8 +316,8 @@ public final class RolloutCoordinator {
             return Optional.empty();
         }
         List<Member> now = cluster.members();
-        List<String> successors = RolloutRules.handOver(me, now);
-        if (!successors.isEmpty() && !Mutations.skipRaftLeader) {
+        List<String> successors = rules.handOver(me, now);
+        if (!successors.isEmpty()) {
             // a read through the others would pass through this member: the leader moves first, then rule 3 again;
             // a move that failed tries the next candidate the next time
             String to = successors.get(handOvers++ % successors.size());
@@ -316,7 +334,7 @@ public final class RolloutCoordinator {
                 reads.put(m.name(), cluster.linearizableThrough(m.name()));
             }
         }
-        List<String> problems = RolloutRules.margin(me, now, reads, policy.raftIndexBound());
+        List<String> problems = rules.margin(me, now, reads, policy.raftIndexBound());
         if (!problems.isEmpty()) {
             if (down && !startServing(member)) {
                 records.release(held.get()); // it cannot answer while it waits: nobody could restart meanwhile
@@ -346,9 +364,9 @@ public final class RolloutCoordinator {
         // another holder's record: read it where its member serves (the take-over's answer), only then
         Optional<Status> holder =
                 existing.isPresent() && !existing.get().value().holder().equals(self)
-                        ? RolloutRules.holderAnswer(cluster, existing.get(), members)
+                        ? rules.holderAnswer(cluster, existing.get(), members)
                         : Optional.empty();
-        Decision decision = RolloutRules.take(leg, me, existing, holder);
+        Decision decision = rules.take(leg, me, existing, holder);
         blockedWhy = decision instanceof Decision.Wait w ? w : null;
         switch (decision) {
             case Decision.UseOwn own -> {
@@ -368,18 +386,16 @@ public final class RolloutCoordinator {
                 return Optional.empty();
             }
             case Decision.Take t -> {
-                if (!RolloutRules.Mutations.noNoteBeforeCreate) records.writeNote(Note.TAKING);
+                if (rules.notesBeforeCreate()) records.writeNote(Note.TAKING);
                 Optional<Record> created =
                         cluster.create(new RecordValue(self, leg.from(), leg.to(), ticker.now(), serves));
                 if (created.isEmpty()) {
-                    if (!Mutations.createLossTrusted) {
-                        // a creation retried on another endpoint after its answer was lost finds its own record: the
-                        // value names its runner, so a record naming this one is this run's
-                        Optional<Record> there = cluster.record();
-                        if (there.isPresent() && there.get().value().holder().equals(self)) {
-                            records.noteHolds(there.get());
-                            return leg.names(there.get()) ? there : Optional.empty();
-                        }
+                    // a creation retried on another endpoint after its answer was lost finds its own record: the value
+                    // names its runner, so a record naming this one is this run's
+                    Optional<Record> there = rules.ownAfterRefusedCreate(cluster, self);
+                    if (there.isPresent()) {
+                        records.noteHolds(there.get());
+                        return leg.names(there.get()) ? there : Optional.empty();
                     }
                     records.writeNote(Note.NONE);
                     return Optional.empty(); // another runner was quicker: read again

@@ -156,20 +156,6 @@ class RolloutCoordinatorTest {
 
     private final List<Event> events = new ArrayList<>();
 
-    /** -Drollout.mutants=a,b switches on RolloutRules.Mutations fields (to show a test failing on the old rules). */
-    @org.junit.jupiter.api.BeforeEach
-    void mutants() throws Exception {
-        RolloutRules.Mutations.reset();
-        for (String name : System.getProperty("rollout.mutants", "").split(",")) {
-            if (!name.isBlank())
-                RolloutRules.Mutations.class.getField(name.strip()).setBoolean(null, true);
-        }
-    }
-
-    @org.junit.jupiter.api.AfterEach
-    void noMutants() {
-        RolloutRules.Mutations.reset();
-    }
     /** What the coordinator noted, in order (the runner's .etcd-migrate/restart-record). */
     private final List<String> notes = new ArrayList<>();
 

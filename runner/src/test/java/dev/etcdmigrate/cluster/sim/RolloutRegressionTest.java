@@ -7,7 +7,7 @@ import static dev.etcdmigrate.cluster.sim.RolloutSimulationTest.L37;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.etcdmigrate.cluster.RolloutRules;
+import dev.etcdmigrate.cluster.RuleSet;
 import dev.etcdmigrate.version.MinorLine;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,7 +27,9 @@ class RolloutRegressionTest {
     @BeforeEach
     @AfterEach
     void realRules() {
-        RolloutRules.Mutations.reset();
+        Sim.rules = RuleSet.REAL;
+        Sim.enableWithoutCheckingJob = false;
+        Sim.releaseThroughOwnUrlOnly = false;
     }
 
     /** Builds a schedule by stepping a simulation. */
@@ -127,18 +129,22 @@ class RolloutRegressionTest {
      */
     static void regression(java.util.function.Supplier<Directed> scenario, String mutation, String violation)
             throws Exception {
-        RolloutRules.Mutations.reset();
         Directed real = scenario.get();
         Explorer.Outcome passed = Explorer.replay(real.config(), real.schedule());
         assertNull(passed.violation(), "the real rules on " + real.schedule());
-        for (String f : mutation.split("\\+"))
-            RolloutRules.Mutations.class.getField(f).setBoolean(null, true);
-        try {
+        Mutants.Mutant mutant = Mutants.named(mutation);
+        mutant.under(() -> {
             Directed mutated = scenario.get();
             Explorer.Outcome broken = Explorer.replay(mutated.config(), mutated.schedule());
             assertTrue(
                     broken.failed() && broken.violation().contains(violation),
                     mutation + " on " + mutated.schedule() + ": " + broken.violation());
+            // the invariant the mutant names is the one it broke
+            assertTrue(
+                    java.util.regex.Pattern.compile(mutant.breaks())
+                            .matcher(broken.violation())
+                            .find(),
+                    mutation + " names " + mutant.breaks() + ", broke " + broken.violation());
             System.out.printf(
                     "regression %s: real rules pass %d actions (%d steps); with %s, %d actions (%d steps): %s%n",
                     real.config(),
@@ -148,9 +154,8 @@ class RolloutRegressionTest {
                     mutated.schedule().size(),
                     broken.steps(),
                     broken.violation());
-        } finally {
-            RolloutRules.Mutations.reset();
-        }
+            return null;
+        });
     }
 
     static Sim.Config config(MinorLine from, MinorLine to, Sim.Edits edits, Sim.Layout layout, int crashes, int lc) {
@@ -185,7 +190,7 @@ class RolloutRegressionTest {
     void aMemberCutFromItsPeersIsNoMarginThoughItAnswers() throws Exception {
         regression(
                 RolloutRegressionTest::cutMemberAnswersLocally,
-                "skipRaftLeader+skipLinearizableRead",
+                "marginOnAnswers",
                 "no connected quorum after a runner's stop");
     }
 
@@ -379,7 +384,7 @@ class RolloutRegressionTest {
                                 .then("restart m1")
                                 .schedule()),
                 "firstLegAlwaysAtOnce",
-                "more than one minor apart");
+                "two minors below");
     }
 
     static Sim.Node node(Sim sim, String member) {
@@ -518,14 +523,13 @@ class RolloutRegressionTest {
      */
     @Test
     void findingOnOneHostAStepsPrivateEtcdLooksLikeADoneHolder() {
-        RolloutRules.Mutations.holderOnListedUrl = true;
-        Directed d = stepEtcdTakenForADoneHolder();
-        Explorer.Outcome o = Explorer.replay(d.config(), d.schedule());
+        Mutants.Mutant listed = Mutants.named("holderOnListedUrl");
+        Directed d = listed.under(RolloutRegressionTest::stepEtcdTakenForADoneHolder);
+        Explorer.Outcome o = listed.under(() -> Explorer.replay(d.config(), d.schedule()));
         System.out.printf(
                 "FINDING %s: the take-over on the member list's URL (holderOnListedUrl) fails %d actions (%d steps): %s%n",
                 d.config(), d.schedule().size(), o.steps(), o.violation());
         assertTrue(o.failed() && o.violation().contains("two holders"), "fixed? " + o.violation());
-        RolloutRules.Mutations.reset();
         Explorer.Outcome rule = Explorer.replay(d.config(), d.schedule());
         assertNull(rule.violation(), "the rule now, the step answering: " + rule.violation());
         Sim.Config silent = new Sim.Config(3, L34, L36, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 0, 0, 0, 20_000);

@@ -328,6 +328,15 @@ final class Sim {
 
     private static final StackWalker PC = StackWalker.getInstance();
 
+    /** The rules the runners follow: the real ones, or a test's mutant ({@link Mutants}). */
+    static volatile dev.etcdmigrate.cluster.RuleSet rules = dev.etcdmigrate.cluster.RuleSet.REAL;
+
+    /** A model mutant: the downgrade step enables its job without reading the one in progress. */
+    static volatile boolean enableWithoutCheckingJob;
+
+    /** A model mutant: the runner's client asks only its own URL (no member list, no peers). */
+    static volatile boolean releaseThroughOwnUrlOnly;
+
     static final RolloutPolicy POLICY = new RolloutPolicy(1000, Duration.ofMillis(500), Duration.ofSeconds(30));
 
     /** Whether each runner takes its program counter at every call ({@link #state()}: the exhaustive search). */
@@ -558,9 +567,10 @@ final class Sim {
 
     /** Whether member {@code c} reaches a quorum (itself included) both ways: it can be elected and lead. */
     private boolean leads(int c) {
-        if (!running(c)) return false;
+        // a member far behind the leader's log acknowledges nothing new until it caught up: no vote, no lead
+        if (!running(c) || members.get(c).lagging) return false;
         int reach = 0;
-        for (int j = 0; j < members.size(); j++) if (link(c, j)) reach++;
+        for (int j = 0; j < members.size(); j++) if (link(c, j) && !members.get(j).lagging) reach++;
         return reach * 2 > members.size();
     }
 
@@ -598,7 +608,8 @@ final class Sim {
     /** Whether a request through {@code m}'s etcd reaches the leader and back (a linearizable read, a transaction). */
     private boolean servesLinearizable(Node m) {
         int l = leader();
-        return l >= 0 && link(m.index, l);
+        // a lagging member serves the read only once it applied the leader's index: past the request's timeout
+        return l >= 0 && link(m.index, l) && !m.lagging;
     }
 
     /** Maintenance/Status as etcd answers it locally, without a quorum. */
@@ -722,7 +733,7 @@ final class Sim {
             if (e instanceof RolloutEvent.RestartRecordReleased) r.acting = false;
         });
         RolloutCoordinator driver = new RolloutCoordinator(
-                new View(r), new Store(r), m.name, List.of(m.url()), config.members, POLICY, new Tick(r), log);
+                new View(r), new Store(r), m.name, List.of(m.url()), config.members, POLICY, new Tick(r), log, rules);
         r.driver = driver;
         if (legs.isEmpty()) {
             if (!(m.note instanceof Note.None)) {
@@ -789,6 +800,11 @@ final class Sim {
     private void leg(Runner r, RolloutRules.Leg leg) throws Exception {
         Node m = r.member;
         call(r, "leg " + leg + " private etcd");
+        if (leg.upgrade() && clusterVersion.isOlderThan(leg.from())) {
+            // etcd refuses to join: its line is two minors past the cluster version
+            throw new Violation(m.name + " joins a cluster whose version is two minors below: etcd " + leg.to()
+                    + " at cluster version " + clusterVersion);
+        }
         m.run = Run.PRIVATE;
         // MinorUpgrade starts the next line's etcd; OnlineDowngrade the newer etcd first, then the older
         m.stepLine = leg.upgrade() ? leg.to() : leg.from();
@@ -796,7 +812,7 @@ final class Sim {
             awaitQuorum(r, "downgrade read");
             // a job to the previous minor's line: the leader ends it once every member runs it
             int waits = 0;
-            while (job.isPresent() && !job.get().equals(leg.to()) && !RolloutRules.Mutations.enableWithoutCheckingJob) {
+            while (job.isPresent() && !job.get().equals(leg.to()) && !enableWithoutCheckingJob) {
                 if (!job.get().equals(leg.from()) || ++waits > 200) {
                     throw new FailedException(
                             "a downgrade job to " + job.get() + " is in progress, not to " + leg.to());
@@ -805,14 +821,13 @@ final class Sim {
                 clockMillis += 500;
                 awaitQuorum(r, "downgrade read");
             }
-            boolean wanted = RolloutRules.Mutations.enableWithoutCheckingJob
-                    || !(clusterVersion.equals(leg.to()) || job.equals(Optional.of(leg.to())));
+            boolean wanted =
+                    enableWithoutCheckingJob || !(clusterVersion.equals(leg.to()) || job.equals(Optional.of(leg.to())));
             if (wanted) {
                 call(r, "downgrade enable " + leg.to());
                 if (job.isPresent()) {
                     // etcd refuses a second enable; the step reads again: a job to its own line is the one wanted
-                    if (RolloutRules.Mutations.enableWithoutCheckingJob
-                            || !job.get().equals(leg.to())) {
+                    if (enableWithoutCheckingJob || !job.get().equals(leg.to())) {
                         throw new FailedException(
                                 "downgrade enable refused: a job to " + job.get() + " is in progress");
                     }
@@ -1140,7 +1155,7 @@ final class Sim {
                 leaderChangeReads--;
                 throw new IOException("503 leader changed");
             }
-            if (listed.isEmpty() && !RolloutRules.Mutations.releaseThroughOwnUrlOnly) {
+            if (listed.isEmpty() && !releaseThroughOwnUrlOnly) {
                 // GET /members on the other members' peer URLs: any etcd of theirs that runs (serving or a step's)
                 if (members.stream().anyMatch(m -> m != r.member && m.run != Run.DOWN)) {
                     for (Node m : members) listed.add(m.url());
@@ -1222,7 +1237,7 @@ final class Sim {
         @Override
         public boolean delete(Record record) throws IOException {
             r.releasing = true;
-            ask("delete", !RolloutRules.Mutations.releaseThroughOwnUrlOnly);
+            ask("delete", !releaseThroughOwnUrlOnly);
             if (recordValue == null || recordMod != record.modRevision()) return false;
             recordValue = null;
             revision++;
