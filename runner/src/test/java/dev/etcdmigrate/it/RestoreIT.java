@@ -197,53 +197,108 @@ class RestoreIT {
     }
 
     /**
-     * SIGKILL of the runner and every tool it started at random moments of a lone member's restore; each rerun
-     * resumes, and the last one converges to the snapshot's keys with the revision raised and the member's data
-     * before the restore kept once, byte for byte.
+     * SIGKILL of the runner and every tool it started at each point of a lone member's restore (the checks done, the
+     * member dir moved aside, the restore tool writing its staging dir, the restore recorded), one kill after the
+     * other on the same data dir, then at random moments of fresh restores: every rerun converges to the snapshot's
+     * keys with the revision raised, the member's data before the restore kept once, byte for byte.
      */
     @Test
-    void killsAtRandomMomentsOfARestoreConverge(@TempDir Path dir) throws Exception {
+    void killsAtEveryPointAndAtRandomMomentsOfARestoreConverge(@TempDir Path dir) throws Exception {
         Release line = ClusterLab.line("3.5");
-        Path source = dir.resolve("source");
         Keyspace seeded;
         try (EtcdFixture etcd = new EtcdFixture()) {
-            seeded = etcd.seed(line, source, 300);
+            seeded = etcd.seed(line, dir.resolve("source"), 2000);
         }
         Path snapshot = dir.resolve("snapshot.db");
-        Files.copy(source.resolve("member/snap/db"), snapshot); // a member's db: no integrity hash appended
+        Files.copy(dir.resolve("source/member/snap/db"), snapshot); // a member's db: no integrity hash appended
         String sha = sha256(snapshot);
-        Path data = dir.resolve("data");
+        Path template = dir.resolve("template");
         try (EtcdFixture etcd = new EtcdFixture()) {
-            etcd.seed(line, data, 20);
+            etcd.seed(line, template, 20);
         }
-        Map<String, String> before = TreeDigest.of(data.resolve("member"));
         long seed = Long.getLong("restore.kill.seed", System.nanoTime());
         Random random = new Random(seed);
-        List<String> args = new ArrayList<>(RunnerArgs.migrate(data, line.version()));
-        args.addAll(List.of("--restore-snapshot", snapshot.toString(), "--restore-sha256", sha));
-        for (int trial = 0; trial < 4; trial++) {
+
+        Path data = copyOf(template, dir.resolve("points"));
+        List<String> args = restoreArgs(data, line, snapshot, sha);
+        Path staging = data.resolve(".etcd-migrate/restore-staging");
+        List<String> points = List.of("snapshot-checked", "restore-backup-kept", "staging", "snapshot-restored");
+        for (int trial = 0; trial < points.size(); trial++) {
+            // this point, or a later one where an earlier kill landed past it
+            List<String> wanted = points.subList(trial, points.size());
             try (RunnerProcess runner = RunnerProcess.startInOwnGroup(args)) {
-                Thread.sleep(random.nextInt(2500)); // a random moment to kill at, not a synchronisation
+                Poll.untilTrue(
+                        Duration.ofSeconds(60),
+                        Duration.ofMillis(2),
+                        "the runner at " + wanted,
+                        () -> !runner.process().isAlive()
+                                || wanted.contains("staging")
+                                        && Files.exists(staging)
+                                        && runner.count("snapshot-checked") > 0 // this run's staging, not a leftover
+                                || runner.events().stream()
+                                        .anyMatch(e ->
+                                                wanted.contains(e.path("event").asText())));
                 runner.killGroup();
+                System.out.printf("kill %d (%s): after %s%n", trial, points.get(trial), names(runner));
             }
         }
+        long started = System.nanoTime();
+        assertConverged(data, template, args, seeded, sha, "after the kills at each point");
+        long whole = Math.max(1, (System.nanoTime() - started) / 1_000_000);
+
+        for (int round = 0; round < Integer.getInteger("restore.kills", 3); round++) {
+            Path fresh = copyOf(template, dir.resolve("random-" + round));
+            List<String> freshArgs = restoreArgs(fresh, line, snapshot, sha);
+            long at = random.nextLong(whole);
+            try (RunnerProcess runner = RunnerProcess.startInOwnGroup(freshArgs)) {
+                Thread.sleep(at); // the moment to kill at, drawn from the seed; not a synchronisation
+                runner.killGroup();
+                System.out.printf("random kill at %d of %d ms (seed %d): after %s%n", at, whole, seed, names(runner));
+            }
+            assertConverged(fresh, template, freshArgs, seeded, sha, "seed " + seed + ", round " + round);
+        }
+    }
+
+    private static List<String> restoreArgs(Path data, Release line, Path snapshot, String sha) {
+        List<String> args = new ArrayList<>(RunnerArgs.migrate(data, line.version()));
+        args.addAll(List.of("--restore-snapshot", snapshot.toString(), "--restore-sha256", sha));
+        return args;
+    }
+
+    private static List<String> names(RunnerProcess runner) {
+        return runner.events().stream()
+                .map(e -> e.path("event").asText())
+                .filter(n -> !n.equals("child-output"))
+                .toList();
+    }
+
+    private static Path copyOf(Path template, Path to) throws Exception {
+        dev.etcdmigrate.datadir.Trees.copy(template, to);
+        return to;
+    }
+
+    /** A rerun ends restored: the snapshot's keys, the revision raised, the earlier member dir kept once, whole. */
+    private static void assertConverged(
+            Path data, Path template, List<String> args, Keyspace seeded, String sha, String what) throws Exception {
         try (RunnerProcess runner = RunnerProcess.run(args)) {
-            assertEquals(0, runner.exitCode(), "seed " + seed + ": " + runner.output());
+            assertEquals(0, runner.exitCode(), what + ": " + runner.output());
         }
         Path kept = data.resolve(".etcd-migrate/restore-backups/" + sha.substring(0, 12) + "/member");
         assertEquals(
-                before, TreeDigest.of(kept), "seed " + seed + ": the member's data before the restore, kept whole");
+                TreeDigest.of(template.resolve("member")),
+                TreeDigest.of(kept),
+                what + ": the member's data before the restore, kept whole");
         try (Stream<Path> backups = Files.list(data.resolve(".etcd-migrate/restore-backups"))) {
-            assertEquals(1, backups.count(), "one backup per snapshot");
+            assertEquals(1, backups.count(), what + ": one backup per snapshot");
         }
-        assertFalse(Files.exists(data.resolve(".etcd-migrate/restore-staging")), "no staging left");
+        assertFalse(Files.exists(data.resolve(".etcd-migrate/restore-staging")), what + ": no staging left");
+        assertTrue(
+                Files.readString(data.resolve(".etcd-migrate/restore")).contains("state=restored"), what + ": marker");
         try (EtcdFixture etcd = new EtcdFixture()) {
-            Keyspace after = etcd.read(line, data).keyspace();
-            assertEquals(seeded.entries().keySet(), after.entries().keySet(), "seed " + seed + ": the snapshot's keys");
-            assertEquals(new TreeMap<>(values(seeded)), new TreeMap<>(values(after)), "seed " + seed + ": values");
-            assertTrue(after.revision() > seeded.revision() + BUMP / 2, "revision raised: " + after.revision());
+            Keyspace after = etcd.read(ClusterLab.line("3.5"), data).keyspace();
+            assertEquals(new TreeMap<>(values(seeded)), new TreeMap<>(values(after)), what + ": the snapshot's keys");
+            assertTrue(after.revision() > seeded.revision() + BUMP / 2, what + ": revision raised " + after.revision());
         }
-        assertTrue(Files.readString(data.resolve(".etcd-migrate/restore")).contains("state=restored"));
     }
 
     /** 3.4.23's restore tool has no --bump-revision: refused with the reason, unless the bump is set to 0. */
