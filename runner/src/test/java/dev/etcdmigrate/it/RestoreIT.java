@@ -196,6 +196,45 @@ class RestoreIT {
         assertEquals(1, kept.getCount(), "the restored member kept its writes");
     }
 
+    /** Every member's manifest edited at once: the three restore side by side and walk together to the target. */
+    @Test
+    void allMembersRestoredAtOnceReachTheTarget(@TempDir Path dir) throws Exception {
+        Release from = ClusterLab.line("3.5");
+        Release to = EtcdFixture.newest();
+        cluster = ClusterLab.create(dir, 3, ClusterLab.Layout.ONE_HOST, "restore-all", ClusterLab.Tls.PEER);
+        List<Member> members = cluster.members();
+        List<RunnerProcess> serving = new ArrayList<>();
+        for (Member m : members) serving.add(cluster.start(m, from));
+        for (int i = 0; i < members.size(); i++) ClusterLab.awaitServing(members.get(i), serving.get(i), DEADLINE);
+        Client old = client(members.stream().map(Member::clientUrl).toArray(String[]::new));
+        for (int k = 0; k < 100; k++) put(old, "/registry/before/" + k, "value-" + k);
+        Path snapshot = dir.resolve("snapshot.db");
+        etcdctl(from, members.get(1).clientUrl(), "snapshot", "save", snapshot.toString());
+        Keyspace inSnapshot = Keyspace.read(old);
+        for (int k = 0; k < 20; k++) put(old, "/registry/after/" + k, "lost-" + k);
+        long lastOld = Keyspace.read(old).revision();
+        for (RunnerProcess r : serving) {
+            r.process().toHandle().destroy();
+            r.awaitExit(Duration.ofSeconds(30));
+        }
+        String sha = sha256(snapshot);
+        List<RunnerProcess> restored = new ArrayList<>();
+        for (Member m : members) restored.add(restoreRunner(m, to, snapshot, sha));
+        for (int i = 0; i < members.size(); i++) {
+            restored.get(i).awaitEvent("exec", DEADLINE);
+            ClusterLab.awaitServing(members.get(i), restored.get(i), DEADLINE);
+        }
+        for (Member m : members) {
+            assertEquals(to.version() + "/etcd3", Files.readString(m.data().resolve("version.txt")), m.name());
+            Keyspace onMember = Keyspace.read(client(m.clientUrl()));
+            assertEquals(inSnapshot.entries(), onMember.entries(), "exactly the snapshot's keys on " + m.name());
+            assertTrue(
+                    onMember.revision() > lastOld + BUMP / 2, "revision " + onMember.revision() + " above " + lastOld);
+        }
+        long written = put(client(members.get(2).clientUrl()), "/registry/restored/all", "new");
+        assertTrue(written > lastOld, "a new write's revision " + written + " above every old one (" + lastOld + ")");
+    }
+
     /**
      * SIGKILL of the runner and every tool it started at each point of a lone member's restore (the checks done, the
      * member dir moved aside, the restore tool writing its staging dir, the restore recorded), one kill after the
@@ -294,6 +333,10 @@ class RestoreIT {
         assertFalse(Files.exists(data.resolve(".etcd-migrate/restore-staging")), what + ": no staging left");
         assertTrue(
                 Files.readString(data.resolve(".etcd-migrate/restore")).contains("state=restored"), what + ": marker");
+        JsonNode report = DataClaimsIT.inspect(data, ClusterLab.line("3.5").version());
+        assertTrue(
+                report.path("backups").findValuesAsText("path").contains(kept.toString()),
+                what + ": inspect lists the kept member dir: " + report.path("backups"));
         try (EtcdFixture etcd = new EtcdFixture()) {
             Keyspace after = etcd.read(ClusterLab.line("3.5"), data).keyspace();
             assertEquals(new TreeMap<>(values(seeded)), new TreeMap<>(values(after)), what + ": the snapshot's keys");
