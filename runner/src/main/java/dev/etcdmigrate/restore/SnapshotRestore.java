@@ -198,6 +198,9 @@ public final class SnapshotRestore {
             DurableMove.move(staging.resolve("member"), member);
             Trees.deleteDurably(staging);
         }
+        // a restart record this member held names a revision of the cluster the restore replaced: the restored
+        // cluster has no such record, and no rollout of it may try to release one
+        Trees.deleteDurably(dataDir.own().restartRecord());
         dataDir.writeVersion(new DataVersion(checked.release().etcdVersion(), StorageApi.ETCD3));
         marker.restored().write(dataDir.own().restoreMarker());
         log.emit(new RestoreEvent.SnapshotRestored(

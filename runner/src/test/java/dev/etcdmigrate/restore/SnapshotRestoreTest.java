@@ -119,6 +119,9 @@ class SnapshotRestoreTest {
     @Test
     void restoresOnceKeepingTheMemberDir() throws Exception {
         oldMember();
+        // a restart record the member held in the cluster the restore replaces
+        Files.writeString(
+                Files.createDirectories(data().resolve(".etcd-migrate")).resolve("restart-record"), "42");
         Path snapshot = snapshot("3.5.0");
         String sha = sha(snapshot);
         restore(snapshot, sha).run();
@@ -130,6 +133,7 @@ class SnapshotRestoreTest {
         assertEquals("3.5.35/etcd3", Files.readString(data().resolve("version.txt")));
         assertTrue(marker().contains("state=restored"), marker());
         assertFalse(Files.exists(data().resolve(".etcd-migrate/restore-staging")));
+        assertFalse(Files.exists(data().resolve(".etcd-migrate/restart-record")), "the old cluster's record dropped");
 
         restore(snapshot, sha).run(); // a restarted pod: the restored data stays
         assertEquals(1, calls.size(), "no second restore");
