@@ -11,7 +11,8 @@ import java.util.Optional;
 
 /**
  * What a data dir records of its restore ({@code .etcd-migrate/restore}): the snapshot's hash, how far the restore
- * got, where the member's earlier data went ({@code backup}, empty when it had none) and the cluster token. Written
+ * got, where the member's earlier data went ({@code backup}, relative to the data dir; empty when it had none) and
+ * the cluster token. Written
  * whole with the atomic-file recipe, so a crash leaves the old or the new marker, never half of one. One
  * {@code key=value} line each: nothing in it is a key's value.
  */

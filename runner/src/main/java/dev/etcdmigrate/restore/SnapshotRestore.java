@@ -158,11 +158,13 @@ public final class SnapshotRestore {
         if (begun.isPresent()) {
             marker = begun.get();
         } else {
+            // relative to the data dir: a resumed restore may see it mounted elsewhere (a static pod, docker run)
             Optional<Path> backup = Files.isDirectory(member)
-                    ? Optional.of(dataDir.own()
-                            .restoreBackups()
-                            .resolve(request.sha256().substring(0, 12))
-                            .resolve("member"))
+                    ? Optional.of(dataDir.path()
+                            .relativize(dataDir.own()
+                                    .restoreBackups()
+                                    .resolve(request.sha256().substring(0, 12))
+                                    .resolve("member")))
                     : Optional.empty();
             marker =
                     new RestoreMarker(request.sha256(), RestoreMarker.State.RESTORING, backup, token(request.sha256()));
@@ -170,8 +172,9 @@ public final class SnapshotRestore {
         }
         // member/ is the earlier data until it is moved aside; once the backup exists, a member/ beside it is the
         // complete restore (renamed into place in one step), and without a backup to make the same holds
-        if (marker.backup().isPresent() && !Files.exists(marker.backup().get()) && Files.isDirectory(member)) {
-            Path backup = marker.backup().get();
+        Optional<Path> kept = marker.backup().map(dataDir.path()::resolve);
+        if (kept.isPresent() && !Files.exists(kept.get()) && Files.isDirectory(member)) {
+            Path backup = kept.get();
             Files.createDirectories(backup.getParent());
             Permissions.ownerOnlyDir(dataDir.own().restoreBackups());
             Permissions.ownerOnlyDir(backup.getParent());

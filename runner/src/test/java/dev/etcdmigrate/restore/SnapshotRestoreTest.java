@@ -132,6 +132,9 @@ class SnapshotRestoreTest {
         assertEquals("old data", Files.readString(backup(sha).resolve("snap/db")));
         assertEquals("3.5.35/etcd3", Files.readString(data().resolve("version.txt")));
         assertTrue(marker().contains("state=restored"), marker());
+        assertTrue(
+                marker().contains("backup=.etcd-migrate/restore-backups/" + sha.substring(0, 12) + "/member\n"),
+                "relative to the data dir, wherever it is mounted: " + marker());
         assertFalse(Files.exists(data().resolve(".etcd-migrate/restore-staging")));
         assertFalse(Files.exists(data().resolve(".etcd-migrate/restart-record")), "the old cluster's record dropped");
 
