@@ -44,6 +44,7 @@ final class BundledCatalog {
                         Boolean.FALSE,
                         Boolean.FALSE,
                         Release.RestoreTool.NONE,
+                        Boolean.FALSE,
                         Boolean.FALSE),
                     new Release.Upgrade(
                         "2.1",
@@ -87,6 +88,7 @@ final class BundledCatalog {
                         Boolean.FALSE,
                         Boolean.FALSE,
                         Release.RestoreTool.NONE,
+                        Boolean.FALSE,
                         Boolean.FALSE),
                     new Release.Upgrade(
                         "2.2",
@@ -130,6 +132,7 @@ final class BundledCatalog {
                         Boolean.TRUE,
                         Boolean.FALSE,
                         Release.RestoreTool.ETCDCTL,
+                        Boolean.FALSE,
                         Boolean.FALSE),
                     new Release.Upgrade(
                         "2.3",
@@ -173,6 +176,7 @@ final class BundledCatalog {
                         Boolean.TRUE,
                         Boolean.FALSE,
                         Release.RestoreTool.ETCDCTL,
+                        Boolean.FALSE,
                         Boolean.FALSE),
                     new Release.Upgrade(
                         "3.0",
@@ -216,6 +220,7 @@ final class BundledCatalog {
                         Boolean.TRUE,
                         Boolean.FALSE,
                         Release.RestoreTool.ETCDCTL,
+                        Boolean.FALSE,
                         Boolean.FALSE),
                     new Release.Upgrade(
                         "3.1",
@@ -259,6 +264,7 @@ final class BundledCatalog {
                         Boolean.TRUE,
                         Boolean.FALSE,
                         Release.RestoreTool.ETCDCTL,
+                        Boolean.FALSE,
                         Boolean.FALSE),
                     new Release.Upgrade(
                         "3.2",
@@ -301,6 +307,7 @@ final class BundledCatalog {
                         Boolean.TRUE,
                         Boolean.FALSE,
                         Release.RestoreTool.ETCDCTL,
+                        Boolean.FALSE,
                         Boolean.FALSE),
                     new Release.Upgrade(
                         "3.3",
@@ -345,7 +352,8 @@ final class BundledCatalog {
                         Boolean.FALSE,
                         Boolean.TRUE,
                         Release.RestoreTool.ETCDUTL,
-                        Boolean.FALSE),
+                        Boolean.FALSE,
+                        Boolean.TRUE),
                     new Release.Upgrade(
                         "3.4",
                         "",
@@ -389,6 +397,7 @@ final class BundledCatalog {
                         Boolean.FALSE,
                         Boolean.TRUE,
                         Release.RestoreTool.ETCDUTL,
+                        Boolean.TRUE,
                         Boolean.TRUE),
                     new Release.Upgrade(
                         "3.5",
@@ -433,6 +442,7 @@ final class BundledCatalog {
                         Boolean.FALSE,
                         Boolean.TRUE,
                         Release.RestoreTool.ETCDUTL,
+                        Boolean.TRUE,
                         Boolean.TRUE),
                     new Release.Upgrade(
                         "3.6",

@@ -230,15 +230,19 @@ public record Release(String version, Upstream upstream, List<Source> sources, L
     /**
      * statusReportsStorageVersion: {@code etcdutl snapshot status DB -w json} reports the storage version
      * the backend records (3.6+), read-only and offline, so version.txt can be checked against it.
+     * restoreBumpsRevision: the line's snapshot restore takes {@code --bump-revision} and {@code --mark-compacted}
+     * (3.5+), so a restored cluster's revisions start above every earlier one (docs/restore.md).
      */
     public record Tools(
             Boolean etcdutl,
             Boolean etcdctlMigrate,
             Boolean checkV2Store,
             RestoreTool snapshotRestore,
-            Boolean statusReportsStorageVersion) {
+            Boolean statusReportsStorageVersion,
+            Boolean restoreBumpsRevision) {
         public Tools {
             statusReportsStorageVersion = statusReportsStorageVersion != null && statusReportsStorageVersion;
+            restoreBumpsRevision = restoreBumpsRevision != null && restoreBumpsRevision;
             require(etcdutl, "tools.etcdutl");
             require(etcdctlMigrate, "tools.etcdctlMigrate");
             require(checkV2Store, "tools.checkV2Store");

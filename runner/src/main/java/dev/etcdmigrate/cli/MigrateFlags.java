@@ -30,6 +30,8 @@ public final class MigrateFlags {
     public static final String DEFAULT_BIN_DIR = "/usr/local/bin";
     public static final int DEFAULT_BACKUP_RETENTION = 3;
     public static final String DEFAULT_TERMINATION_LOG = "/dev/termination-log";
+    /** Kubernetes' etcd restore guide's amount: above the writes a lost cluster took after its snapshot. */
+    public static final long DEFAULT_RESTORE_BUMP = 1_000_000_000L;
 
     public static final List<Flag> FLAGS = List.of(
             Flag.value(
@@ -185,6 +187,29 @@ public final class MigrateFlags {
                     "FILE",
                     DEFAULT_TERMINATION_LOG,
                     "where a failed run writes its one-line reason, if that file exists (Kubernetes' termination message)."),
+            Flag.value(
+                    "restore-snapshot",
+                    "RESTORE_SNAPSHOT",
+                    "FILE",
+                    "none",
+                    "restore this member from the snapshot (etcdctl snapshot save's file, or a member's member/snap/db)"
+                            + " before anything else, once per snapshot: the member's data is kept as a backup, every"
+                            + " member restored from it forms a new cluster, then the run goes on to the target"
+                            + " (docs/restore.md). Needs --restore-sha256."),
+            Flag.value(
+                    "restore-sha256",
+                    "RESTORE_SHA256",
+                    "HEX",
+                    "none",
+                    "the snapshot's SHA-256 as sha256sum prints it; the restore is refused when the file differs."),
+            Flag.value(
+                    "restore-bump-revision",
+                    "RESTORE_BUMP_REVISION",
+                    "COUNT",
+                    String.valueOf(DEFAULT_RESTORE_BUMP),
+                    "how far a restore raises the revision, the old ones marked compacted (watches from before the"
+                            + " restore end with 'compacted', Kubernetes' informers relist); 0 keeps the snapshot's"
+                            + " revisions."),
             Flag.toggle("no-exec", "init-container mode: exit 0 after migrating instead of exec'ing etcd."));
 
     /** Where the runner's settings and etcd's own must agree: the same paths, the same URL lists. */
@@ -269,7 +294,41 @@ public final class MigrateFlags {
                 args.isSet("no-exec"),
                 etcd,
                 walDir(etcd, dataDir),
-                Path.of(args.get("termination-log").orElse(DEFAULT_TERMINATION_LOG)));
+                Path.of(args.get("termination-log").orElse(DEFAULT_TERMINATION_LOG)),
+                restore(args));
+    }
+
+    private static Optional<RunConfig.Restore> restore(ParsedArgs args) throws UsageException {
+        Optional<String> snapshot = args.get("restore-snapshot").filter(s -> !s.isBlank());
+        Optional<String> sha = args.get("restore-sha256").filter(s -> !s.isBlank());
+        if (snapshot.isEmpty()) {
+            if (sha.isPresent())
+                throw new UsageException(args.source("restore-sha256")
+                        + " is given without --restore-snapshot (RESTORE_SNAPSHOT): nothing to restore");
+            return Optional.empty();
+        }
+        if (sha.isEmpty())
+            throw new UsageException(args.source("restore-snapshot")
+                    + " needs the file's SHA-256 in --restore-sha256 (RESTORE_SHA256), as sha256sum prints it,"
+                    + " so that every member restores the same snapshot (nothing was changed)");
+        String hex = sha.get().strip().toLowerCase(java.util.Locale.ROOT);
+        if (!hex.matches("[0-9a-f]{64}"))
+            throw new UsageException(
+                    args.source("restore-sha256") + " must be 64 hex digits (a SHA-256), got '" + sha.get() + "'");
+        long bump = DEFAULT_RESTORE_BUMP;
+        Optional<String> bumpText = args.get("restore-bump-revision");
+        if (bumpText.isPresent()) {
+            try {
+                bump = Long.parseLong(bumpText.get().strip());
+            } catch (NumberFormatException e) {
+                bump = -1;
+            }
+            if (bump < 0)
+                throw new UsageException(args.source("restore-bump-revision")
+                        + " must be a whole number of revisions, 0 or more, got '" + bumpText.get() + "'");
+        }
+        return Optional.of(
+                new RunConfig.Restore(Path.of(snapshot.get()).toAbsolutePath().normalize(), hex, bump));
     }
 
     /**

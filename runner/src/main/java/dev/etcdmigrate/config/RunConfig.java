@@ -16,6 +16,7 @@ import java.util.Set;
  * @param creds ETCD_CREDS (--etcd-server-extra-args), the private etcd's extra flags, read as etcd reads them
  * @param etcd etcd's own command line after --
  * @param walDir etcd's --wal-dir when it is not the default member/wal
+ * @param restore a snapshot to restore the member from before anything else (docs/restore.md)
  */
 public record RunConfig(
         DataVersion target,
@@ -39,7 +40,14 @@ public record RunConfig(
         boolean noExec,
         EtcdCommandLine etcd,
         Optional<Path> walDir,
-        Path terminationLog) {
+        Path terminationLog,
+        Optional<Restore> restore) {
+
+    /**
+     * A restore from one snapshot, the same on every member: the file, its SHA-256 as {@code sha256sum} prints it
+     * (lower-case hex), and how far the restored revision is raised (0: the snapshot's revisions kept).
+     */
+    public record Restore(Path snapshot, String sha256, long bumpRevision) {}
 
     /** etcd's arguments after --, as given. */
     public List<String> etcdArgs() {
@@ -83,6 +91,7 @@ public record RunConfig(
                 noExec,
                 etcd,
                 walDir,
-                terminationLog);
+                terminationLog,
+                restore);
     }
 }

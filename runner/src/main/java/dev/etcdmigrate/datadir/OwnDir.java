@@ -17,6 +17,8 @@ import java.util.stream.Stream;
  *   <li>{@code staging/}: a member dir being built, swapped in by {@link MemberSwap};
  *   <li>{@code restart-record}: the revision of the cluster's restart record while this member's runner holds it
  *       (a cluster rollout across minors, docs/ha.md), so a restarted runner finds and releases it;
+ *   <li>{@code restore}: the marker of a restore from a snapshot (its hash and state, docs/restore.md);
+ *   <li>{@code restore-backups/}: the member dirs a restore replaced, one per snapshot hash, never deleted;
  *   <li>{@code snapshot/} and any other entry: a step's work dir, discarded when the step did not finish.
  * </ul>
  */
@@ -30,8 +32,12 @@ public record OwnDir(Path path) {
     private static final String STAGING = "staging";
     private static final String SNAPSHOT = "snapshot";
     private static final String RESTART_RECORD = "restart-record";
+    private static final String RESTORE = "restore";
+    private static final String RESTORE_BACKUPS = "restore-backups";
+    private static final String RESTORE_STAGING = "restore-staging";
     /** Kept between runs; everything else is a step's work. */
-    private static final Set<String> KEPT = Set.of(LOCK, BINARIES, ETCD_OUTPUT, BACKUPS, STAGING, RESTART_RECORD);
+    private static final Set<String> KEPT =
+            Set.of(LOCK, BINARIES, ETCD_OUTPUT, BACKUPS, STAGING, RESTART_RECORD, RESTORE, RESTORE_BACKUPS);
     /** What a run that changed nothing may leave: its own bookkeeping. */
     private static final Set<String> BOOKKEEPING = Set.of(LOCK, BINARIES, ETCD_OUTPUT);
 
@@ -53,6 +59,21 @@ public record OwnDir(Path path) {
 
     public Path restartRecord() {
         return path.resolve(RESTART_RECORD);
+    }
+
+    /** The restore marker (docs/restore.md). */
+    public Path restoreMarker() {
+        return path.resolve(RESTORE);
+    }
+
+    /** Where a restore keeps the member dirs it replaced, one dir per snapshot hash. */
+    public Path restoreBackups() {
+        return path.resolve(RESTORE_BACKUPS);
+    }
+
+    /** Where a restore builds the new member dir, renamed into place once complete. */
+    public Path restoreStaging() {
+        return path.resolve(RESTORE_STAGING);
     }
 
     public Path backups() {

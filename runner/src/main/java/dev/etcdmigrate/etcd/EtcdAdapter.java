@@ -194,6 +194,13 @@ public final class EtcdAdapter implements EtcdOperations {
     }
 
     @Override
+    public void restoreNewCluster(
+            Release release, Path snapshot, Path into, String token, long bumpRevision, boolean hashAppended)
+            throws IOException, InterruptedException, MigrateException {
+        etcdTools.restoreNewCluster(release, snapshot, into, token, bumpRevision, hashAppended);
+    }
+
+    @Override
     public void migrateV2Keys(Release release, Path dataDir)
             throws IOException, InterruptedException, MigrateException {
         etcdTools.migrateV2Keys(release, dataDir);

@@ -63,6 +63,24 @@ final class EtcdTools {
                 "could not restore " + snapshot.getFileName() + " with " + release.version());
     }
 
+    void restoreNewCluster(
+            Release release, Path snapshot, Path into, String token, long bumpRevision, boolean hashAppended)
+            throws IOException, InterruptedException, MigrateException {
+        if (bumpRevision > 0 && !release.line().tools().restoreBumpsRevision())
+            throw new IllegalArgumentException(release.version() + "'s restore tool cannot raise the revision");
+        List<String> args = new ArrayList<>(List.of("snapshot", "restore", snapshot.toString()));
+        if (!hashAppended) args.add("--skip-hash-check"); // a member's db has no integrity hash to check
+        args.addAll(List.of("--data-dir", into.toString(), "--name", member.name()));
+        args.addAll(member.bootstrapFlags());
+        args.addAll(List.of("--initial-cluster-token", token));
+        if (bumpRevision > 0) args.addAll(List.of("--bump-revision", String.valueOf(bumpRevision), "--mark-compacted"));
+        runTool(
+                release,
+                release.line().tools().snapshotRestore().toolName(),
+                args,
+                "could not restore " + snapshot.getFileName() + " with " + release.version());
+    }
+
     void migrateV2Keys(Release release, Path dataDir) throws IOException, InterruptedException, MigrateException {
         runTool(
                 release,

@@ -15,6 +15,7 @@ public sealed interface Event
                 EtcdEvent,
                 KeysEvent,
                 ProvisionEvent,
+                RestoreEvent,
                 RolloutEvent {
 
     enum Level {
@@ -71,6 +72,11 @@ public sealed interface Event
             case StepEvent.VersionRecorded e -> "version-recorded";
             case StepEvent.WorkCopied e -> "work-copied";
             case StepEvent.WorkDiscarded e -> "work-discarded";
+            // RestoreEvent
+            case RestoreEvent.AlreadyRestored e -> "already-restored";
+            case RestoreEvent.RestoreBackupKept e -> "restore-backup-kept";
+            case RestoreEvent.SnapshotChecked e -> "snapshot-checked";
+            case RestoreEvent.SnapshotRestored e -> "snapshot-restored";
             // BackupEvent
             case BackupEvent.BackupDeleted e -> "backup-deleted";
             case BackupEvent.BackupMade e -> "backup-made";

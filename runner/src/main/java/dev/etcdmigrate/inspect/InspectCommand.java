@@ -121,9 +121,20 @@ public final class InspectCommand {
                 backups(options, dataDir));
     }
 
-    /** The backups a migration counts as this data dir's ({@link Backups#complete}), oldest first. */
+    /**
+     * The member dirs restores from snapshots kept (never deleted, no version.txt: docs/restore.md), then the backups a
+     * migration counts as this data dir's ({@link Backups#complete}), oldest first.
+     */
     private static List<Backup> backups(RunConfig options, DataDir dataDir) throws IOException {
         List<Backup> out = new ArrayList<>();
+        if (Files.isDirectory(dataDir.own().restoreBackups())) {
+            try (java.util.stream.Stream<Path> kept = Files.list(dataDir.own().restoreBackups())) {
+                for (Path p : kept.sorted().toList()) {
+                    if (Files.isDirectory(p.resolve("member")))
+                        out.add(new Backup(p.resolve("member").toString(), null));
+                }
+            }
+        }
         Backups backups = new Backups(
                 dataDir, options.backupDir(), options.backupRetention(), options.name(), Log.text(System.err));
         for (Path p : backups.complete()) {

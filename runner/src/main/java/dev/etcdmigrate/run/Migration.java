@@ -28,6 +28,7 @@ import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.plan.RolloutChain;
 import dev.etcdmigrate.process.Children;
+import dev.etcdmigrate.restore.SnapshotRestore;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import java.io.IOException;
@@ -191,6 +192,10 @@ public final class Migration {
     }
 
     private Done migrateUnexplained() throws Exception {
+        if (options.restore().isPresent()) {
+            // before anything reads the data: the member's data is replaced by the snapshot's (docs/restore.md)
+            new SnapshotRestore(options, dataDir, catalog(), restoreTools(), log).run();
+        }
         Preflight.run(preflight.beforePlan());
         StartDecision.Decision decided = state.decide(false); // read again under the lock, and reported then
         Optional<DataVersion> before = decided.startOrThrow().current();
@@ -316,6 +321,21 @@ public final class Migration {
         log.emit(new RunEvent.Migrated(
                 dataDir.path().toString(), options.target().toString()));
         return options.target();
+    }
+
+    /** A restore's etcd: the steps' adapter (the member's name, peer URLs, tools), and the bin dir's tool check. */
+    private SnapshotRestore.Tools restoreTools() {
+        return new SnapshotRestore.Tools() {
+            @Override
+            public dev.etcdmigrate.step.EtcdOperations operations() {
+                return etcd.stepContext(backups).etcd();
+            }
+
+            @Override
+            public void requireTool(Release release) throws MigrateException {
+                binDir.tool(release.line().tools().snapshotRestore().toolName(), release.etcdVersion());
+            }
+        };
     }
 
     private Catalog catalog() throws UsageException {

@@ -95,6 +95,16 @@ public interface EtcdOperations {
     void restoreSnapshot(Release release, Path snapshot, Path into, boolean fromDataDirDb)
             throws IOException, InterruptedException, MigrateException;
 
+    /**
+     * Restores {@code snapshot} with {@code release}'s restore tool into the new data dir {@code into} as this member
+     * of a new cluster: its name and peer URLs, the cluster token {@code token} (a new cluster ID), and where
+     * {@code bumpRevision} is above 0 the revision raised by that much with the older ones marked compacted (only
+     * where the catalog says the line's tool can). {@code hashAppended}: the file ends in etcd's integrity hash.
+     */
+    void restoreNewCluster(
+            Release release, Path snapshot, Path into, String token, long bumpRevision, boolean hashAppended)
+            throws IOException, InterruptedException, MigrateException;
+
     /** {@code etcdctl migrate}: the v2 keys of the data dir become v3 keys, revision = v2 modified index. */
     void migrateV2Keys(Release release, Path dataDir) throws IOException, InterruptedException, MigrateException;
 

@@ -12,14 +12,14 @@ import java.util.Map;
  * A bbolt file laid out as bbolt writes it (two meta pages, the root leaf on page 2, its buckets inline),
  * small enough for unit tests of {@link BboltFile}; the ITs read files real etcds wrote.
  */
-final class BboltFixture {
+public final class BboltFixture {
 
     static final int PAGE = 4096;
 
     private BboltFixture() {}
 
     /** A db whose top-level buckets (in key order) hold these plain entries. */
-    static byte[] db(Map<String, Map<String, byte[]>> buckets) {
+    public static byte[] db(Map<String, Map<String, byte[]>> buckets) {
         ByteBuffer b = ByteBuffer.allocate(3 * PAGE).order(ByteOrder.LITTLE_ENDIAN);
         meta(b, 0, 1);
         meta(b, 1, 2);

@@ -174,6 +174,17 @@ final class FakeEtcd implements EtcdOperations {
     }
 
     @Override
+    public void restoreNewCluster(
+            Release release, Path snapshot, Path into, String token, long bumpRevision, boolean hashAppended)
+            throws IOException {
+        call("restore-cluster " + release.version() + " " + name(snapshot) + " into " + name(into) + " token " + token
+                + " bump " + bumpRevision + (hashAppended ? "" : " from-db"));
+        Files.createDirectories(into.resolve("member/snap"));
+        Files.createDirectories(into.resolve("member/wal"));
+        Files.writeString(into.resolve("member/snap/db"), "restored " + release.version());
+    }
+
+    @Override
     public void migrateV2Keys(Release release, Path dir) throws IOException {
         call("migrate " + release.version() + " " + name(dir));
         Files.createDirectories(dir.resolve("member/snap"));

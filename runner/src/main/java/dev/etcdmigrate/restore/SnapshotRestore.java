@@ -1,0 +1,216 @@
+package dev.etcdmigrate.restore;
+
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.config.RunConfig;
+import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.datadir.DataDirLock;
+import dev.etcdmigrate.datadir.DiskSpace;
+import dev.etcdmigrate.datadir.DurableMove;
+import dev.etcdmigrate.datadir.Permissions;
+import dev.etcdmigrate.datadir.Trees;
+import dev.etcdmigrate.error.MigrateException;
+import dev.etcdmigrate.error.RefusedException;
+import dev.etcdmigrate.event.RestoreEvent;
+import dev.etcdmigrate.log.Log;
+import dev.etcdmigrate.ondisk.DamagedFileException;
+import dev.etcdmigrate.ondisk.DbSnapshot;
+import dev.etcdmigrate.step.EtcdOperations;
+import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.MinorLine;
+import dev.etcdmigrate.version.StorageApi;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * Restores this member from one snapshot, once per snapshot hash, before the run plans anything (docs/restore.md):
+ * checks the snapshot while nothing is changed, then under the data dir's lock moves the member dir aside (kept,
+ * never deleted), restores into a staging dir with the snapshot's own line's tool under the member's name, peer
+ * URLs and a token derived from the hash (a new cluster ID), renames it into place, records the tool's release in
+ * version.txt and marks the restore done. Every point resumes from the marker after a crash.
+ */
+public final class SnapshotRestore {
+
+    /** The restored cluster's token: derived from the snapshot, so every member restored from it agrees. */
+    static final String TOKEN_PREFIX = "etcd-restore-";
+
+    /** What a restore needs of etcd: its one restore call; built only when a restore runs. */
+    public interface Tools {
+        EtcdOperations operations() throws IOException;
+
+        /** The bundled restore tool of {@code release}, checked present before anything changes. */
+        void requireTool(Release release) throws MigrateException;
+    }
+
+    private final RunConfig options;
+    private final RunConfig.Restore request;
+    private final DataDir dataDir;
+    private final Catalog catalog;
+    private final Tools tools;
+    private final Log log;
+
+    public SnapshotRestore(RunConfig options, DataDir dataDir, Catalog catalog, Tools tools, Log log) {
+        this.options = options;
+        this.request = options.restore().orElseThrow();
+        this.dataDir = dataDir;
+        this.catalog = catalog;
+        this.tools = tools;
+        this.log = log;
+    }
+
+    static String token(String sha256) {
+        return TOKEN_PREFIX + sha256.substring(0, 16);
+    }
+
+    /** Restores unless this snapshot's restore is already done; then the run goes on as any start. */
+    public void run() throws IOException, InterruptedException, MigrateException {
+        Path markerFile = dataDir.own().restoreMarker();
+        if (RestoreMarker.read(markerFile)
+                .filter(m -> m.restoredFrom(request.sha256()))
+                .isPresent()) {
+            log.emit(new RestoreEvent.AlreadyRestored(dataDir.path().toString(), request.sha256()));
+            return;
+        }
+        Checked checked = check();
+        if (!dataDir.exists()) dataDir.createOwnerOnly();
+        try (DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log)) {
+            // another runner may have restored while this one waited for the lock
+            Optional<RestoreMarker> marker = RestoreMarker.read(markerFile);
+            if (marker.filter(m -> m.restoredFrom(request.sha256())).isPresent()) {
+                log.emit(new RestoreEvent.AlreadyRestored(dataDir.path().toString(), request.sha256()));
+                return;
+            }
+            restoreLocked(checked, marker.filter(m -> m.sha256().equals(request.sha256())));
+        }
+    }
+
+    private record Checked(DbSnapshot snapshot, Release release) {}
+
+    /** Every check before anything changes; a failed one refuses the restore (exit 3). */
+    private Checked check() throws IOException, MigrateException {
+        if (options.walDir().isPresent()) {
+            throw new RefusedException("a restore from a snapshot is not supported with etcd's --wal-dir outside the"
+                    + " data dir (" + options.walDir().get() + "); nothing was changed");
+        }
+        Path file = request.snapshot();
+        if (!Files.isRegularFile(file)) {
+            throw new RefusedException(
+                    "the snapshot to restore, " + file + ", is not a readable file; nothing was" + " changed");
+        }
+        DbSnapshot snapshot;
+        try {
+            snapshot = DbSnapshot.read(file);
+        } catch (DamagedFileException e) {
+            throw new RefusedException(
+                    "the snapshot " + file + " is damaged: " + e.getMessage() + "; nothing was changed");
+        } catch (NoSuchFileException e) {
+            throw new RefusedException("the snapshot " + file + " is gone; nothing was changed");
+        }
+        if (!snapshot.sha256().equals(request.sha256())) {
+            throw new RefusedException("the snapshot " + file + " has SHA-256 " + snapshot.sha256() + ", not the "
+                    + request.sha256() + " given in RESTORE_SHA256: every member must restore the same file;"
+                    + " nothing was changed");
+        }
+        String written = snapshot.writtenBy()
+                .orElseThrow(() -> new RefusedException("the snapshot " + file
+                        + " records neither a storage version nor a cluster version, so the line that wrote it (and"
+                        + " the tool to restore it with) is unknown; nothing was changed"));
+        MinorLine line = EtcdVersion.parse(written).line();
+        Release release = catalog.line(line)
+                .orElseThrow(() -> new RefusedException("the snapshot " + file + " was written by etcd " + written
+                        + ", and no " + line + " release is bundled (bundled: " + catalog.versionList()
+                        + "); nothing was changed"));
+        if (request.bumpRevision() > 0 && !release.line().tools().restoreBumpsRevision()) {
+            throw new RefusedException("the snapshot " + file + " was written by etcd " + written + ", and "
+                    + release.line().tools().snapshotRestore().toolName() + " " + release.version()
+                    + " cannot raise the revision (no --bump-revision): restored as it is, every revision would"
+                    + " repeat ones clients saw before, and their watches and caches would not notice. Set"
+                    + " RESTORE_BUMP_REVISION=0 to restore it with its revisions kept (only where no client caches"
+                    + " from etcd, e.g. no Kubernetes API server); nothing was changed");
+        }
+        tools.requireTool(release);
+        DiskSpace.require(
+                Files.isDirectory(dataDir.path())
+                        ? dataDir.path()
+                        : dataDir.path().toAbsolutePath().getParent(),
+                DiskSpace.needed(snapshot.bytes(), 1),
+                "restoring the snapshot");
+        log.emit(new RestoreEvent.SnapshotChecked(
+                file.toString(),
+                snapshot.sha256(),
+                written,
+                snapshot.revision(),
+                snapshot.bytes(),
+                snapshot.members(),
+                snapshot.hashAppended() ? "verified" : "absent",
+                release.line().tools().snapshotRestore().toolName() + " " + release.version()));
+        return new Checked(snapshot, release);
+    }
+
+    private void restoreLocked(Checked checked, Optional<RestoreMarker> begun)
+            throws IOException, InterruptedException, MigrateException {
+        Path member = dataDir.member();
+        RestoreMarker marker;
+        if (begun.isPresent()) {
+            marker = begun.get();
+        } else {
+            // relative to the data dir: a resumed restore may see it mounted elsewhere (a static pod, docker run)
+            Optional<Path> backup = Files.isDirectory(member)
+                    ? Optional.of(dataDir.path()
+                            .relativize(dataDir.own()
+                                    .restoreBackups()
+                                    .resolve(request.sha256().substring(0, 12))
+                                    .resolve("member")))
+                    : Optional.empty();
+            marker =
+                    new RestoreMarker(request.sha256(), RestoreMarker.State.RESTORING, backup, token(request.sha256()));
+            marker.write(dataDir.own().restoreMarker());
+        }
+        // member/ is the earlier data until it is moved aside; once the backup exists, a member/ beside it is the
+        // complete restore (renamed into place in one step), and without a backup to make the same holds
+        Optional<Path> kept = marker.backup().map(dataDir.path()::resolve);
+        if (kept.isPresent() && !Files.exists(kept.get()) && Files.isDirectory(member)) {
+            Path backup = kept.get();
+            Files.createDirectories(backup.getParent());
+            Permissions.ownerOnlyDir(dataDir.own().restoreBackups());
+            Permissions.ownerOnlyDir(backup.getParent());
+            DurableMove.move(member, backup);
+            log.emit(new RestoreEvent.RestoreBackupKept(
+                    backup.toString(),
+                    "stop this member, move " + member + " aside and " + backup + " back to " + member + ", then"
+                            + " remove RESTORE_SNAPSHOT (every member the same way: the kept data is the cluster as it"
+                            + " was before the restore)"));
+        }
+        if (!Files.isDirectory(member)) {
+            Path staging = dataDir.own().restoreStaging();
+            Trees.deleteRecursively(staging); // a restore a crash interrupted: its tool starts from an empty dir
+            tools.operations()
+                    .restoreNewCluster(
+                            checked.release(),
+                            request.snapshot(),
+                            staging,
+                            marker.token(),
+                            request.bumpRevision(),
+                            checked.snapshot().hashAppended());
+            Permissions.ownerOnlyTree(staging);
+            Trees.syncTree(staging);
+            DurableMove.move(staging.resolve("member"), member);
+            Trees.deleteDurably(staging);
+        }
+        // a restart record this member held names a revision of the cluster the restore replaced: the restored
+        // cluster has no such record, and no rollout of it may try to release one
+        Trees.deleteDurably(dataDir.own().restartRecord());
+        dataDir.writeVersion(new DataVersion(checked.release().etcdVersion(), StorageApi.ETCD3));
+        marker.restored().write(dataDir.own().restoreMarker());
+        log.emit(new RestoreEvent.SnapshotRestored(
+                dataDir.path().toString(),
+                request.sha256(),
+                checked.release().version(),
+                marker.token(),
+                request.bumpRevision()));
+    }
+}
