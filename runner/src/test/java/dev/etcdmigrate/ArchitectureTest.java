@@ -241,6 +241,28 @@ class ArchitectureTest {
                 .check(classes);
     }
 
+    /**
+     * The decision is pure, as its documentation promises: it reads no file (the bin dir included: the caller
+     * passes what is installed), starts nothing and reports nothing itself.
+     */
+    @Test
+    void theStartDecisionReadsNothing() {
+        noClasses()
+                .that()
+                .haveNameMatching("dev\\.etcdmigrate\\.decide\\.StartDecision(\\$.*)?")
+                .should()
+                .dependOnClassesThat()
+                .haveFullyQualifiedName("java.nio.file.Files")
+                .orShould()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "..etcdmigrate.etcd..",
+                        "..etcdmigrate.process..",
+                        "..etcdmigrate.exec..",
+                        "..etcdmigrate.log..")
+                .check(classes);
+    }
+
     /** The offline readers read files: they start no etcd and talk to none. */
     @Test
     void offlineReadersStartNothing() {
