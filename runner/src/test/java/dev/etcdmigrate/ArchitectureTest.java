@@ -121,8 +121,8 @@ class ArchitectureTest {
 
     /**
      * The command line is read once, in cli, into config's values (RunConfig, Topology, StatusConfig): only the
-     * entry point (Main) and the tools beside the runner, which bring their own flags, know cli; the run, etcd and
-     * status take the config.
+     * entry point (Main and its commands) and the tools beside the runner, which bring their own flags, know cli;
+     * the run, etcd and status take the config.
      */
     @Test
     void onlyTheEntryPointKnowsTheCommandLine() {
