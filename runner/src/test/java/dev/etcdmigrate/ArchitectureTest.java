@@ -121,8 +121,8 @@ class ArchitectureTest {
 
     /**
      * The command line is read once, in cli, into config's values (RunConfig, Topology, StatusConfig): only the
-     * entry point (Main) and the tools beside the runner, which bring their own flags, know cli; the run, etcd and
-     * status take the config.
+     * entry point (Main and its commands) and the tools beside the runner, which bring their own flags, know cli;
+     * the run, etcd and status take the config.
      */
     @Test
     void onlyTheEntryPointKnowsTheCommandLine() {
@@ -238,6 +238,28 @@ class ArchitectureTest {
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage("..etcdmigrate.inspect..")
+                .check(classes);
+    }
+
+    /**
+     * The decision is pure, as its documentation promises: it reads no file (the bin dir included: the caller
+     * passes what is installed), starts nothing and reports nothing itself.
+     */
+    @Test
+    void theStartDecisionReadsNothing() {
+        noClasses()
+                .that()
+                .haveNameMatching("dev\\.etcdmigrate\\.decide\\.StartDecision(\\$.*)?")
+                .should()
+                .dependOnClassesThat()
+                .haveFullyQualifiedName("java.nio.file.Files")
+                .orShould()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "..etcdmigrate.etcd..",
+                        "..etcdmigrate.process..",
+                        "..etcdmigrate.exec..",
+                        "..etcdmigrate.log..")
                 .check(classes);
     }
 

@@ -153,6 +153,35 @@ class MainTest {
     }
 
     @Test
+    void helpForAnUnknownCommandRefusesThatCommand() throws Exception {
+        assertEquals(2, run(List.of("help", "inspekt"), Map.of("LOG_FORMAT", "json")));
+        JsonNode end = lastEvent();
+        assertEquals("refused", end.path("event").asText());
+        assertTrue(end.path("reason").asText().contains("'inspekt'"), end.toString());
+    }
+
+    /** A command's answer is what it prints on out; the diary stays on err. */
+    @Test
+    void inspectAnswersOnOut(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        assertEquals(
+                0,
+                runPrinting(List.of(
+                        "inspect",
+                        "--log-format=json",
+                        "-o",
+                        "json",
+                        "--data-dir",
+                        data.toString(),
+                        "--bin-dir",
+                        dir.toString())));
+        JsonNode report = JSON.readTree(out.toString(StandardCharsets.UTF_8));
+        assertEquals(data.toString(), report.path("dataDir").asText(), report.toString());
+        assertFalse(err.toString(StandardCharsets.UTF_8).contains("\"targets\""), "the report is not in the diary");
+        assertFalse(Files.exists(data), "inspect wrote nothing");
+    }
+
+    @Test
     void versionWithoutBinDirSaysWhereItLooked(@TempDir Path dir) {
         assertEquals(0, runPrinting(List.of("--version")));
         String text = out.toString(StandardCharsets.UTF_8);

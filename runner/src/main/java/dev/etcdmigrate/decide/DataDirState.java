@@ -5,6 +5,7 @@ import dev.etcdmigrate.config.RunConfig;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
+import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BackendAuth;
@@ -14,6 +15,7 @@ import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.ondisk.DataRecords;
 import dev.etcdmigrate.ondisk.OwnMember;
 import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.MinorLine;
 import dev.etcdmigrate.version.StorageApi;
 import java.io.IOException;
@@ -22,6 +24,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.function.Predicate;
 
 /**
  * What the data dir holds, as far as the runner can prove it: the version that wrote it (version.txt,
@@ -44,6 +47,15 @@ public final class DataDirState {
         this.options = options;
         this.log = log;
         this.catalog = catalog;
+    }
+
+    /**
+     * Whose etcd is here to run: in the bin dir, and in BUNDLED_VERSIONS if that is set. The bin dir is read per
+     * version asked, so a start whose plan needs no etcd reads it for none.
+     */
+    public static Predicate<EtcdVersion> installed(RunConfig options) {
+        BinDir binDir = new BinDir(options.binDir());
+        return v -> options.bundledVersions().map(b -> b.contains(v)).orElse(true) && binDir.hasEtcd(v);
     }
 
     /** What the data says wrote it (reads only; the WAL only when the db and the snapshot are silent). */
@@ -131,7 +143,7 @@ public final class DataDirState {
     public StartDecision.Decision decide(boolean report) throws IOException, MigrateException {
         DataRead read = read();
         StartDecision.Decision decision =
-                StartDecision.decide(read, StartDecision.Flags.of(options), catalog, StartDecision.installed(options));
+                StartDecision.decide(read, StartDecision.Flags.of(options), catalog, installed(options));
         StartDecision.Start start = decision.startOrThrow();
         if (report && !read.holdsData()) {
             log.emit(new DecisionEvent.NewCluster(

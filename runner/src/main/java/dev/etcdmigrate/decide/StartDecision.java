@@ -8,7 +8,6 @@ import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.RefusedException;
-import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.ondisk.Damage;
 import dev.etcdmigrate.ondisk.DataDetection;
@@ -31,8 +30,8 @@ import java.util.function.Predicate;
 /**
  * The one decision behind {@code migrate}, {@code plan} and {@code inspect}: from what was read of the data
  * dir, its labels, the options, the catalog and what is installed, the version a start plans from and the
- * plan it runs. Pure: it reads no file and emits no event (callers read, and report what it decided), so
- * inspect shows per target exactly the plan a migrate with the same flags runs.
+ * plan it runs. Pure: it reads no file and emits no event (callers read, the bin dir included, and report what
+ * it decided), so inspect shows per target exactly the plan a migrate with the same flags runs.
  */
 public final class StartDecision {
 
@@ -128,6 +127,7 @@ public final class StartDecision {
      * The decision for {@code flags.target()}: {@link #start}, version.txt judged against the data where the
      * data was read beside it (inspect reads it always; a start judges version.txt with its own cheaper read,
      * {@code DataDirState.checkLabelAgainstData}), {@link #plan}, the legs and the auth refusal. Pure.
+     * {@code installed}: which etcds the caller found here to run ({@link DataDirState#installed}).
      */
     public static Decision decide(DataRead read, Flags flags, CatalogSource catalog, Predicate<EtcdVersion> installed) {
         Optional<Start> start = Optional.empty();
@@ -157,12 +157,6 @@ public final class StartDecision {
         }
     }
 
-    /** Whose etcd is here to run: in the bin dir, and in BUNDLED_VERSIONS if that is set. */
-    public static Predicate<EtcdVersion> installed(RunConfig options) {
-        BinDir binDir = new BinDir(options.binDir());
-        return v -> options.bundledVersions().map(b -> b.contains(v)).orElse(true) && binDir.hasEtcd(v);
-    }
-
     /**
      * The version a start plans from: version.txt when there is one; else --initial-version, a claim judged
      * against the data here; else what the data says, at the lowest patch of its line so that patch floors
@@ -173,14 +167,15 @@ public final class StartDecision {
         List<Damage> damage = read.damageFor(flags.target());
         if (!damage.isEmpty()) throw new DamagedDataException(damage);
         refuseAnotherMembersData(read, flags);
-        if (read.versionTxt().isPresent()) {
-            return new Start(read.versionTxt(), "version.txt", LabelJudgement.Verdict.AGREES);
+        Label label = label(read, flags);
+        if (label.source().equals("version.txt")) {
+            return new Start(label.claimed(), "version.txt", LabelJudgement.Verdict.AGREES);
         }
         DataDetection.Detection detected = read.detection()
                 .orElseThrow(() -> new IllegalStateException("no version.txt: the data must have been read"));
-        if (flags.initialVersion().isPresent()) {
-            EtcdVersion initial = flags.initialVersion().get();
-            DataVersion claimed = new DataVersion(initial, detected.storage().orElse(read.inferredStorage()));
+        if (label.claimed().isPresent()) {
+            DataVersion claimed = label.claimed().get();
+            EtcdVersion initial = claimed.version();
             if (read.inferredStorage() == StorageApi.ETCD3
                     && !catalog.get()
                             .line(initial.line())
@@ -217,6 +212,26 @@ public final class StartDecision {
     }
 
     /**
+     * The label a start plans from, in a start's order: {@code source} "version.txt" when there is one, else
+     * "--initial-version" (the claim at the data's storage, else the storage inferred from the dir), else "none"
+     * with nothing {@code claimed}, where a start plans from the data.
+     */
+    public record Label(String source, Optional<DataVersion> claimed) {}
+
+    /** Which label a start on data that holds etcd data plans from ({@link Label}). */
+    public static Label label(DataRead read, Flags flags) {
+        if (read.versionTxt().isPresent()) return new Label("version.txt", read.versionTxt());
+        if (flags.initialVersion().isPresent()) {
+            StorageApi storage =
+                    read.detection().flatMap(DataDetection.Detection::storage).orElse(read.inferredStorage());
+            return new Label(
+                    "--initial-version",
+                    Optional.of(new DataVersion(flags.initialVersion().get(), storage)));
+        }
+        return new Label("none", Optional.empty());
+    }
+
+    /**
      * The data records this member's name (its WAL's member id, that id's entry in the membership: {@link
      * OwnMember}) and etcd would run with another --name: most likely another member's data dir (a hostPath or
      * volume of another node), which etcd would take over under the new name, two members with one id. Refused
@@ -247,18 +262,8 @@ public final class StartDecision {
             DataDetection.Detection detected,
             CatalogSource catalog)
             throws MigrateException {
-        if (detected.floor().isEmpty()
-                || (!detected.pinned()
-                        && !label.version().line().isOlderThan(detected.floor().get()))
-                || label.version().line().equals(detected.floor().get())) {
-            return LabelJudgement.Verdict.AGREES; // no catalog needed
-        }
-        LabelJudgement.Verdict verdict = LabelJudgement.judge(
-                label.version().line(),
-                detected.floor(),
-                LabelJudgement.recordedFloor(detected),
-                stepsRanHere,
-                catalog.get());
+        if (agreesWithoutCatalog(label, detected)) return LabelJudgement.Verdict.AGREES;
+        LabelJudgement.Verdict verdict = verdict(label, stepsRanHere, detected, catalog.get());
         if (verdict == LabelJudgement.Verdict.CONTRADICTED) {
             throw new DataDir.ContradictionException(source + " says " + label + " but the data says etcd "
                     + detected.floor().orElseThrow() + " or newer ran on it (" + detected.evidenceText()
@@ -279,6 +284,29 @@ public final class StartDecision {
                     + " version.txt (or INITIAL_VERSION), or remove version.txt to plan from what the data says");
         }
         return verdict;
+    }
+
+    /**
+     * How a label stands against the data ({@link LabelJudgement#judge}), the verdict {@link #judge} refuses or
+     * accepts: inspect reports it as it is.
+     */
+    public static LabelJudgement.Verdict verdict(
+            DataVersion label, boolean stepsRanHere, DataDetection.Detection detected, Catalog catalog) {
+        if (agreesWithoutCatalog(label, detected)) return LabelJudgement.Verdict.AGREES;
+        return LabelJudgement.judge(
+                label.version().line(),
+                detected.floor(),
+                LabelJudgement.recordedFloor(detected),
+                stepsRanHere,
+                catalog);
+    }
+
+    /** A label the data's floor alone finds agreeing: a start that meets it loads no catalog. */
+    private static boolean agreesWithoutCatalog(DataVersion label, DataDetection.Detection detected) {
+        return detected.floor().isEmpty()
+                || (!detected.pinned()
+                        && !label.version().line().isOlderThan(detected.floor().get()))
+                || label.version().line().equals(detected.floor().get());
     }
 
     /**

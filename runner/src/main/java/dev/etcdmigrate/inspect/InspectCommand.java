@@ -104,7 +104,7 @@ public final class InspectCommand {
         } catch (DataDir.MalformedVersionFileException e) {
             malformed = Optional.of(e.getMessage());
         }
-        var installed = StartDecision.installed(options);
+        var installed = DataDirState.installed(options);
         Set<EtcdVersion> here = new HashSet<>();
         for (Release release : catalog.releases()) {
             if (installed.test(release.etcdVersion())) here.add(release.etcdVersion());
@@ -221,12 +221,9 @@ public final class InspectCommand {
                             + ": a start (plan, migrate) warns (event new-cluster) and the target etcd starts a new,"
                             + " empty cluster there");
         }
-        Optional<DataVersion> recorded = read.versionTxt();
-        String source = recorded.isPresent()
-                ? "version.txt"
-                : options.initialVersion().isPresent() ? "--initial-version" : "none";
-        Optional<DataVersion> claimed = recorded.or(() ->
-                options.initialVersion().map(v -> new DataVersion(v, d.storage().orElse(read.inferredStorage()))));
+        StartDecision.Label decided = StartDecision.label(read, StartDecision.Flags.of(options));
+        String source = decided.source();
+        Optional<DataVersion> claimed = decided.claimed();
         if (claimed.isEmpty()) {
             return new Label(
                     source,
@@ -237,12 +234,7 @@ public final class InspectCommand {
                                     + d.line().orElseThrow() + ", lowest patch)"
                             : "no version.txt and the data does not pin its line: a migration is refused without --initial-version");
         }
-        LabelJudgement.Verdict verdict = LabelJudgement.judge(
-                claimed.get().version().line(),
-                d.floor(),
-                LabelJudgement.recordedFloor(d),
-                read.stepsRanHere(),
-                catalog);
+        LabelJudgement.Verdict verdict = StartDecision.verdict(claimed.get(), read.stepsRanHere(), d, catalog);
         String reason = switch (verdict) {
             case AGREES ->
                 d.floor()

@@ -108,18 +108,9 @@ public final class PrivateEtcd implements AutoCloseable {
                     Optional.empty());
         }
 
+        /** A member of a multi-member cluster: rejoins {@code peers} on the member's own peer URLs. */
         public Settings inCluster(ClusterPeers peers) {
-            return new Settings(
-                    binDir,
-                    name,
-                    ports,
-                    extraServerArgs,
-                    startTimeout,
-                    stopGrace,
-                    environment,
-                    http,
-                    Optional.of(peers),
-                    wal);
+            return toBuilder().cluster(peers).build();
         }
 
         /** etcd's --wal-dir for an etcd (or tool) working on dataDir; none for a staging dir, which keeps its WAL inside. */
@@ -130,23 +121,58 @@ public final class PrivateEtcd implements AutoCloseable {
 
         /** The data dir's WAL lives elsewhere (etcd's --wal-dir): every etcd started on that data dir is told so. */
         public Settings withWalDir(WalDir walDir) {
-            return new Settings(
-                    binDir,
-                    name,
-                    ports,
-                    extraServerArgs,
-                    startTimeout,
-                    stopGrace,
-                    environment,
-                    http,
-                    cluster,
-                    Optional.of(walDir));
+            return toBuilder().wal(walDir).build();
+        }
+
+        /** These settings to copy: each copy names only what it changes. */
+        public Builder toBuilder() {
+            return new Builder(this);
         }
 
         boolean peerTls() {
             return EtcdCommandLine.read(extraServerArgs, Map.of())
                     .flag("peer-cert-file")
                     .isPresent();
+        }
+    }
+
+    /**
+     * A copy of {@link Settings} with what differs set by name, the rest kept: a setting added to the record
+     * is copied here once, not at every place that derives settings.
+     */
+    public static final class Builder {
+        private final Settings from;
+        private Optional<ClusterPeers> cluster;
+        private Optional<WalDir> wal;
+
+        private Builder(Settings from) {
+            this.from = from;
+            this.cluster = from.cluster();
+            this.wal = from.wal();
+        }
+
+        public Builder cluster(ClusterPeers value) {
+            cluster = Optional.of(value);
+            return this;
+        }
+
+        public Builder wal(WalDir value) {
+            wal = Optional.of(value);
+            return this;
+        }
+
+        public Settings build() {
+            return new Settings(
+                    from.binDir(),
+                    from.name(),
+                    from.ports(),
+                    from.extraServerArgs(),
+                    from.startTimeout(),
+                    from.stopGrace(),
+                    from.environment(),
+                    from.http(),
+                    cluster,
+                    wal);
         }
     }
 

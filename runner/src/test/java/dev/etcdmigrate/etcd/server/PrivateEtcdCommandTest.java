@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,6 +52,33 @@ class PrivateEtcdCommandTest {
         PrivateEtcdCommand command =
                 PrivateEtcdCommand.of(V36, Files.createDirectories(dir.resolve("data")), settings(), List.of());
         assertEquals(command.clientUrl(), flag(command, "--advertise-client-urls"));
+    }
+
+    /** A derived copy changes what it names and keeps every other setting, whichever order they are derived in. */
+    @Test
+    void derivedSettingsKeepWhatTheyDoNotName() throws Exception {
+        PrivateEtcd.Settings base = settings();
+        ClusterPeers peers = new ClusterPeers(
+                "m0=https://127.0.0.1:2380",
+                "https://127.0.0.1:2380",
+                "https://127.0.0.1:2380",
+                "https://127.0.0.1:2379");
+        PrivateEtcd.WalDir wal = new PrivateEtcd.WalDir(dir.resolve("data"), dir.resolve("wal"));
+        PrivateEtcd.Settings both = base.withWalDir(wal).inCluster(peers);
+        assertEquals(both, base.inCluster(peers).withWalDir(wal));
+        assertEquals(Optional.of(peers), both.cluster());
+        assertEquals(Optional.of(wal), both.wal());
+        assertEquals(
+                base,
+                new PrivateEtcd.Settings(
+                        both.binDir(),
+                        both.name(),
+                        both.ports(),
+                        both.extraServerArgs(),
+                        both.startTimeout(),
+                        both.stopGrace(),
+                        both.environment(),
+                        both.http()));
     }
 
     private PrivateEtcd.Settings settings() throws Exception {
