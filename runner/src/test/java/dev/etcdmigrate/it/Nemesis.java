@@ -73,6 +73,9 @@ final class Nemesis implements AutoCloseable {
 
     /** A fault in place: close() undoes it and ends its span in the history. */
     interface Applied extends AutoCloseable {
+        /** When it was applied (epoch millis). */
+        long since();
+
         @Override
         void close() throws Exception;
     }
@@ -263,6 +266,11 @@ final class Nemesis implements AutoCloseable {
         history.add(fault);
         Applied applied = new Applied() {
             private boolean done;
+
+            @Override
+            public long since() {
+                return fault.fromMillis();
+            }
 
             @Override
             public void close() throws Exception {

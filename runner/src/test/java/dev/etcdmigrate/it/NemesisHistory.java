@@ -39,6 +39,11 @@ final class NemesisHistory {
     static final long RACE_MILLIS = 2_000;
     /** The writer's request timeout: a failure is printed this long after its request went out. */
     static final long WRITE_TIMEOUT_MILLIS = 3_000;
+    /**
+     * The shortest gap between two acknowledged writes that counts as an outage: the writer goes round the members,
+     * so one that is down or cut costs a timeout on the way, two of them (of five) two.
+     */
+    static final long SHORTEST_OUTAGE_MILLIS = 2 * WRITE_TIMEOUT_MILLIS + 1_000;
 
     /** A runner's event at its time, for the member on {@code host}. */
     record Moment(int host, String event, long atMillis, JsonNode json) {}
@@ -182,6 +187,7 @@ final class NemesisHistory {
                     .min()
                     .orElse(f.atMillis());
             coveredUntil = to;
+            if (to - from < SHORTEST_OUTAGE_MILLIS) continue;
             long unexplained = 0;
             for (long t = from; t < to; t += 100) if (!explained(t)) unexplained += 100;
             found.add(new Outage(from, to, unexplained, cause(from, to)));
