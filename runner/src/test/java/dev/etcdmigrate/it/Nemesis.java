@@ -29,7 +29,10 @@ import java.util.Random;
  *   <li>{@link Kind#CPU_LOAD}: busy loops in the host's namespace, bounded by {@code timeout}, so every answer on the
  *       machine comes slower than a client's timeout;
  *   <li>{@link Kind#KILL}: SIGKILL of the member's runner and everything it started (its pod dies), then the kubelet's
- *       restart with the same target ({@link Pods}).
+ *       restart with the same target ({@link Pods});
+ *   <li>{@link Kind#CERT_EXPIRED}: the member's certificate (peer and client, one file as in the lab) replaced by one
+ *       that expires a few seconds later; once it has, the host's peer connections are closed, so every new handshake
+ *       with it fails both ways (etcd reads its certificate files at each handshake); renewed at the end.
  * </ul>
  */
 final class Nemesis implements AutoCloseable {
@@ -43,7 +46,8 @@ final class Nemesis implements AutoCloseable {
         CLIENT_CUT(false),
         STALL(true),
         CPU_LOAD(false),
-        KILL(true);
+        KILL(true),
+        CERT_EXPIRED(true);
 
         /** Whether the member is certainly cut from every other member's raft while it lasts. */
         final boolean disconnects;
@@ -197,6 +201,31 @@ final class Nemesis implements AutoCloseable {
         pods.kill(m);
         pods.restart(m);
         return record(Kind.KILL, m, "", trigger, () -> {});
+    }
+
+    /**
+     * The member's certificate replaced by one that expires {@code expiresIn} from now; returns once it has expired
+     * and the host's peer connections are closed. The span starts then; closing renews it (a fresh certificate, the
+     * same files).
+     */
+    Applied expireCertificate(Member m, Duration expiresIn, String trigger) throws Exception {
+        java.util.Date notAfter = java.util.Date.from(java.time.Instant.now().plus(expiresIn));
+        List<String> addresses = List.of(lab.network().address(m.host()));
+        lab.certificates().issue(m.name(), addresses, List.of("localhost"), notAfter);
+        try {
+            long wait = notAfter.getTime() - System.currentTimeMillis() + 1_000;
+            if (wait > 0) Thread.sleep(wait); // the certificate's own lifetime: it expires on the clock
+            killSockets(m);
+        } catch (Exception | Error e) {
+            lab.certificates().issue(m.name(), addresses, List.of("localhost"));
+            throw e;
+        }
+        return record(
+                Kind.CERT_EXPIRED,
+                m,
+                "expired " + notAfter.toInstant(),
+                trigger,
+                () -> lab.certificates().issue(m.name(), addresses, List.of("localhost")));
     }
 
     /** The etcd processes (etcd-<version>, not etcdctl or etcdutl, not the runner) running on the member's data. */

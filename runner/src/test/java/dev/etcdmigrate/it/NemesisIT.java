@@ -289,6 +289,7 @@ class NemesisIT {
                 case CLIENT_CUT -> applied.add(nemesis.clientCut(victim, why));
                 case STALL -> applied.add(nemesis.stall(victim, why));
                 case CPU_LOAD -> applied.add(nemesis.cpuLoad(victim, 2, Duration.ofMillis(c.millis()), why));
+                case CERT_EXPIRED -> applied.add(nemesis.expireCertificate(victim, Duration.ofSeconds(3), why));
                 case KILL -> throw new IllegalStateException("above");
             }
             long end = System.currentTimeMillis() + c.millis();
