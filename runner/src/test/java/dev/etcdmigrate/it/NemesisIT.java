@@ -168,7 +168,7 @@ class NemesisIT {
      * three members and five in turn (-Dnemesis.rollouts, 2 by default: the first two on three members), each with 2-4
      * faults of every kind drawn from the rollout's seed, each at a runner's moment. The seed is printed:
      * -Dnemesis.seed=N with the same -Dnemesis.rollouts replays the choices (the moments come from the rollout).
-     * -Dnemesis.minutes bounds the time: no rollout starts after it.
+     * -Dnemesis.minutes bounds the time: no rollout starts after it; -Dnemesis.kinds=KILL,STALL draws only those.
      */
     @Test
     void seededRollouts(@TempDir Path dir) throws Exception {
@@ -181,41 +181,49 @@ class NemesisIT {
         long began = System.currentTimeMillis();
         Map<Kind, Integer> injected = new EnumMap<>(Kind.class);
         int done = 0;
-        long acknowledged = 0;
+        long acknowledged = 0; // of the clusters ended
+        List<String> violations = new ArrayList<>();
         Release[][] legs = {
             {line("3.4"), line("3.7")},
             {line("3.7"), line("3.5")},
             {line("3.5"), line("3.7")},
             {line("3.7"), line("3.5")}
         };
-        for (int i = 0; i < rollouts && System.currentTimeMillis() < until; i++) {
-            int phase = i % legs.length;
-            long rolloutSeed = master.nextLong();
-            if (phase == 0) {
-                if (lab != null) acknowledged += endCluster();
-                int size = (i / legs.length) % 2 == 0 ? 3 : 5;
-                begin(dir.resolve("c" + i), size, legs[0][0]);
+        try {
+            for (int i = 0; i < rollouts && System.currentTimeMillis() < until; i++) {
+                int phase = i % legs.length;
+                long rolloutSeed = master.nextLong();
+                if (phase == 0) {
+                    if (lab != null) acknowledged += endCluster();
+                    int size = (i / legs.length) % 2 == 0 ? 3 : 5;
+                    begin(dir.resolve("c" + i), size, legs[0][0]);
+                }
+                Release from = legs[phase][0];
+                Release to = legs[phase][1];
+                String what = "rollout " + i + " (" + from.version() + " -> " + to.version() + " on " + lab.size()
+                        + " members, seed " + rolloutSeed + ")";
+                long started = System.currentTimeMillis();
+                List<Nemesis.Fault> faults = seededRollout(to, new Random(rolloutSeed), what);
+                faults.forEach(f -> injected.merge(f.kind(), 1, Integer::sum));
+                // the next rollouts run on: a long run reports every violation it meets, not only the first
+                violations.addAll(violations(started, what));
+                done++;
             }
-            Release from = legs[phase][0];
-            Release to = legs[phase][1];
-            String what = "rollout " + i + " (" + from.version() + " -> " + to.version() + " on " + lab.size()
-                    + " members, seed " + rolloutSeed + ")";
-            long started = System.currentTimeMillis();
-            List<Nemesis.Fault> faults = seededRollout(to, new Random(rolloutSeed), what);
-            faults.forEach(f -> injected.merge(f.kind(), 1, Integer::sum));
-            check(started, what);
-            done++;
+            if (lab != null) acknowledged += endCluster();
+        } finally {
+            report.add(String.format(
+                    "nemesis: %d rollouts in %d s, %d violation(s), faults injected %s (%d), acknowledged writes %d,"
+                            + " longest outage %s",
+                    done,
+                    (System.currentTimeMillis() - began) / 1000,
+                    violations.size(),
+                    injected,
+                    injected.values().stream().mapToInt(Integer::intValue).sum(),
+                    acknowledged,
+                    longest == null ? "none" : longest.millis() + " ms (" + longest.cause() + ")"));
         }
-        if (lab != null) acknowledged += endCluster();
-        report.add(String.format(
-                "nemesis: %d rollouts in %d s, faults injected %s (%d), acknowledged writes %d, longest outage %s",
-                done,
-                (System.currentTimeMillis() - began) / 1000,
-                injected,
-                injected.values().stream().mapToInt(Integer::intValue).sum(),
-                acknowledged,
-                longest == null ? "none" : longest.millis() + " ms (" + longest.cause() + ")"));
         assertTrue(done > 0, "no rollout ran within -Dnemesis.minutes");
+        assertTrue(violations.isEmpty(), violations.size() + " violation(s):\n" + String.join("\n", violations));
     }
 
     /** One rollout edited one member at a time, under seeded faults until every pod exec'd; returns the faults. */
@@ -223,9 +231,7 @@ class NemesisIT {
         nemesis.clearHistory();
         int count = 2 + random.nextInt(3);
         List<Nemesis.Choice> choices = new ArrayList<>();
-        for (int k = 0; k < count; k++) {
-            choices.add(Nemesis.Choice.draw(random, List.of(Kind.values()), MOMENTS));
-        }
+        for (int k = 0; k < count; k++) choices.add(Nemesis.Choice.draw(random, kinds(), MOMENTS));
         AtomicBoolean over = new AtomicBoolean();
         Throwable[] failure = new Throwable[1];
         Thread driver = Thread.ofPlatform().name("nemesis").start(() -> {
@@ -298,6 +304,16 @@ class NemesisIT {
         } finally {
             for (Nemesis.Applied a : applied) a.close();
         }
+    }
+
+    /** The kinds of fault drawn: every kind, or the ones -Dnemesis.kinds names (KILL,STALL,...). */
+    private static List<Kind> kinds() {
+        String named = System.getProperty("nemesis.kinds", "");
+        if (named.isBlank()) return List.of(Kind.values());
+        return java.util.Arrays.stream(named.split(","))
+                .map(String::trim)
+                .map(Kind::valueOf)
+                .toList();
     }
 
     private record Moment(RunnerProcess runner, JsonNode event) {}
@@ -379,8 +395,14 @@ class NemesisIT {
         }
     }
 
-    /** The rollout's history since {@code started}, reported and checked. */
+    /** The rollout's history since {@code started}, reported and checked: fails on any violation. */
     private void check(long started, String what) {
+        List<String> violations = violations(started, what);
+        assertTrue(violations.isEmpty(), String.join("\n", violations));
+    }
+
+    /** The rollout's history since {@code started}, reported; its violations of the checks, described. */
+    private List<String> violations(long started, String what) {
         long now = System.currentTimeMillis();
         List<NemesisHistory.Moment> moments = NemesisHistory.moments(lab).stream()
                 .filter(m -> m.atMillis() >= started)
@@ -414,9 +436,13 @@ class NemesisIT {
         }
         List<String> stops = history.stopsLeftAQuorum();
         List<String> made = history.outagesMadeByTheNemesis();
-        assertTrue(
-                stops.isEmpty(), what + ": a runner's stop left no connected quorum:\n  " + String.join("\n  ", stops));
-        assertTrue(made.isEmpty(), what + ": write outages the nemesis did not make:\n  " + String.join("\n  ", made));
+        List<String> violations = new ArrayList<>();
+        if (!stops.isEmpty())
+            violations.add(what + ": a runner's stop left no connected quorum:\n  " + String.join("\n  ", stops));
+        if (!made.isEmpty())
+            violations.add(what + ": write outages the nemesis did not make:\n  " + String.join("\n  ", made));
+        report.addAll(violations);
+        return violations;
     }
 
     /** Writer and sampler stopped: every acknowledged write on every member at its revision; nothing else. */
