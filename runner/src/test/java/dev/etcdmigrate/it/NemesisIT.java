@@ -71,6 +71,15 @@ class NemesisIT {
     }
 
     private void closeCluster() throws Exception {
+        if (pods != null && lab != null) {
+            for (Member m : lab.members()) {
+                RunnerProcess pod = pods.current(m.host());
+                // a pod that never reached its target: its diary, for the failure's reader
+                if (pod != null && pod.count("exec") == 0) {
+                    report.add(m.name() + "'s runner, not at its target:\n" + Pods.tail(pod));
+                }
+            }
+        }
         try {
             if (nemesis != null) nemesis.close(); // SIGCONT and rules removed before anything waits on a member
         } finally {
@@ -254,14 +263,13 @@ class NemesisIT {
                 driver.interrupt();
                 driver.join();
             }
+            report.add(what + ": " + nemesis.history().size() + " of " + count + " faults applied");
+            nemesis.history().forEach(f -> report.add("  " + f));
         }
         if (failure[0] instanceof Exception e) throw e;
         if (failure[0] instanceof Error e) throw e;
         converge(to);
-        List<Nemesis.Fault> faults = nemesis.history();
-        report.add(what + ": " + faults.size() + " of " + count + " faults applied");
-        faults.forEach(f -> report.add("  " + f));
-        return faults;
+        return nemesis.history();
     }
 
     /** One seeded fault at its moment (none if the rollout ends first), held for its time, then undone. */
@@ -303,6 +311,12 @@ class NemesisIT {
             while (System.currentTimeMillis() < end) Thread.sleep(Math.min(200, end - System.currentTimeMillis()));
         } finally {
             for (Nemesis.Applied a : applied) a.close();
+        }
+        if (c.kind() == Kind.CERT_EXPIRED) {
+            // renewed: the pod restarted, as kubeadm's renewal asks (the runner reads its TLS files once, at start;
+            // etcd at each handshake)
+            pods.edit(victim, pods.target(victim.host()));
+            sampler.awaitServing(victim.host(), DEADLINE);
         }
     }
 
