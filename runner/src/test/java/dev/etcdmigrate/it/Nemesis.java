@@ -32,7 +32,10 @@ import java.util.Random;
  *       restart with the same target ({@link Pods});
  *   <li>{@link Kind#CERT_EXPIRED}: the member's certificate (peer and client, one file as in the lab) replaced by one
  *       that expires a few seconds later; once it has, the host's peer connections are closed, so every new handshake
- *       with it fails both ways (etcd reads its certificate files at each handshake); renewed at the end.
+ *       with it fails both ways (etcd reads its certificate files at each handshake); renewed at the end;
+ *   <li>{@link Kind#REPLACED}: the member replaced as kubeadm replaces a node: its pod killed, the member removed
+ *       from the cluster, its data dir emptied, the member added again and its pod started on the empty dir with
+ *       {@code --initial-cluster-state=existing} (as kubeadm join writes it) and the same target.
  * </ul>
  */
 final class Nemesis implements AutoCloseable {
@@ -47,7 +50,8 @@ final class Nemesis implements AutoCloseable {
         STALL(true),
         CPU_LOAD(false),
         KILL(true),
-        CERT_EXPIRED(true);
+        CERT_EXPIRED(true),
+        REPLACED(true);
 
         /** Whether the member is certainly cut from every other member's raft while it lasts. */
         final boolean disconnects;
@@ -226,6 +230,36 @@ final class Nemesis implements AutoCloseable {
                 "expired " + notAfter.toInstant(),
                 trigger,
                 () -> lab.certificates().issue(m.name(), addresses, List.of("localhost")));
+    }
+
+    /**
+     * The member replaced (see {@link Kind#REPLACED}), through {@code through}'s client URL; the span ends when the
+     * caller closes what this returns (once it serves again).
+     */
+    Applied replace(Pods pods, Member m, Member through, String trigger) throws Exception {
+        pods.kill(m);
+        String id = memberId(through, m.name());
+        lab.request("post", through.clientUrl(), "/v3/cluster/member/remove", "{\"ID\":\"" + id + "\"}");
+        try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(m.data())) {
+            for (java.nio.file.Path f :
+                    files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                if (!f.equals(m.data())) java.nio.file.Files.delete(f);
+            }
+        }
+        lab.request("post", through.clientUrl(), "/v3/cluster/member/add", "{\"peerURLs\":[\"" + m.peerUrl() + "\"]}");
+        // a member that has data ignores it: every pod started from now on may carry it
+        lab.etcdFlags(List.of("--initial-cluster-state=existing"));
+        pods.restart(m);
+        return record(Kind.REPLACED, m, "removed " + id + ", added again empty", trigger, () -> {});
+    }
+
+    private String memberId(Member through, String name) throws Exception {
+        JsonNode list = JSON.readTree(lab.request("post", through.clientUrl(), "/v3/cluster/member/list", "{}"));
+        for (JsonNode member : list.path("members")) {
+            if (member.path("name").asText().equals(name))
+                return member.path("ID").asText();
+        }
+        throw new IllegalStateException(name + " is not in the member list: " + list);
     }
 
     /** The etcd processes (etcd-<version>, not etcdctl or etcdutl, not the runner) running on the member's data. */
