@@ -64,6 +64,8 @@ final class NemesisHistory {
     private final List<Down> downs;
     private final List<Ack> acks;
     private final List<Fail> fails;
+    /** When no writer ran ({from, to} epoch millis): a stretch without acknowledged writes there is no outage. */
+    private final List<long[]> quiet;
 
     NemesisHistory(
             int size,
@@ -72,8 +74,10 @@ final class NemesisHistory {
             List<long[]> restarts,
             List<Ack> acks,
             List<Fail> fails,
+            List<long[]> quiet,
             long untilMillis) {
         this.size = size;
+        this.quiet = List.copyOf(quiet);
         this.faults = List.copyOf(faults);
         this.moments = moments.stream()
                 .sorted(Comparator.comparingLong(Moment::atMillis))
@@ -186,6 +190,8 @@ final class NemesisHistory {
                     .filter(t -> t > f.atMillis())
                     .min()
                     .orElse(f.atMillis());
+            // up to the writer's pause, if one came first
+            for (long[] q : quiet) if (q[0] >= f.atMillis() && q[0] < to) to = q[0];
             coveredUntil = to;
             if (to - from < SHORTEST_OUTAGE_MILLIS) continue;
             long unexplained = 0;

@@ -57,6 +57,8 @@ class NemesisIT {
     private ClusterLab.Writer writer;
     /** The writers of the cluster so far, the current one last (a test may pause writing: a fresh one then). */
     private final List<ClusterLab.Writer> writers = new ArrayList<>();
+    /** When no writer ran ({from, to} epoch millis; to MAX while paused). */
+    private final List<long[]> quiet = new ArrayList<>();
 
     private final List<Ack> acked = new ArrayList<>();
     private final Set<String> retried = new HashSet<>();
@@ -390,18 +392,21 @@ class NemesisIT {
         sampler = lab.sampler();
         sampler.awaitFirst();
         writers.clear();
+        quiet.clear();
         startWriter();
         report.add(size + " members serving " + from.version() + " ("
                 + lab.network().names().getFirst() + ")");
     }
 
     private void startWriter() throws Exception {
+        if (!quiet.isEmpty() && quiet.getLast()[1] == Long.MAX_VALUE) quiet.getLast()[1] = System.currentTimeMillis();
         writer = lab.writer("/registry/rollout" + writers.size() + "/", 1_000_000, Duration.ofMinutes(120));
         writers.add(writer);
     }
 
     /** The writer stopped (it stops at the end of its stdin), its acknowledged writes kept for the end's check. */
     private void stopWriter() throws Exception {
+        quiet.add(new long[] {System.currentTimeMillis(), Long.MAX_VALUE});
         writer.stop();
     }
 
@@ -450,6 +455,7 @@ class NemesisIT {
                         .flatMap(w -> w.fails().stream())
                         .filter(f -> f.atMillis() >= started)
                         .toList(),
+                quiet,
                 now);
         List<NemesisHistory.Outage> outages = history.outages();
         report.add(what + ": " + (now - started) + " ms, " + outages.size() + " write outage(s)"
