@@ -13,7 +13,8 @@ import java.util.regex.Pattern;
  *
  * <ul>
  *   <li>{@code key}: every revision (mvcc's restore): a key of 17 bytes (main, '_', sub) or 18 (a tombstone's 't'),
- *       its separator '_' (etcd panics "invalid separator in bucket key"),
+ *       its separator '_' (etcd panics "invalid separator in bucket key"), both revisions non-negative (etcd
+ *       panics "negative revision"),
  *       a value that is an mvccpb.KeyValue in protobuf's wire format (fields 1 key and 5 value length-delimited, 2-4
  *       revisions and 6 lease varints);
  *   <li>{@code lease}: every lease (the lessor's recovery): an 8-byte id, a leasepb.Lease (fields 1-3 varints);
@@ -59,6 +60,9 @@ final class EtcdValues {
                 int k = key.limit();
                 if (k != 17 && !(k == 18 && key.get(17) == 't'))
                     yield Optional.of("a revision key of 17 bytes (or 18 ending in 't'), found " + k + " bytes");
+                // etcd panics: "negative revision: main=... sub=..." (both big-endian int64)
+                if ((key.get(0) & 0x80) != 0 || (key.get(9) & 0x80) != 0)
+                    yield Optional.of("a revision key of non-negative main and sub revisions");
                 if (key.get(8) != '_') // etcd panics: "invalid separator in bucket key"
                 yield Optional.of("a revision key with '_' between its main and sub revision, found byte "
                         + (key.get(8) & 0xff));

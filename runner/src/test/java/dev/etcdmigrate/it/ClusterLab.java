@@ -99,6 +99,9 @@ final class ClusterLab implements AutoCloseable {
     /** One acknowledged write, as the writer printed it. */
     record Ack(int endpoint, String key, long revision, long atMillis) {}
 
+    /** One failed write (timed out, refused, no leader), as the writer printed it: it may still have committed. */
+    record Fail(int endpoint, String key, long atMillis) {}
+
     /** One sample: when, each member's etcd version ("-": out of service), the cluster version. */
     record Sample(long atMillis, List<String> versions, String cluster) {
         long down() {
@@ -773,6 +776,8 @@ final class ClusterLab implements AutoCloseable {
         private final List<Long> failures = new ArrayList<>();
         /** The keys of failed writes: each was tried again until acknowledged, so it may have been written twice. */
         private final java.util.Set<String> failedKeys = new java.util.HashSet<>();
+        /** Every failed write with the endpoint it went to. */
+        private final List<Fail> fails = new ArrayList<>();
 
         private final List<String> other = new ArrayList<>();
         private final Thread reader;
@@ -788,6 +793,7 @@ final class ClusterLab implements AutoCloseable {
                     } else if (f[0].equals("FAIL") && f.length == 4) {
                         failures.add(Long.parseLong(f[3]));
                         failedKeys.add(f[2]);
+                        fails.add(new Fail(Integer.parseInt(f[1]), f[2], Long.parseLong(f[3])));
                     } else if (f[0].equals("DONE") && f.length == 3) {
                         failed = Long.parseLong(f[2]);
                     } else {
@@ -801,6 +807,12 @@ final class ClusterLab implements AutoCloseable {
         List<Ack> acks() {
             synchronized (acks) {
                 return List.copyOf(acks);
+            }
+        }
+
+        List<Fail> fails() {
+            synchronized (acks) {
+                return List.copyOf(fails);
             }
         }
 

@@ -80,6 +80,11 @@ public final class TestCertificates {
 
     /** A server and client certificate whose SANs are these IP addresses and DNS names (kubeadm's etcd certificates). */
     public Pem issue(String name, List<String> addresses, List<String> dnsNames) throws Exception {
+        return issue(name, addresses, dnsNames, notAfter());
+    }
+
+    /** The same, valid until {@code notAfter} (a certificate that expires while a test runs). */
+    public Pem issue(String name, List<String> addresses, List<String> dnsNames, Date notAfter) throws Exception {
         List<GeneralName> sans = new ArrayList<>();
         for (String a : addresses) sans.add(new GeneralName(GeneralName.iPAddress, a));
         for (String d : dnsNames) sans.add(new GeneralName(GeneralName.dNSName, d));
@@ -88,7 +93,7 @@ public final class TestCertificates {
                         ca.getSubject(),
                         BigInteger.valueOf(++serial),
                         notBefore(),
-                        notAfter(),
+                        notAfter,
                         new X500Name("CN=" + name),
                         keys.getPublic())
                 .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
