@@ -29,7 +29,7 @@ class StatusReaderTest {
         EtcdVersion v = EtcdVersion.parse(version);
         return Member.up(
                 name,
-                Status.of(
+                new Status(
                         v,
                         raftIndex,
                         name.equals("m0"),
