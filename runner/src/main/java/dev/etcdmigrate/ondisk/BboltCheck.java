@@ -10,7 +10,6 @@ import static dev.etcdmigrate.ondisk.BboltPages.PAGE_HEADER;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.BitSet;
 import java.util.HexFormat;
@@ -42,7 +41,6 @@ final class BboltCheck {
     private static final int KEY_SHOWN = 16;
 
     private final BboltPages pages;
-    private final FileChannel channel;
     private final long fileSize;
     private final int pageSize;
     private final long highWater;
@@ -50,9 +48,8 @@ final class BboltCheck {
     private final BitSet reachable = new BitSet();
     private final BitSet freed = new BitSet();
 
-    private BboltCheck(BboltPages pages, FileChannel channel) {
+    private BboltCheck(BboltPages pages) {
         this.pages = pages;
-        this.channel = channel;
         this.fileSize = pages.fileSize;
         this.pageSize = pages.meta.pageSize();
         this.highWater = pages.meta.highWater();
@@ -60,8 +57,8 @@ final class BboltCheck {
     }
 
     /** Checks every page of the db's current tree and its freelist; the first damage found is thrown. */
-    static void run(BboltPages pages, FileChannel channel) throws IOException {
-        new BboltCheck(pages, channel).check();
+    static void run(BboltPages pages) throws IOException {
+        new BboltCheck(pages).check();
     }
 
     /**
@@ -108,7 +105,7 @@ final class BboltCheck {
         private ByteBuffer beyond(long at, long length) throws IOException {
             if (window == null || at < windowStart || at + length > windowStart + window.limit()) {
                 windowStart = at;
-                window = read(offset + at, (int) Math.max(length, Math.min(WINDOW, size - at)));
+                window = pages.readFully(offset + at, (int) Math.max(length, Math.min(WINDOW, size - at)));
             }
             return window.slice((int) (at - windowStart), (int) length).order(ByteOrder.LITTLE_ENDIAN);
         }
@@ -119,7 +116,7 @@ final class BboltCheck {
                 throw damage(
                         where, "at most " + (size - PAGE_HEADER) / ELEMENT + " elements, found a count of " + count);
             if (PAGE_HEADER + (long) count * ELEMENT > loaded.limit())
-                loaded = read(offset, PAGE_HEADER + count * ELEMENT);
+                loaded = pages.readFully(offset, PAGE_HEADER + count * ELEMENT);
         }
     }
 
@@ -140,16 +137,6 @@ final class BboltCheck {
         byte[] out = new byte[b.limit()];
         b.get(0, out);
         return out;
-    }
-
-    /** length bytes at offset, which lie inside the file (it may shrink meanwhile: damage then). */
-    private ByteBuffer read(long offset, int length) throws IOException {
-        ByteBuffer b = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
-        while (b.hasRemaining()) {
-            if (channel.read(b, offset + b.position()) < 0)
-                throw damage("offset " + offset, length + " bytes before the end of the file, found " + b.position());
-        }
-        return b.flip();
     }
 
     private void check() throws IOException {
@@ -323,7 +310,7 @@ final class BboltCheck {
                     "a page id in [2, " + limit + ") ("
                             + (limit == highWater ? "the high water mark" : "the file's pages") + "), found " + id);
         long offset = id * pageSize;
-        ByteBuffer header = read(offset, pageSize);
+        ByteBuffer header = pages.readFully(offset, pageSize);
         long self = header.getLong(0);
         if (self != id) throw damage("page " + id, "a page that identifies as " + id + ", found " + self);
         long overflow = Integer.toUnsignedLong(header.getInt(12));

@@ -64,7 +64,7 @@ final class BboltPages implements Closeable {
 
     /** Every page of the current tree and the freelist checked as bbolt's own check and etcd's reads meet them. */
     void checkAll() throws IOException {
-        BboltCheck.run(this, file);
+        BboltCheck.run(this);
     }
 
     DamagedFileException damage(String where, String expected) {
@@ -183,7 +183,7 @@ final class BboltPages implements Closeable {
     }
 
     /** length bytes at offset; the callers checked that they lie inside the file (it may shrink meanwhile: damage then). */
-    private ByteBuffer readFully(long offset, int length) throws IOException {
+    ByteBuffer readFully(long offset, int length) throws IOException {
         ByteBuffer b = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
         while (b.hasRemaining()) {
             if (file.read(b, offset + b.position()) < 0)
