@@ -92,7 +92,10 @@ final class Explorer {
 
     /** A runner's call, an edit or a restart: what the world does on its own, as opposed to a fault. */
     static boolean move(String action) {
-        return action.startsWith("run ") || action.startsWith("edit ") || action.startsWith("restart ");
+        return action.startsWith("run ")
+                || action.startsWith("edit ")
+                || action.startsWith("restart ")
+                || action.equals("end-job");
     }
 
     private static String liveness(Sim sim) {

@@ -35,6 +35,8 @@ class RolloutRegressionTest {
         final Sim sim;
         /** An invariant broke (a mutant's script): the schedule ends with that step, the rest of the script is moot. */
         boolean broken;
+        /** The leader's check does not end a finished downgrade job while this script runs one member. */
+        boolean leaderLate;
 
         Script(Sim.Config config) {
             sim = new Sim(config);
@@ -52,6 +54,8 @@ class RolloutRegressionTest {
         Script runUntil(String member, Predicate<Sim> at) {
             for (int i = 0; i < 5000 && !broken && !at.test(sim); i++) {
                 if (!sim.enabled().contains("run " + member)) throw new IllegalStateException(member + " cannot run");
+                // the leader's check ends a finished job between the member's calls, unless the script holds it off
+                if (!leaderLate && sim.enabled().contains("end-job")) step("end-job");
                 step("run " + member);
             }
             if (!broken && !at.test(sim)) throw new IllegalStateException("never reached");
@@ -62,12 +66,18 @@ class RolloutRegressionTest {
         Script fairUntil(Predicate<Sim> at, String... except) {
             for (int turn = 0; turn < 20000 && !broken && !at.test(sim); turn++) {
                 List<String> runs = sim.enabled().stream()
-                        .filter(a -> a.startsWith("run ") && !List.of(except).contains(a.substring(4)))
+                        .filter(a -> (a.startsWith("run ") && !List.of(except).contains(a.substring(4)))
+                                || a.equals("end-job"))
                         .toList();
                 if (runs.isEmpty()) break;
                 step(runs.get(turn % runs.size()));
             }
             if (!broken && !at.test(sim)) throw new IllegalStateException("never reached");
+            return this;
+        }
+
+        Script leaderLate() {
+            leaderLate = true;
             return this;
         }
 
@@ -159,6 +169,37 @@ class RolloutRegressionTest {
                                 .schedule()),
                 "heldRecordReadOnce+noAnswerIsFatal",
                 "503 leader changed");
+    }
+
+    /**
+     * A rollout up that starts right after a downgrade: every member runs 3.5 and the leader has not yet ended the
+     * finished downgrade job. m0's runner runs first, until it waits or its member moved up. Had it moved up, the job
+     * could never end (a member is past its target) and every other member would wait for it for ever; the gate
+     * waits for the leader's end first.
+     */
+    /**
+     * A rollout up that starts right after a downgrade: every member runs 3.5 and the leader has not yet ended the
+     * finished downgrade job. m0's runner runs first, until it waits or its member moved up. Had it moved up, the job
+     * could never end (a member is past its target) and every other member would wait for it for ever; the gate
+     * waits for the leader's end first.
+     */
+    static Directed upgradeRightAfterADowngrade() {
+        Sim.Config c = config(L35, L37, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.SEPARATE_HOSTS, 0, 0)
+                .withStaleJob();
+        return new Directed(
+                c,
+                new Script(c)
+                        .leaderLate()
+                        .runUntil(
+                                "m0",
+                                sim -> pending("m0", "pause").test(sim)
+                                        || !sim.members.getFirst().data.equals(L35))
+                        .schedule());
+    }
+
+    @Test
+    void anUpgradeWaitsForTheLeaderToEndAFinishedDowngradeJob() throws Exception {
+        regression(RolloutRegressionTest::upgradeRightAfterADowngrade, "gateIgnoresJob", "liveness");
     }
 
     /** A directed counter-example: the config and the schedule (built on the real rules). */
@@ -383,8 +424,7 @@ class RolloutRegressionTest {
      * What the step-answering configs found once the take-over read the holder where it serves (issue 38, point 3):
      * with crashes, the real rules still break "never two out of service" under this fault, in a path the record does
      * not guard. A runner whose member it stopped itself is killed after its leg's quorum write and started again while
-     * no member answers it (seed 38002184: a leader change's 503s; seed 38000169: the pods of two of three members
-     * died, so no quorum); it runs its next leg at once, without the record (RolloutRules.atOnce: its data says the
+     * no member answers it (a leader change's 503s); it runs its next leg at once, without the record (RolloutRules.atOnce: its data says the
      * cluster stood at the leg's start), its member still out. Another runner takes the free record, and its margin
      * (rule 3) reads the runner in its step as serving: on one host the step's private etcd answers on the URL the
      * member list shows for it. It stops its member: two out. The record's URLs do not help here (nobody holds a
@@ -398,9 +438,7 @@ class RolloutRegressionTest {
     void findingUnderTheStepAnsweringALegAtOnceFoolsTheMargin() {
         Sim.Config up = new Sim.Config(3, L34, L37, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 3, 3, 2, 60_000)
                 .withStepAnswering();
-        Sim.Config down = new Sim.Config(3, L37, L35, Sim.Edits.ONE_LATE, Sim.Layout.ONE_HOST, 3, 0, 2, 60_000)
-                .withStepAnswering();
-        for (Object[] found : new Object[][] {{up, 38_002_184L}, {down, 38_000_169L}}) {
+        for (Object[] found : new Object[][] {{up, 38_002_184L}}) {
             Sim.Config c = (Sim.Config) found[0];
             long seed = (Long) found[1];
             Explorer.Outcome o = Explorer.random(c, seed);

@@ -54,6 +54,10 @@ class RolloutSimulationTest {
                 for (Sim.Edits edits : Sim.Edits.values()) configs.add(stepAnswering(members, way[0], way[1], edits));
             }
         }
+        // right after a downgrade, before the leader's check ended its finished job
+        for (Sim.Edits edits : Sim.Edits.values()) {
+            configs.add(new Sim.Config(3, L35, L37, edits, Sim.Layout.SEPARATE_HOSTS, 3, 3, 2, 60_000).withStaleJob());
+        }
         return configs;
     }
 
@@ -247,7 +251,8 @@ class RolloutSimulationTest {
             java.util.Map.of(
                     "noNoteBeforeCreate", RolloutRegressionTest::killBetweenCreateAndNote,
                     "deleteWithoutComparingRevision", RolloutRegressionTest::deleteMeetsAnotherRunnersRecord,
-                    "reuseOwnRecordOfAnotherLeg", RolloutRegressionTest::ownRecordOfAnotherLeg);
+                    "reuseOwnRecordOfAnotherLeg", RolloutRegressionTest::ownRecordOfAnotherLeg,
+                    "gateIgnoresJob", RolloutRegressionTest::upgradeRightAfterADowngrade);
 
     static List<Mutant> mutants() {
         Sim.Config up3 =
@@ -262,6 +267,9 @@ class RolloutSimulationTest {
         // the real rules pass): only here does an answer come from a member that is out, which these mutants need
         Sim.Config stepUp = stepAnswering(3, L34, L37, Sim.Edits.ONE_AT_A_TIME);
         Sim.Config stepDown = stepAnswering(3, L37, L35, Sim.Edits.ALL_AT_ONCE);
+        Sim.Config afterDowngrade = new Sim.Config(
+                        3, L35, L37, Sim.Edits.ALL_AT_ONCE, Sim.Layout.SEPARATE_HOSTS, 2, 2, 2, 20_000)
+                .withStaleJob();
         return List.of(
                 new Mutant("skipMargin", "two members out of service", List.of(up3, upAll)),
                 new Mutant(
@@ -279,7 +287,8 @@ class RolloutSimulationTest {
                 new Mutant("releaseThroughOwnUrlOnly", "liveness", List.of(oneHost)),
                 new Mutant("firstLegAlwaysAtOnce", "members run lines more than one minor apart", List.of(late, up3)),
                 new Mutant("reuseOwnRecordOfAnotherLeg", "two", List.of(oneHost)),
-                new Mutant("atOnceWheneverNoneAnswers", "members run lines", List.of(upAll, down3)));
+                new Mutant("atOnceWheneverNoneAnswers", "members run lines", List.of(upAll, down3)),
+                new Mutant("gateIgnoresJob", "liveness", List.of(afterDowngrade)));
     }
 
     @Test

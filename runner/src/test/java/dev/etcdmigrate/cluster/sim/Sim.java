@@ -63,7 +63,22 @@ final class Sim {
             int leaderChanges,
             int lostAnswers,
             int maxSteps,
-            boolean stepAnswers) {
+            boolean stepAnswers,
+            boolean staleJob) {
+        Config(
+                int members,
+                MinorLine from,
+                MinorLine to,
+                Edits edits,
+                Layout layout,
+                int crashes,
+                int leaderChanges,
+                int lostAnswers,
+                int maxSteps,
+                boolean stepAnswers) {
+            this(members, from, to, edits, layout, crashes, leaderChanges, lostAnswers, maxSteps, stepAnswers, false);
+        }
+
         /** A config where a step's private etcd answers no other runner (separate hosts; one host as modelled before). */
         Config(
                 int members,
@@ -85,7 +100,17 @@ final class Sim {
          * {@code to} for an upgrade; for a downgrade the newer etcd first, then the older one).
          */
         Config withStepAnswering() {
-            return new Config(members, from, to, edits, layout, crashes, leaderChanges, lostAnswers, maxSteps, true);
+            return new Config(
+                    members, from, to, edits, layout, crashes, leaderChanges, lostAnswers, maxSteps, true, staleJob);
+        }
+
+        /**
+         * The rollout starts right after a downgrade to {@code from} finished: every member runs it, and the leader
+         * has not yet ended the downgrade job (it does so only at its next check).
+         */
+        Config withStaleJob() {
+            return new Config(
+                    members, from, to, edits, layout, crashes, leaderChanges, lostAnswers, maxSteps, stepAnswers, true);
         }
 
         /** Whether a member's step's private etcd answers the other runners. */
@@ -96,7 +121,8 @@ final class Sim {
         @Override
         public String toString() {
             return members + " members " + from + " -> " + to + ", " + edits + ", " + layout
-                    + (stepReachable() ? " (a step's etcd answers)" : "") + ", crashes<=" + crashes
+                    + (stepReachable() ? " (a step's etcd answers)" : "")
+                    + (staleJob ? " (the downgrade job to " + from + " not yet ended)" : "") + ", crashes<=" + crashes
                     + ", leader changes<=" + leaderChanges + ", lost answers<=" + lostAnswers;
         }
     }
@@ -219,6 +245,11 @@ final class Sim {
         this.keyed = keyed;
         for (int i = 0; i < config.members; i++) members.add(new Node("m" + i, i, config.from));
         clusterVersion = config.from;
+        if (config.staleJob) {
+            job = Optional.of(config.from);
+            // etcd keeps the job in its db (the cluster bucket), where a restarted runner reads it
+            for (Node m : members) m.recordedJob = true;
+        }
         crashesLeft = config.crashes;
         leaderChangesLeft = config.leaderChanges;
         lostAnswersLeft = config.lostAnswers;
@@ -248,6 +279,7 @@ final class Sim {
         }
         if (leaderChangesLeft > 0) actions.add("leader-change");
         if (lostAnswersLeft > 0 && !loseNextAnswer) actions.add("lose-answer");
+        if (jobFinished()) actions.add("end-job");
         return actions;
     }
 
@@ -362,6 +394,7 @@ final class Sim {
                 lostAnswersLeft--;
                 loseNextAnswer = true;
             }
+            case "end-job" -> job = Optional.empty(); // the leader's check found every member on the job's line
             default -> throw new IllegalArgumentException(action);
         }
         clusterMoves();
@@ -595,6 +628,15 @@ final class Sim {
         return m.run == Run.PRIVATE && config.stepReachable();
     }
 
+    /**
+     * The leader ends a downgrade job at its next check that finds every member running and on the job's line: an
+     * action of its own (not at once), so runners may act between the last member's arrival and the end. A member
+     * that moved past the line meanwhile keeps the job from ever ending.
+     */
+    private boolean jobFinished() {
+        return job.isPresent() && members.stream().allMatch(m -> m.run != Run.DOWN && m.data.equals(job.get()));
+    }
+
     private boolean quorum() {
         return members.stream().filter(m -> m.run != Run.DOWN).count() * 2 > members.size();
     }
@@ -609,9 +651,6 @@ final class Sim {
             }
         }
         boolean allUp = members.stream().allMatch(m -> m.run != Run.DOWN);
-        if (job.isPresent() && allUp && members.stream().allMatch(m -> m.data.equals(job.get()))) {
-            job = Optional.empty(); // the leader ends the downgrade job
-        }
         if (job.isEmpty() && allUp) {
             MinorLine lowest =
                     members.stream().map(m -> m.data).min(MinorLine::compareTo).orElseThrow();

@@ -5,12 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.etcdmigrate.cluster.ClusterView.Member;
+import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,27 +26,36 @@ class ClusterClientTest {
 
     private HttpServer server;
     private URI base;
+    /** Each path's answer: its HTTP status and body (a path not here answers 404, as etcd's gateway does). */
+    private final Map<String, Map.Entry<Integer, String>> answers = new java.util.concurrent.ConcurrentHashMap<>();
 
     @BeforeEach
     void serve() throws IOException {
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         base = URI.create("http://127.0.0.1:" + server.getAddress().getPort());
-        Map<String, String> answers = Map.of(
+        answer(
                 "/v3/cluster/member/list",
                 "{\"header\":{\"member_id\":\"11\"},\"members\":["
                         + "{\"ID\":\"11\",\"name\":\"m0\",\"clientURLs\":[\"" + base + "\"]},"
-                        + "{\"ID\":\"22\",\"name\":\"m1\",\"clientURLs\":[\"" + base + "\"]}]}",
+                        + "{\"ID\":\"22\",\"name\":\"m1\",\"clientURLs\":[\"" + base + "\"]}]}");
+        answer(
                 "/v3/maintenance/status",
-                "{\"header\":{\"member_id\":\"11\"},\"version\":\"3.6.16\",\"raftIndex\":\"500\",\"leader\":\"11\"}");
+                "{\"header\":{\"member_id\":\"11\"},\"version\":\"3.6.16\",\"raftIndex\":\"500\",\"leader\":\"11\","
+                        + "\"downgradeInfo\":{}}");
         server.createContext("/", exchange -> {
             exchange.getRequestBody().readAllBytes();
-            String answer = answers.get(exchange.getRequestURI().getPath());
-            byte[] body = (answer == null ? "404 page not found" : answer).getBytes(StandardCharsets.UTF_8);
-            exchange.sendResponseHeaders(answer == null ? 404 : 200, body.length);
+            Map.Entry<Integer, String> answer =
+                    answers.get(exchange.getRequestURI().getPath());
+            byte[] body = (answer == null ? "404 page not found" : answer.getValue()).getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(answer == null ? 404 : answer.getKey(), body.length);
             exchange.getResponseBody().write(body);
             exchange.close();
         });
         server.start();
+    }
+
+    private void answer(String path, String body) {
+        answers.put(path, Map.entry(200, body));
     }
 
     @AfterEach
@@ -84,5 +95,41 @@ class ClusterClientTest {
                         .orElseThrow()
                         .line()
                         .toString());
+    }
+
+    /**
+     * A member whose Maintenance/Status has no downgradeInfo (3.5) is asked about a downgrade job the way etcd answers
+     * it (a VALIDATE to the minor below the cluster version), so a job the leader has not ended yet is seen.
+     */
+    @Test
+    void aJobTheStatusDoesNotReportIsAskedOfEtcd() throws Exception {
+        answer(
+                "/v3/maintenance/status",
+                "{\"header\":{\"member_id\":\"11\"},\"version\":\"3.5.35\",\"raftIndex\":\"500\",\"leader\":\"11\"}");
+        answer("/version", "{\"etcdserver\":\"3.5.35\",\"etcdcluster\":\"3.5.0\"}");
+        ClusterClient client = new ClusterClient(GatewayClient.newHttpClient(), List.of(base), "/v3");
+        // no route (a line without downgrades): no job
+        assertEquals(
+                Optional.empty(),
+                client.members().getFirst().status().orElseThrow().downgradeTarget());
+        // etcd's refusal of a VALIDATE while a job runs: the job, to the cluster version
+        answers.put(
+                "/v3/maintenance/downgrade",
+                Map.entry(
+                        400,
+                        "{\"error\":\"etcdserver: cluster has a downgrade job in progress\",\"code\":9,"
+                                + "\"message\":\"etcdserver: cluster has a downgrade job in progress\"}"));
+        assertEquals(
+                Optional.of(MinorLine.parse("3.5")),
+                client.members().getFirst().status().orElseThrow().downgradeTarget());
+        // VALIDATE answered: no job
+        answer("/v3/maintenance/downgrade", "{\"header\":{\"member_id\":\"11\"},\"version\":\"3.5.0\"}");
+        assertEquals(
+                Optional.empty(),
+                client.members().getFirst().status().orElseThrow().downgradeTarget());
+        // any other failure (no quorum for its linearizable read): not an answer, never "no job"
+        answers.put("/v3/maintenance/downgrade", Map.entry(503, "{\"error\":\"etcdserver: request timed out\"}"));
+        Member m0 = client.members().getFirst();
+        assertTrue(m0.status().isEmpty(), m0.toString());
     }
 }
