@@ -296,7 +296,14 @@ final class ThreeNodes implements AutoCloseable {
             }
         }
         if (!left.isEmpty() || !failures.isEmpty()) {
-            AssertionError e = new AssertionError("the three nodes left behind: " + left);
+            // the failures' own words in the message: a CI log shows the message, not always the suppressed ones
+            AssertionError e = new AssertionError("the three nodes left behind: " + left
+                    + (failures.isEmpty()
+                            ? ""
+                            : "; tear-down failures: "
+                                    + failures.stream()
+                                            .map(f -> f.getClass().getSimpleName() + ": " + f.getMessage())
+                                            .toList()));
             failures.forEach(e::addSuppressed);
             throw e;
         }
