@@ -178,7 +178,7 @@ final class RecordKeeper {
     /** The record left by a run killed after its last leg, before it released: released now (or the note cleared). */
     void releaseLeftover(MinorLine line) throws IOException, InterruptedException, MigrateException {
         // "taking" reads as patiently as "holds": one 503 "leader changed" read once cleared the note of a record the
-        // creation had committed, and nobody was left to take it over (seed 38007594 of the simulation)
+        // creation had committed, and nobody was left to take it over (found by the simulation's random search)
         Optional<Record> held = ownRecordOrWarn(line, policy.patientReads());
         if (held.isPresent()) release(held.get());
         else writeNote(Note.NONE);

@@ -183,7 +183,7 @@ public final class RolloutCoordinator {
 
     /**
      * Rule 4 before the exec: a release that gave up with no member answering would leave the record for good once
-     * every runner exec'd (their sweeps ran with their own members down, seed 38009338 of the simulation). The member
+     * every runner exec'd (their sweeps ran with their own members down, as the simulation found). The member
      * serves the target instead and restarts once more under a record of its own for {@code line -> line}: rule 2
      * releases the one left (or a peer takes it over: its holder answers past its line), the margin waits for every
      * other member, and the release after the stop meets them serving. Again while that release gives up.

@@ -69,20 +69,20 @@ public final class RolloutRules {
         public static volatile boolean releaseBeforeQuorumWrite;
         public static volatile boolean noAnswerIsFatal;
         public static volatile boolean enableWithoutCheckingJob;
-        /** Point 6's liveness defect: a holder is done only at exactly the record's line. */
+        /** A holder is done only at exactly the record's line (one that went on past it is never taken over). */
         public static volatile boolean takeOverOnlyAtTheNamedLine;
-        /** Point 6's address defect: releases through this member's own URL only. */
+        /** Releases through this member's own URL only (while that member is down, no release reaches the cluster). */
         public static volatile boolean releaseThroughOwnUrlOnly;
-        /** Point 7: leg 1 of a member's plan runs at once even when other members answer. */
+        /** Leg 1 of a member's plan runs at once even when other members answer. */
         public static volatile boolean firstLegAlwaysAtOnce;
         /**
          * The take-over reads the holder on the URL the member list shows, not where its record says it serves (the
-         * rule before records named URLs: on one host a step's private etcd answered there, issue 38's finding).
+         * rule before records named URLs: on one host a step's private etcd answered there).
          */
         public static volatile boolean holderOnListedUrl;
         /** A stale own record (another leg's) used as this leg's. */
         public static volatile boolean reuseOwnRecordOfAnotherLeg;
-        /** The first leg runs at once whenever no member answers, whatever the data recorded (the pre-sim rule). */
+        /** The first leg runs at once whenever no member answers, whatever the data recorded. */
         public static volatile boolean atOnceWheneverNoneAnswers;
         /** The pre-fix start: a run that noted it holds the record reads it once (a 503 "leader changed" ends it). */
         public static volatile boolean heldRecordReadOnce;
@@ -277,7 +277,7 @@ public final class RolloutRules {
      * The first leg with no member answering (every manifest edited at once, or every member restarting): it runs
      * at once, without the record, only when this member's data says the cluster stood at the leg's start when its
      * etcd last ran: the cluster version it recorded is the leg's {@code from} (or it records none, as before) and it
-     * records no downgrade job in progress. Otherwise it was started again between legs (issue 38, point 7): an
+     * records no downgrade job in progress. Otherwise it was started again between legs: an
      * upgrade leg would join a cluster two minors apart (the cluster version recorded is older), and a downgrade leg
      * would wait inside its step for a job that ends only once the members waiting for this one to answer move
      * (both found by the simulation with every member down). It serves its data's line and waits instead.

@@ -485,7 +485,7 @@ class RolloutCoordinatorTest {
     }
 
     /**
-     * Issue 38 point 6 (3.4.23 -> 3.7.3 on one host): m1's release never reached the cluster, m1 went on to 3.7 and
+     * Found on real etcd (3.4.23 -> 3.7.3 on one host): m1's release never reached the cluster, m1 went on to 3.7 and
      * exec'd it, so the record still named m1's leg 3.5 -> 3.6; the old take-over waited for m1 to answer at 3.6,
      * which it never does again (m0 and m2 waited 15 minutes). A holder past the record's line is done.
      */
@@ -603,7 +603,7 @@ class RolloutCoordinatorTest {
     }
 
     /**
-     * Issue 38 point 7: a runner started again between legs plans one minor (3.6 -> 3.7) while the others still run
+     * Found on real etcd: a runner started again between legs plans one minor (3.6 -> 3.7) while the others still run
      * 3.5; it must not run that leg at once. It serves 3.6 while it waits (the others' gates wait for it to answer),
      * and runs the leg under the record once the gate opens.
      */

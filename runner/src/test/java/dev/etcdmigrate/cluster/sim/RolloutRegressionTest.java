@@ -17,7 +17,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The protocol defects found before the simulation (issue 38), each replayed as a fixed schedule: the real rules
+ * The protocol defects found before the simulation, each replayed as a fixed schedule: the real rules
  * pass it, and the mutation that brings the defect back fails it with the invariant named. A schedule is written as
  * a script (run a member's runner until it stands at a call, crash it, start it again, a leader change) and replayed
  * by {@link Explorer#replay}, which ends it with a fair completion.
@@ -241,7 +241,7 @@ class RolloutRegressionTest {
 
     @Test
     void releaseThroughEveryOtherMembersUrlOnOneHost() throws Exception {
-        // issue 38 point 6: three members on 127.0.0.1 with their own ports, 3.4 -> 3.7 one edit at a time; a release
+        // found on real etcd: three members on 127.0.0.1 with their own ports, 3.4 -> 3.7 one edit at a time; a release
         // tried only on the runner's own URL (its member is down then) leaves the record, and the take-over at the
         // record's line only stalls the others for good
         Sim.Config c = new Sim.Config(3, L34, L37, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 0, 0, 0, 20_000);
@@ -251,7 +251,7 @@ class RolloutRegressionTest {
 
     @Test
     void aRestartBetweenLegsDoesNotSkipTheGate() throws Exception {
-        // issue 38 point 7: m1's runner killed between legs (its member at 3.6, the others at 3.5) and started
+        // found on real etcd: m1's runner killed between legs (its member at 3.6, the others at 3.5) and started
         // again: its next leg obeys the gate and the record (the members answer), not "at once"
         Sim.Config c = new Sim.Config(3, L35, L37, Sim.Edits.ONE_LATE, Sim.Layout.SEPARATE_HOSTS, 3, 0, 0, 20_000);
         regression(
@@ -421,7 +421,7 @@ class RolloutRegressionTest {
     }
 
     /**
-     * What the step-answering configs found once the take-over read the holder where it serves (issue 38, point 3):
+     * What the step-answering configs found once the take-over read the holder where it serves:
      * with crashes, the real rules still break "never two out of service" under this fault, in a path the record does
      * not guard. A runner whose member it stopped itself is killed after its leg's quorum write and started again while
      * no member answers it (a leader change's 503s); it runs its next leg at once, without the record (RolloutRules.atOnce: its data says the
@@ -522,7 +522,7 @@ class RolloutRegressionTest {
 
     @Test
     void theSeedThatRanOutOfPatienceWithoutQuorumConverges() {
-        // seed 39001997, config 5 (3 members, 3.4 -> 3.7, one edited late, one host): a runner started again with its
+        // config 5 (3 members, 3.4 -> 3.7, one edited late, one host): a runner started again with its
         // note "holds" and no quorum for the release patience exited ("no member answered"); the invariant (a
         // transient fault never fails a runner) was right and the start was wrong: it now decides as with "taking"
         Sim.Config c = RolloutSimulationTest.randomConfigs().get(5);
@@ -531,11 +531,11 @@ class RolloutRegressionTest {
         System.out.printf("regression %s seed 39001997: converged in %d steps%n", c, o.steps());
     }
 
-    // ----- helper "live" (issue 38, deliverable 2): the two liveness gaps the first 20,000 -Psim-long schedules found
+    // ----- the two liveness gaps the long random search found
 
     @Test
     void aLeftoverReleaseOutlastsALeaderChange() {
-        // seed 38007594, config 10 (3 members, 3.7 -> 3.5, one edited late, separate hosts): m0 is killed after its
+        // config 10 (3 members, 3.7 -> 3.5, one edited late, separate hosts): m0 is killed after its
         // create, then again after its leg's quorum write; started again at the target with its note "taking", it read
         // its record once, met a 503 "leader changed", cleared its note and exec'd: the record stayed for good
         theSeedConverges(10, 38_007_594L);
@@ -543,7 +543,7 @@ class RolloutRegressionTest {
 
     @Test
     void aHolderWhoseLastReleaseFoundNoQuorumSettlesIt() {
-        // seed 38009338, config 2 (3 members, 3.4 -> 3.7, all at once, separate hosts): m2 holds the record for its
+        // config 2 (3 members, 3.4 -> 3.7, all at once, separate hosts): m2 holds the record for its
         // last leg while m0 and m1, killed and started again with no member answering, run theirs at once; m2's release
         // finds no quorum for the whole patience, every sweep before an exec meets none either: the record stayed
         theSeedConverges(2, 38_009_338L);
