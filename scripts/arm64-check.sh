@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The arm64 checks of issue 13, under Debian's qemu-user-static (run as root; rerunnable):
+# The checks that the image and every bundled release run on linux/arm64, under Debian's qemu-user-static
+# (run as root; rerunnable):
 #   1. `provision --platform linux/arm64` fills ETCD_ARM64_BIN_DIR with every bundled release
 #      (3.4.23: Debian's arm64 packages; 3.5+: Go cross-compiled; 2.2-3.3: old Go toolchain, cross-compiled)
 #   2. every arm64 binary there reports its version through qemu-aarch64-static

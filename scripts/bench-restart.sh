@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A restart with nothing to migrate (issue 40 point 11, docs/benchmarks.md): from launching the process to etcd's
+# A restart with nothing to migrate (docs/benchmarks.md): from launching the process to etcd's
 # /health answering {"health":"true"}, through the runner (no step to run, then execve etcd) and with the same etcd
 # started directly, alternating on the same data dir (already at VERSION), RUNS of each; prints every figure and the
 # medians. No Maven, no kubelet: the host's part of NodeCheck's restart figure.

@@ -67,8 +67,8 @@ public final class AotTraining {
     /**
      * The calls a step makes once its private etcd serves (the write probe and its delete, status, alarms,
      * /version), answered by a loopback stand-in of the gateway: the refused request above trains only the
-     * connect path, and the answered exchange (the HTTP client's reading and writing, the reply's JSON) was
-     * 140 classes spun or loaded at run time between etcd's "ready" and the accepted write (150-400 ms at load).
+     * connect path, and the answered exchange (the HTTP client's reading and writing, the reply's JSON) would
+     * be 140 classes spun or loaded at run time between etcd's "ready" and the accepted write (150-400 ms at load).
      */
     static void trainAnsweredCalls(java.net.http.HttpClient http) throws Exception {
         try (java.net.ServerSocket server =
@@ -187,8 +187,8 @@ public final class AotTraining {
      * remembers its answer), with a one-member cluster's flags after {@code --}: the data dir as etcd 3.5.35 left
      * it after its first start (a db and a WAL segment holding the member's conf change), as a migration leaves
      * it (also a v2 snapshot), and 3.4.23's first start (the data of a 3.4 -> 3.5 migration). The empty files of {@link #etcd3DataDir} never reach the db's buckets, the WAL's
-     * records, the members' JSON or the snapshot, so each of those lambdas, type switches and classes was made or
-     * loaded at run time on every restart of real data: 100-400 ms at load, before this.
+     * records, the members' JSON or the snapshot, so each of those lambdas, type switches and classes would be made or
+     * loaded at run time on every restart of real data without these runs: 100-400 ms at load.
      */
     static void trainRestarts(Path work) throws Exception {
         Path bin = Permissions.ownerOnlyDir(work.resolve("bin"));

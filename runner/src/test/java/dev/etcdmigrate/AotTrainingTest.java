@@ -9,7 +9,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The AOT training's runs are checked, the JSON one too (issue 33, point 5): one that fails stops the build. */
+/** The AOT training's runs are checked, the JSON one too: one that fails stops the build. */
 class AotTrainingTest {
 
     @Test

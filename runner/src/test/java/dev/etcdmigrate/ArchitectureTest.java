@@ -219,9 +219,9 @@ class ArchitectureTest {
     }
 
     /**
-     * The decision and inspect's report sit below the run (issue 39): {@code decide} reads the data dir and
-     * decides, {@code inspect} renders that decision; neither knows the run's orchestration, and the decision
-     * knows nothing of the report that shows it.
+     * The decision and inspect's report sit below the run, so that both share one decision: {@code decide} reads the
+     * data dir and decides, {@code inspect} renders that decision; neither knows the run's orchestration, and the
+     * decision knows nothing of the report that shows it.
      */
     @Test
     void theDecisionAndInspectDoNotKnowTheRun() {

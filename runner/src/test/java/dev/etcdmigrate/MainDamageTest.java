@@ -53,7 +53,7 @@ class MainDamageTest {
         assertEquals(3, exit, err.toString(StandardCharsets.UTF_8));
         assertEquals(1, message.lines().count(), message);
         assertTrue(message.startsWith("etcd-migrate: refused: "), message);
-        // the start's own refusal of a db its readers prove damaged (issue 40, point 2): the finding named once
+        // the start's own refusal of a db its readers prove damaged: the finding named once
         assertTrue(
                 message.contains("the data is damaged: member/snap/db (page 2): a page that identifies as 2, found 0"),
                 message);

@@ -279,7 +279,7 @@ class KubeadmCheck {
     private Path seed() throws Exception {
         Path data = tmp.resolve("var-lib-etcd");
         HostEtcd.writeDataDir("3.5.35", data, KEYS);
-        // kubeadm writes no version.txt: the runner reads the line from the data (issue 24)
+        // kubeadm writes no version.txt: the runner reads the line from the data
         Files.delete(data.resolve("version.txt"));
         return data;
     }
@@ -430,7 +430,7 @@ class KubeadmCheck {
 
     /**
      * The runner's `plan` (it only reads) on the container's args and env: it must take the data dir
-     * from kubeadm's --data-dir after "--" (issue 10) and plan 3.5 -> target on the seeded data.
+     * from kubeadm's --data-dir after "--" and plan 3.5 -> target on the seeded data.
      */
     private static void checkPlan(List<String> args, Map<String, String> env, Path data, String target, String at)
             throws Exception {

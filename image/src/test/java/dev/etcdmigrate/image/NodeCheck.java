@@ -717,7 +717,7 @@ class NodeCheck {
                             .extraArg("listen-metrics-urls", "http://127.0.0.1:" + site.metrics));
             kubeadm.certificates();
             // kubeadm-style 3.5 data: what kubeadm v1.33's etcd 3.5 wrote, and no version.txt (kubeadm writes none):
-            // the runner reads the line from the data (issue 24)
+            // the runner reads the line from the data
             try (HostEtcd source = HostEtcd.start("3.5.35", data)) {
                 for (int i = 0; i < 40; i++) source.gateway().put("/registry/node-it/key-" + i, "value-" + i);
                 source.stop();

@@ -64,7 +64,7 @@ public final class Execve {
                 libc.find("signal").orElseThrow(() -> new ExecFailedException("libc has no signal")),
                 FunctionDescriptor.of(ADDRESS, JAVA_INT, ADDRESS));
         // the memory exec marshals its arguments into, once here: the classes behind it (jdk.internal.foreign's
-        // sessions, segment factories, var handles) were 20-50 ms of loading between the exec event and execve
+        // sessions, segment factories, var handles) would be 20-50 ms of loading between the exec event and execve
         Execve linked = new Execve(execve, closeRange, signal, stateLayout, errnoHandle);
         try (Arena arena = Arena.ofConfined()) {
             arena.allocateFrom("etcd");

@@ -59,8 +59,8 @@ public final class RunTally implements EventListener {
     /**
      * When this process started, from its age: the seconds since boot ({@code /proc/uptime}, to 10 ms) less its
      * start ({@code /proc/self/stat}'s 22nd field, in ticks since boot). Not {@code ProcessHandle.Info.startInstant},
-     * which adds the ticks to the boot time in whole seconds ({@code btime}) and was up to a second early: a summary
-     * said 1,434 ms of a 680 ms run. {@code now} where either file is missing or unreadable.
+     * which adds the ticks to the boot time in whole seconds ({@code btime}) and is up to a second early: a summary
+     * would say 1,434 ms of a 680 ms run. {@code now} where either file is missing or unreadable.
      */
     static long processStartMillis(long now, String stat, String uptime) {
         try {

@@ -6,7 +6,7 @@ import java.time.format.DateTimeFormatter;
 
 /**
  * The diary's time stamps: UTC with milliseconds, always three digits (Instant.toString drops a zero fraction,
- * so one line in a thousand was a different width and lost its milliseconds).
+ * so one line in a thousand would be a different width and lose its milliseconds).
  */
 final class Stamp {
 

@@ -54,8 +54,8 @@ public final class RaftVoters {
             Path db = member.resolve("snap").resolve("db");
             if (Files.isRegularFile(db)) backendBase(db).ifPresent(bases::add);
             // Only the entries after the newest base count: the segments before it are not read (every start with
-            // steps asks this; reading every segment was 4 x 64 MB at 250 MiB of data). Where that tail alone does
-            // not settle it (no member id or commit in it), the whole WAL is read as before.
+            // steps asks this; reading every segment would be 4 x 64 MB at 250 MiB of data). Where that tail alone does
+            // not settle it (no member id or commit in it), the whole WAL is read.
             long newest = bases.stream().mapToLong(Base::index).max().orElse(0);
             WalSummary wal = null;
             if (newest > 0) {

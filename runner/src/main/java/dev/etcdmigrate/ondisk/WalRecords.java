@@ -247,7 +247,7 @@ public final class WalRecords {
             String method = null;
             // where Request.Path and Request.Val are (the last of each): decoded only once the method says this
             // is a v2 Request, never for a v3 request's put/range (fields 4 and 3 there: a whole value as text
-            // was 80% of a 250 MiB start's reading, docs/benchmarks.md)
+            // would be 80% of a 250 MiB start's reading, docs/benchmarks.md)
             int pathAt = -1;
             int pathLen = 0;
             int valAt = -1;

@@ -34,7 +34,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Cost at scale (issue 11): the runner's 3.4 -> 3.7 migration against the floor, the sum of each etcd's
+ * Cost at scale (docs/benchmarks.md): the runner's 3.4 -> 3.7 migration against the floor, the sum of each etcd's
  * own start-to-first-write on the same data, measured in the same run.
  *
  * <pre>

@@ -25,7 +25,7 @@ class LabelJudgementTest {
     }
 
     @Test
-    void theIssuesExampleIsContradicted() {
+    void data35LabelledByHandAs34IsContradicted() {
         // data written by 3.5 labelled 3.4.23 by hand: no run of the runner explains it
         assertEquals(Verdict.CONTRADICTED, judgeOnData("3.4", "3.5"));
     }
@@ -66,9 +66,9 @@ class LabelJudgementTest {
     }
 
     /**
-     * Issue 40, point 1: version.txt 3.7.3/etcd3 on data whose cluster version is 3.4. A label's line runs only on
-     * data of a cluster at the line it upgrades from (catalog upgrade.from) or newer: every pair of bundled lines,
-     * the label at or above the recorded cluster version.
+     * A label newer than the data: version.txt 3.7.3/etcd3 on data whose cluster version is 3.4. A label's line runs
+     * only on data of a cluster at the line it upgrades from (catalog upgrade.from) or newer: every pair of bundled
+     * lines, the label at or above the recorded cluster version.
      */
     @Test
     void aLabelWhoseLineCannotOpenTheDataIsAheadOfIt() {

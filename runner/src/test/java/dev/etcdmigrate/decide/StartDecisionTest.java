@@ -194,7 +194,7 @@ class StartDecisionTest {
         assertTrue(!((MinorUpgrade) member.steps().getLast()).snapshotForNext(), member.toString());
     }
 
-    /** Several minors are a chain of legs for a cluster member too (issue 31); a snapshot downgrade is not. */
+    /** Several minors are a chain of one-minor legs for a cluster member too; a snapshot downgrade is not. */
     @Test
     void aClusterMemberWalksSeveralMinorsButIsRefusedASnapshotDowngrade() throws Exception {
         Optional<DataVersion> current = Optional.of(DataVersion.parse("3.4.23/etcd3"));
@@ -253,9 +253,9 @@ class StartDecisionTest {
     }
 
     /**
-     * Issue 40, point 4: the data records this member as 'm0' (WAL member id, db bucket members) and etcd would run
-     * with --name it: refused naming both, with a version.txt and without; the same name, or no name to check
-     * (inspect without --name), goes on.
+     * A --name the data does not record: the data records this member as 'm0' (WAL member id, db bucket members) and
+     * etcd would run with --name it: refused naming both, with a version.txt and without; the same name, or no name to
+     * check (inspect without --name), goes on.
      */
     @Test
     void anotherMembersDataIsRefusedNamingBoth() throws MigrateException {
@@ -307,8 +307,8 @@ class StartDecisionTest {
     }
 
     /**
-     * Issue 39: one call decides start, plan, legs and refusals from one read; the auth refusal holds only for a
-     * plan with steps, and is kept apart so that a start meets it among its checks (after the others).
+     * One call decides start, plan, legs and refusals from one read, so that they cannot disagree; the auth refusal
+     * holds only for a plan with steps, and is kept apart so that a start meets it among its checks (after the others).
      */
     @Test
     void oneCallDecidesStartPlanLegsAndRefusals() throws Exception {

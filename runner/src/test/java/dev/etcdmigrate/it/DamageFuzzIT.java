@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Damaged data (issue 33): data dirs every bundled line wrote (db, WAL, snapshot with the v2 store), each
+ * Damaged data (docs/damage.md): data dirs every bundled line wrote (db, WAL, snapshot with the v2 store), each
  * file mutated (bit flips anywhere, flips inside one page, a zeroed page, a page of random bytes, a
  * truncation), with and without version.txt. Properties: {@code inspect} (text and JSON) and {@code plan}
  * always answer in their own words, and inspect's damage section names only the file that was damaged;

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What an operator's flags or labels claim against what the data says (issue 40, points 1, 3 and 4): inspect,
+ * What an operator's flags or labels claim against what the data says: inspect,
  * plan and migrate give the same answer, a refusal is exit 3 before any etcd starts and leaves the data dir byte
  * for byte as it was.
  */
@@ -31,7 +31,7 @@ class DataClaimsIT {
     final EtcdFixture etcd = new EtcdFixture();
 
     /**
-     * version.txt says 3.7.3/etcd3 on data only 3.4 wrote (issue 40, point 1): etcd 3.7 cannot open it (it panics
+     * version.txt says 3.7.3/etcd3 on data only 3.4 wrote: etcd 3.7 cannot open it (it panics
      * "unmarshal should never fail"), so no target may take the label: not the restart at 3.7.3 (it exited 0), not a
      * downgrade to 3.5.35 (it changed member/snap/db, then exited 1).
      */
@@ -53,7 +53,7 @@ class DataClaimsIT {
     }
 
     /**
-     * A --name that is not the member the data records (issue 40, point 4): every bundled line's data written as
+     * A --name that is not the member the data records: every bundled line's data written as
      * member "it" (etcd3 for 3.x: the db's members bucket; etcd2 with snapshots for 2.x: the v2 store), started as
      * "other": inspect (given the name), plan and migrate refuse, exit 3, naming both; as "it" no refusal names it.
      */
@@ -105,7 +105,7 @@ class DataClaimsIT {
     }
 
     /**
-     * A data dir that does not exist, and an empty one (issue 40, point 3): a new cluster's first boot and a mistyped
+     * A data dir that does not exist, and an empty one: a new cluster's first boot and a mistyped
      * hostPath look the same. plan and migrate go on (exit 0) and both emit one WARN event new-cluster naming the
      * path; inspect (exit 0, also for a dir that does not exist) says a start begins a new, empty cluster and shows
      * no step for the target. Only migrate writes (the dir, version.txt).
@@ -144,7 +144,7 @@ class DataClaimsIT {
     }
 
     /**
-     * A damaged db (issue 40, point 2): one page deep in the key bucket's tree claims another id, which only a
+     * A damaged db: one page deep in the key bucket's tree claims another id, which only a
      * reading of every page finds. A start with steps (3.5 -> 3.6) reads every page: inspect shows the refusal,
      * plan and migrate refuse it (exit 3) before any etcd runs, the reason names the file and page once, the way back
      * names the data's own member ("it") and peer URL, and nothing changes. A restart at version.txt's version reads

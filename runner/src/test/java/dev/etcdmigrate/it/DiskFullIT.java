@@ -34,7 +34,7 @@ class DiskFullIT {
      * Free space left: half the member dir (the runner's copy of it fails), or the member dir and 1 MB:
      * the copy fits, then etcd wants 64 MB WAL segments; either the etcd restarting on the copy dies (it
      * does when its WAL reader cannot preallocate) or, when it only warns, a later write fails. (With 32 MB
-     * the conversion now completes: it frees the work copy's spent WAL and restores without a snapshot copy.)
+     * the conversion completes: it frees the work copy's spent WAL and restores without a snapshot copy.)
      */
     @ParameterizedTest(name = "full {0}")
     @CsvSource(

@@ -44,7 +44,7 @@ class DowngradeIT {
         assertDowngrade(EtcdFixture.newest(), EtcdFixture.oldest(), dir, EtcdFixture.V3_RELEASES.size() - 1);
     }
 
-    /** The chain: 3.7 to 3.4, through both downgrade methods. */
+    /** A chain down three minors: 3.7 to 3.4, through both downgrade methods. */
     @Test
     void from37To34ChainsOneMinorAtATime(@TempDir Path dir) throws Exception {
         assertDowngrade(EtcdFixture.release("3.7.3"), EtcdFixture.release("3.4.23"), dir, 3);

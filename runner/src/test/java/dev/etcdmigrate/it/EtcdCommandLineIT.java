@@ -29,9 +29,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * etcd's flags after -- in each of Go's spellings: the runner migrates the same member (name, data dir,
  * WAL dir, quota), in exec and --no-exec mode, and the etcd it becomes runs with the same; an ETCD_*
- * variable that duplicates one of them is refused before anything changes. The issue's case: ETCD_NAME
+ * variable that duplicates one of them is refused before anything changes. The case that matters most: ETCD_NAME
  * (the Kubernetes image's own variable) with -name=it, 3.6 -> 3.7. The name is the seeded data's own member's
- * ("it"): a start refuses a name the data does not record (issue 40, point 4).
+ * ("it"): a start refuses a name the data does not record.
  */
 class EtcdCommandLineIT {
 
@@ -247,7 +247,7 @@ class EtcdCommandLineIT {
 
     // ---- ETCD_* duplicates ----------------------------------------------------------------------------
 
-    /** The issue's case, both modes: refused (exit 2, as `--name it` with ETCD_NAME is), nothing changed. */
+    /** ETCD_NAME with -name, both modes: refused (exit 2, as `--name it` with ETCD_NAME is), nothing changed. */
     @Test
     void etcdNameWithOneDashNameIsRefusedBeforeAnythingChanges(@TempDir Path dir) throws Exception {
         Member m = seed(dir);

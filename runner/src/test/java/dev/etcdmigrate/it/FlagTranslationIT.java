@@ -25,12 +25,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 40, point 6, on one member: a rollback 3.6 -> 3.5 where the operator changed only the target and kept kubeadm
- * 1.37's etcd flags ({@code --feature-gates=InitialCorruptCheck=true --watch-progress-notify-interval=5s}, neither
- * known to 3.5). `plan` lists both renames; `migrate` logs them and execs 3.5 with the flags in 3.5's spelling, which
- * serves every key. A flag 3.5 knows by no name ({@code --feature-gates} with a gate 3.5 has no flag for) is refused
- * before anything changes, naming the catalog's hint. HaRolloutIT runs the three-member cases (3.4 -> 3.7 serving 3.5
- * between legs, 3.7 -> 3.5).
+ * Flags the target does not know, on one member: a rollback 3.6 -> 3.5 where the operator changed only the target and
+ * kept kubeadm 1.37's etcd flags ({@code --feature-gates=InitialCorruptCheck=true --watch-progress-notify-interval=5s},
+ * neither known to 3.5). `plan` lists both renames; `migrate` logs them and execs 3.5 with the flags in 3.5's spelling,
+ * which serves every key. A flag 3.5 knows by no name ({@code --feature-gates} with a gate 3.5 has no flag for) is
+ * refused before anything changes, naming the catalog's hint. HaRolloutIT runs the three-member cases (3.4 -> 3.7
+ * serving 3.5 between legs, 3.7 -> 3.5).
  */
 class FlagTranslationIT {
 

@@ -79,7 +79,7 @@ class HaClusterIT {
                         .filter(a ->
                                 a.endpoint() != m.host() && a.atMillis() > downAt && a.atMillis() < back.atMillis())
                         .count();
-                // recorded, as the issue asks ("whether the cluster ever lost quorum"), not asserted: one CI run in
+                // recorded (whether the cluster ever lost quorum), not asserted: one CI run in
                 // four saw a 3.7 -> 3.6 rollout where the other two members acknowledged nothing for 4.2 s
                 report.add(
                         String.format(

@@ -110,7 +110,7 @@ class HaRolloutIT {
     }
 
     /**
-     * One cluster for three scenarios in turn (each used to build its own): up 3.4 -> 3.7 one edit at a time, m0 as
+     * One cluster for three scenarios in turn (a cluster's setup paid once): up 3.4 -> 3.7 one edit at a time, m0 as
      * kubeadm init leaves the first node (once its data exists, --initial-cluster names only m0; the runner takes
      * the three voters from raft's records: 3.4: the snapshot and the WAL; 3.5+: the db); down 3.7 -> 3.5 one edit
      * at a time; then the kill trials.
@@ -207,7 +207,7 @@ class HaRolloutIT {
 
     /**
      * See {@link #oneHostWithItsOwnPortsPerMemberUpThreeMinors}. Every member's manifest also carries kubeadm 1.37's
-     * etcd flags from the start (issue 40, point 6), kept through both rollouts: 3.4 (the members' etcd before the
+     * etcd flags from the start, kept through both rollouts: 3.4 (the members' etcd before the
      * rollout) and 3.5 (served between the first two legs up, and the target down) know neither flag and get both in
      * their own spelling, each rename a flag-translated event; 3.6 and 3.7 take them as given. Without the translation
      * the runners refuse the chain before anything changes (3.5 rejects --feature-gates).
@@ -484,7 +484,7 @@ class HaRolloutIT {
             for (Member m : members) serving[m.host()].awaitExit(Duration.ofSeconds(30));
             for (Member m : members) serving[m.host()] = lab.start(m, to);
         } else if (edits == Edits.ONE_MINOR_ROLLOUTS) {
-            // the comparison: one rollout per minor, the way an operator does it without this issue
+            // the comparison: one rollout per minor, the way an operator does it without the runner's chain of legs
             for (Release hop : between(from, to)) {
                 for (Member m : members) {
                     serving[m.host()].process().toHandle().destroy();
@@ -554,7 +554,8 @@ class HaRolloutIT {
             }
             serving[third.host()].process().toHandle().destroy(); // down, not edited
             serving[third.host()].awaitExit(Duration.ofSeconds(30));
-            // each edited member's first leg took the record while the third still answered (issue 38 point 7)
+            // each edited member's first leg took the record while the third still answered: a first leg run at once
+            // then would put the members more than one minor apart
             long[] before = new long[size];
             for (Member m : edited) before[m.host()] = serving[m.host()].count("restart-record-taken");
             for (Member m : edited) {
@@ -643,7 +644,8 @@ class HaRolloutIT {
                 .mapToLong(r -> r.count("restart-record-taken"))
                 .sum();
         if (edits != Edits.KILLS) {
-            // every leg's restart takes the record whenever another member answers (issue 38 point 7); a first leg
+            // every leg's restart takes the record whenever another member answers (else members drift more than one
+            // minor apart); a first leg
             // runs at once, without one, only when no member answers (every member edited at once, or its runner's
             // client traffic cut)
             long legs = (long) (expected.size() - 1) * size;

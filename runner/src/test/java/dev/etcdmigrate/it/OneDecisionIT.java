@@ -21,13 +21,13 @@ import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * One decision behind inspect and migrate (issue 33, point 4): over every data dir of DataDetectionIT (each
+ * One decision behind inspect and migrate: over every data dir of DataDetectionIT (each
  * bundled release, each storage it writes, with snapshots and an external WAL), {@code inspect -o json}
  * given migrate's flags shows for a target exactly the steps {@code migrate --no-exec} then runs (its
  * step-started events), or the refusal migrate then ends with. Targets: the next bundled release (one
  * step, or a restart for the newest) as a lone member, and the release two above as a member of a
  * three-member --initial-cluster (refused before any etcd runs). Each dir with a db again with its root page
- * damaged (issue 40, point 2): inspect and migrate both refuse it (exit 3) before any etcd runs.
+ * damaged: inspect and migrate both refuse it (exit 3) before any etcd runs.
  */
 class OneDecisionIT {
 
@@ -48,7 +48,7 @@ class OneDecisionIT {
                         try (WrittenDirs dirs = new WrittenDirs()) {
                             dirs.write(release, data, variant, variant.snapshots() ? 40 : 3);
                         }
-                        // the same dir with its db's root page damaged (issue 40, point 2), before any run changed
+                        // the same dir with its db's root page damaged, before any run changed
                         // it: no version.txt, so a start reads every page, as for a plan with steps
                         Path damaged = base.resolve(data.getFileName() + "-damaged");
                         boolean hasDb = Files.isRegularFile(data.resolve("member/snap/db"));
@@ -111,7 +111,7 @@ class OneDecisionIT {
         migrate.add("--no-exec");
         migrate.addAll(extra);
         if (!run && !shown.path("refused").isTextual()) {
-            // a member of three walks two minors one leg at a time (issue 31): migrate would start the rollout and
+            // a member of three walks two minors one leg at a time: migrate would start the rollout and
             // wait for its peers, so here inspect must agree with the read-only `plan`, the same decision
             List<String> plan = new ArrayList<>(flags("plan", data, target, storage));
             plan.addAll(List.of("-o", "json"));

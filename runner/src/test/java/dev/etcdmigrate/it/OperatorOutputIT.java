@@ -12,7 +12,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What an operator reads after a successful upgrade (issue 40 points 8 and 9), from a real 3.4.23 data dir taken to
+ * What an operator reads after a successful upgrade, from a real 3.4.23 data dir taken to
  * the newest line by the real runner: the run ends with one run-summary that agrees with the steps' own events, and
  * the default text diary carries none of etcd's lines (they are all in .etcd-migrate/etcd-output.log).
  */

@@ -30,8 +30,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What `plan` and `inspect` show a member of a real three-member cluster whose target is several minors away
- * (issue 31): the chain of legs, each with its etcd, its steps, who decides its restart and what it waits for, up
+ * What `plan` and `inspect` show a member of a real three-member cluster whose target is several minors away:
+ * the chain of legs, each with its etcd, its steps, who decides its restart and what it waits for, up
  * (3.4 -> 3.7) and down (3.7 -> 3.5), for each member in turn (stopped, as the kubelet stops it for its new
  * manifest, while the two others serve); and a chain the cluster cannot take (3.4 -> 3.7 while the two other
  * members run 3.3, read from the cluster) refused by `plan` and `migrate` with exit 3 and nothing changed.

@@ -15,11 +15,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * An online downgrade on a tight volume (issue 10 item 7): room for the member dir's backup and 32 MB
- * more. Before the space check the backup fitted, etcd then met ENOSPC preallocating a 64 MB WAL
- * segment, and the kept backup left the original etcd no room to start again. Now the step is refused
- * before anything is written: exit 1, the data dir byte-identical, and the original etcd serves every
- * key. With room, the same run completes.
+ * An online downgrade on a tight volume: room for the member dir's backup and 32 MB more. Without a space check the
+ * backup fits, etcd then meets ENOSPC preallocating a 64 MB WAL segment, and the kept backup leaves the original etcd
+ * no room to start again; so the step is refused before anything is written: exit 1, the data dir byte-identical, and
+ * the original etcd serves every key. With room, the same run completes.
  */
 class TightVolumeDowngradeIT {
 

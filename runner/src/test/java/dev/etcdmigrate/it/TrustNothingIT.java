@@ -367,8 +367,8 @@ class TrustNothingIT {
     void aPrivateEtcdThatDiesIsReportedByItsFatalLineAtOnce(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         etcd.seed(PREVIOUS, data, 20);
-        // etcd cannot open a WAL file another process locks: it logs a fatal error at start. (A zeroed db, used
-        // before, is now refused by the runner's own readers before any etcd starts: DataClaimsIT.) The JVM's
+        // etcd cannot open a WAL file another process locks: it logs a fatal error at start. (A zeroed db
+        // would not do: the runner's own readers refuse it before any etcd starts, DataClaimsIT.) The JVM's
         // POSIX lock conflicts with the open-file-description lock etcd takes on Linux, and the runner's readers
         // take none.
         Path wal;

@@ -25,7 +25,7 @@ class UpgradeIT {
     @RegisterExtension
     final EtcdFixture etcd = new EtcdFixture();
 
-    /** The case: 3.4 to the newest with a few thousand keys, exactly one start per minor. */
+    /** 3.4 to the newest with a few thousand keys, exactly one start per minor. */
     @Test
     void from34ToNewestInOneRunKeepsEveryKeyRevisionAndLease(@TempDir Path dir) throws Exception {
         assertUpgradeKeepsEverything(EtcdFixture.release("3.4.23"), dir, 3000);

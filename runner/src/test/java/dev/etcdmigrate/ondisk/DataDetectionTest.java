@@ -90,7 +90,7 @@ class DataDetectionTest {
         assertEquals(Optional.empty(), DataDetection.recordedFloor(dir));
     }
 
-    /** Found by DamageFuzzIT (seed 20261126, 25 mutants): a conf change's damaged JSON is named by its segment, not the WAL dir. */
+    /** A conf change's damaged JSON is named by its segment, not the WAL dir (a case DamageFuzzIT's mutants reach). */
     @Test
     void aConfChangeWithDamagedJsonIsDamageOfItsSegment(@TempDir Path dir) throws Exception {
         Path wal = Files.createDirectories(dir.resolve("member/wal"));

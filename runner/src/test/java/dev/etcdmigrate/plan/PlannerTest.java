@@ -548,7 +548,7 @@ class PlannerTest {
         assertEquals(List.of(false, true), leavesSnapshot(upTo35.withSnapshotForTheTarget()));
         assertTrue(
                 upTo35.withSnapshotForTheTarget().steps().getLast().describe().contains("--snapshot-count=1"));
-        // 3.6 already leaves one for 3.7; the last step now does too
+        // 3.6 already leaves one for 3.7; the last step does too
         Plan upTo37 = planner.plan(DataVersion.parse("3.4.23/etcd3"), DataVersion.parse("3.7.3/etcd3"));
         assertEquals(List.of(false, true, false), leavesSnapshot(upTo37));
         assertEquals(List.of(false, true, true), leavesSnapshot(upTo37.withSnapshotForTheTarget()));

@@ -12,7 +12,7 @@ import java.io.IOException;
 import org.junit.jupiter.api.Test;
 
 /**
- * What a step's exception ends the run with (issue 33, point 5): only a refusal passes through unchanged
+ * What a step's exception ends the run with: only a refusal passes through unchanged
  * (exit 3, nothing changed); a usage error raised once steps run is a failure (exit 1), never exit 2
  * ("nothing touched"), since an earlier step or this one may have changed the data.
  */

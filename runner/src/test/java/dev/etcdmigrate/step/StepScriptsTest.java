@@ -391,7 +391,7 @@ class StepScriptsTest {
     }
 
     /**
-     * HaRolloutIT's kill trials (seed 1795681301501): a member killed while it served at 3.6 waiting for the 3.6
+     * A case of HaRolloutIT's kill trials: a member killed while it served at 3.6 waiting for the 3.6
      * job to end reruns its 3.6 -> 3.5 leg at once; it waits for that job's end instead of refusing it.
      */
     @Test

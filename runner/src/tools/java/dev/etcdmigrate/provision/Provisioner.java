@@ -135,8 +135,8 @@ final class Provisioner {
 
     /**
      * Installed when the stamp exists, every tool is there, and the source that wrote the stamp would
-     * make the binaries the same way today (a stamp without a recipe line predates recipes: the Go
-     * builds of then were not stripped, so they are rebuilt), and, from a pinned source, every binary
+     * make the binaries the same way today (a stamp without a recipe line marks Go builds that were
+     * not stripped, so they are rebuilt), and, from a pinned source, every binary
      * still has its pinned SHA-256 (one that does not is provisioned again).
      */
     private boolean installed(Release release, Pins pins) {

@@ -71,7 +71,7 @@ public final class BinaryCheck {
 
     /**
      * Asks every question at once, each on its own thread: each is a process start of 20-50 ms and none
-     * depends on another (one after the other they were most of a first start's checks). The first failure
+     * depends on another (one after the other they would be most of a first start's checks). The first failure
      * in the order given is thrown, so a refusal names the same binary whatever finished first.
      */
     public static void askAll(List<Question> questions)

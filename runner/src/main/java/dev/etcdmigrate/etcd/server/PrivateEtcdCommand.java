@@ -17,7 +17,7 @@ record PrivateEtcdCommand(List<String> command, String clientUrl, String peerUrl
     // A restarted single member waits out one election timeout before it takes writes: keep it short. Alone it is
     // its own quorum, so no timer here can cost it the leadership. 2/20 ms against 10/100 ms: etcd 3.5.35 on the
     // bench's 200-key 3.4.23 data (no snapshot: a whole randomized timeout) led 54-90 ms after its start instead of
-    // 150-206 ms (4 runs each, docs/benchmarks.md); a fast-forwarded start waits 1-10 ticks, now of 2 ms.
+    // 150-206 ms (4 runs each, docs/benchmarks.md); a fast-forwarded start waits 1-10 ticks, here of 2 ms.
     private static final List<String> FAST_TIMERS = List.of("--heartbeat-interval=2", "--election-timeout=20");
     // Lines with a start race (catalog: line.startRaces, 3.6 and 3.7) keep the timers that race was measured with:
     // with 2 ms ticks the campaign after the fast-forward comes within the first milliseconds, where the race's

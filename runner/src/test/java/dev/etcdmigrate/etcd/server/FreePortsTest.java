@@ -19,9 +19,9 @@ class FreePortsTest {
 
     /**
      * On this machine, the kernel's own file: JDK 25's Files.readString/readAllBytes of a /proc/sys file (size 0)
-     * returned only its first byte ("3" of "32768\t60999"), so the pool was empty and every pick came from the
-     * ephemeral range, where an outgoing connection can take the port before etcd binds it (ConvertToV3IT's
-     * "bind: address already in use" on 127.0.0.1:37089 in a CI run with two lanes).
+     * returns only its first byte ("3" of "32768\t60999"), so the pool would be empty and every pick would come
+     * from the ephemeral range, where an outgoing connection can take the port before etcd binds it
+     * (ConvertToV3IT's "bind: address already in use" on 127.0.0.1:37089 in a CI run with two lanes).
      */
     @Test
     void theKernelsRangeIsReadWhole() throws Exception {

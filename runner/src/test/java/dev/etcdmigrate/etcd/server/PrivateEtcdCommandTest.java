@@ -26,9 +26,9 @@ class PrivateEtcdCommandTest {
     Path dir;
 
     /**
-     * A cluster member's step publishes the member's own client URLs, not its private loopback one (issue 38: on one
-     * host, another member's runner read the step's etcd there as the member serving the record's line, took over
-     * its record and stopped its own member: two out). The private URL is where the runner itself talks to it.
+     * A cluster member's step publishes the member's own client URLs, not its private loopback one: on one
+     * host, another member's runner would read the step's etcd there as the member serving the record's line, take
+     * over its record and stop its own member, two members out. The private URL is where the runner itself talks to it.
      */
     @Test
     void aMembersStepAdvertisesTheMembersOwnClientUrls() throws Exception {
