@@ -46,15 +46,6 @@ class TimelessCommentsTest {
             "(?i)(?:^|[^\\w-])(?:[\\w.-]+/)?(?:etcd|kubernetes|kubeadm|kubelet|bbolt|raft|go|golang|grpc|containerd"
                     + "|jib|maven|junit|openjdk|jdk)(?:'s)?\\s*(?:issues?\\s*)?$");
 
-    /**
-     * Sources whose comments still name issues: each leaves this list once its comments give the reasons
-     * instead. An entry whose file names no issue fails the test, so that the list only shrinks.
-     */
-    private static final Set<String> NOT_YET_REWORDED = Set.of(
-            "runner/src/main/java/dev/etcdmigrate/cluster/RolloutRules.java",
-            "runner/src/test/java/dev/etcdmigrate/cluster/RolloutCoordinatorTest.java",
-            "runner/src/test/java/dev/etcdmigrate/cluster/sim/RolloutRegressionTest.java");
-
     /** The references in one line of text that are not upstream citations. */
     static List<String> ownReferences(String line) {
         List<String> found = new ArrayList<>();
@@ -72,23 +63,15 @@ class TimelessCommentsTest {
     void noCommentDocOrScriptNamesOneOfOurIssues() throws IOException {
         long started = System.nanoTime();
         List<String> hits = new ArrayList<>();
-        List<String> reworded = new ArrayList<>(NOT_YET_REWORDED);
         int scanned = 0;
         for (Path file : scannedFiles()) {
             scanned++;
             String relative = REPO.relativize(file).toString();
             List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-            boolean any = false;
             for (int i = 0; i < lines.size(); i++) {
                 for (String reference : ownReferences(lines.get(i))) {
-                    any = true;
-                    if (!NOT_YET_REWORDED.contains(relative)) {
-                        hits.add(relative + ":" + (i + 1) + ": " + reference);
-                    }
+                    hits.add(relative + ":" + (i + 1) + ": " + reference);
                 }
-            }
-            if (any) {
-                reworded.remove(relative);
             }
         }
         long millis = (System.nanoTime() - started) / 1_000_000;
@@ -97,7 +80,6 @@ class TimelessCommentsTest {
                 hits.isEmpty(),
                 hits.size() + " references to our issues in " + scanned + " files (" + millis + " ms); say the"
                         + " reason each stood for instead:\n" + String.join("\n", hits));
-        assertEquals(List.of(), reworded, "these name no issue any more: take them out of NOT_YET_REWORDED");
     }
 
     @Test
