@@ -318,6 +318,40 @@ final class ClusterLab implements AutoCloseable {
     }
 
     /** The member's runner to {@code version}/etcd3, then exec of etcd; in its namespace, if it has one. */
+    /**
+     * Every runner's own events between two instants (epoch ms), killed runners' too, in time order: "time member
+     * event: message". For a failure's reader: what each runner decided while the samples went wrong.
+     */
+    String timeline(long fromMillis, long toMillis) {
+        List<Map.Entry<java.time.Instant, String>> lines = new ArrayList<>();
+        List<RunnerProcess> all;
+        synchronized (runners) {
+            all = List.copyOf(runners);
+        }
+        for (RunnerProcess r : all) {
+            Member m = owners.get(r);
+            for (com.fasterxml.jackson.databind.JsonNode e : r.events()) {
+                java.time.Instant at;
+                try {
+                    at = java.time.Instant.parse(e.path("time").asText(""));
+                } catch (java.time.format.DateTimeParseException notATime) {
+                    continue;
+                }
+                if (at.toEpochMilli() < fromMillis || at.toEpochMilli() > toMillis) continue;
+                lines.add(Map.entry(
+                        at,
+                        at + " " + (m == null ? "?" : m.name()) + " (pid " + r.pid() + ") "
+                                + e.path("event").asText("") + ": "
+                                + e.path("message").asText("")));
+            }
+        }
+        lines.sort(Map.Entry.comparingByKey());
+        StringBuilder b = new StringBuilder();
+        for (Map.Entry<java.time.Instant, String> l : lines)
+            b.append(l.getValue()).append('\n');
+        return b.toString();
+    }
+
     RunnerProcess start(Member m, Release version) throws Exception {
         return start(m, version, certificates.caFile(), m.listenPeerUrl(), false);
     }

@@ -630,10 +630,26 @@ class HaRolloutIT {
                 "%s: %d ms from the first edit to the cluster version %s; writer acknowledged %d meanwhile, failed %d",
                 what, took, to.minorLine(), acks.size() - writes, writer.failedSince(started)));
         // the figures above first, for a failure's reader too
+        if (!twoDown.isEmpty()) {
+            // what each runner decided around it, killed runners included: the samples alone do not tell a choice
+            // from a slow answer
+            report.add("runners' events around the first sample with two out of service:\n"
+                    + lab.timeline(
+                            twoDown.getFirst().atMillis() - 10_000,
+                            twoDown.getLast().atMillis() + 2_000)
+                    + "samples meanwhile:\n"
+                    + samples.stream()
+                            .filter(t -> t.atMillis() >= twoDown.getFirst().atMillis() - 10_000
+                                    && t.atMillis() <= twoDown.getLast().atMillis() + 2_000)
+                            .map(t -> java.time.Instant.ofEpochMilli(t.atMillis()) + " " + t.versions() + " cluster "
+                                    + t.cluster())
+                            .collect(java.util.stream.Collectors.joining("\n")));
+        }
         assertTrue(
                 twoDown.isEmpty(),
                 "two members out of service at once: "
-                        + twoDown.stream().limit(5).toList());
+                        + twoDown.stream().limit(5).toList() + " (of " + twoDown.size() + "; from "
+                        + java.time.Instant.ofEpochMilli(twoDown.getFirst().atMillis()) + ")");
         for (Member m : members) {
             assertEquals(to.version() + "/etcd3", Files.readString(m.data().resolve("version.txt")), m.name());
         }
