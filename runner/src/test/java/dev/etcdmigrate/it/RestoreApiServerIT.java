@@ -45,6 +45,7 @@ class RestoreApiServerIT {
     private static final Duration DEADLINE = Duration.ofMinutes(6);
     private static final Duration API_READY = Duration.ofMinutes(3);
     private static final Duration CONVERGE = Duration.ofMinutes(1);
+    private static final int POST_SNAPSHOT_UPDATES = 150;
     /** The runner's default bump (docs/restore.md): not given on the command line, so the default is what is tested. */
     private static final long DEFAULT_BUMP = 1_000_000_000L;
 
@@ -107,6 +108,13 @@ class RestoreApiServerIT {
         for (int i = 0; i < 4; i++) {
             served.note(c.create(CONFIGMAPS, configMap("after-" + i, "lost-" + i)));
             lost.add("after-" + i);
+        }
+        // a busy object: more revisions after the snapshot than the walk and the API server's restart add, so that a
+        // restore keeping the snapshot's revisions would hand out resourceVersions that clients already saw
+        JsonNode busy = c.get(CONFIGMAPS + "/after-0");
+        for (int k = 0; k < POST_SNAPSHOT_UPDATES; k++) {
+            ((ObjectNode) busy.path("data")).put("value", "lost-0-" + k);
+            busy = served.note(c.update(CONFIGMAPS + "/after-0", busy));
         }
         JsonNode updated = c.get(CONFIGMAPS + "/cm-1");
         ((ObjectNode) updated.path("data")).put("value", "changed-after");
@@ -191,12 +199,7 @@ class RestoreApiServerIT {
             KubeClient.WatchResult watch = c.watch(CONFIGMAPS, old, 5, 10);
             assertTrue(
                     watch.gone(), "a watch from the pre-restore resourceVersion " + old + " ends with 410: " + watch);
-            watchEnds.add(old + ": " + (watch.httpStatus() == 410 ? "HTTP 410" : "ERROR event 410") + " "
-                    + watch.events()
-                            .getFirst()
-                            .path("object")
-                            .path("message")
-                            .asText(watch.events().getFirst().path("message").asText()));
+            watchEnds.add(old + ": " + watchEnd(watch));
             HttpResponse<String> exact =
                     c.raw("GET", CONFIGMAPS + "?resourceVersion=" + old + "&resourceVersionMatch=Exact", null);
             assertEquals(
@@ -241,9 +244,19 @@ class RestoreApiServerIT {
                 assertTrue(Long.parseLong(o.resourceVersion()) > lastOld, "written after the restore: " + o);
         }
 
+        // the API server's watch cache answers 410 for anything older than the cache; without it every watch goes
+        // to etcd, and etcd itself ends a watch from a pre-restore revision as compacted
+        api.close();
+        api = startApiServer(apiDir, apiPort, List.of("--watch-cache=false"));
+        for (String old : List.of(snapshotRv, String.valueOf(served.highest))) {
+            KubeClient.WatchResult watch = api.client().watch(CONFIGMAPS, old, 5, 10);
+            assertTrue(watch.gone(), "without the watch cache, a watch from " + old + " ends with 410: " + watch);
+            watchEnds.add("uncached " + old + ": " + watchEnd(watch));
+        }
+
         System.out.printf(
                 "[RestoreApiServerIT] %s -> %s, 3 members: %d configmaps in the snapshot (rv %s), %d written after it"
-                        + " and 1 updated, 1 deleted; highest rv served before the restore %d, etcd's %d; restore and walk"
+                        + " (one of them updated %d times) and 1 updated, 1 deleted; highest rv served before the restore %d, etcd's %d; restore and walk"
                         + " %d s; after: %d objects as in the snapshot, watch and Exact list from old rvs 410, first new"
                         + " rv %d, informer relisted once and converged; watches from old rvs: %s; %d s in all%n",
                 from.version(),
@@ -251,6 +264,7 @@ class RestoreApiServerIT {
                 inSnapshot.size(),
                 snapshotRv,
                 lost.size(),
+                POST_SNAPSHOT_UPDATES,
                 served.highest,
                 lastOld,
                 restoreSeconds,
@@ -261,7 +275,20 @@ class RestoreApiServerIT {
     }
 
     private KubeApiServer startApiServer(Path workDir, int port) throws Exception {
-        return KubeApiServer.start(apiServer, "127.0.0.1", port, cluster.endpoints(), workDir, API_READY, List.of());
+        return startApiServer(workDir, port, List.of());
+    }
+
+    private KubeApiServer startApiServer(Path workDir, int port, List<String> flags) throws Exception {
+        return KubeApiServer.start(apiServer, "127.0.0.1", port, cluster.endpoints(), workDir, API_READY, flags);
+    }
+
+    /** How a watch ended with 410, and the API server's reason. */
+    private static String watchEnd(KubeClient.WatchResult watch) {
+        JsonNode first = watch.events().getFirst();
+        return (watch.httpStatus() == 410 ? "HTTP 410 " : "ERROR event 410 ")
+                + first.path("object")
+                        .path("message")
+                        .asText(first.path("message").asText());
     }
 
     /** GET /version on the member's client URL: the release of the etcd serving there. */
