@@ -37,8 +37,8 @@ import org.junit.jupiter.api.io.TempDir;
  * cluster, objects are written before and after an `etcdctl snapshot save`, the runner restores every member from
  * that snapshot into 3.7 (revision bumped, old revisions marked compacted), and a kube-apiserver started on the
  * restored cluster serves exactly the snapshot's objects; every new resourceVersion is above every one served before,
- * a watch from a pre-restore resourceVersion ends with 410 Gone, and list-then-watch clients (one that ran across the
- * restore, one started after it) converge to the restored state.
+ * a watch from a pre-restore resourceVersion ends with 410 Gone (through the watch cache and, without it, from etcd),
+ * and list-then-watch clients (one that ran across the restore, one started after it) converge to the restored state.
  */
 class RestoreApiServerIT {
 
