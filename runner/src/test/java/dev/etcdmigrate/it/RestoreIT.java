@@ -407,7 +407,7 @@ class RestoreIT {
         return values;
     }
 
-    private static void etcdctl(Release release, String endpoint, String... args) throws Exception {
+    static void etcdctl(Release release, String endpoint, String... args) throws Exception {
         List<String> command = new ArrayList<>(List.of(
                 EtcdFixture.binDir().resolve("etcdctl-" + release.version()).toString(), "--endpoints", endpoint));
         command.addAll(List.of(args));
@@ -417,7 +417,7 @@ class RestoreIT {
         assertEquals(0, p.exitValue(), output);
     }
 
-    private static String sha256(Path file) throws Exception {
+    static String sha256(Path file) throws Exception {
         MessageDigest sha = MessageDigest.getInstance("SHA-256");
         try (InputStream in = Files.newInputStream(file)) {
             sha.update(in.readAllBytes());
