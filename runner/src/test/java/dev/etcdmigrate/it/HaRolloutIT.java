@@ -647,7 +647,7 @@ class HaRolloutIT {
         }
         assertTrue(
                 twoDown.isEmpty(),
-                "two members out of service at once: "
+                () -> "two members out of service at once: "
                         + twoDown.stream().limit(5).toList() + " (of " + twoDown.size() + "; from "
                         + java.time.Instant.ofEpochMilli(twoDown.getFirst().atMillis()) + ")");
         for (Member m : members) {
