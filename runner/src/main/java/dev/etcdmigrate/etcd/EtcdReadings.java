@@ -29,9 +29,16 @@ final class EtcdReadings {
         this.log = log;
     }
 
+    /**
+     * The downgrade job the etcd knows of: from Maintenance/Status where its line reports it, else (a line whose
+     * leader checks for a finished job, 3.5) from etcd's refusal of a downgrade VALIDATE; a line without downgrades
+     * has none.
+     */
     Optional<MinorLine> enabledDowngrade(PrivateEtcd etcd) throws IOException, InterruptedException, MigrateException {
         if (!etcd.release().line().statusReportsDowngrade()) {
-            return Optional.empty();
+            return etcd.release().line().downgradeCheckFlag().isEmpty()
+                    ? Optional.empty()
+                    : etcd.gateway().unreportedDowngradeJob();
         }
         var info = etcd.gateway().status().path("downgradeInfo");
         return info.path("enabled").asBoolean(false)
@@ -69,8 +76,14 @@ final class EtcdReadings {
 
     void awaitDowngradeFinished(PrivateEtcd etcd) throws IOException, InterruptedException, MigrateException {
         Polled polled = poll(
-                () -> etcd.gateway().status().path("downgradeInfo"),
-                info -> !info.path("enabled").asBoolean(false));
+                () -> {
+                    try {
+                        return enabledDowngrade(etcd);
+                    } catch (MigrateException e) {
+                        throw new IOException(e.getMessage(), e);
+                    }
+                },
+                Optional::isEmpty);
         if (!polled.reached()) {
             throw new FailedException(
                     "etcd " + etcd.release().version() + " still reports a downgrade in progress after "

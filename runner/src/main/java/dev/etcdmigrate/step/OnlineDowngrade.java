@@ -90,12 +90,14 @@ public record OnlineDowngrade(EtcdVersion from, Release newer, Release older) im
             running.stop();
         }
         // The older etcd ends the downgrade job once it sees every member at the target: ask it to look
-        // soon, and wait for it where it can tell us, or the next downgrade would be refused as "in
-        // progress". It also snapshots at once (and after one more write): a later restart that replayed
-        // the WAL entries setting the newer cluster version would die with "invalid downgrade".
+        // soon, and wait for it (3.5 too, whose Status does not tell: a downgrade VALIDATE does). Left
+        // running, the job keeps the next downgrade refused as "in progress", and an upgrade later gets
+        // an etcd whose cluster version stays at the job's target for good. It also snapshots at once
+        // (and after one more write): a later restart that replayed the WAL entries setting the newer
+        // cluster version would die with "invalid downgrade".
         try (EtcdOperations.Running running =
                 etcd.start(older, data, Tuning.snapshotAtOnce().withQuickDowngradeCheck(), StorageApi.ETCD3)) {
-            if (older.line().statusReportsDowngrade() && !etcd.rejoinsCluster()) {
+            if (!etcd.rejoinsCluster()) {
                 etcd.awaitDowngradeFinished(running);
             }
             running.awaitWrite();

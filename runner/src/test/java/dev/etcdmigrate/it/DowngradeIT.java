@@ -1,14 +1,17 @@
 package dev.etcdmigrate.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
+import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -48,6 +51,42 @@ class DowngradeIT {
     @Test
     void from37To34ChainsOneMinorAtATime(@TempDir Path dir) throws Exception {
         assertDowngrade(EtcdFixture.release("3.7.3"), EtcdFixture.release("3.4.23"), dir, 3);
+    }
+
+    /**
+     * 3.6 -> 3.5 -> 3.6 on one member: the downgrade leaves no job behind although 3.5's Maintenance/Status does not
+     * report one, so the way back up reaches cluster version 3.6, not an etcd 3.6 held at 3.5 by a job that can no
+     * longer end (its target is below the member's line).
+     */
+    @Test
+    void downAndUpAgainLeavesNoDowngradeJob(@TempDir Path dir) throws Exception {
+        Release newer = EtcdFixture.release("3.6.16");
+        Release older = EtcdFixture.release("3.5.35");
+        Path data = dir.resolve("data");
+        etcd.seed(newer, data, 100);
+        migrate(data, older);
+        // its leader checks once an hour here: a job still recorded would still be there
+        try (PrivateEtcd e = etcd.start(older, data, older.line().downgradeCheckFlag() + "=1h")) {
+            assertEquals(java.util.Optional.empty(), e.gateway().unreportedDowngradeJob(), "no job after the step");
+            e.stop(Duration.ofSeconds(20));
+        }
+        migrate(data, newer);
+        try (PrivateEtcd e = etcd.start(newer, data)) {
+            Poll.untilTrue(
+                    Duration.ofSeconds(30),
+                    Duration.ofMillis(100),
+                    "etcd 3.6 reports cluster version 3.6",
+                    () -> e.gateway().version().path("etcdcluster").asText("").startsWith("3.6."));
+            assertFalse(
+                    e.gateway().status().path("downgradeInfo").path("enabled").asBoolean(false));
+            e.stop(Duration.ofSeconds(20));
+        }
+    }
+
+    private static void migrate(Path data, Release to) throws Exception {
+        try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, to.version()))) {
+            assertEquals(0, runner.exitCode(), runner.output());
+        }
     }
 
     private void assertDowngrade(Release from, Release to, Path dir, int steps) throws Exception {

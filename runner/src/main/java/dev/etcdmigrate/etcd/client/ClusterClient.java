@@ -181,33 +181,15 @@ public final class ClusterClient implements ClusterView {
     }
 
     /**
-     * The downgrade job of a member whose Maintenance/Status has no downgradeInfo (a line that can hold a job but does
-     * not report it there, such as 3.5): etcd refuses a downgrade VALIDATE to the minor below the cluster version
-     * with "a downgrade job in progress" while one runs, and answers it (changing nothing) otherwise; a running job's
-     * target is the cluster version, which enabling it lowered. It matters right after a downgrade: the leader ends
-     * the finished job only at its next check, and a member that moves up before that can never match its target,
-     * so the job, and every member waiting for it, would wait for ever. Empty where the member serves no downgrade
-     * API (a line without downgrades: no job can exist). A question that fails otherwise is this member's answer
-     * failing ({@link IOException}): the rules count it as not answering rather than guess there is no job.
+     * The downgrade job of a member whose Maintenance/Status has no downgradeInfo (3.5), asked of etcd
+     * ({@link GatewayTransport#unreportedDowngradeJob}). It matters right after a downgrade: the leader ends the
+     * finished job only at its next check, and a member that moves up before that can never match its target, so the
+     * job, and every member waiting for it, would wait for ever. A question that fails is this member's answer
+     * failing: the rules count it as not answering rather than guess there is no job.
      */
     private Optional<MinorLine> unreportedJob(URI url) throws IOException, InterruptedException {
-        Optional<MinorLine> cluster =
-                line(gateway.get(url.resolve("/version")).path("etcdcluster").asText(""));
-        if (cluster.isEmpty() || cluster.get().minor() == 0) return Optional.empty();
-        MinorLine below = new MinorLine(cluster.get().major(), cluster.get().minor() - 1);
-        try {
-            post(url, "/maintenance/downgrade", "{\"action\":\"VALIDATE\",\"version\":\"" + below + ".0\"}");
-            return Optional.empty();
-        } catch (GatewayTransport.NotFound noDowngrades) {
-            return Optional.empty();
-        } catch (IOException refused) {
-            if (String.valueOf(refused.getMessage()).contains(JOB_IN_PROGRESS)) return cluster;
-            throw refused;
-        }
+        return gateway.unreportedDowngradeJob(url, prefix);
     }
-
-    /** etcd's words (ErrDowngradeInProcess) when a downgrade VALIDATE meets a running job. */
-    private static final String JOB_IN_PROGRESS = "cluster has a downgrade job in progress";
 
     @Override
     public Optional<MinorLine> clusterVersion() throws IOException, InterruptedException, MigrateException {

@@ -95,6 +95,15 @@ public final class GatewayClient {
                         + "\"}");
     }
 
+    /**
+     * The downgrade job where Maintenance/Status does not report one (3.5), asked with a downgrade VALIDATE
+     * ({@link GatewayTransport#unreportedDowngradeJob}).
+     */
+    public java.util.Optional<dev.etcdmigrate.version.MinorLine> unreportedDowngradeJob()
+            throws IOException, InterruptedException {
+        return calls.unreportedDowngradeJob(base, prefix);
+    }
+
     /** GET /version: etcdserver, etcdcluster and (3.6+) storage. */
     public JsonNode version() throws IOException, InterruptedException {
         return versions.get(base.resolve("/version"));

@@ -2,6 +2,8 @@ package dev.etcdmigrate.etcd.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.etcdmigrate.version.EtcdVersion;
+import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -10,6 +12,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.Optional;
 
 /**
  * One JSON-over-HTTP call to etcd's gRPC gateway (and the JSON GETs beside it: /version, a peer's /members),
@@ -68,6 +71,41 @@ final class GatewayTransport {
     private static String abbreviate(String body) {
         return body.length() > BODY_SHOWN ? body.substring(0, BODY_SHOWN) + "..." : body;
     }
+
+    /**
+     * The downgrade job of an etcd whose Maintenance/Status has no downgradeInfo (a line that can hold a job but does
+     * not report it there, such as 3.5): etcd refuses a downgrade VALIDATE to the minor below the cluster version with
+     * "a downgrade job in progress" while one runs, and answers it (changing nothing) otherwise; a running job's target
+     * is the cluster version, which enabling it lowered. Empty where etcd serves no downgrade API (404: a line without
+     * downgrades, where no job can exist). Any other failure is an {@link IOException}: never read as "no job".
+     */
+    Optional<MinorLine> unreportedDowngradeJob(URI base, String prefix) throws IOException, InterruptedException {
+        String cluster = get(base.resolve("/version")).path("etcdcluster").asText("");
+        Optional<MinorLine> line;
+        try {
+            line = cluster.isEmpty()
+                    ? Optional.empty()
+                    : Optional.of(EtcdVersion.parse(cluster.split("-", 2)[0]).line());
+        } catch (IllegalArgumentException notDecided) {
+            line = Optional.empty();
+        }
+        if (line.isEmpty() || line.get().minor() == 0) return Optional.empty();
+        MinorLine below = new MinorLine(line.get().major(), line.get().minor() - 1);
+        try {
+            post(
+                    base.resolve(prefix + "/maintenance/downgrade"),
+                    "{\"action\":\"VALIDATE\",\"version\":\"" + below + ".0\"}");
+            return Optional.empty();
+        } catch (NotFound noDowngrades) {
+            return Optional.empty();
+        } catch (IOException refused) {
+            if (String.valueOf(refused.getMessage()).contains(JOB_IN_PROGRESS)) return line;
+            throw refused;
+        }
+    }
+
+    /** etcd's words (ErrDowngradeInProcess) when a downgrade VALIDATE meets a running job. */
+    private static final String JOB_IN_PROGRESS = "cluster has a downgrade job in progress";
 
     /** A key or value as the gateway takes it. */
     static String b64(String s) {
