@@ -35,9 +35,6 @@ import java.util.Optional;
  */
 public final class SnapshotRestore {
 
-    /** The restored cluster's token: derived from the snapshot, so every member restored from it agrees. */
-    static final String TOKEN_PREFIX = "etcd-restore-";
-
     /** What a restore needs of etcd: its one restore call; built only when a restore runs. */
     public interface Tools {
         EtcdOperations operations() throws IOException;
@@ -63,7 +60,7 @@ public final class SnapshotRestore {
     }
 
     static String token(String sha256) {
-        return TOKEN_PREFIX + sha256.substring(0, 16);
+        return RestoreIdentity.token(sha256);
     }
 
     /** Restores unless this snapshot's restore is already done; then the run goes on as any start. */
