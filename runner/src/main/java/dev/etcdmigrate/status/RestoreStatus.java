@@ -88,10 +88,10 @@ public final class RestoreStatus {
                 .findFirst();
         // the restored cluster's own list where one answers; else every peer URL set the other clusters list (a
         // restore keeps the members' peer URLs), so the verdict is there before the first member is restored
-        Map<Set<String>, String> members = new LinkedHashMap<>();
+        Map<Set<String>, Listed> members = new LinkedHashMap<>();
         for (MemberList list : restored.map(List::of).orElse(lists)) {
             for (Listed m : list.members()) {
-                members.merge(new TreeSet<>(m.peerUrls()), m.name(), (a, b) -> a.isEmpty() ? b : a);
+                members.merge(new TreeSet<>(m.peerUrls()), m, (a, b) -> a.name().isEmpty() ? b : a);
             }
         }
         Map<Set<String>, Long> ids = new LinkedHashMap<>();
@@ -99,21 +99,40 @@ public final class RestoreStatus {
         long clusterId = restored.map(MemberList::clusterId).orElse(RestoreIdentity.clusterId(ids.values()));
 
         List<RestoreMember> rows = new ArrayList<>();
+        Set<String> attributed = new LinkedHashSet<>();
         int count = 0;
-        for (Map.Entry<Set<String>, String> member : members.entrySet()) {
+        for (Map.Entry<Set<String>, Listed> member : members.entrySet()) {
             Set<String> peers = member.getKey();
             long id = ids.get(peers);
-            String name = member.getValue();
+            String name = member.getValue().name();
             if (name.isEmpty()) name = named(peers, lists).orElse("(unnamed " + RestoreIdentity.hex(id) + ")");
-            RestoreMember row = verdict(name, peers, id, clusterId, probes, lists);
+            // a member of a restored cluster that answers publishes its client URLs through it once it started
+            boolean neverStarted =
+                    restored.isPresent() && member.getValue().clientUrls().isEmpty();
+            RestoreMember row = verdict(name, peers, id, clusterId, neverStarted, probes, lists);
             if (row.state() == RestoreState.RESTORED) count++;
+            row.url().ifPresent(attributed::add);
             rows.add(row);
         }
-        return new RestoreRow(sha256, token, RestoreIdentity.hex(clusterId), count, List.copyOf(rows));
+        List<String> others = probes.stream()
+                .filter(p -> !attributed.contains(p.url()))
+                .filter(p -> p.identity().map(i -> i.clusterId() != clusterId).orElse(true))
+                .map(p -> p.identity()
+                        .map(i -> p.url() + " answers for cluster " + RestoreIdentity.hex(i.clusterId()) + " as member "
+                                + RestoreIdentity.hex(i.memberId()))
+                        .orElse(p.url() + " does not answer (" + p.problem() + ")"))
+                .toList();
+        return new RestoreRow(sha256, token, RestoreIdentity.hex(clusterId), count, List.copyOf(rows), others);
     }
 
     private static RestoreMember verdict(
-            String name, Set<String> peers, long id, long clusterId, List<Probe> probes, List<MemberList> lists) {
+            String name,
+            Set<String> peers,
+            long id,
+            long clusterId,
+            boolean neverStarted,
+            List<Probe> probes,
+            List<MemberList> lists) {
         String hexId = RestoreIdentity.hex(id);
         for (Probe p : probes) {
             Optional<Identity> i = p.identity();
@@ -158,11 +177,25 @@ public final class RestoreStatus {
                 .filter(p -> urls.contains(p.url()) && p.identity().isEmpty())
                 .map(p -> p.url() + ": " + p.problem())
                 .toList();
+        Optional<String> problemUrl = problems.isEmpty()
+                ? Optional.empty()
+                : Optional.of(urls.iterator().next());
+        if (neverStarted) {
+            return new RestoreMember(
+                    name,
+                    RestoreState.NOT_RESTORED,
+                    hexId,
+                    problemUrl,
+                    Optional.empty(),
+                    Optional.empty(),
+                    "the restored cluster has never heard from it (it lists no client URL of it): it has not started"
+                            + " on the restored data (its old data, its restore not done yet, or down)");
+        }
         return new RestoreMember(
                 name,
                 RestoreState.NOT_ANSWERING,
                 hexId,
-                Optional.empty(),
+                problemUrl,
                 Optional.empty(),
                 Optional.empty(),
                 problems.isEmpty()

@@ -74,6 +74,8 @@ public final class StatusJson {
                 put(row, "answeredMember", m.answeredMember());
                 row.put("detail", m.detail());
             }
+            ArrayNode others = node.putArray("others");
+            restore.others().forEach(others::add);
         });
         return root.toString();
     }

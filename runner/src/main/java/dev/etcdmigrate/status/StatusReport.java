@@ -85,9 +85,16 @@ public record StatusReport(
 
     /**
      * Which members serve the cluster restored from the snapshot {@code sha256} (the cluster etcd derives from the
-     * restore's {@code token} and the members' peer URLs, {@code clusterId} in hex) and which do not yet.
+     * restore's {@code token} and the members' peer URLs, {@code clusterId} in hex) and which do not yet;
+     * {@code others} the client URLs asked that answer for no member of it, or not at all.
      */
-    public record RestoreRow(String sha256, String token, String clusterId, int restored, List<RestoreMember> members) {
+    public record RestoreRow(
+            String sha256,
+            String token,
+            String clusterId,
+            int restored,
+            List<RestoreMember> members,
+            List<String> others) {
 
         /** The verdict's words when a member is not restored yet. */
         public String summary() {
@@ -102,8 +109,9 @@ public record StatusReport(
 
     /**
      * {@code RESTORED}: it answers as the member the restore made of it, in the restored cluster; {@code NOT_RESTORED}:
-     * it answers for another cluster (its data from before the restore, or another snapshot's restore);
-     * {@code NOT_ANSWERING}: nothing answers for it, so no one can tell.
+     * it answers for another cluster (its data from before the restore, or another snapshot's restore), or the
+     * restored cluster has never heard from it; {@code NOT_ANSWERING}: nothing answers for it, so no one can tell
+     * (a member waits for a quorum before it answers at all).
      */
     public enum RestoreState {
         RESTORED,
@@ -113,7 +121,8 @@ public record StatusReport(
 
     /**
      * A member of the restored cluster: {@code memberId} the ID the restore gives it; {@code answeredCluster} and
-     * {@code answeredMember} what its client URL {@code url} answered (hex; empty when nothing did).
+     * {@code answeredMember} what its client URL {@code url} answered (hex; empty when nothing did, and then
+     * {@code url} is where nothing answered, if any URL of it is known).
      */
     public record RestoreMember(
             String name,

@@ -101,6 +101,19 @@ class RestoreStatusTest {
     }
 
     @Test
+    void aMemberTheRestoredClusterNeverHeardFromIsNotRestored() {
+        // its old cluster lost its quorum to the restore: an etcd without a quorum does not answer its client URL
+        RestoreRow row = RestoreStatus.judge(
+                SHA,
+                List.of(restoredAnswer(0), restoredAnswer(1), noAnswer(2)),
+                List.of(restoredList(SHA, RESTORED, 0, 1)));
+        assertEquals(List.of(RestoreState.RESTORED, RestoreState.RESTORED, RestoreState.NOT_RESTORED), states(row));
+        assertEquals(Optional.empty(), row.members().get(2).answeredCluster());
+        assertEquals(1, row.others().size(), row.others().toString());
+        assertTrue(row.others().getFirst().startsWith(client(2)), row.others().toString());
+    }
+
+    @Test
     void aMemberThatDoesNotAnswerIsNotCountedRestored() {
         RestoreRow row = RestoreStatus.judge(
                 SHA,
