@@ -100,6 +100,53 @@ class RestoreIT {
         }
         Member stale = members.get(2);
 
+        // plan shows what the restore would do (the checks, the data kept, the member and token, the walk after it)
+        // and changes nothing
+        Map<String, String> untouched = TreeDigest.of(members.get(0).data());
+        try (RunnerProcess plan = cluster.run(
+                "plan",
+                members.get(0),
+                to,
+                "-o",
+                "json",
+                "--restore-snapshot",
+                snapshot.toString(),
+                "--restore-sha256",
+                sha)) {
+            assertEquals(0, plan.exitCode(), plan.output());
+            JsonNode planned = JSON.readTree(plan.output()
+                    .lines()
+                    .filter(l -> l.startsWith("{\"restore\""))
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError(plan.output())));
+            JsonNode restore = planned.path("restore");
+            assertEquals(sha, restore.path("sha256").asText(), restore.toString());
+            assertEquals("verified", restore.path("integrityHash").asText(), restore.toString());
+            assertEquals(inSnapshot.revision(), restore.path("revision").asLong(), restore.toString());
+            assertEquals(
+                    members.get(0)
+                            .data()
+                            .resolve(".etcd-migrate/restore-backups/" + sha.substring(0, 12) + "/member")
+                            .toString(),
+                    restore.path("backup").asText(),
+                    restore.toString());
+            assertEquals(members.get(0).name(), restore.path("member").asText());
+            assertEquals(members.get(0).peerUrl(), restore.path("peerUrls").asText());
+            assertEquals(
+                    "etcd-restore-" + sha.substring(0, 16),
+                    restore.path("token").asText());
+            assertEquals(BUMP, restore.path("bumpRevision").asLong());
+            assertFalse(restore.path("resumes").asBoolean(true));
+            assertEquals(
+                    from.version() + "/etcd3", restore.path("restoredVersion").asText());
+            // the walk starts from the restored data: the snapshot's line, one leg per minor to the target
+            assertEquals(from.version() + "/etcd3", planned.path("current").asText(), planned.toString());
+            assertEquals(to.version() + "/etcd3", planned.path("target").asText(), planned.toString());
+            assertFalse(planned.path("steps").isEmpty(), planned.toString());
+            assertEquals(2, planned.path("legs").size(), planned.toString());
+        }
+        assertEquals(untouched, TreeDigest.of(members.get(0).data()), "plan changed nothing");
+
         // one at a time: m0 restores and waits for a quorum, m1 follows once m0 restored; m2 stays on its old data
         Process staleEtcd = cluster.startEtcd(stale, from, dir.resolve("stale.log"));
         List<RunnerProcess> restored = new ArrayList<>();
