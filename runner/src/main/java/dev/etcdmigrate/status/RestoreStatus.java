@@ -188,8 +188,8 @@ public final class RestoreStatus {
                     problemUrl,
                     Optional.empty(),
                     Optional.empty(),
-                    "the restored cluster has never heard from it (it lists no client URL of it): it has not started"
-                            + " on the restored data (its old data, its restore not done yet, or down)");
+                    "the restored cluster lists no client URL of it, so it never started on the restored data"
+                            + " (still on its old data, its restore not done yet, or down)");
         }
         return new RestoreMember(
                 name,

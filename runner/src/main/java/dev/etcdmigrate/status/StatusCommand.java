@@ -56,8 +56,18 @@ public final class StatusCommand {
         String remove = removeCommand(options);
         StatusReader reader = new StatusReader(
                 cluster, options.target(), options.stuckAfter(), revision -> remove.replace("REV", "" + revision));
-        StatusReport read = reader.read(endpoints.stream().map(URI::toString).toList(), Instant.now());
-        StatusReport report = restore.map(r -> read.withRestore(r.row())).orElse(read);
+        List<String> asking = endpoints.stream().map(URI::toString).toList();
+        StatusReport read;
+        try {
+            read = reader.read(asking, Instant.now());
+        } catch (IOException unreachable) {
+            // mid-restore no cluster may have a quorum to answer (etcd serves no client before it has one): what the
+            // members said of themselves is still the restore's answer
+            if (restore.map(r -> r.row().members().isEmpty()).orElse(true)) throw unreachable;
+            read = StatusReport.unanswered(asking, options.target().map(Object::toString), unreachable.getMessage());
+        }
+        StatusReport clusterView = read;
+        StatusReport report = restore.map(r -> clusterView.withRestore(r.row())).orElse(read);
         out.println(options.format().equals("json") ? StatusJson.render(report) : StatusText.render(report));
         return exitCode(report.state());
     }

@@ -60,6 +60,20 @@ public record StatusReport(
             Optional<String> stale,
             Optional<String> removeCommand) {}
 
+    /** No member answered for the cluster ({@code why}): nothing to say of it but that, rolling at best. */
+    public static StatusReport unanswered(List<String> endpoints, Optional<String> target, String why) {
+        return new StatusReport(
+                State.ROLLING,
+                "rolling: no member answers for the cluster (" + why + ")",
+                endpoints,
+                target,
+                Optional.empty(),
+                Optional.empty(),
+                List.of(),
+                Optional.empty(),
+                Optional.empty());
+    }
+
     /**
      * This report with what a restore from one snapshot shows ({@link RestoreStatus}): while a member does not serve
      * the restored cluster the cluster is not done, whatever its members on the restored cluster say.
@@ -96,14 +110,15 @@ public record StatusReport(
             List<RestoreMember> members,
             List<String> others) {
 
-        /** The verdict's words when a member is not restored yet. */
+        /** The verdict's words when a member is not restored yet: who, and the per-member rows say why. */
         public String summary() {
             List<String> not = members.stream()
                     .filter(m -> m.state() != RestoreState.RESTORED)
-                    .map(m -> m.name() + " (" + m.detail() + ")")
+                    .map(m -> m.name() + " ("
+                            + (m.state() == RestoreState.NOT_RESTORED ? "not restored" : "does not answer") + ")")
                     .toList();
             return "restoring: " + restored + " of " + members.size() + " members serve the restore of snapshot "
-                    + sha256.substring(0, 12) + " (cluster " + clusterId + "); not restored: " + String.join(", ", not);
+                    + sha256.substring(0, 12) + " (cluster " + clusterId + "); not yet: " + String.join(", ", not);
         }
     }
 

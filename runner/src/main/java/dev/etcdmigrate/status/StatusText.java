@@ -58,6 +58,7 @@ public final class StatusText {
                 lines.add(
                         "  " + m.name() + " (member " + m.memberId() + " once restored): " + state + ", " + m.detail());
             }
+            restore.others().forEach(o -> lines.add("  asked too: " + o));
         });
         return String.join("\n", lines);
     }

@@ -179,5 +179,10 @@ class RestoreStatusTest {
                 List.of(restoredList(SHA, RESTORED, 0, 1, 2)));
         assertEquals(StatusReport.State.DONE, done.withRestore(whole).state());
         assertEquals(3, whole.restored());
+        // no cluster with a quorum to answer: the members' own answers still say how far the restore got
+        StatusReport unanswered = StatusReport.unanswered(List.of(client(0)), Optional.of("3.7"), "timed out")
+                .withRestore(partial);
+        assertEquals(StatusReport.State.ROLLING, unanswered.state());
+        assertEquals(Optional.of(partial), unanswered.restore());
     }
 }
