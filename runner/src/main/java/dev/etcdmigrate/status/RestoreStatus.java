@@ -24,7 +24,7 @@ import java.util.TreeSet;
 /**
  * Which members serve the cluster restored from one snapshot (docs/restore.md). etcd does not report the token a
  * cluster was bootstrapped with, but a restore writes every member's ID from its peer URLs and the token alone, and
- * the cluster ID from those IDs ({@link RestoreIdentity}): a member list whose IDs are those is the snapshot's
+ * the cluster ID from those IDs ({@link RestoreIdentity}): a member list holding such an ID is the snapshot's
  * restore, and every client URL says in its answer's header which cluster and member it is. A member still on the
  * data before the restore answers with its old cluster's ID and is shown as not restored, never as part of the
  * restored cluster.
@@ -82,9 +82,11 @@ public final class RestoreStatus {
     /** The pure half of {@link #read}: the verdict per member from what the client URLs and member lists said. */
     static RestoreRow judge(String sha256, List<Probe> probes, List<MemberList> lists) {
         String token = RestoreIdentity.token(sha256);
+        // the cluster this snapshot's restore made: a member with the ID the restore gives is in no other cluster
+        // (its token is the snapshot's), and one is enough, since members added later carry IDs of their own
         Optional<MemberList> restored = lists.stream()
-                .filter(l -> !l.members().isEmpty()
-                        && l.members().stream().allMatch(m -> m.id() == RestoreIdentity.memberId(m.peerUrls(), token)))
+                .filter(l ->
+                        l.members().stream().anyMatch(m -> m.id() == RestoreIdentity.memberId(m.peerUrls(), token)))
                 .findFirst();
         // the restored cluster's own list where one answers; else every peer URL set the other clusters list (a
         // restore keeps the members' peer URLs), so the verdict is there before the first member is restored
@@ -94,8 +96,10 @@ public final class RestoreStatus {
                 members.merge(new TreeSet<>(m.peerUrls()), m, (a, b) -> a.name().isEmpty() ? b : a);
             }
         }
+        // each member's ID in the restored cluster: as its list gives it, else as the restore will write it
         Map<Set<String>, Long> ids = new LinkedHashMap<>();
-        members.keySet().forEach(peers -> ids.put(peers, RestoreIdentity.memberId(peers, token)));
+        members.forEach(
+                (peers, m) -> ids.put(peers, restored.isPresent() ? m.id() : RestoreIdentity.memberId(peers, token)));
         long clusterId = restored.map(MemberList::clusterId).orElse(RestoreIdentity.clusterId(ids.values()));
 
         List<RestoreMember> rows = new ArrayList<>();

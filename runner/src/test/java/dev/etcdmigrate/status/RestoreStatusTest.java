@@ -114,6 +114,25 @@ class RestoreStatusTest {
     }
 
     @Test
+    void aMemberReplacedAfterTheRestoreCountsByTheIdItsClusterGaveIt() {
+        // m2 removed and added again after the restore: etcd gives an added member an ID of its own
+        long added = 0x77L;
+        MemberList list = restoredList(SHA, RESTORED, 0, 1, 2);
+        List<Listed> members = new ArrayList<>(list.members());
+        Listed m2 = members.get(2);
+        members.set(2, new Listed(added, m2.name(), m2.peerUrls(), m2.clientUrls()));
+        RestoreRow row = RestoreStatus.judge(
+                SHA,
+                List.of(
+                        restoredAnswer(0),
+                        restoredAnswer(1),
+                        new RestoreStatus.Probe(client(2), Optional.of(new Identity(RESTORED, added)), "")),
+                List.of(new MemberList(RESTORED, members)));
+        assertEquals(List.of(RestoreState.RESTORED, RestoreState.RESTORED, RestoreState.RESTORED), states(row));
+        assertEquals("77", row.members().get(2).memberId());
+    }
+
+    @Test
     void aMemberThatDoesNotAnswerIsNotCountedRestored() {
         RestoreRow row = RestoreStatus.judge(
                 SHA,
