@@ -17,6 +17,7 @@ import dev.etcdmigrate.run.Migration;
 import java.io.PrintStream;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** {@code etcd-migrate plan}: the plan a migrate with the same flags would run, printed; nothing changes. */
 final class PlanEntry implements Command {
@@ -49,8 +50,19 @@ final class PlanEntry implements Command {
         if (!format.equals("text") && !format.equals("json")) {
             throw new UsageException("-o/--output must be text or json, not '" + format + "'");
         }
-        DecisionEvent.PlanMade plan =
-                new Migration(config, () -> RunCatalog.of(config), log, children, parsed.environment()).planEvent();
+        Migration migration = new Migration(config, () -> RunCatalog.of(config), log, children, parsed.environment());
+        // a restore not done yet replaces the data dir's data: the plan is the restore's, then its walk
+        Optional<Migration.RestorePlan> restore = migration.restorePlan();
+        if (restore.isPresent()) {
+            Migration.RestorePlan r = restore.get();
+            out.println(
+                    format.equals("json")
+                            ? "{\"restore\":" + Json.object(r.restore()) + ","
+                                    + Json.object(r.walk()).substring(1)
+                            : r.restore().message() + "\n" + r.walk().message());
+            return ExitStatus.OK.code();
+        }
+        DecisionEvent.PlanMade plan = migration.planEvent();
         out.println(format.equals("json") ? Json.object(plan) : plan.message());
         return ExitStatus.OK.code();
     }

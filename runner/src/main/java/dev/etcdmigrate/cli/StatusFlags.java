@@ -36,6 +36,13 @@ public final class StatusFlags {
                     "DURATION",
                     "10m",
                     "a restart record held longer than this is reported stuck (exit 5)."),
+            Flag.value(
+                    "restore-sha256",
+                    "RESTORE_SHA256",
+                    "HEX",
+                    "none",
+                    "a restore's snapshot SHA-256: which members serve the cluster restored from it and which do not"
+                            + " yet (docs/restore.md)."),
             Flag.value("output", null, "text|json", "text", "the report as lines, or as one JSON object (also -o)."));
 
     static final Duration DEFAULT_STUCK_AFTER = Duration.ofMinutes(10);
@@ -68,6 +75,13 @@ public final class StatusFlags {
                 throw new UsageException(args.source("target-version") + " is not a version: " + e.getMessage());
             }
         }
+        Optional<String> restoreSha256 = args.get("restore-sha256")
+                .filter(v -> !v.isBlank())
+                .map(v -> v.strip().toLowerCase(java.util.Locale.ROOT));
+        if (restoreSha256.isPresent() && !restoreSha256.get().matches("[0-9a-f]{64}")) {
+            throw new UsageException(args.source("restore-sha256") + " must be 64 hex digits (a SHA-256), got '"
+                    + args.get("restore-sha256").get() + "'");
+        }
         return new StatusConfig(
                 List.copyOf(endpoints),
                 target,
@@ -75,6 +89,7 @@ public final class StatusFlags {
                 format,
                 etcd.get("cert-file").map(Path::of),
                 etcd.get("key-file").map(Path::of),
-                etcd.get("trusted-ca-file").map(Path::of));
+                etcd.get("trusted-ca-file").map(Path::of),
+                restoreSha256);
     }
 }

@@ -9,7 +9,8 @@ import java.util.Optional;
 
 /**
  * What {@code etcd-migrate status} asks, from its flags ({@code cli/StatusFlags}): where to ask, the target line, the stuck threshold, the format,
- * and the client TLS files from etcd's own flags after {@code --} (or ETCD_*), as the runner reads them.
+ * the client TLS files from etcd's own flags after {@code --} (or ETCD_*), as the runner reads them, and the SHA-256
+ * of a restore's snapshot whose members are to be told from the rest (lower-case hex).
  */
 public record StatusConfig(
         List<URI> endpoints,
@@ -18,4 +19,5 @@ public record StatusConfig(
         String format,
         Optional<Path> certFile,
         Optional<Path> keyFile,
-        Optional<Path> trustedCaFile) {}
+        Optional<Path> trustedCaFile,
+        Optional<String> restoreSha256) {}

@@ -75,6 +75,7 @@ public sealed interface Event
             // RestoreEvent
             case RestoreEvent.AlreadyRestored e -> "already-restored";
             case RestoreEvent.RestoreBackupKept e -> "restore-backup-kept";
+            case RestoreEvent.RestorePlanned e -> "restore-planned";
             case RestoreEvent.SnapshotChecked e -> "snapshot-checked";
             case RestoreEvent.SnapshotRestored e -> "snapshot-restored";
             // BackupEvent

@@ -2,6 +2,7 @@ package dev.etcdmigrate.restore;
 
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.config.Peers;
 import dev.etcdmigrate.config.RunConfig;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.DataDirLock;
@@ -35,9 +36,6 @@ import java.util.Optional;
  */
 public final class SnapshotRestore {
 
-    /** The restored cluster's token: derived from the snapshot, so every member restored from it agrees. */
-    static final String TOKEN_PREFIX = "etcd-restore-";
-
     /** What a restore needs of etcd: its one restore call; built only when a restore runs. */
     public interface Tools {
         EtcdOperations operations() throws IOException;
@@ -63,7 +61,7 @@ public final class SnapshotRestore {
     }
 
     static String token(String sha256) {
-        return TOKEN_PREFIX + sha256.substring(0, 16);
+        return RestoreIdentity.token(sha256);
     }
 
     /** Restores unless this snapshot's restore is already done; then the run goes on as any start. */
@@ -75,7 +73,7 @@ public final class SnapshotRestore {
             log.emit(new RestoreEvent.AlreadyRestored(dataDir.path().toString(), request.sha256()));
             return;
         }
-        Checked checked = check();
+        Checked checked = check(true);
         if (!dataDir.exists()) dataDir.createOwnerOnly();
         try (DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log)) {
             // another runner may have restored while this one waited for the lock
@@ -88,10 +86,58 @@ public final class SnapshotRestore {
         }
     }
 
-    private record Checked(DbSnapshot snapshot, Release release) {}
+    /**
+     * What {@link #run} would do, for {@code plan}: the same checks (a failed one is the same refusal), nothing
+     * changed and no lock taken. Empty when this snapshot's restore is done: a start restores nothing then.
+     */
+    public Optional<Preview> preview() throws IOException, MigrateException {
+        Optional<RestoreMarker> marker = RestoreMarker.read(dataDir.own().restoreMarker());
+        if (marker.filter(m -> m.restoredFrom(request.sha256())).isPresent()) return Optional.empty();
+        Checked checked = check(false);
+        Optional<RestoreMarker> begun = marker.filter(m -> m.sha256().equals(request.sha256()));
+        Optional<Path> backup = begun.isPresent()
+                ? begun.get().backup().map(dataDir.path()::resolve)
+                : Files.isDirectory(dataDir.member()) ? Optional.of(backupOf(request.sha256())) : Optional.empty();
+        DataVersion restored = new DataVersion(checked.release().etcdVersion(), StorageApi.ETCD3);
+        Peers peers = options.topology().peers();
+        return Optional.of(new Preview(
+                new RestoreEvent.RestorePlanned(
+                        request.snapshot().toString(),
+                        checked.snapshot().sha256(),
+                        checked.written(),
+                        checked.snapshot().revision(),
+                        checked.snapshot().bytes(),
+                        checked.snapshot().members(),
+                        checked.snapshot().hashAppended() ? "verified" : "absent",
+                        checked.restoreWith(),
+                        backup.map(Path::toString).orElse(""),
+                        options.name(),
+                        peers.advertisePeerUrls(),
+                        peers.initialCluster(),
+                        token(request.sha256()),
+                        request.bumpRevision(),
+                        begun.isPresent(),
+                        restored.toString()),
+                restored,
+                checked.snapshot().bytes()));
+    }
+
+    /** A restore's plan: the event {@code plan} prints, the version the restored data records and its size. */
+    public record Preview(RestoreEvent.RestorePlanned event, DataVersion restored, long bytes) {}
+
+    /** Where the member's data before the restore from the snapshot {@code sha256} is kept. */
+    private Path backupOf(String sha256) {
+        return dataDir.own().restoreBackups().resolve(sha256.substring(0, 12)).resolve("member");
+    }
+
+    private record Checked(DbSnapshot snapshot, Release release, String written) {
+        String restoreWith() {
+            return release.line().tools().snapshotRestore().toolName() + " " + release.version();
+        }
+    }
 
     /** Every check before anything changes; a failed one refuses the restore (exit 3). */
-    private Checked check() throws IOException, MigrateException {
+    private Checked check(boolean report) throws IOException, MigrateException {
         if (options.walDir().isPresent()) {
             throw new RefusedException("a restore from a snapshot is not supported with etcd's --wal-dir outside the"
                     + " data dir (" + options.walDir().get() + "); nothing was changed");
@@ -139,6 +185,8 @@ public final class SnapshotRestore {
                         : dataDir.path().toAbsolutePath().getParent(),
                 DiskSpace.needed(snapshot.bytes(), 1),
                 "restoring the snapshot");
+        Checked checked = new Checked(snapshot, release, written);
+        if (!report) return checked;
         log.emit(new RestoreEvent.SnapshotChecked(
                 file.toString(),
                 snapshot.sha256(),
@@ -147,8 +195,8 @@ public final class SnapshotRestore {
                 snapshot.bytes(),
                 snapshot.members(),
                 snapshot.hashAppended() ? "verified" : "absent",
-                release.line().tools().snapshotRestore().toolName() + " " + release.version()));
-        return new Checked(snapshot, release);
+                checked.restoreWith()));
+        return checked;
     }
 
     private void restoreLocked(Checked checked, Optional<RestoreMarker> begun)
@@ -160,11 +208,7 @@ public final class SnapshotRestore {
         } else {
             // relative to the data dir: a resumed restore may see it mounted elsewhere (a static pod, docker run)
             Optional<Path> backup = Files.isDirectory(member)
-                    ? Optional.of(dataDir.path()
-                            .relativize(dataDir.own()
-                                    .restoreBackups()
-                                    .resolve(request.sha256().substring(0, 12))
-                                    .resolve("member")))
+                    ? Optional.of(dataDir.path().relativize(backupOf(request.sha256())))
                     : Optional.empty();
             marker =
                     new RestoreMarker(request.sha256(), RestoreMarker.State.RESTORING, backup, token(request.sha256()));

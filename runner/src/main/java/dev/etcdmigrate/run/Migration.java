@@ -3,6 +3,7 @@ package dev.etcdmigrate.run;
 import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.cluster.RolloutCoordinator;
 import dev.etcdmigrate.config.RunConfig;
 import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.datadir.Backups;
@@ -21,6 +22,7 @@ import dev.etcdmigrate.etcd.binary.BinaryCheck;
 import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.event.EventListener;
+import dev.etcdmigrate.event.RestoreEvent;
 import dev.etcdmigrate.event.RunEvent;
 import dev.etcdmigrate.event.StepEvent;
 import dev.etcdmigrate.log.ChildOutputFile;
@@ -119,6 +121,37 @@ public final class Migration {
             throw explained(e);
         }
     }
+
+    /**
+     * With a restore asked for and not done yet: what it would do and the plan from the snapshot's line to the target
+     * (the restored data's start), for {@code plan}; empty otherwise, and the data dir's own plan stands. Reads only:
+     * the restore's checks run as a start runs them, and a failed one is the same refusal.
+     */
+    public Optional<RestorePlan> restorePlan() throws IOException, MigrateException {
+        if (options.restore().isEmpty()) return Optional.empty();
+        try {
+            Optional<SnapshotRestore.Preview> preview =
+                    new SnapshotRestore(options, dataDir, catalog(), restoreTools(), log).preview();
+            if (preview.isEmpty()) return Optional.empty();
+            Plan walk = StartDecision.plan(
+                    Optional.of(preview.get().restored()),
+                    StartDecision.Flags.of(options),
+                    this::catalog,
+                    DataDirState.installed(options));
+            List<DecisionEvent.PlannedLeg> legs = switch (options.topology()) {
+                case Topology.Member member -> RolloutChain.of(walk).planned(RolloutCoordinator.RECORD_KEY);
+                case Topology.Single single -> List.of();
+            };
+            return Optional.of(new RestorePlan(
+                    preview.get().event(),
+                    walk.event(preview.get().bytes(), dataDir.path().toString(), legs)));
+        } catch (MigrateException e) {
+            throw explained(e);
+        }
+    }
+
+    /** A restore's plan: the restore, then the walk from the restored data to the target. */
+    public record RestorePlan(RestoreEvent.RestorePlanned restore, DecisionEvent.PlanMade walk) {}
 
     /** The run's reason with what a damaged file means and the way back, when damage caused it. */
     private MigrateException explained(MigrateException e) {

@@ -7,6 +7,7 @@ import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.etcd.client.ClusterClient;
+import dev.etcdmigrate.etcd.client.ClusterIdentities;
 import dev.etcdmigrate.etcd.client.PemTls;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -14,7 +15,9 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.security.GeneralSecurityException;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * {@code etcd-migrate status}: one reading of a cluster's rollout, over its client URLs with the TLS files etcd's
@@ -37,11 +40,34 @@ public final class StatusCommand {
         List<URI> endpoints = options.endpoints();
         // the cluster calls go through the JSON gateway of the line the cluster runs (catalog); /version needs none
         String gateway = gateway(new ClusterClient(http, endpoints, "/v3"));
-        ClusterClient cluster = new ClusterClient(http, endpoints, gateway);
+        Optional<RestoreStatus.Reading> restore = Optional.empty();
+        if (options.restoreSha256().isPresent()) {
+            restore = Optional.of(RestoreStatus.read(
+                    new ClusterIdentities(http, gateway),
+                    endpoints,
+                    options.restoreSha256().get()));
+        }
+        // the cluster view is the restored cluster's when one of its members answers: a member still on the data
+        // from before the restore answers for another cluster, and its member list is not this cluster's
+        List<URI> asked =
+                new ArrayList<>(restore.map(RestoreStatus.Reading::restoredUrls).orElse(List.of()));
+        endpoints.stream().filter(u -> !asked.contains(u)).forEach(asked::add);
+        ClusterClient cluster = new ClusterClient(http, asked, gateway);
         String remove = removeCommand(options);
         StatusReader reader = new StatusReader(
                 cluster, options.target(), options.stuckAfter(), revision -> remove.replace("REV", "" + revision));
-        StatusReport report = reader.read(endpoints.stream().map(URI::toString).toList(), Instant.now());
+        List<String> asking = endpoints.stream().map(URI::toString).toList();
+        StatusReport read;
+        try {
+            read = reader.read(asking, Instant.now());
+        } catch (IOException unreachable) {
+            // mid-restore no cluster may have a quorum to answer (etcd serves no client before it has one): what the
+            // members said of themselves is still the restore's answer
+            if (restore.map(r -> r.row().members().isEmpty()).orElse(true)) throw unreachable;
+            read = StatusReport.unanswered(asking, options.target().map(Object::toString), unreachable.getMessage());
+        }
+        StatusReport clusterView = read;
+        StatusReport report = restore.map(r -> clusterView.withRestore(r.row())).orElse(read);
         out.println(options.format().equals("json") ? StatusJson.render(report) : StatusText.render(report));
         return exitCode(report.state());
     }

@@ -55,6 +55,28 @@ public final class StatusJson {
                             put(node, "removeCommand", rec.removeCommand());
                         },
                         () -> root.putNull("record"));
+        r.restore().ifPresent(restore -> {
+            ObjectNode node = root.putObject("restore");
+            node.put("sha256", restore.sha256());
+            node.put("token", restore.token());
+            node.put("clusterId", restore.clusterId());
+            node.put("restored", restore.restored());
+            ArrayNode rows = node.putArray("members");
+            for (StatusReport.RestoreMember m : restore.members()) {
+                ObjectNode row = rows.addObject();
+                row.put("name", m.name());
+                row.put(
+                        "state",
+                        m.state().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'));
+                row.put("memberId", m.memberId());
+                put(row, "url", m.url());
+                put(row, "answeredCluster", m.answeredCluster());
+                put(row, "answeredMember", m.answeredMember());
+                row.put("detail", m.detail());
+            }
+            ArrayNode others = node.putArray("others");
+            restore.others().forEach(others::add);
+        });
         return root.toString();
     }
 

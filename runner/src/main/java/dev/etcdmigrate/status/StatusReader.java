@@ -141,7 +141,8 @@ public final class StatusReader {
                 clusterVersion.map(MinorLine::toString),
                 job.map(MinorLine::toString),
                 rows,
-                recordRow);
+                recordRow,
+                Optional.empty());
     }
 
     /** The next leg of a member on {@code line} toward the target: one minor at a time, as a runner walks it. */

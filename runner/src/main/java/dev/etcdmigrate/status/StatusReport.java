@@ -16,7 +16,8 @@ public record StatusReport(
         Optional<String> clusterVersion,
         Optional<String> downgradeJob,
         List<MemberRow> members,
-        Optional<RecordRow> record) {
+        Optional<RecordRow> record,
+        Optional<RestoreRow> restore) {
 
     /** The exit status {@code status} ends with; the codes are {@code error.ExitStatus}'s. */
     public enum State {
@@ -58,4 +59,92 @@ public record StatusReport(
             java.util.List<String> serves,
             Optional<String> stale,
             Optional<String> removeCommand) {}
+
+    /** No member answered for the cluster ({@code why}): nothing to say of it but that, rolling at best. */
+    public static StatusReport unanswered(List<String> endpoints, Optional<String> target, String why) {
+        return new StatusReport(
+                State.ROLLING,
+                "rolling: no member answers for the cluster (" + why + ")",
+                endpoints,
+                target,
+                Optional.empty(),
+                Optional.empty(),
+                List.of(),
+                Optional.empty(),
+                Optional.empty());
+    }
+
+    /**
+     * This report with what a restore from one snapshot shows ({@link RestoreStatus}): while a member does not serve
+     * the restored cluster the cluster is not done, whatever its members on the restored cluster say.
+     */
+    public StatusReport withRestore(RestoreRow row) {
+        State newState = state;
+        String newSummary = summary;
+        if (row.restored() < row.members().size() && state != State.STUCK) {
+            newState = State.ROLLING;
+            newSummary = row.summary();
+        }
+        return new StatusReport(
+                newState,
+                newSummary,
+                endpoints,
+                target,
+                clusterVersion,
+                downgradeJob,
+                members,
+                record,
+                Optional.of(row));
+    }
+
+    /**
+     * Which members serve the cluster restored from the snapshot {@code sha256} (the cluster etcd derives from the
+     * restore's {@code token} and the members' peer URLs, {@code clusterId} in hex) and which do not yet;
+     * {@code others} the client URLs asked that answer for no member of it, or not at all.
+     */
+    public record RestoreRow(
+            String sha256,
+            String token,
+            String clusterId,
+            int restored,
+            List<RestoreMember> members,
+            List<String> others) {
+
+        /** The verdict's words when a member is not restored yet: who, and the per-member rows say why. */
+        public String summary() {
+            List<String> not = members.stream()
+                    .filter(m -> m.state() != RestoreState.RESTORED)
+                    .map(m -> m.name() + " ("
+                            + (m.state() == RestoreState.NOT_RESTORED ? "not restored" : "does not answer") + ")")
+                    .toList();
+            return "restoring: " + restored + " of " + members.size() + " members serve the restore of snapshot "
+                    + sha256.substring(0, 12) + " (cluster " + clusterId + "); not yet: " + String.join(", ", not);
+        }
+    }
+
+    /**
+     * {@code RESTORED}: it answers as the member the restore made of it, in the restored cluster; {@code NOT_RESTORED}:
+     * it answers for another cluster (its data from before the restore, or another snapshot's restore), or the
+     * restored cluster has never heard from it; {@code NOT_ANSWERING}: nothing answers for it, so no one can tell
+     * (a member waits for a quorum before it answers at all).
+     */
+    public enum RestoreState {
+        RESTORED,
+        NOT_RESTORED,
+        NOT_ANSWERING
+    }
+
+    /**
+     * A member of the restored cluster: {@code memberId} the ID the restore gives it; {@code answeredCluster} and
+     * {@code answeredMember} what its client URL {@code url} answered (hex; empty when nothing did, and then
+     * {@code url} is where nothing answered, if any URL of it is known).
+     */
+    public record RestoreMember(
+            String name,
+            RestoreState state,
+            String memberId,
+            Optional<String> url,
+            Optional<String> answeredCluster,
+            Optional<String> answeredMember,
+            String detail) {}
 }

@@ -44,6 +44,22 @@ public final class StatusText {
                                     .ifPresent(c -> lines.add("  remove it (only if it compares equal):\n    " + c));
                         },
                         () -> lines.add("restart record: none"));
+        r.restore().ifPresent(restore -> {
+            lines.add("restore of snapshot " + restore.sha256() + " (token " + restore.token() + ", cluster "
+                    + restore.clusterId() + "): " + restore.restored() + " of "
+                    + restore.members().size()
+                    + " members restored");
+            for (StatusReport.RestoreMember m : restore.members()) {
+                String state = switch (m.state()) {
+                    case RESTORED -> "restored";
+                    case NOT_RESTORED -> "not restored";
+                    case NOT_ANSWERING -> "not known to be restored";
+                };
+                lines.add(
+                        "  " + m.name() + " (member " + m.memberId() + " once restored): " + state + ", " + m.detail());
+            }
+            restore.others().forEach(o -> lines.add("  asked too: " + o));
+        });
         return String.join("\n", lines);
     }
 }

@@ -382,6 +382,21 @@ final class ClusterLab implements AutoCloseable {
         return runner;
     }
 
+    /** {@code command} (plan, inspect) with the member's flags as {@link #start} gives them, run to its end. */
+    RunnerProcess run(String command, Member m, Release version, String... runnerFlags) throws Exception {
+        if (network != null) throw new IllegalStateException("runs on the host only");
+        List<String> flags = new ArrayList<>(privateFlags.get(m.host()));
+        flags.addAll(List.of(runnerFlags));
+        List<String> args = RunnerArgs.member(
+                command,
+                flags(m, initialCluster(), m.listenPeerUrl()),
+                version.version(),
+                flags,
+                tlsFlags(m, certificates.caFile()));
+        return RunnerProcess.run(
+                args, tls == Tls.NONE ? Map.of() : Map.of("ETCD_CREDS", peerTls(m, certificates.caFile())));
+    }
+
     /**
      * Waits until the etcd the runner exec'd answers GET /version on the member's client URL (http only): etcd serves
      * clients only once it is ready (it joined its cluster), and the private etcds of the migration listen on the

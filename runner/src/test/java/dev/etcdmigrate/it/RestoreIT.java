@@ -7,8 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.etcdmigrate.InProcess;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
+import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.it.ClusterLab.Member;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -45,6 +48,7 @@ class RestoreIT {
 
     private static final Duration DEADLINE = Duration.ofMinutes(6);
     private static final long BUMP = 1_000_000_000L;
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final List<Client> clients = new ArrayList<>();
     private ClusterLab cluster;
@@ -77,12 +81,71 @@ class RestoreIT {
         Keyspace inSnapshot = Keyspace.read(old);
         for (int k = 0; k < 50; k++) put(old, "/registry/after/" + k, "lost-" + k);
         long lastOld = Keyspace.read(old).revision();
+        String sha = sha256(snapshot);
+        // before any member is restored, status shows every member on the old cluster and names the cluster ID the
+        // restore will give (etcd's own arithmetic over the peer URLs and the token)
+        InProcess.Result before = status(members, sha);
+        JsonNode beforeRestore = JSON.readTree(before.out()).path("restore");
+        assertEquals(ExitStatus.ROLLING.code(), before.exit(), before.out() + before.err());
+        assertEquals(0, beforeRestore.path("restored").asInt(), beforeRestore.toString());
+        for (Member m : members) {
+            JsonNode row = restoreState(beforeRestore, m.name());
+            assertEquals("not-restored", row.path("state").asText(), row.toString());
+            assertEquals(
+                    Long.toHexString(oldClusterId), row.path("answeredCluster").asText(), row.toString());
+        }
         for (RunnerProcess r : serving) {
             r.process().toHandle().destroy(); // the exec'd etcd stops as under the kubelet
             r.awaitExit(Duration.ofSeconds(30));
         }
-        String sha = sha256(snapshot);
         Member stale = members.get(2);
+
+        // plan shows what the restore would do (the checks, the data kept, the member and token, the walk after it)
+        // and changes nothing
+        Map<String, String> untouched = TreeDigest.of(members.get(0).data());
+        try (RunnerProcess plan = cluster.run(
+                "plan",
+                members.get(0),
+                to,
+                "-o",
+                "json",
+                "--restore-snapshot",
+                snapshot.toString(),
+                "--restore-sha256",
+                sha)) {
+            assertEquals(0, plan.exitCode(), plan.output());
+            JsonNode planned = JSON.readTree(plan.output()
+                    .lines()
+                    .filter(l -> l.startsWith("{\"restore\""))
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError(plan.output())));
+            JsonNode restore = planned.path("restore");
+            assertEquals(sha, restore.path("sha256").asText(), restore.toString());
+            assertEquals("verified", restore.path("integrityHash").asText(), restore.toString());
+            assertEquals(inSnapshot.revision(), restore.path("revision").asLong(), restore.toString());
+            assertEquals(
+                    members.get(0)
+                            .data()
+                            .resolve(".etcd-migrate/restore-backups/" + sha.substring(0, 12) + "/member")
+                            .toString(),
+                    restore.path("backup").asText(),
+                    restore.toString());
+            assertEquals(members.get(0).name(), restore.path("member").asText());
+            assertEquals(members.get(0).peerUrl(), restore.path("peerUrls").asText());
+            assertEquals(
+                    "etcd-restore-" + sha.substring(0, 16),
+                    restore.path("token").asText());
+            assertEquals(BUMP, restore.path("bumpRevision").asLong());
+            assertFalse(restore.path("resumes").asBoolean(true));
+            assertEquals(
+                    from.version() + "/etcd3", restore.path("restoredVersion").asText());
+            // the walk starts from the restored data: the snapshot's line, one leg per minor to the target
+            assertEquals(from.version() + "/etcd3", planned.path("current").asText(), planned.toString());
+            assertEquals(to.version() + "/etcd3", planned.path("target").asText(), planned.toString());
+            assertFalse(planned.path("steps").isEmpty(), planned.toString());
+            assertEquals(2, planned.path("legs").size(), planned.toString());
+        }
+        assertEquals(untouched, TreeDigest.of(members.get(0).data()), "plan changed nothing");
 
         // one at a time: m0 restores and waits for a quorum, m1 follows once m0 restored; m2 stays on its old data
         Process staleEtcd = cluster.startEtcd(stale, from, dir.resolve("stale.log"));
@@ -159,6 +222,33 @@ class RestoreIT {
                         .orElseThrow();
         assertEquals(List.of(), listed.getClientURIs(), "m2 never published its client URLs to the restored cluster");
         assertTrue(staleEtcd.isAlive(), "m2 ran on its old data all along");
+        // status tells the two restored members from m2, which is not part of the restored cluster
+        InProcess.Result partial = status(members, sha);
+        JsonNode report = JSON.readTree(partial.out());
+        JsonNode restore = report.path("restore");
+        assertEquals(ExitStatus.ROLLING.code(), partial.exit(), partial.out() + partial.err());
+        assertEquals("rolling", report.path("state").asText());
+        assertEquals(Long.toHexString(newClusterId), restore.path("clusterId").asText(), restore.toString());
+        assertEquals(
+                restore.path("clusterId").asText(),
+                beforeRestore.path("clusterId").asText(),
+                "the cluster ID status derived before the restore is the one etcd gave the restored cluster");
+        assertEquals(2, restore.path("restored").asInt(), restore.toString());
+        assertEquals(3, restore.path("members").size(), restore.toString());
+        for (int i = 0; i < 2; i++) {
+            JsonNode row = restoreState(restore, members.get(i).name());
+            assertEquals("restored", row.path("state").asText(), row.toString());
+            assertEquals(
+                    Long.toHexString(newClusterId), row.path("answeredCluster").asText(), row.toString());
+        }
+        // m2's old cluster lost its quorum, and an etcd without one does not answer on its client URL: the restored
+        // cluster, which never heard from it, is what says it is not restored
+        JsonNode staleRow = restoreState(restore, stale.name());
+        assertEquals("not-restored", staleRow.path("state").asText(), staleRow.toString());
+        assertFalse(staleRow.has("answeredCluster"), staleRow.toString());
+        assertTrue(
+                restore.path("others").toString().contains(stale.clientUrl()),
+                "m2's URL, asked, answers for no member of the restored cluster: " + restore);
         assertFalse(
                 Keyspace.read(client(members.get(0).clientUrl())).entries().containsKey("/registry/after/1"),
                 "nothing of the old data reached the restored cluster");
@@ -179,6 +269,9 @@ class RestoreIT {
             assertEquals(reference.entries(), onMember.entries(), "members agree, " + m.name());
         }
         assertEquals(inSnapshot.entries().size() + 1, reference.entries().size(), "the snapshot's keys and one write");
+        JsonNode whole = JSON.readTree(status(members, sha).out()).path("restore");
+        assertEquals(3, whole.path("restored").asInt(), whole.toString());
+        assertEquals(Long.toHexString(newClusterId), whole.path("clusterId").asText(), whole.toString());
 
         // a restart with the same hash starts the restored data: no second restore
         RunnerProcess first = restored.getFirst();
@@ -399,6 +492,25 @@ class RestoreIT {
                 snapshot.toString(),
                 "--restore-sha256",
                 sha);
+    }
+
+    /** {@code status -o json} over every member's client URL, told the restore's snapshot hash. */
+    private static InProcess.Result status(List<Member> members, String sha) {
+        return InProcess.run(
+                List.of(
+                        "status",
+                        "-o",
+                        "json",
+                        "--endpoints",
+                        String.join(",", members.stream().map(Member::clientUrl).toList()),
+                        "--restore-sha256",
+                        sha),
+                Map.of());
+    }
+
+    private static JsonNode restoreState(JsonNode restore, String name) {
+        for (JsonNode m : restore.path("members")) if (m.path("name").asText().equals(name)) return m;
+        throw new AssertionError("no member " + name + " in " + restore);
     }
 
     private static Map<String, String> values(Keyspace keyspace) {

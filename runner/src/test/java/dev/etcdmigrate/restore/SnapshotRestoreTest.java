@@ -14,6 +14,7 @@ import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.error.RefusedException;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.RestoreEvent;
+import dev.etcdmigrate.it.TreeDigest;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BboltFixture;
 import dev.etcdmigrate.step.EtcdOperations;
@@ -142,6 +143,39 @@ class SnapshotRestoreTest {
         assertEquals(1, calls.size(), "no second restore");
         assertTrue(events.stream().anyMatch(e -> e instanceof RestoreEvent.AlreadyRestored), events.toString());
         assertEquals("restored", Files.readString(data().resolve("member/snap/db")));
+    }
+
+    @Test
+    void aPreviewSaysWhatTheRestoreWouldDoAndChangesNothing() throws Exception {
+        oldMember();
+        Path snapshot = snapshot("3.5.0");
+        String sha = sha(snapshot);
+        Map<String, String> before = TreeDigest.of(data());
+        RestoreEvent.RestorePlanned planned =
+                restore(snapshot, sha).preview().orElseThrow().event();
+        assertEquals(before, TreeDigest.of(data()), "nothing changed");
+        assertEquals(List.of(), calls, "no restore ran");
+        assertEquals(List.of(), events, "nothing reported as done");
+        assertEquals(backup(sha).toString(), planned.backup());
+        assertEquals("m0", planned.member());
+        assertEquals("etcd-restore-" + sha.substring(0, 16), planned.token());
+        assertEquals("3.5.35/etcd3", planned.restoredVersion());
+        assertEquals(1_000_000_000L, planned.bumpRevision());
+        assertFalse(planned.resumes());
+
+        // an interrupted restore of the same snapshot is finished, not begun again
+        new RestoreMarker(sha, RestoreMarker.State.RESTORING, java.util.Optional.of(backup(sha)), "etcd-restore-x")
+                .write(Files.createDirectories(data().resolve(".etcd-migrate")).resolve("restore"));
+        assertTrue(restore(snapshot, sha).preview().orElseThrow().event().resumes());
+
+        restore(snapshot, sha).run();
+        assertTrue(restore(snapshot, sha).preview().isEmpty(), "restored: a start restores nothing");
+        // a new snapshot: the same refusal as a start's, nothing changed, for another file than the hash names
+        Path other = snapshot("3.6.0");
+        Map<String, String> restored = TreeDigest.of(data());
+        assertThrows(
+                RefusedException.class, () -> restore(other, "0".repeat(64)).preview());
+        assertEquals(restored, TreeDigest.of(data()));
     }
 
     @Test
