@@ -105,6 +105,22 @@ final class BboltCheck {
         }
     }
 
+    /**
+     * How a page was reached, for the damage found there: its parent page, or the root of a bucket (none: the root
+     * bucket), or the freelist. Made into words only when damage is found (a string per page costs the walk).
+     */
+    private record Reached(long parent, String bucket) {
+        static final Reached ROOT = new Reached(-1, null);
+        static final Reached FREELIST = new Reached(-2, null);
+
+        @Override
+        public String toString() {
+            if (parent >= 0) return "a child of page " + parent;
+            if (parent == -2) return "the freelist";
+            return bucket == null ? "the root bucket" : "the root of bucket " + bucket;
+        }
+    }
+
     /** A value inside a page, read through the page as far as it is asked (a large value is not read whole). */
     private record Value(Page page, long at, long length, String where) implements EtcdValues.Bytes {
         @Override
@@ -130,7 +146,7 @@ final class BboltCheck {
         reachable.set(0, 2);
         long freelist = pages.meta.freelist();
         if (freelist != -1L) readFreelist(freelist);
-        tree(pages.meta.root(), null, null, 0, null, "the root bucket");
+        tree(pages.meta.root(), null, null, 0, null, Reached.ROOT);
         if (freelist != -1L) {
             for (long id = 2; id < highWater; id++) {
                 if (!reachable.get((int) id) && !freed.get((int) id))
@@ -143,11 +159,11 @@ final class BboltCheck {
     }
 
     private void readFreelist(long id) throws IOException {
-        Page page = page(id, "the freelist");
+        Page page = page(id, Reached.FREELIST);
         int flags = flags(page.loaded);
         if (flags != FREELIST)
             throw damage("page " + id, "the freelist page (flags 0x10), found flags 0x" + Integer.toHexString(flags));
-        mark(id, page, "the freelist");
+        mark(id, page, Reached.FREELIST);
         long count = Short.toUnsignedInt(page.loaded.getShort(10));
         long at = PAGE_HEADER;
         if (count == 0xFFFF) {
@@ -172,7 +188,7 @@ final class BboltCheck {
      * Checks the subtree rooted at page {@code id}, whose keys must lie in [{@code min}, {@code max}) (null: open),
      * and returns its greatest key (bbolt's recursivelyCheckPageKeyOrderInternal).
      */
-    private ByteBuffer tree(long id, ByteBuffer min, ByteBuffer max, int depth, String bucket, String what)
+    private ByteBuffer tree(long id, ByteBuffer min, ByteBuffer max, int depth, String bucket, Reached what)
             throws IOException {
         if (depth > MAX_DEPTH) throw damage("page " + id, "a tree at most " + MAX_DEPTH + " pages deep");
         Page page = page(id, what);
@@ -195,7 +211,7 @@ final class BboltCheck {
             order(where, "branch", i, key, running, max);
             ByteBuffer next = i + 1 < count ? branchKey(page, i + 1, where) : max;
             long child = page.loaded.getLong(PAGE_HEADER + i * ELEMENT + 8);
-            greatest = tree(child, key, next, depth + 1, bucket, "a child of page " + id);
+            greatest = tree(child, key, next, depth + 1, bucket, new Reached(id, bucket));
             running = greatest;
         }
         return greatest;
@@ -247,7 +263,7 @@ final class BboltCheck {
             ByteBuffer value = page.bytes(pos + ksize, vsize, where);
             long root = value.getLong(0);
             if (root != 0) {
-                tree(root, null, null, depth + 1, name, "the root of bucket " + name);
+                tree(root, null, null, depth + 1, name, new Reached(-1, name));
                 continue;
             }
             ByteBuffer inline = value.slice(16, value.limit() - 16).order(ByteOrder.LITTLE_ENDIAN);
@@ -287,11 +303,11 @@ final class BboltCheck {
     }
 
     /** The page at id with its overflow, its header checked: inside the file, below the high water mark, itself. */
-    private Page page(long id, String what) throws IOException {
+    private Page page(long id, Reached what) throws IOException {
         long limit = Math.min(highWater, filePages);
         if (id < 2 || id >= limit)
             throw damage(
-                    what,
+                    what.toString(),
                     "a page id in [2, " + limit + ") ("
                             + (limit == highWater ? "the high water mark" : "the file's pages") + "), found " + id);
         long offset = id * pageSize;
@@ -314,7 +330,7 @@ final class BboltCheck {
     }
 
     /** bbolt's "multiple references" and "reachable freed": each page and its overflow reached once, none free. */
-    private void mark(long id, Page page, String what) throws DamagedFileException {
+    private void mark(long id, Page page, Reached what) throws DamagedFileException {
         long pagesOf = page.size / pageSize;
         if (freed.get((int) id))
             throw damage("page " + id, "a page in use off the freelist (bbolt: \"reachable freed\"): " + what);
