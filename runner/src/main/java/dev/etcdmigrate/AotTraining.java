@@ -216,6 +216,11 @@ public final class AotTraining {
                     });
             if (shape.equals("snapshot"))
                 AotTrainingData.write(snap.resolve(AotTrainingData.SNAPSHOT_NAME), AotTrainingData.SNAPSHOT_SNAP);
+            // every page checked, as a start with steps does before its first etcd: the mapping, the walk and the
+            // value decoders come loaded and linked instead of loaded between the start and the first etcd
+            try (dev.etcdmigrate.ondisk.BboltFile db = dev.etcdmigrate.ondisk.BboltFile.open(snap.resolve("db"))) {
+                db.checkPages();
+            }
             Files.writeString(data.resolve("version.txt"), version + "/etcd3");
             String peer = "http://127.0.0.1:2380";
             String client = "http://127.0.0.1:2379";

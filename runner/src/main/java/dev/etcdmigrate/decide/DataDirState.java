@@ -13,6 +13,7 @@ import dev.etcdmigrate.ondisk.BackendStorageVersion;
 import dev.etcdmigrate.ondisk.Damage;
 import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.ondisk.DataRecords;
+import dev.etcdmigrate.ondisk.DbPageCheck;
 import dev.etcdmigrate.ondisk.OwnMember;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -37,6 +38,8 @@ public final class DataDirState {
     private final RunConfig options;
     private final Log log;
     private final CatalogSource catalog; // read when detection needs it
+    // the read before the lock and the one under it walk an unchanged db's pages once
+    private final DbPageCheck dbPages = new DbPageCheck();
 
     /** Whether the data dir existed when the run began (a migration creates a missing one before its lock). */
     private final boolean existed;
@@ -71,7 +74,7 @@ public final class DataDirState {
         // one damage read, the one this target needs: every db page unless version.txt names the target
         boolean everyPage = DataRead.readsEveryDbPage(recorded, options.target());
         Optional<List<Damage>> found = holds
-                ? Optional.of(DataRecords.damageFound(dataDir.path(), options.walDir(), everyPage))
+                ? Optional.of(DataRecords.damageFound(dataDir.path(), options.walDir(), everyPage, dbPages))
                 : Optional.empty();
         return new DataRead(
                 dataDir.path(),

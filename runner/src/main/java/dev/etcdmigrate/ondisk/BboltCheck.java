@@ -8,6 +8,8 @@ import static dev.etcdmigrate.ondisk.BboltPages.LEAF;
 import static dev.etcdmigrate.ondisk.BboltPages.PAGE_HEADER;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -33,7 +35,9 @@ import java.util.Optional;
  *       reachable or free ("unreachable unfreed").
  * </ul>
  *
- * Each page is read once, a page size at first: its header, elements and keys, not the values in its overflow.
+ * The file is mapped read-only for the check: a page is a view of the mapping (no read call, no copy), and of a
+ * value in its overflow only the bytes the check asks are touched. A walk that reads a page by read calls into
+ * fresh buffers spends most of a fresh JVM's time in the interpreted read path, once per page.
  */
 final class BboltCheck {
 
@@ -41,6 +45,7 @@ final class BboltCheck {
     private static final int KEY_SHOWN = 16;
 
     private final BboltPages pages;
+    private final MemorySegment file;
     private final long fileSize;
     private final int pageSize;
     private final long highWater;
@@ -48,9 +53,10 @@ final class BboltCheck {
     private final BitSet reachable = new BitSet();
     private final BitSet freed = new BitSet();
 
-    private BboltCheck(BboltPages pages) {
+    private BboltCheck(BboltPages pages, MemorySegment file) {
         this.pages = pages;
-        this.fileSize = pages.fileSize;
+        this.file = file;
+        this.fileSize = Math.min(pages.fileSize, file.byteSize());
         this.pageSize = pages.meta.pageSize();
         this.highWater = pages.meta.highWater();
         this.filePages = fileSize / pageSize;
@@ -58,72 +64,67 @@ final class BboltCheck {
 
     /** Checks every page of the db's current tree and its freelist; the first damage found is thrown. */
     static void run(BboltPages pages) throws IOException {
-        new BboltCheck(pages).check();
+        try (Arena arena = Arena.ofConfined()) {
+            new BboltCheck(pages, pages.map(arena)).check();
+        } catch (InternalError fault) {
+            // a mapped page that is gone: the file shrank while it was checked (the JVM's fault on that access)
+            throw new IOException(pages.path() + ": the file changed while its pages were checked", fault);
+        }
     }
 
-    /**
-     * A page as far as it was read: {@code size} its bytes with its overflow (or an inline page's), {@code loaded}
-     * the bytes read from its start, little-endian. A page is read a page size at first (its header, elements and
-     * small keys), then only the element headers and keys that lie beyond: values are not read.
-     */
+    /** A page with its overflow ({@code size} bytes, or an inline page's), a little-endian view of its bytes. */
     private final class Page {
-        private static final int WINDOW = 1024;
-        final long offset;
         final long size;
-        private ByteBuffer loaded;
-        private ByteBuffer window;
-        private long windowStart;
+        final ByteBuffer loaded;
 
-        Page(long offset, long size, ByteBuffer loaded) {
-            this.offset = offset;
+        Page(long size, ByteBuffer loaded) {
             this.size = size;
             this.loaded = loaded;
         }
 
-        /** The bytes [at, at + length) of the page, checked to lie inside it, read if they were not yet. */
-        ByteBuffer bytes(long at, long length, String where) throws IOException {
+        /** The bytes [at, at + length) of the page, checked to lie inside it. */
+        ByteBuffer bytes(long at, long length, String where) throws DamagedFileException {
             if (at < PAGE_HEADER || length < 0 || at + length > size)
                 throw damage(
                         where,
                         "an element within the page's " + size + " bytes, found one at [" + at + ", " + (at + length)
                                 + ")");
-            if (at + length <= loaded.limit())
-                return loaded.slice((int) at, (int) length).order(ByteOrder.LITTLE_ENDIAN);
-            return beyond(at, length);
+            return loaded.slice((int) at, (int) length).order(ByteOrder.LITTLE_ENDIAN);
         }
 
         /** The byte at {@code at} (inside the page). */
-        int byteAt(long at) throws IOException {
-            if (at < loaded.limit()) return loaded.get((int) at) & 0xff;
-            return beyond(at, 1).get(0) & 0xff;
+        int byteAt(long at) {
+            return loaded.get((int) at) & 0xff;
         }
 
-        /**
-         * Bytes beyond the first read (keys and value tails after large values): from a window read there, which
-         * usually holds a value's last fields and the next key too.
-         */
-        private ByteBuffer beyond(long at, long length) throws IOException {
-            if (window == null || at < windowStart || at + length > windowStart + window.limit()) {
-                windowStart = at;
-                window = pages.readFully(offset + at, (int) Math.max(length, Math.min(WINDOW, size - at)));
-            }
-            return window.slice((int) (at - windowStart), (int) length).order(ByteOrder.LITTLE_ENDIAN);
-        }
-
-        /** The element headers' bytes, checked and read. */
-        void elements(int count, String where) throws IOException {
+        /** The element headers checked to lie inside the page. */
+        void elements(int count, String where) throws DamagedFileException {
             if ((long) PAGE_HEADER + (long) count * ELEMENT > size)
                 throw damage(
                         where, "at most " + (size - PAGE_HEADER) / ELEMENT + " elements, found a count of " + count);
-            if (PAGE_HEADER + (long) count * ELEMENT > loaded.limit())
-                loaded = pages.readFully(offset, PAGE_HEADER + count * ELEMENT);
+        }
+    }
+
+    /**
+     * How a page was reached, for the damage found there: its parent page, or the root of a bucket (none: the root
+     * bucket), or the freelist. Made into words only when damage is found (a string per page costs the walk).
+     */
+    private record Reached(long parent, String bucket) {
+        static final Reached ROOT = new Reached(-1, null);
+        static final Reached FREELIST = new Reached(-2, null);
+
+        @Override
+        public String toString() {
+            if (parent >= 0) return "a child of page " + parent;
+            if (parent == -2) return "the freelist";
+            return bucket == null ? "the root bucket" : "the root of bucket " + bucket;
         }
     }
 
     /** A value inside a page, read through the page as far as it is asked (a large value is not read whole). */
     private record Value(Page page, long at, long length, String where) implements EtcdValues.Bytes {
         @Override
-        public int at(long i) throws IOException {
+        public int at(long i) {
             return page.byteAt(at + i);
         }
 
@@ -145,7 +146,7 @@ final class BboltCheck {
         reachable.set(0, 2);
         long freelist = pages.meta.freelist();
         if (freelist != -1L) readFreelist(freelist);
-        tree(pages.meta.root(), null, null, 0, null, "the root bucket");
+        tree(pages.meta.root(), null, null, 0, null, Reached.ROOT);
         if (freelist != -1L) {
             for (long id = 2; id < highWater; id++) {
                 if (!reachable.get((int) id) && !freed.get((int) id))
@@ -158,11 +159,11 @@ final class BboltCheck {
     }
 
     private void readFreelist(long id) throws IOException {
-        Page page = page(id, "the freelist");
+        Page page = page(id, Reached.FREELIST);
         int flags = flags(page.loaded);
         if (flags != FREELIST)
             throw damage("page " + id, "the freelist page (flags 0x10), found flags 0x" + Integer.toHexString(flags));
-        mark(id, page, "the freelist");
+        mark(id, page, Reached.FREELIST);
         long count = Short.toUnsignedInt(page.loaded.getShort(10));
         long at = PAGE_HEADER;
         if (count == 0xFFFF) {
@@ -187,7 +188,7 @@ final class BboltCheck {
      * Checks the subtree rooted at page {@code id}, whose keys must lie in [{@code min}, {@code max}) (null: open),
      * and returns its greatest key (bbolt's recursivelyCheckPageKeyOrderInternal).
      */
-    private ByteBuffer tree(long id, ByteBuffer min, ByteBuffer max, int depth, String bucket, String what)
+    private ByteBuffer tree(long id, ByteBuffer min, ByteBuffer max, int depth, String bucket, Reached what)
             throws IOException {
         if (depth > MAX_DEPTH) throw damage("page " + id, "a tree at most " + MAX_DEPTH + " pages deep");
         Page page = page(id, what);
@@ -210,7 +211,7 @@ final class BboltCheck {
             order(where, "branch", i, key, running, max);
             ByteBuffer next = i + 1 < count ? branchKey(page, i + 1, where) : max;
             long child = page.loaded.getLong(PAGE_HEADER + i * ELEMENT + 8);
-            greatest = tree(child, key, next, depth + 1, bucket, "a child of page " + id);
+            greatest = tree(child, key, next, depth + 1, bucket, new Reached(id, bucket));
             running = greatest;
         }
         return greatest;
@@ -262,7 +263,7 @@ final class BboltCheck {
             ByteBuffer value = page.bytes(pos + ksize, vsize, where);
             long root = value.getLong(0);
             if (root != 0) {
-                tree(root, null, null, depth + 1, name, "the root of bucket " + name);
+                tree(root, null, null, depth + 1, name, new Reached(-1, name));
                 continue;
             }
             ByteBuffer inline = value.slice(16, value.limit() - 16).order(ByteOrder.LITTLE_ENDIAN);
@@ -270,7 +271,7 @@ final class BboltCheck {
             if (inline.limit() < PAGE_HEADER) throw damage(at, "a page header of 16 bytes, found " + inline.limit());
             if (flags(inline) != LEAF)
                 throw damage(at, "a leaf page, found flags 0x" + Integer.toHexString(flags(inline)));
-            Page inlinePage = new Page(-1, inline.limit(), inline);
+            Page inlinePage = new Page(inline.limit(), inline);
             int inlineCount = Short.toUnsignedInt(inline.getShort(10));
             inlinePage.elements(inlineCount, at);
             leaf(inlinePage, inlineCount, at, null, null, name, depth + 1);
@@ -302,25 +303,34 @@ final class BboltCheck {
     }
 
     /** The page at id with its overflow, its header checked: inside the file, below the high water mark, itself. */
-    private Page page(long id, String what) throws IOException {
+    private Page page(long id, Reached what) throws IOException {
         long limit = Math.min(highWater, filePages);
         if (id < 2 || id >= limit)
             throw damage(
-                    what,
+                    what.toString(),
                     "a page id in [2, " + limit + ") ("
                             + (limit == highWater ? "the high water mark" : "the file's pages") + "), found " + id);
         long offset = id * pageSize;
-        ByteBuffer header = pages.readFully(offset, pageSize);
+        ByteBuffer header = view(offset, pageSize);
         long self = header.getLong(0);
         if (self != id) throw damage("page " + id, "a page that identifies as " + id + ", found " + self);
         long overflow = Integer.toUnsignedLong(header.getInt(12));
         if (id + overflow >= limit || (overflow + 1) * pageSize > BboltPages.MAX_PAGE_BYTES)
             throw damage("page " + id, "overflow pages below page " + limit + ", found " + overflow + " of them");
-        return new Page(offset, (overflow + 1) * pageSize, header);
+        long size = (overflow + 1) * pageSize;
+        return new Page(size, overflow == 0 ? header : view(offset, size));
+    }
+
+    /** The mapped bytes [offset, offset + length), little-endian; the callers checked that they lie inside the file. */
+    private ByteBuffer view(long offset, long length) throws DamagedFileException {
+        if (offset + length > fileSize)
+            throw damage(
+                    "offset " + offset, length + " bytes before the end of the file, found " + (fileSize - offset));
+        return file.asSlice(offset, length).asByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
     }
 
     /** bbolt's "multiple references" and "reachable freed": each page and its overflow reached once, none free. */
-    private void mark(long id, Page page, String what) throws DamagedFileException {
+    private void mark(long id, Page page, Reached what) throws DamagedFileException {
         long pagesOf = page.size / pageSize;
         if (freed.get((int) id))
             throw damage("page " + id, "a page in use off the freelist (bbolt: \"reachable freed\"): " + what);

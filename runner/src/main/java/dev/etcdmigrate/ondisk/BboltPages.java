@@ -2,6 +2,8 @@ package dev.etcdmigrate.ondisk;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -65,6 +67,11 @@ final class BboltPages implements Closeable {
     /** Every page of the current tree and the freelist checked as bbolt's own check and etcd's reads meet them. */
     void checkAll() throws IOException {
         BboltCheck.run(this);
+    }
+
+    /** The whole file mapped read-only for as long as {@code arena} is open (the page check's view of it). */
+    MemorySegment map(Arena arena) throws IOException {
+        return file.map(FileChannel.MapMode.READ_ONLY, 0, fileSize, arena);
     }
 
     DamagedFileException damage(String where, String expected) {

@@ -90,12 +90,18 @@ public record DataRecords(
      */
     public static List<Damage> damageFound(Path dataDir, Optional<Path> walOption, boolean everyDbPage)
             throws IOException {
+        return damageFound(dataDir, walOption, everyDbPage, new DbPageCheck());
+    }
+
+    /** {@link #damageFound}, the db's pages checked by {@code pages} (which reuses its walk of an unchanged db). */
+    public static List<Damage> damageFound(
+            Path dataDir, Optional<Path> walOption, boolean everyDbPage, DbPageCheck pages) throws IOException {
         Path dir = dataDir.toAbsolutePath().normalize();
         List<Damage> found = new ArrayList<>(read(dir, walOption, false).damage());
         Path db = dir.resolve("member").resolve("snap").resolve("db");
         if (everyDbPage && found.isEmpty() && Files.isRegularFile(db) && Files.size(db) > 0) {
-            try (BboltFile file = BboltFile.open(db)) {
-                file.checkPages();
+            try {
+                pages.check(db);
             } catch (DamagedFileException e) {
                 found.add(e.damage().relativeTo(dir));
             }
