@@ -46,6 +46,9 @@ public final class ClusterClient implements ClusterView {
     /** Each member's ID as the latest member list gave it, by name (an answer counts only from that ID). */
     private final Map<String, String> idsByName = new HashMap<>();
 
+    /** Each member's first client URL as the latest member list gave it, by name (its own endpoint). */
+    private final Map<String, URI> urlByName = new HashMap<>();
+
     private GatewayTransport peerApi;
     private List<URI> peers = List.of();
 
@@ -94,9 +97,12 @@ public final class ClusterClient implements ClusterView {
             names.put(m.path("ID").asText(""), m.path("name").asText(""));
         List<Member> members = new ArrayList<>();
         Map<String, String> ids = new HashMap<>();
+        Map<String, URI> own = new HashMap<>();
         for (JsonNode m : list.path("members")) {
             String name = m.path("name").asText("");
             String id = m.path("ID").asText("");
+            long numericId = id(id);
+            boolean learner = m.path("isLearner").asBoolean(false);
             List<URI> urls = new ArrayList<>();
             for (JsonNode u : m.path("clientURLs")) urls.add(URI.create(u.asText()));
             synchronized (listed) {
@@ -105,18 +111,21 @@ public final class ClusterClient implements ClusterView {
             if (name.isEmpty()) name = "(unstarted " + id + ")";
             else ids.put(name, id);
             if (urls.isEmpty()) {
-                members.add(Member.down(name, "it has not started yet (no client URL)"));
+                members.add(Member.down(name, numericId, learner, "it has not started yet (no client URL)"));
                 continue;
             }
+            own.put(name, urls.getFirst());
             try {
-                members.add(Member.up(name, status(urls.getFirst(), id, names)));
+                members.add(Member.up(name, numericId, learner, status(urls.getFirst(), id, names)));
             } catch (IOException e) {
-                members.add(Member.down(name, urls.getFirst() + ": " + e.getMessage()));
+                members.add(Member.down(name, numericId, learner, urls.getFirst() + ": " + e.getMessage()));
             }
         }
         synchronized (idsByName) {
             idsByName.clear();
             idsByName.putAll(ids);
+            urlByName.clear();
+            urlByName.putAll(own);
         }
         return members;
     }
@@ -172,10 +181,20 @@ public final class ClusterClient implements ClusterView {
         } else {
             job = unreportedJob(url);
         }
+        List<String> errors = new ArrayList<>();
+        for (JsonNode e : s.path("errors")) errors.add(e.asText());
+        long raftIndex = s.path("raftIndex").asLong(0);
         return new Status(
                 EtcdVersion.parse(s.path("version").asText().split("-", 2)[0]),
-                s.path("raftIndex").asLong(0),
-                !leader.isEmpty() && leader.equals(answered),
+                id(answered.isEmpty() ? id : answered),
+                id(leader),
+                s.path("raftTerm").asLong(0),
+                raftIndex,
+                // 3.3 does not report the applied index: its commit index stands for it
+                s.has("raftAppliedIndex") ? s.path("raftAppliedIndex").asLong(0) : raftIndex,
+                s.path("isLearner").asBoolean(false),
+                errors,
+                s.path("dbSize").asLong(0),
                 storage,
                 job);
     }
@@ -208,6 +227,60 @@ public final class ClusterClient implements ClusterView {
 
     /** etcd's words (ErrDowngradeInProcess) when a downgrade VALIDATE meets a running job. */
     private static final String JOB_IN_PROGRESS = "cluster has a downgrade job in progress";
+
+    /** A member ID as the gateway writes it (a uint64 in decimal, as a string); 0 for none. */
+    private static long id(String text) {
+        if (text == null || text.isEmpty()) return 0;
+        try {
+            return Long.parseUnsignedLong(text);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    @Override
+    public Optional<String> linearizableThrough(String member) throws InterruptedException, MigrateException {
+        URI url;
+        String id;
+        synchronized (idsByName) {
+            url = urlByName.get(member);
+            id = idsByName.get(member);
+        }
+        if (url == null || id == null) return Optional.of("the member list gives it no client URL");
+        try {
+            // no "serializable": etcd serves the range only once its leader confirmed it leads a quorum and this
+            // member applied the leader's commit index
+            JsonNode range = post(url, "/kv/range", "{\"key\":\"" + KEY + "\",\"count_only\":true}");
+            String answered = range.path("header").path("member_id").asText("");
+            if (!answered.isEmpty() && !answered.equals(id)) {
+                return Optional.of(url + " answered as member " + answered + ", not as member " + id);
+            }
+            return Optional.empty();
+        } catch (IOException e) {
+            if (AuthEnabledException.isAuthError(e)) throw new AuthEnabledException(url, e);
+            return Optional.of(url + ": " + e.getMessage());
+        }
+    }
+
+    @Override
+    public void moveLeader(String to) throws IOException, InterruptedException, MigrateException {
+        String target;
+        synchronized (idsByName) {
+            target = idsByName.get(to);
+        }
+        if (target == null) throw new IOException("the member list names no member " + to);
+        // only the leader moves its leadership: each endpoint is asked until one that leads accepts
+        IOException last = null;
+        for (URI endpoint : endpoints()) {
+            try {
+                post(endpoint, "/maintenance/transfer-leadership", "{\"targetID\":\"" + target + "\"}");
+                return;
+            } catch (IOException e) {
+                last = e;
+            }
+        }
+        throw unreachable(last);
+    }
 
     @Override
     public Optional<MinorLine> clusterVersion() throws IOException, InterruptedException, MigrateException {
