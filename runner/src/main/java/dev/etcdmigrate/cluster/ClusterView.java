@@ -29,6 +29,15 @@ public interface ClusterView {
     /** Deletes the record if it is still this one (its mod revision); false when it changed or went. */
     boolean delete(Record record) throws IOException, InterruptedException, MigrateException;
 
+    /**
+     * This view with every call on the record (read, create, delete, holds) answered within {@code budget} in all,
+     * however many endpoints it walks: the one try a runner makes while its own member is down, whose vote the others
+     * may lack, must not hold that member down for a timeout per endpoint.
+     */
+    default ClusterView within(java.time.Duration budget) {
+        return this;
+    }
+
     /** Whether the record is still this one (a transaction on its mod revision, so a quorum answers). */
     boolean holds(Record record) throws IOException, InterruptedException, MigrateException;
 

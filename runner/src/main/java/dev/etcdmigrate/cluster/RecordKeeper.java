@@ -98,7 +98,8 @@ final class RecordKeeper {
         Instant end = ticker.now().plus(patience);
         while (true) {
             try {
-                boolean deleted = delete(record);
+                // the one try while this member is down: bounded in all, not per endpoint walked
+                boolean deleted = patient ? delete(record) : rules.delete(cluster.within(policy.releaseTry()), record);
                 log.emit(new RolloutEvent.RestartRecordReleased(
                         self, record.value().to().toString(), record.modRevision(), deleted));
                 break;
@@ -127,7 +128,11 @@ final class RecordKeeper {
 
     /** Deletes the record another holder left once its restart is over (rule 2's take-over); logs it. */
     void takeOver(Record record) throws IOException, InterruptedException, MigrateException {
-        if (delete(record)) {
+        takeOver(cluster, record);
+    }
+
+    private void takeOver(ClusterView view, Record record) throws IOException, InterruptedException, MigrateException {
+        if (rules.delete(view, record)) {
             log.emit(new RolloutEvent.RestartRecordTakenOver(
                     record.value().holder(), record.value().to().toString(), record.modRevision()));
         }
@@ -143,14 +148,16 @@ final class RecordKeeper {
      * good (no runner is left to pass rule 2). One read, best effort: no member answering changes nothing.
      */
     void sweep() throws InterruptedException, MigrateException {
+        // this member is down here: one bounded try, as the release's, not a timeout per endpoint walked
+        ClusterView view = cluster.within(policy.releaseTry());
         try {
-            Optional<Record> left = cluster.record();
+            Optional<Record> left = view.record();
             if (left.isEmpty() || left.get().value().holder().equals(self)) return;
             Record over = left.get();
             // the member list only for a record of the release before (it names no URL of its holder)
             List<ClusterView.Member> members =
-                    rules.readsHolderWhereItServes(over.value()) ? List.of() : cluster.members();
-            if (rules.holderDone(over, rules.holderAnswer(cluster, over, members))) takeOver(over);
+                    rules.readsHolderWhereItServes(over.value()) ? List.of() : view.members();
+            if (rules.holderDone(over, rules.holderAnswer(view, over, members))) takeOver(view, over);
         } catch (IOException unreachable) {
             // the holder's peers take it over when they pass rule 2
         }

@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -299,7 +300,11 @@ public final class ClusterClient implements ClusterView {
 
     @Override
     public Optional<Record> record() throws IOException, InterruptedException, MigrateException {
-        JsonNode range = anyEndpoint("/kv/range", "{\"key\":\"" + KEY + "\"}");
+        return record(null);
+    }
+
+    private Optional<Record> record(Instant deadline) throws IOException, InterruptedException, MigrateException {
+        JsonNode range = anyEndpoint("/kv/range", "{\"key\":\"" + KEY + "\"}", deadline);
         JsonNode kvs = range.path("kvs");
         if (kvs.isEmpty()) return Optional.empty();
         JsonNode kv = kvs.get(0);
@@ -317,29 +322,44 @@ public final class ClusterClient implements ClusterView {
 
     @Override
     public Optional<Record> create(RecordValue value) throws IOException, InterruptedException, MigrateException {
+        return create(value, null);
+    }
+
+    private Optional<Record> create(RecordValue value, Instant deadline)
+            throws IOException, InterruptedException, MigrateException {
         JsonNode txn = anyEndpoint(
                 "/kv/txn",
                 "{\"compare\":[{\"key\":\"" + KEY
                         + "\",\"target\":\"CREATE\",\"result\":\"EQUAL\",\"create_revision\":\"0\"}],"
                         + "\"success\":[{\"request_put\":{\"key\":\"" + KEY + "\",\"value\":\"" + b64(value.toJson())
-                        + "\"}}]}");
+                        + "\"}}]}",
+                deadline);
         if (!txn.path("succeeded").asBoolean(false)) return Optional.empty();
         return Optional.of(new Record(value, txn.path("header").path("revision").asLong()));
     }
 
     @Override
     public boolean delete(Record record) throws IOException, InterruptedException, MigrateException {
+        return delete(record, null);
+    }
+
+    private boolean delete(Record record, Instant deadline) throws IOException, InterruptedException, MigrateException {
         return anyEndpoint(
                         "/kv/txn",
                         compareModRevision(record) + ",\"success\":[{\"request_delete_range\":{\"key\":\"" + KEY
-                                + "\"}}]}")
+                                + "\"}}]}",
+                        deadline)
                 .path("succeeded")
                 .asBoolean(false);
     }
 
     @Override
     public boolean holds(Record record) throws IOException, InterruptedException, MigrateException {
-        return anyEndpoint("/kv/txn", compareModRevision(record) + "}")
+        return holds(record, null);
+    }
+
+    private boolean holds(Record record, Instant deadline) throws IOException, InterruptedException, MigrateException {
+        return anyEndpoint("/kv/txn", compareModRevision(record) + "}", deadline)
                 .path("succeeded")
                 .asBoolean(false);
     }
@@ -347,6 +367,73 @@ public final class ClusterClient implements ClusterView {
     private static String compareModRevision(Record record) {
         return "{\"compare\":[{\"key\":\"" + KEY + "\",\"target\":\"MOD\",\"result\":\"EQUAL\",\"mod_revision\":\""
                 + record.modRevision() + "\"}]";
+    }
+
+    @Override
+    public ClusterView within(Duration budget) {
+        return new Bounded(budget);
+    }
+
+    /**
+     * This client with the calls on the record bounded by one deadline for the whole walk of endpoints (each request
+     * gets what is left, at most its own timeout); the other calls as the client makes them.
+     */
+    private final class Bounded implements ClusterView {
+        private final Duration budget;
+
+        Bounded(Duration budget) {
+            this.budget = budget;
+        }
+
+        private Instant deadline() {
+            return Instant.now().plus(budget);
+        }
+
+        @Override
+        public List<Member> members() throws IOException, InterruptedException, MigrateException {
+            return ClusterClient.this.members();
+        }
+
+        @Override
+        public Optional<MinorLine> clusterVersion() throws IOException, InterruptedException, MigrateException {
+            return ClusterClient.this.clusterVersion();
+        }
+
+        @Override
+        public Optional<Record> record() throws IOException, InterruptedException, MigrateException {
+            return ClusterClient.this.record(deadline());
+        }
+
+        @Override
+        public Optional<Record> create(RecordValue value) throws IOException, InterruptedException, MigrateException {
+            return ClusterClient.this.create(value, deadline());
+        }
+
+        @Override
+        public boolean delete(Record record) throws IOException, InterruptedException, MigrateException {
+            return ClusterClient.this.delete(record, deadline());
+        }
+
+        @Override
+        public boolean holds(Record record) throws IOException, InterruptedException, MigrateException {
+            return ClusterClient.this.holds(record, deadline());
+        }
+
+        @Override
+        public Optional<Status> statusAt(String member, List<String> urls)
+                throws InterruptedException, MigrateException {
+            return ClusterClient.this.statusAt(member, urls);
+        }
+
+        @Override
+        public Optional<String> linearizableThrough(String member) throws InterruptedException, MigrateException {
+            return ClusterClient.this.linearizableThrough(member);
+        }
+
+        @Override
+        public void moveLeader(String to) throws IOException, InterruptedException, MigrateException {
+            ClusterClient.this.moveLeader(to);
+        }
     }
 
     private List<URI> endpoints() throws InterruptedException {
@@ -365,10 +452,21 @@ public final class ClusterClient implements ClusterView {
 
     /** The first endpoint that answers; etcd's auth is a refusal (the runner has no credentials to give). */
     private JsonNode anyEndpoint(String path, String body) throws IOException, InterruptedException, MigrateException {
+        return anyEndpoint(path, body, null);
+    }
+
+    /** {@link #anyEndpoint(String, String)}, the walk ended at {@code deadline} (null: none but each request's). */
+    private JsonNode anyEndpoint(String path, String body, Instant deadline)
+            throws IOException, InterruptedException, MigrateException {
         IOException last = null;
         for (URI endpoint : endpoints()) {
+            Duration left = deadline == null ? TIMEOUT : Duration.between(Instant.now(), deadline);
+            if (left.isNegative() || left.isZero()) {
+                last = new IOException("no answer within the try's time", last);
+                break;
+            }
             try {
-                return post(endpoint, path, body);
+                return post(endpoint, path, body, left);
             } catch (IOException e) {
                 if (AuthEnabledException.isAuthError(e)) throw new AuthEnabledException(endpoint, e);
                 last = e;
@@ -388,21 +486,21 @@ public final class ClusterClient implements ClusterView {
     }
 
     private JsonNode post(URI endpoint, String path, String body) throws IOException, InterruptedException {
+        return post(endpoint, path, body, TIMEOUT);
+    }
+
+    private JsonNode post(URI endpoint, String path, String body, Duration within)
+            throws IOException, InterruptedException {
         try {
-            return post(endpoint, prefix, path, body);
+            return gateway.post(endpoint.resolve(prefix + path), body, within);
         } catch (GatewayTransport.NotFound e) {
             // a member of an older line (3.3 serves /v3beta only): asked so its version can be judged
-            return post(endpoint, OLDER_PREFIX, path, body);
+            return gateway.post(endpoint.resolve(OLDER_PREFIX + path), body, within);
         }
     }
 
     /** The JSON gateway's prefix of 3.3 (also served by 3.4). */
     private static final String OLDER_PREFIX = "/v3beta";
-
-    private JsonNode post(URI endpoint, String prefix, String path, String body)
-            throws IOException, InterruptedException {
-        return gateway.post(endpoint.resolve(prefix + path), body);
-    }
 
     private static Optional<MinorLine> line(String version) {
         try {

@@ -195,4 +195,45 @@ class ClusterClientTest {
         // m1 lists the same URL, where m0 serves: no proof that m1 is connected
         assertTrue(client.linearizableThrough("m1").orElseThrow().contains("answered as member 11"));
     }
+
+    /**
+     * The one try to release while the runner's member is down walks every endpoint within one budget in all: three
+     * endpoints that never answer cost the budget, not three times the client's own timeout (3 s each).
+     */
+    @Test
+    void aBoundedTryEndsWithinItsBudgetHoweverManyEndpointsHang() throws Exception {
+        java.util.concurrent.CountDownLatch over = new java.util.concurrent.CountDownLatch(1);
+        List<HttpServer> hanging = new java.util.ArrayList<>();
+        List<URI> urls = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 3; i++) {
+                HttpServer h = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+                h.createContext("/", exchange -> {
+                    try {
+                        over.await(); // an etcd without a quorum: no answer until the test is over
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    exchange.close();
+                });
+                h.start();
+                hanging.add(h);
+                urls.add(URI.create("http://127.0.0.1:" + h.getAddress().getPort()));
+            }
+            ClusterClient client = new ClusterClient(GatewayClient.newHttpClient(), urls, "/v3");
+            dev.etcdmigrate.cluster.ClusterView.Record record = new dev.etcdmigrate.cluster.ClusterView.Record(
+                    new dev.etcdmigrate.cluster.RecordValue(
+                            "m0", MinorLine.parse("3.6"), MinorLine.parse("3.7"), java.time.Instant.EPOCH),
+                    7);
+            long start = System.nanoTime();
+            IOException failed = org.junit.jupiter.api.Assertions.assertThrows(
+                    IOException.class,
+                    () -> client.within(java.time.Duration.ofMillis(800)).delete(record));
+            long millis = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(millis < 2_500, "the try took " + millis + " ms: " + failed.getMessage());
+        } finally {
+            over.countDown();
+            for (HttpServer h : hanging) h.stop(0);
+        }
+    }
 }
