@@ -29,6 +29,15 @@ public interface ClusterView {
     /** Deletes the record if it is still this one (its mod revision); false when it changed or went. */
     boolean delete(Record record) throws IOException, InterruptedException, MigrateException;
 
+    /**
+     * This view with every call on the record (read, create, delete, holds) answered within {@code budget} in all,
+     * however many endpoints it walks: the one try a runner makes while its own member is down, whose vote the others
+     * may lack, must not hold that member down for a timeout per endpoint.
+     */
+    default ClusterView within(java.time.Duration budget) {
+        return this;
+    }
+
     /** Whether the record is still this one (a transaction on its mod revision, so a quorum answers). */
     boolean holds(Record record) throws IOException, InterruptedException, MigrateException;
 
@@ -39,29 +48,85 @@ public interface ClusterView {
      */
     Optional<Status> statusAt(String member, List<String> urls) throws InterruptedException, MigrateException;
 
-    /** A member as the cluster lists it; {@code status} empty when its client URL did not answer ({@code problem} says why). */
-    record Member(String name, Optional<Status> status, String problem) {
+    /**
+     * A linearizable read (of the record's key) served through the client URL the member list gives {@code member},
+     * answered as that member: etcd serves it only after the leader confirmed its leadership with a quorum and the
+     * member applied the leader's commit index, so it proves the member both reaches the leader and hears from it.
+     * Empty when it was served; else why not (no failure: "it is not connected" is an answer to the rules).
+     */
+    Optional<String> linearizableThrough(String member) throws InterruptedException, MigrateException;
+
+    /**
+     * Asks the current leader to hand its leadership to the member named {@code to} (etcd's MoveLeader): the margin
+     * proves the other members connected through a leader other than the member about to stop.
+     */
+    void moveLeader(String to) throws IOException, InterruptedException, MigrateException;
+
+    /**
+     * A member as the cluster lists it: its ID, whether it is a learner (a non-voting member), and {@code status}
+     * empty when its client URL did not answer ({@code problem} says why).
+     */
+    record Member(String name, long id, boolean learner, Optional<Status> status, String problem) {
         public static Member up(String name, Status status) {
-            return new Member(name, Optional.of(status), "");
+            return new Member(name, status.memberId(), status.learner(), Optional.of(status), "");
+        }
+
+        public static Member up(String name, long id, boolean learner, Status status) {
+            return new Member(name, id, learner, Optional.of(status), "");
         }
 
         public static Member down(String name, String problem) {
-            return new Member(name, Optional.empty(), problem);
+            return new Member(name, 0, false, Optional.empty(), problem);
+        }
+
+        public static Member down(String name, long id, boolean learner, String problem) {
+            return new Member(name, id, learner, Optional.empty(), problem);
         }
     }
 
     /**
-     * A member's own answer: the etcd it runs, its raft index, whether it leads, and (3.6+) its storage version
-     * and the downgrade job it knows of.
+     * A member's own answer (Maintenance/Status, answered locally, without a quorum): the etcd it runs, its ID, the
+     * leader it follows (0: none: it hears from no leader), the raft term, its commit index ({@code raftIndex}) and
+     * applied index, whether it is a learner, the errors it reports (etcd lists "no leader" and every alarm it
+     * knows, e.g. NOSPACE, CORRUPT), its db size and (3.6+) its storage version and the downgrade job it knows of.
      */
     record Status(
             EtcdVersion server,
+            long memberId,
+            long leaderId,
+            long raftTerm,
             long raftIndex,
-            boolean leader,
+            long raftAppliedIndex,
+            boolean learner,
+            List<String> errors,
+            long dbSize,
             Optional<MinorLine> storage,
             Optional<MinorLine> downgradeTarget) {
+        public Status {
+            errors = List.copyOf(errors);
+        }
+
+        /**
+         * An answer with only what older tests and lines give: a voter at {@code raftIndex} applied, following itself
+         * when {@code leader} (else leader {@code 1}), no errors.
+         */
+        public static Status of(
+                EtcdVersion server,
+                long raftIndex,
+                boolean leader,
+                Optional<MinorLine> storage,
+                Optional<MinorLine> downgradeTarget) {
+            long id = leader ? 1 : 2;
+            return new Status(server, id, 1, 2, raftIndex, raftIndex, false, List.of(), 0, storage, downgradeTarget);
+        }
+
         public MinorLine line() {
             return server.line();
+        }
+
+        /** Whether it leads (the leader it follows is itself). */
+        public boolean leader() {
+            return leaderId != 0 && leaderId == memberId;
         }
     }
 

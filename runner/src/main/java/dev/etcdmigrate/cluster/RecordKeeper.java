@@ -24,6 +24,7 @@ final class RecordKeeper {
     private final RolloutPolicy policy;
     private final RolloutCoordinator.Ticker ticker;
     private final Log log;
+    private final RuleSet rules;
     /** The note as last written by this run (null: not read yet). */
     private Note noted;
     /** The record this run holds as noted (null: none). */
@@ -37,7 +38,9 @@ final class RecordKeeper {
             String self,
             RolloutPolicy policy,
             RolloutCoordinator.Ticker ticker,
-            Log log) {
+            Log log,
+            RuleSet rules) {
+        this.rules = rules;
         this.cluster = cluster;
         this.notes = notes;
         this.self = self;
@@ -53,7 +56,7 @@ final class RecordKeeper {
 
     /** Reads of the record at a run's start: patient when its note says it holds one (a 503 passes meanwhile). */
     int startReads(Note start) {
-        return start instanceof Note.Holds && !RolloutRules.Mutations.heldRecordReadOnce ? policy.patientReads() : 1;
+        return rules.startReads(start, policy);
     }
 
     /** Notes the record held, once per revision (a wait passes here every poll while it holds it). */
@@ -81,16 +84,27 @@ final class RecordKeeper {
      * When none answers, a peer's runner takes it over once this member answers at or past the line it names.
      */
     void release(Record record) throws IOException, InterruptedException, MigrateException {
+        release(record, policy.releasePatience());
+    }
+
+    /**
+     * {@link #release(Record)} tried for {@code patience}; zero: one try through every member (this member is down
+     * and may be the vote a quorum lacks: the caller serves it and tries again rather than keep it down).
+     */
+    void release(Record record, java.time.Duration patience)
+            throws IOException, InterruptedException, MigrateException {
+        boolean patient = !patience.isZero();
         unsettled = false; // the latest release says whether a record may be left
-        Instant end = ticker.now().plus(policy.releasePatience());
+        Instant end = ticker.now().plus(patience);
         while (true) {
             try {
-                boolean deleted = delete(record);
+                // the one try while this member is down: bounded in all, not per endpoint walked
+                boolean deleted = patient ? delete(record) : rules.delete(cluster.within(policy.releaseTry()), record);
                 log.emit(new RolloutEvent.RestartRecordReleased(
                         self, record.value().to().toString(), record.modRevision(), deleted));
                 break;
             } catch (IOException unreachable) {
-                if (ticker.now().isAfter(end)) {
+                if (!patient || ticker.now().isAfter(end)) {
                     unsettled = true;
                     log.emit(new Event.Note(
                             Event.Level.WARN,
@@ -102,7 +116,9 @@ final class RecordKeeper {
                 ticker.pause(); // poll interval of a deadline-bound retry
             }
         }
-        writeNote(Note.NONE);
+        // one try that reached no member: the note still says it holds the record, so a run killed before the retry
+        // (its member serving) looks for it again
+        if (patient || !unsettled) writeNote(Note.NONE);
     }
 
     /** Whether the latest release gave up with no member answering (a record of this runner's may be left). */
@@ -112,18 +128,18 @@ final class RecordKeeper {
 
     /** Deletes the record another holder left once its restart is over (rule 2's take-over); logs it. */
     void takeOver(Record record) throws IOException, InterruptedException, MigrateException {
-        if (delete(record)) {
+        takeOver(cluster, record);
+    }
+
+    private void takeOver(ClusterView view, Record record) throws IOException, InterruptedException, MigrateException {
+        if (rules.delete(view, record)) {
             log.emit(new RolloutEvent.RestartRecordTakenOver(
                     record.value().holder(), record.value().to().toString(), record.modRevision()));
         }
     }
 
     private boolean delete(Record record) throws IOException, InterruptedException, MigrateException {
-        if (RolloutRules.Mutations.deleteWithoutComparingRevision) {
-            Optional<Record> now = cluster.record();
-            return now.isPresent() && cluster.delete(now.get());
-        }
-        return cluster.delete(record);
+        return rules.delete(cluster, record);
     }
 
     /**
@@ -132,14 +148,16 @@ final class RecordKeeper {
      * good (no runner is left to pass rule 2). One read, best effort: no member answering changes nothing.
      */
     void sweep() throws InterruptedException, MigrateException {
+        // this member is down here: one bounded try, as the release's, not a timeout per endpoint walked
+        ClusterView view = cluster.within(policy.releaseTry());
         try {
-            Optional<Record> left = cluster.record();
+            Optional<Record> left = view.record();
             if (left.isEmpty() || left.get().value().holder().equals(self)) return;
             Record over = left.get();
             // the member list only for a record of the release before (it names no URL of its holder)
             List<ClusterView.Member> members =
-                    RolloutRules.readsHolderWhereItServes(over.value()) ? List.of() : cluster.members();
-            if (RolloutRules.holderDone(over, RolloutRules.holderAnswer(cluster, over, members))) takeOver(over);
+                    rules.readsHolderWhereItServes(over.value()) ? List.of() : view.members();
+            if (rules.holderDone(over, rules.holderAnswer(view, over, members))) takeOver(view, over);
         } catch (IOException unreachable) {
             // the holder's peers take it over when they pass rule 2
         }
@@ -175,13 +193,28 @@ final class RecordKeeper {
         }
     }
 
-    /** The record left by a run killed after its last leg, before it released: released now (or the note cleared). */
+    /**
+     * This runner's own record, read once while this member is down (after its last leg); when no member answers it
+     * may be there: the release is unsettled (rule 4's settling serves the member and reads it again).
+     */
+    Optional<Record> ownRecordOrUnsettled(MinorLine line) throws IOException, InterruptedException, MigrateException {
+        try {
+            return ownRecord(1);
+        } catch (IOException unreachable) {
+            unsettled = true;
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * The record left by a run killed after its last leg, before it released: one read and one try while this member
+     * is down (the caller serves it and settles when none answers: {@link #unsettled()}), else the note cleared.
+     */
     void releaseLeftover(MinorLine line) throws IOException, InterruptedException, MigrateException {
-        // "taking" reads as patiently as "holds": one 503 "leader changed" read once cleared the note of a record the
-        // creation had committed, and nobody was left to take it over (found by the simulation's random search)
-        Optional<Record> held = ownRecordOrWarn(line, policy.patientReads());
-        if (held.isPresent()) release(held.get());
-        else writeNote(Note.NONE);
+        // "taking" is looked for as "holds" is: a creation whose answer was lost may have committed
+        Optional<Record> held = ownRecordOrUnsettled(line);
+        if (held.isPresent()) release(held.get(), rules.releaseWhileDown(policy));
+        else if (!unsettled) writeNote(Note.NONE);
         sweep();
     }
 }

@@ -12,7 +12,9 @@ import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -68,6 +70,9 @@ public final class RolloutCoordinator {
 
     private final int expectedMembers;
     private final RolloutPolicy policy;
+    /** The rules it follows: {@link RuleSet#REAL} in every run. */
+    private final RuleSet rules;
+
     private final Ticker ticker;
     private final Log log;
     private String lastWaiting = "";
@@ -79,6 +84,8 @@ public final class RolloutCoordinator {
     private boolean answered;
     /** Whether this member's data recorded a downgrade job in progress. */
     private boolean recordedJob;
+    /** Leadership moves asked for in this run (which candidate the next one asks). */
+    private int handOvers;
     /** Rule 2's last decision was to wait for another holder, and why (null: it was not). */
     private Decision.Wait blockedWhy;
 
@@ -91,8 +98,23 @@ public final class RolloutCoordinator {
             RolloutPolicy policy,
             Ticker ticker,
             Log log) {
+        this(cluster, notes, self, serves, expectedMembers, policy, ticker, log, RuleSet.REAL);
+    }
+
+    /** A coordinator following {@code rules} (the simulation's tests supply alternatives to check they are caught). */
+    public RolloutCoordinator(
+            ClusterView cluster,
+            NoteStore notes,
+            String self,
+            List<String> serves,
+            int expectedMembers,
+            RolloutPolicy policy,
+            Ticker ticker,
+            Log log,
+            RuleSet rules) {
+        this.rules = rules;
         this.cluster = cluster;
-        this.records = new RecordKeeper(cluster, notes, self, policy, ticker, log);
+        this.records = new RecordKeeper(cluster, notes, self, policy, ticker, log, rules);
         this.self = self;
         this.serves = List.copyOf(serves);
         this.expectedMembers = expectedMembers;
@@ -124,7 +146,7 @@ public final class RolloutCoordinator {
         try {
             held = records.ownRecord(records.startReads(start));
         } catch (IOException unreachable) {
-            if (RolloutRules.Mutations.noAnswerIsFatal) throw unreachable;
+            if (!rules.waitsOutNoAnswer()) throw unreachable;
             // "taking" or "holds" and no member answers: the record may exist; the rules decide as with no member
             // answering (the member is down, so running at once takes nothing else out), and it is looked for again
             // after the leg's quorum write. No note: on at once, as with no member answering.
@@ -154,26 +176,44 @@ public final class RolloutCoordinator {
                     serving = null;
                     going.stop();
                 }
-                if (held.isPresent() && RolloutRules.Mutations.releaseBeforeQuorumWrite) {
+                if (held.isPresent() && !rules.releasesAfterQuorumWrite()) {
                     records.release(held.get());
                     held = Optional.empty();
                 }
                 legRunner.run(i);
+                boolean last = i == legs.size() - 1;
+                // the release needs a quorum, and this member's vote may be what the others lack: one try through
+                // every member while it is down; when none answers, it serves first and tries again with its vote
+                // counted (after the last leg: rule 4's settling)
+                java.time.Duration whileDown = rules.releaseWhileDown(policy);
+                boolean patient = !whileDown.isZero();
                 if (unknown) {
-                    held = records.ownRecordOrWarn(leg.to(), policy.patientReads()); // the leg took a quorum write
-                    if (held.isEmpty()) records.writeNote(Note.NONE);
+                    // the leg took a quorum write: a record its creation committed is there
+                    held = patient
+                            ? records.ownRecordOrWarn(leg.to(), policy.patientReads())
+                            : records.ownRecordOrUnsettled(leg.to());
+                    if (held.isEmpty() && !records.unsettled()) records.writeNote(Note.NONE);
                     unknown = false;
                 }
+                Optional<Record> unreleased = Optional.empty();
                 if (held.isPresent()) {
-                    records.release(held.get());
+                    records.release(held.get(), whileDown);
+                    if (records.unsettled()) unreleased = held;
                     held = Optional.empty();
                 }
-                if (i == legs.size() - 1) {
+                if (last) {
                     records.sweep();
                     settle(leg.to(), i, member);
                     return;
                 }
                 serving = member.serve(i).orElseThrow(() -> new IOException("the member cannot serve between legs"));
+                if (records.unsettled()) {
+                    Optional<Record> again = unreleased.isPresent()
+                            ? unreleased
+                            : records.ownRecordOrWarn(leg.to(), policy.patientReads());
+                    if (again.isPresent()) records.release(again.get());
+                    else records.writeNote(Note.NONE);
+                }
             }
         } finally {
             if (serving != null) serving.close();
@@ -197,13 +237,23 @@ public final class RolloutCoordinator {
             serving = null;
             going.requireAlive();
             going.stop();
-            if (held.isPresent()) records.release(held.get());
+            // one try, the member down: while it reaches none, the member serves again and the loop tries anew
+            if (held.isPresent()) records.release(held.get(), rules.releaseWhileDown(policy));
         }
     }
 
-    /** With nothing left to run: the record a run killed after its last leg noted, released now (at {@code line}). */
-    public void releaseLeftover(MinorLine line) throws IOException, InterruptedException, MigrateException {
-        records.releaseLeftover(line);
+    /**
+     * With nothing left to run: the record a run killed after its last leg noted, released now (at {@code line}); when
+     * no member answers, the member serves {@code line} first ({@code member}) and settles it as after a last leg.
+     */
+    public void releaseLeftover(MinorLine line, MemberPort member) throws Exception {
+        try {
+            records.releaseLeftover(line);
+            if (records.unsettled()) settle(line, 0, member);
+        } finally {
+            if (serving != null) serving.close();
+            serving = null;
+        }
     }
 
     /**
@@ -218,17 +268,20 @@ public final class RolloutCoordinator {
                 Optional<Optional<Record>> decided = pass(leg, member, down);
                 if (decided.isPresent()) return decided.get();
             } catch (Unanswered unreachable) {
-                if (RolloutRules.Mutations.noAnswerIsFatal) throw unreachable.cause;
+                if (!rules.waitsOutNoAnswer()) throw unreachable.cause;
                 if (down
-                        && (RolloutRules.atOnce(leg, recordedClusterVersion, recordedJob)
-                                || RolloutRules.Mutations.firstLegAlwaysAtOnce)) {
+                        && (rules.atOnce(leg, recordedClusterVersion, recordedJob)
+                                || rules.atOnceWhileMembersAnswer())) {
                     return records.held(); // a record taken before the cluster went: released after
                 }
                 if (down && startServing(member)) continue;
                 // every member restarting together, this one still starting: nothing was decided
                 waiting(leg, "no member of the cluster answers (" + unreachable.cause.getMessage() + ")", List.of());
             } catch (IOException lost) {
-                if (RolloutRules.Mutations.noAnswerIsFatal) throw lost;
+                if (!rules.waitsOutNoAnswer()) throw lost;
+                // a linearizable read failed while the members' lists answer (no leader, a quorum cut): this member,
+                // down, may be the vote a quorum lacks: it serves its data's line while the rules wait
+                if (down && rules.servesOnFailedRead() && startServing(member)) continue;
                 // an answer lost mid-pass (a leader change, a member going): every rule reads the cluster again
                 waiting(leg, "no member of the cluster answers (" + lost.getMessage() + ")", List.of());
             }
@@ -246,8 +299,8 @@ public final class RolloutCoordinator {
             throw new Unanswered(unreachable);
         }
         answered = true;
-        if (down && RolloutRules.Mutations.firstLegAlwaysAtOnce) return Optional.of(Optional.empty());
-        Optional<Decision.Wait> closed = RolloutRules.gate(leg, me, members, cluster.clusterVersion());
+        if (down && rules.atOnceWhileMembersAnswer()) return Optional.of(Optional.empty());
+        Optional<Decision.Wait> closed = rules.gate(leg, me, members, cluster.clusterVersion());
         if (closed.isPresent()) {
             if (down && startServing(member)) return Optional.empty();
             waiting(leg, closed.get().why(), closed.get().members());
@@ -262,7 +315,26 @@ public final class RolloutCoordinator {
             }
             return Optional.empty();
         }
-        List<String> problems = RolloutRules.margin(me, cluster.members(), policy.raftIndexBound());
+        List<Member> now = cluster.members();
+        List<String> successors = rules.handOver(me, now);
+        if (!successors.isEmpty()) {
+            // a read through the others would pass through this member: the leader moves first, then rule 3 again;
+            // a move that failed tries the next candidate the next time
+            String to = successors.get(handOvers++ % successors.size());
+            try {
+                cluster.moveLeader(to);
+            } catch (IOException refused) {
+                waiting(leg, "moving the leadership to " + to + ": " + refused.getMessage(), List.of());
+            }
+            return Optional.empty();
+        }
+        Map<String, Optional<String>> reads = new HashMap<>();
+        for (Member m : now) {
+            if (!m.name().equals(self) && m.status().isPresent()) {
+                reads.put(m.name(), cluster.linearizableThrough(m.name()));
+            }
+        }
+        List<String> problems = rules.margin(me, now, reads, policy.raftIndexBound());
         if (!problems.isEmpty()) {
             if (down && !startServing(member)) {
                 records.release(held.get()); // it cannot answer while it waits: nobody could restart meanwhile
@@ -292,9 +364,9 @@ public final class RolloutCoordinator {
         // another holder's record: read it where its member serves (the take-over's answer), only then
         Optional<Status> holder =
                 existing.isPresent() && !existing.get().value().holder().equals(self)
-                        ? RolloutRules.holderAnswer(cluster, existing.get(), members)
+                        ? rules.holderAnswer(cluster, existing.get(), members)
                         : Optional.empty();
-        Decision decision = RolloutRules.take(leg, me, existing, holder);
+        Decision decision = rules.take(leg, me, existing, holder);
         blockedWhy = decision instanceof Decision.Wait w ? w : null;
         switch (decision) {
             case Decision.UseOwn own -> {
@@ -314,10 +386,17 @@ public final class RolloutCoordinator {
                 return Optional.empty();
             }
             case Decision.Take t -> {
-                if (!RolloutRules.Mutations.noNoteBeforeCreate) records.writeNote(Note.TAKING);
+                if (rules.notesBeforeCreate()) records.writeNote(Note.TAKING);
                 Optional<Record> created =
                         cluster.create(new RecordValue(self, leg.from(), leg.to(), ticker.now(), serves));
                 if (created.isEmpty()) {
+                    // a creation retried on another endpoint after its answer was lost finds its own record: the value
+                    // names its runner, so a record naming this one is this run's
+                    Optional<Record> there = rules.ownAfterRefusedCreate(cluster, self);
+                    if (there.isPresent()) {
+                        records.noteHolds(there.get());
+                        return leg.names(there.get()) ? there : Optional.empty();
+                    }
                     records.writeNote(Note.NONE);
                     return Optional.empty(); // another runner was quicker: read again
                 }

@@ -6,14 +6,17 @@ import dev.etcdmigrate.cluster.ClusterView.Status;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.version.MinorLine;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
  * The rules of docs/ha.md ("The rules"), each a pure function of what the cluster answered and what the runner
- * knows: no call, no clock, no file. {@link RolloutCoordinator} reads the cluster, asks a rule, and carries its
- * decision out. {@link Mutations} switches exist for the simulation only (test scope sets them): each breaks one
- * rule the way a plausible edit would, and the simulation must catch it.
+ * knows: no call, no clock, no file. {@link RolloutCoordinator} reads the cluster, asks a rule ({@link RuleSet}: these
+ * functions, clause by clause, in every run), and carries its decision out. Each rule is composed of clauses that are
+ * functions of their own, so a test can supply a rule set without one clause (a mutant) and check the simulation
+ * catches it.
  */
 public final class RolloutRules {
 
@@ -59,47 +62,6 @@ public final class RolloutRules {
         record Restart() implements Decision {}
     }
 
-    /** Test-only switches, each breaking one rule (the simulation's mutants). Never set in production code. */
-    public static final class Mutations {
-        public static volatile boolean skipMargin;
-        public static volatile boolean skipGate;
-        public static volatile boolean takeOverWithoutHolderAnswering;
-        public static volatile boolean noNoteBeforeCreate;
-        public static volatile boolean deleteWithoutComparingRevision;
-        public static volatile boolean releaseBeforeQuorumWrite;
-        public static volatile boolean noAnswerIsFatal;
-        public static volatile boolean enableWithoutCheckingJob;
-        /** A holder is done only at exactly the record's line (one that went on past it is never taken over). */
-        public static volatile boolean takeOverOnlyAtTheNamedLine;
-        /** Releases through this member's own URL only (while that member is down, no release reaches the cluster). */
-        public static volatile boolean releaseThroughOwnUrlOnly;
-        /** Leg 1 of a member's plan runs at once even when other members answer. */
-        public static volatile boolean firstLegAlwaysAtOnce;
-        /**
-         * The take-over reads the holder on the URL the member list shows, not where its record says it serves (the
-         * rule before records named URLs: on one host a step's private etcd answered there).
-         */
-        public static volatile boolean holderOnListedUrl;
-        /** A stale own record (another leg's) used as this leg's. */
-        public static volatile boolean reuseOwnRecordOfAnotherLeg;
-        /** The first leg runs at once whenever no member answers, whatever the data recorded. */
-        public static volatile boolean atOnceWheneverNoneAnswers;
-        /** The pre-fix start: a run that noted it holds the record reads it once (a 503 "leader changed" ends it). */
-        public static volatile boolean heldRecordReadOnce;
-        /** The gate opens whatever downgrade job the members report. */
-        public static volatile boolean gateIgnoresJob;
-
-        private Mutations() {}
-
-        public static void reset() {
-            skipMargin = skipGate = takeOverWithoutHolderAnswering = noNoteBeforeCreate = false;
-            deleteWithoutComparingRevision = releaseBeforeQuorumWrite = noAnswerIsFatal = false;
-            enableWithoutCheckingJob = takeOverOnlyAtTheNamedLine = releaseThroughOwnUrlOnly = false;
-            firstLegAlwaysAtOnce = reuseOwnRecordOfAnotherLeg = atOnceWheneverNoneAnswers = heldRecordReadOnce = false;
-            holderOnListedUrl = gateIgnoresJob = false;
-        }
-    }
-
     /**
      * Rule 1, the gate: every member the cluster lists answers and runs the leg's lines (this member excepted while
      * it is down: its pod was restarted, not by the runner), the cluster lists as many members as expected, no
@@ -108,17 +70,29 @@ public final class RolloutRules {
      */
     public static Optional<Decision.Wait> gate(
             Leg leg, Self self, List<Member> members, Optional<MinorLine> clusterVersion) {
-        if (Mutations.skipGate) return Optional.empty();
+        return gateLines(leg, self, members)
+                .or(() -> gateMemberCount(self, members))
+                .or(() -> gateDowngradeJob(leg, members))
+                .or(() -> gateStorage(leg, self, members))
+                .or(() -> gateClusterVersion(leg, clusterVersion));
+    }
+
+    /** Gate clause: every member answers and runs the leg's lines (this member excepted while it is down). */
+    public static Optional<Decision.Wait> gateLines(Leg leg, Self self, List<Member> members) {
         List<String> behind = lagging(leg, self, members);
-        if (!behind.isEmpty()) {
-            return wait(
-                    "members not yet on " + leg.from() + " or " + leg.to() + ": " + describe(members, behind), behind);
-        }
-        if (members.size() < self.expectedMembers()) {
-            return wait(
-                    "the cluster lists " + members.size() + " of " + self.expectedMembers() + " members", List.of());
-        }
-        for (Member m : Mutations.gateIgnoresJob ? List.<Member>of() : members) {
+        if (behind.isEmpty()) return Optional.empty();
+        return wait("members not yet on " + leg.from() + " or " + leg.to() + ": " + describe(members, behind), behind);
+    }
+
+    /** Gate clause: the cluster lists as many members as --initial-cluster names. */
+    public static Optional<Decision.Wait> gateMemberCount(Self self, List<Member> members) {
+        if (members.size() >= self.expectedMembers()) return Optional.empty();
+        return wait("the cluster lists " + members.size() + " of " + self.expectedMembers() + " members", List.of());
+    }
+
+    /** Gate clause: no downgrade job to a line other than the leg's {@code to} runs. */
+    public static Optional<Decision.Wait> gateDowngradeJob(Leg leg, List<Member> members) {
+        for (Member m : members) {
             Optional<MinorLine> job = m.status().flatMap(Status::downgradeTarget);
             if (job.isPresent() && !job.get().equals(leg.to())) {
                 return wait(
@@ -127,27 +101,35 @@ public final class RolloutRules {
                         List.of());
             }
         }
-        if (leg.upgrade()) {
-            // the next line opens only data whose storage version is this line's: etcd writes it after the cluster
-            // version moved (lines that report one)
-            Optional<MinorLine> storage = members.stream()
-                    .filter(m -> m.name().equals(self.name()))
-                    .flatMap(m -> m.status().stream())
-                    .flatMap(s -> s.storage().stream())
-                    .findFirst();
-            if (storage.isPresent() && !storage.get().equals(leg.from())) {
-                return wait("this member's storage version is " + storage.get() + ", not yet " + leg.from(), List.of());
-            }
-        }
-        if (clusterVersion.isEmpty()
-                || !(clusterVersion.get().equals(leg.from())
-                        || clusterVersion.get().equals(leg.to()))) {
-            return wait(
-                    "the cluster version is "
-                            + clusterVersion.map(MinorLine::toString).orElse("unknown") + ", not yet " + leg.from(),
-                    List.of());
-        }
         return Optional.empty();
+    }
+
+    /**
+     * Gate clause: for an upgrade, this member's storage version (lines that report one) is the leg's start: the next
+     * line opens only data whose storage version is this line's, which etcd writes after the cluster version moved.
+     */
+    public static Optional<Decision.Wait> gateStorage(Leg leg, Self self, List<Member> members) {
+        if (!leg.upgrade()) return Optional.empty();
+        Optional<MinorLine> storage = members.stream()
+                .filter(m -> m.name().equals(self.name()))
+                .flatMap(m -> m.status().stream())
+                .flatMap(s -> s.storage().stream())
+                .findFirst();
+        if (storage.isEmpty() || storage.get().equals(leg.from())) return Optional.empty();
+        return wait("this member's storage version is " + storage.get() + ", not yet " + leg.from(), List.of());
+    }
+
+    /** Gate clause: the cluster version is one of the leg's lines. */
+    public static Optional<Decision.Wait> gateClusterVersion(Leg leg, Optional<MinorLine> clusterVersion) {
+        if (clusterVersion.isPresent()
+                && (clusterVersion.get().equals(leg.from())
+                        || clusterVersion.get().equals(leg.to()))) {
+            return Optional.empty();
+        }
+        return wait(
+                "the cluster version is "
+                        + clusterVersion.map(MinorLine::toString).orElse("unknown") + ", not yet " + leg.from(),
+                List.of());
     }
 
     /**
@@ -156,13 +138,18 @@ public final class RolloutRules {
      * {@code holder}: what the other holder answered where the take-over reads it ({@link #holderAnswer}).
      */
     public static Decision take(Leg leg, Self self, Optional<Record> existing, Optional<Status> holder) {
+        return take(leg, self, existing, existing.isPresent() && holderDone(existing.get(), holder));
+    }
+
+    /** {@link #take(Leg, Self, Optional, Optional)} with the take-over's verdict on another holder already made. */
+    public static Decision take(Leg leg, Self self, Optional<Record> existing, boolean holderDone) {
         if (existing.isEmpty()) return new Decision.Take();
         Record record = existing.get();
         if (record.value().holder().equals(self.name())) {
-            if (leg.names(record) || Mutations.reuseOwnRecordOfAnotherLeg) return new Decision.UseOwn(record);
+            if (leg.names(record)) return new Decision.UseOwn(record);
             return new Decision.Release(record); // its restart is over: this run's data is past it
         }
-        if (holderDone(record, holder)) return new Decision.TakeOver(record);
+        if (holderDone) return new Decision.TakeOver(record);
         return new Decision.Wait(
                 "member " + record.value().holder() + " holds the restart record for its restart "
                         + record.value().from() + " -> " + record.value().to(),
@@ -180,15 +167,11 @@ public final class RolloutRules {
      */
     public static boolean holderDone(Record record, Optional<Status> holder) {
         RecordValue v = record.value();
-        if (Mutations.takeOverWithoutHolderAnswering) {
-            return holder.isEmpty() || !holder.get().line().equals(v.from());
-        }
         // a restart on one line (a patch floor, rule 4's settling) answers at its line before it stops too: only its
         // holder releases it, or two members would go at once
         if (v.from().equals(v.to())) return false;
         return holder.map(Status::line)
-                .filter(line ->
-                        Mutations.takeOverOnlyAtTheNamedLine ? line.equals(v.to()) : reached(v.from(), v.to(), line))
+                .filter(line -> reached(v.from(), v.to(), line))
                 .isPresent();
     }
 
@@ -200,7 +183,7 @@ public final class RolloutRules {
     public static Optional<Status> holderAnswer(ClusterView cluster, Record record, List<Member> members)
             throws InterruptedException, MigrateException {
         RecordValue v = record.value();
-        if (v.from().equals(v.to()) && !Mutations.takeOverWithoutHolderAnswering) return Optional.empty();
+        if (v.from().equals(v.to())) return Optional.empty();
         if (readsHolderWhereItServes(v)) return cluster.statusAt(v.holder(), v.serves());
         return listedAnswer(v.holder(), members);
     }
@@ -210,7 +193,7 @@ public final class RolloutRules {
      * them); a record of the release before names none, and is read on the member list's URL as that release did.
      */
     public static boolean readsHolderWhereItServes(RecordValue value) {
-        return !value.serves().isEmpty() && !Mutations.holderOnListedUrl;
+        return !value.serves().isEmpty();
     }
 
     /** What the member list's URL for {@code holder} answered (the take-over's reading before records named URLs). */
@@ -228,38 +211,179 @@ public final class RolloutRules {
     }
 
     /**
-     * Rule 3, the quorum margin: why each other member may not see this one go (missing, not answering, or more
-     * than {@code raftIndexBound} entries behind the leader's raft index). Empty: this member may go.
+     * Rule 3, the quorum margin, on raft's own answers (docs/ha.md, "The quorum margin"): why the other members might
+     * not keep a quorum without this one. Each other member must be listed, a voter, answer its Status with no error
+     * (etcd lists "no leader" and every alarm there), follow the leader a majority follows, have applied within
+     * {@code raftIndexBound} entries of that leader's commit index read in the same pass, and serve a linearizable
+     * read through its own client URL ({@code reads}: by name, empty when served, else why not). The leader must not
+     * be this member: a read through another member then travels through it, and proves nothing about the others
+     * without it ({@link #handOver} moves it first). Empty: this member may go.
      */
-    public static List<String> margin(Self self, List<Member> members, long raftIndexBound) {
+    public static List<String> margin(
+            Self self, List<Member> members, Map<String, Optional<String>> reads, long raftIndexBound) {
         List<String> problems = new ArrayList<>();
-        if (Mutations.skipMargin) return problems;
-        long leaderIndex = members.stream()
-                .flatMap(m -> m.status().stream())
-                .mapToLong(Status::raftIndex)
-                .max()
-                .orElse(0);
+        problems.addAll(marginMemberCount(self, members));
+        problems.addAll(marginLeader(self, members));
+        problems.addAll(marginAnswers(self, members));
+        problems.addAll(marginVoters(self, members));
+        problems.addAll(marginErrors(self, members));
+        problems.addAll(marginFollowers(self, members));
+        problems.addAll(marginRaftLag(self, members, raftIndexBound));
+        problems.addAll(marginReads(self, members, reads));
+        return problems;
+    }
+
+    /** Margin clause: the cluster lists every member --initial-cluster names besides this one. */
+    public static List<String> marginMemberCount(Self self, List<Member> members) {
         long others =
                 members.stream().filter(m -> !m.name().equals(self.name())).count();
-        if (others < self.expectedMembers() - 1) {
-            problems.add(
-                    "(missing): the cluster lists " + members.size() + " of " + self.expectedMembers() + " members");
-        }
+        if (others >= self.expectedMembers() - 1) return List.of();
+        return List.of("(missing): the cluster lists " + members.size() + " of " + self.expectedMembers() + " members");
+    }
+
+    /** Margin clause: a majority follows one leader, and it is not this member. */
+    public static List<String> marginLeader(Self self, List<Member> members) {
+        long leaderId = majorityLeader(members);
+        if (leaderId == 0) return List.of("(leader): no leader is followed by a majority of the members");
+        boolean leads = members.stream().anyMatch(m -> m.name().equals(self.name()) && m.id() == leaderId);
+        if (leads) return List.of(SELF_LEADS + "; its leadership moves to another member first");
+        return List.of();
+    }
+
+    /** Margin clause: every other member answers its Status. */
+    public static List<String> marginAnswers(Self self, List<Member> members) {
+        return others(self, members)
+                .filter(m -> m.status().isEmpty())
+                .map(m -> m.name() + ": does not answer (" + m.problem() + ")")
+                .toList();
+    }
+
+    /** Margin clause: every other member is a voter. */
+    public static List<String> marginVoters(Self self, List<Member> members) {
+        return others(self, members)
+                .filter(m -> m.learner() || m.status().map(Status::learner).orElse(false))
+                .map(m -> m.name() + ": is a learner (no vote)")
+                .toList();
+    }
+
+    /** Margin clause: no other member reports an error (no leader, an alarm). */
+    public static List<String> marginErrors(Self self, List<Member> members) {
+        return others(self, members)
+                .filter(m ->
+                        m.status().isPresent() && !m.status().get().errors().isEmpty())
+                .map(m -> m.name() + ": reports "
+                        + String.join(", ", m.status().get().errors()))
+                .toList();
+    }
+
+    /** Margin clause: every other member follows the majority's leader. */
+    public static List<String> marginFollowers(Self self, List<Member> members) {
+        long leaderId = majorityLeader(members);
+        return others(self, members)
+                .filter(m -> m.status().isPresent() && m.status().get().leaderId() != leaderId)
+                .map(m -> m.name() + ": follows "
+                        + (m.status().get().leaderId() == 0
+                                ? "no leader"
+                                : "leader " + Long.toHexString(m.status().get().leaderId()))
+                        + ", not the majority's " + Long.toHexString(leaderId))
+                .toList();
+    }
+
+    /**
+     * Margin clause: every other member applied within {@code raftIndexBound} entries of the commit index of the
+     * leader the majority follows (read in the same pass; the highest commit index any member reports when the
+     * leader's own answer is missing).
+     */
+    public static List<String> marginRaftLag(Self self, List<Member> members, long raftIndexBound) {
+        long leaderId = majorityLeader(members);
+        long leaderCommit = members.stream()
+                .flatMap(m -> m.status().stream())
+                .filter(s -> leaderId != 0 && s.memberId() == leaderId)
+                .mapToLong(Status::raftIndex)
+                .max()
+                .orElseGet(() -> members.stream()
+                        .flatMap(m -> m.status().stream())
+                        .mapToLong(Status::raftIndex)
+                        .max()
+                        .orElse(0));
+        return others(self, members)
+                .filter(m -> m.status().isPresent()
+                        && leaderCommit - m.status().get().raftAppliedIndex() > raftIndexBound)
+                .map(m -> m.name() + ": applied "
+                        + (leaderCommit - m.status().get().raftAppliedIndex())
+                        + " raft entries behind the leader's commit index (bound " + raftIndexBound + ")")
+                .toList();
+    }
+
+    /** Margin clause: a linearizable read was served through every other member that answers ({@code reads}). */
+    public static List<String> marginReads(Self self, List<Member> members, Map<String, Optional<String>> reads) {
+        return others(self, members)
+                .filter(m -> m.status().isPresent())
+                .filter(m ->
+                        reads.getOrDefault(m.name(), Optional.of("not read")).isPresent())
+                .map(m -> m.name() + ": serves no linearizable read ("
+                        + reads.getOrDefault(m.name(), Optional.of("not read")).orElseThrow() + ")")
+                .toList();
+    }
+
+    private static java.util.stream.Stream<Member> others(Self self, List<Member> members) {
+        return members.stream().filter(m -> !m.name().equals(self.name()));
+    }
+
+    /**
+     * Rule 3 as {@code status} reports it (no read is sent through the members): every clause but the linearizable
+     * reads and this member's own leadership (its runner moves it first).
+     */
+    public static List<String> margin(Self self, List<Member> members, long raftIndexBound) {
+        Map<String, Optional<String>> served = new HashMap<>();
+        members.forEach(m -> served.put(m.name(), Optional.empty()));
+        // a member that leads moves its leadership itself before it stops: nothing it waits for
+        return margin(self, members, served, raftIndexBound).stream()
+                .filter(p -> !p.startsWith(SELF_LEADS))
+                .toList();
+    }
+
+    private static final String SELF_LEADS = "(leader): this member leads";
+
+    /** The leader a majority of the listed members follow (by their own Status); 0 when none has a majority. */
+    public static long majorityLeader(List<Member> members) {
+        Map<Long, Integer> votes = new HashMap<>();
         for (Member m : members) {
-            if (m.name().equals(self.name())) continue;
-            if (m.status().isEmpty()) {
-                problems.add(m.name() + ": does not answer (" + m.problem() + ")");
-            } else if (leaderIndex - m.status().get().raftIndex() > raftIndexBound) {
-                problems.add(m.name() + ": " + (leaderIndex - m.status().get().raftIndex())
-                        + " raft entries behind (bound " + raftIndexBound + ")");
-            }
+            m.status().filter(s -> s.leaderId() != 0).ifPresent(s -> votes.merge(s.leaderId(), 1, Integer::sum));
         }
-        return problems;
+        return votes.entrySet().stream()
+                .filter(e -> e.getValue() * 2 > members.size())
+                .map(Map.Entry::getKey)
+                .findFirst()
+                .orElse(0L);
+    }
+
+    /**
+     * Where this member's leadership may go before it stops (rule 3): the other voters that answer with no error and
+     * follow this member, the most applied first (then by name). Empty when this member does not lead. A move to one
+     * of them can still fail (it may not be heard: its Status cannot tell), so the caller tries them in turn.
+     */
+    public static List<String> handOver(Self self, List<Member> members) {
+        Optional<Member> me =
+                members.stream().filter(m -> m.name().equals(self.name())).findFirst();
+        long leaderId = majorityLeader(members);
+        if (me.isEmpty() || leaderId == 0 || me.get().id() != leaderId) return List.of();
+        return members.stream()
+                .filter(m -> !m.name().equals(self.name()) && !m.learner())
+                .filter(m -> m.status().isPresent()
+                        && !m.status().get().learner()
+                        && m.status().get().errors().isEmpty()
+                        && m.status().get().leaderId() == leaderId)
+                .sorted(java.util.Comparator.comparingLong(
+                                (Member m) -> -m.status().get().raftAppliedIndex())
+                        .thenComparing(Member::name))
+                .map(Member::name)
+                .toList();
     }
 
     /** The members named by {@link #margin}'s problems. */
     public static List<String> named(List<String> problems) {
-        return problems.stream().map(p -> p.split(":", 2)[0]).toList();
+        return problems.stream().map(p -> p.split(":", 2)[0]).distinct().toList();
     }
 
     /**
@@ -283,7 +407,6 @@ public final class RolloutRules {
      * (both found by the simulation with every member down). It serves its data's line and waits instead.
      */
     public static boolean atOnce(Leg leg, Optional<MinorLine> recordedClusterVersion, boolean recordedJob) {
-        if (Mutations.atOnceWheneverNoneAnswers) return true;
         if (recordedJob) return false;
         return recordedClusterVersion.isEmpty() || recordedClusterVersion.get().equals(leg.from());
     }

@@ -201,10 +201,14 @@ final class ClusterRollout {
 
     /**
      * Nothing left to run, but a run killed after its last leg reached the target, before it released the record,
-     * noted it: released now (read from the other members, this member's etcd not started yet).
+     * noted it: released now (one try through the other members, this member's etcd not started yet; when none
+     * answers, the member serves the target first, so its vote counts, and settles the record as after a last leg).
      */
     void releaseLeftover(Release line) throws Exception {
-        driver(line).releaseLeftover(line.minorLine());
+        driver(line)
+                .releaseLeftover(
+                        line.minorLine(),
+                        reached -> Optional.of(serving(etcd.serve(line, "the restart record's release"))));
     }
 
     private RolloutCoordinator.Serving serving(ServingMember member) {

@@ -56,6 +56,10 @@ class RolloutCoordinatorTest {
         final Map<String, Optional<Status>> ownUrls = new LinkedHashMap<>();
         /** The statusAt reads: member and URLs. */
         final List<String> statusReads = new ArrayList<>();
+        /** Members cut from their peers: they answer locally, but no linearizable read is served through them. */
+        final java.util.Set<String> cut = new java.util.HashSet<>();
+        /** The leadership moves asked for, by target. */
+        final List<String> moves = new ArrayList<>();
 
         FakeCluster member(String name, String version, long raftIndex) {
             members.put(name, Optional.of(status(version, raftIndex, Optional.empty())));
@@ -68,7 +72,7 @@ class RolloutCoordinatorTest {
         }
 
         static Status status(String version, long raftIndex, Optional<MinorLine> job) {
-            return new Status(EtcdVersion.parse(version), raftIndex, false, Optional.empty(), job);
+            return Status.of(EtcdVersion.parse(version), raftIndex, false, Optional.empty(), job);
         }
 
         void tick() {
@@ -133,6 +137,17 @@ class RolloutCoordinatorTest {
         }
 
         @Override
+        public Optional<String> linearizableThrough(String member) {
+            if (members.getOrDefault(member, Optional.empty()).isEmpty()) return Optional.of("refused");
+            return cut.contains(member) ? Optional.of("context deadline exceeded") : Optional.empty();
+        }
+
+        @Override
+        public void moveLeader(String to) {
+            moves.add(to);
+        }
+
+        @Override
         public Optional<Status> statusAt(String member, List<String> urls) {
             statusReads.add(member + " " + urls);
             return ownUrls.containsKey(member) ? ownUrls.get(member) : members.getOrDefault(member, Optional.empty());
@@ -141,20 +156,6 @@ class RolloutCoordinatorTest {
 
     private final List<Event> events = new ArrayList<>();
 
-    /** -Drollout.mutants=a,b switches on RolloutRules.Mutations fields (to show a test failing on the old rules). */
-    @org.junit.jupiter.api.BeforeEach
-    void mutants() throws Exception {
-        RolloutRules.Mutations.reset();
-        for (String name : System.getProperty("rollout.mutants", "").split(",")) {
-            if (!name.isBlank())
-                RolloutRules.Mutations.class.getField(name.strip()).setBoolean(null, true);
-        }
-    }
-
-    @org.junit.jupiter.api.AfterEach
-    void noMutants() {
-        RolloutRules.Mutations.reset();
-    }
     /** What the coordinator noted, in order (the runner's .etcd-migrate/restart-record). */
     private final List<String> notes = new ArrayList<>();
 

@@ -29,7 +29,7 @@ class StatusReaderTest {
         EtcdVersion v = EtcdVersion.parse(version);
         return Member.up(
                 name,
-                new Status(
+                Status.of(
                         v,
                         raftIndex,
                         name.equals("m0"),

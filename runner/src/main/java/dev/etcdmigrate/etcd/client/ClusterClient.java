@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -45,6 +46,9 @@ public final class ClusterClient implements ClusterView {
 
     /** Each member's ID as the latest member list gave it, by name (an answer counts only from that ID). */
     private final Map<String, String> idsByName = new HashMap<>();
+
+    /** Each member's first client URL as the latest member list gave it, by name (its own endpoint). */
+    private final Map<String, URI> urlByName = new HashMap<>();
 
     private GatewayTransport peerApi;
     private List<URI> peers = List.of();
@@ -94,9 +98,12 @@ public final class ClusterClient implements ClusterView {
             names.put(m.path("ID").asText(""), m.path("name").asText(""));
         List<Member> members = new ArrayList<>();
         Map<String, String> ids = new HashMap<>();
+        Map<String, URI> own = new HashMap<>();
         for (JsonNode m : list.path("members")) {
             String name = m.path("name").asText("");
             String id = m.path("ID").asText("");
+            long numericId = id(id);
+            boolean learner = m.path("isLearner").asBoolean(false);
             List<URI> urls = new ArrayList<>();
             for (JsonNode u : m.path("clientURLs")) urls.add(URI.create(u.asText()));
             synchronized (listed) {
@@ -105,18 +112,21 @@ public final class ClusterClient implements ClusterView {
             if (name.isEmpty()) name = "(unstarted " + id + ")";
             else ids.put(name, id);
             if (urls.isEmpty()) {
-                members.add(Member.down(name, "it has not started yet (no client URL)"));
+                members.add(Member.down(name, numericId, learner, "it has not started yet (no client URL)"));
                 continue;
             }
+            own.put(name, urls.getFirst());
             try {
-                members.add(Member.up(name, status(urls.getFirst(), id, names)));
+                members.add(Member.up(name, numericId, learner, status(urls.getFirst(), id, names)));
             } catch (IOException e) {
-                members.add(Member.down(name, urls.getFirst() + ": " + e.getMessage()));
+                members.add(Member.down(name, numericId, learner, urls.getFirst() + ": " + e.getMessage()));
             }
         }
         synchronized (idsByName) {
             idsByName.clear();
             idsByName.putAll(ids);
+            urlByName.clear();
+            urlByName.putAll(own);
         }
         return members;
     }
@@ -172,10 +182,20 @@ public final class ClusterClient implements ClusterView {
         } else {
             job = unreportedJob(url);
         }
+        List<String> errors = new ArrayList<>();
+        for (JsonNode e : s.path("errors")) errors.add(e.asText());
+        long raftIndex = s.path("raftIndex").asLong(0);
         return new Status(
                 EtcdVersion.parse(s.path("version").asText().split("-", 2)[0]),
-                s.path("raftIndex").asLong(0),
-                !leader.isEmpty() && leader.equals(answered),
+                id(answered.isEmpty() ? id : answered),
+                id(leader),
+                s.path("raftTerm").asLong(0),
+                raftIndex,
+                // 3.3 does not report the applied index: its commit index stands for it
+                s.has("raftAppliedIndex") ? s.path("raftAppliedIndex").asLong(0) : raftIndex,
+                s.path("isLearner").asBoolean(false),
+                errors,
+                s.path("dbSize").asLong(0),
                 storage,
                 job);
     }
@@ -189,6 +209,60 @@ public final class ClusterClient implements ClusterView {
      */
     private Optional<MinorLine> unreportedJob(URI url) throws IOException, InterruptedException {
         return gateway.unreportedDowngradeJob(url, prefix);
+    }
+
+    /** A member ID as the gateway writes it (a uint64 in decimal, as a string); 0 for none. */
+    private static long id(String text) {
+        if (text == null || text.isEmpty()) return 0;
+        try {
+            return Long.parseUnsignedLong(text);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    @Override
+    public Optional<String> linearizableThrough(String member) throws InterruptedException, MigrateException {
+        URI url;
+        String id;
+        synchronized (idsByName) {
+            url = urlByName.get(member);
+            id = idsByName.get(member);
+        }
+        if (url == null || id == null) return Optional.of("the member list gives it no client URL");
+        try {
+            // no "serializable": etcd serves the range only once its leader confirmed it leads a quorum and this
+            // member applied the leader's commit index
+            JsonNode range = post(url, "/kv/range", "{\"key\":\"" + KEY + "\",\"count_only\":true}");
+            String answered = range.path("header").path("member_id").asText("");
+            if (!answered.isEmpty() && !answered.equals(id)) {
+                return Optional.of(url + " answered as member " + answered + ", not as member " + id);
+            }
+            return Optional.empty();
+        } catch (IOException e) {
+            if (AuthEnabledException.isAuthError(e)) throw new AuthEnabledException(url, e);
+            return Optional.of(url + ": " + e.getMessage());
+        }
+    }
+
+    @Override
+    public void moveLeader(String to) throws IOException, InterruptedException, MigrateException {
+        String target;
+        synchronized (idsByName) {
+            target = idsByName.get(to);
+        }
+        if (target == null) throw new IOException("the member list names no member " + to);
+        // only the leader moves its leadership: each endpoint is asked until one that leads accepts
+        IOException last = null;
+        for (URI endpoint : endpoints()) {
+            try {
+                post(endpoint, "/maintenance/transfer-leadership", "{\"targetID\":\"" + target + "\"}");
+                return;
+            } catch (IOException e) {
+                last = e;
+            }
+        }
+        throw unreachable(last);
     }
 
     @Override
@@ -208,7 +282,11 @@ public final class ClusterClient implements ClusterView {
 
     @Override
     public Optional<Record> record() throws IOException, InterruptedException, MigrateException {
-        JsonNode range = anyEndpoint("/kv/range", "{\"key\":\"" + KEY + "\"}");
+        return record(null);
+    }
+
+    private Optional<Record> record(Instant deadline) throws IOException, InterruptedException, MigrateException {
+        JsonNode range = anyEndpoint("/kv/range", "{\"key\":\"" + KEY + "\"}", deadline);
         JsonNode kvs = range.path("kvs");
         if (kvs.isEmpty()) return Optional.empty();
         JsonNode kv = kvs.get(0);
@@ -226,29 +304,44 @@ public final class ClusterClient implements ClusterView {
 
     @Override
     public Optional<Record> create(RecordValue value) throws IOException, InterruptedException, MigrateException {
+        return create(value, null);
+    }
+
+    private Optional<Record> create(RecordValue value, Instant deadline)
+            throws IOException, InterruptedException, MigrateException {
         JsonNode txn = anyEndpoint(
                 "/kv/txn",
                 "{\"compare\":[{\"key\":\"" + KEY
                         + "\",\"target\":\"CREATE\",\"result\":\"EQUAL\",\"create_revision\":\"0\"}],"
                         + "\"success\":[{\"request_put\":{\"key\":\"" + KEY + "\",\"value\":\"" + b64(value.toJson())
-                        + "\"}}]}");
+                        + "\"}}]}",
+                deadline);
         if (!txn.path("succeeded").asBoolean(false)) return Optional.empty();
         return Optional.of(new Record(value, txn.path("header").path("revision").asLong()));
     }
 
     @Override
     public boolean delete(Record record) throws IOException, InterruptedException, MigrateException {
+        return delete(record, null);
+    }
+
+    private boolean delete(Record record, Instant deadline) throws IOException, InterruptedException, MigrateException {
         return anyEndpoint(
                         "/kv/txn",
                         compareModRevision(record) + ",\"success\":[{\"request_delete_range\":{\"key\":\"" + KEY
-                                + "\"}}]}")
+                                + "\"}}]}",
+                        deadline)
                 .path("succeeded")
                 .asBoolean(false);
     }
 
     @Override
     public boolean holds(Record record) throws IOException, InterruptedException, MigrateException {
-        return anyEndpoint("/kv/txn", compareModRevision(record) + "}")
+        return holds(record, null);
+    }
+
+    private boolean holds(Record record, Instant deadline) throws IOException, InterruptedException, MigrateException {
+        return anyEndpoint("/kv/txn", compareModRevision(record) + "}", deadline)
                 .path("succeeded")
                 .asBoolean(false);
     }
@@ -256,6 +349,73 @@ public final class ClusterClient implements ClusterView {
     private static String compareModRevision(Record record) {
         return "{\"compare\":[{\"key\":\"" + KEY + "\",\"target\":\"MOD\",\"result\":\"EQUAL\",\"mod_revision\":\""
                 + record.modRevision() + "\"}]";
+    }
+
+    @Override
+    public ClusterView within(Duration budget) {
+        return new Bounded(budget);
+    }
+
+    /**
+     * This client with the calls on the record bounded by one deadline for the whole walk of endpoints (each request
+     * gets what is left, at most its own timeout); the other calls as the client makes them.
+     */
+    private final class Bounded implements ClusterView {
+        private final Duration budget;
+
+        Bounded(Duration budget) {
+            this.budget = budget;
+        }
+
+        private Instant deadline() {
+            return Instant.now().plus(budget);
+        }
+
+        @Override
+        public List<Member> members() throws IOException, InterruptedException, MigrateException {
+            return ClusterClient.this.members();
+        }
+
+        @Override
+        public Optional<MinorLine> clusterVersion() throws IOException, InterruptedException, MigrateException {
+            return ClusterClient.this.clusterVersion();
+        }
+
+        @Override
+        public Optional<Record> record() throws IOException, InterruptedException, MigrateException {
+            return ClusterClient.this.record(deadline());
+        }
+
+        @Override
+        public Optional<Record> create(RecordValue value) throws IOException, InterruptedException, MigrateException {
+            return ClusterClient.this.create(value, deadline());
+        }
+
+        @Override
+        public boolean delete(Record record) throws IOException, InterruptedException, MigrateException {
+            return ClusterClient.this.delete(record, deadline());
+        }
+
+        @Override
+        public boolean holds(Record record) throws IOException, InterruptedException, MigrateException {
+            return ClusterClient.this.holds(record, deadline());
+        }
+
+        @Override
+        public Optional<Status> statusAt(String member, List<String> urls)
+                throws InterruptedException, MigrateException {
+            return ClusterClient.this.statusAt(member, urls);
+        }
+
+        @Override
+        public Optional<String> linearizableThrough(String member) throws InterruptedException, MigrateException {
+            return ClusterClient.this.linearizableThrough(member);
+        }
+
+        @Override
+        public void moveLeader(String to) throws IOException, InterruptedException, MigrateException {
+            ClusterClient.this.moveLeader(to);
+        }
     }
 
     private List<URI> endpoints() throws InterruptedException {
@@ -274,10 +434,21 @@ public final class ClusterClient implements ClusterView {
 
     /** The first endpoint that answers; etcd's auth is a refusal (the runner has no credentials to give). */
     private JsonNode anyEndpoint(String path, String body) throws IOException, InterruptedException, MigrateException {
+        return anyEndpoint(path, body, null);
+    }
+
+    /** {@link #anyEndpoint(String, String)}, the walk ended at {@code deadline} (null: none but each request's). */
+    private JsonNode anyEndpoint(String path, String body, Instant deadline)
+            throws IOException, InterruptedException, MigrateException {
         IOException last = null;
         for (URI endpoint : endpoints()) {
+            Duration left = deadline == null ? TIMEOUT : Duration.between(Instant.now(), deadline);
+            if (left.isNegative() || left.isZero()) {
+                last = new IOException("no answer within the try's time", last);
+                break;
+            }
             try {
-                return post(endpoint, path, body);
+                return post(endpoint, path, body, left);
             } catch (IOException e) {
                 if (AuthEnabledException.isAuthError(e)) throw new AuthEnabledException(endpoint, e);
                 last = e;
@@ -297,21 +468,21 @@ public final class ClusterClient implements ClusterView {
     }
 
     private JsonNode post(URI endpoint, String path, String body) throws IOException, InterruptedException {
+        return post(endpoint, path, body, TIMEOUT);
+    }
+
+    private JsonNode post(URI endpoint, String path, String body, Duration within)
+            throws IOException, InterruptedException {
         try {
-            return post(endpoint, prefix, path, body);
+            return gateway.post(endpoint.resolve(prefix + path), body, within);
         } catch (GatewayTransport.NotFound e) {
             // a member of an older line (3.3 serves /v3beta only): asked so its version can be judged
-            return post(endpoint, OLDER_PREFIX, path, body);
+            return gateway.post(endpoint.resolve(OLDER_PREFIX + path), body, within);
         }
     }
 
     /** The JSON gateway's prefix of 3.3 (also served by 3.4). */
     private static final String OLDER_PREFIX = "/v3beta";
-
-    private JsonNode post(URI endpoint, String prefix, String path, String body)
-            throws IOException, InterruptedException {
-        return gateway.post(endpoint.resolve(prefix + path), body);
-    }
 
     private static Optional<MinorLine> line(String version) {
         try {

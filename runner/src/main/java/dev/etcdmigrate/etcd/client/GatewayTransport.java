@@ -38,8 +38,13 @@ final class GatewayTransport {
      * error (a gateway error object, a non-zero gRPC code) fails.
      */
     JsonNode post(URI url, String body) throws IOException, InterruptedException {
+        return post(url, body, timeout);
+    }
+
+    /** {@link #post(URI, String)} answered within {@code within} (at most this transport's own timeout). */
+    JsonNode post(URI url, String body, Duration within) throws IOException, InterruptedException {
         HttpRequest request = HttpRequest.newBuilder(url)
-                .timeout(timeout)
+                .timeout(within.compareTo(timeout) < 0 ? within : timeout)
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body))
                 .build();

@@ -152,6 +152,8 @@ final class Explorer {
         sim.crashesLeft = 0;
         sim.leaderChangesLeft = 0;
         sim.lostAnswersLeft = 0;
+        sim.partitionsLeft = 0;
+        sim.heal();
         while (true) {
             if (sim.converged()) return null;
             String violation = liveness(sim);

@@ -64,6 +64,8 @@ final class Sim {
             int lostAnswers,
             int maxSteps,
             boolean stepAnswers,
+            int partitions,
+            boolean localReadsNeedQuorum,
             boolean staleJob) {
         Config(
                 int members,
@@ -75,8 +77,36 @@ final class Sim {
                 int leaderChanges,
                 int lostAnswers,
                 int maxSteps,
+                boolean stepAnswers,
+                int partitions) {
+            this(
+                    members,
+                    from,
+                    to,
+                    edits,
+                    layout,
+                    crashes,
+                    leaderChanges,
+                    lostAnswers,
+                    maxSteps,
+                    stepAnswers,
+                    partitions,
+                    false,
+                    false);
+        }
+
+        Config(
+                int members,
+                MinorLine from,
+                MinorLine to,
+                Edits edits,
+                Layout layout,
+                int crashes,
+                int leaderChanges,
+                int lostAnswers,
+                int maxSteps,
                 boolean stepAnswers) {
-            this(members, from, to, edits, layout, crashes, leaderChanges, lostAnswers, maxSteps, stepAnswers, false);
+            this(members, from, to, edits, layout, crashes, leaderChanges, lostAnswers, maxSteps, stepAnswers, 0);
         }
 
         /** A config where a step's private etcd answers no other runner (separate hosts; one host as modelled before). */
@@ -101,7 +131,62 @@ final class Sim {
          */
         Config withStepAnswering() {
             return new Config(
-                    members, from, to, edits, layout, crashes, leaderChanges, lostAnswers, maxSteps, true, staleJob);
+                    members,
+                    from,
+                    to,
+                    edits,
+                    layout,
+                    crashes,
+                    leaderChanges,
+                    lostAnswers,
+                    maxSteps,
+                    true,
+                    partitions,
+                    localReadsNeedQuorum,
+                    staleJob);
+        }
+
+        /**
+         * Up to {@code n} network faults of etcd's kind: a member cut from its peers in both directions, in one
+         * direction only (it hears the leader but is not heard, or the reverse), or its applied index lagging; each
+         * healed by a later action (and before the fair completion).
+         */
+        Config withPartitions(int n) {
+            return new Config(
+                    members,
+                    from,
+                    to,
+                    edits,
+                    layout,
+                    crashes,
+                    leaderChanges,
+                    lostAnswers,
+                    maxSteps,
+                    stepAnswers,
+                    n,
+                    localReadsNeedQuorum,
+                    staleJob);
+        }
+
+        /**
+         * The member list and /version asked linearizably too (etcd's MemberList with {@code linearizable}): they need
+         * a quorum as a read of the record does. The directed scenarios of the record's defects replay there.
+         */
+        Config withLinearizableLists() {
+            return new Config(
+                    members,
+                    from,
+                    to,
+                    edits,
+                    layout,
+                    crashes,
+                    leaderChanges,
+                    lostAnswers,
+                    maxSteps,
+                    stepAnswers,
+                    partitions,
+                    true,
+                    staleJob);
         }
 
         /**
@@ -110,7 +195,19 @@ final class Sim {
          */
         Config withStaleJob() {
             return new Config(
-                    members, from, to, edits, layout, crashes, leaderChanges, lostAnswers, maxSteps, stepAnswers, true);
+                    members,
+                    from,
+                    to,
+                    edits,
+                    layout,
+                    crashes,
+                    leaderChanges,
+                    lostAnswers,
+                    maxSteps,
+                    stepAnswers,
+                    partitions,
+                    localReadsNeedQuorum,
+                    true);
         }
 
         /** Whether a member's step's private etcd answers the other runners. */
@@ -123,7 +220,9 @@ final class Sim {
             return members + " members " + from + " -> " + to + ", " + edits + ", " + layout
                     + (stepReachable() ? " (a step's etcd answers)" : "")
                     + (staleJob ? " (the downgrade job to " + from + " not yet ended)" : "") + ", crashes<=" + crashes
-                    + ", leader changes<=" + leaderChanges + ", lost answers<=" + lostAnswers;
+                    + ", leader changes<=" + leaderChanges + ", lost answers<=" + lostAnswers
+                    + (partitions > 0 ? ", network faults<=" + partitions : "")
+                    + (localReadsNeedQuorum ? ", linearizable member lists" : "");
         }
     }
 
@@ -166,9 +265,17 @@ final class Sim {
         Runner runner;
         int runs;
 
+        /** Its raft member ID. */
+        final long id;
+        /** Its applied index (frozen while it hears no leader). */
+        long applied = 1000;
+        /** Its applied index lags the leader's commit index by far (a slow disk, a member catching up). */
+        boolean lagging;
+
         Node(String name, int index, MinorLine line) {
             this.name = name;
             this.index = index;
+            this.id = 0x100 + index;
             this.data = line;
             this.versionTxt = line;
             this.recordedCv = line;
@@ -193,6 +300,12 @@ final class Sim {
         boolean releasing;
         /** It wrote its note in this run (a note left by a crashed run is read against the record first). */
         boolean wroteNote;
+        /** Its latest linearizable request that no member served (null: the latest was served). */
+        String lastFailed;
+        /** It read the member list in this run (its start's own reads come before). */
+        boolean sawMembers;
+        /** {@link #worldEpoch} at its latest read of the member list. */
+        int epochAtMembers = -1;
 
         Throwable failure;
         Thread thread;
@@ -228,8 +341,28 @@ final class Sim {
     String doubleEnable;
     /** The step after which nothing is injected any more and every edit is made. */
     int quietSince = -1;
+    /** The raft leader's index (-1: none); re-elected among the members that reach a quorum when it cannot lead. */
+    int leader = 0;
+    /** {@code cut[i][j]}: messages from member i to member j are dropped (the peer network). */
+    boolean[][] cut;
+    /** The leader's commit index: Kubernetes' writes move it on every step a leader leads. */
+    long commit = 1000;
+
+    long term = 2;
+    int partitionsLeft;
+    /** Counts what the world did to the members on its own (a fault, an edit's stop): a check before it is stale. */
+    int worldEpoch;
 
     private static final StackWalker PC = StackWalker.getInstance();
+
+    /** The rules the runners follow: the real ones, or a test's mutant ({@link Mutants}). */
+    static volatile dev.etcdmigrate.cluster.RuleSet rules = dev.etcdmigrate.cluster.RuleSet.REAL;
+
+    /** A model mutant: the downgrade step enables its job without reading the one in progress. */
+    static volatile boolean enableWithoutCheckingJob;
+
+    /** A model mutant: the runner's client asks only its own URL (no member list, no peers). */
+    static volatile boolean releaseThroughOwnUrlOnly;
 
     static final RolloutPolicy POLICY = new RolloutPolicy(1000, Duration.ofMillis(500), Duration.ofSeconds(30));
 
@@ -250,6 +383,8 @@ final class Sim {
             // etcd keeps the job in its db (the cluster bucket), where a restarted runner reads it
             for (Node m : members) m.recordedJob = true;
         }
+        cut = new boolean[config.members][config.members];
+        partitionsLeft = config.partitions();
         crashesLeft = config.crashes;
         leaderChangesLeft = config.leaderChanges;
         lostAnswersLeft = config.lostAnswers;
@@ -280,6 +415,12 @@ final class Sim {
         if (leaderChangesLeft > 0) actions.add("leader-change");
         if (lostAnswersLeft > 0 && !loseNextAnswer) actions.add("lose-answer");
         if (jobFinished()) actions.add("end-job");
+        if (partitionsLeft > 0) {
+            for (Node m : members) {
+                for (String fault : List.of("cut ", "cut-in ", "cut-out ", "lag ")) actions.add(fault + m.name);
+            }
+        }
+        if (faulted()) actions.add("heal");
         return actions;
     }
 
@@ -318,6 +459,7 @@ final class Sim {
                 || pending.equals("cluster version")
                 || pending.equals("record")
                 || pending.equals("holds")
+                || pending.startsWith("read through")
                 || pending.equals("pause")
                 || pending.equals("start"));
     }
@@ -376,6 +518,7 @@ final class Sim {
 
     private void doStep(String action) {
         String[] parts = action.split(" ", 2);
+        if (!action.startsWith("run ")) worldEpoch++;
         switch (parts[0]) {
             case "run" -> resume(runnerOf(parts[1]));
             case "edit" -> edit(memberOf(parts[1]));
@@ -389,7 +532,30 @@ final class Sim {
             case "leader-change" -> {
                 leaderChangesLeft--;
                 leaderChangeReads = 3;
+                // another member that reaches a quorum leads, if any
+                for (int k = 1; k <= members.size(); k++) {
+                    int c = (Math.max(leader, 0) + k) % members.size();
+                    if (c != leader && leads(c)) {
+                        leader = c;
+                        term++;
+                        break;
+                    }
+                }
             }
+            case "cut", "cut-in", "cut-out" -> {
+                partitionsLeft--;
+                int x = memberOf(parts[1]).index;
+                for (int j = 0; j < members.size(); j++) {
+                    if (j == x) continue;
+                    if (!parts[0].equals("cut-in")) cut[x][j] = true; // what it sends is lost
+                    if (!parts[0].equals("cut-out")) cut[j][x] = true; // what it should hear is lost
+                }
+            }
+            case "lag" -> {
+                partitionsLeft--;
+                memberOf(parts[1]).lagging = true;
+            }
+            case "heal" -> heal();
             case "lose-answer" -> {
                 lostAnswersLeft--;
                 loseNextAnswer = true;
@@ -405,7 +571,98 @@ final class Sim {
         return crashesLeft == 0
                 && leaderChangesLeft == 0
                 && lostAnswersLeft == 0
+                && partitionsLeft == 0
+                && !faulted()
                 && members.stream().allMatch(m -> m.edited);
+    }
+
+    /** Whether a network fault stands (a cut link, a lagging member). */
+    boolean faulted() {
+        for (boolean[] row : cut) for (boolean c : row) if (c) return true;
+        return members.stream().anyMatch(m -> m.lagging);
+    }
+
+    /** Every link and member healed: the fair completion's world. */
+    void heal() {
+        for (boolean[] row : cut) java.util.Arrays.fill(row, false);
+        for (Node m : members) m.lagging = false;
+    }
+
+    // ----------------------------------------------------------------------------------------------- raft
+
+    private boolean running(int i) {
+        return members.get(i).run != Run.DOWN;
+    }
+
+    /** Both directions between two running members' etcds carry raft's messages. */
+    boolean link(int i, int j) {
+        return i == j || (running(i) && running(j) && !cut[i][j] && !cut[j][i]);
+    }
+
+    /** Whether member {@code c} reaches a quorum (itself included) both ways: it can be elected and lead. */
+    private boolean leads(int c) {
+        // a member far behind the leader's log acknowledges nothing new until it caught up: no vote, no lead
+        if (!running(c) || members.get(c).lagging) return false;
+        int reach = 0;
+        for (int j = 0; j < members.size(); j++) if (link(c, j) && !members.get(j).lagging) reach++;
+        return reach * 2 > members.size();
+    }
+
+    /** The leader now: the one there is while it reaches a quorum, else the first member that does (-1: none). */
+    int leader() {
+        if (leader >= 0 && leads(leader)) return leader;
+        int before = leader;
+        leader = -1;
+        for (int c = 0; c < members.size(); c++) {
+            if (leads(c)) {
+                leader = c;
+                break;
+            }
+        }
+        if (leader != before && leader >= 0) term++;
+        return leader;
+    }
+
+    /** Whether the members whose etcd runs, as the network connects them, form a quorum around some leader. */
+    boolean connectedQuorum() {
+        for (int c = 0; c < members.size(); c++) if (leads(c)) return true;
+        return false;
+    }
+
+    /** Whether {@code m} hears a leader (it receives its heartbeats: a one-way cut the other way does not stop it). */
+    private boolean hearsLeader(Node m) {
+        int l = leader();
+        return m.run != Run.DOWN && l >= 0 && (l == m.index || !cut[l][m.index]);
+    }
+
+    private boolean servesLinearizableNow(Node m) {
+        return servesLinearizable(m);
+    }
+
+    /** Whether a request through {@code m}'s etcd reaches the leader and back (a linearizable read, a transaction). */
+    private boolean servesLinearizable(Node m) {
+        int l = leader();
+        // a lagging member serves the read only once it applied the leader's index: past the request's timeout
+        return l >= 0 && link(m.index, l) && !m.lagging;
+    }
+
+    /** Maintenance/Status as etcd answers it locally, without a quorum. */
+    private ClusterView.Status statusOf(Node m, MinorLine binary) {
+        boolean hears = hearsLeader(m);
+        long leaderId = hears ? members.get(leader()).id : 0;
+        long known = hears ? commit : m.applied;
+        return new ClusterView.Status(
+                EtcdVersion.parse(binary + ".0"),
+                m.id,
+                leaderId,
+                term,
+                known,
+                m.lagging ? known - 5000 : known,
+                false,
+                hears ? List.of() : List.of("etcdserver: no leader"),
+                0,
+                Optional.empty(),
+                job);
     }
 
     boolean converged() {
@@ -510,10 +767,12 @@ final class Sim {
             if (e instanceof RolloutEvent.RestartRecordReleased) r.acting = false;
         });
         RolloutCoordinator driver = new RolloutCoordinator(
-                new View(r), new Store(r), m.name, List.of(m.url()), config.members, POLICY, new Tick(r), log);
+                new View(r), new Store(r), m.name, List.of(m.url()), config.members, POLICY, new Tick(r), log, rules);
         r.driver = driver;
         if (legs.isEmpty()) {
-            if (!(m.note instanceof Note.None)) driver.releaseLeftover(config.to);
+            if (!(m.note instanceof Note.None)) {
+                driver.releaseLeftover(config.to, reached -> Optional.of(serving(r, config.to)));
+            }
             return;
         }
         MinorLine start = m.data;
@@ -521,6 +780,8 @@ final class Sim {
                 legs,
                 i -> leg(r, legs.get(i)),
                 reached -> {
+                    // its member serves again after a leg: its restart is over, whatever its release still does
+                    if (reached >= 0) r.acting = false;
                     MinorLine line = reached < 0 ? start : legs.get(reached).to();
                     return Optional.of(serving(r, line));
                 },
@@ -546,6 +807,12 @@ final class Sim {
                         .count();
                 m.outByChoice = true;
                 m.run = Run.DOWN;
+                // a fault or an edit after its last read of the members is the world's, not the rules' (no rule sees
+                // it)
+                if (!connectedQuorum() && r.epochAtMembers == worldEpoch) {
+                    throw new Violation(
+                            "no connected quorum after a runner's stop: " + m.name + " stopped; links " + links());
+                }
                 if (out > 0) {
                     throw new Violation("two members out of service by a runner's choice: " + m.name + " stopped while "
                             + members.stream()
@@ -567,6 +834,11 @@ final class Sim {
     private void leg(Runner r, RolloutRules.Leg leg) throws Exception {
         Node m = r.member;
         call(r, "leg " + leg + " private etcd");
+        if (leg.upgrade() && clusterVersion.isOlderThan(leg.from())) {
+            // etcd refuses to join: its line is two minors past the cluster version
+            throw new Violation(m.name + " joins a cluster whose version is two minors below: etcd " + leg.to()
+                    + " at cluster version " + clusterVersion);
+        }
         m.run = Run.PRIVATE;
         // MinorUpgrade starts the next line's etcd; OnlineDowngrade the newer etcd first, then the older
         m.stepLine = leg.upgrade() ? leg.to() : leg.from();
@@ -574,7 +846,7 @@ final class Sim {
             awaitQuorum(r, "downgrade read");
             // a job to the previous minor's line: the leader ends it once every member runs it
             int waits = 0;
-            while (job.isPresent() && !job.get().equals(leg.to()) && !RolloutRules.Mutations.enableWithoutCheckingJob) {
+            while (job.isPresent() && !job.get().equals(leg.to()) && !enableWithoutCheckingJob) {
                 if (!job.get().equals(leg.from()) || ++waits > 200) {
                     throw new FailedException(
                             "a downgrade job to " + job.get() + " is in progress, not to " + leg.to());
@@ -583,14 +855,13 @@ final class Sim {
                 clockMillis += 500;
                 awaitQuorum(r, "downgrade read");
             }
-            boolean wanted = RolloutRules.Mutations.enableWithoutCheckingJob
-                    || !(clusterVersion.equals(leg.to()) || job.equals(Optional.of(leg.to())));
+            boolean wanted =
+                    enableWithoutCheckingJob || !(clusterVersion.equals(leg.to()) || job.equals(Optional.of(leg.to())));
             if (wanted) {
                 call(r, "downgrade enable " + leg.to());
                 if (job.isPresent()) {
                     // etcd refuses a second enable; the step reads again: a job to its own line is the one wanted
-                    if (RolloutRules.Mutations.enableWithoutCheckingJob
-                            || !job.get().equals(leg.to())) {
+                    if (enableWithoutCheckingJob || !job.get().equals(leg.to())) {
                         throw new FailedException(
                                 "downgrade enable refused: a job to " + job.get() + " is in progress");
                     }
@@ -615,11 +886,31 @@ final class Sim {
     }
 
     private void awaitQuorum(Runner r, String label) throws FailedException {
-        for (int i = 0; ; i++) {
+        for (int i = 0; ; ) {
             call(r, label);
-            if (quorum()) return;
+            if (servesLinearizable(r.member)) return;
+            // the step's --start-timeout; while a network fault stands the world owes a heal, which a real step's
+            // timeout would meet as a failed run restarted by the kubelet (not modelled: the step waits)
+            if (!faulted()) i++;
             if (i > 400) throw new FailedException("no quorum for " + label);
             clockMillis += 500;
+        }
+    }
+
+    /**
+     * From the simulated network, not from answers: a runner waits after a linearizable request no member served while
+     * its member is down, and its member's etcd, running, would give the others the quorum they lack (its vote is what
+     * they need): it keeps its member down waiting for a quorum it is part of.
+     */
+    private void keptDown(Runner r) {
+        Node m = r.member;
+        if (m.run != Run.DOWN || r.lastFailed == null || !r.sawMembers || connectedQuorum()) return;
+        m.run = Run.SERVING;
+        boolean restores = connectedQuorum();
+        m.run = Run.DOWN;
+        if (restores) {
+            throw new Violation("a member kept down while the quorum needs its vote: " + m.name + " waits after its "
+                    + r.lastFailed + " found no quorum, which its etcd would restore");
         }
     }
 
@@ -631,26 +922,35 @@ final class Sim {
     /**
      * The leader ends a downgrade job at its next check that finds every member running and on the job's line: an
      * action of its own (not at once), so runners may act between the last member's arrival and the end. A member
-     * that moved past the line meanwhile keeps the job from ever ending.
+     * that moved past the line meanwhile keeps the job from ever ending. The leader acts only on the members it
+     * reaches.
      */
     private boolean jobFinished() {
-        return job.isPresent() && members.stream().allMatch(m -> m.run != Run.DOWN && m.data.equals(job.get()));
+        return job.isPresent() && leaderReachesAll() && members.stream().allMatch(m -> m.data.equals(job.get()));
     }
 
-    private boolean quorum() {
-        return members.stream().filter(m -> m.run != Run.DOWN).count() * 2 > members.size();
+    /** Every member's etcd runs and the leader reaches it. */
+    private boolean leaderReachesAll() {
+        return members.stream().allMatch(m -> m.run != Run.DOWN)
+                && leader() >= 0
+                && members.stream().allMatch(m -> link(leader(), m.index));
     }
 
     // ----------------------------------------------------------------------------------------------- the cluster
 
     private void clusterMoves() {
+        if (leader() >= 0) commit += 5; // Kubernetes' writes
+        for (Node m : members) {
+            if (hearsLeader(m)) m.applied = commit;
+        }
         for (Node m : members) {
             if (m.run != Run.DOWN) {
                 m.recordedCv = clusterVersion;
                 m.recordedJob = job.isPresent();
             }
         }
-        boolean allUp = members.stream().allMatch(m -> m.run != Run.DOWN);
+        // the leader acts only on the members it reaches
+        boolean allUp = leaderReachesAll();
         if (job.isEmpty() && allUp) {
             MinorLine lowest =
                     members.stream().map(m -> m.data).min(MinorLine::compareTo).orElseThrow();
@@ -708,6 +1008,18 @@ final class Sim {
         if (doubleEnable != null) throw new Violation(doubleEnable);
     }
 
+    /** The running members and the links cut among them, for a violation's message. */
+    String links() {
+        List<String> s = new ArrayList<>();
+        for (Node a : members) {
+            if (a.run == Run.DOWN) continue;
+            List<String> cutTo = new ArrayList<>();
+            for (Node b : members) if (b != a && b.run != Run.DOWN && cut[a.index][b.index]) cutTo.add(b.name);
+            s.add(a.name + (cutTo.isEmpty() ? "" : " -/-> " + cutTo));
+        }
+        return s + " leader " + (leader() < 0 ? "none" : members.get(leader()).name);
+    }
+
     String summary() {
         return "record "
                 + (recordValue == null
@@ -739,7 +1051,10 @@ final class Sim {
                 .append(crashesLeft)
                 .append(leaderChangesLeft)
                 .append(lostAnswersLeft)
-                .append(enabledJobs);
+                .append(enabledJobs)
+                .append(leader)
+                .append(partitionsLeft)
+                .append(java.util.Arrays.deepToString(cut));
         for (Node m : members) {
             s.append('|')
                     .append(m.data)
@@ -750,7 +1065,9 @@ final class Sim {
                     .append(m.outByChoice)
                     .append(m.edited)
                     .append(m.recordedCv)
-                    .append(m.recordedJob);
+                    .append(m.recordedJob)
+                    .append(commit - m.applied > POLICY.raftIndexBound())
+                    .append(m.lagging);
             Runner r = m.runner;
             if (r == null) continue;
             s.append(r.finished)
@@ -826,6 +1143,7 @@ final class Sim {
         @Override
         public void pause() {
             call(r, "pause");
+            keptDown(r);
             clockMillis += POLICY.poll().toMillis();
         }
     }
@@ -868,12 +1186,22 @@ final class Sim {
         }
 
         private void ask(String label, boolean listedToo) throws IOException {
+            ask(label, listedToo, true);
+        }
+
+        /**
+         * A request through the client's endpoints in turn, as {@code ClusterClient} sends it: a member whose etcd
+         * answers on one of them serves a local request (the member list, Status, /version) on its own; a
+         * linearizable one (a read of the record, a transaction) only when it reaches the leader and back, else it
+         * times out and the next endpoint is tried.
+         */
+        private void ask(String label, boolean listedToo, boolean linearizable) throws IOException {
             call(r, label);
             if (leaderChangeReads > 0) {
                 leaderChangeReads--;
                 throw new IOException("503 leader changed");
             }
-            if (listed.isEmpty() && !RolloutRules.Mutations.releaseThroughOwnUrlOnly) {
+            if (listed.isEmpty() && !releaseThroughOwnUrlOnly) {
                 // GET /members on the other members' peer URLs: any etcd of theirs that runs (serving or a step's)
                 if (members.stream().anyMatch(m -> m != r.member && m.run != Run.DOWN)) {
                     for (Node m : members) listed.add(m.url());
@@ -883,9 +1211,22 @@ final class Sim {
             urls.addAll(seeds);
             // a step's private etcd on one host: its listed loopback URL answers any runner there (real etcd)
             boolean answers = members.stream()
-                    .anyMatch(m -> (m.run == Run.SERVING && urls.contains(m.url()))
-                            || (stepAnswering(m) && !listed.isEmpty()));
-            if (!answers || !quorum()) throw new IOException("no member answered on " + urls);
+                    .filter(m ->
+                            (m.run == Run.SERVING && urls.contains(m.url())) || (stepAnswering(m) && !listed.isEmpty()))
+                    .anyMatch(m -> !(linearizable || config.localReadsNeedQuorum()) || servesLinearizable(m));
+            if (linearizable) r.lastFailed = answers ? null : label;
+            if (!answers) throw new IOException("no member answered on " + urls);
+        }
+
+        /** Whether an endpoint of this client's other than the first that served would serve too (a retry). */
+        private boolean anotherServes() {
+            Set<String> urls = new LinkedHashSet<>(listed);
+            urls.addAll(seeds);
+            return members.stream()
+                            .filter(m -> m.run == Run.SERVING && urls.contains(m.url()))
+                            .filter(Sim.this::servesLinearizableNow)
+                            .count()
+                    > 1;
         }
 
         private void maybeLose() throws IOException {
@@ -897,24 +1238,24 @@ final class Sim {
 
         @Override
         public List<ClusterView.Member> members() throws IOException {
-            ask("members", true);
+            ask("members", true, false);
+            r.sawMembers = true;
+            r.epochAtMembers = worldEpoch;
             List<ClusterView.Member> list = new ArrayList<>();
             for (Node m : Sim.this.members) {
                 listed.add(m.url());
                 MinorLine binary = m.run == Run.SERVING ? m.data : m.stepLine;
                 list.add(
                         m.run == Run.SERVING || stepAnswering(m)
-                                ? ClusterView.Member.up(
-                                        m.name,
-                                        new Status(EtcdVersion.parse(binary + ".0"), 100, false, Optional.empty(), job))
-                                : ClusterView.Member.down(m.name, "connection refused"));
+                                ? ClusterView.Member.up(m.name, m.id, false, statusOf(m, binary))
+                                : ClusterView.Member.down(m.name, m.id, false, "connection refused"));
             }
             return list;
         }
 
         @Override
         public Optional<MinorLine> clusterVersion() throws IOException {
-            ask("cluster version", true);
+            ask("cluster version", true, false);
             return Optional.of(clusterVersion);
         }
 
@@ -930,6 +1271,11 @@ final class Sim {
             if (recordValue != null) return Optional.empty();
             recordValue = value;
             recordMod = ++revision;
+            if (loseNextAnswer && anotherServes()) {
+                // the answer timed out: the client sends the creation again on its next endpoint, where the key exists
+                loseNextAnswer = false;
+                return Optional.empty();
+            }
             maybeLose();
             return Optional.of(new Record(value, recordMod));
         }
@@ -937,7 +1283,7 @@ final class Sim {
         @Override
         public boolean delete(Record record) throws IOException {
             r.releasing = true;
-            ask("delete", !RolloutRules.Mutations.releaseThroughOwnUrlOnly);
+            ask("delete", !releaseThroughOwnUrlOnly);
             if (recordValue == null || recordMod != record.modRevision()) return false;
             recordValue = null;
             revision++;
@@ -962,7 +1308,31 @@ final class Sim {
             return Sim.this.members.stream()
                     .filter(m -> m.name.equals(member) && urls.contains(m.url()) && m.run == Run.SERVING)
                     .findFirst()
-                    .map(m -> new Status(EtcdVersion.parse(m.data + ".0"), 100, false, Optional.empty(), job));
+                    .map(m -> statusOf(m, m.data));
+        }
+
+        @Override
+        public Optional<String> linearizableThrough(String member) {
+            call(r, "read through " + member);
+            if (leaderChangeReads > 0) {
+                leaderChangeReads--;
+                return Optional.of("503 leader changed");
+            }
+            Node m = memberOf(member);
+            if (!(m.run == Run.SERVING || stepAnswering(m))) return Optional.of("connection refused");
+            return servesLinearizable(m) ? Optional.empty() : Optional.of("context deadline exceeded");
+        }
+
+        @Override
+        public void moveLeader(String to) throws IOException {
+            call(r, "move leader");
+            int l = leader();
+            Node target = memberOf(to);
+            if (l < 0 || !link(l, target.index) || !leads(target.index)) {
+                throw new IOException("etcdserver: request timed out, leader transfer took too long");
+            }
+            leader = target.index;
+            term++;
         }
     }
 }

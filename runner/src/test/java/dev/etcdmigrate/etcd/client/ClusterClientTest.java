@@ -42,6 +42,7 @@ class ClusterClientTest {
                 "/v3/maintenance/status",
                 "{\"header\":{\"member_id\":\"11\"},\"version\":\"3.6.16\",\"raftIndex\":\"500\",\"leader\":\"11\","
                         + "\"downgradeInfo\":{}}");
+        answer("/v3/kv/range", "{\"header\":{\"member_id\":\"11\"},\"count\":\"0\"}");
         server.createContext("/", exchange -> {
             exchange.getRequestBody().readAllBytes();
             Map.Entry<Integer, String> answer =
@@ -131,5 +132,108 @@ class ClusterClientTest {
         answers.put("/v3/maintenance/downgrade", Map.entry(503, "{\"error\":\"etcdserver: request timed out\"}"));
         Member m0 = client.members().getFirst();
         assertTrue(m0.status().isEmpty(), m0.toString());
+    }
+
+    @Test
+    void everyFieldOfStatusAndTheMemberListIsRead() throws Exception {
+        // a member cut from its peers: it answers locally, follows no leader and says so; m1 is a learner
+        HttpServer cut = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        URI at = URI.create("http://127.0.0.1:" + cut.getAddress().getPort());
+        Map<String, String> answers = Map.of(
+                "/v3/cluster/member/list",
+                "{\"header\":{\"member_id\":\"18446744073709551615\"},\"members\":["
+                        + "{\"ID\":\"18446744073709551615\",\"name\":\"m0\",\"clientURLs\":[\"" + at + "\"]},"
+                        + "{\"ID\":\"22\",\"name\":\"m1\",\"isLearner\":true}]}",
+                "/v3/maintenance/status",
+                "{\"header\":{\"member_id\":\"18446744073709551615\"},\"version\":\"3.5.35\",\"dbSize\":\"4096\","
+                        + "\"leader\":\"0\",\"raftIndex\":\"900\",\"raftTerm\":\"7\",\"raftAppliedIndex\":\"880\","
+                        + "\"errors\":[\"etcdserver: no leader\",\"memberID:1 alarm:NOSPACE \"],\"isLearner\":false}",
+                "/version",
+                "{\"etcdserver\":\"3.5.35\",\"etcdcluster\":\"3.5.0\"}",
+                "/v3/kv/range",
+                "{\"error\":\"etcdserver: request timed out\",\"code\":14}");
+        cut.createContext("/", exchange -> {
+            exchange.getRequestBody().readAllBytes();
+            String path = exchange.getRequestURI().getPath();
+            String answer = answers.get(path);
+            byte[] body = (answer == null ? "404 page not found" : answer).getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(answer == null ? 404 : path.equals("/v3/kv/range") ? 503 : 200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        cut.start();
+        try {
+            ClusterClient client = new ClusterClient(GatewayClient.newHttpClient(), List.of(at), "/v3");
+            List<Member> members = client.members();
+            Member m0 = members.get(0);
+            dev.etcdmigrate.cluster.ClusterView.Status s = m0.status().orElseThrow();
+            assertEquals(-1L, m0.id()); // 2^64 - 1: an unsigned ID
+            assertEquals(-1L, s.memberId());
+            assertEquals(0, s.leaderId());
+            assertEquals(7, s.raftTerm());
+            assertEquals(900, s.raftIndex());
+            assertEquals(880, s.raftAppliedIndex());
+            assertEquals(4096, s.dbSize());
+            assertEquals(List.of("etcdserver: no leader", "memberID:1 alarm:NOSPACE "), s.errors());
+            assertTrue(!s.leader() && !s.learner() && !m0.learner());
+            assertTrue(members.get(1).learner(), members.toString());
+            // the linearizable read through m0 is not served: the reason, no failure
+            assertTrue(
+                    client.linearizableThrough("m0").orElseThrow().contains("503"),
+                    client.linearizableThrough("m0").toString());
+            assertTrue(client.linearizableThrough("m1").isPresent()); // no client URL
+        } finally {
+            cut.stop(0);
+        }
+    }
+
+    @Test
+    void aLinearizableReadCountsOnlyAsTheMemberAsked() throws Exception {
+        ClusterClient client = new ClusterClient(GatewayClient.newHttpClient(), List.of(base), "/v3");
+        client.members();
+        assertTrue(client.linearizableThrough("m0").isEmpty());
+        // m1 lists the same URL, where m0 serves: no proof that m1 is connected
+        assertTrue(client.linearizableThrough("m1").orElseThrow().contains("answered as member 11"));
+    }
+
+    /**
+     * The one try to release while the runner's member is down walks every endpoint within one budget in all: three
+     * endpoints that never answer cost the budget, not three times the client's own timeout (3 s each).
+     */
+    @Test
+    void aBoundedTryEndsWithinItsBudgetHoweverManyEndpointsHang() throws Exception {
+        java.util.concurrent.CountDownLatch over = new java.util.concurrent.CountDownLatch(1);
+        List<HttpServer> hanging = new java.util.ArrayList<>();
+        List<URI> urls = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 3; i++) {
+                HttpServer h = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+                h.createContext("/", exchange -> {
+                    try {
+                        over.await(); // an etcd without a quorum: no answer until the test is over
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    exchange.close();
+                });
+                h.start();
+                hanging.add(h);
+                urls.add(URI.create("http://127.0.0.1:" + h.getAddress().getPort()));
+            }
+            ClusterClient client = new ClusterClient(GatewayClient.newHttpClient(), urls, "/v3");
+            dev.etcdmigrate.cluster.ClusterView.Record record = new dev.etcdmigrate.cluster.ClusterView.Record(
+                    new dev.etcdmigrate.cluster.RecordValue(
+                            "m0", MinorLine.parse("3.6"), MinorLine.parse("3.7"), java.time.Instant.EPOCH),
+                    7);
+            long start = System.nanoTime();
+            IOException failed = org.junit.jupiter.api.Assertions.assertThrows(
+                    IOException.class,
+                    () -> client.within(java.time.Duration.ofMillis(800)).delete(record));
+            long millis = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(millis < 2_500, "the try took " + millis + " ms: " + failed.getMessage());
+        } finally {
+            over.countDown();
+            for (HttpServer h : hanging) h.stop(0);
+        }
     }
 }
