@@ -34,7 +34,7 @@ final class EtcdReadings {
      * leader checks for a finished job, 3.5) from etcd's refusal of a downgrade VALIDATE; a line without downgrades
      * has none.
      */
-    Optional<MinorLine> enabledDowngrade(PrivateEtcd etcd) throws IOException, InterruptedException, MigrateException {
+    Optional<MinorLine> enabledDowngrade(PrivateEtcd etcd) throws IOException, InterruptedException {
         if (!etcd.release().line().statusReportsDowngrade()) {
             return etcd.release().line().downgradeCheckFlag().isEmpty()
                     ? Optional.empty()
@@ -75,15 +75,7 @@ final class EtcdReadings {
     }
 
     void awaitDowngradeFinished(PrivateEtcd etcd) throws IOException, InterruptedException, MigrateException {
-        Polled polled = poll(
-                () -> {
-                    try {
-                        return enabledDowngrade(etcd);
-                    } catch (MigrateException e) {
-                        throw new IOException(e.getMessage(), e);
-                    }
-                },
-                Optional::isEmpty);
+        Polled polled = poll(() -> enabledDowngrade(etcd), Optional::isEmpty);
         if (!polled.reached()) {
             throw new FailedException(
                     "etcd " + etcd.release().version() + " still reports a downgrade in progress after "

@@ -1,6 +1,7 @@
 package dev.etcdmigrate.etcd.client;
 
 import static dev.etcdmigrate.etcd.client.GatewayTransport.b64;
+import static dev.etcdmigrate.etcd.client.GatewayTransport.line;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.cluster.ClusterView;
@@ -180,7 +181,11 @@ public final class ClusterClient implements ClusterView {
                     ? line(s.path("downgradeInfo").path("targetVersion").asText(""))
                     : Optional.empty();
         } else {
-            job = unreportedJob(url);
+            // a line whose Status does not report a job (3.5): asked of etcd. Right after a downgrade the leader ends
+            // the finished job only at its next check, and a member that moves up before that can never match its
+            // target, so the job, and every member waiting for it, would wait for ever. A question that fails is this
+            // member's answer failing: the rules count it as not answering rather than guess there is no job.
+            job = gateway.unreportedDowngradeJob(url, prefix);
         }
         List<String> errors = new ArrayList<>();
         for (JsonNode e : s.path("errors")) errors.add(e.asText());
@@ -198,17 +203,6 @@ public final class ClusterClient implements ClusterView {
                 s.path("dbSize").asLong(0),
                 storage,
                 job);
-    }
-
-    /**
-     * The downgrade job of a member whose Maintenance/Status has no downgradeInfo (3.5), asked of etcd
-     * ({@link GatewayTransport#unreportedDowngradeJob}). It matters right after a downgrade: the leader ends the
-     * finished job only at its next check, and a member that moves up before that can never match its target, so the
-     * job, and every member waiting for it, would wait for ever. A question that fails is this member's answer
-     * failing: the rules count it as not answering rather than guess there is no job.
-     */
-    private Optional<MinorLine> unreportedJob(URI url) throws IOException, InterruptedException {
-        return gateway.unreportedDowngradeJob(url, prefix);
     }
 
     /** A member ID as the gateway writes it (a uint64 in decimal, as a string); 0 for none. */
@@ -483,16 +477,6 @@ public final class ClusterClient implements ClusterView {
 
     /** The JSON gateway's prefix of 3.3 (also served by 3.4). */
     private static final String OLDER_PREFIX = "/v3beta";
-
-    private static Optional<MinorLine> line(String version) {
-        try {
-            return version.isEmpty()
-                    ? Optional.empty()
-                    : Optional.of(EtcdVersion.parse(version.split("-", 2)[0]).line());
-        } catch (IllegalArgumentException e) {
-            return Optional.empty();
-        }
-    }
 
     /** The cluster has etcd's own auth enabled: a multi-minor rollout is refused, nothing changed by it. */
     public static final class AuthEnabledException extends RefusedException {

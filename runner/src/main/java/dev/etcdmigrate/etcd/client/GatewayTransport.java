@@ -85,15 +85,8 @@ final class GatewayTransport {
      * downgrades, where no job can exist). Any other failure is an {@link IOException}: never read as "no job".
      */
     Optional<MinorLine> unreportedDowngradeJob(URI base, String prefix) throws IOException, InterruptedException {
-        String cluster = get(base.resolve("/version")).path("etcdcluster").asText("");
-        Optional<MinorLine> line;
-        try {
-            line = cluster.isEmpty()
-                    ? Optional.empty()
-                    : Optional.of(EtcdVersion.parse(cluster.split("-", 2)[0]).line());
-        } catch (IllegalArgumentException notDecided) {
-            line = Optional.empty();
-        }
+        Optional<MinorLine> line =
+                line(get(base.resolve("/version")).path("etcdcluster").asText(""));
         if (line.isEmpty() || line.get().minor() == 0) return Optional.empty();
         MinorLine below = new MinorLine(line.get().major(), line.get().minor() - 1);
         try {
@@ -111,6 +104,17 @@ final class GatewayTransport {
 
     /** etcd's words (ErrDowngradeInProcess) when a downgrade VALIDATE meets a running job. */
     private static final String JOB_IN_PROGRESS = "cluster has a downgrade job in progress";
+
+    /** The line of a version etcd reports ("3.6.0", "3.6.0-alpha.0"); empty for none or one it cannot parse. */
+    static Optional<MinorLine> line(String version) {
+        try {
+            return version.isEmpty()
+                    ? Optional.empty()
+                    : Optional.of(EtcdVersion.parse(version.split("-", 2)[0]).line());
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
 
     /** A key or value as the gateway takes it. */
     static String b64(String s) {
