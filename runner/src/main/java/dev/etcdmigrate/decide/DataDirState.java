@@ -9,6 +9,7 @@ import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.event.DecisionEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BackendAuth;
+import dev.etcdmigrate.ondisk.BackendDowngrade;
 import dev.etcdmigrate.ondisk.BackendStorageVersion;
 import dev.etcdmigrate.ondisk.Damage;
 import dev.etcdmigrate.ondisk.DataDetection;
@@ -91,7 +92,8 @@ public final class DataDirState {
                                 ? new DataRead.DamageFound(found, Optional.empty())
                                 : new DataRead.DamageFound(Optional.empty(), found),
                 // a restart at the target plans no step: its db is not asked
-                holds && everyPage && authEnabled());
+                holds && everyPage && authEnabled(),
+                holds && everyPage ? downgradeJob() : Optional.empty());
     }
 
     /** Everything, for the whole report (inspect): WAL included, in {@code detected}, the very thing judged. */
@@ -126,7 +128,8 @@ public final class DataDirState {
                                                 ? DataRecords.damageFound(dataDir.path(), options.walDir(), false)
                                                 : List.of()))
                         : DataRead.DamageFound.NONE,
-                authEnabled());
+                authEnabled(),
+                downgradeJob());
     }
 
     /** Whether the db records etcd's auth as enabled; a db that cannot say: no (its damage is reported as such). */
@@ -135,6 +138,15 @@ public final class DataDirState {
             return BackendAuth.enabled(dataDir.member().resolve("snap").resolve("db"));
         } catch (IOException unreadable) {
             return false;
+        }
+    }
+
+    /** The downgrade job the db records as in progress; a db that cannot say: none (its damage is reported). */
+    private Optional<MinorLine> downgradeJob() {
+        try {
+            return BackendDowngrade.job(dataDir.member().resolve("snap").resolve("db"));
+        } catch (IOException unreadable) {
+            return Optional.empty();
         }
     }
 

@@ -4,6 +4,7 @@ import dev.etcdmigrate.ondisk.Damage;
 import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.ondisk.OwnMember;
 import dev.etcdmigrate.version.DataVersion;
+import dev.etcdmigrate.version.MinorLine;
 import dev.etcdmigrate.version.StorageApi;
 import java.nio.file.Path;
 import java.util.List;
@@ -16,7 +17,8 @@ import java.util.Optional;
  * {@code content}: what the dir holds, in words (for a refusal); {@code member}: the member the data records
  * (its name is checked against --name); {@code damage}: what the readers found damaged in what a start reads
  * ({@link DamageFound}); {@code authEnabled}: the db records etcd's auth as enabled (read where a plan may
- * have steps; a db that cannot say: false, its damage is reported as such).
+ * have steps; a db that cannot say: false, its damage is reported as such); {@code downgradeJob}: the line of a
+ * downgrade job the db records as in progress (read and reported as {@code authEnabled} is).
  */
 public record DataRead(
         Path dataDir,
@@ -28,7 +30,8 @@ public record DataRead(
         String content,
         Optional<OwnMember> member,
         DamageFound damage,
-        boolean authEnabled) {
+        boolean authEnabled,
+        Optional<MinorLine> downgradeJob) {
 
     /** Whether a start reads every page of the db: unless version.txt names the target (a restart). */
     public static boolean readsEveryDbPage(Optional<DataVersion> versionTxt, DataVersion target) {

@@ -143,6 +143,7 @@ public final class StartDecision {
                         catalog);
             }
             Plan plan = plan(start.get().current(), flags, catalog, installed);
+            refuseAboveAnUnendedDowngrade(read, flags, plan);
             List<DecisionEvent.PlannedLeg> legs = switch (flags.topology()) {
                 case Topology.Member cluster -> RolloutChain.of(plan).planned(RolloutCoordinator.RECORD_KEY);
                 case Topology.Single single -> List.of();
@@ -155,6 +156,27 @@ public final class StartDecision {
         } catch (MigrateException refused) {
             return new Decision(start, Optional.empty(), List.of(), Optional.of(refused), Optional.empty());
         }
+    }
+
+    /**
+     * A single member's data that records a downgrade job in progress, planned with steps to a line above the job's
+     * target: every etcd above that line would run held at the job's target cluster version, and the job would never
+     * end (it ends once every member runs the target's line), so the steps would leave the data at a cluster version
+     * below the line that wrote it last. Refused (exit 3) before anything changes, with both ways on. A cluster
+     * member is not refused here: the cluster's leader may have ended the job after this member stopped, and the
+     * rollout's gate asks the cluster itself.
+     */
+    static void refuseAboveAnUnendedDowngrade(DataRead read, Flags flags, Plan plan) throws RefusedTransitionException {
+        if (read.downgradeJob().isEmpty() || plan.steps().isEmpty()) return;
+        if (!(flags.topology() instanceof Topology.Single)) return;
+        MinorLine job = read.downgradeJob().get();
+        if (!job.isOlderThan(flags.target().version().line())) return;
+        throw new RefusedTransitionException("this data records a downgrade job to etcd " + job
+                + " that has not ended (member/snap/db, bucket cluster, key downgrade), and the target "
+                + flags.target().version() + " is above it: its etcd would stay at cluster version " + job
+                + ", and the job would never end. Finish the downgrade first (target a " + job + " release: its"
+                + " etcd ends the job), or cancel it (`etcdctl downgrade cancel` against the etcd running this data), then"
+                + " ask for " + flags.target().version() + " again (nothing was changed)");
     }
 
     /**

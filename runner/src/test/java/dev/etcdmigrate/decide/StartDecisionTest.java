@@ -1,6 +1,7 @@
 package dev.etcdmigrate.decide;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -85,7 +86,8 @@ class StartDecisionTest {
                 "member/",
                 Optional.empty(),
                 DataRead.DamageFound.NONE,
-                false);
+                false,
+                Optional.empty());
     }
 
     /** A cluster of {@code members} named it, m1, m2, ... */
@@ -147,7 +149,8 @@ class StartDecisionTest {
                 "",
                 Optional.empty(),
                 DataRead.DamageFound.NONE,
-                false);
+                false,
+                Optional.empty());
         var flags = flags("3.6.16/etcd3", null, 1);
         Optional<DataVersion> current = start(read, flags);
         assertEquals(Optional.empty(), current);
@@ -272,7 +275,8 @@ class StartDecisionTest {
                     base.content(),
                     Optional.of(m0),
                     DataRead.DamageFound.NONE,
-                    false);
+                    false,
+                    Optional.empty());
             MigrateException e = assertThrows(
                     DataDir.ContradictionException.class, () -> start(read, flags("3.6.16/etcd3", null, 1)));
             assertTrue(e.getMessage().contains("'it'") && e.getMessage().contains("'m0'"), e.getMessage());
@@ -303,7 +307,8 @@ class StartDecisionTest {
                 r.content(),
                 r.member(),
                 new DataRead.DamageFound(Optional.of(everyPage), Optional.of(List.of())),
-                auth);
+                auth,
+                Optional.empty());
     }
 
     /**
@@ -340,5 +345,57 @@ class StartDecisionTest {
         assertTrue(damaged.refused().orElseThrow() instanceof DamagedDataException);
         assertThrows(DamagedDataException.class, damaged::startOrThrow);
         assertTrue(damaged.refusal().orElseThrow().contains("page 7"), "the start's refusal before auth's");
+    }
+
+    private static DataRead withJob(DataRead r, String jobLine) {
+        return new DataRead(
+                r.dataDir(),
+                r.holdsData(),
+                r.versionTxt(),
+                r.inferredStorage(),
+                r.detection(),
+                r.stepsRanHere(),
+                r.content(),
+                r.member(),
+                r.damage(),
+                r.authEnabled(),
+                Optional.of(MinorLine.parse(jobLine)));
+    }
+
+    /**
+     * A single member whose data records a downgrade job that has not ended: steps to a line above the job's target
+     * are refused before anything changes (its etcd would stay at the job's cluster version for good); finishing the
+     * downgrade, a restart without steps, and a cluster member (whose rollout asks the cluster) go on.
+     */
+    @Test
+    void stepsAboveAnUnendedDowngradeJobAreRefusedOnASingleMember() throws Exception {
+        var atThreeSix = withJob(read("3.6.16/etcd3", null, false), "3.5");
+        var up = StartDecision.decide(atThreeSix, flags("3.7.3/etcd3", null, 1), SOURCE, ALL);
+        assertTrue(up.plan().isEmpty(), "no plan above the job's target");
+        assertTrue(up.refused().orElseThrow() instanceof RefusedTransitionException);
+        assertEquals(
+                3,
+                assertThrows(MigrateException.class, up::planOrThrow).status().code());
+
+        var down = StartDecision.decide(atThreeSix, flags("3.5.35/etcd3", null, 1), SOURCE, ALL);
+        assertEquals(Optional.empty(), down.refusal(), "the downgrade the job is for");
+        assertFalse(down.planOrThrow().steps().isEmpty());
+        var further = StartDecision.decide(atThreeSix, flags("3.4.23/etcd3", null, 1), SOURCE, ALL);
+        assertEquals(Optional.empty(), further.refusal(), "through the job's target and on down");
+        var restart = StartDecision.decide(atThreeSix, flags("3.6.16/etcd3", null, 1), SOURCE, ALL);
+        assertEquals(Optional.empty(), restart.refusal(), "no step runs: etcd itself goes on with the job");
+
+        var atTheTarget = withJob(read("3.5.35/etcd3", null, false), "3.5");
+        assertTrue(
+                StartDecision.decide(atTheTarget, flags("3.6.16/etcd3", null, 1), SOURCE, ALL)
+                                .refused()
+                                .orElseThrow()
+                        instanceof RefusedTransitionException,
+                "a job at the data's own line, never ended");
+        assertEquals(
+                Optional.empty(),
+                StartDecision.decide(atTheTarget, flags("3.6.16/etcd3", null, 3), SOURCE, ALL)
+                        .refusal(),
+                "a cluster member: the rollout's gate asks the cluster");
     }
 }

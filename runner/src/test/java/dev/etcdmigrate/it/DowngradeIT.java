@@ -83,6 +83,51 @@ class DowngradeIT {
         }
     }
 
+    /**
+     * A single member whose data records a downgrade job that never ended (enabled on 3.6 with etcdctl, then the pod
+     * edited up): the runner refuses the upgrade before any etcd runs and changes nothing; finishing the downgrade
+     * ends the job, and the way up is open again to cluster version 3.7. Without the refusal the steps ran 3.6 and
+     * 3.7 on it, the job lowered the cluster version to 3.5 for good, and version.txt said 3.7.3.
+     */
+    @Test
+    void anUnendedDowngradeJobRefusesTheWayUpUntilItIsFinished(@TempDir Path dir) throws Exception {
+        Release newer = EtcdFixture.release("3.6.16");
+        Release older = EtcdFixture.release("3.5.35");
+        Release newest = EtcdFixture.release("3.7.3");
+        Path data = dir.resolve("data");
+        Keyspace before = etcd.seed(newer, data, 100);
+        try (PrivateEtcd e = etcd.start(newer, data)) {
+            java.net.http.HttpResponse<String> enabled = java.net.http.HttpClient.newHttpClient()
+                    .send(
+                            java.net.http.HttpRequest.newBuilder(
+                                            e.gateway().baseUrl().resolve("/v3/maintenance/downgrade"))
+                                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(
+                                            "{\"action\":\"ENABLE\",\"version\":\"3.5\"}"))
+                                    .build(),
+                            java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, enabled.statusCode(), enabled.body());
+            e.stop(Duration.ofSeconds(20));
+        }
+        Map<String, String> untouched = TreeDigest.of(data);
+        try (RunnerProcess refused = RunnerProcess.run(RunnerArgs.migrate(data, newest.version()))) {
+            assertEquals(3, refused.exitCode(), refused.output());
+            assertEquals(0, refused.count("etcd-started"), refused.output());
+        }
+        assertEquals(untouched, TreeDigest.of(data), "byte-identical after the refusal");
+
+        migrate(data, older);
+        migrate(data, newest);
+        try (PrivateEtcd e = etcd.start(newest, data)) {
+            Poll.untilTrue(
+                    Duration.ofSeconds(30),
+                    Duration.ofMillis(100),
+                    "etcd 3.7 reports cluster version 3.7",
+                    () -> e.gateway().version().path("etcdcluster").asText("").startsWith("3.7."));
+            e.stop(Duration.ofSeconds(20));
+        }
+        assertEquals(Map.of(), before.differences(etcd.read(newest, data).keyspace()), "keys and values");
+    }
+
     private static void migrate(Path data, Release to) throws Exception {
         try (RunnerProcess runner = RunnerProcess.run(RunnerArgs.migrate(data, to.version()))) {
             assertEquals(0, runner.exitCode(), runner.output());

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 import java.util.Random;
 
 /**
@@ -233,33 +234,65 @@ final class Nemesis implements AutoCloseable {
     }
 
     /**
-     * The member replaced (see {@link Kind#REPLACED}), through {@code through}'s client URL; the span ends when the
-     * caller closes what this returns (once it serves again).
+     * The member replaced (see {@link Kind#REPLACED}), through whichever other member answers (the others restart
+     * for their own legs meanwhile); the span ends when the caller closes what this returns (once it serves again).
+     * The removal and the addition are each asked again until the member list shows them, so that an answer lost
+     * after the change committed neither fails the fault nor changes the membership twice.
      */
-    Applied replace(Pods pods, Member m, Member through, String trigger) throws Exception {
+    Applied replace(Pods pods, Member m, List<Member> others, String trigger) throws Exception {
         pods.kill(m);
-        String id = memberId(through, m.name());
-        lab.request("post", through.clientUrl(), "/v3/cluster/member/remove", "{\"ID\":\"" + id + "\"}");
+        String[] removed = new String[1];
+        Poll.untilTrue(Duration.ofMinutes(2), Duration.ofMillis(250), m.name() + " removed", () -> {
+            for (Member through : others) {
+                try {
+                    Optional<String> id = memberWithPeer(through, m.peerUrl());
+                    if (id.isEmpty()) return true;
+                    removed[0] = id.get();
+                    lab.request(
+                            "post", through.clientUrl(), "/v3/cluster/member/remove", "{\"ID\":\"" + id.get() + "\"}");
+                } catch (IllegalStateException | IOException unanswered) {
+                    // this one is down or lost the answer: the next one, or the next round, reads the list again
+                }
+            }
+            return false;
+        });
         try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(m.data())) {
             for (java.nio.file.Path f :
                     files.sorted(java.util.Comparator.reverseOrder()).toList()) {
                 if (!f.equals(m.data())) java.nio.file.Files.delete(f);
             }
         }
-        lab.request("post", through.clientUrl(), "/v3/cluster/member/add", "{\"peerURLs\":[\"" + m.peerUrl() + "\"]}");
+        Poll.untilTrue(Duration.ofMinutes(2), Duration.ofMillis(250), m.name() + " added again", () -> {
+            for (Member through : others) {
+                try {
+                    if (memberWithPeer(through, m.peerUrl()).isPresent()) return true;
+                    lab.request(
+                            "post",
+                            through.clientUrl(),
+                            "/v3/cluster/member/add",
+                            "{\"peerURLs\":[\"" + m.peerUrl() + "\"]}");
+                } catch (IllegalStateException | IOException unanswered) {
+                    // as above
+                }
+            }
+            return false;
+        });
         // a member that has data ignores it: every pod started from now on may carry it
         lab.etcdFlags(List.of("--initial-cluster-state=existing"));
         pods.restart(m);
-        return record(Kind.REPLACED, m, "removed " + id + ", added again empty", trigger, () -> {});
+        return record(Kind.REPLACED, m, "removed " + removed[0] + ", added again empty", trigger, () -> {});
     }
 
-    private String memberId(Member through, String name) throws Exception {
+    /** The id of the member with this peer URL in the member list {@code through} answers; empty if none has it. */
+    private Optional<String> memberWithPeer(Member through, String peerUrl) throws Exception {
         JsonNode list = JSON.readTree(lab.request("post", through.clientUrl(), "/v3/cluster/member/list", "{}"));
         for (JsonNode member : list.path("members")) {
-            if (member.path("name").asText().equals(name))
-                return member.path("ID").asText();
+            for (JsonNode url : member.path("peerURLs")) {
+                if (url.asText().equals(peerUrl))
+                    return Optional.of(member.path("ID").asText());
+            }
         }
-        throw new IllegalStateException(name + " is not in the member list: " + list);
+        return Optional.empty();
     }
 
     /** The etcd processes (etcd-<version>, not etcdctl or etcdutl, not the runner) running on the member's data. */

@@ -291,8 +291,9 @@ class NemesisIT {
             return;
         }
         if (c.kind() == Kind.REPLACED) {
-            Member through = members.get((victim.host() + 1) % members.size());
-            try (Nemesis.Applied replaced = nemesis.replace(pods, victim, through, why)) {
+            List<Member> others =
+                    members.stream().filter(m -> !m.equals(victim)).toList();
+            try (Nemesis.Applied replaced = nemesis.replace(pods, victim, others, why)) {
                 sampler.awaitServing(victim.host(), DEADLINE);
             }
             return;
