@@ -175,6 +175,49 @@ class NemesisIT {
     }
 
     /**
+     * Finding 3: a member without a leader answers the member list locally while the record's linearizable read
+     * fails. Three members serve 3.6 and m1 is cut from its peers; then m0's pod is edited to 3.7, so m0 is down and
+     * m2 is alone: no quorum. m0's runner must not wait down for the record (its member's vote is what the quorum
+     * lacks): it serves its data's line, m0 and m2 take writes again while m1 is still cut, and it takes no record
+     * while m1 is cut off. Once m1 is healed the rollout completes.
+     */
+    @Test
+    void aMemberWithoutALeaderKeepsNoRestartedMemberDown(@TempDir Path dir) throws Exception {
+        begin(dir, 3, line("3.6"));
+        long started = System.currentTimeMillis();
+        Member m0 = lab.members().get(0);
+        Member m1 = lab.members().get(1);
+        RunnerProcess runner;
+        long healed;
+        try (Nemesis.Applied cut = nemesis.peerCut(m1, "before m0's pod is edited")) {
+            Poll.untilTrue(Duration.ofSeconds(30), Duration.ofMillis(200), "m1 without a leader", () -> {
+                return Nemesis.leaderless(lab, m1);
+            });
+            pods.edit(m0, line("3.7"));
+            runner = pods.current(0);
+            long edited = System.currentTimeMillis();
+            // m0 is down for its edit: it serves again only if its runner serves while the record cannot be read
+            sampler.awaitServing(0, Duration.ofSeconds(60));
+            long serving = System.currentTimeMillis();
+            Poll.untilTrue(
+                    Duration.ofSeconds(30),
+                    Duration.ofMillis(200),
+                    "a write acknowledged while m1 is cut, after m0 serves again",
+                    () -> writer.acks().stream().anyMatch(a -> a.atMillis() > serving));
+            report.add("m1 cut; m0 edited, serving again " + (serving - edited) + " ms later; writes taken with m1"
+                    + " still cut");
+            healed = System.currentTimeMillis();
+        }
+        assertTrue(
+                runner.events("restart-record-taken").stream().noneMatch(e -> time(e) < healed),
+                "m0's runner took the record while m1 was cut off: " + runner.events("restart-record-taken"));
+        editOneAtATime(List.of(m1, lab.members().get(2)), line("3.7"));
+        converge(line("3.7"));
+        check(started, "3.6 -> 3.7, m1 without a leader when m0 was edited");
+        end();
+    }
+
+    /**
      * The seeded nemesis: rollouts 3.4 -> 3.7, 3.7 -> 3.5, 3.5 -> 3.7, 3.7 -> 3.5 on one cluster, then a fresh one,
      * three members and five in turn (-Dnemesis.rollouts, 2 by default: the first two on three members), each with 2-4
      * faults of every kind drawn from the rollout's seed, each at a runner's moment. The seed is printed:
