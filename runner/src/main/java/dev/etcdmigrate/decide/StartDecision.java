@@ -39,7 +39,7 @@ public final class StartDecision {
 
     /** A start refuses steps on data whose db records etcd's auth as enabled; also inspect's reason per target. */
     public static final String AUTH_REFUSAL =
-            "refused: this data records etcd's auth as enabled (member/snap/db, bucket"
+            "this data records etcd's auth as enabled (member/snap/db, bucket"
                     + " auth): each step's etcd must write a probe key and read keys through etcd's API, for which the runner"
                     + " has no credentials. Disable auth for the migration (etcdctl auth disable, on any member of a cluster;"
                     + " enable it again once the target runs) (nothing was changed)";
