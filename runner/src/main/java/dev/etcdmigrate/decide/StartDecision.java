@@ -38,11 +38,10 @@ public final class StartDecision {
     private StartDecision() {}
 
     /** A start refuses steps on data whose db records etcd's auth as enabled; also inspect's reason per target. */
-    public static final String AUTH_REFUSAL =
-            "this data records etcd's auth as enabled (member/snap/db, bucket"
-                    + " auth): each step's etcd must write a probe key and read keys through etcd's API, for which the runner"
-                    + " has no credentials. Disable auth for the migration (etcdctl auth disable, on any member of a cluster;"
-                    + " enable it again once the target runs) (nothing was changed)";
+    public static final String AUTH_REFUSAL = "this data records etcd's auth as enabled (member/snap/db, bucket"
+            + " auth): each step's etcd must write a probe key and read keys through etcd's API, for which the runner"
+            + " has no credentials. Disable auth for the migration (etcdctl auth disable, on any member of a cluster;"
+            + " enable it again once the target runs) (nothing was changed)";
 
     /**
      * The options a decision reads; {@code v2DeprecationGiven}: the operator set etcd's --v2-deprecation;

@@ -83,7 +83,10 @@ final class ClusterRollout {
     /**
      * Before anything changes: the cluster must not have etcd's auth enabled (the record is written without
      * credentials), judged first from this member's own db, which needs no other member, then from a member that
-     * answers; and the other members (where they answer) must be on the lines the first leg joins.
+     * answers; and the other members (where they answer) must be on the lines the first leg joins, or one minor
+     * behind them in the chain's direction: that is the cluster a member meets when it went first and was restarted
+     * between two legs (its pod killed, its node rebooted) before the others were edited. Its runner serves its
+     * data's line and waits for them, as it did before the restart; a refusal would keep it out of service for good.
      */
     void check(RolloutChain chain) throws IOException, InterruptedException, MigrateException {
         refuseRecordedAuth(chain);
@@ -101,19 +104,31 @@ final class ClusterRollout {
                             + "); the members' lines are judged when they serve"));
             return;
         }
+        Optional<MinorLine> behind = behind(first);
         List<String> off = new ArrayList<>();
         for (Member m : members) {
             if (m.name().equals(options.name()) || m.status().isEmpty()) continue;
             MinorLine line = m.status().get().line();
-            if (!line.equals(first.from()) && !line.equals(first.to()))
+            if (!line.equals(first.from()) && !line.equals(first.to()) && !behind.equals(Optional.of(line)))
                 off.add(m.name() + " runs " + m.status().get().server());
         }
         if (!off.isEmpty()) {
             throw new RefusedException("refused for a member of a " + member().size() + "-member cluster: "
                     + chain.describe() + " starts " + first + ", which a member can join only while every other member"
-                    + " runs " + first.from() + " or " + first.to() + ", and " + String.join(", ", off)
+                    + " runs " + first.from() + " or " + first.to()
+                    + behind.map(b -> " (or " + b + ", where it waits for them, serving)")
+                            .orElse("")
+                    + ", and " + String.join(", ", off)
                     + ": bring those members to " + first.from() + " first (nothing was changed)");
         }
+    }
+
+    /** The line one minor before the leg's start in its direction (3.4 for 3.5 -> 3.6, 3.7 for 3.6 -> 3.5). */
+    static Optional<MinorLine> behind(Leg leg) {
+        int minor = leg.from().minor() + (leg.upgrade() ? -1 : 1);
+        return minor < 0
+                ? Optional.empty()
+                : Optional.of(new MinorLine(leg.from().major(), minor));
     }
 
     /**

@@ -148,9 +148,10 @@ class MultiMemberIT {
     }
 
     /**
-     * A chain the cluster cannot take is refused before anything changes: 3.4 -> 3.7 starts with the leg
-     * 3.4 -> 3.5, which a member can join only while every other member runs 3.4 or 3.5, and the other member
-     * (an etcd 3.3 answering on the client URL this member advertises) runs 3.3.
+     * A chain the cluster cannot take is refused before anything changes: 3.5 -> 3.7 starts with the leg
+     * 3.5 -> 3.6, which a member can join only while every other member runs 3.5 or 3.6 (or 3.4, one minor behind,
+     * where it waits for them), and the other member (an etcd 3.3 answering on the client URL this member
+     * advertises) runs 3.3.
      */
     @Test
     void aChainAnotherMemberCannotTakeIsRefused(@TempDir Path dir) throws Exception {
@@ -158,14 +159,14 @@ class MultiMemberIT {
                 .filter(r -> r.minorLine().toString().equals("3.3"))
                 .findFirst()
                 .orElseThrow();
-        Release v34 = EtcdFixture.V3_RELEASES.stream()
-                .filter(r -> r.minorLine().toString().equals("3.4"))
+        Release v35 = EtcdFixture.V3_RELEASES.stream()
+                .filter(r -> r.minorLine().toString().equals("3.5"))
                 .findFirst()
                 .orElseThrow();
         Release to = EtcdFixture.newest();
         Path data = dir.resolve("data");
         try (EtcdFixture etcd = new EtcdFixture()) {
-            etcd.seed(v34, data, 20);
+            etcd.seed(v35, data, 20);
         }
         Map<String, String> before = TreeDigest.of(data);
         var ports = dev.etcdmigrate.etcd.server.FreePorts.pick();

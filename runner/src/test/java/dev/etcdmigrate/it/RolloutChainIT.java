@@ -104,46 +104,34 @@ class RolloutChainIT {
     }
 
     /**
-     * m0 runs 3.4 in a cluster whose two other members still run 3.3 (a rolling 3.3 -> 3.4 upgrade half done); its
-     * target 3.7 starts with the leg 3.4 -> 3.5, which it can join only while every other member runs 3.4 or 3.5.
+     * m0 went first in a 3.4 -> 3.7 rollout and was restarted between its legs (its pod killed, its node rebooted)
+     * before the other members were edited: its data is at 3.5, the others still run 3.4. Its runner must not refuse
+     * (that would keep the member out of service for good, crash-looping): it serves 3.5 and waits for the others,
+     * as it did before the restart. A chain another member cannot take is refused (MultiMemberIT: one two minors
+     * behind).
      */
     @Test
-    void aChainTheClusterCannotTakeIsRefusedByPlanAndMigrate(@TempDir Path dir) throws Exception {
-        Release v33 = line("3.3");
+    void aMemberRestartedBetweenItsLegsWaitsServingForTheOthers(@TempDir Path dir) throws Exception {
         Release v34 = line("3.4");
         Release to = EtcdFixture.newest();
-        try (Trio cluster = new Trio(dir, v33)) {
+        try (Trio cluster = new Trio(dir, v34)) {
             cluster.stop(0);
-            cluster.start(0, v34); // one member upgraded, as a rolling upgrade does
-            cluster.stop(0); // and stopped for its new target
+            cluster.start(0, line("3.5")); // its first leg
+            cluster.stop(0); // and the restart between legs
             Map<String, String> before = TreeDigest.of(cluster.data(0));
-            String others = "m1 runs " + v33.version();
-
-            try (RunnerProcess plan = RunnerProcess.run(cluster.runner("plan", 0, to, "-o", "json"))) {
-                assertEquals(3, plan.exitCode(), plan.output());
-                String reason = plan.ending().path("reason").asText();
-                assertTrue(reason.contains(others) && reason.contains("m2 runs " + v33.version()), reason);
-                assertTrue(reason.contains("nothing was changed"), reason);
-                assertTrue(plan.output().lines().noneMatch(l -> l.startsWith("{\"current\"")), "no plan shown");
+            JsonNode plan = cluster.planJson(0, to);
+            assertEquals(2, plan.path("legs").size(), plan.toString());
+            assertEquals(before, TreeDigest.of(cluster.data(0)), "plan changes nothing");
+            try (RunnerProcess migrate = RunnerProcess.start(
+                    cluster.runner("migrate", 0, to, "--no-exec", "--log-format", "json"), Map.of())) {
+                JsonNode waiting = migrate.awaitEvent(
+                        "rollout-waiting", e -> e.toString().contains(v34.version()), Duration.ofMinutes(2));
+                assertTrue(waiting.toString().contains("m1"), waiting.toString());
+                cluster.awaitHealthy(0); // serving its data's line meanwhile
+                assertEquals(0, migrate.count("refused"), migrate.output());
+                assertEquals(1, migrate.count("rollout-chain-planned"), migrate.output());
             }
-            try (RunnerProcess inspect = RunnerProcess.run(cluster.runner("inspect", 0, to, "-o", "json"))) {
-                // inspect reads only this member's files: the chain, and the cluster version its data last recorded
-                assertEquals(0, inspect.exitCode(), inspect.output());
-                JsonNode report = report(inspect);
-                assertTrue(report.path("clusterVersion").asText().startsWith("3.3."), report.toString());
-                assertEquals(3, target(report, to).path("legs").size(), report.toString());
-            }
-            try (RunnerProcess migrate =
-                    RunnerProcess.run(cluster.runner("migrate", 0, to, "--no-exec", "--log-format", "json"))) {
-                assertEquals(3, migrate.exitCode(), migrate.output());
-                JsonNode ending = migrate.ending();
-                assertEquals("refused", ending.path("event").asText(), migrate.output());
-                assertTrue(ending.path("reason").asText().contains(others), ending.toString());
-                assertEquals(0, migrate.count("etcd-started"), "no etcd was started:\n" + migrate.output());
-                assertEquals(0, migrate.count("rollout-chain-planned"), migrate.output());
-            }
-            assertEquals(before, TreeDigest.of(cluster.data(0)), "byte-identical");
-            for (int i = 1; i < 3; i++) cluster.awaitHealthy(i); // the others serve on, untouched
+            for (int i = 1; i < 3; i++) cluster.awaitHealthy(i);
         }
     }
 
