@@ -438,10 +438,79 @@ final class Nemesis implements AutoCloseable {
         /** When each pod was (re)started: the member is down from then until its runner serves or takes the record. */
         private final List<long[]> restarts = Collections.synchronizedList(new ArrayList<>());
 
+        /** Pods the kubelet must not restart on its own: being killed or edited (their caller starts them again). */
+        private final boolean[] held;
+
+        private final int[] exits;
+        private final long[] exitedAt;
+        /** Each exit of a runner the kubelet restarted: who, its exit code and its diary's end (for a failure's reader). */
+        private final List<String> exited = Collections.synchronizedList(new ArrayList<>());
+
+        private volatile boolean closed;
+        private final Thread kubelet;
+
         Pods(ClusterLab lab) {
             this.lab = lab;
             this.current = new RunnerProcess[lab.size()];
             this.target = new Release[lab.size()];
+            this.held = new boolean[lab.size()];
+            this.exits = new int[lab.size()];
+            this.exitedAt = new long[lab.size()];
+            this.kubelet = Thread.ofPlatform().daemon().name("kubelet").start(this::restartExited);
+        }
+
+        /**
+         * The kubelet's restartPolicy Always: a pod whose runner exited (a failed step, a refusal, an etcd that
+         * died) is started again with the same target after a back-off of 10 s, doubling to at most 40 s per exit in
+         * a row, as the kubelet's CrashLoopBackOff does (from 10 s to 5 minutes there).
+         */
+        private void restartExited() {
+            while (!closed) {
+                try {
+                    Thread.sleep(250); // the kubelet's own sync period, not a synchronisation with the test
+                } catch (InterruptedException stop) {
+                    return;
+                }
+                for (int h = 0; h < current.length; h++) {
+                    synchronized (this) {
+                        RunnerProcess pod = current[h];
+                        if (closed || held[h] || pod == null || pod.process().isAlive()) {
+                            exitedAt[h] = 0;
+                            continue;
+                        }
+                        long now = System.currentTimeMillis();
+                        if (exitedAt[h] == 0) {
+                            exitedAt[h] = now;
+                            exits[h]++;
+                            exited.add("m" + h + "'s runner exited "
+                                    + pod.process().exitValue() + " (exit " + exits[h]
+                                    + " in a row), restarted by the kubelet:\n" + tail(pod));
+                        }
+                        long backOff = Math.min(10_000L << Math.min(exits[h] - 1, 2), 40_000L);
+                        if (now - exitedAt[h] < backOff) continue;
+                        exitedAt[h] = 0;
+                        try {
+                            restart(lab.members().get(h));
+                        } catch (Exception e) {
+                            exited.add("m" + h + ": the kubelet could not restart it: " + e);
+                        }
+                    }
+                }
+            }
+        }
+
+        /** The kubelet's restarts after an exit, each with the runner's diary's end. */
+        List<String> exited() {
+            synchronized (exited) {
+                return List.copyOf(exited);
+            }
+        }
+
+        /** The kubelet stops: nothing is restarted once the lab tears the pods down. */
+        void close() throws InterruptedException {
+            closed = true;
+            kubelet.interrupt();
+            kubelet.join(Duration.ofSeconds(10));
         }
 
         synchronized RunnerProcess current(int host) {
@@ -458,6 +527,7 @@ final class Nemesis implements AutoCloseable {
             synchronized (this) {
                 old = current[m.host()];
                 target[m.host()] = to;
+                held[m.host()] = true;
             }
             if (old != null) {
                 old.process().toHandle().destroy(); // the kubelet stops the old pod
@@ -470,10 +540,13 @@ final class Nemesis implements AutoCloseable {
         synchronized void restart(Member m) throws Exception {
             restarts.add(new long[] {m.host(), System.currentTimeMillis()});
             current[m.host()] = lab.start(m, target[m.host()]);
+            if (held[m.host()]) exits[m.host()] = 0; // an edit or a kill: the kubelet's back-off starts again
+            held[m.host()] = false;
         }
 
         /** SIGKILL to the pod: its runner, what it started, anything left on its data dir; until none is left. */
         synchronized void kill(Member m) throws Exception {
+            held[m.host()] = true;
             RunnerProcess pod = current[m.host()];
             pod.process().destroyForcibly();
             pod.killHard();
@@ -504,13 +577,8 @@ final class Nemesis implements AutoCloseable {
             Poll.untilTrue(deadline, Duration.ofMillis(250), "every pod exec'd its target", () -> {
                 for (int h = 0; h < current.length; h++) {
                     RunnerProcess pod = current(h);
-                    if (pod.count("exec") == 0) {
-                        if (!pod.process().isAlive()) {
-                            throw new AssertionError(
-                                    "m" + h + "'s runner exited " + pod.exitCode() + ":\n" + tail(pod));
-                        }
-                        return false;
-                    }
+                    // an exited runner is the kubelet's to restart (its diary: exited())
+                    if (pod.count("exec") == 0) return false;
                 }
                 return true;
             });

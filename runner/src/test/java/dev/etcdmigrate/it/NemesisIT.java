@@ -73,6 +73,10 @@ class NemesisIT {
     }
 
     private void closeCluster() throws Exception {
+        if (pods != null) {
+            pods.close();
+            report.addAll(pods.exited());
+        }
         if (pods != null && lab != null) {
             for (Member m : lab.members()) {
                 RunnerProcess pod = pods.current(m.host());
@@ -82,6 +86,7 @@ class NemesisIT {
                 }
             }
         }
+        pods = null;
         try {
             if (nemesis != null) nemesis.close(); // SIGCONT and rules removed before anything waits on a member
         } finally {
