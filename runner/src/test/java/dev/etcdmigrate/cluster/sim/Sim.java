@@ -36,7 +36,8 @@ import java.util.concurrent.Semaphore;
  * is in progress), lowers the cluster version at once, and ends when every member runs its line; the record key has
  * a mod revision and compare transactions. Faults: leader changes (the next reads fail with 503), answers lost after
  * a transaction committed, runners crashing at any port call (their pod dies: the member goes down) and started
- * again from version.txt and the note.
+ * again from version.txt and the note, etcd's network faults ({@link Config#withPartitions}) and a node replaced
+ * mid-rollout ({@link Config#withReplacements}).
  */
 final class Sim {
 
@@ -1204,6 +1205,7 @@ final class Sim {
                 .append(leader)
                 .append(partitionsLeft)
                 .append(replacementsLeft)
+                .append(ids)
                 .append(java.util.Arrays.deepToString(cut));
         for (Node m : members) {
             s.append('|')
