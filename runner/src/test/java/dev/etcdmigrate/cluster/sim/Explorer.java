@@ -90,11 +90,17 @@ final class Explorer {
         }
     }
 
-    /** A runner's call, an edit or a restart: what the world does on its own, as opposed to a fault. */
+    /**
+     * A runner's call, an edit, a restart, or a replaced node's way back (added, joined, promoted): what the world does
+     * on its own, as opposed to a fault (a node's removal is one).
+     */
     static boolean move(String action) {
         return action.startsWith("run ")
                 || action.startsWith("edit ")
                 || action.startsWith("restart ")
+                || action.startsWith("add ")
+                || action.startsWith("join ")
+                || action.startsWith("promote ")
                 || action.equals("end-job");
     }
 
@@ -153,6 +159,7 @@ final class Explorer {
         sim.leaderChangesLeft = 0;
         sim.lostAnswersLeft = 0;
         sim.partitionsLeft = 0;
+        sim.replacementsLeft = 0;
         sim.heal();
         while (true) {
             if (sim.converged()) return null;

@@ -36,7 +36,8 @@ import java.util.concurrent.Semaphore;
  * is in progress), lowers the cluster version at once, and ends when every member runs its line; the record key has
  * a mod revision and compare transactions. Faults: leader changes (the next reads fail with 503), answers lost after
  * a transaction committed, runners crashing at any port call (their pod dies: the member goes down) and started
- * again from version.txt and the note.
+ * again from version.txt and the note, etcd's network faults ({@link Config#withPartitions}) and a node replaced
+ * mid-rollout ({@link Config#withReplacements}).
  */
 final class Sim {
 
@@ -66,7 +67,9 @@ final class Sim {
             boolean stepAnswers,
             int partitions,
             boolean localReadsNeedQuorum,
-            boolean staleJob) {
+            boolean staleJob,
+            int replacements,
+            boolean learners) {
         Config(
                 int members,
                 MinorLine from,
@@ -92,6 +95,8 @@ final class Sim {
                     stepAnswers,
                     partitions,
                     false,
+                    false,
+                    0,
                     false);
         }
 
@@ -143,7 +148,9 @@ final class Sim {
                     true,
                     partitions,
                     localReadsNeedQuorum,
-                    staleJob);
+                    staleJob,
+                    replacements,
+                    learners);
         }
 
         /**
@@ -165,7 +172,9 @@ final class Sim {
                     stepAnswers,
                     n,
                     localReadsNeedQuorum,
-                    staleJob);
+                    staleJob,
+                    replacements,
+                    learners);
         }
 
         /**
@@ -186,7 +195,9 @@ final class Sim {
                     stepAnswers,
                     partitions,
                     true,
-                    staleJob);
+                    staleJob,
+                    replacements,
+                    learners);
         }
 
         /**
@@ -207,7 +218,36 @@ final class Sim {
                     stepAnswers,
                     partitions,
                     localReadsNeedQuorum,
-                    true);
+                    true,
+                    replacements,
+                    learners);
+        }
+
+        /**
+         * Up to {@code n} replaced nodes, as kubeadm replaces one ({@code kubeadm reset}, then {@code kubeadm join}): a
+         * member not yet edited is removed from the cluster (etcd's MemberRemove, which etcd's strict reconfiguration
+         * check allows only while the members left that run form a quorum of the smaller cluster), its data wiped;
+         * later it is added again (MemberAdd: listed with no name and no client URL until its etcd starts), as a
+         * learner first when {@code learners} (kubeadm's learner mode: MemberAdd with isLearner, then MemberPromote
+         * once it caught up), and its etcd joins with empty data at the cluster version's line.
+         */
+        Config withReplacements(int n, boolean learners) {
+            return new Config(
+                    members,
+                    from,
+                    to,
+                    edits,
+                    layout,
+                    crashes,
+                    leaderChanges,
+                    lostAnswers,
+                    maxSteps,
+                    stepAnswers,
+                    partitions,
+                    localReadsNeedQuorum,
+                    staleJob,
+                    n,
+                    learners);
         }
 
         /** Whether a member's step's private etcd answers the other runners. */
@@ -222,7 +262,10 @@ final class Sim {
                     + (staleJob ? " (the downgrade job to " + from + " not yet ended)" : "") + ", crashes<=" + crashes
                     + ", leader changes<=" + leaderChanges + ", lost answers<=" + lostAnswers
                     + (partitions > 0 ? ", network faults<=" + partitions : "")
-                    + (localReadsNeedQuorum ? ", linearizable member lists" : "");
+                    + (localReadsNeedQuorum ? ", linearizable member lists" : "")
+                    + (replacements > 0
+                            ? ", replaced nodes<=" + replacements + (learners ? " (added as learners)" : "")
+                            : "");
         }
     }
 
@@ -265,8 +308,14 @@ final class Sim {
         Runner runner;
         int runs;
 
-        /** Its raft member ID. */
-        final long id;
+        /** Its raft member ID (a member added again gets a new one, as etcd's MemberAdd gives). */
+        long id;
+        /** The cluster lists it (false once removed, until it is added again). */
+        boolean listed = true;
+        /** Its etcd has started since it was (last) added: before that it is listed with no name and no client URL. */
+        boolean started = true;
+        /** A learner: listed and replicated to, no vote, no linearizable request served through it. */
+        boolean learner;
         /** Its applied index (frozen while it hears no leader). */
         long applied = 1000;
         /** Its applied index lags the leader's commit index by far (a slow disk, a member catching up). */
@@ -350,6 +399,9 @@ final class Sim {
 
     long term = 2;
     int partitionsLeft;
+    int replacementsLeft;
+    /** Member IDs given so far (a member added again gets the next). */
+    int ids;
     /** Counts what the world did to the members on its own (a fault, an edit's stop): a check before it is stale. */
     int worldEpoch;
 
@@ -385,6 +437,8 @@ final class Sim {
         }
         cut = new boolean[config.members][config.members];
         partitionsLeft = config.partitions();
+        replacementsLeft = config.replacements();
+        ids = config.members;
         crashesLeft = config.crashes;
         leaderChangesLeft = config.leaderChanges;
         lostAnswersLeft = config.lostAnswers;
@@ -404,7 +458,7 @@ final class Sim {
         List<String> actions = new ArrayList<>();
         for (Runner r : runners) if (!r.finished) actions.add("run " + r.member.name);
         for (Node m : members) {
-            if (!m.edited && editAllowed(m)) actions.add("edit " + m.name);
+            if (!m.edited && m.listed && m.started && editAllowed(m)) actions.add("edit " + m.name);
         }
         for (Node m : members) {
             if (m.edited && (m.runner == null || m.runner.finished) && !done(m)) actions.add("restart " + m.name);
@@ -421,7 +475,49 @@ final class Sim {
             }
         }
         if (faulted()) actions.add("heal");
+        if (config.replacements() > 0) replacements(actions);
         return actions;
+    }
+
+    /** A replaced node's steps (kubeadm reset, then join): removal a fault of the world, the rest its moves. */
+    private void replacements(List<String> actions) {
+        for (Node m : members) {
+            if (replacementsLeft > 0
+                    && m.listed
+                    && m.started
+                    && !m.edited
+                    && !m.learner
+                    && m.run == Run.SERVING
+                    && leader() >= 0
+                    && reconfigurable(m, false)) {
+                actions.add("remove " + m.name);
+            }
+            if (!m.listed && leader() >= 0 && (config.learners() || reconfigurable(m, true))) {
+                actions.add("add " + m.name);
+            }
+            if (m.listed && !m.started) actions.add("join " + m.name);
+            if (m.learner && m.started && hearsLeader(m)) actions.add("promote " + m.name);
+        }
+    }
+
+    /**
+     * etcd's strict reconfiguration check ({@code --strict-reconfig-check}, on by default): a voter is removed, or
+     * added, only while the members that run and are connected form a quorum of the cluster it makes.
+     */
+    private boolean reconfigurable(Node m, boolean adding) {
+        boolean listed = m.listed;
+        boolean started = m.started;
+        Run run = m.run;
+        m.listed = adding;
+        m.started = !adding && started;
+        if (!adding) m.run = Run.DOWN;
+        try {
+            return connectedQuorum();
+        } finally {
+            m.listed = listed;
+            m.started = started;
+            m.run = run;
+        }
     }
 
     /**
@@ -561,6 +657,38 @@ final class Sim {
                 loseNextAnswer = true;
             }
             case "end-job" -> job = Optional.empty(); // the leader's check found every member on the job's line
+            case "remove" -> {
+                // kubeadm reset: the member is removed (a conf change through the leader), its etcd stopped and its
+                // data wiped
+                replacementsLeft--;
+                Node m = memberOf(parts[1]);
+                m.listed = false;
+                m.started = false;
+                m.run = Run.DOWN;
+                m.outByChoice = false;
+            }
+            case "add" -> {
+                // kubeadm join: MemberAdd (with isLearner in its learner mode); a new member ID
+                Node m = memberOf(parts[1]);
+                m.listed = true;
+                m.started = false;
+                m.learner = config.learners();
+                m.id = 0x100 + ids++;
+            }
+            case "join" -> {
+                // its etcd starts with empty data and the cluster's release: it receives a snapshot and the log from
+                // the leader, at the cluster version's line
+                Node m = memberOf(parts[1]);
+                m.started = true;
+                m.run = Run.SERVING;
+                m.data = clusterVersion;
+                m.versionTxt = clusterVersion;
+                m.recordedCv = clusterVersion;
+                m.recordedJob = job.isPresent();
+                m.note = Note.NONE;
+                m.applied = commit;
+            }
+            case "promote" -> memberOf(parts[1]).learner = false; // MemberPromote: etcd checks it caught up
             default -> throw new IllegalArgumentException(action);
         }
         clusterMoves();
@@ -569,6 +697,8 @@ final class Sim {
 
     boolean quiet() {
         return crashesLeft == 0
+                && replacementsLeft == 0
+                && members.stream().allMatch(m -> m.listed && m.started && !m.learner)
                 && leaderChangesLeft == 0
                 && lostAnswersLeft == 0
                 && partitionsLeft == 0
@@ -599,13 +729,27 @@ final class Sim {
         return i == j || (running(i) && running(j) && !cut[i][j] && !cut[j][i]);
     }
 
-    /** Whether member {@code c} reaches a quorum (itself included) both ways: it can be elected and lead. */
+    /** A voter of the cluster as it is now: listed (started or not) and not a learner. */
+    private boolean voter(int i) {
+        return members.get(i).listed && !members.get(i).learner;
+    }
+
+    /**
+     * Whether member {@code c} reaches a quorum of the voters (itself included) both ways: it can be elected and lead.
+     * The quorum is a majority of the voters the cluster lists now (a removed member shrinks it, a voter added and
+     * not yet started counts in it), as raft's configuration says.
+     */
     private boolean leads(int c) {
         // a member far behind the leader's log acknowledges nothing new until it caught up: no vote, no lead
-        if (!running(c) || members.get(c).lagging) return false;
+        if (!voter(c) || !running(c) || members.get(c).lagging) return false;
         int reach = 0;
-        for (int j = 0; j < members.size(); j++) if (link(c, j) && !members.get(j).lagging) reach++;
-        return reach * 2 > members.size();
+        int voters = 0;
+        for (int j = 0; j < members.size(); j++) {
+            if (!voter(j)) continue;
+            voters++;
+            if (link(c, j) && !members.get(j).lagging) reach++;
+        }
+        return reach * 2 > voters;
     }
 
     /** The leader now: the one there is while it reaches a quorum, else the first member that does (-1: none). */
@@ -642,8 +786,9 @@ final class Sim {
     /** Whether a request through {@code m}'s etcd reaches the leader and back (a linearizable read, a transaction). */
     private boolean servesLinearizable(Node m) {
         int l = leader();
-        // a lagging member serves the read only once it applied the leader's index: past the request's timeout
-        return l >= 0 && link(m.index, l) && !m.lagging;
+        // a lagging member serves the read only once it applied the leader's index: past the request's timeout; a
+        // learner serves none (etcd: "rpc not supported for learner")
+        return l >= 0 && link(m.index, l) && !m.lagging && !m.learner;
     }
 
     /** Maintenance/Status as etcd answers it locally, without a quorum. */
@@ -658,7 +803,7 @@ final class Sim {
                 term,
                 known,
                 m.lagging ? known - 5000 : known,
-                false,
+                m.learner,
                 hears ? List.of() : List.of("etcdserver: no leader"),
                 0,
                 Optional.empty(),
@@ -926,14 +1071,16 @@ final class Sim {
      * reaches.
      */
     private boolean jobFinished() {
-        return job.isPresent() && leaderReachesAll() && members.stream().allMatch(m -> m.data.equals(job.get()));
+        return job.isPresent()
+                && leaderReachesAll()
+                && members.stream().filter(m -> m.listed).allMatch(m -> m.data.equals(job.get()));
     }
 
-    /** Every member's etcd runs and the leader reaches it. */
+    /** Every member the cluster lists runs its etcd and the leader reaches it. */
     private boolean leaderReachesAll() {
-        return members.stream().allMatch(m -> m.run != Run.DOWN)
+        return members.stream().filter(m -> m.listed).allMatch(m -> m.run != Run.DOWN)
                 && leader() >= 0
-                && members.stream().allMatch(m -> link(leader(), m.index));
+                && members.stream().filter(m -> m.listed).allMatch(m -> link(leader(), m.index));
     }
 
     // ----------------------------------------------------------------------------------------------- the cluster
@@ -952,8 +1099,11 @@ final class Sim {
         // the leader acts only on the members it reaches
         boolean allUp = leaderReachesAll();
         if (job.isEmpty() && allUp) {
-            MinorLine lowest =
-                    members.stream().map(m -> m.data).min(MinorLine::compareTo).orElseThrow();
+            MinorLine lowest = members.stream()
+                    .filter(m -> m.listed)
+                    .map(m -> m.data)
+                    .min(MinorLine::compareTo)
+                    .orElseThrow();
             if (clusterVersion.isOlderThan(lowest)) clusterVersion = lowest;
         }
         for (Node m : members) {
@@ -1054,6 +1204,8 @@ final class Sim {
                 .append(enabledJobs)
                 .append(leader)
                 .append(partitionsLeft)
+                .append(replacementsLeft)
+                .append(ids)
                 .append(java.util.Arrays.deepToString(cut));
         for (Node m : members) {
             s.append('|')
@@ -1067,7 +1219,10 @@ final class Sim {
                     .append(m.recordedCv)
                     .append(m.recordedJob)
                     .append(commit - m.applied > POLICY.raftIndexBound())
-                    .append(m.lagging);
+                    .append(m.lagging)
+                    .append(m.listed)
+                    .append(m.started)
+                    .append(m.learner);
             Runner r = m.runner;
             if (r == null) continue;
             s.append(r.finished)
@@ -1243,12 +1398,22 @@ final class Sim {
             r.epochAtMembers = worldEpoch;
             List<ClusterView.Member> list = new ArrayList<>();
             for (Node m : Sim.this.members) {
+                if (!m.listed) continue; // removed: the cluster does not list it
+                if (!m.started) {
+                    // added, its etcd not yet started: etcd lists it with no name and no client URL
+                    list.add(ClusterView.Member.down(
+                            "(unstarted " + Long.toHexString(m.id) + ")",
+                            m.id,
+                            m.learner,
+                            "it has not started yet (no client URL)"));
+                    continue;
+                }
                 listed.add(m.url());
                 MinorLine binary = m.run == Run.SERVING ? m.data : m.stepLine;
                 list.add(
                         m.run == Run.SERVING || stepAnswering(m)
-                                ? ClusterView.Member.up(m.name, m.id, false, statusOf(m, binary))
-                                : ClusterView.Member.down(m.name, m.id, false, "connection refused"));
+                                ? ClusterView.Member.up(m.name, m.id, m.learner, statusOf(m, binary))
+                                : ClusterView.Member.down(m.name, m.id, m.learner, "connection refused"));
             }
             return list;
         }
