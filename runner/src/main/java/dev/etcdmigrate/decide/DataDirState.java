@@ -243,9 +243,7 @@ public final class DataDirState {
         // a restore into an older line (catalog: the snapshot's line goes down by a snapshot restore) leaves the
         // snapshot's records of its newer line in the db until the restored cluster's etcd first runs; version.txt is
         // what this runner's restore wrote then, the release whose tool restored the data
-        if (RestoreMarker.read(dataDir.own().restoreMarker())
-                .filter(m -> m.restoredAs(recorded.version().toString()))
-                .isPresent()) return;
+        if (restoredAs(recorded)) return;
         DataDetection.Detection detected = detect();
         if (LabelJudgement.judge(label, detected.floor(), LabelJudgement.recordedFloor(detected), false, catalog.get())
                 == LabelJudgement.Verdict.AHEAD_OF_DATA) {
@@ -268,6 +266,17 @@ public final class DataDirState {
                         == LabelJudgement.Verdict.INTERRUPTED_STEP
                 && report) {
             interrupted(recorded, "version.txt", detected);
+        }
+    }
+
+    /** Whether the restore marker says this runner's restore left {@code recorded} in version.txt. */
+    private boolean restoredAs(DataVersion recorded) {
+        try {
+            return RestoreMarker.read(dataDir.own().restoreMarker())
+                    .filter(m -> m.restoredAs(recorded.version().toString()))
+                    .isPresent();
+        } catch (IOException unreadable) {
+            return false; // judged from the data alone; a restore asked for reports the marker itself
         }
     }
 
