@@ -16,6 +16,7 @@ import dev.etcdmigrate.ondisk.DataDetection;
 import dev.etcdmigrate.ondisk.DataRecords;
 import dev.etcdmigrate.ondisk.DbPageCheck;
 import dev.etcdmigrate.ondisk.OwnMember;
+import dev.etcdmigrate.restore.RestoreMarker;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.MinorLine;
@@ -251,6 +252,10 @@ public final class DataDirState {
                         || LabelJudgement.opensDataFrom(label, catalog.get())
                                 .filter(from -> !recordedFloor.get().isOlderThan(from))
                                 .isPresent())) return;
+        // a restore into an older line (catalog: the snapshot's line goes down by a snapshot restore) leaves the
+        // snapshot's records of its newer line in the db until the restored cluster's etcd first runs; version.txt is
+        // what this runner's restore wrote then, the release whose tool restored the data
+        if (restoredAs(recorded)) return;
         DataDetection.Detection detected = detect();
         if (LabelJudgement.judge(label, detected.floor(), LabelJudgement.recordedFloor(detected), false, catalog.get())
                 == LabelJudgement.Verdict.AHEAD_OF_DATA) {
@@ -273,6 +278,17 @@ public final class DataDirState {
                         == LabelJudgement.Verdict.INTERRUPTED_STEP
                 && report) {
             interrupted(recorded, "version.txt", detected);
+        }
+    }
+
+    /** Whether the restore marker says this runner's restore left {@code recorded} in version.txt. */
+    private boolean restoredAs(DataVersion recorded) {
+        try {
+            return RestoreMarker.read(dataDir.own().restoreMarker())
+                    .filter(m -> m.restoredAs(recorded.version().toString()))
+                    .isPresent();
+        } catch (IOException unreadable) {
+            return false; // judged from the data alone; a restore asked for reports the marker itself
         }
     }
 

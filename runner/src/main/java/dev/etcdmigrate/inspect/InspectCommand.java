@@ -27,6 +27,7 @@ import dev.etcdmigrate.ondisk.BackendStorageVersion;
 import dev.etcdmigrate.ondisk.ClusterVersion;
 import dev.etcdmigrate.ondisk.Damage;
 import dev.etcdmigrate.ondisk.DataDetection;
+import dev.etcdmigrate.restore.RestoreMarker;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.StorageApi;
@@ -205,6 +206,17 @@ public final class InspectCommand {
                 damage(r, options));
     }
 
+    /** Whether the data dir's restore marker says its restore left {@code label} in version.txt. */
+    private static boolean restoredAs(Path dataDir, DataVersion label) {
+        try {
+            return RestoreMarker.read(new DataDir(dataDir).own().restoreMarker())
+                    .filter(m -> m.restoredAs(label.version().toString()))
+                    .isPresent();
+        } catch (IOException unreadable) {
+            return false; // judged from the data alone; a start reports the marker itself
+        }
+    }
+
     /** version.txt (or --initial-version) against the data, as a start would judge it. */
     private static Label label(Reading r, RunConfig options, Catalog catalog) {
         if (r.malformed().isPresent()) {
@@ -233,6 +245,17 @@ public final class InspectCommand {
                             ? "no version.txt: a migration plans from the data ("
                                     + d.line().orElseThrow() + ", lowest patch)"
                             : "no version.txt and the data does not pin its line: a migration is refused without --initial-version");
+        }
+        if (source.equals("version.txt") && restoredAs(r.dataDir(), claimed.get())) {
+            // as a start takes it (DataDirState.checkLabelAgainstData): the label this runner's restore wrote
+            return new Label(
+                    source,
+                    claimed.get().toString(),
+                    "agrees",
+                    "the runner's restore from a snapshot wrote it with "
+                            + claimed.get().version() + "'s tool; the"
+                            + " data keeps the snapshot's records of its line until the restored cluster's etcd"
+                            + " first runs");
         }
         LabelJudgement.Verdict verdict = StartDecision.verdict(claimed.get(), read.stepsRanHere(), d, catalog);
         String reason = switch (verdict) {

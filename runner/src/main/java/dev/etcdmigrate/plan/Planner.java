@@ -272,6 +272,40 @@ public final class Planner {
     }
 
     /**
+     * The bundled release whose tool restores a snapshot written by etcd {@code snapshotLine} for a start heading to
+     * {@code target}'s line: the snapshot's own line, whose data the walk after the restore takes on to the target.
+     * For a member of a cluster ({@code member}) whose target is the line the catalog takes the snapshot's line down
+     * to by a snapshot restore ({@code downgrade.method: snapshot-restore}), that older line's tool restores the
+     * snapshot itself: the walk could not (a {@link SnapshotDowngrade} gives one member a new cluster ID, which
+     * {@link RollingUpgradePolicy} refuses), while the restore gives every member the new one alike. A lone member
+     * keeps the snapshot's own tool and walks down with that step, which keeps the revision the newer tool raised.
+     */
+    public Release restoredBy(MinorLine snapshotLine, MinorLine target, boolean member)
+            throws RefusedTransitionException, UsageException {
+        if (catalog == null) {
+            catalog = catalogSource.get();
+        }
+        Release own = catalog.line(snapshotLine)
+                .orElseThrow(() -> new RefusedTransitionException("a snapshot written by etcd " + snapshotLine
+                        + " is restored with that line's tool, and no " + snapshotLine + " release is bundled"
+                        + " (bundled: " + bundled() + ")"));
+        Release.Downgrade down = own.line().downgrade();
+        if (!member
+                || down.method() != DowngradeMethod.SNAPSHOT_RESTORE
+                || !down.toLine().equals(target)) {
+            return own;
+        }
+        Release older = catalog.line(target)
+                .orElseThrow(() -> new RefusedTransitionException(
+                        "target " + target + " is not bundled (bundled: " + bundled() + ")"));
+        if (older.line().tools().snapshotRestore() == Release.RestoreTool.NONE) {
+            throw new RefusedTransitionException("etcd " + target + " has no tool that restores a v3 snapshot, so a"
+                    + " snapshot written by etcd " + snapshotLine + " cannot be restored into it");
+        }
+        return older;
+    }
+
+    /**
      * A target the catalog does not bundle. Another patch of a bundled minor (kubeadm's image tag 3.5.21,
      * the Kubernetes image's rollback recipe 2.2.1) is answered with the bundled patch of that minor, the
      * value to set; any other with the list of what is bundled.

@@ -35,8 +35,21 @@ public final class RollingUpgradePolicy {
                     "etcd2 data is migrated only as a one-member cluster; shrink the cluster to one member, migrate, then add members";
                 case OnlineDowngrade down -> null;
                 case SnapshotDowngrade down ->
-                    "a snapshot restore gives this member a new cluster ID, so it could not rejoin its peers;"
-                            + " restore the whole cluster from one member's snapshot instead";
+                    "a snapshot restore gives this member a new cluster ID, so it could not rejoin its peers."
+                            + " Restore the whole cluster into " + down.older().minorLine() + " from one snapshot"
+                            + " instead, with the runner's restore mode: save a snapshot of the cluster (etcdctl"
+                            + " snapshot save), then give every member RESTORE_SNAPSHOT=<the file>,"
+                            + " RESTORE_SHA256=<its sha256sum>"
+                            + (down.older().line().tools().restoreBumpsRevision()
+                                    ? " and"
+                                    : ", RESTORE_BUMP_REVISION=0 (its tool cannot raise the revision: the snapshot's"
+                                            + " revisions are kept, which is safe only where no client caches"
+                                            + " from etcd, docs/restore.md) and")
+                            + " TARGET_VERSION=" + down.older().version()
+                            + "; each member is restored by "
+                            + down.older().line().tools().snapshotRestore().toolName()
+                            + " " + down.older().version() + " under its own name and a new cluster ID, and the"
+                            + " members form the restored cluster (docs/restore.md)";
                 case ConvertToV3 convert ->
                     "the etcd2 -> etcd3 conversion rebuilds the member dir, so it could not rejoin its peers";
                 case RollbackToV2 rollback ->

@@ -4,6 +4,7 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.config.Peers;
 import dev.etcdmigrate.config.RunConfig;
+import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.datadir.DataDir;
 import dev.etcdmigrate.datadir.DataDirLock;
 import dev.etcdmigrate.datadir.DiskSpace;
@@ -16,6 +17,8 @@ import dev.etcdmigrate.event.RestoreEvent;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.DamagedFileException;
 import dev.etcdmigrate.ondisk.DbSnapshot;
+import dev.etcdmigrate.plan.Planner;
+import dev.etcdmigrate.plan.RefusedTransitionException;
 import dev.etcdmigrate.step.EtcdOperations;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.EtcdVersion;
@@ -42,6 +45,13 @@ public final class SnapshotRestore {
 
         /** The bundled restore tool of {@code release}, checked present before anything changes. */
         void requireTool(Release release) throws MigrateException;
+
+        /**
+         * Refuses (before anything changes) when the start after the restore could not walk the data the restore
+         * leaves ({@code restored}) to the target: a refusal after the restore would leave the member restored and
+         * stuck there. Nothing to refuse by default.
+         */
+        default void checkWalk(DataVersion restored) throws MigrateException {}
     }
 
     private final RunConfig options;
@@ -166,19 +176,26 @@ public final class SnapshotRestore {
                         + " records neither a storage version nor a cluster version, so the line that wrote it (and"
                         + " the tool to restore it with) is unknown; nothing was changed"));
         MinorLine line = EtcdVersion.parse(written).line();
-        Release release = catalog.line(line)
-                .orElseThrow(() -> new RefusedException("the snapshot " + file + " was written by etcd " + written
-                        + ", and no " + line + " release is bundled (bundled: " + catalog.versionList()
-                        + "); nothing was changed"));
+        Release release;
+        try {
+            release = new Planner(catalog)
+                    .restoredBy(line, options.target().version().line(), options.topology() instanceof Topology.Member);
+        } catch (RefusedTransitionException e) {
+            throw new RefusedException("the snapshot " + file + " was written by etcd " + written + ": "
+                    + e.getMessage() + "; nothing was changed");
+        }
+        String into = release.minorLine().equals(line) ? "" : " into etcd " + release.minorLine();
         if (request.bumpRevision() > 0 && !release.line().tools().restoreBumpsRevision()) {
             throw new RefusedException("the snapshot " + file + " was written by etcd " + written + ", and "
-                    + release.line().tools().snapshotRestore().toolName() + " " + release.version()
-                    + " cannot raise the revision (no --bump-revision): restored as it is, every revision would"
-                    + " repeat ones clients saw before, and their watches and caches would not notice. Set"
-                    + " RESTORE_BUMP_REVISION=0 to restore it with its revisions kept (only where no client caches"
-                    + " from etcd, e.g. no Kubernetes API server); nothing was changed");
+                    + release.line().tools().snapshotRestore().toolName() + " " + release.version() + ", which"
+                    + " restores it" + into + ", cannot raise the revision (no --bump-revision): restored as it is,"
+                    + " every revision would repeat ones clients saw before, and their watches and caches would not"
+                    + " notice. Set RESTORE_BUMP_REVISION=0 to restore it with its revisions kept (only where no"
+                    + " client caches from etcd, e.g. no Kubernetes API server, or every such client restarts after"
+                    + " the restore); nothing was changed");
         }
         tools.requireTool(release);
+        tools.checkWalk(new DataVersion(release.etcdVersion(), StorageApi.ETCD3));
         DiskSpace.require(
                 Files.isDirectory(dataDir.path())
                         ? dataDir.path()
@@ -210,8 +227,8 @@ public final class SnapshotRestore {
             Optional<Path> backup = Files.isDirectory(member)
                     ? Optional.of(dataDir.path().relativize(backupOf(request.sha256())))
                     : Optional.empty();
-            marker =
-                    new RestoreMarker(request.sha256(), RestoreMarker.State.RESTORING, backup, token(request.sha256()));
+            marker = new RestoreMarker(
+                    request.sha256(), RestoreMarker.State.RESTORING, backup, token(request.sha256()), Optional.empty());
             marker.write(dataDir.own().restoreMarker());
         }
         // member/ is the earlier data until it is moved aside; once the backup exists, a member/ beside it is the
@@ -249,7 +266,7 @@ public final class SnapshotRestore {
         // cluster has no such record, and no rollout of it may try to release one
         Trees.deleteDurably(dataDir.own().restartRecord());
         dataDir.writeVersion(new DataVersion(checked.release().etcdVersion(), StorageApi.ETCD3));
-        marker.restored().write(dataDir.own().restoreMarker());
+        marker.restored(checked.release().version()).write(dataDir.own().restoreMarker());
         log.emit(new RestoreEvent.SnapshotRestored(
                 dataDir.path().toString(),
                 request.sha256(),

@@ -368,6 +368,15 @@ public final class Migration {
             public void requireTool(Release release) throws MigrateException {
                 binDir.tool(release.line().tools().snapshotRestore().toolName(), release.etcdVersion());
             }
+
+            @Override
+            public void checkWalk(DataVersion restored) throws MigrateException {
+                StartDecision.plan(
+                        Optional.of(restored),
+                        StartDecision.Flags.of(options),
+                        Migration.this::catalog,
+                        DataDirState.installed(options));
+            }
         };
     }
 

@@ -1,18 +1,15 @@
 package dev.etcdmigrate.status;
 
-import dev.etcdmigrate.etcd.client.ClusterIdentities;
 import dev.etcdmigrate.etcd.client.ClusterIdentities.Identity;
 import dev.etcdmigrate.etcd.client.ClusterIdentities.Listed;
 import dev.etcdmigrate.etcd.client.ClusterIdentities.MemberList;
 import dev.etcdmigrate.restore.RestoreIdentity;
+import dev.etcdmigrate.status.ClusterAnswers.Probe;
 import dev.etcdmigrate.status.StatusReport.RestoreMember;
 import dev.etcdmigrate.status.StatusReport.RestoreRow;
 import dev.etcdmigrate.status.StatusReport.RestoreState;
-import java.io.IOException;
 import java.net.URI;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -31,46 +28,14 @@ import java.util.TreeSet;
  */
 public final class RestoreStatus {
 
-    /** What a client URL answered: who it is, or why nothing ({@code problem}). */
-    public record Probe(String url, Optional<Identity> identity, String problem) {}
-
-    /** The probes and member lists read, and the client URLs that serve the restored cluster (ask them first). */
+    /** The verdict, and the client URLs that serve the restored cluster (ask them first). */
     public record Reading(RestoreRow row, List<URI> restoredUrls) {}
 
     private RestoreStatus() {}
 
-    /**
-     * Asks every URL given and every client URL a member list names (of every cluster that answers), once each,
-     * and judges what they answered.
-     */
-    public static Reading read(ClusterIdentities clusters, List<URI> endpoints, String sha256)
-            throws InterruptedException {
-        Deque<String> queue = new ArrayDeque<>();
-        endpoints.forEach(u -> queue.add(u.toString()));
-        Set<String> asked = new LinkedHashSet<>();
-        List<Probe> probes = new ArrayList<>();
-        Map<Long, MemberList> lists = new LinkedHashMap<>();
-        while (!queue.isEmpty()) {
-            String url = queue.poll();
-            if (!asked.add(url)) continue;
-            Identity identity;
-            try {
-                identity = clusters.identify(URI.create(url));
-            } catch (IOException | IllegalArgumentException e) {
-                probes.add(new Probe(url, Optional.empty(), e.getMessage()));
-                continue;
-            }
-            probes.add(new Probe(url, Optional.of(identity), ""));
-            if (lists.containsKey(identity.clusterId())) continue;
-            try {
-                MemberList list = clusters.members(URI.create(url));
-                lists.put(identity.clusterId(), list);
-                list.members().forEach(m -> queue.addAll(m.clientUrls()));
-            } catch (IOException e) {
-                // a cluster without a quorum may not list its members: its member's identity is still an answer
-            }
-        }
-        RestoreRow row = judge(sha256, probes, List.copyOf(lists.values()));
+    /** Judges what every client URL answered ({@link ClusterAnswers#read}) against the snapshot {@code sha256}. */
+    public static Reading read(ClusterAnswers.Reading answered, String sha256) {
+        RestoreRow row = judge(sha256, answered.probes(), answered.lists());
         List<URI> restoredUrls = row.members().stream()
                 .filter(m -> m.state() == RestoreState.RESTORED)
                 .flatMap(m -> m.url().stream())

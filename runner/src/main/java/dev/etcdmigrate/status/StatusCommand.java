@@ -40,13 +40,10 @@ public final class StatusCommand {
         List<URI> endpoints = options.endpoints();
         // the cluster calls go through the JSON gateway of the line the cluster runs (catalog); /version needs none
         String gateway = gateway(new ClusterClient(http, endpoints, "/v3"));
-        Optional<RestoreStatus.Reading> restore = Optional.empty();
-        if (options.restoreSha256().isPresent()) {
-            restore = Optional.of(RestoreStatus.read(
-                    new ClusterIdentities(http, gateway),
-                    endpoints,
-                    options.restoreSha256().get()));
-        }
+        // every client URL asked on its own: members of two clusters (a restore on some members only) answer side by
+        // side, which the cluster view below, the first member that answers, cannot show
+        ClusterAnswers.Reading answered = ClusterAnswers.read(new ClusterIdentities(http, gateway), endpoints);
+        Optional<RestoreStatus.Reading> restore = options.restoreSha256().map(sha -> RestoreStatus.read(answered, sha));
         // the cluster view is the restored cluster's when one of its members answers: a member still on the data
         // from before the restore answers for another cluster, and its member list is not this cluster's
         List<URI> asked =
@@ -67,7 +64,8 @@ public final class StatusCommand {
             read = StatusReport.unanswered(asking, options.target().map(Object::toString), unreachable.getMessage());
         }
         StatusReport clusterView = read;
-        StatusReport report = restore.map(r -> clusterView.withRestore(r.row())).orElse(read);
+        StatusReport report =
+                restore.map(r -> clusterView.withRestore(r.row())).orElse(read).withAnswers(answered.answers());
         out.println(options.format().equals("json") ? StatusJson.render(report) : StatusText.render(report));
         return exitCode(report.state());
     }

@@ -55,6 +55,15 @@ public final class StatusJson {
                             put(node, "removeCommand", rec.removeCommand());
                         },
                         () -> root.putNull("record"));
+        // every client URL's own answer: which cluster each member answers for (two IDs: two clusters answer)
+        ArrayNode answers = root.putArray("answers");
+        for (StatusReport.Answer a : r.answers()) {
+            ObjectNode node = answers.addObject();
+            node.put("url", a.url());
+            if (!a.name().isEmpty()) node.put("name", a.name());
+            node.put("clusterId", a.clusterId());
+            node.put("memberId", a.memberId());
+        }
         r.restore().ifPresent(restore -> {
             ObjectNode node = root.putObject("restore");
             node.put("sha256", restore.sha256());

@@ -1,7 +1,10 @@
 package dev.etcdmigrate.status;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -17,7 +20,33 @@ public record StatusReport(
         Optional<String> downgradeJob,
         List<MemberRow> members,
         Optional<RecordRow> record,
-        Optional<RestoreRow> restore) {
+        Optional<RestoreRow> restore,
+        List<Answer> answers) {
+
+    public StatusReport {
+        members = List.copyOf(members);
+        answers = List.copyOf(answers);
+    }
+
+    /** A report before (or without) every client URL's own answer ({@link #withAnswers}). */
+    public StatusReport(
+            State state,
+            String summary,
+            List<String> endpoints,
+            Optional<String> target,
+            Optional<String> clusterVersion,
+            Optional<String> downgradeJob,
+            List<MemberRow> members,
+            Optional<RecordRow> record,
+            Optional<RestoreRow> restore) {
+        this(state, summary, endpoints, target, clusterVersion, downgradeJob, members, record, restore, List.of());
+    }
+
+    /**
+     * A client URL that answered, asked on its own: the cluster ID and member ID in its answer's header (hex) and the
+     * name its cluster's member list gives that member (empty when no list named it).
+     */
+    public record Answer(String url, String name, String clusterId, String memberId) {}
 
     /** The exit status {@code status} ends with; the codes are {@code error.ExitStatus}'s. */
     public enum State {
@@ -94,7 +123,53 @@ public record StatusReport(
                 downgradeJob,
                 members,
                 record,
-                Optional.of(row));
+                Optional.of(row),
+                answers);
+    }
+
+    /**
+     * This report with what every client URL answered on its own ({@link ClusterAnswers}). Members of more than one
+     * cluster answering is never done: the cluster view above is one of them only. It is the state of a restore
+     * from a snapshot on some members only (the others still on their old data, or restored from another snapshot),
+     * or of endpoints that name members of two clusters; either way an operator must look, so it stays rolling
+     * (stuck stays stuck) and the verdict names each cluster with its members.
+     */
+    public StatusReport withAnswers(List<Answer> answered) {
+        Map<String, List<String>> clusters = new LinkedHashMap<>();
+        for (Answer a : answered) {
+            clusters.computeIfAbsent(a.clusterId(), c -> new ArrayList<>())
+                    .add((a.name().isEmpty() ? "member " + a.memberId() : a.name()) + " on " + a.url());
+        }
+        State newState = state;
+        String newSummary = summary;
+        if (clusters.size() > 1) {
+            List<String> each = new ArrayList<>();
+            clusters.forEach((id, who) -> each.add("cluster " + id + ": " + String.join(", ", who)));
+            String two = "members of " + clusters.size() + " clusters answer (" + String.join("; ", each) + "): a"
+                    + " restore from a snapshot not on every member yet, or endpoints of two clusters; `status"
+                    + " --restore-sha256 <the snapshot's hash>` tells which members serve the restore";
+            if (state != State.STUCK) newState = State.ROLLING;
+            // a restore's own verdict already says who is not restored yet
+            if (restore.isEmpty()
+                    || restore.get().restored() == restore.get().members().size())
+                newSummary = (state == State.STUCK ? summary + "; " : "rolling: ") + two;
+        }
+        return new StatusReport(
+                newState,
+                newSummary,
+                endpoints,
+                target,
+                clusterVersion,
+                downgradeJob,
+                members,
+                record,
+                restore,
+                answered);
+    }
+
+    /** The IDs of the clusters the client URLs answered for, in the order first seen. */
+    public List<String> clusterIds() {
+        return answers.stream().map(Answer::clusterId).distinct().toList();
     }
 
     /**

@@ -44,6 +44,12 @@ public final class StatusText {
                                     .ifPresent(c -> lines.add("  remove it (only if it compares equal):\n    " + c));
                         },
                         () -> lines.add("restart record: none"));
+        if (r.clusterIds().size() > 1) {
+            lines.add("clusters answering: " + String.join(", ", r.clusterIds()));
+            r.answers()
+                    .forEach(a -> lines.add("  " + (a.name().isEmpty() ? "(unnamed)" : a.name()) + " on " + a.url()
+                            + ": cluster " + a.clusterId() + ", member " + a.memberId()));
+        }
         r.restore().ifPresent(restore -> {
             lines.add("restore of snapshot " + restore.sha256() + " (token " + restore.token() + ", cluster "
                     + restore.clusterId() + "): " + restore.restored() + " of "

@@ -627,6 +627,48 @@ class PlannerTest {
         return plan.event(0, "").message().lines().toList();
     }
 
+    /**
+     * Which release's tool restores a snapshot (the restore mode): the snapshot's own line, walked to the target
+     * afterwards; for a cluster member heading to the line the catalog takes the snapshot's line down to by a
+     * snapshot restore, that line's tool (a member cannot take that downgrade as a step).
+     */
+    @ParameterizedTest(name = "snapshot of {0}, target {1}, member {2}: {3}")
+    @org.junit.jupiter.params.provider.CsvSource({
+        "3.5, 3.4, true, 3.4.23", // the row a member cannot walk: 3.4's etcdctl restores the 3.5 snapshot
+        "3.5, 3.4, false, 3.5.35", // a lone member walks down after the restore (SnapshotDowngrade)
+        "3.4, 3.3, true, 3.3.27", // every snapshot-restore line alike: catalog data
+        "3.1, 3.0, true, 3.0.17",
+        "3.5, 3.7, true, 3.5.35", // up: the snapshot's own line, then the walk
+        "3.5, 3.5, true, 3.5.35",
+        "3.7, 3.5, true, 3.7.3", // down by etcd's downgrade API: a member walks it
+        "3.6, 3.5, true, 3.6.16",
+        "3.5, 3.3, true, 3.5.35", // two lines down: one restore reaches one line; the walk refuses the rest
+    })
+    void theRestoreToolIsTheSnapshotsLineOrTheOlderLineAMemberCannotWalkTo(
+            String snapshot, String target, boolean member, String release) throws Exception {
+        assertEquals(
+                release,
+                new Planner(BUNDLED)
+                        .restoredBy(
+                                dev.etcdmigrate.version.MinorLine.parse(snapshot),
+                                dev.etcdmigrate.version.MinorLine.parse(target),
+                                member)
+                        .version()
+                        .toString());
+    }
+
+    @Test
+    void aSnapshotOfALineNotBundledIsRefused() {
+        RefusedTransitionException e = assertThrows(
+                RefusedTransitionException.class,
+                () -> new Planner(BUNDLED)
+                        .restoredBy(
+                                dev.etcdmigrate.version.MinorLine.parse("3.8"),
+                                dev.etcdmigrate.version.MinorLine.parse("3.7"),
+                                true));
+        assertTrue(e.getMessage().contains("no 3.8 release is bundled"), e.getMessage());
+    }
+
     @Test
     void theTableCoversEveryStepType() { // keep in step with Step's permits
         Set<String> types = table().flatMap(c -> c.steps().stream())

@@ -74,7 +74,9 @@ class RollingUpgradePolicyTest {
             value = {
                 "3.6.16/etcd3 | 3.4.23/etcd3 | new cluster ID",
                 "3.7.3/etcd3  | 3.4.23/etcd3 | new cluster ID; downgrade 3.5.35 -> 3.4.23",
-                "3.5.35/etcd3 | 3.4.23/etcd3 | new cluster ID",
+                // the way: the restore mode, by the older line's tool, with what its tool lacks (the bump) spelled out
+                "3.5.35/etcd3 | 3.4.23/etcd3 | new cluster ID; RESTORE_SNAPSHOT=; RESTORE_SHA256=;"
+                        + " RESTORE_BUMP_REVISION=0; TARGET_VERSION=3.4.23; restored by etcdctl 3.4.23",
                 "3.4.23/etcd2 | 3.4.23/etcd3 | conversion rebuilds the member dir",
                 "3.4.23/etcd3 | 3.4.23/etcd2 | rollback to etcd2 rebuilds the member dir",
                 "3.3.27/etcd2 | 3.4.23/etcd2 | etcd2 data is migrated only as a one-member cluster",
@@ -107,6 +109,10 @@ class RollingUpgradePolicyTest {
         RefusedTransitionException e =
                 assertThrows(RefusedTransitionException.class, () -> RollingUpgradePolicy.check(plan, 3));
         assertTrue(e.getMessage().contains("new cluster ID"), e.getMessage());
+        // the restore mode as the way, in the catalog's words: 3.6's tool, which raises the revision itself
+        assertTrue(e.getMessage().contains("TARGET_VERSION=3.6.16"), e.getMessage());
+        assertTrue(e.getMessage().contains("restored by etcdutl 3.6.16"), e.getMessage());
+        assertTrue(!e.getMessage().contains("RESTORE_BUMP_REVISION"), e.getMessage());
     }
 
     @ParameterizedTest(name = "{0} -> {1}: {2}")

@@ -11,6 +11,7 @@ import dev.etcdmigrate.cli.MigrateFlags;
 import dev.etcdmigrate.cli.ParsedArgs;
 import dev.etcdmigrate.config.RunConfig;
 import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.RefusedException;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.RestoreEvent;
@@ -18,6 +19,7 @@ import dev.etcdmigrate.it.TreeDigest;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BboltFixture;
 import dev.etcdmigrate.step.EtcdOperations;
+import dev.etcdmigrate.version.DataVersion;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -72,11 +74,33 @@ class SnapshotRestoreTest {
     }
 
     private SnapshotRestore restore(Path snapshot, String sha, String... more) throws Exception {
+        return restore("3.7.3", walk -> {}, snapshot, sha, more);
+    }
+
+    /** What a start's check of the walk after the restore is given: the version the restored data records. */
+    private interface WalkCheck {
+        void check(DataVersion restored) throws MigrateException;
+    }
+
+    /** A member of a three-member cluster (--initial-cluster), heading to {@code target}. */
+    private SnapshotRestore member(String target, WalkCheck walk, Path snapshot, String sha, String... more)
+            throws Exception {
+        List<String> args = new ArrayList<>(List.of(
+                "--initial-cluster",
+                "m0=http://127.0.0.1:2380,m1=http://127.0.0.2:2380,m2=http://127.0.0.3:2380",
+                "--initial-advertise-peer-urls",
+                "http://127.0.0.1:2380"));
+        args.addAll(List.of(more));
+        return restore(target, walk, snapshot, sha, args.toArray(String[]::new));
+    }
+
+    private SnapshotRestore restore(String target, WalkCheck walk, Path snapshot, String sha, String... more)
+            throws Exception {
         List<String> args = new ArrayList<>(List.of(
                 "--data-dir",
                 data().toString(),
                 "--target-version",
-                "3.7.3",
+                target,
                 "--name",
                 "m0",
                 "--restore-snapshot",
@@ -99,6 +123,11 @@ class SnapshotRestoreTest {
 
                     @Override
                     public void requireTool(Release release) {}
+
+                    @Override
+                    public void checkWalk(DataVersion restored) throws MigrateException {
+                        walk.check(restored);
+                    }
                 },
                 log);
     }
@@ -164,7 +193,12 @@ class SnapshotRestoreTest {
         assertFalse(planned.resumes());
 
         // an interrupted restore of the same snapshot is finished, not begun again
-        new RestoreMarker(sha, RestoreMarker.State.RESTORING, java.util.Optional.of(backup(sha)), "etcd-restore-x")
+        new RestoreMarker(
+                        sha,
+                        RestoreMarker.State.RESTORING,
+                        java.util.Optional.of(backup(sha)),
+                        "etcd-restore-x",
+                        java.util.Optional.empty())
                 .write(Files.createDirectories(data().resolve(".etcd-migrate")).resolve("restore"));
         assertTrue(restore(snapshot, sha).preview().orElseThrow().event().resumes());
 
@@ -197,7 +231,12 @@ class SnapshotRestoreTest {
         oldMember();
         Path snapshot = snapshot("3.5.0");
         String sha = sha(snapshot);
-        new RestoreMarker(sha, RestoreMarker.State.RESTORING, java.util.Optional.of(backup(sha)), "etcd-restore-x")
+        new RestoreMarker(
+                        sha,
+                        RestoreMarker.State.RESTORING,
+                        java.util.Optional.of(backup(sha)),
+                        "etcd-restore-x",
+                        java.util.Optional.empty())
                 .write(Files.createDirectories(data().resolve(".etcd-migrate")).resolve("restore"));
         Files.createDirectories(backup(sha).getParent());
         Files.move(data().resolve("member"), backup(sha));
@@ -215,7 +254,12 @@ class SnapshotRestoreTest {
         oldMember();
         Path snapshot = snapshot("3.5.0");
         String sha = sha(snapshot);
-        new RestoreMarker(sha, RestoreMarker.State.RESTORING, java.util.Optional.of(backup(sha)), "etcd-restore-x")
+        new RestoreMarker(
+                        sha,
+                        RestoreMarker.State.RESTORING,
+                        java.util.Optional.of(backup(sha)),
+                        "etcd-restore-x",
+                        java.util.Optional.empty())
                 .write(Files.createDirectories(data().resolve(".etcd-migrate")).resolve("restore"));
         Files.createDirectories(backup(sha).getParent());
         Files.move(data().resolve("member"), backup(sha));
@@ -234,7 +278,12 @@ class SnapshotRestoreTest {
         oldMember();
         Path snapshot = snapshot("3.5.0");
         String sha = sha(snapshot);
-        new RestoreMarker(sha, RestoreMarker.State.RESTORING, java.util.Optional.of(backup(sha)), "etcd-restore-x")
+        new RestoreMarker(
+                        sha,
+                        RestoreMarker.State.RESTORING,
+                        java.util.Optional.of(backup(sha)),
+                        "etcd-restore-x",
+                        java.util.Optional.empty())
                 .write(Files.createDirectories(data().resolve(".etcd-migrate")).resolve("restore"));
         restore(snapshot, sha).run();
         assertEquals(1, calls.size());
@@ -268,5 +317,77 @@ class SnapshotRestoreTest {
         assertEquals(
                 List.of("restore 3.4.23 token etcd-restore-" + sha.substring(0, 16) + " bump 0 hash false"), calls);
         assertEquals("3.4.23/etcd3", Files.readString(data().resolve("version.txt")));
+    }
+
+    /**
+     * A member of a cluster whose target is the line the snapshot's line goes down to by a snapshot restore (catalog):
+     * that older line's tool restores it, so the cluster needs no downgrade step a member cannot take; its tool has
+     * no revision bump, so the default bump is refused and 0 restores with the snapshot's revisions.
+     */
+    @Test
+    void aMemberHeadingToTheOlderLineIsRestoredByThatLinesTool() throws Exception {
+        oldMember();
+        Path snapshot = snapshot("3.5.0");
+        String sha = sha(snapshot);
+        List<DataVersion> walked = new ArrayList<>();
+        RefusedException refused = assertThrows(
+                RefusedException.class,
+                () -> member("3.4.23", walked::add, snapshot, sha).run());
+        assertTrue(
+                refused.getMessage().contains("etcdctl 3.4.23, which restores it into etcd 3.4"), refused.getMessage());
+        assertTrue(refused.getMessage().contains("RESTORE_BUMP_REVISION=0"), refused.getMessage());
+        assertEquals(List.of(), calls);
+        assertFalse(Files.exists(data().resolve(".etcd-migrate/restore")), "nothing begun");
+
+        RestoreEvent.RestorePlanned planned = member(
+                        "3.4.23", walked::add, snapshot, sha, "--restore-bump-revision", "0")
+                .preview()
+                .orElseThrow()
+                .event();
+        assertEquals("etcdctl 3.4.23", planned.restoreWith());
+        assertEquals("3.4.23/etcd3", planned.restoredVersion());
+
+        member("3.4.23", walked::add, snapshot, sha, "--restore-bump-revision", "0")
+                .run();
+        assertEquals(
+                List.of("restore 3.4.23 token etcd-restore-" + sha.substring(0, 16) + " bump 0 hash false"), calls);
+        assertEquals("3.4.23/etcd3", Files.readString(data().resolve("version.txt")));
+        assertTrue(marker().contains("version=3.4.23\n"), marker());
+        assertTrue(RestoreMarker.read(data().resolve(".etcd-migrate/restore"))
+                .orElseThrow()
+                .restoredAs("3.4.23"));
+        assertEquals(DataVersion.parse("3.4.23/etcd3"), walked.getLast(), "the walk checked from the restored data");
+
+        // the same snapshot for a lone etcd: its own line's tool, with the bump, and the walk down after it
+        calls.clear();
+        Files.writeString(data().resolve("version.txt"), "3.5.35/etcd3");
+        Path again = snapshot("3.5.1"); // another hash: a new restore
+        restore("3.4.23", walked::add, again, sha(again)).run();
+        assertEquals(
+                List.of("restore 3.5.35 token etcd-restore-" + sha(again).substring(0, 16)
+                        + " bump 1000000000 hash false"),
+                calls);
+    }
+
+    /** A walk the start after the restore would refuse is refused before the restore changes anything. */
+    @Test
+    void aWalkTheStartWouldRefuseRefusesTheRestoreFirst() throws Exception {
+        oldMember();
+        Path snapshot = snapshot("3.5.0");
+        String sha = sha(snapshot);
+        Map<String, String> before = TreeDigest.of(data());
+        RefusedException refused = assertThrows(
+                RefusedException.class,
+                () -> member(
+                                "3.3.27",
+                                walk -> {
+                                    throw new RefusedException("refused for a member: " + walk);
+                                },
+                                snapshot,
+                                sha)
+                        .run());
+        assertEquals("refused for a member: 3.5.35/etcd3", refused.getMessage());
+        assertEquals(List.of(), calls);
+        assertEquals(before, TreeDigest.of(data()), "nothing changed");
     }
 }

@@ -3,6 +3,7 @@ package dev.etcdmigrate.status;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.etcd.client.ClusterIdentities.Identity;
 import dev.etcdmigrate.etcd.client.ClusterIdentities.Listed;
 import dev.etcdmigrate.etcd.client.ClusterIdentities.MemberList;
@@ -57,16 +58,16 @@ class RestoreStatusTest {
         return new MemberList(OLD, members);
     }
 
-    private static RestoreStatus.Probe restoredAnswer(int i) {
-        return new RestoreStatus.Probe(client(i), Optional.of(new Identity(RESTORED, restoredId(i, SHA))), "");
+    private static ClusterAnswers.Probe restoredAnswer(int i) {
+        return new ClusterAnswers.Probe(client(i), Optional.of(new Identity(RESTORED, restoredId(i, SHA))), "");
     }
 
-    private static RestoreStatus.Probe oldAnswer(int i) {
-        return new RestoreStatus.Probe(client(i), Optional.of(new Identity(OLD, i + 1)), "");
+    private static ClusterAnswers.Probe oldAnswer(int i) {
+        return new ClusterAnswers.Probe(client(i), Optional.of(new Identity(OLD, i + 1)), "");
     }
 
-    private static RestoreStatus.Probe noAnswer(int i) {
-        return new RestoreStatus.Probe(client(i), Optional.empty(), "connection refused");
+    private static ClusterAnswers.Probe noAnswer(int i) {
+        return new ClusterAnswers.Probe(client(i), Optional.empty(), "connection refused");
     }
 
     private static List<RestoreState> states(RestoreRow row) {
@@ -126,7 +127,7 @@ class RestoreStatusTest {
                 List.of(
                         restoredAnswer(0),
                         restoredAnswer(1),
-                        new RestoreStatus.Probe(client(2), Optional.of(new Identity(RESTORED, added)), "")),
+                        new ClusterAnswers.Probe(client(2), Optional.of(new Identity(RESTORED, added)), "")),
                 List.of(new MemberList(RESTORED, members)));
         assertEquals(List.of(RestoreState.RESTORED, RestoreState.RESTORED, RestoreState.RESTORED), states(row));
         assertEquals("77", row.members().get(2).memberId());
@@ -152,7 +153,7 @@ class RestoreStatusTest {
                 List.of(
                         restoredAnswer(0),
                         restoredAnswer(1),
-                        new RestoreStatus.Probe(
+                        new ClusterAnswers.Probe(
                                 client(2), Optional.of(new Identity(otherCluster, restoredId(2, OTHER_SHA))), "")),
                 List.of(restoredList(SHA, RESTORED, 0, 1), restoredList(OTHER_SHA, otherCluster, 2)));
         assertEquals(List.of(RestoreState.RESTORED, RestoreState.RESTORED, RestoreState.NOT_RESTORED), states(row));
@@ -166,7 +167,7 @@ class RestoreStatusTest {
                 OTHER_SHA,
                 List.of(
                         restoredAnswer(0),
-                        new RestoreStatus.Probe(
+                        new ClusterAnswers.Probe(
                                 client(2), Optional.of(new Identity(otherCluster, restoredId(2, OTHER_SHA))), "")),
                 List.of(restoredList(SHA, RESTORED, 0, 1), restoredList(OTHER_SHA, otherCluster, 2)));
         assertEquals(1, row.restored());
@@ -203,5 +204,65 @@ class RestoreStatusTest {
                 .withRestore(partial);
         assertEquals(StatusReport.State.ROLLING, unanswered.state());
         assertEquals(Optional.of(partial), unanswered.restore());
+    }
+
+    /**
+     * Without the snapshot's hash, members answering for two clusters (a restore on some members only) are never
+     * done: each answer keeps its cluster ID, the verdict names both clusters, and a stuck report stays stuck.
+     */
+    @Test
+    void twoClustersAnsweringKeepTheClusterFromDoneWithoutTheHash() {
+        StatusReport done = new StatusReport(
+                StatusReport.State.DONE,
+                "done",
+                List.of(client(0)),
+                Optional.of("3.4"),
+                Optional.of("3.4"),
+                Optional.empty(),
+                List.of(),
+                Optional.empty(),
+                Optional.empty());
+        ClusterAnswers.Reading read = new ClusterAnswers.Reading(
+                List.of(restoredAnswer(0), restoredAnswer(1), oldAnswer(2)),
+                List.of(restoredList(SHA, RESTORED, 0, 1), oldList()));
+        StatusReport two = done.withAnswers(read.answers());
+        assertEquals(StatusReport.State.ROLLING, two.state());
+        assertEquals(List.of(Long.toHexString(RESTORED), Long.toHexString(OLD)), two.clusterIds());
+        assertTrue(two.summary().contains("members of 2 clusters answer"), two.summary());
+        assertTrue(two.summary().contains("m2 on " + client(2)), two.summary());
+        assertEquals(
+                List.of(Long.toHexString(RESTORED), Long.toHexString(RESTORED), Long.toHexString(OLD)),
+                two.answers().stream().map(StatusReport.Answer::clusterId).toList());
+        assertEquals("m0", two.answers().getFirst().name());
+        String json = StatusJson.render(two);
+        assertTrue(
+                json.contains("\"url\":\"" + client(2) + "\",\"name\":\"m2\",\"clusterId\":\"" + Long.toHexString(OLD)
+                        + "\""),
+                json);
+        assertTrue(StatusText.render(two).contains("clusters answering: "), StatusText.render(two));
+
+        // one cluster answering everywhere: done stays done, and each answer still carries its cluster ID
+        ClusterAnswers.Reading whole = new ClusterAnswers.Reading(
+                List.of(restoredAnswer(0), restoredAnswer(1), restoredAnswer(2)),
+                List.of(restoredList(SHA, RESTORED, 0, 1, 2)));
+        StatusReport one = done.withAnswers(whole.answers());
+        assertEquals(StatusReport.State.DONE, one.state());
+        assertEquals("done", one.summary());
+        assertEquals(3, one.answers().size());
+
+        StatusReport stuck = new StatusReport(
+                        StatusReport.State.STUCK,
+                        "stuck: the restart record is stale",
+                        List.of(client(0)),
+                        Optional.of("3.4"),
+                        Optional.of("3.4"),
+                        Optional.empty(),
+                        List.of(),
+                        Optional.empty(),
+                        Optional.empty())
+                .withAnswers(read.answers());
+        assertEquals(StatusReport.State.STUCK, stuck.state());
+        assertTrue(stuck.summary().startsWith("stuck: the restart record is stale; members of 2"), stuck.summary());
+        assertEquals(ExitStatus.ROLLING.code(), StatusCommand.exitCode(two.state()));
     }
 }
