@@ -213,8 +213,24 @@ public final class Migration {
      * ends on damaged data says which file, what was changed and the way back ({@link DamageExplanation}).
      */
     public Done migrate() throws Exception {
+        return migrate(etcd.binaryCheck());
+    }
+
+    /**
+     * Starts the target etcd's question ({@code etcd <args> --version}) now, before anything reads the data: it needs
+     * no plan and no topology (the arguments after -- are the operator's). The answer is judged under the lock by
+     * {@link #migrate(BinaryCheck)} of a run with the same options but for their topology.
+     */
+    public BinaryCheck askTargetAhead() throws IOException {
+        BinaryCheck binaries = etcd.binaryCheck();
+        etcd.startAsking(List.of(), List.of(), binaries, this::catalogRelease);
+        return binaries;
+    }
+
+    /** {@link #migrate()} with the binaries' answers of an earlier start and the questions started ahead. */
+    public Done migrate(BinaryCheck binaries) throws Exception {
         try {
-            return migrateUnexplained();
+            return migrateUnexplained(binaries);
         } catch (MigrateException e) {
             throw explained(e);
         } catch (dev.etcdmigrate.ondisk.DamagedFileException e) {
@@ -224,15 +240,14 @@ public final class Migration {
         }
     }
 
-    private Done migrateUnexplained() throws Exception {
+    private Done migrateUnexplained(BinaryCheck binaries) throws Exception {
         if (options.restore().isPresent()) {
             // before anything reads the data: the member's data is replaced by the snapshot's (docs/restore.md)
             new SnapshotRestore(options, dataDir, catalog(), restoreTools(), log).run();
         }
         Preflight.run(preflight.beforePlan());
         // The binaries' processes (tens of ms each) run while the data is read and judged; their answers are judged
-        // under the lock, where the questions are asked. The target's first: it needs no plan.
-        BinaryCheck binaries = etcd.binaryCheck();
+        // under the lock, where the questions are asked. The target's first (unless already started): it needs no plan.
         etcd.startAsking(List.of(), List.of(), binaries, this::catalogRelease);
         StartDecision.Decision decided = state.decide(false); // read again under the lock, and reported then
         Optional<DataVersion> before = decided.startOrThrow().current();
