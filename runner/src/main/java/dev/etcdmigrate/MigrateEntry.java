@@ -1,5 +1,7 @@
 package dev.etcdmigrate;
 
+import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.cli.Flag;
 import dev.etcdmigrate.cli.Help;
 import dev.etcdmigrate.cli.MigrateFlags;
@@ -11,6 +13,7 @@ import dev.etcdmigrate.decide.MembersFromData;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.etcd.binary.BinDir;
+import dev.etcdmigrate.etcd.binary.BinaryCheck;
 import dev.etcdmigrate.event.RunEvent;
 import dev.etcdmigrate.exec.DataDirOwner;
 import dev.etcdmigrate.exec.Execve;
@@ -72,11 +75,16 @@ final class MigrateEntry implements Command {
         if (!given.noExec())
             Thread.ofPlatform().name("link-execve").daemon(true).start(linking);
         DataDirOwner.become(given.dataDir(), log);
+        // read once for both: the catalog depends on the flags, not on the members the data records
+        Catalog[] read = new Catalog[1];
+        CatalogSource catalog = () -> read[0] != null ? read[0] : (read[0] = RunCatalog.of(given));
+        // the target's binary question runs while the members and the data are read (judged under the lock)
+        BinaryCheck binaries = new Migration(given, catalog, log, children, args.environment()).askTargetAhead();
         RunConfig options = MembersFromData.resolve(given, log);
         tally.clusterMember(options.topology() instanceof Topology.Member);
         // the lock stays held until exec, which closes it; etcd's own WAL lock takes over
         try (Migration.Done done =
-                new Migration(options, () -> RunCatalog.of(options), log, children, args.environment()).migrate()) {
+                new Migration(options, catalog, log, children, args.environment()).migrate(binaries)) {
             log.emit(tally.summary(tally.successOutcome(), ExitStatus.OK.code()));
             if (options.noExec()) {
                 log.emit(new RunEvent.NoExec(

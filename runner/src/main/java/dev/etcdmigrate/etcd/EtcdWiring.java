@@ -102,6 +102,73 @@ public final class EtcdWiring {
             Function<EtcdVersion, Optional<Release>> catalogRelease)
             throws MigrateException {
         List<BinaryCheck.Question> questions = new ArrayList<>();
+        for (Asked asked : asked(steps, servingReleases, catalogRelease)) {
+            Path path = asked.path().get();
+            questions.add(
+                    switch (asked) {
+                        case Asked.Version v -> () -> binaries.expect(path, v.tool(), v.release());
+                        case Asked.Accepts a -> {
+                            List<String> args =
+                                    a.release().map(r -> argsFor(r, a.runs())).orElseGet(options::finalEtcdArgs);
+                            yield () -> binaries.targetAccepts(path, a.version(), a::release, args, environment);
+                        }
+                    });
+        }
+        return questions;
+    }
+
+    /**
+     * Starts the processes of {@link #binaryQuestions} now, each on its own thread, while the run reads its data:
+     * their answers are judged where the questions are asked, and a question the plan under the lock does not
+     * ask again is only waited for ({@link BinaryCheck#awaitUnasked}). Logs nothing; a binary that is missing is
+     * left to the checks to refuse.
+     */
+    public void startAsking(
+            List<Step> steps,
+            List<Release> servingReleases,
+            BinaryCheck binaries,
+            Function<EtcdVersion, Optional<Release>> catalogRelease) {
+        for (Asked asked : asked(steps, servingReleases, catalogRelease)) {
+            Path path;
+            try {
+                path = asked.path().get();
+            } catch (MigrateException missing) {
+                continue;
+            }
+            switch (asked) {
+                case Asked.Version v -> binaries.startAsking(path, v.tool(), v.release());
+                case Asked.Accepts a ->
+                    binaries.startAsking(
+                            path,
+                            a.version(),
+                            a.release()
+                                    .map(r -> EtcdCommandLine.translate(
+                                                    options.finalEtcdArgs(),
+                                                    r.line().flagReplacements())
+                                            .args())
+                                    .orElseGet(options::finalEtcdArgs),
+                            environment);
+            }
+        }
+    }
+
+    /** What a plan asks of the binaries: a step's program its version, an etcd that runs as the member its flags. */
+    private sealed interface Asked {
+        BinaryPath path();
+
+        record Version(BinaryPath path, String tool, Release release) implements Asked {}
+
+        /** {@code runs}: {@link #SERVING} between legs, {@link #TARGET} for the etcd the run ends in. */
+        record Accepts(BinaryPath path, EtcdVersion version, Optional<Release> release, String runs) implements Asked {}
+    }
+
+    private interface BinaryPath {
+        Path get() throws MigrateException;
+    }
+
+    private List<Asked> asked(
+            List<Step> steps, List<Release> servingReleases, Function<EtcdVersion, Optional<Release>> catalogRelease) {
+        List<Asked> asked = new ArrayList<>();
         EtcdVersion target = options.target().version();
         boolean askTarget = !options.noExec() || !options.etcdArgs().isEmpty();
         for (Step.Binary binary :
@@ -111,23 +178,18 @@ public final class EtcdWiring {
                     && binary.release().etcdVersion().equals(target)) {
                 continue; // the target's own question below checks its version too: one process fewer
             }
-            Path path = binDir.tool(binary.tool(), binary.release().etcdVersion());
-            questions.add(() -> binaries.expect(path, binary.tool(), binary.release()));
+            asked.add(new Asked.Version(
+                    () -> binDir.tool(binary.tool(), binary.release().etcdVersion()), binary.tool(), binary.release()));
         }
         for (Release serving : servingReleases) {
             // a release the member serves between legs runs with the target's arguments, in its line's spelling
-            Path etcd = binDir.etcd(serving.etcdVersion());
-            List<String> args = argsFor(serving, SERVING);
-            questions.add(() ->
-                    binaries.targetAccepts(etcd, serving.etcdVersion(), () -> Optional.of(serving), args, environment));
+            asked.add(new Asked.Accepts(
+                    () -> binDir.etcd(serving.etcdVersion()), serving.etcdVersion(), Optional.of(serving), SERVING));
         }
         if (askTarget) {
-            Path etcd = binDir.etcd(target);
-            Optional<Release> targetRelease = catalogRelease.apply(target);
-            List<String> args = targetRelease.map(r -> argsFor(r, TARGET)).orElseGet(options::finalEtcdArgs);
-            questions.add(() -> binaries.targetAccepts(etcd, target, () -> targetRelease, args, environment));
+            asked.add(new Asked.Accepts(() -> binDir.etcd(target), target, catalogRelease.apply(target), TARGET));
         }
-        return questions;
+        return asked;
     }
 
     private static final String SERVING = "serving";

@@ -213,8 +213,24 @@ public final class Migration {
      * ends on damaged data says which file, what was changed and the way back ({@link DamageExplanation}).
      */
     public Done migrate() throws Exception {
+        return migrate(etcd.binaryCheck());
+    }
+
+    /**
+     * Starts the target etcd's question ({@code etcd <args> --version}) now, before anything reads the data: it needs
+     * no plan and no topology (the arguments after -- are the operator's). The answer is judged under the lock by
+     * {@link #migrate(BinaryCheck)} of a run with the same options but for their topology.
+     */
+    public BinaryCheck askTargetAhead() throws IOException {
+        BinaryCheck binaries = etcd.binaryCheck();
+        etcd.startAsking(List.of(), List.of(), binaries, this::catalogRelease);
+        return binaries;
+    }
+
+    /** {@link #migrate()} with the binaries' answers of an earlier start and the questions started ahead. */
+    public Done migrate(BinaryCheck binaries) throws Exception {
         try {
-            return migrateUnexplained();
+            return migrateUnexplained(binaries);
         } catch (MigrateException e) {
             throw explained(e);
         } catch (dev.etcdmigrate.ondisk.DamagedFileException e) {
@@ -224,17 +240,26 @@ public final class Migration {
         }
     }
 
-    private Done migrateUnexplained() throws Exception {
+    private Done migrateUnexplained(BinaryCheck binaries) throws Exception {
         if (options.restore().isPresent()) {
             // before anything reads the data: the member's data is replaced by the snapshot's (docs/restore.md)
             new SnapshotRestore(options, dataDir, catalog(), restoreTools(), log).run();
         }
         Preflight.run(preflight.beforePlan());
+        // The binaries' processes (tens of ms each) run while the data is read and judged; their answers are judged
+        // under the lock, where the questions are asked. The target's first (unless already started): it needs no plan.
+        etcd.startAsking(List.of(), List.of(), binaries, this::catalogRelease);
         StartDecision.Decision decided = state.decide(false); // read again under the lock, and reported then
         Optional<DataVersion> before = decided.startOrThrow().current();
         // a label the data contradicts is refused as such before the plan's own checks (binaries, ports) run
         if (before.isPresent() && dataDir.readVersion().isPresent()) state.checkLabelAgainstData(before.get(), false);
         Plan planned = decided.planOrThrow();
+        RolloutChain plannedChain = chainOf(planned);
+        etcd.startAsking(
+                planned.steps(),
+                plannedChain.multiLeg() ? ClusterRollout.servingReleases(plannedChain) : List.of(),
+                binaries,
+                this::catalogRelease);
         if (!planned.steps().isEmpty()) {
             etcd.prepareHttpClient();
         }
@@ -254,7 +279,7 @@ public final class Migration {
         // every path takes the lock, the no-op included: another runner's private etcd may be working here
         DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log);
         try {
-            DataVersion reached = migrateLocked(planned);
+            DataVersion reached = migrateLocked(planned, binaries);
             // the target's arguments in its line's spelling (the same the target was asked about before any step)
             return new Done(
                     reached,
@@ -271,7 +296,7 @@ public final class Migration {
         }
     }
 
-    private DataVersion migrateLocked(Plan planned) throws Exception {
+    private DataVersion migrateLocked(Plan planned, BinaryCheck binaries) throws Exception {
         new MemberSwap(dataDir, backups, log).recover();
         backups.recover();
         // The plan made before the lock is stale when another runner moved the data while this one
@@ -287,7 +312,6 @@ public final class Migration {
         RolloutChain chain = chainOf(plan);
         ClusterRollout rollout = new ClusterRollout(options, dataDir, etcd, new StepRunner(dataDir, backups, log), log);
         List<Release> serving = chain.multiLeg() ? ClusterRollout.servingReleases(chain) : List.of();
-        BinaryCheck binaries = etcd.binaryCheck();
         List<Preflight.Check> checks = new ArrayList<>();
         checks.add(new Preflight.Check("bundled binaries present", () -> preflight.requireBinaries(plan)));
         if (current.isPresent()) {
@@ -316,6 +340,7 @@ public final class Migration {
                             .forSteps()); // steps the plan before the lock did not have: their checks were not made yet
         }
         Preflight.run(checks);
+        binaries.awaitUnasked(); // a question the plan before the lock had and this one has not
         etcd.rememberChecks(binaries);
 
         log.emit(planEvent(decision));

@@ -161,6 +161,37 @@ class BadInputIT {
         assertRefused(args, Map.of(), data, target.toString());
     }
 
+    /** A bin dir of links to the provisioned binaries, {@code name} linked to {@code actually}'s file instead. */
+    private static Path binDirWith(Path dir, String name, String actually) throws Exception {
+        Path bin = Files.createDirectories(dir.resolve("bin"));
+        for (Release r : EtcdFixture.CATALOG.releases()) {
+            for (String tool : r.toolNames()) {
+                String file = tool + "-" + r.version();
+                Files.createSymbolicLink(
+                        bin.resolve(file), EtcdFixture.binDir().resolve(file.equals(name) ? actually : file));
+            }
+        }
+        return bin;
+    }
+
+    /**
+     * The binaries' versions are asked while the data is read; a step's etcd that is another release than its name
+     * says is still refused before any etcd runs (the target's: TrustNothingIT).
+     */
+    @Test
+    void aStepsEtcdThatIsAnotherReleaseIsRefused(@TempDir Path dir) throws Exception {
+        List<Release> releases = EtcdFixture.V3_RELEASES;
+        Path data = dir.resolve("data");
+        etcd.seed(releases.get(releases.size() - 3), data, 20);
+        String step = releases.get(releases.size() - 2).version();
+        String other = releases.get(releases.size() - 3).version();
+        Path bin = binDirWith(dir, "etcd-" + step, "etcd-" + other);
+        List<String> args =
+                new ArrayList<>(RunnerArgs.migrate(data, releases.getLast().version()));
+        args.addAll(List.of("--bin-dir", bin.toString()));
+        assertRefused(args, Map.of(), data, bin.resolve("etcd-" + step).toString(), other);
+    }
+
     /** 3.6+ serve no v2 API, so they cannot hold etcd2 data: the plan is refused (exit 3) for each such line. */
     @Test
     void etcd2AtALineWithoutTheV2ApiIsRefused(@TempDir Path dir) throws Exception {

@@ -24,9 +24,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,11 +57,17 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * A disagreement is a case the runner passes that an oracle rejects. Healthy dbs (every seed, and snapshots taken
  * while keys are written) must pass all three. Seeded: {@code -Ddiff.seed=N} replays a run, {@code -Ddiff.only=I}
- * one case of it (the seeds are written afresh, so a replay makes the same damage at the same places, not in the
- * same bytes); {@code -Ddiff.cases}, {@code -Ddiff.healthy} (per line), {@code -Ddiff.etcd} (at most so many etcd
+ * one case of it; {@code -Ddiff.cases}, {@code -Ddiff.healthy} (per line), {@code -Ddiff.etcd} (at most so many etcd
  * oracle runs, on the first cases the runner and bbolt pass; -1: on every one, and on every seed), {@code
  * -Ddiff.sizes} (keys per seed) size it. The summary goes to stdout and
  * {@code target/db-differential.txt}.
+ *
+ * <p>A seed's data dirs are etcd's own writes, and no two are the same bytes: etcd commits its batches on a timer,
+ * the sample keys are written several at a time, and the member's URLs carry ports picked at run time. So the data
+ * dirs of a seed are written once and kept ({@code -Ddiff.seeds=DIR}, by default under {@code
+ * ~/.cache/etcd-migrate/db-differential}, one dir per seed, sizes, snapshot count and line): a replay damages the
+ * same bytes. The summary prints their digest (a run with the same seed and digest has the same counts);
+ * {@code -Ddiff.fresh=true} writes them again.
  */
 class DbDifferentialIT {
 
@@ -74,6 +82,13 @@ class DbDifferentialIT {
             .map(Integer::parseInt)
             .toList();
     private static final Duration ETCD_DEADLINE = Duration.ofSeconds(30);
+    private static final Path SEED_CACHE = Path.of(System.getProperty(
+            "diff.seeds",
+            Path.of(System.getProperty("user.home"), ".cache", "etcd-migrate", "db-differential")
+                    .toString()));
+    private static final boolean FRESH = Boolean.getBoolean("diff.fresh");
+    /** Part of the kept seeds' name: another way of writing them is another name, never an old dir taken as new. */
+    private static final String SEEDING = "v1";
     /**
      * Where a release's binary carries no module list (built from a vendor tree): the bbolt its go.mod requires.
      * etcd v3.4.23's go.mod: go.etcd.io/bbolt v1.3.6.
@@ -102,6 +117,7 @@ class DbDifferentialIT {
     private final Map<String, Path> bbolts = new TreeMap<>();
     private final Map<String, int[]> counts = new LinkedHashMap<>();
     private final List<String> disagreements = new ArrayList<>();
+    private String seedDigest = "";
 
     @TempDir
     Path dir;
@@ -114,22 +130,26 @@ class DbDifferentialIT {
                 + "; one case: -Ddiff.only=I)");
         long start = System.nanoTime();
         List<Release> lines = EtcdFixture.V3_RELEASES;
+        Path kept = keptSeeds(lines, start);
         List<Seed> seeds = new ArrayList<>();
         List<Healthy> healthy = new ArrayList<>();
-        try (EtcdFixture etcd = new EtcdFixture()) {
-            for (Release line : lines) {
-                Release target = lines.get(Math.min(lines.indexOf(line) + 1, lines.size() - 1));
-                for (int s = 0; s < SIZES.size(); s++) {
-                    Seed seed = new Seed(
-                            line, SIZES.get(s), dir.resolve("seed-" + line.version() + "-" + SIZES.get(s)), target);
-                    // the first size also yields the healthy snapshots, taken while more keys are written
-                    writeSeed(etcd, seed, s == 0 ? HEALTHY : 0, healthy);
-                    seeds.add(seed);
-                    healthy.add(new Healthy(seed, seed.dir().resolve("member/snap/db")));
-                    System.out.printf("  seeded %s, %.0f s%n", seed.name(), (System.nanoTime() - start) / 1e9);
+        for (Release line : lines) {
+            Release target = lines.get(Math.min(lines.indexOf(line) + 1, lines.size() - 1));
+            for (int s = 0; s < SIZES.size(); s++) {
+                Seed seed = new Seed(line, SIZES.get(s), seedDir(kept, line, SIZES.get(s)), target);
+                seeds.add(seed);
+                // the first size also yields the healthy snapshots, taken while more keys were written
+                if (s == 0) {
+                    for (int n = 0; n < HEALTHY; n++) healthy.add(new Healthy(seed, snapshot(kept, line, n)));
                 }
+                healthy.add(new Healthy(seed, seed.dir().resolve("member/snap/db")));
             }
         }
+        seedDigest = HexFormat.of()
+                .formatHex(MessageDigest.getInstance("SHA-256")
+                        .digest(TreeDigest.of(kept).toString().getBytes(StandardCharsets.UTF_8)))
+                .substring(0, 16);
+        System.out.println("  seeds " + kept + ", sha256 " + seedDigest);
         long seeded = System.nanoTime();
         for (Seed seed : seeds) bbolt(seed.target());
         long built = System.nanoTime();
@@ -201,7 +221,9 @@ class DbDifferentialIT {
             List<Damage> found = DataRecords.damageFound(data, Optional.empty(), true);
             count("healthy", found.isEmpty() ? 1 : 0);
             if (!found.isEmpty()) disagreements.add("healthy " + db + ": the runner refuses it: " + found);
-            Verdict bbolt = bboltCheck(bbolt(seed.target()), db);
+            // on the copy: bbolt's check opens the file for writing, and its bbolt commits a freelist into a db whose
+            // etcd kept none (3.4+), which would change the kept seed under every later case
+            Verdict bbolt = bboltCheck(bbolt(seed.target()), data.resolve("member/snap/db"));
             count("healthy bbolt", bbolt.passes() ? 1 : 0);
             if (!bbolt.passes()) disagreements.add("healthy " + db + ": bbolt check rejects it: " + bbolt.output());
             deleteTree(data);
@@ -218,15 +240,92 @@ class DbDifferentialIT {
     }
 
     /**
-     * A data dir of {@code keys} sample keys written by {@code line}; then {@code snapshots} rounds of a few more
-     * keys (some deleted), each followed by a snapshot of the db into {@code healthy}'s list.
+     * The seeds' data dirs and snapshots of this seed, sizes, snapshot count and line: the kept ones, or written
+     * now and kept (beside, then renamed into place, so an interrupted run leaves no half a set under the name).
      */
-    private void writeSeed(EtcdFixture etcd, Seed seed, int snapshots, List<Healthy> healthy) throws Exception {
-        Release line = seed.line();
-        Path seedDir = seed.dir();
-        etcd.seed(line, seedDir, seed.keys());
+    private Path keptSeeds(List<Release> lines, long start) throws Exception {
+        String name = String.join(
+                "-",
+                SEEDING,
+                String.valueOf(SEED),
+                String.join("_", SIZES.stream().map(String::valueOf).toList()),
+                "h" + HEALTHY,
+                String.join("_", lines.stream().map(Release::version).toList()));
+        Path kept = SEED_CACHE.resolve(name);
+        if (Files.isDirectory(kept) && !FRESH) return kept;
+        Files.createDirectories(SEED_CACHE);
+        Path partial = Files.createTempDirectory(SEED_CACHE, name + ".partial-");
+        try {
+            try (EtcdFixture etcd = new EtcdFixture()) {
+                for (Release line : lines) {
+                    for (int s = 0; s < SIZES.size(); s++) {
+                        writeSeed(etcd, line, SIZES.get(s), partial, s == 0 ? HEALTHY : 0);
+                        System.out.printf(
+                                "  seeded %s/%d keys, %.0f s%n",
+                                line.version(), SIZES.get(s), (System.nanoTime() - start) / 1e9);
+                    }
+                }
+            }
+            try (Stream<Path> files = Files.walk(partial)) {
+                for (Path file : files.filter(Files::isRegularFile).toList()) sparse(file);
+            }
+            if (Files.isDirectory(kept)) deleteTree(kept); // written afresh (-Ddiff.fresh=true)
+            try {
+                Files.move(partial, kept, StandardCopyOption.ATOMIC_MOVE);
+            } catch (java.nio.file.FileAlreadyExistsException | java.nio.file.DirectoryNotEmptyException other) {
+                // a run beside this one kept its seeds first: theirs are used, so both runs judge the same bytes
+            }
+            return kept;
+        } finally {
+            deleteTree(partial);
+        }
+    }
+
+    /**
+     * The same bytes without the blocks of zeros on disk: each WAL segment etcd preallocates is 64 MiB of mostly zeros,
+     * a gigabyte over the seeds, which would otherwise stay in the cache.
+     */
+    private static void sparse(Path file) throws IOException {
+        long size = Files.size(file);
+        if (size < (1 << 20)) return;
+        Path holes = file.resolveSibling(file.getFileName() + ".sparse");
+        byte[] block = new byte[4096];
+        try (java.nio.channels.FileChannel in = java.nio.channels.FileChannel.open(file);
+                java.nio.channels.FileChannel out = java.nio.channels.FileChannel.open(
+                        holes, java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)) {
+            for (long at = 0; at < size; at += block.length) {
+                ByteBuffer b = ByteBuffer.wrap(block, 0, (int) Math.min(block.length, size - at));
+                while (b.hasRemaining() && in.read(b, at + b.position()) >= 0) {}
+                b.flip();
+                boolean zeros = true;
+                for (int i = 0; i < b.limit() && zeros; i++) zeros = block[i] == 0;
+                if (!zeros) {
+                    while (b.hasRemaining()) out.write(b, at + b.position());
+                }
+            }
+            if (out.size() < size) out.write(ByteBuffer.allocate(1), size - 1); // the last byte is a zero, as read
+        }
+        Files.setPosixFilePermissions(holes, Files.getPosixFilePermissions(file));
+        Files.move(holes, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    private static Path seedDir(Path kept, Release line, int keys) {
+        return kept.resolve("seed-" + line.version() + "-" + keys);
+    }
+
+    private static Path snapshot(Path kept, Release line, int n) {
+        return kept.resolve("snapshots-" + line.version()).resolve("db-" + n);
+    }
+
+    /**
+     * A data dir of {@code keys} sample keys written by {@code line}; then {@code snapshots} rounds of a few more
+     * keys (some deleted), each followed by a snapshot of the db.
+     */
+    private static void writeSeed(EtcdFixture etcd, Release line, int keys, Path kept, int snapshots) throws Exception {
+        Path seedDir = seedDir(kept, line, keys);
+        etcd.seed(line, seedDir, keys);
         if (snapshots == 0) return;
-        Path shots = dir.resolve("snapshots-" + line.version());
+        Path shots = snapshot(kept, line, 0).getParent();
         Files.createDirectories(shots);
         Random random = new Random(SEED ^ line.version().hashCode());
         etcd.withClient(line, seedDir, client -> {
@@ -244,11 +343,10 @@ class DbDifferentialIT {
                     client.getKVClient()
                             .delete(SampleData.bytes("/registry/more/" + (n - 1) + "/0"))
                             .get(30, TimeUnit.SECONDS);
-                Path shot = shots.resolve("db-" + n);
+                Path shot = snapshot(kept, line, n);
                 try (OutputStream out = Files.newOutputStream(shot)) {
                     client.getMaintenanceClient().snapshot(out).get(60, TimeUnit.SECONDS);
                 }
-                healthy.add(new Healthy(seed, shot));
             }
         });
     }
@@ -335,7 +433,10 @@ class DbDifferentialIT {
 
     record Verdict(boolean passes, String output) {}
 
-    /** bbolt check: passes when it exits 0 saying OK (a panic, a fault or a finding is a rejection). */
+    /**
+     * bbolt check: passes when it exits 0 saying OK (a panic, a fault or a finding is a rejection). It may write
+     * to {@code db} (it opens it for writing): only ever given a copy.
+     */
     private static Verdict bboltCheck(Path bbolt, Path db) throws Exception {
         Process p = new ProcessBuilder(bbolt.toString(), "check", db.toString())
                 .redirectErrorStream(true)
@@ -474,11 +575,12 @@ class DbDifferentialIT {
         int[] bbolt = counted("bbolt");
         int[] etcd = counted("etcd");
         s.append(String.format(
-                "DbDifferentialIT seed %d: %d cases; bbolt check rejected %d, passed %d; etcd started %d times"
+                "DbDifferentialIT seed %d (seed data sha256 %s): %d cases; bbolt check rejected %d, passed %d; etcd started %d times"
                         + " (on runner passes), served %d, failed %d; runner refused %d, passed %d (refused where"
                         + " bbolt passed: %d); disagreements %d; healthy dbs %d (runner refused %d, bbolt rejected"
                         + " %d, etcd failed %d of %d seeds); %.1f s%n",
                 SEED,
+                seedDigest,
                 cases[0],
                 bbolt[0] - bbolt[1],
                 bbolt[1],
@@ -537,7 +639,11 @@ class DbDifferentialIT {
                 } else if (copied == null) {
                     Files.copy(p, target, StandardCopyOption.COPY_ATTRIBUTES);
                 } else {
-                    Files.createLink(target, p);
+                    try {
+                        Files.createLink(target, p);
+                    } catch (IOException | UnsupportedOperationException otherFileSystem) {
+                        Files.copy(p, target); // the kept seeds on another file system than the case
+                    }
                 }
             }
         }

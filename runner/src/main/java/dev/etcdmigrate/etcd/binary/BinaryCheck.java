@@ -19,6 +19,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -29,7 +32,8 @@ import java.util.regex.Pattern;
  * is asked with the operator's own arguments ({@code etcd <args> --version}: etcd parses its flags and
  * environment, then prints its version and exits, touching nothing). Answers are remembered by file
  * identity (and, for the target, by its arguments and ETCD_* variables) so a restart of an unchanged
- * pod runs no process at all.
+ * pod runs no process at all. A question can be started ahead ({@link #startAsking}) while the data is read; its
+ * answer is judged only where the question is asked, so a wrong binary is refused at the same point of the run.
  */
 public final class BinaryCheck {
 
@@ -43,6 +47,8 @@ public final class BinaryCheck {
     /** The answers this run relied on: only these are kept, so the file never outgrows one plan. Sorted, and
      * synchronized: {@link #askAll} asks on several threads. */
     private final Map<String, String> used = Collections.synchronizedMap(new TreeMap<>());
+    /** The processes asked this run, by the key of their question: a question started ahead is answered once. */
+    private final Map<String, FutureTask<Output>> asking = new ConcurrentHashMap<>();
 
     public BinaryCheck(Children children) {
         this.children = children;
@@ -121,14 +127,7 @@ public final class BinaryCheck {
             used.put(key, release.version());
             return;
         }
-        Output out;
-        if (tool.equals("etcdctl")) {
-            // v3 etcdctl has a `version` command (3.0-3.3 with the line's ETCDCTL_API); v2 etcdctl only --version
-            out = runScrubbed(binary, List.of("version"), release.line().etcdctlEnv());
-            if (out.exit() != 0 || out.version().isEmpty()) out = runScrubbed(binary, List.of("--version"), Map.of());
-        } else {
-            out = runScrubbed(binary, List.of(tool.equals("etcd") ? "--version" : "version"), Map.of());
-        }
+        Output out = answer(key, () -> askVersion(binary, tool, release));
         Optional<String> reported = out.version();
         if (out.exit() != 0 || reported.isEmpty()) {
             throw new WrongBinaryException(binary + " did not report its version (exit " + out.exit() + ": "
@@ -145,6 +144,29 @@ public final class BinaryCheck {
     }
 
     /**
+     * Starts {@link #expect}'s process now, unless an earlier start's answer stands; nothing is judged or kept until
+     * {@link #expect} asks. A binary that cannot be read is left to {@link #expect} to report.
+     */
+    public void startAsking(Path binary, String tool, Release release) {
+        try {
+            String key = key(binary, tool);
+            if (!release.version().equals(known.get(key))) start(key, () -> askVersion(binary, tool, release));
+        } catch (IOException e) {
+            // expect reads the file again and reports it
+        }
+    }
+
+    private Output askVersion(Path binary, String tool, Release release) throws IOException, InterruptedException {
+        if (tool.equals("etcdctl")) {
+            // v3 etcdctl has a `version` command (3.0-3.3 with the line's ETCDCTL_API); v2 etcdctl only --version
+            Output out = runScrubbed(binary, List.of("version"), release.line().etcdctlEnv());
+            if (out.exit() != 0 || out.version().isEmpty()) out = runScrubbed(binary, List.of("--version"), Map.of());
+            return out;
+        }
+        return runScrubbed(binary, List.of(tool.equals("etcd") ? "--version" : "version"), Map.of());
+    }
+
+    /**
      * The target etcd parses exactly the arguments and environment it will be exec'd with; a flag it
      * rejects is named, with the replacement the catalog knows for that line.
      */
@@ -155,14 +177,12 @@ public final class BinaryCheck {
             List<String> args,
             Map<String, String> environment)
             throws WrongBinaryException, RejectedFlagException, IOException, InterruptedException {
-        String key = key(binary, "target " + String.join("\u0000", args) + "\u0000" + answerEnvironment(environment));
+        String key = targetKey(binary, args, environment);
         if (target.toString().equals(known.get(key))) {
             used.put(key, target.toString());
             return;
         }
-        List<String> command = new ArrayList<>(args);
-        command.add("--version");
-        Output out = run(binary, command, environment);
+        Output out = answer(key, () -> askTarget(binary, args, environment));
         if (out.exit() != 0) {
             // the catalog is read only now: a restart that passes needs none of it
             throw new RejectedFlagException(rejection(
@@ -174,6 +194,72 @@ public final class BinaryCheck {
                     + ": the binary is not what its name says (nothing was changed)");
         }
         remember(key, target.toString());
+    }
+
+    /**
+     * Starts {@link #targetAccepts}'s process now, unless an earlier start's answer stands; nothing is judged or kept
+     * until {@link #targetAccepts} asks with the same binary, arguments and environment.
+     */
+    public void startAsking(Path binary, EtcdVersion target, List<String> args, Map<String, String> environment) {
+        try {
+            String key = targetKey(binary, args, environment);
+            if (!target.toString().equals(known.get(key))) start(key, () -> askTarget(binary, args, environment));
+        } catch (IOException e) {
+            // targetAccepts reads the file again and reports it
+        }
+    }
+
+    /**
+     * Waits for every process started ahead whose question was not asked (the plan under the lock needed other
+     * binaries), so none outlives the checks: the runner may become etcd next, which would never reap it.
+     */
+    public void awaitUnasked() throws InterruptedException {
+        for (FutureTask<Output> task : asking.values()) {
+            try {
+                task.get();
+            } catch (ExecutionException e) {
+                // an answer nobody asked for: its failure is no refusal
+            }
+        }
+    }
+
+    private Output askTarget(Path binary, List<String> args, Map<String, String> environment)
+            throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(args);
+        command.add("--version");
+        return run(binary, command, environment);
+    }
+
+    private static String targetKey(Path binary, List<String> args, Map<String, String> environment)
+            throws IOException {
+        return key(binary, "target " + String.join("\u0000", args) + "\u0000" + answerEnvironment(environment));
+    }
+
+    /** One process per question this run: started here unless {@link #start} already did. */
+    private interface Asking {
+        Output run() throws IOException, InterruptedException;
+    }
+
+    private FutureTask<Output> start(String key, Asking ask) {
+        FutureTask<Output> task = new FutureTask<>(ask::run);
+        FutureTask<Output> earlier = asking.putIfAbsent(key, task);
+        if (earlier != null) return earlier;
+        Thread.ofVirtual().name("ask-binary").start(task);
+        return task;
+    }
+
+    private Output answer(String key, Asking ask) throws IOException, InterruptedException {
+        try {
+            return start(key, ask).get();
+        } catch (ExecutionException e) {
+            switch (e.getCause()) {
+                case IOException io -> throw io;
+                case InterruptedException interrupted -> throw interrupted;
+                case RuntimeException unchecked -> throw unchecked;
+                case Error error -> throw error;
+                default -> throw new IOException(e.getCause());
+            }
+        }
     }
 
     static String rejection(EtcdVersion target, Map<String, String> replacements, List<String> args, Output out) {
