@@ -232,8 +232,11 @@ class IoErrorIT {
     /** A call to fail and the errno it fails with. */
     record Fault(Call call, int errno) {}
 
-    /** A call whose fault found a defect (docs/power-loss.md, defects 11-14), failed in every run as its regression. */
-    record Regression(FaultScenario scenario, String op, java.util.function.Predicate<String> path, int errno) {}
+    /**
+     * A call whose fault found a defect (docs/power-loss.md, defects 11-14 and 17), failed in every run as its
+     * regression.
+     */
+    record Regression(CutScenario scenario, String op, java.util.function.Predicate<String> path, int errno) {}
 
     static final List<Regression> REGRESSIONS = List.of(
             // 12: etcd's snapshot names differ between runs; the runner's sync of one must still be faultable
@@ -247,7 +250,16 @@ class IoErrorIT {
                     28),
             // 13, 14: the conversion's and the rollback's work files
             new Regression(FaultScenario.CONVERT_TO_V3, "write", p -> p.endsWith("/staging/fixes.bin"), 5),
-            new Regression(FaultScenario.ROLLBACK_TO_V2, "write", p -> p.endsWith("/staging/dump.bin"), 28));
+            new Regression(FaultScenario.ROLLBACK_TO_V2, "write", p -> p.endsWith("/staging/dump.bin"), 28),
+            // 17: the restore's way to the backup synced, and the member dir's move into it; the runner's first read
+            // of the snapshot
+            new Regression(
+                    RestoreScenario.RESTORE_INTO_35,
+                    "fsyncdir",
+                    p -> p.equals("data/.etcd-migrate/restore-backups"),
+                    5),
+            new Regression(RestoreScenario.RESTORE_INTO_35, "rename", p -> p.equals("data/member"), 28),
+            new Regression(RestoreScenario.RESTORE_INTO_35, "read", p -> p.equals("restore/snapshot.db"), 5));
 
     /** This step type's regression faults, at the first matching call of the clean run; a call gone fails the test. */
     static List<Fault> regressions(CutScenario scenario, List<Call> calls) {
