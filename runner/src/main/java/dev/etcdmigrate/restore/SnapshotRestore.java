@@ -236,9 +236,12 @@ public final class SnapshotRestore {
         Optional<Path> kept = marker.backup().map(dataDir.path()::resolve);
         if (kept.isPresent() && !Files.exists(kept.get()) && Files.isDirectory(member)) {
             Path backup = kept.get();
-            Files.createDirectories(backup.getParent());
+            // the dirs on the way to the backup are durable before member/ moves into them, or a power cut could
+            // keep the move and lose the way to it: ownerOnlyDir syncs what it creates, and the sync of the tree
+            // covers dirs a run a crash interrupted created but never synced
             Permissions.ownerOnlyDir(dataDir.own().restoreBackups());
             Permissions.ownerOnlyDir(backup.getParent());
+            Trees.syncTree(dataDir.own().restoreBackups());
             DurableMove.move(member, backup);
             log.emit(new RestoreEvent.RestoreBackupKept(
                     backup.toString(),
@@ -246,8 +249,8 @@ public final class SnapshotRestore {
                             + " remove RESTORE_SNAPSHOT (every member the same way: the kept data is the cluster as it"
                             + " was before the restore)"));
         }
+        Path staging = dataDir.own().restoreStaging();
         if (!Files.isDirectory(member)) {
-            Path staging = dataDir.own().restoreStaging();
             Trees.deleteRecursively(staging); // a restore a crash interrupted: its tool starts from an empty dir
             tools.operations()
                     .restoreNewCluster(
@@ -260,8 +263,9 @@ public final class SnapshotRestore {
             Permissions.ownerOnlyTree(staging);
             Trees.syncTree(staging);
             DurableMove.move(staging.resolve("member"), member);
-            Trees.deleteDurably(staging);
         }
+        // also when a crash came between the rename into member/ and this delete: the rerun finds member/ in place
+        Trees.deleteDurably(staging);
         // a restart record this member held names a revision of the cluster the restore replaced: the restored
         // cluster has no such record, and no rollout of it may try to release one
         Trees.deleteDurably(dataDir.own().restartRecord());

@@ -22,7 +22,7 @@ import java.util.Map;
  * to seed, the command line, the versions version.txt may name along the plan (start, then the
  * result of each step), which step is the one under test, and how to check the data at the end.
  */
-enum FaultScenario {
+enum FaultScenario implements CutScenario {
     MINOR_UPGRADE("3.5.35/etcd3 -> 3.6.16 (etcdutl v2 check, then 3.6 starts)", 1, "3.5.35/etcd3", "3.6.16/etcd3"),
     PATCH_FLOOR("3.5.21/etcd3 -> 3.6.16 (3.5.35 runs once first)", 1, "3.5.21/etcd3", "3.5.35/etcd3", "3.6.16/etcd3"),
     ONLINE_DOWNGRADE("3.7.3/etcd3 -> 3.6.16 (downgrade API)", 1, "3.7.3/etcd3", "3.6.16/etcd3"),
@@ -86,8 +86,19 @@ enum FaultScenario {
                 target().storage().toString());
     }
 
+    @Override
+    public List<String> args(Seeded seeded, Path data) {
+        return args(data);
+    }
+
+    @Override
+    public void assertConsistentCutState(Seeded seeded, Path data) throws Exception {
+        PowerCutIT.assertConsistentCutState(this, data);
+    }
+
     /** Skips this scenario unless -Dfault.scenarios (comma-separated names, default all) names it. */
-    void assumeSelected() {
+    @Override
+    public void assumeSelected() {
         String only = System.getProperty("fault.scenarios", "");
         assumeTrue(
                 only.isBlank()
@@ -96,14 +107,16 @@ enum FaultScenario {
     }
 
     /** The end of a run that converged: version.txt at the target, nothing unexpected left, every key served. */
-    void assertConverged(Seeded seeded, EtcdFixture etcd, Path data) throws Exception {
+    @Override
+    public void assertConverged(Seeded seeded, EtcdFixture etcd, Path data) throws Exception {
         assertEquals(target().format(), Files.readString(data.resolve("version.txt")));
         assertEquals(List.of(), DataDirLeftovers.unexpected(data), "leftovers:" + DataDirLeftovers.describe(data));
         seeded.assertServedByTarget(etcd, data);
     }
 
     /** Writes the scenario's start data into {@code data} (which must not exist yet) and says what it holds. */
-    Seeded seed(EtcdFixture etcd, Path data) throws Exception {
+    @Override
+    public Seeded seed(EtcdFixture etcd, Path data) throws Exception {
         Release target = EtcdFixture.release(target().version().toString());
         return switch (this) {
             case MINOR_UPGRADE, ONLINE_DOWNGRADE, SNAPSHOT_DOWNGRADE, PREPARED_UPGRADE ->

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * I/O errors at the runner's own file-system calls: one clean run on the power-cut file system lists
@@ -53,6 +54,23 @@ class IoErrorIT {
     @EnumSource(FaultScenario.class)
     void eachFailingCallFailsTheRunNamingItAndARerunConverges(FaultScenario scenario, @TempDir Path dir)
             throws Exception {
+        failEachChosenCall(scenario, dir);
+    }
+
+    /**
+     * The same for a restore from a snapshot ({@link RestoreScenario}): the runner's reads of the snapshot, its
+     * marker, the member dir's move into the backup, the staging's sync and rename, version.txt. A failed run keeps
+     * the member's data before the restore whole (member/ still, or the backup inspect lists) and may end refused
+     * (exit 3) where a check could not read what it checks.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(RestoreScenario.class)
+    void eachFailingCallOfARestoreKeepsTheDataAndARerunConverges(RestoreScenario scenario, @TempDir Path dir)
+            throws Exception {
+        failEachChosenCall(scenario, dir);
+    }
+
+    private void failEachChosenCall(CutScenario scenario, Path dir) throws Exception {
         scenario.assumeSelected();
         String budget = System.getProperty("ioerror.faults", "2");
         long seed = Long.getLong("powercut.seed", System.nanoTime());
@@ -104,7 +122,10 @@ class IoErrorIT {
                     PowerCutIT.assertConvergedAfterUnmount(scenario, seeded, etcd, dir);
                     outcome = "tolerated";
                 } else {
-                    assertEquals(1, faulted.exitCode(), faulted.output());
+                    assertTrue(
+                            scenario.failureExits().contains(faulted.exitCode()),
+                            "exit " + faulted.exitCode() + ":\n" + faulted.output());
+                    scenario.assertNothingLost(seeded, dir.resolve("backing/data"));
                     String reason = faulted.reason();
                     String name = Path.of(call.path()).getFileName().toString();
                     java.util.regex.Pattern named = java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(name)
@@ -169,11 +190,53 @@ class IoErrorIT {
         PowerCutIT.assertConvergedAfterUnmount(scenario, seeded, etcd, dir);
     }
 
+    /**
+     * The restore tool's own calls failing from the first one on (a bad sector, a full disk): its read of the
+     * snapshot (EIO), its writes (ENOSPC) and its fsync (EIO) of the db it restores into the staging dir. The restore
+     * fails (exit 1), the member's data before it kept whole, and a rerun without the fault converges.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(
+            strings = {
+                "read:restore/snapshot.db:5:named",
+                "write:data/.etcd-migrate/restore-staging/member/snap/db:28:named",
+                // etcdutl 3.5.35 exits 1 without a word when its db's sync fails: only the exit tells
+                "fsync:data/.etcd-migrate/restore-staging/member/snap/db:5:silent"
+            })
+    void aFailingCallOfTheRestoreToolFailsTheRestoreKeepingTheData(String call, @TempDir Path dir) throws Exception {
+        RestoreScenario scenario = RestoreScenario.RESTORE_INTO_35;
+        scenario.assumeSelected();
+        String[] f = call.split(":");
+        FaultScenario.Seeded seeded = scenario.seed(etcd, dir.resolve("base/data"));
+        PowerCutIT.Recording faulted =
+                PowerCutIT.record(scenario, seeded, dir, Optional.of("etcd." + f[0] + ":" + f[1] + ":1:" + f[2]));
+        assertTrue(
+                Files.readString(dir.resolve("work/log")).contains(" E fault " + f[0] + " " + f[2]),
+                "the fault was hit:\n" + faulted.output());
+        assertEquals(1, faulted.exitCode(), faulted.output());
+        System.out.println("[ioerror] " + scenario.name() + " the restore tool's " + f[0] + " of " + f[1]
+                + " fails with " + ERRORS.get(Integer.parseInt(f[2])) + ": " + faulted.reason());
+        // the tool's own words for the error (Go's are lower case), as the termination message carries them
+        assertTrue(
+                f[3].equals("silent")
+                        || faulted.reason()
+                                .toLowerCase(java.util.Locale.ROOT)
+                                .contains(ERRORS.get(Integer.parseInt(f[2])).toLowerCase(java.util.Locale.ROOT)),
+                "the termination message names the error: " + faulted.reason() + "\n" + faulted.output());
+        scenario.assertNothingLost(seeded, dir.resolve("backing/data"));
+        PowerCutIT.Recording rerun = PowerCutIT.runMounted(scenario, seeded, dir, Optional.empty());
+        assertEquals(0, rerun.exitCode(), "the rerun:\n" + rerun.output());
+        PowerCutIT.assertConvergedAfterUnmount(scenario, seeded, etcd, dir);
+    }
+
     /** A call to fail and the errno it fails with. */
     record Fault(Call call, int errno) {}
 
-    /** A call whose fault found a defect (docs/power-loss.md, defects 11-14), failed in every run as its regression. */
-    record Regression(FaultScenario scenario, String op, java.util.function.Predicate<String> path, int errno) {}
+    /**
+     * A call whose fault found a defect (docs/power-loss.md, defects 11-14 and 17), failed in every run as its
+     * regression.
+     */
+    record Regression(CutScenario scenario, String op, java.util.function.Predicate<String> path, int errno) {}
 
     static final List<Regression> REGRESSIONS = List.of(
             // 12: etcd's snapshot names differ between runs; the runner's sync of one must still be faultable
@@ -187,10 +250,19 @@ class IoErrorIT {
                     28),
             // 13, 14: the conversion's and the rollback's work files
             new Regression(FaultScenario.CONVERT_TO_V3, "write", p -> p.endsWith("/staging/fixes.bin"), 5),
-            new Regression(FaultScenario.ROLLBACK_TO_V2, "write", p -> p.endsWith("/staging/dump.bin"), 28));
+            new Regression(FaultScenario.ROLLBACK_TO_V2, "write", p -> p.endsWith("/staging/dump.bin"), 28),
+            // 17: the restore's way to the backup synced, and the member dir's move into it; the runner's first read
+            // of the snapshot
+            new Regression(
+                    RestoreScenario.RESTORE_INTO_35,
+                    "fsyncdir",
+                    p -> p.equals("data/.etcd-migrate/restore-backups"),
+                    5),
+            new Regression(RestoreScenario.RESTORE_INTO_35, "rename", p -> p.equals("data/member"), 28),
+            new Regression(RestoreScenario.RESTORE_INTO_35, "read", p -> p.equals("restore/snapshot.db"), 5));
 
     /** This step type's regression faults, at the first matching call of the clean run; a call gone fails the test. */
-    static List<Fault> regressions(FaultScenario scenario, List<Call> calls) {
+    static List<Fault> regressions(CutScenario scenario, List<Call> calls) {
         List<Fault> faults = new ArrayList<>();
         for (Regression r : REGRESSIONS) {
             if (r.scenario() != scenario) continue;

@@ -60,6 +60,17 @@ class PowerCutIT {
     }
 
     /**
+     * Power cuts during a restore from a snapshot (a lone member; restored into 3.5, and into 3.6 so that the walk
+     * follows): every crash state holds the old data or the restore, never a mix, and the rerun converges to the
+     * restored member with the old data kept whole ({@link RestoreScenario}).
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(RestoreScenario.class)
+    void everyCrashStateOfARestoreConverges(RestoreScenario scenario, @TempDir Path dir) throws Exception {
+        explore(scenario, dir, "", data -> {}, data -> {});
+    }
+
+    /**
      * Retention under power cuts: the data dir already holds as many backups as are kept (3), so the
      * step's new backup makes retention delete the oldest. In every crash state at least 3 complete
      * backups exist (a backup is never deleted before the one replacing it is durable), and after the
@@ -113,7 +124,7 @@ class PowerCutIT {
         void check(Path data) throws Exception;
     }
 
-    private void explore(FaultScenario scenario, Path dir, String variant, DataCheck prepareBase, DataCheck cutCheck)
+    private void explore(CutScenario scenario, Path dir, String variant, DataCheck prepareBase, DataCheck cutCheck)
             throws Exception {
         scenario.assumeSelected();
         int extra = Integer.getInteger("powercut.extra", 2);
@@ -156,7 +167,7 @@ class PowerCutIT {
                 PowerCut.clear(rec.mount());
                 log.materialize(trial.cut(), trial.policy(), rec.mount());
                 cutState = listing(rec.data());
-                assertConsistentCutState(scenario, rec.data());
+                scenario.assertConsistentCutState(rec.seeded(), rec.data());
                 cutCheck.check(rec.data());
                 rerunConverges(scenario, rec.seeded(), rec.data());
                 cutCheck.check(rec.data());
@@ -204,14 +215,13 @@ class PowerCutIT {
     }
 
     /** Seeds the scenario's data, mounts the power-cut file system over it, runs the runner to its end, unmounts. */
-    static Recording record(FaultScenario scenario, EtcdFixture etcd, Path dir, Optional<String> fault)
-            throws Exception {
+    static Recording record(CutScenario scenario, EtcdFixture etcd, Path dir, Optional<String> fault) throws Exception {
         Path base = dir.resolve("base");
         FaultScenario.Seeded seeded = scenario.seed(etcd, base.resolve("data"));
         return record(scenario, seeded, dir, fault);
     }
 
-    static Recording record(FaultScenario scenario, FaultScenario.Seeded seeded, Path dir, Optional<String> fault)
+    static Recording record(CutScenario scenario, FaultScenario.Seeded seeded, Path dir, Optional<String> fault)
             throws Exception {
         Path base = dir.resolve("base");
         Path backing = dir.resolve("backing");
@@ -226,7 +236,7 @@ class PowerCutIT {
     }
 
     /** Mounts dir/backing (as it is) on dir/mnt, runs the runner on mnt/data to its end, unmounts. */
-    static Recording runMounted(FaultScenario scenario, FaultScenario.Seeded seeded, Path dir, Optional<String> fault)
+    static Recording runMounted(CutScenario scenario, FaultScenario.Seeded seeded, Path dir, Optional<String> fault)
             throws Exception {
         Path mount = dir.resolve("mnt");
         Path data = mount.resolve("data");
@@ -237,7 +247,7 @@ class PowerCutIT {
         String reason = "";
         long start = System.nanoTime();
         try (fs;
-                RunnerProcess runner = RunnerProcess.startInOwnGroup(scenario.args(data))) {
+                RunnerProcess runner = RunnerProcess.startInOwnGroup(scenario.args(seeded, data))) {
             code = runner.awaitExit(RUN_DEADLINE);
             output = runner.output();
             if (code != 0) reason = runner.ending().path("reason").asText();
@@ -348,22 +358,27 @@ class PowerCutIT {
         Path db = data.resolve("member/snap/db");
         if (v.storage() == StorageApi.ETCD3 && !Files.isRegularFile(db))
             throw new AssertionError("version.txt says " + v + ", no member/snap/db");
-        if (v.storage() == StorageApi.ETCD3) {
-            // the plan's versions this db can be at: its storage version's minor (3.6+ record one), or any before 3.6
-            Optional<String> storage = BackendStorageVersion.read(db);
-            int at = -1;
-            for (int j = 0; j < scenario.versions().size(); j++) {
-                DataVersion candidate = scenario.versions().get(j);
-                String minor =
-                        candidate.version().major() + "." + candidate.version().minor();
-                // no storage version: before 3.6, or a 3.6+ etcd stopped before it recorded one (seeds can be)
-                boolean fits = storage.map(s -> compare(s, minor) == 0).orElse(true);
-                if (fits) at = j;
-            }
-            if (scenario.versions().indexOf(v) > at) {
-                throw new AssertionError("version.txt says " + v + ", ahead of the data: the db's storage version is "
-                        + storage.orElse("absent (before 3.6)") + " (plan " + scenario.versions() + ")");
-            }
+        if (v.storage() == StorageApi.ETCD3) assertNotAheadOfTheData(scenario.versions(), v, db);
+    }
+
+    /**
+     * version.txt's {@code v} is not ahead of the db: of the plan's {@code versions}, the db can be at its storage
+     * version's minor (3.6+ record one), or at any before 3.6.
+     */
+    static void assertNotAheadOfTheData(List<DataVersion> versions, DataVersion v, Path db) throws Exception {
+        Optional<String> storage = BackendStorageVersion.read(db);
+        int at = -1;
+        for (int j = 0; j < versions.size(); j++) {
+            DataVersion candidate = versions.get(j);
+            String minor =
+                    candidate.version().major() + "." + candidate.version().minor();
+            // no storage version: before 3.6, or a 3.6+ etcd stopped before it recorded one (seeds can be)
+            boolean fits = storage.map(s -> compare(s, minor) == 0).orElse(true);
+            if (fits) at = j;
+        }
+        if (versions.indexOf(v) > at) {
+            throw new AssertionError("version.txt says " + v + ", ahead of the data: the db's storage version is "
+                    + storage.orElse("absent (before 3.6)") + " (plan " + versions + ")");
         }
     }
 
@@ -387,13 +402,13 @@ class PowerCutIT {
 
     /** After a run on dir/mnt (now unmounted): the data in dir/backing is at the target, clean, every key served. */
     static void assertConvergedAfterUnmount(
-            FaultScenario scenario, FaultScenario.Seeded seeded, EtcdFixture etcd, Path dir) throws Exception {
+            CutScenario scenario, FaultScenario.Seeded seeded, EtcdFixture etcd, Path dir) throws Exception {
         Path data = dir.resolve("backing/data");
         scenario.assertConverged(seeded, etcd, data);
     }
 
-    private void rerunConverges(FaultScenario scenario, FaultScenario.Seeded seeded, Path data) throws Exception {
-        try (RunnerProcess rerun = RunnerProcess.startInOwnGroup(scenario.args(data))) {
+    private void rerunConverges(CutScenario scenario, FaultScenario.Seeded seeded, Path data) throws Exception {
+        try (RunnerProcess rerun = RunnerProcess.startInOwnGroup(scenario.args(seeded, data))) {
             assertEquals(0, rerun.awaitExit(RUN_DEADLINE), "the rerun:\n" + rerun.output());
         }
         scenario.assertConverged(seeded, etcd, data);

@@ -248,7 +248,10 @@ class SnapshotRestoreTest {
         assertTrue(marker().contains("state=restored"));
     }
 
-    /** A crash after the restore was renamed into place, before the marker said so: nothing is restored again. */
+    /**
+     * A crash after the restore was renamed into place, before the marker said so: nothing is restored again, and the
+     * staging dir the rename emptied is removed.
+     */
     @Test
     void resumesWithTheRestoreInPlace() throws Exception {
         oldMember();
@@ -265,8 +268,10 @@ class SnapshotRestoreTest {
         Files.move(data().resolve("member"), backup(sha));
         Files.createDirectories(data().resolve("member/snap"));
         Files.writeString(data().resolve("member/snap/db"), "the complete restore");
+        Files.createDirectories(data().resolve(".etcd-migrate/restore-staging")); // emptied by the rename, not deleted
         restore(snapshot, sha).run();
         assertEquals(List.of(), calls, "the restore in place is complete");
+        assertFalse(Files.exists(data().resolve(".etcd-migrate/restore-staging")), "the emptied staging removed");
         assertEquals("the complete restore", Files.readString(data().resolve("member/snap/db")));
         assertEquals("3.5.35/etcd3", Files.readString(data().resolve("version.txt")));
         assertTrue(marker().contains("state=restored"));
