@@ -484,7 +484,8 @@ final class Nemesis implements AutoCloseable {
                             exits[h]++;
                             exited.add("m" + h + "'s runner exited "
                                     + pod.process().exitValue() + " (exit " + exits[h]
-                                    + " in a row), restarted by the kubelet:\n" + tail(pod));
+                                    + " in a row), restarted by the kubelet:\n" + tail(pod)
+                                    + "\n  its etcd's last words:\n" + etcdTail(pod));
                         }
                         long backOff = Math.min(10_000L << Math.min(exits[h] - 1, 2), 40_000L);
                         if (now - exitedAt[h] < backOff) continue;
@@ -582,6 +583,14 @@ final class Nemesis implements AutoCloseable {
                 }
                 return true;
             });
+        }
+
+        /** The last lines the pod's etcd wrote (after the exec, the runner's pid is etcd's): why it exited. */
+        static String etcdTail(RunnerProcess pod) {
+            List<String> etcd = pod.lines().stream()
+                    .filter(l -> !l.contains("[etcd-migrate]"))
+                    .toList();
+            return String.join("\n", etcd.subList(Math.max(0, etcd.size() - 5), etcd.size()));
         }
 
         static String tail(RunnerProcess pod) {
