@@ -117,7 +117,7 @@ class RunbookCheck {
     /**
      * The shipped entrypoint manifest for the member at `target`, with a CPU request of a whole core instead of
      * 100m: a command exec'd into the container (status) runs in the container's cgroup, and with a tenth of a
-     * core's weight on a machine this check shares with other suites, the JVM's start and TLS handshake outlast
+     * core's weight on a machine this check shares with other suites, the JVM's start and TLS handshake can outlast
      * status's own request timeouts.
      */
     static String manifest(String target) throws Exception {
