@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds Kubernetes tools from the Go module proxy (Go is a build-time tool only) and caches them:
 #   bash scripts/build-kubernetes.sh [--version v1.37.2] TOOL...
-# TOOL: kube-apiserver | kubeadm | kubelet | etcd-migrate-k8s (Kubernetes' own etcd `migrate` tool,
-# k8s.io/kubernetes/cluster/images/etcd/migrate). Prints each binary's path on stdout, one per
-# line; everything else goes to stderr. A cached binary (marker present) is reused at once.
+# TOOL: kube-apiserver | kubeadm | kubelet | kubectl | etcd-migrate-k8s (Kubernetes' own etcd `migrate`
+# tool, k8s.io/kubernetes/cluster/images/etcd/migrate) | crictl (sigs.k8s.io/cri-tools, the release of
+# the same minor: v1.<minor>.0). Prints each binary's path on stdout, one per line; everything else goes
+# to stderr. A cached binary (marker present) is reused at once.
 #
 # k8s.io/kubernetes cannot be built with `go install M@V`: its go.mod replaces every staging module
 # (k8s.io/api, ...) with ./staging/src/..., which a module zip lacks. A throwaway wrapper module
@@ -18,8 +19,8 @@ while [ $# -gt 0 ]; do
     --version) version=$2; shift 2 ;;
     --version=*) version=${1#--version=}; shift ;;
     -h|--help) sed -n '2,6p' "$0" >&2; exit 0 ;;
-    kube-apiserver|kubeadm|kubelet|etcd-migrate-k8s) tools+=("$1"); shift ;;
-    *) echo "unknown argument: $1 (tools: kube-apiserver kubeadm kubelet etcd-migrate-k8s)" >&2; exit 2 ;;
+    kube-apiserver|kubeadm|kubelet|kubectl|etcd-migrate-k8s|crictl) tools+=("$1"); shift ;;
+    *) echo "unknown argument: $1 (tools: kube-apiserver kubeadm kubelet kubectl etcd-migrate-k8s crictl)" >&2; exit 2 ;;
   esac
 done
 [ ${#tools[@]} -gt 0 ] || { echo "usage: $0 [--version vX.Y.Z] TOOL..." >&2; exit 2; }
@@ -37,6 +38,8 @@ package_of() {
     kube-apiserver) echo k8s.io/kubernetes/cmd/kube-apiserver ;;
     kubeadm) echo k8s.io/kubernetes/cmd/kubeadm ;;
     kubelet) echo k8s.io/kubernetes/cmd/kubelet ;;
+    kubectl) echo k8s.io/kubernetes/cmd/kubectl ;;
+    crictl) echo sigs.k8s.io/cri-tools/cmd/crictl ;;
     etcd-migrate-k8s) echo k8s.io/kubernetes/cluster/images/etcd/migrate ;;
   esac
 }
@@ -94,6 +97,7 @@ done
 echo "build-kubernetes: ${#staging[@]} staging modules pinned to $staging_version; unpublished, left out: ${skipped[*]:-none}" >&2
 
 minor=${version#v1.}; minor=${minor%%.*}
+cri_tools_version="v1.$minor.0"
 pkg=k8s.io/component-base/version
 cpkg=k8s.io/client-go/pkg/version
 ldflags="-s -w"
@@ -107,8 +111,18 @@ for t in "${tools[@]}"; do
   if [ -f "$cache/$t.done" ] && [ -x "$cache/$t" ]; then continue; fi
   rm -f "$cache/$t.done"
   t0=$(date +%s)
-  echo "build-kubernetes: go build $(package_of "$t") ($version)" >&2
-  go build -trimpath -ldflags "$ldflags" -o "$cache/$t.tmp" "$(package_of "$t")" >&2
+  if [ "$t" = crictl ]; then
+    # a module of its own, with no replace directives: installed at its release, outside the wrapper module
+    echo "build-kubernetes: go install $(package_of "$t")@$cri_tools_version" >&2
+    rm -rf "$work/gobin"
+    GOFLAGS= GOBIN="$work/gobin" go install -trimpath \
+      -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$cri_tools_version" \
+      "$(package_of "$t")@$cri_tools_version" >&2
+    mv -f "$work/gobin/crictl" "$cache/$t.tmp"
+  else
+    echo "build-kubernetes: go build $(package_of "$t") ($version)" >&2
+    go build -trimpath -ldflags "$ldflags" -o "$cache/$t.tmp" "$(package_of "$t")" >&2
+  fi
   mv -f "$cache/$t.tmp" "$cache/$t"
   echo "$version $(package_of "$t") built $(date -u +%FT%TZ)" >"$cache/$t.done"
   echo "build-kubernetes: $t built in $(( $(date +%s) - t0 )) s" >&2

@@ -483,6 +483,11 @@ final class KubeletNode implements AutoCloseable {
         return api;
     }
 
+    /** containerd's CRI socket: crictl's CONTAINER_RUNTIME_ENDPOINT on this node. */
+    Path socket() {
+        return socket;
+    }
+
     /** Ports a test gave to pods on this node: checked to be free after tear-down. */
     void ownsPorts(int... more) {
         for (int p : more) extraPorts.add(p);

@@ -116,8 +116,14 @@ final class ThreeNodes implements AutoCloseable {
      */
     static ThreeNodes start(Path kubelet, Path apiServerBinary, Path imageTar, String image, String reference)
             throws Exception {
+        return start(SIZE, kubelet, apiServerBinary, imageTar, image, reference);
+    }
+
+    /** The same with `size` nodes (RunbookCheck's one-node control plane is one of them, cp-1). */
+    static ThreeNodes start(int size, Path kubelet, Path apiServerBinary, Path imageTar, String image, String reference)
+            throws Exception {
         KubeletNode.installPrerequisites();
-        NetworkLab lab = new NetworkLab(SIZE, true);
+        NetworkLab lab = new NetworkLab(size, true);
         ThreeNodes nodes = null;
         try {
             nodes = new ThreeNodes(lab, Files.createTempDirectory(Path.of("/tmp"), "em-3n-"));
@@ -132,7 +138,7 @@ final class ThreeNodes implements AutoCloseable {
             Files.move(serving.key(), certs.resolve("apiserver.key"));
             URI server = URI.create("https://" + lab.hostAddress() + ":" + nodes.apiPort);
             // one node after the other: three image imports at once only compete for the two cores
-            for (int i = 0; i < SIZE; i++) {
+            for (int i = 0; i < size; i++) {
                 String name = "cp-" + (i + 1);
                 KubeletNode node = KubeletNode.startInNamespace(
                         name,
@@ -213,7 +219,10 @@ final class ThreeNodes implements AutoCloseable {
                 List.of(
                         "--etcd-cafile=" + ca.caFile(),
                         "--etcd-certfile=" + clientCert,
-                        "--etcd-keyfile=" + clientKey));
+                        "--etcd-keyfile=" + clientKey,
+                        // as kubeadm's: `kubectl exec` reaches a kubelet at its node's address (the node name
+                        // resolves nowhere here)
+                        "--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname"));
         for (Member m : members) m.node.attach(api);
         for (Member m : members)
             KubeletNode.await(
@@ -227,6 +236,30 @@ final class ThreeNodes implements AutoCloseable {
         return api;
     }
 
+    /** An operator's kubeconfig for the API server: its address on the host leg, the cluster's CA, the admin token. */
+    Path adminKubeconfig() throws Exception {
+        Path file = dir.resolve("admin.kubeconfig");
+        Files.writeString(
+                file, """
+                apiVersion: v1
+                kind: Config
+                clusters:
+                - name: cluster
+                  cluster:
+                    server: https://%s:%d
+                    certificate-authority: %s
+                users:
+                - name: admin
+                  user:
+                    token: %s
+                contexts:
+                - name: admin
+                  context: {cluster: cluster, user: admin}
+                current-context: admin
+                """.formatted(lab.hostAddress(), apiPort, ca.caFile(), KubeApiServer.writeToken(apiWork)));
+        return file;
+    }
+
     List<String> teardownNotes() {
         return teardownNotes;
     }
@@ -236,7 +269,7 @@ final class ThreeNodes implements AutoCloseable {
         List<String> left = new ArrayList<>();
         List<Throwable> failures = new ArrayList<>();
         // 1. every node's pods away and its daemons stopped, the three at once (each waits for its kubelet)
-        try (ExecutorService pool = Executors.newFixedThreadPool(SIZE)) {
+        try (ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, members.size()))) {
             List<Future<?>> stops = new ArrayList<>();
             for (Member m : members)
                 stops.add(pool.submit((Callable<Void>) () -> {

@@ -1,0 +1,385 @@
+package dev.etcdmigrate.image;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.etcdmigrate.cluster.RecordValue;
+import dev.etcdmigrate.cluster.RolloutCoordinator;
+import dev.etcdmigrate.image.ThreeNodes.Member;
+import dev.etcdmigrate.k8s.KubeApiServer;
+import dev.etcdmigrate.version.MinorLine;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The runbooks of docs/runbooks/ run as written ({@link Runbook}: the marked blocks, in order, each where its marker
+ * says) on a control-plane node of their own: one node of {@link ThreeNodes} (a network namespace with its own
+ * address, containerd, a kubelet; the member etcd-cp-1 runs the image's static pod with kubeadm's TLS file names and
+ * the shipped ports; a kube-apiserver on that member, as kubeadm's stacked etcd has it). `node` blocks run as root in
+ * the node's network namespace with `crictl` (built by scripts/build-kubernetes.sh) on the node's containerd;
+ * `operator` blocks run on the machine with `kubectl` (built the same way) and an admin kubeconfig. A block that
+ * fails fails the check: a block that cannot run as written is a defect of the runbook. Between blocks the check
+ * plants what a runbook reacts to and reads the outcome itself, through the runbook's own shell functions where
+ * they exist (e.g. `STATUS -o json`).
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@EnabledIfSystemProperty(
+        named = "node.check",
+        matches = "true",
+        disabledReason = "the node profile's execution runs it")
+class RunbookCheck {
+
+    static final Path RUNBOOKS = Path.of(System.getProperty("runbooks.dir", "../docs/runbooks"));
+    static final String OLD = "3.5.35";
+    static final String TOP = "3.7.3";
+    static final String PREFIX = "/runbook-check/";
+    /** The keys the snapshot holds (written at 3.5 before it). */
+    static final Map<String, String> SNAPPED = new java.util.TreeMap<>();
+
+    static Path snapshot;
+    static final Duration SERVE = Duration.ofMinutes(5);
+    static final Duration BLOCK = Duration.ofMinutes(15);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final List<String> REPORT = new ArrayList<>();
+
+    static ThreeNodes cluster;
+    static Member member;
+    static KubeApiServer api;
+    static Path kubectl;
+    static Path crictl;
+    static Path kubeconfig;
+
+    @BeforeAll
+    static void startNode() throws Exception {
+        long t0 = System.nanoTime();
+        Path kubelet = NodeCheck.kubernetesTool("kubelet");
+        kubectl = NodeCheck.kubernetesTool("kubectl");
+        crictl = NodeCheck.kubernetesTool("crictl");
+        long tools = ms(t0);
+        long t1 = System.nanoTime();
+        cluster = ThreeNodes.start(
+                1, kubelet, KubeApiServer.binary(), NodeCheck.IMAGE_TAR, NodeCheck.IMAGE, NodeCheck.IMAGE_REFERENCE);
+        member = cluster.members.getFirst();
+        // a new one-member cluster at 3.5 (the runner records the target, etcd bootstraps), its API server
+        cluster.writeManifest(member, manifest(OLD));
+        awaitServing(OLD);
+        api = cluster.startApiServer();
+        awaitMirrorPodReady();
+        kubeconfig = cluster.adminKubeconfig();
+        long up = ms(t1);
+        // the snapshot an operator takes before an upgrade: this cluster's own data at 3.5 (its API objects too)
+        long t2 = System.nanoTime();
+        for (int i = 0; i < 30; i++) {
+            SNAPPED.put(PREFIX + "snap-" + i, "snap-" + i);
+            member.etcd().put(PREFIX + "snap-" + i, "snap-" + i, 0);
+        }
+        snapshot = cluster.dir.resolve("etcd-snapshot-3.5.db");
+        Path pki = member.pki;
+        KubeletNode.run(
+                        List.of(
+                                NodeCheck.BIN_DIR.resolve("etcdctl-" + OLD).toString(),
+                                "--endpoints=" + member.clientUrl(),
+                                "--cacert=" + pki.resolve("ca.crt"),
+                                "--cert=" + pki.resolve("server.crt"),
+                                "--key=" + pki.resolve("server.key"),
+                                "snapshot",
+                                "save",
+                                snapshot.toString()),
+                        Duration.ofMinutes(1))
+                .check("etcdctl " + OLD + " snapshot save");
+        // then the upgrade: one edit to the top line
+        cluster.writeManifest(member, manifest(TOP));
+        awaitServing(TOP);
+        awaitMirrorPodReady();
+        report(
+                "node %s up, etcd %s serving, API server ready, mirror pod Ready in %d ms (kubectl, crictl, kubelet: %d ms);"
+                                .formatted(member.name, OLD, up, tools)
+                        + " %d keys written, snapshot saved, upgraded to %s (mirror pod Ready) in %d ms"
+                                .formatted(SNAPPED.size(), TOP, ms(t2)));
+    }
+
+    /**
+     * The shipped entrypoint manifest for the member at `target`, with a CPU request of a whole core instead of
+     * 100m: a command exec'd into the container (status) runs in the container's cgroup, and with a tenth of a
+     * core's weight on a machine this check shares with other suites, the JVM's start and TLS handshake can outlast
+     * status's own request timeouts.
+     */
+    static String manifest(String target) throws Exception {
+        String y = cluster.render(member, target);
+        assertTrue(y.contains("cpu: 100m"), "the shipped CPU request");
+        return y.replace("cpu: 100m", "cpu: \"1\"");
+    }
+
+    static void awaitServing(String version) throws Exception {
+        KubeletNode.await(
+                member.name + " serves " + version,
+                SERVE,
+                () -> member.etcd().serverVersion().map(version::equals).orElse(false)
+                        && member.etcd().serving());
+    }
+
+    @AfterAll
+    static void stopNode() throws Exception {
+        try {
+            if (cluster != null) {
+                long t0 = System.nanoTime();
+                cluster.close();
+                report("torn down in %d ms, nothing left; %s".formatted(ms(t0), cluster.teardownNotes()));
+            }
+        } finally {
+            String text = String.join("\n", REPORT) + "\n";
+            System.out.print(text);
+            String file = System.getProperty("node.report");
+            if (file != null) Files.writeString(Path.of(file).resolveSibling("runbook-report.txt"), text);
+        }
+    }
+
+    /**
+     * status.md: `STATUS` through `kubectl exec` into the member's pod and through `crictl exec` on the node (done:
+     * exit 0, the member at the target in the JSON); the bounded wait; then a stale record planted by the test (a
+     * restart 3.5 -> 3.6 of the member, which serves 3.7): exit 5 and the record stale; the removal block; exit 0 and
+     * no record.
+     */
+    @Test
+    @Order(1)
+    void statusRunbook(@TempDir Path work) throws Exception {
+        long t0 = System.nanoTime();
+        Runbook book = open("status.md", work, Map.of());
+        for (Runbook.Block b : book.blocks) {
+            if (b.place().equals("env")) continue;
+            boolean removal = b.script().contains(RolloutCoordinator.RECORD_KEY);
+            if (removal) {
+                member.etcd()
+                        .put(
+                                RolloutCoordinator.RECORD_KEY,
+                                new RecordValue(
+                                                member.name,
+                                                MinorLine.parse("3.5"),
+                                                MinorLine.parse("3.6"),
+                                                Instant.now())
+                                        .toJson(),
+                                0);
+                Status stale = status(book, b.place(), 5);
+                assertEquals(5, stale.exit(), "a stale record: stuck; " + stale.json());
+                assertEquals("stuck", stale.json().path("state").asText());
+                assertTrue(
+                        stale.json().path("record").has("stale"), stale.json().toString());
+                report("status.md: record planted: %s exit %d, record stale (%s)"
+                        .formatted(
+                                b.place(),
+                                stale.exit(),
+                                stale.json().path("record").path("stale").asText()));
+            }
+            Runbook.Run run = book.run(b, BLOCK).check();
+            report("status.md: block %d (%s, %s) ran in %d ms"
+                    .formatted(b.index(), b.place(), b.firstLine(), run.millis()));
+            if (b.script().contains("STATUS()") || removal) {
+                Status s = status(book, b.place(), 0);
+                assertEquals(0, s.exit(), b.place() + ": status after block " + b.index() + ": " + s.json());
+                assertEquals("done", s.json().path("state").asText());
+                JsonNode m = s.json().path("members").path(0);
+                assertEquals(member.name, m.path("name").asText(), s.json().toString());
+                assertEquals(TOP, m.path("etcdVersion").asText(), s.json().toString());
+                assertTrue(s.json().path("record").isNull(), s.json().toString());
+                report("status.md: %s STATUS -o json: exit 0, state done, %s at %s, no record, in %d ms"
+                        .formatted(b.place(), member.name, TOP, s.millis()));
+            }
+        }
+        assertTrue(
+                member.etcd().range(RolloutCoordinator.RECORD_KEY).isEmpty(), "the removal block removed the record");
+        report("status.md: %d blocks in %d ms".formatted(book.blocks.size(), ms(t0)));
+    }
+
+    /**
+     * restore.md: the cluster's own snapshot, taken at 3.5.35 before its upgrade, restored into the member, which
+     * serves 3.7.3 with keys written since. Every block as written, in order; the test stops its API server where step 1 parks
+     * kube-apiserver.yaml and starts it where step 5 puts it back (the fixture's API server is a process, not a static
+     * pod). After the wait: exactly the snapshot's keys at 3.7.3, a new write's revision above the bump, the member
+     * `restored` in STATUS's JSON; the time from the edit to that and to the API server ready is reported. After the
+     * manifest without the additions: the restored data still (no second restore). After the way back: the keys
+     * written since the snapshot again, revisions below the bump.
+     */
+    @Test
+    @Order(2)
+    void restoreRunbook(@TempDir Path work) throws Exception {
+        long t0 = System.nanoTime();
+        // written after the snapshot, at 3.7: lost by the restore, back after the way back
+        Map<String, String> own = new java.util.TreeMap<>(SNAPPED);
+        for (int i = 0; i < 20; i++) {
+            own.put(PREFIX + "own-" + i, "own-" + i);
+            member.etcd().put(PREFIX + "own-" + i, "own-" + i, 0);
+        }
+        Map<String, String> snapped = SNAPPED;
+        String sha256 = java.util.HexFormat.of()
+                .formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(snapshot)));
+        Map<String, String> overrides = new java.util.LinkedHashMap<>();
+        overrides.put("SNAPSHOT", snapshot.toString());
+        overrides.put("SNAPSHOT_SHA256", sha256);
+        overrides.put("RESTORE_DIR", member.node.root.resolve("etcd-restore").toString());
+        overrides.put("DATA", member.data.toString());
+        overrides.put("MANIFESTS", member.node.manifests.toString());
+        overrides.put("PARKED", member.node.root.resolve("etcd-restore-parked").toString());
+        Runbook book = open("restore.md", work.resolve("shell"), overrides);
+        long edit = 0;
+        long restoredMs = -1;
+        long apiMs = -1;
+        for (Runbook.Block b : book.blocks) {
+            if (b.place().equals("env")) continue;
+            String text = b.script();
+            boolean parksApi = text.contains("mv \"$MANIFESTS/kube-apiserver.yaml\"");
+            boolean editsManifest = text.contains("RESTORE_SNAPSHOT") && text.contains("awk");
+            boolean waits = text.contains("mv \"$PARKED/kube-apiserver.yaml\"");
+            boolean after = text.contains("etcd.yaml.before-restore") && text.contains("with_restore");
+            boolean wayBack = text.contains("restore-backups");
+            if (parksApi) api.close();
+            if (editsManifest) edit = System.nanoTime();
+            Runbook.Run run = book.run(b, BLOCK).check();
+            report("restore.md: block %d (%s, %s) ran in %d ms"
+                    .formatted(b.index(), b.place(), b.firstLine(), run.millis()));
+            if (waits) {
+                restoredMs = ms(edit);
+                assertEquals(TOP, member.etcd().serverVersion().orElse(""), "the restored member's etcd");
+                assertEquals(snapped, values(member.etcd().range(PREFIX)), "exactly the snapshot's keys");
+                long revision = member.etcd().put(PREFIX + "after-restore", "written after the restore", 0);
+                assertTrue(revision > 1_000_000_000L, "a write after the restore at revision " + revision);
+                Status s = status(book, "node", 0);
+                assertEquals(0, s.exit(), s.json().toString());
+                assertEquals(
+                        "restored",
+                        s.json()
+                                .path("restore")
+                                .path("members")
+                                .path(0)
+                                .path("state")
+                                .asText(),
+                        s.json().toString());
+                long t = System.nanoTime();
+                api = cluster.startApiServer();
+                apiMs = restoredMs + ms(t);
+                report("restore.md: "
+                        + "edit -> etcd %s restored, serving the snapshot's %d keys (STATUS done, member restored): %d ms;"
+                                .formatted(TOP, snapped.size(), restoredMs)
+                        + " -> API server ready: %d ms; a new write at revision %d".formatted(apiMs, revision));
+            }
+            if (after) {
+                Map<String, String> expected = new java.util.TreeMap<>(snapped);
+                expected.put(PREFIX + "after-restore", "written after the restore");
+                assertEquals(expected, values(member.etcd().range(PREFIX)), "the restored data, not restored again");
+            }
+            if (wayBack) {
+                assertEquals(own, values(member.etcd().range(PREFIX)), "the member's own keys after the way back");
+                long revision = member.etcd().put(PREFIX + "after-way-back", "x", 0);
+                assertTrue(revision < 1_000_000_000L, "the old data's revisions: " + revision);
+                member.etcd().delete(PREFIX + "after-way-back");
+            }
+        }
+        assertTrue(restoredMs > 0 && apiMs > 0, "the runbook has the wait and the API server's return");
+        report(
+                "restore.md: %d blocks in %d ms (the cluster's %s snapshot, %d keys of the check's, sha256 %s..., into %s)"
+                        .formatted(book.blocks.size(), ms(t0), OLD, snapped.size(), sha256.substring(0, 12), TOP));
+    }
+
+    static Map<String, String> values(Map<String, TlsEtcd.Kv> kvs) {
+        Map<String, String> values = new java.util.TreeMap<>();
+        kvs.forEach((k, v) -> values.put(k, v.value()));
+        return values;
+    }
+
+    record Status(int exit, JsonNode json, long millis) {}
+
+    /**
+     * The runbook's own STATUS function of a place, with `-o json`, until it exits with `expected` (a deadline-bound
+     * poll: status's own timeouts are a few seconds, TLS handshake included, and a JVM started in the etcd container
+     * on a loaded machine can outlast them: "no member answered" while etcd serves).
+     */
+    static Status status(Runbook book, String place, int expected) throws Exception {
+        Status[] last = {null};
+        String[] output = {""};
+        try {
+            KubeletNode.await(place + " STATUS -o json exits " + expected, Duration.ofMinutes(3), () -> {
+                Runbook.Run r = book.probe(
+                                place, "rc=0; STATUS -o json || rc=$?; echo \"exit=$rc\"", Duration.ofMinutes(2))
+                        .check();
+                output[0] = r.output();
+                String json = r.output()
+                        .lines()
+                        .filter(l -> l.startsWith("{"))
+                        .reduce((a, b) -> b)
+                        .orElse(null);
+                String exit = r.output()
+                        .lines()
+                        .filter(l -> l.startsWith("exit="))
+                        .reduce((a, b) -> b)
+                        .orElseThrow();
+                if (json == null) return false;
+                last[0] = new Status(Integer.parseInt(exit.substring(5)), JSON.readTree(json), r.millis());
+                return last[0].exit() == expected;
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "\nlast reading:\n" + output[0], e);
+        }
+        return last[0];
+    }
+
+    /** A runbook with the node's and the operator's places. */
+    static Runbook open(String name, Path work, Map<String, String> overrides) throws Exception {
+        Runbook book = new Runbook(RUNBOOKS.resolve(name), work, overrides);
+        String path = System.getenv().getOrDefault("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
+        String runtime = "unix://" + member.node.socket();
+        book.place(
+                "node",
+                new Runbook.Place(
+                        cluster.lab.enter(member.index),
+                        Map.of(
+                                "CONTAINER_RUNTIME_ENDPOINT", runtime,
+                                "IMAGE_SERVICE_ENDPOINT", runtime,
+                                "PATH", crictl.getParent() + ":" + path)));
+        book.place(
+                "operator",
+                new Runbook.Place(
+                        List.of(),
+                        Map.of("KUBECONFIG", kubeconfig.toString(), "PATH", kubectl.getParent() + ":" + path)));
+        return book;
+    }
+
+    static JsonNode awaitMirrorPodReady() throws Exception {
+        JsonNode[] pod = new JsonNode[1];
+        KubeletNode.await("mirror pod etcd-" + member.name + " Ready", SERVE, () -> {
+            pod[0] = member.mirrorPod();
+            return pod[0] != null
+                    && pod[0].path("status")
+                            .path("containerStatuses")
+                            .path(0)
+                            .path("ready")
+                            .asBoolean();
+        });
+        return pod[0];
+    }
+
+    static long ms(long since) {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since);
+    }
+
+    static void report(String line) {
+        System.out.println("[RunbookCheck] " + line);
+        synchronized (REPORT) {
+            REPORT.add(line);
+        }
+    }
+}
