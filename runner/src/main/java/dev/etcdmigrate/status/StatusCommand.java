@@ -14,6 +14,7 @@ import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.security.GeneralSecurityException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,30 +27,45 @@ import java.util.Optional;
  */
 public final class StatusCommand {
 
+    /**
+     * The time to connect, TLS handshake included: a JVM started for one reading makes its first handshake cold, and
+     * exec'd into a member's container it runs on that container's share of the CPU, where the runner's 2 s run out
+     * while etcd serves (the JDK reports that as "HTTP connect timed out"). An operator waits for the one reading; a
+     * member that does not answer costs at most this.
+     */
+    static final Duration CONNECT = Duration.ofSeconds(10);
+
+    /** Each request's time; the JDK counts connecting in it, so it is longer than {@link #CONNECT}. */
+    static final Duration REQUEST = Duration.ofSeconds(15);
+
     private StatusCommand() {}
 
-    public static int run(StatusConfig options, PrintStream out)
-            throws MigrateException, IOException, InterruptedException {
-        HttpClient http;
+    /** The client status speaks with, on the TLS files etcd's own flags name. */
+    static HttpClient httpClient(StatusConfig options) throws UsageException, IOException {
         try {
-            http = PemTls.httpClient(options.certFile(), options.keyFile(), options.trustedCaFile());
+            return PemTls.httpClient(options.certFile(), options.keyFile(), options.trustedCaFile(), CONNECT);
         } catch (GeneralSecurityException e) {
             throw new UsageException("the client TLS files (etcd's --cert-file, --key-file, --trusted-ca-file) cannot"
                     + " be used: " + e.getMessage());
         }
+    }
+
+    public static int run(StatusConfig options, PrintStream out)
+            throws MigrateException, IOException, InterruptedException {
+        HttpClient http = httpClient(options);
         List<URI> endpoints = options.endpoints();
         // the cluster calls go through the JSON gateway of the line the cluster runs (catalog); /version needs none
-        String gateway = gateway(new ClusterClient(http, endpoints, "/v3"));
+        String gateway = gateway(new ClusterClient(http, endpoints, "/v3", REQUEST));
         // every client URL asked on its own: members of two clusters (a restore on some members only) answer side by
         // side, which the cluster view below, the first member that answers, cannot show
-        ClusterAnswers.Reading answered = ClusterAnswers.read(new ClusterIdentities(http, gateway), endpoints);
+        ClusterAnswers.Reading answered = ClusterAnswers.read(new ClusterIdentities(http, gateway, REQUEST), endpoints);
         Optional<RestoreStatus.Reading> restore = options.restoreSha256().map(sha -> RestoreStatus.read(answered, sha));
         // the cluster view is the restored cluster's when one of its members answers: a member still on the data
         // from before the restore answers for another cluster, and its member list is not this cluster's
         List<URI> asked =
                 new ArrayList<>(restore.map(RestoreStatus.Reading::restoredUrls).orElse(List.of()));
         endpoints.stream().filter(u -> !asked.contains(u)).forEach(asked::add);
-        ClusterClient cluster = new ClusterClient(http, asked, gateway);
+        ClusterClient cluster = new ClusterClient(http, asked, gateway, REQUEST);
         String remove = removeCommand(options);
         StatusReader reader = new StatusReader(
                 cluster, options.target(), options.stuckAfter(), revision -> remove.replace("REV", "" + revision));

@@ -36,6 +36,8 @@ public final class ClusterClient implements ClusterView {
 
     private final GatewayTransport gateway;
     private final String prefix;
+    /** Each request's time, connecting included. */
+    private final Duration timeout;
     /**
      * The client URLs the member list named, asked first: the cluster tells them, nothing is guessed while it can.
      * Kept for the client's life (one per run), so a release while this member is down goes through every other
@@ -86,8 +88,14 @@ public final class ClusterClient implements ClusterView {
 
     /** @param prefix the JSON gateway's prefix of the lines involved (catalog: line.jsonGateway) */
     public ClusterClient(HttpClient http, List<URI> seeds, String prefix) {
-        this.gateway = new GatewayTransport(http, TIMEOUT);
+        this(http, seeds, prefix, TIMEOUT);
+    }
+
+    /** @param timeout each request's, connecting included (the runner's: 3 s) */
+    public ClusterClient(HttpClient http, List<URI> seeds, String prefix, Duration timeout) {
+        this.gateway = new GatewayTransport(http, timeout);
         this.prefix = prefix;
+        this.timeout = timeout;
         this.seeds.addAll(seeds);
     }
 
@@ -436,7 +444,7 @@ public final class ClusterClient implements ClusterView {
             throws IOException, InterruptedException, MigrateException {
         IOException last = null;
         for (URI endpoint : endpoints()) {
-            Duration left = deadline == null ? TIMEOUT : Duration.between(Instant.now(), deadline);
+            Duration left = deadline == null ? timeout : Duration.between(Instant.now(), deadline);
             if (left.isNegative() || left.isZero()) {
                 last = new IOException("no answer within the try's time", last);
                 break;
@@ -462,7 +470,7 @@ public final class ClusterClient implements ClusterView {
     }
 
     private JsonNode post(URI endpoint, String path, String body) throws IOException, InterruptedException {
-        return post(endpoint, path, body, TIMEOUT);
+        return post(endpoint, path, body, timeout);
     }
 
     private JsonNode post(URI endpoint, String path, String body, Duration within)

@@ -25,7 +25,12 @@ public final class ClusterIdentities {
 
     /** @param prefix the JSON gateway's prefix of the line the cluster runs (catalog: line.jsonGateway) */
     public ClusterIdentities(HttpClient http, String prefix) {
-        this.gateway = new GatewayTransport(http, TIMEOUT);
+        this(http, prefix, TIMEOUT);
+    }
+
+    /** @param timeout each request's, connecting included */
+    public ClusterIdentities(HttpClient http, String prefix, Duration timeout) {
+        this.gateway = new GatewayTransport(http, timeout);
         this.prefix = prefix;
     }
 

@@ -42,9 +42,18 @@ public final class PemTls {
     /** The HTTP/1.1 client (2 s to connect) the cluster's callers speak with these TLS files; see {@link #context}. */
     public static HttpClient httpClient(Optional<Path> cert, Optional<Path> key, Optional<Path> ca)
             throws IOException, GeneralSecurityException {
+        return httpClient(cert, key, ca, Duration.ofSeconds(2));
+    }
+
+    /**
+     * {@link #httpClient(Optional, Optional, Optional)} with its own time to connect, which the JDK counts to the end
+     * of the TLS handshake.
+     */
+    public static HttpClient httpClient(Optional<Path> cert, Optional<Path> key, Optional<Path> ca, Duration connect)
+            throws IOException, GeneralSecurityException {
         return HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(2))
+                .connectTimeout(connect)
                 .sslContext(context(cert, key, ca))
                 .build();
     }
