@@ -240,7 +240,7 @@ final class Nemesis implements AutoCloseable {
      * after the change committed neither fails the fault nor changes the membership twice.
      */
     Applied replace(Pods pods, Member m, List<Member> others, String trigger) throws Exception {
-        pods.kill(m);
+        pods.replacing(m);
         String[] removed = new String[1];
         Poll.untilTrue(Duration.ofMinutes(2), Duration.ofMillis(250), m.name() + " removed", () -> {
             for (Member through : others) {
@@ -279,7 +279,7 @@ final class Nemesis implements AutoCloseable {
         });
         // a member that has data ignores it: every pod started from now on may carry it
         lab.etcdFlags(List.of("--initial-cluster-state=existing"));
-        pods.restart(m);
+        pods.rejoin(m);
         return record(Kind.REPLACED, m, "removed " + removed[0] + ", added again empty", trigger, () -> {});
     }
 
@@ -441,6 +441,13 @@ final class Nemesis implements AutoCloseable {
         /** Pods the kubelet must not restart on its own: being killed or edited (their caller starts them again). */
         private final boolean[] held;
 
+        /**
+         * Members whose node is being replaced: their manifest may be edited meanwhile, but nothing starts their pod
+         * until the replacement does (kubeadm join), with the target the last edit named. A pod started in between
+         * would run on a data dir being emptied, or bootstrap a new member with the removed member's ID.
+         */
+        private final boolean[] replacing;
+
         private final int[] exits;
         private final long[] exitedAt;
         /** Each exit of a runner the kubelet restarted: who, its exit code and its diary's end (for a failure's reader). */
@@ -454,6 +461,7 @@ final class Nemesis implements AutoCloseable {
             this.current = new RunnerProcess[lab.size()];
             this.target = new Release[lab.size()];
             this.held = new boolean[lab.size()];
+            this.replacing = new boolean[lab.size()];
             this.exits = new int[lab.size()];
             this.exitedAt = new long[lab.size()];
             this.kubelet = Thread.ofPlatform().daemon().name("kubelet").start(this::restartExited);
@@ -526,15 +534,19 @@ final class Nemesis implements AutoCloseable {
         void edit(Member m, Release to) throws Exception {
             RunnerProcess old;
             synchronized (this) {
-                old = current[m.host()];
                 target[m.host()] = to;
+                if (replacing[m.host()]) return; // the replacement starts it with this target (rejoin)
+                old = current[m.host()];
                 held[m.host()] = true;
             }
             if (old != null) {
                 old.process().toHandle().destroy(); // the kubelet stops the old pod
                 old.awaitExit(Duration.ofSeconds(60));
             }
-            restart(m);
+            synchronized (this) {
+                if (replacing[m.host()]) return; // replaced while the old pod stopped: rejoin starts it
+                restart(m);
+            }
         }
 
         /** The kubelet starting the member's pod (again) with the target its manifest names. */
@@ -543,6 +555,21 @@ final class Nemesis implements AutoCloseable {
             current[m.host()] = lab.start(m, target[m.host()]);
             if (held[m.host()]) exits[m.host()] = 0; // an edit or a kill: the kubelet's back-off starts again
             held[m.host()] = false;
+        }
+
+        /** The member's node replaced from now on: its pod killed, and started again only by {@link #rejoin}. */
+        void replacing(Member m) throws Exception {
+            synchronized (this) {
+                replacing[m.host()] = true;
+            }
+            kill(m);
+        }
+
+        /** The replaced node joins: its pod started with the target of the last edit, edits restart it again. */
+        synchronized void rejoin(Member m) throws Exception {
+            replacing[m.host()] = false;
+            held[m.host()] = true; // a fresh back-off: the replacement's start is not an exit in a row
+            restart(m);
         }
 
         /** SIGKILL to the pod: its runner, what it started, anything left on its data dir; until none is left. */
