@@ -114,17 +114,7 @@ public record StatusReport(
             newState = State.ROLLING;
             newSummary = row.summary();
         }
-        return new StatusReport(
-                newState,
-                newSummary,
-                endpoints,
-                target,
-                clusterVersion,
-                downgradeJob,
-                members,
-                record,
-                Optional.of(row),
-                answers);
+        return with(newState, newSummary, Optional.of(row), answers);
     }
 
     /**
@@ -154,6 +144,12 @@ public record StatusReport(
                     || restore.get().restored() == restore.get().members().size())
                 newSummary = (state == State.STUCK ? summary + "; " : "rolling: ") + two;
         }
+        return with(newState, newSummary, restore, answered);
+    }
+
+    /** This report with another verdict and what a restore and the client URLs showed; the cluster view kept. */
+    private StatusReport with(
+            State newState, String newSummary, Optional<RestoreRow> newRestore, List<Answer> newAnswers) {
         return new StatusReport(
                 newState,
                 newSummary,
@@ -163,8 +159,8 @@ public record StatusReport(
                 downgradeJob,
                 members,
                 record,
-                restore,
-                answered);
+                newRestore,
+                newAnswers);
     }
 
     /** The IDs of the clusters the client URLs answered for, in the order first seen. */
