@@ -297,6 +297,13 @@ class StartDecisionTest {
 
     /** The same read with the db's auth flag and the damage a start's every-page read found. */
     private static DataRead with(DataRead r, boolean auth, List<Damage> everyPage) {
+        return copy(
+                r, new DataRead.DamageFound(Optional.of(everyPage), Optional.of(List.of())), auth, r.downgradeJob());
+    }
+
+    /** The same read with what the db says besides: the damage found, the auth flag and a downgrade job. */
+    private static DataRead copy(
+            DataRead r, DataRead.DamageFound damage, boolean auth, Optional<MinorLine> downgradeJob) {
         return new DataRead(
                 r.dataDir(),
                 r.holdsData(),
@@ -306,9 +313,9 @@ class StartDecisionTest {
                 r.stepsRanHere(),
                 r.content(),
                 r.member(),
-                new DataRead.DamageFound(Optional.of(everyPage), Optional.of(List.of())),
+                damage,
                 auth,
-                Optional.empty());
+                downgradeJob);
     }
 
     /**
@@ -348,18 +355,7 @@ class StartDecisionTest {
     }
 
     private static DataRead withJob(DataRead r, String jobLine) {
-        return new DataRead(
-                r.dataDir(),
-                r.holdsData(),
-                r.versionTxt(),
-                r.inferredStorage(),
-                r.detection(),
-                r.stepsRanHere(),
-                r.content(),
-                r.member(),
-                r.damage(),
-                r.authEnabled(),
-                Optional.of(MinorLine.parse(jobLine)));
+        return copy(r, r.damage(), r.authEnabled(), Optional.of(MinorLine.parse(jobLine)));
     }
 
     /**

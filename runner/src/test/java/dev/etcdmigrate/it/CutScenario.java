@@ -1,7 +1,10 @@
 package dev.etcdmigrate.it;
 
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -16,7 +19,13 @@ interface CutScenario {
     int ordinal();
 
     /** Skips the scenario unless -Dfault.scenarios (comma-separated names, default all) names it. */
-    void assumeSelected();
+    default void assumeSelected() {
+        String only = System.getProperty("fault.scenarios", "");
+        assumeTrue(
+                only.isBlank()
+                        || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(name()),
+                "fault.scenarios=" + only);
+    }
 
     /** Writes the start data into {@code data} (which must not exist yet) and says what it holds. */
     FaultScenario.Seeded seed(EtcdFixture etcd, Path data) throws Exception;

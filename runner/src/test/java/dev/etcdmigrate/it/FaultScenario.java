@@ -2,7 +2,6 @@ package dev.etcdmigrate.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.DataDir;
@@ -14,7 +13,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -94,16 +92,6 @@ enum FaultScenario implements CutScenario {
     @Override
     public void assertConsistentCutState(Seeded seeded, Path data) throws Exception {
         PowerCutIT.assertConsistentCutState(this, data);
-    }
-
-    /** Skips this scenario unless -Dfault.scenarios (comma-separated names, default all) names it. */
-    @Override
-    public void assumeSelected() {
-        String only = System.getProperty("fault.scenarios", "");
-        assumeTrue(
-                only.isBlank()
-                        || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(name()),
-                "fault.scenarios=" + only);
     }
 
     /** The end of a run that converged: version.txt at the target, nothing unexpected left, every key served. */

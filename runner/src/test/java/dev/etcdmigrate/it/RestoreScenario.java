@@ -2,7 +2,6 @@ package dev.etcdmigrate.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.catalog.Release;
@@ -77,15 +76,6 @@ enum RestoreScenario implements CutScenario {
     /** Where the member's data before the restore is kept. */
     static Path backupOf(Path data, String sha256) {
         return data.resolve(".etcd-migrate/restore-backups/" + sha256.substring(0, 12) + "/member");
-    }
-
-    @Override
-    public void assumeSelected() {
-        String only = System.getProperty("fault.scenarios", "");
-        assumeTrue(
-                only.isBlank()
-                        || List.of(only.toUpperCase(Locale.ROOT).split(",")).contains(name()),
-                "fault.scenarios=" + only);
     }
 
     @Override
