@@ -40,11 +40,11 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * uid and resourceVersion, and every ConfigMap the writer was acknowledged is in every member's keyspace at the
  * revision the API server answered with.
  *
- * <p>Scenarios, in order on one cluster: a rolling upgrade 3.5 -> 3.6 and a rolling downgrade back; the same edits
- * made on all three nodes within a second (the operator's mistake: the kubelets stop all three members together);
- * seeded disruptions during rolling rollouts (`-Dthree.node.seed=N` replays). The multi-minor rollouts of the issue
- * "Cluster rollouts that coordinate themselves" (3.4 -> 3.7 and 3.7 -> 3.5, all manifests edited at once) belong
- * here as further {@code @Order}ed scenarios once the runner does them; the fixture needs no change for them.
+ * <p>Scenarios, in order on one cluster: the multi-minor rollouts 3.4 -> 3.7 and 3.7 -> 3.5, every manifest edited at
+ * once; a rolling upgrade 3.5 -> 3.6 and a rolling downgrade back; the same edits made on all three nodes within a
+ * second (the operator's mistake: the kubelets stop all three members together); seeded disruptions during a rolling
+ * rollout (`-Dthree.node.seed=N` replays); kubeadm's patched pods one minor up; last, every member restored from one
+ * snapshot by editing the three manifests (docs/runbooks/restore.md), after which the cluster has gone back in time.
  *
  * <p>`-Dthree.node.together=2` is the test-only way to break the operator's procedure: the rolling rollouts then edit
  * two nodes at once, and the sampler's check that never two members are out of service together must fail.
@@ -379,6 +379,161 @@ class ThreeNodeCheck {
             writer.stop();
         }
         checkEverything("kubeadm " + OLD + " -> " + target);
+    }
+
+    /**
+     * docs/runbooks/restore.md on the three kubelets: a snapshot saved from the live cluster (at the line the scenarios
+     * before left it: 3.6; run alone, the new cluster's 3.4 is first rolled to 3.5, since 3.4's tool cannot bump the
+     * revision), a ConfigMap and keys written before it and after it; the API server stopped; on each node the
+     * runbook's node blocks before its wait, as written (steps 1 to 4: the snapshot copied and its hash checked, the
+     * manifest edited by its script), applied to the member's manifest at the target 3.7.3, and the three edited
+     * manifests written within a second. Measured from the first edit: each member serving 3.7.3 with exactly the
+     * snapshot's keys, and the API server (a process of the test, as in the whole class) ready again on the restored
+     * cluster. Then the object written before the snapshot is served with its uid, the one written after it is gone,
+     * and a new write's resourceVersion is above every one served before the restore. Last scenario: the cluster goes
+     * back in time, so no earlier check holds after it.
+     */
+    @Test
+    @Order(6)
+    void restoreFromOneSnapshotByEditingTheThreeManifests(@org.junit.jupiter.api.io.TempDir Path work)
+            throws Exception {
+        Member first = cluster.members.get(0);
+        if (first.etcd().serverVersion().map(START::equals).orElse(false))
+            rollout("all at once " + START + " -> " + OLD + " (a snapshot line whose tool bumps)", OLD, 3, null);
+        long t0 = System.nanoTime();
+        String line = first.etcd().serverVersion().orElseThrow();
+        KubeClient c = api.client();
+        String ns = "restore-check";
+        c.create(
+                "/api/v1/namespaces",
+                JSON.readTree(
+                        "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\"," + "\"metadata\":{\"name\":\"" + ns + "\"}}"));
+        String configMaps = "/api/v1/namespaces/" + ns + "/configmaps";
+        JsonNode before = c.create(configMaps, configMap("before-snapshot"));
+        String prefix = "/three-node-restore/";
+        Map<String, String> snapped = new java.util.TreeMap<>();
+        for (int i = 0; i < 20; i++) {
+            snapped.put(prefix + "snap-" + i, "snap-" + i);
+            first.etcd().put(prefix + "snap-" + i, "snap-" + i, 0);
+        }
+        Path snapshot = cluster.dir.resolve("restore-snapshot.db");
+        KubeletNode.run(
+                        List.of(
+                                NodeCheck.BIN_DIR.resolve("etcdctl-" + line).toString(),
+                                "--endpoints=" + first.clientUrl(),
+                                "--cacert=" + first.pki.resolve("ca.crt"),
+                                "--cert=" + first.pki.resolve("server.crt"),
+                                "--key=" + first.pki.resolve("server.key"),
+                                "snapshot",
+                                "save",
+                                snapshot.toString()),
+                        Duration.ofMinutes(1))
+                .check("etcdctl " + line + " snapshot save");
+        String sha256 = java.util.HexFormat.of()
+                .formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(snapshot)));
+        // written after the snapshot: gone after the restore
+        JsonNode after = c.create(configMaps, configMap("after-snapshot"));
+        first.etcd().put(prefix + "after-snapshot", "x", 0);
+        long servedBefore =
+                Long.parseLong(after.path("metadata").path("resourceVersion").asText());
+        // step 1: the API server stopped (a process of the test: the runbook's step 1 finds no manifest of it)
+        api.close();
+        Path crictl = NodeCheck.kubernetesTool("crictl");
+        // steps 2 and 4 on each node, the runbook's blocks as written; the manifest they edit is the member's at TOP
+        Map<Member, String> edited = new LinkedHashMap<>();
+        for (Member m : cluster.members) {
+            Path staged = Files.createDirectories(work.resolve(m.name + "-manifest"));
+            Files.writeString(staged.resolve("etcd.yaml"), cluster.render(m, TOP));
+            Map<String, String> overrides = new LinkedHashMap<>();
+            overrides.put("NODE", m.name);
+            overrides.put("TARGET", TOP);
+            overrides.put("SNAPSHOT", snapshot.toString());
+            overrides.put("SNAPSHOT_SHA256", sha256);
+            overrides.put("RESTORE_DIR", m.node.root.resolve("etcd-restore").toString());
+            overrides.put("DATA", m.data.toString());
+            overrides.put("MANIFESTS", staged.toString());
+            overrides.put("PARKED", m.node.root.resolve("etcd-restore-parked").toString());
+            Runbook book = new Runbook(RunbookCheck.RUNBOOKS.resolve("restore.md"), work.resolve(m.name), overrides);
+            String runtime = "unix://" + m.node.socket();
+            book.place(
+                    "node",
+                    new Runbook.Place(
+                            cluster.lab.enter(m.index),
+                            Map.of(
+                                    "CONTAINER_RUNTIME_ENDPOINT", runtime,
+                                    "IMAGE_SERVICE_ENDPOINT", runtime,
+                                    "PATH", crictl.getParent() + ":" + System.getenv("PATH"))));
+            // every node block before the wait: the functions, steps 1 to 4
+            List<Runbook.Block> steps = book.blocks.stream()
+                    .takeWhile(b -> !b.script().contains("restored && break"))
+                    .filter(b -> b.place().equals("node"))
+                    .toList();
+            assertTrue(
+                    steps.stream().anyMatch(b -> b.script().contains("awk")),
+                    "restore.md's edit comes before its wait");
+            for (Runbook.Block b : steps) book.run(b, Duration.ofMinutes(3)).check();
+            edited.put(m, Files.readString(staged.resolve("etcd.yaml")));
+            assertTrue(edited.get(m).contains("name: RESTORE_SHA256"), edited.get(m));
+        }
+        long edit = System.nanoTime();
+        for (Member m : cluster.members) m.node.writeManifest("etcd.yaml", edited.get(m));
+        List<String> perMember = new ArrayList<>();
+        for (Member m : cluster.members) {
+            try {
+                KubeletNode.await(
+                        m.name + " serves " + TOP + " with exactly the snapshot's keys",
+                        WALK,
+                        () -> m.etcd().serverVersion().map(TOP::equals).orElse(false)
+                                && m.etcd().serving()
+                                && snapped.equals(values(m.etcd().range(prefix))));
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "\n" + m.node.containerLogs("etcd"), e);
+            }
+            perMember.add("%s %d ms".formatted(m.name, ms(edit)));
+        }
+        long restored = ms(edit);
+        api = cluster.startApiServer();
+        long apiReady = ms(edit);
+        c = api.client();
+        assertEquals(200, c.status("/readyz"), "the API server on the restored cluster");
+        JsonNode kept = c.get(configMaps + "/before-snapshot");
+        assertEquals(
+                before.path("metadata").path("uid").asText(),
+                kept.path("metadata").path("uid").asText(),
+                "the object written before the snapshot");
+        assertEquals(404, c.status(configMaps + "/after-snapshot"), "the object written after the snapshot");
+        long written = Long.parseLong(c.create(configMaps, configMap("after-restore"))
+                .path("metadata")
+                .path("resourceVersion")
+                .asText());
+        assertTrue(written > servedBefore, "a resourceVersion after the restore " + written + " <= " + servedBefore);
+        report(("restore from one %s snapshot (sha256 %s...) into %s, the three manifests edited within a second:"
+                        + " every member serving exactly the snapshot's %d keys %d ms after the first edit (%s);"
+                        + " API server ready (readyz, nodes registered) %d ms after it; the object written before the"
+                        + " snapshot served, the one after it gone, a new resourceVersion %d above the last served"
+                        + " before %d; the scenario %d ms")
+                .formatted(
+                        line,
+                        sha256.substring(0, 12),
+                        TOP,
+                        snapped.size(),
+                        restored,
+                        String.join(", ", perMember),
+                        apiReady,
+                        written,
+                        servedBefore,
+                        ms(t0)));
+    }
+
+    static JsonNode configMap(String name) throws Exception {
+        return JSON.readTree("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"" + name
+                + "\"},\"data\":{\"written\":\"" + name + "\"}}");
+    }
+
+    static Map<String, String> values(Map<String, TlsEtcd.Kv> kvs) {
+        Map<String, String> values = new java.util.TreeMap<>();
+        kvs.forEach((k, v) -> values.put(k, v.value()));
+        return values;
     }
 
     /**
