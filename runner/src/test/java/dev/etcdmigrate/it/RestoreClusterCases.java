@@ -42,8 +42,9 @@ import org.junit.jupiter.api.AfterEach;
 /**
  * A whole three-member cluster restored from one snapshot through the runner (docs/restore.md), on real etcd, on the
  * layout and with the TLS its subclass gives ({@link RestoreIT}: one host, peer TLS; {@link RestoreHaIT}: network
- * namespaces, peer and client TLS). The test's own process is a client on another host: it writes, saves the snapshot
- * and asks {@code status} over the client URLs, through TLS where the members serve it.
+ * namespaces, peer and client TLS). The test's own process is the client (with namespaces, on a host of its own on
+ * the members' network): it writes, saves the snapshot, reads and asks {@code status} over the client URLs, through
+ * TLS with the clients' certificate where the members serve it.
  */
 abstract class RestoreClusterCases {
 
