@@ -5,6 +5,7 @@ import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.log.Log;
 import java.io.IOException;
+import java.net.ConnectException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -53,8 +54,9 @@ public final class BackendAlarms {
     /**
      * Fails if an alarm is active now that was not there when the step's etcd took its first write. etcd answers the
      * alarm request only through raft: a cluster member's private etcd has no answer while its peers restart (every
-     * member edited at once, each leaving its private etcd for its real one), so a request that fails is asked again
-     * until {@code within} has passed, as the write before it was; then the last failure stands.
+     * member edited at once, each leaving its private etcd for its real one), so a request that etcd does not answer
+     * is asked again until {@code within} has passed, as the write before it was; then the last failure stands. A
+     * refused connection (the etcd is gone) fails at once.
      */
     public static void checkNoneRaised(GatewayClient gateway, String version, Duration within)
             throws IOException, InterruptedException, FailedException {
@@ -65,7 +67,8 @@ public final class BackendAlarms {
                 alarms = gateway.alarms();
                 break;
             } catch (IOException noAnswer) {
-                if (System.nanoTime() + RETRY.toNanos() >= end) throw noAnswer;
+                // nothing listening: the etcd is gone, and no wait brings an answer
+                if (noAnswer instanceof ConnectException || System.nanoTime() + RETRY.toNanos() >= end) throw noAnswer;
                 Thread.sleep(RETRY.toMillis()); // poll interval of a deadline-bound wait, not a synchronisation sleep
             }
         }

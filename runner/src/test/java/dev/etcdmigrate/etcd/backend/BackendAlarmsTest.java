@@ -8,6 +8,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.etcdmigrate.error.FailedException;
 import dev.etcdmigrate.etcd.client.GatewayClient;
 import java.io.IOException;
+import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -88,5 +89,16 @@ class BackendAlarmsTest {
                 IOException.class, () -> BackendAlarms.checkNoneRaised(gateway, "3.6.16", Duration.ofSeconds(3)));
         assertTrue(last.getMessage().contains("request timed out"), last.getMessage());
         assertTrue(asked > 1, "asked again before giving up: " + asked);
+    }
+
+    @Test
+    void anEtcdThatIsGoneFailsAtOnce() {
+        server.stop(0);
+        long started = System.nanoTime();
+        assertThrows(
+                ConnectException.class, () -> BackendAlarms.checkNoneRaised(gateway, "3.6.16", Duration.ofSeconds(60)));
+        assertTrue(
+                System.nanoTime() - started < Duration.ofSeconds(20).toNanos(),
+                "not waited out: " + (System.nanoTime() - started) / 1_000_000 + " ms");
     }
 }
