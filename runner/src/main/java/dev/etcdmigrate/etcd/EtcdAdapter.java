@@ -118,7 +118,8 @@ public final class EtcdAdapter implements EtcdOperations {
             if (api == StorageApi.ETCD3)
                 BackendAlarms.checkNoneRaised(
                         etcd.gateway(),
-                        etcd.release().version().toString()); // a step must not leave an alarm it raised
+                        etcd.release().version().toString(),
+                        settings.startTimeout()); // a step must not leave an alarm it raised
             etcd.stop(settings.stopGrace());
         }
     }

@@ -131,11 +131,12 @@ final class ClusterLab implements AutoCloseable {
     /** More etcd flags after "--" in every member's manifest (e.g. the ones a kubeadm release writes). */
     private List<String> etcdFlags = List.of();
 
-    private ClusterLab(Path dir, int size, Layout layout, String token, Tls tls) throws Exception {
+    private ClusterLab(Path dir, int size, Layout layout, String token, Tls tls, boolean testReaches) throws Exception {
         this.layout = layout;
         this.token = token;
         this.tls = tls;
-        this.network = namespaces(layout) ? new NetworkLab(size + 1) : null; // the last host: the clients'
+        // the last host: the clients'
+        this.network = namespaces(layout) ? new NetworkLab(size + 1, testReaches) : null;
         try {
             certificates = TestCertificates.newCa(Files.createDirectory(dir.resolve("pki")));
             ServerPorts usual = namespaces(layout) ? new ServerPorts(2379, 2380) : freePorts();
@@ -199,6 +200,16 @@ final class ClusterLab implements AutoCloseable {
 
     /** The same, with as much TLS as given. */
     static ClusterLab create(Path dir, int size, Layout layout, String token, Tls tls) throws Exception {
+        return create(dir, size, layout, token, tls, false);
+    }
+
+    /**
+     * The same; {@code testReaches}: with namespaces, the test's own process reaches every member too (a leg of the
+     * root namespace on the hosts' bridge, {@link NetworkLab#NetworkLab(int, boolean)}), so its clients and the
+     * runner's in-process commands speak to the members as a client on another host does.
+     */
+    static ClusterLab create(Path dir, int size, Layout layout, String token, Tls tls, boolean testReaches)
+            throws Exception {
         if (namespaces(layout)) {
             assertEquals(
                     "0",
@@ -209,7 +220,7 @@ final class ClusterLab implements AutoCloseable {
                             .trim(),
                     "network namespaces need root (CI runs as root)");
         }
-        return new ClusterLab(dir, size, layout, token, tls);
+        return new ClusterLab(dir, size, layout, token, tls, testReaches);
     }
 
     private static boolean namespaces(Layout layout) {
@@ -292,6 +303,11 @@ final class ClusterLab implements AutoCloseable {
         return certificates;
     }
 
+    /** The clients' certificate and key (the writer's, the sampler's; client-cert auth accepts it). */
+    TestCertificates.Pem clientPem() {
+        return clientPem;
+    }
+
     /** Every runner started so far, oldest first (a copy). */
     List<RunnerProcess> runners() {
         synchronized (runners) {
@@ -359,7 +375,7 @@ final class ClusterLab implements AutoCloseable {
     /**
      * The same, with the peer CA it trusts and the URL it (and the etcd it execs) listens for peers on given;
      * {@code ownGroup}: in a process group of its own, so that one SIGKILL reaches the runner and every etcd/etcdctl it
-     * started (not in a namespace). {@code runnerFlags} go before the "--".
+     * started. {@code runnerFlags} go before the "--".
      */
     RunnerProcess start(
             Member m, Release version, Path trustedCa, String listenPeerUrl, boolean ownGroup, String... runnerFlags)
@@ -374,17 +390,22 @@ final class ClusterLab implements AutoCloseable {
                 flags(m, initialCluster, listenPeerUrl), version.version(), flags, tlsFlags(m, trustedCa));
         Map<String, String> env = tls == Tls.NONE ? Map.of() : Map.of("ETCD_CREDS", peerTls(m, trustedCa));
         RunnerProcess runner;
-        if (network != null) runner = RunnerProcess.startUnder(network.exec(m.host()), args, env);
-        else if (ownGroup) runner = RunnerProcess.startUnder(List.of("setsid"), args, env);
+        if (network != null) {
+            List<String> prefix = new ArrayList<>(network.exec(m.host()));
+            if (ownGroup) prefix.add("setsid"); // `ip netns exec` execs it: the runner's pid leads the group
+            runner = RunnerProcess.startUnder(prefix, args, env);
+        } else if (ownGroup) runner = RunnerProcess.startUnder(List.of("setsid"), args, env);
         else runner = RunnerProcess.start(args, env);
         runners.add(runner);
         owners.put(runner, m);
         return runner;
     }
 
-    /** {@code command} (plan, inspect) with the member's flags as {@link #start} gives them, run to its end. */
+    /**
+     * {@code command} (plan, inspect) with the member's flags as {@link #start} gives them, run to its end (in the
+     * member's namespace, if it has one).
+     */
     RunnerProcess run(String command, Member m, Release version, String... runnerFlags) throws Exception {
-        if (network != null) throw new IllegalStateException("runs on the host only");
         List<String> flags = new ArrayList<>(privateFlags.get(m.host()));
         flags.addAll(List.of(runnerFlags));
         List<String> args = RunnerArgs.member(
@@ -393,8 +414,13 @@ final class ClusterLab implements AutoCloseable {
                 version.version(),
                 flags,
                 tlsFlags(m, certificates.caFile()));
-        return RunnerProcess.run(
-                args, tls == Tls.NONE ? Map.of() : Map.of("ETCD_CREDS", peerTls(m, certificates.caFile())));
+        Map<String, String> env = tls == Tls.NONE ? Map.of() : Map.of("ETCD_CREDS", peerTls(m, certificates.caFile()));
+        if (network == null) return RunnerProcess.run(args, env);
+        RunnerProcess runner = RunnerProcess.startUnder(network.exec(m.host()), args, env);
+        runners.add(runner);
+        owners.put(runner, m);
+        runner.awaitExit(Duration.ofMinutes(3));
+        return runner;
     }
 
     /**
@@ -404,9 +430,29 @@ final class ClusterLab implements AutoCloseable {
      */
     static void awaitServing(Member m, RunnerProcess runner, Duration deadline) throws Exception {
         if (m.clientUrl().startsWith("https:")) throw new IllegalStateException("awaitServing asks over http only");
-        java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
-                .connectTimeout(Duration.ofSeconds(2))
-                .build();
+        awaitServing(
+                java.net.http.HttpClient.newBuilder()
+                        .connectTimeout(Duration.ofSeconds(2))
+                        .build(),
+                m,
+                runner,
+                deadline);
+    }
+
+    /**
+     * The same from the test's own process over either scheme: https with the clients' certificate (on namespaces,
+     * only when the lab was created for the test to reach the members).
+     */
+    void awaitMemberServing(Member m, RunnerProcess runner, Duration deadline) throws Exception {
+        java.net.http.HttpClient.Builder http =
+                java.net.http.HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
+        if (m.clientUrl().startsWith("https:"))
+            http.sslContext(HaClient.tls(certificates.caFile(), clientPem.cert(), clientPem.key()));
+        awaitServing(http.build(), m, runner, deadline);
+    }
+
+    private static void awaitServing(java.net.http.HttpClient http, Member m, RunnerProcess runner, Duration deadline)
+            throws Exception {
         java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(
                         java.net.URI.create(m.clientUrl() + "/version"))
                 .timeout(Duration.ofSeconds(2))

@@ -190,7 +190,7 @@ public final class HaClient {
     }
 
     /** Trusts only the test CA; presents the client certificate (client-cert auth on the members). */
-    private static SSLContext tls(Path ca, Path cert, Path key) throws Exception {
+    static SSLContext tls(Path ca, Path cert, Path key) throws Exception {
         CertificateFactory x509 = CertificateFactory.getInstance("X.509");
         KeyStore trust = KeyStore.getInstance("PKCS12");
         trust.load(null, null);

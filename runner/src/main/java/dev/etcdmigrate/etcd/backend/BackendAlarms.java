@@ -5,7 +5,9 @@ import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.log.Log;
 import java.io.IOException;
+import java.net.ConnectException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -16,6 +18,9 @@ import java.util.List;
  * NOSPACE) is reported and left alone; the step fails.
  */
 public final class BackendAlarms {
+
+    /** How long to wait before asking a cluster without an answer again. */
+    private static final Duration RETRY = Duration.ofMillis(200);
 
     private BackendAlarms() {}
 
@@ -46,10 +51,27 @@ public final class BackendAlarms {
         log.emit(new EtcdEvent.AlarmDisarmed("NOSPACE", self, db, quota, BackendQuota.needed(db)));
     }
 
-    /** Fails if an alarm is active now that was not there when the step's etcd took its first write. */
-    public static void checkNoneRaised(GatewayClient gateway, String version)
+    /**
+     * Fails if an alarm is active now that was not there when the step's etcd took its first write. etcd answers the
+     * alarm request only through raft: a cluster member's private etcd has no answer while its peers restart (every
+     * member edited at once, each leaving its private etcd for its real one), so a request that etcd does not answer
+     * is asked again until {@code within} has passed, as the write before it was; then the last failure stands. A
+     * refused connection (the etcd is gone) fails at once.
+     */
+    public static void checkNoneRaised(GatewayClient gateway, String version, Duration within)
             throws IOException, InterruptedException, FailedException {
-        List<GatewayClient.Alarm> alarms = gateway.alarms();
+        long end = System.nanoTime() + within.toNanos();
+        List<GatewayClient.Alarm> alarms;
+        while (true) {
+            try {
+                alarms = gateway.alarms();
+                break;
+            } catch (IOException noAnswer) {
+                // nothing listening: the etcd is gone, and no wait brings an answer
+                if (noAnswer instanceof ConnectException || System.nanoTime() + RETRY.toNanos() >= end) throw noAnswer;
+                Thread.sleep(RETRY.toMillis()); // poll interval of a deadline-bound wait, not a synchronisation sleep
+            }
+        }
         if (!alarms.isEmpty()) {
             throw new FailedException("etcd " + version + " raised alarm(s) during the step: "
                     + alarms.stream()
