@@ -549,8 +549,17 @@ final class Nemesis implements AutoCloseable {
             }
         }
 
-        /** The kubelet starting the member's pod (again) with the target its manifest names. */
+        /**
+         * The kubelet starting the member's pod (again) with the target its manifest names. The kubelet runs one pod
+         * per static manifest: a pod another path started meanwhile (an operator's edit beside a certificate
+         * renewal's restart of the same member) is stopped first, as the kubelet stops a pod whose manifest changed.
+         */
         synchronized void restart(Member m) throws Exception {
+            RunnerProcess running = current[m.host()];
+            if (running != null && running.process().isAlive()) {
+                running.process().toHandle().destroy();
+                if (!running.process().waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) running.killHard();
+            }
             restarts.add(new long[] {m.host(), System.currentTimeMillis()});
             current[m.host()] = lab.start(m, target[m.host()]);
             if (held[m.host()]) exits[m.host()] = 0; // an edit or a kill: the kubelet's back-off starts again
