@@ -925,8 +925,6 @@ final class Sim {
                 legs,
                 i -> leg(r, legs.get(i)),
                 reached -> {
-                    // its member serves again after a leg: its restart is over, whatever its release still does
-                    if (reached >= 0) r.acting = false;
                     MinorLine line = reached < 0 ? start : legs.get(reached).to();
                     return Optional.of(serving(r, line));
                 },
@@ -940,6 +938,10 @@ final class Sim {
         if (!m.data.equals(line)) throw new Violation(m.name + " serves " + line + " on data at " + m.data);
         m.run = Run.SERVING;
         m.outByChoice = false;
+        // its member serves again: a restart it made under the record is over, whatever its release still does (a
+        // delete whose answer was lost committed in etcd: the key is gone while the runner still settles; the
+        // settling after the last leg and the leftover's release serve through here alike)
+        r.acting = false;
         return new RolloutCoordinator.Serving() {
             @Override
             public void requireAlive() {}
