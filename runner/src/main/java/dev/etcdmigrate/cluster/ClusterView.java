@@ -14,7 +14,10 @@ import java.util.Optional;
  */
 public interface ClusterView {
 
-    /** Every member the cluster lists, each with what its own client URL answered (Maintenance/Status) or why not. */
+    /**
+     * Every member the cluster lists, each with what its own client URL answered (Maintenance/Status) or why not.
+     * When no endpoint gives the list: {@link EtcdReached} if one reached an etcd, else a plain {@link IOException}.
+     */
     List<Member> members() throws IOException, InterruptedException, MigrateException;
 
     /** The cluster version a reachable member reports (empty: none reachable or not yet decided). */
@@ -132,4 +135,18 @@ public interface ClusterView {
 
     /** The record as stored: its value and the revision that last wrote it. */
     record Record(RecordValue value, long modRevision) {}
+
+    /**
+     * No endpoint gave what was asked, but at least one reached an etcd: it answered with an error (a 503 "leader
+     * changed", no leader) or took the request and did not answer in time (a member under load, a request waiting
+     * for a quorum). An etcd is there, so a member may be out by its runner's choice: the rules read this as a
+     * failed read while members answer, never as "no member of the cluster runs". A plain {@link IOException}
+     * from a walk of every endpoint means nothing was there (refused, no route, no such host, no connection in
+     * time).
+     */
+    final class EtcdReached extends IOException {
+        public EtcdReached(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
 }

@@ -126,7 +126,7 @@ public final class RolloutCoordinator {
     /**
      * The member's legs, one restart each (docs/ha.md, "Several minors in one rollout"). The member is down when
      * this starts (its pod restarted). Before each leg the rules decide; the first leg runs at once only when no
-     * member answers (every manifest edited at once) and the cluster version the data recorded allows it
+     * member answers (every manifest edited at once, no etcd there at all) and the cluster version the data recorded allows it
      * ({@link RolloutRules#atOnce}), or when this run finishes a restart its runner began; otherwise it
      * obeys the gate and the record as every later leg does, serving the data's line while it waits where it can.
      * After the last leg the caller records the target and execs it.
@@ -259,7 +259,7 @@ public final class RolloutCoordinator {
     /**
      * Waits until the rules let this member restart for {@code leg}, holding the record with every other member
      * healthy; returns the record to release after the leg. Empty: the leg runs at once without one (the member is
-     * down and no member answers, or it cannot serve while the others' rules wait for it).
+     * down and no etcd of the cluster is there at all, or it cannot serve while the others' rules wait for it).
      */
     Optional<Record> beforeLeg(Leg leg, MemberPort member) throws IOException, InterruptedException, MigrateException {
         while (true) {
@@ -295,6 +295,10 @@ public final class RolloutCoordinator {
         List<Member> members;
         try {
             members = cluster.members();
+        } catch (ClusterView.EtcdReached there) {
+            // an etcd is there (it answered late or with an error): another member may be out by its runner's
+            // choice, so this is a failed read while members answer, never the leg at once of "no member runs"
+            throw there;
         } catch (IOException unreachable) {
             throw new Unanswered(unreachable);
         }

@@ -12,8 +12,13 @@ import dev.etcdmigrate.error.RefusedException;
 import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.nio.channels.UnresolvedAddressException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -256,20 +261,23 @@ public final class ClusterClient implements ClusterView {
         if (target == null) throw new IOException("the member list names no member " + to);
         // only the leader moves its leadership: each endpoint is asked until one that leads accepts
         IOException last = null;
+        boolean reached = false;
         for (URI endpoint : endpoints()) {
             try {
                 post(endpoint, "/maintenance/transfer-leadership", "{\"targetID\":\"" + target + "\"}");
                 return;
             } catch (IOException e) {
                 last = e;
+                reached |= reachedAnEtcd(e);
             }
         }
-        throw unreachable(last);
+        throw unreachable(last, reached);
     }
 
     @Override
     public Optional<MinorLine> clusterVersion() throws IOException, InterruptedException, MigrateException {
         IOException last = null;
+        boolean reached = false;
         for (URI endpoint : endpoints()) {
             try {
                 return line(gateway.get(endpoint.resolve("/version"))
@@ -277,9 +285,10 @@ public final class ClusterClient implements ClusterView {
                         .asText(""));
             } catch (IOException e) {
                 last = e;
+                reached |= reachedAnEtcd(e);
             }
         }
-        throw unreachable(last);
+        throw unreachable(last, reached);
     }
 
     @Override
@@ -443,6 +452,7 @@ public final class ClusterClient implements ClusterView {
     private JsonNode anyEndpoint(String path, String body, Instant deadline)
             throws IOException, InterruptedException, MigrateException {
         IOException last = null;
+        boolean reached = false;
         for (URI endpoint : endpoints()) {
             Duration left = deadline == null ? timeout : Duration.between(Instant.now(), deadline);
             if (left.isNegative() || left.isZero()) {
@@ -454,19 +464,40 @@ public final class ClusterClient implements ClusterView {
             } catch (IOException e) {
                 if (AuthEnabledException.isAuthError(e)) throw new AuthEnabledException(endpoint, e);
                 last = e;
+                reached |= reachedAnEtcd(e);
             }
         }
-        throw unreachable(last);
+        throw unreachable(last, reached);
     }
 
-    private IOException unreachable(IOException last) {
+    /**
+     * The failure of a walk of every endpoint: {@link ClusterView.EtcdReached} when {@code reached} (an etcd is there
+     * and did not give what was asked), else a plain {@link IOException} (nothing there).
+     */
+    private IOException unreachable(IOException last, boolean reached) {
         Set<URI> tried = new LinkedHashSet<>();
         synchronized (listed) {
             tried.addAll(listed);
         }
         tried.addAll(seeds);
-        return new IOException(
-                "no member answered on " + tried + (last == null ? "" : " (last: " + last.getMessage() + ")"), last);
+        String message = "no member answered on " + tried + (last == null ? "" : " (last: " + last.getMessage() + ")");
+        return reached ? new ClusterView.EtcdReached(message, last) : new IOException(message, last);
+    }
+
+    /**
+     * Whether a failed request reached an etcd: an HTTP answer of any status or body, or a connection made whose
+     * answer did not come in time (the client says "connect timed out" only while no connection was made).
+     * Refused, no route, no such host, or no connection within the connect timeout: nothing is there.
+     */
+    static boolean reachedAnEtcd(IOException e) {
+        if (e instanceof HttpConnectTimeoutException) return false;
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof ConnectException
+                    || t instanceof NoRouteToHostException
+                    || t instanceof UnknownHostException
+                    || t instanceof UnresolvedAddressException) return false;
+        }
+        return true;
     }
 
     private JsonNode post(URI endpoint, String path, String body) throws IOException, InterruptedException {

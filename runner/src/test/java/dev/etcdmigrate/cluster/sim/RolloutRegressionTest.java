@@ -114,6 +114,12 @@ class RolloutRegressionTest {
             return this;
         }
 
+        /** Checks the simulation where the script stands (a scenario's premise), unless an invariant broke. */
+        Script checked(java.util.function.Consumer<Sim> premise) {
+            if (!broken) premise.accept(sim);
+            return this;
+        }
+
         List<String> schedule() {
             List<String> s = new ArrayList<>(sim.trace);
             sim.close();
@@ -280,7 +286,8 @@ class RolloutRegressionTest {
      * own, noted as held.
      */
     static Directed createRetriedAfterALostAnswer() {
-        Sim.Config c = new Sim.Config(3, L35, L36, Sim.Edits.ONE_LATE, Sim.Layout.SEPARATE_HOSTS, 1, 1, 1, 20_000);
+        Sim.Config c = new Sim.Config(3, L35, L36, Sim.Edits.ONE_LATE, Sim.Layout.SEPARATE_HOSTS, 1, 1, 1, 20_000)
+                .withReachedUntold();
         return new Directed(
                 c,
                 new Script(c)
@@ -416,7 +423,8 @@ class RolloutRegressionTest {
      * and release it. Without the note before the create, the last runner leaves its own record for good.
      */
     static Directed killBetweenCreateAndNote() {
-        Sim.Config c = config(L35, L36, Sim.Edits.ONE_LATE, Sim.Layout.SEPARATE_HOSTS, 1, 1);
+        Sim.Config c = config(L35, L36, Sim.Edits.ONE_LATE, Sim.Layout.SEPARATE_HOSTS, 1, 1)
+                .withReachedUntold();
         return new Directed(
                 c,
                 new Script(c)
@@ -459,7 +467,8 @@ class RolloutRegressionTest {
         // found on real etcd: m1's runner killed between legs (its member at 3.6, the others at 3.5) and started
         // again: its next leg obeys the gate and the record (the members answer), not "at once"
         Sim.Config c = new Sim.Config(3, L35, L37, Sim.Edits.ONE_LATE, Sim.Layout.SEPARATE_HOSTS, 3, 0, 0, 20_000)
-                .withLinearizableLists();
+                .withLinearizableLists()
+                .withReachedUntold();
         regression(
                 () -> new Directed(
                         c,
@@ -542,7 +551,8 @@ class RolloutRegressionTest {
      */
     static Directed ownRecordOfAnotherLeg() {
         Sim.Config c = new Sim.Config(3, L34, L36, Sim.Edits.ONE_LATE, Sim.Layout.SEPARATE_HOSTS, 3, 0, 0, 20_000)
-                .withLinearizableLists();
+                .withLinearizableLists()
+                .withReachedUntold();
         return new Directed(
                 c,
                 new Script(c)
@@ -692,6 +702,165 @@ class RolloutRegressionTest {
                 "no seed of the window fails under the step answering: the finding is fixed or the window moved");
     }
 
+    /**
+     * The finding above as -Psim-long's exhaustive search meets it with every manifest edited at once (3 members
+     * 3.5 -> 3.6, one host, 57 runner calls, no crash needed): m2 finds no member answering and runs its leg at once;
+     * m1 and m0 come up serving, m0 takes the record, runs its leg and execs; m1 takes the record and reads m2's step's
+     * etcd on m2's listed URL as a connected member (it is, until the step stops it), the step stops, and m1 stops its
+     * member with m0 alone running. etcd's member list gives the client URLs a member's etcd published from its
+     * --advertise-client-urls, and a member's step publishes the member's own, where nothing listens while it
+     * migrates: with the step silent the same schedule converges. So -Psim-long searches the step's answering with
+     * edits one at a time, as the random search leaves edits all at once out.
+     */
+    @Test
+    void theExhaustiveFindingUnderTheStepAnsweringIsTheLegAtOnce() {
+        Sim.Config answering = new Sim.Config(3, L35, L36, Sim.Edits.ALL_AT_ONCE, Sim.Layout.ONE_HOST, 1, 0, 0, 100_000)
+                .withStepAnswering();
+        List<String> schedule = new ArrayList<>();
+        for (char m : "022221110110101100100010110101101001111010000111111111111".toCharArray()) {
+            schedule.add("run m" + m);
+        }
+        stepAnsweringFinding(answering, schedule, "no connected quorum after a runner's stop: m1 stopped");
+    }
+
+    /**
+     * The finding above as -Psim-long's random search met it with no crash (config 27: 3 members 3.7 -> 3.5, one host,
+     * m2 edited late, leader changes and lost answers; shrunk to 33 actions): m2's pod restarts for its edit, which
+     * puts its member down as a crash does, and its runner's first reads meet a leader change's 503s. Read as no
+     * member answering, it ran its leg at once while m0 and m1 served; m0 held the record, read m2's step's etcd on
+     * m2's listed URL as a connected member, the step stopped, and m0 stopped its member with m1 alone running. A 503
+     * is an etcd there ({@code ClusterView.EtcdReached}): m2 serves its data's line and waits for the record like
+     * every runner while members answer, and the schedule converges with the step answering too. With a failed walk
+     * read as no etcd there, the same schedule still breaks the invariant.
+     */
+    @Test
+    void theRandomFindingUnderTheStepAnsweringIsTheLegAtOnceAfterAnEdit() {
+        Sim.Config answering = RolloutSimulationTest.stepAnswering(3, L37, L35, Sim.Edits.ONE_LATE);
+        List<String> schedule = List.of(
+                "run m1",
+                "run m1",
+                "run m0",
+                "run m0",
+                "run m1",
+                "run m1",
+                "run m0",
+                "run m1",
+                "leader-change",
+                "run m0",
+                "run m1",
+                "run m0",
+                "run m0",
+                "run m0",
+                "run m0",
+                "run m0",
+                "run m0",
+                "run m1",
+                "edit m2",
+                "run m0",
+                "run m2",
+                "run m2",
+                "run m0",
+                "leader-change",
+                "run m0",
+                "run m2",
+                "run m1",
+                "run m0",
+                "run m0",
+                "run m2",
+                "run m0",
+                "run m0",
+                "run m2");
+        Explorer.Outcome fixed = Explorer.replay(answering, schedule);
+        assertNull(fixed.violation(), "a 503 is an etcd there: " + fixed.violation());
+        stepAnsweringFinding(
+                answering.withReachedUntold(), schedule, "no connected quorum after a runner's stop: m0 stopped");
+        System.out.printf("FIXED %s: converged in %d steps%n", answering, fixed.steps());
+    }
+
+    /** {@code schedule} breaks {@code violation} with the step answering, and converges with the step silent. */
+    private static void stepAnsweringFinding(Sim.Config answering, List<String> schedule, String violation) {
+        Sim.Config silent = new Sim.Config(
+                answering.members(),
+                answering.from(),
+                answering.to(),
+                answering.edits(),
+                answering.layout(),
+                answering.crashes(),
+                answering.leaderChanges(),
+                answering.lostAnswers(),
+                answering.maxSteps());
+        Explorer.Outcome fault = Explorer.replay(answering, schedule);
+        assertTrue(fault.failed() && fault.violation().contains(violation), "the step answering: " + fault.violation());
+        Explorer.Outcome now = Explorer.replay(silent, schedule);
+        assertNull(now.violation(), "the step silent");
+        System.out.printf(
+                "FINDING %s: %s (%d steps); the step silent: converged in %d steps%n",
+                answering, fault.violation(), fault.steps(), now.steps());
+    }
+
+    /**
+     * A runner's member that serves again has ended the restart it made under the record, also where the runner
+     * settles a leftover record's release. m0, killed before its release and started again at the target, finds its
+     * record, and its delete commits in etcd but the answer is lost: it settles, serving, and takes a record of its
+     * own for 3.6 -> 3.6 once m1 and m2 (m2's own release answer lost too) serve 3.6. Its stop, then its delete
+     * commits and the answer is lost again: the key is gone and m0, not knowing, serves and goes through rules 1-3
+     * anew, holding nothing. m2, settling too, takes the free key and passes rule 3: one holder, m2 (the random search's
+     * seed 38046097 of config 7 reaches the same path).
+     */
+    static Directed settlingDeleteAnswerLost() {
+        Sim.Config c = new Sim.Config(3, L35, L36, Sim.Edits.ONE_LATE, Sim.Layout.SEPARATE_HOSTS, 1, 0, 3, 20_000);
+        return new Directed(
+                c,
+                new Script(c)
+                        .runUntil("m1", pending("m1", "serve"))
+                        .then("run m1")
+                        .runUntil("m0", pending("m0", "delete"))
+                        .then("crash m0")
+                        .then("restart m0")
+                        .then("lose-answer")
+                        .runUntil("m0", pending("m0", "serve"))
+                        .then("run m0")
+                        .runUntil("m1", finished("m1"))
+                        .runUntil("m0", pending("m0", "pause"))
+                        .then("run m0")
+                        .then("edit m2")
+                        .runUntil("m2", pending("m2", "delete"))
+                        .then("lose-answer")
+                        .then("run m2")
+                        .runUntil("m2", pending("m2", "serve"))
+                        .then("run m2")
+                        .runUntil("m0", pending("m0", "delete"))
+                        .then("lose-answer")
+                        .then("run m0")
+                        .runUntil("m0", pending("m0", "serve"))
+                        .then("run m0")
+                        .runUntil("m2", sim -> node(sim, "m2").runner.acting)
+                        .checked(sim -> {
+                            Sim.Node m0 = node(sim, "m0");
+                            assertTrue(
+                                    sim.recordValue != null
+                                            && sim.recordValue.holder().equals("m2")
+                                            && m0.run == Sim.Run.SERVING
+                                            && !m0.runner.finished
+                                            && !m0.runner.acting,
+                                    "m2 acts under its record while m0 serves: " + sim.summary());
+                        })
+                        .schedule());
+    }
+
+    @Test
+    void aSettlingDeleteWhoseAnswerWasLostEndsTheRestartOnceTheMemberServes() {
+        Directed d = settlingDeleteAnswerLost();
+        Explorer.Outcome o = Explorer.replay(d.config(), d.schedule());
+        assertNull(o.violation(), d.config() + " on " + d.schedule());
+        Sim.Config seeded = RolloutSimulationTest.randomConfigs().get(7);
+        Explorer.Outcome seed = Explorer.random(seeded, 38_046_097L);
+        assertNull(seed.violation(), seeded + " seed 38046097");
+        System.out.printf(
+                "regression %s: %d actions, converged in %d steps; %s seed 38046097: converged in %d steps%n",
+                d.config(), d.schedule().size(), o.steps(), seeded, seed.steps());
+    }
+
     /** Three members on one host, 3.4 -> 3.7 one at a time, a step's private etcd answering (real etcd there). */
     static Sim.Config oneHostStepAnswering() {
         return new Sim.Config(3, L34, L37, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 0, 0, 0, 20_000)
@@ -740,7 +909,8 @@ class RolloutRegressionTest {
     static Directed takeOverOfASilentHolder() {
         Sim.Config c = new Sim.Config(5, L37, L35, Sim.Edits.ONE_LATE, Sim.Layout.ONE_HOST, 1, 1, 0, 20_000)
                 .withStepAnswering()
-                .withLinearizableLists();
+                .withLinearizableLists()
+                .withReachedUntold();
         return new Directed(
                 c,
                 new Script(c)

@@ -210,8 +210,10 @@ class RolloutSimulationTest {
     /**
      * The exhaustive search's configs: 3 members, one crash, one-minor chains up and down (both edit orders) in the
      * default build; with {@code -Dsim.exhaustive.twoMinor=true} (-Psim-long) the two-minor chains too, and the
-     * one-minor chains again with a step's etcd answering ({@link Sim.Config#withStepAnswering}), appended after the
-     * others so their indices stay.
+     * one-minor chains again with a step's etcd answering ({@link Sim.Config#withStepAnswering}) and edits one at a
+     * time, appended after the others so their indices stay. Not with every manifest edited at once: there a leg at
+     * once fools the margin under that fault, as in the random search ({@link #randomConfigs};
+     * {@code RolloutRegressionTest.theExhaustiveFindingUnderTheStepAnsweringIsTheLegAtOnce}).
      */
     static List<Sim.Config> exhaustiveConfigs() {
         List<Sim.Config> configs = new ArrayList<>();
@@ -225,10 +227,7 @@ class RolloutSimulationTest {
             }
         }
         if (long_) {
-            // 55,799 states for 3.5 -> 3.6 all at once (43-47 s at load 8-17): too long for the default build
-            configs.add(exhaustiveStepAnswering(L35, L36, Sim.Edits.ALL_AT_ONCE));
             configs.add(exhaustiveStepAnswering(L35, L36, Sim.Edits.ONE_AT_A_TIME));
-            configs.add(exhaustiveStepAnswering(L36, L35, Sim.Edits.ALL_AT_ONCE));
             configs.add(exhaustiveStepAnswering(L36, L35, Sim.Edits.ONE_AT_A_TIME));
         }
         return configs;

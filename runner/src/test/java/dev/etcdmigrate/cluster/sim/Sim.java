@@ -69,7 +69,8 @@ final class Sim {
             boolean localReadsNeedQuorum,
             boolean staleJob,
             int replacements,
-            boolean learners) {
+            boolean learners,
+            boolean reachedUntold) {
         Config(
                 int members,
                 MinorLine from,
@@ -97,6 +98,7 @@ final class Sim {
                     false,
                     false,
                     0,
+                    false,
                     false);
         }
 
@@ -150,7 +152,8 @@ final class Sim {
                     localReadsNeedQuorum,
                     staleJob,
                     replacements,
-                    learners);
+                    learners,
+                    reachedUntold);
         }
 
         /**
@@ -174,7 +177,8 @@ final class Sim {
                     localReadsNeedQuorum,
                     staleJob,
                     replacements,
-                    learners);
+                    learners,
+                    reachedUntold);
         }
 
         /**
@@ -197,7 +201,35 @@ final class Sim {
                     true,
                     staleJob,
                     replacements,
-                    learners);
+                    learners,
+                    reachedUntold);
+        }
+
+        /**
+         * Every walk of the endpoints that fails comes to the runners as if no etcd were there at all (a leader
+         * change's 503s, a request an etcd without a quorum let time out): the leg at once of a runner started again
+         * while every other member's etcd is down, reached without taking them all down first. The directed
+         * regressions of the record's defects meet their paths through it; the client, which tells the two apart
+         * ({@code ClusterView.EtcdReached}), meets those paths only when no etcd is there.
+         */
+        Config withReachedUntold() {
+            return new Config(
+                    members,
+                    from,
+                    to,
+                    edits,
+                    layout,
+                    crashes,
+                    leaderChanges,
+                    lostAnswers,
+                    maxSteps,
+                    stepAnswers,
+                    partitions,
+                    localReadsNeedQuorum,
+                    staleJob,
+                    replacements,
+                    learners,
+                    true);
         }
 
         /**
@@ -220,7 +252,8 @@ final class Sim {
                     localReadsNeedQuorum,
                     true,
                     replacements,
-                    learners);
+                    learners,
+                    reachedUntold);
         }
 
         /**
@@ -247,7 +280,8 @@ final class Sim {
                     localReadsNeedQuorum,
                     staleJob,
                     n,
-                    learners);
+                    learners,
+                    reachedUntold);
         }
 
         /** Whether a member's step's private etcd answers the other runners. */
@@ -263,6 +297,7 @@ final class Sim {
                     + ", leader changes<=" + leaderChanges + ", lost answers<=" + lostAnswers
                     + (partitions > 0 ? ", network faults<=" + partitions : "")
                     + (localReadsNeedQuorum ? ", linearizable member lists" : "")
+                    + (reachedUntold ? ", a failed walk read as no etcd there" : "")
                     + (replacements > 0
                             ? ", replaced nodes<=" + replacements + (learners ? " (added as learners)" : "")
                             : "");
@@ -925,8 +960,6 @@ final class Sim {
                 legs,
                 i -> leg(r, legs.get(i)),
                 reached -> {
-                    // its member serves again after a leg: its restart is over, whatever its release still does
-                    if (reached >= 0) r.acting = false;
                     MinorLine line = reached < 0 ? start : legs.get(reached).to();
                     return Optional.of(serving(r, line));
                 },
@@ -940,6 +973,10 @@ final class Sim {
         if (!m.data.equals(line)) throw new Violation(m.name + " serves " + line + " on data at " + m.data);
         m.run = Run.SERVING;
         m.outByChoice = false;
+        // its member serves again: a restart it made under the record is over, whatever its release still does (a
+        // delete whose answer was lost committed in etcd: the key is gone while the runner still settles; the
+        // settling after the last leg and the leftover's release serve through here alike)
+        r.acting = false;
         return new RolloutCoordinator.Serving() {
             @Override
             public void requireAlive() {}
@@ -1352,10 +1389,8 @@ final class Sim {
          */
         private void ask(String label, boolean listedToo, boolean linearizable) throws IOException {
             call(r, label);
-            if (leaderChangeReads > 0) {
-                leaderChangeReads--;
-                throw new IOException("503 leader changed");
-            }
+            boolean leaderChanged = leaderChangeReads > 0;
+            if (leaderChanged) leaderChangeReads--;
             if (listed.isEmpty() && !releaseThroughOwnUrlOnly) {
                 // GET /members on the other members' peer URLs: any etcd of theirs that runs (serving or a step's)
                 if (members.stream().anyMatch(m -> m != r.member && m.run != Run.DOWN)) {
@@ -1365,12 +1400,21 @@ final class Sim {
             Set<String> urls = new LinkedHashSet<>(listedToo ? listed : Set.of());
             urls.addAll(seeds);
             // a step's private etcd on one host: its listed loopback URL answers any runner there (real etcd)
-            boolean answers = members.stream()
+            List<Node> there = members.stream()
                     .filter(m ->
                             (m.run == Run.SERVING && urls.contains(m.url())) || (stepAnswering(m) && !listed.isEmpty()))
+                    .toList();
+            // a 503 comes from an etcd: where none runs, the walk meets only refused connections
+            if (leaderChanged && config.reachedUntold()) throw new IOException("503 leader changed");
+            if (leaderChanged && !there.isEmpty()) throw new ClusterView.EtcdReached("503 leader changed", null);
+            boolean answers = there.stream()
                     .anyMatch(m -> !(linearizable || config.localReadsNeedQuorum()) || servesLinearizable(m));
             if (linearizable) r.lastFailed = answers ? null : label;
-            if (!answers) throw new IOException("no member answered on " + urls);
+            if (answers) return;
+            // an etcd there without a quorum takes the request and times out; none there: every connection refused
+            String why = "no member answered on " + urls;
+            if (!there.isEmpty() && !config.reachedUntold()) throw new ClusterView.EtcdReached(why, null);
+            throw new IOException(why);
         }
 
         /** Whether an endpoint of this client's other than the first that served would serve too (a retry). */
@@ -1387,7 +1431,8 @@ final class Sim {
         private void maybeLose() throws IOException {
             if (loseNextAnswer) {
                 loseNextAnswer = false;
-                throw new IOException("the answer was lost");
+                throw new ClusterView.EtcdReached(
+                        "the answer was lost", null); // the request reached an etcd, which committed it
             }
         }
 

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.etcdmigrate.cluster.ClusterView;
 import dev.etcdmigrate.cluster.ClusterView.Member;
 import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
@@ -234,6 +235,62 @@ class ClusterClientTest {
         } finally {
             over.countDown();
             for (HttpServer h : hanging) h.stop(0);
+        }
+    }
+
+    /**
+     * "No member answered" is told apart from "no etcd is there": an etcd that answers with an error (a 503 with the
+     * gateway's body for a leader change) or takes the request and does not answer in time is there, on any endpoint
+     * of the walk, first or last; a closed port (refused) is not.
+     */
+    @Test
+    void anEtcdThatAnsweredLateOrWithAnErrorIsThereAClosedPortIsNot() throws Exception {
+        URI closed = URI.create("http://127.0.0.1:"
+                + dev.etcdmigrate.etcd.server.FreePorts.pick().client());
+        java.time.Duration timeout = java.time.Duration.ofMillis(700);
+        IOException nothing = org.junit.jupiter.api.Assertions.assertThrows(
+                IOException.class,
+                () -> new ClusterClient(GatewayClient.newHttpClient(), List.of(closed), "/v3", timeout).members());
+        org.junit.jupiter.api.Assertions.assertFalse(
+                nothing instanceof ClusterView.EtcdReached, "refused is no etcd: " + nothing);
+
+        answers.put(
+                "/v3/cluster/member/list",
+                Map.entry(
+                        503,
+                        "{\"error\":\"etcdserver: leader changed\",\"code\":14,"
+                                + "\"message\":\"etcdserver: leader changed\"}"));
+        for (List<URI> walk : List.of(List.of(base), List.of(closed, base), List.of(base, closed))) {
+            IOException failed = org.junit.jupiter.api.Assertions.assertThrows(
+                    IOException.class,
+                    () -> new ClusterClient(GatewayClient.newHttpClient(), walk, "/v3", timeout).members());
+            assertTrue(failed instanceof ClusterView.EtcdReached, walk + ": a 503 is an etcd there: " + failed);
+        }
+
+        java.util.concurrent.CountDownLatch over = new java.util.concurrent.CountDownLatch(1);
+        HttpServer silent = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        silent.createContext("/", exchange -> {
+            try {
+                over.await(); // a member under load, or waiting for a quorum: no answer within the client's time
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            exchange.close();
+        });
+        silent.start();
+        try {
+            URI late = URI.create("http://127.0.0.1:" + silent.getAddress().getPort());
+            for (List<URI> walk : List.of(List.of(late), List.of(late, closed))) {
+                IOException failed = org.junit.jupiter.api.Assertions.assertThrows(
+                        IOException.class,
+                        () -> new ClusterClient(GatewayClient.newHttpClient(), walk, "/v3", timeout).members());
+                assertTrue(
+                        failed instanceof ClusterView.EtcdReached,
+                        walk + ": a late answer is an etcd there: " + failed);
+            }
+        } finally {
+            over.countDown();
+            silent.stop(0);
         }
     }
 }
