@@ -279,7 +279,7 @@ public final class Migration {
         // every path takes the lock, the no-op included: another runner's private etcd may be working here
         DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log);
         try {
-            DataVersion reached = migrateLocked(planned, binaries);
+            DataVersion reached = migrateLocked(planned, binaries, false);
             // the target's arguments in its line's spelling (the same the target was asked about before any step)
             return new Done(
                     reached,
@@ -296,7 +296,8 @@ public final class Migration {
         }
     }
 
-    private DataVersion migrateLocked(Plan planned, BinaryCheck binaries) throws Exception {
+    /** @param joined the member joined its cluster at the cluster's line already in this run ({@link ClusterLineJoin}) */
+    private DataVersion migrateLocked(Plan planned, BinaryCheck binaries, boolean joined) throws Exception {
         new MemberSwap(dataDir, backups, log).recover();
         backups.recover();
         // The plan made before the lock is stale when another runner moved the data while this one
@@ -307,6 +308,18 @@ public final class Migration {
         if (!plan.current().equals(planned.current())) {
             log.emit(new DecisionEvent.Replanned(
                     planned.current().toString(), plan.current().toString()));
+        }
+        boolean joinsExisting = ClusterLineJoin.joinsExisting(options, plan);
+        if (joinsExisting && !joined) {
+            // an empty member etcd adds to a running cluster takes the cluster's line from the leader's snapshot
+            ClusterLineJoin join = new ClusterLineJoin(options, etcd, log);
+            Release target = catalogRelease(options.target().version())
+                    .orElseThrow(() -> new IllegalStateException("a planned target without its catalog entry"));
+            Optional<Release> first = join.lineToJoinFirst(catalog(), target);
+            if (first.isPresent()) {
+                join.join(first.get());
+                return migrateLocked(plan, binaries, true); // planned again from the data it received
+            }
         }
         // a cluster member across several minors: one leg per minor, serving between them (ClusterRollout)
         RolloutChain chain = chainOf(plan);
@@ -372,6 +385,12 @@ public final class Migration {
             // a run killed after its last leg reached the target, before it released the cluster's restart record
             Optional<Release> line = catalogRelease(options.target().version());
             if (line.isPresent()) rollout.releaseLeftover(line.get());
+        }
+        if (joinsExisting) {
+            // etcd decides this member's data from the leader's snapshot: a label now could contradict it for good
+            log.emit(new RunEvent.Migrated(
+                    dataDir.path().toString(), options.target().toString()));
+            return options.target();
         }
         if (dataDir.writeVersion(options.target())) {
             log.emit(new StepEvent.VersionRecorded(options.target().toString()));
