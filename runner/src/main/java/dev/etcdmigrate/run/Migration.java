@@ -318,6 +318,12 @@ public final class Migration {
             Optional<Release> first = join.lineToJoinFirst(catalog(), target);
             if (first.isPresent()) {
                 join.join(first.get());
+                // that release's etcd wrote the data and stopped cleanly: the label names it, so the legs start from
+                // it (the member serves it while the cluster's rules hold its first leg) rather than from the line's
+                // x.y.0 an unlabelled dir is read as
+                DataVersion joinedAt =
+                        new DataVersion(first.get().etcdVersion(), dev.etcdmigrate.version.StorageApi.ETCD3);
+                if (dataDir.writeVersion(joinedAt)) log.emit(new StepEvent.VersionRecorded(joinedAt.toString()));
                 return migrateLocked(plan, binaries, true); // planned again from the data it received
             }
         }
