@@ -73,11 +73,14 @@ public sealed interface RolloutEvent extends Event {
         }
     }
 
-    /** The member that joined at the cluster's line served a linearizable read through its own client URL. */
-    record JoinedAtClusterLine(String member, String version, long millis) implements RolloutEvent {
+    /**
+     * The member that joined at the cluster's line caught up ({@code proof}: a linearizable read served through its
+     * own client URL, or a learner's applied index at the leader's commit index).
+     */
+    record JoinedAtClusterLine(String member, String version, long millis, String proof) implements RolloutEvent {
         public String message() {
             return "member " + member + " joined at etcd " + version + " and caught up with its cluster in " + millis
-                    + " ms (a linearizable read served through its own client URL); stopping it to walk its legs";
+                    + " ms (" + proof + "); stopping it to walk its legs";
         }
     }
 }

@@ -18,6 +18,7 @@ import dev.etcdmigrate.plan.Plan;
 import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -99,15 +100,32 @@ final class ClusterLineJoin {
         ClusterView cluster = etcd.clusterClient(member, line);
         long start = System.nanoTime();
         Duration budget = options.startTimeout();
+        String proof = "a linearizable read served through its own client URL";
+        long commitSeen = -1; // a learner's bar: the leader's commit index when it was first read
         try (ServingMember serving = etcd.serve(line, "its legs from " + line.minorLine() + " (once it caught up)")) {
             String last = "it has not answered yet";
             while (true) {
                 serving.requireAlive();
                 try {
-                    cluster.members(); // the member list names this member's client URL once its etcd published it
-                    Optional<String> notServed = cluster.linearizableThrough(options.name());
-                    if (notServed.isEmpty()) break;
-                    last = notServed.get();
+                    // the member list names this member's client URL once its etcd published it
+                    List<ClusterView.Member> members = cluster.members();
+                    Optional<ClusterView.Member> self = members.stream()
+                            .filter(m -> m.name().equals(options.name()))
+                            .findFirst();
+                    if (self.isPresent() && self.get().learner()) {
+                        // a learner (kubeadm adds members as learners) serves no linearizable read
+                        if (commitSeen < 0) commitSeen = leaderCommit(members).orElse(-1L);
+                        Optional<String> behind = learnerBehind(self.get(), commitSeen);
+                        if (behind.isEmpty()) {
+                            proof = "as a learner, its applied index reached the leader's commit index " + commitSeen;
+                            break;
+                        }
+                        last = behind.get();
+                    } else {
+                        Optional<String> notServed = cluster.linearizableThrough(options.name());
+                        if (notServed.isEmpty()) break;
+                        last = notServed.get();
+                    }
                 } catch (IOException unanswered) {
                     last = unanswered.getMessage();
                 }
@@ -121,27 +139,68 @@ final class ClusterLineJoin {
             log.emit(new RolloutEvent.JoinedAtClusterLine(
                     options.name(),
                     line.version(),
-                    Duration.ofNanos(System.nanoTime() - start).toMillis()));
+                    Duration.ofNanos(System.nanoTime() - start).toMillis(),
+                    proof));
             serving.stop(options.stopGrace());
         }
+    }
+
+    /**
+     * A learner caught up once it applied {@code commitSeen}, the leader's commit index read after it joined (-1: not
+     * read yet): everything the cluster had committed then is in its data. Empty when it did; else why not.
+     */
+    static Optional<String> learnerBehind(ClusterView.Member self, long commitSeen) {
+        long applied = self.status().map(ClusterView.Status::raftAppliedIndex).orElse(-1L);
+        if (commitSeen >= 0 && applied >= commitSeen) return Optional.empty();
+        return Optional.of("a learner at applied index " + (applied < 0 ? "(no answer)" : applied)
+                + ", the leader's commit index " + (commitSeen < 0 ? "not read yet" : commitSeen));
+    }
+
+    /** The commit index of the member that leads, as it answered. */
+    static Optional<Long> leaderCommit(List<ClusterView.Member> members) {
+        return members.stream()
+                .map(ClusterView.Member::status)
+                .flatMap(Optional::stream)
+                .filter(ClusterView.Status::leader)
+                .map(ClusterView.Status::raftIndex)
+                .findFirst();
     }
 
     /** The cluster's line and why it is that one. */
     record ClusterLine(MinorLine line, String why) {}
 
     /**
-     * The line a member must join at, asked of the other members: a downgrade job's target when one reports it
-     * enabled (etcd then takes only a member at that line), else the cluster version. Empty when none answers.
+     * The line a member must join at, asked of the other members: the cluster version, or a downgrade job's target
+     * when one reports it enabled. Empty when none answers. While a job is enabled etcd takes a new member only at
+     * the job's target and only while the cluster version is still one minor above it; once the cluster version
+     * reached the target it takes none, and the job never ends, since it ends only once every listed member runs the
+     * target and this one cannot start: refused then (exit 3, nothing changed), naming the way out.
      */
     static Optional<ClusterLine> clusterLine(ClusterView cluster, String self)
             throws InterruptedException, MigrateException {
         try {
+            Optional<MinorLine> job = Optional.empty();
             for (ClusterView.Member m : cluster.members()) {
                 if (m.name().equals(self) || m.status().isEmpty()) continue;
-                Optional<MinorLine> job = m.status().get().downgradeTarget();
-                if (job.isPresent()) return Optional.of(new ClusterLine(job.get(), "a downgrade job to " + job.get()));
+                job = m.status().get().downgradeTarget();
+                if (job.isPresent()) break;
             }
-            return cluster.clusterVersion().map(v -> new ClusterLine(v, "its cluster version"));
+            Optional<MinorLine> version = cluster.clusterVersion();
+            if (job.isEmpty()) return version.map(v -> new ClusterLine(v, "its cluster version"));
+            MinorLine target = job.get();
+            MinorLine above = new MinorLine(target.major(), target.minor() + 1);
+            if (version.equals(Optional.of(above))) {
+                return Optional.of(
+                        new ClusterLine(target, "a downgrade job to " + target + ", cluster version " + above));
+            }
+            throw new RefusedException("refused: member " + self + " joins its cluster with an empty data dir while a"
+                    + " downgrade job to " + target + " is enabled and the cluster version is "
+                    + version.map(MinorLine::toString).orElse("not decided")
+                    + ": etcd takes no new member then (one at " + target + " only while the cluster version is still "
+                    + above + "), and the job ends only once every listed member runs " + target
+                    + ", which this one cannot. Cancel the job (etcdctl downgrade cancel) or let the other members"
+                    + " finish it with this member removed; the runner then joins this member at the cluster's line"
+                    + " (nothing was changed)");
         } catch (IOException unanswered) {
             return Optional.empty();
         }

@@ -317,7 +317,22 @@ public final class Migration {
                     .orElseThrow(() -> new IllegalStateException("a planned target without its catalog entry"));
             Optional<Release> first = join.lineToJoinFirst(catalog(), target);
             if (first.isPresent()) {
-                join.join(first.get());
+                try {
+                    join.join(first.get());
+                } catch (Exception e) {
+                    // etcd that refused the join before it wrote a WAL left only what it created in this run on a dir
+                    // that was empty: removed, so the next start joins again rather than meet data nothing labels
+                    if (options.walDir().isEmpty()
+                            && Files.isDirectory(dataDir.member())
+                            && !Files.exists(dataDir.member().resolve("wal"))) {
+                        Trees.deleteDurably(dataDir.member());
+                        log.emit(new dev.etcdmigrate.event.Event.Note(
+                                dev.etcdmigrate.event.Event.Level.WARN,
+                                "the join at " + first.get().version() + " failed before etcd wrote its WAL: "
+                                        + dataDir.member() + " removed, the data dir is empty again"));
+                    }
+                    throw e;
+                }
                 // that release's etcd wrote the data and stopped cleanly: the label names it, so the legs start from
                 // it (the member serves it while the cluster's rules hold its first leg) rather than from the line's
                 // x.y.0 an unlabelled dir is read as

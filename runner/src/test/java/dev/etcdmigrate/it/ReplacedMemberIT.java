@@ -117,12 +117,34 @@ class ReplacedMemberIT {
         assertEveryKeyOn(m2);
     }
 
+    @Test
+    void aReplacedMemberDuringADowngradeJobAtItsTargetIsRefusedWithItsDirLeftEmpty(@TempDir Path dir) throws Exception {
+        Release cluster = ClusterLab.line("3.6");
+        Release target = ClusterLab.line("3.5");
+        // enabled while every member serves: the leader lowers the cluster version to the job's target at once (with
+        // a member listed that does not answer it keeps the cluster version, and a member at the target joins)
+        Member m2 = replaced(dir, cluster, "3.5");
+        try (RunnerProcess runner = lab.start(m2, target)) {
+            assertEquals(3, runner.awaitExit(DEADLINE), runner.output());
+            String reason = runner.ending().path("reason").asText();
+            assertTrue(reason.contains("downgrade job to 3.5"), reason);
+            assertEquals(0, runner.count("exec"), runner.output());
+        }
+        assertFalse(Files.exists(m2.data().resolve("member")), "no etcd ran on the empty dir");
+        assertFalse(Files.exists(m2.data().resolve("version.txt")), "no label on the empty dir");
+    }
+
     /**
      * Three members at {@code line} through their runners, {@value #KEYS} keys written, then m2 replaced: its etcd
      * stopped, removed through m0, its data dir emptied, added again through m0, and every runner started from then
      * on with {@code --initial-cluster-state=existing}. Returns m2, not started.
      */
     private Member replaced(Path dir, Release line) throws Exception {
+        return replaced(dir, line, null);
+    }
+
+    /** The same, with a downgrade job to {@code downgradeTo} enabled first (null: none) and the cluster version at it. */
+    private Member replaced(Path dir, Release line, String downgradeTo) throws Exception {
         lab = ClusterLab.create(dir, 3, ClusterLab.Layout.ONE_HOST, "replaced-it", ClusterLab.Tls.PEER);
         List<Member> members = lab.members();
         List<RunnerProcess> runners = new ArrayList<>();
@@ -138,6 +160,14 @@ class ReplacedMemberIT {
                     m0.clientUrl(),
                     "/v3/kv/put",
                     "{\"key\":\"" + b64(PREFIX + i) + "\",\"value\":\"" + b64("v-" + i) + "\"}");
+        }
+        if (downgradeTo != null) {
+            lab.request(
+                    "post",
+                    m0.clientUrl(),
+                    "/v3/maintenance/downgrade",
+                    "{\"action\":\"ENABLE\",\"version\":\"" + downgradeTo + "\"}");
+            lab.awaitClusterVersion(downgradeTo, DEADLINE);
         }
         Member m2 = members.get(2);
         RunnerProcess old = runners.get(2);
