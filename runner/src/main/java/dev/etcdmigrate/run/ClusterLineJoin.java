@@ -193,7 +193,7 @@ final class ClusterLineJoin {
                 return Optional.of(
                         new ClusterLine(target, "a downgrade job to " + target + ", cluster version " + above));
             }
-            throw new RefusedException("refused: member " + self + " joins its cluster with an empty data dir while a"
+            throw new RefusedException("member " + self + " joins its cluster with an empty data dir while a"
                     + " downgrade job to " + target + " is enabled and the cluster version is "
                     + version.map(MinorLine::toString).orElse("not decided")
                     + ": etcd takes no new member then (one at " + target + " only while the cluster version is still "
