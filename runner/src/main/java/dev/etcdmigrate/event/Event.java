@@ -110,6 +110,8 @@ public sealed interface Event
             case RolloutEvent.RestartRecordReleased e -> "restart-record-released";
             case RolloutEvent.RestartRecordTakenOver e -> "restart-record-taken-over";
             case RolloutEvent.MemberServing e -> "member-serving";
+            case RolloutEvent.JoiningAtClusterLine e -> "joining-at-cluster-line";
+            case RolloutEvent.JoinedAtClusterLine e -> "joined-at-cluster-line";
         };
     }
 

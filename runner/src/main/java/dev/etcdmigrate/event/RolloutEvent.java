@@ -57,4 +57,30 @@ public sealed interface RolloutEvent extends Event {
                     + nextLeg;
         }
     }
+
+    /**
+     * A member added to its cluster with an empty data dir ({@code --initial-cluster-state=existing}) whose target's
+     * line is not the cluster's ({@code why}: the cluster version, or the downgrade job's target): etcd refuses a
+     * member whose version the cluster does not take, after it already received the leader's snapshot. It joins at
+     * the cluster's line with that line's etcd ({@code version}) first, then walks to {@code target} from its data.
+     */
+    record JoiningAtClusterLine(String member, String line, String why, String version, String target)
+            implements RolloutEvent {
+        public String message() {
+            return "member " + member + " joins its cluster with an empty data dir and the cluster runs " + line + " ("
+                    + why + "), which a member at " + target + " cannot join: joining at the cluster's line " + line
+                    + " first (etcd " + version + "), then walking to " + target + " from the data it receives";
+        }
+    }
+
+    /**
+     * The member that joined at the cluster's line caught up ({@code proof}: a linearizable read served through its
+     * own client URL, or a learner's applied index at the leader's commit index).
+     */
+    record JoinedAtClusterLine(String member, String version, long millis, String proof) implements RolloutEvent {
+        public String message() {
+            return "member " + member + " joined at etcd " + version + " and caught up with its cluster in " + millis
+                    + " ms (" + proof + "); stopping it to walk its legs";
+        }
+    }
 }

@@ -279,7 +279,7 @@ public final class Migration {
         // every path takes the lock, the no-op included: another runner's private etcd may be working here
         DataDirLock lock = DataDirLock.acquire(dataDir, options.lockTimeout(), log);
         try {
-            DataVersion reached = migrateLocked(planned, binaries);
+            DataVersion reached = migrateLocked(planned, binaries, false);
             // the target's arguments in its line's spelling (the same the target was asked about before any step)
             return new Done(
                     reached,
@@ -296,7 +296,8 @@ public final class Migration {
         }
     }
 
-    private DataVersion migrateLocked(Plan planned, BinaryCheck binaries) throws Exception {
+    /** @param joined the member joined its cluster at the cluster's line already in this run ({@link ClusterLineJoin}) */
+    private DataVersion migrateLocked(Plan planned, BinaryCheck binaries, boolean joined) throws Exception {
         new MemberSwap(dataDir, backups, log).recover();
         backups.recover();
         // The plan made before the lock is stale when another runner moved the data while this one
@@ -307,6 +308,39 @@ public final class Migration {
         if (!plan.current().equals(planned.current())) {
             log.emit(new DecisionEvent.Replanned(
                     planned.current().toString(), plan.current().toString()));
+        }
+        boolean joinsExisting = ClusterLineJoin.joinsExisting(options, plan);
+        if (joinsExisting && !joined) {
+            // an empty member etcd adds to a running cluster takes the cluster's line from the leader's snapshot
+            ClusterLineJoin join = new ClusterLineJoin(options, etcd, log);
+            Release target = catalogRelease(options.target().version())
+                    .orElseThrow(() -> new IllegalStateException("a planned target without its catalog entry"));
+            Optional<Release> first = join.lineToJoinFirst(catalog(), target);
+            if (first.isPresent()) {
+                try {
+                    join.join(first.get());
+                } catch (Exception e) {
+                    // etcd that refused the join before it wrote a WAL left only what it created in this run on a dir
+                    // that was empty: removed, so the next start joins again rather than meet data nothing labels
+                    if (options.walDir().isEmpty()
+                            && Files.isDirectory(dataDir.member())
+                            && !Files.exists(dataDir.member().resolve("wal"))) {
+                        Trees.deleteDurably(dataDir.member());
+                        log.emit(new dev.etcdmigrate.event.Event.Note(
+                                dev.etcdmigrate.event.Event.Level.WARN,
+                                "the join at " + first.get().version() + " failed before etcd wrote its WAL: "
+                                        + dataDir.member() + " removed, the data dir is empty again"));
+                    }
+                    throw e;
+                }
+                // that release's etcd wrote the data and stopped cleanly: the label names it, so the legs start from
+                // it (the member serves it while the cluster's rules hold its first leg) rather than from the line's
+                // x.y.0 an unlabelled dir is read as
+                DataVersion joinedAt =
+                        new DataVersion(first.get().etcdVersion(), dev.etcdmigrate.version.StorageApi.ETCD3);
+                if (dataDir.writeVersion(joinedAt)) log.emit(new StepEvent.VersionRecorded(joinedAt.toString()));
+                return migrateLocked(plan, binaries, true); // planned again from the data it received
+            }
         }
         // a cluster member across several minors: one leg per minor, serving between them (ClusterRollout)
         RolloutChain chain = chainOf(plan);
@@ -372,6 +406,12 @@ public final class Migration {
             // a run killed after its last leg reached the target, before it released the cluster's restart record
             Optional<Release> line = catalogRelease(options.target().version());
             if (line.isPresent()) rollout.releaseLeftover(line.get());
+        }
+        if (joinsExisting) {
+            // etcd decides this member's data from the leader's snapshot: a label now could contradict it for good
+            log.emit(new RunEvent.Migrated(
+                    dataDir.path().toString(), options.target().toString()));
+            return options.target();
         }
         if (dataDir.writeVersion(options.target())) {
             log.emit(new StepEvent.VersionRecorded(options.target().toString()));
