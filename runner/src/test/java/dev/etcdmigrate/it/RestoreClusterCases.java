@@ -283,7 +283,8 @@ abstract class RestoreClusterCases {
         }
         // m2's old cluster lost its quorum, and an etcd without one does not answer on its client URL: the restored
         // cluster, which never heard from it, is what says it is not restored
-        JsonNode staleRow = restoreState(restore, stale.name());
+        // named by its old cluster's list when its etcd still answers that, else by the ID the restored cluster gave it
+        JsonNode staleRow = restoreState(restore, stale.name(), listed.getId());
         assertEquals("not-restored", staleRow.path("state").asText(), staleRow.toString());
         assertFalse(staleRow.has("answeredCluster"), staleRow.toString());
         assertTrue(
@@ -524,6 +525,15 @@ abstract class RestoreClusterCases {
     private static JsonNode restoreState(JsonNode restore, String name) {
         for (JsonNode m : restore.path("members")) if (m.path("name").asText().equals(name)) return m;
         throw new AssertionError("no member " + name + " in " + restore);
+    }
+
+    /** The row of the member named {@code name}, or of member ID {@code id} where nothing gave its name. */
+    private static JsonNode restoreState(JsonNode restore, String name, long id) {
+        for (JsonNode m : restore.path("members")) {
+            if (m.path("name").asText().equals(name)
+                    || Long.parseUnsignedLong(m.path("memberId").asText("0"), 16) == id) return m;
+        }
+        throw new AssertionError("no member " + name + " (ID " + Long.toHexString(id) + ") in " + restore);
     }
 
     /** etcdctl of the release against the member's client URL, with the clients' certificate under client TLS. */
