@@ -564,7 +564,16 @@ final class KubeletNode implements AutoCloseable {
         if (!mounts.isEmpty()) teardownNotes.add(mounts.size() + " mounts unmounted after containerd stopped");
         List<String> stillMounted = mountsUnder(root);
         if (!stillMounted.isEmpty()) left.add("mounts: " + stillMounted);
-        // 4. processes: a shim or a container process (its root is inside containerd's state dir)
+        // 4. processes: a shim or a container process (its root is inside containerd's state dir). A shim exits on its
+        // own once containerd deleted its task; on a loaded machine that takes moments after containerd stopped
+        try {
+            await(
+                    "the node's shims and containers gone",
+                    Duration.ofSeconds(15),
+                    () -> ownProcesses().isEmpty());
+        } catch (Exception | AssertionError stillThere) {
+            // judged below
+        }
         List<String> processes = ownProcesses();
         if (!processes.isEmpty()) {
             left.add("processes: " + processes);
