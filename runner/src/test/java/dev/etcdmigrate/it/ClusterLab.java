@@ -969,4 +969,16 @@ final class ClusterLab implements AutoCloseable {
             return gap;
         }
     }
+
+    /** The id of the member with this peer URL in the member list {@code through} answers; empty if none has it. */
+    java.util.Optional<String> memberWithPeer(Member through, String peerUrl) throws Exception {
+        JsonNode list = JSON.readTree(request("post", through.clientUrl(), "/v3/cluster/member/list", "{}"));
+        for (JsonNode member : list.path("members")) {
+            for (JsonNode url : member.path("peerURLs")) {
+                if (url.asText().equals(peerUrl))
+                    return java.util.Optional.of(member.path("ID").asText());
+            }
+        }
+        return java.util.Optional.empty();
+    }
 }

@@ -245,7 +245,7 @@ final class Nemesis implements AutoCloseable {
         Poll.untilTrue(Duration.ofMinutes(2), Duration.ofMillis(250), m.name() + " removed", () -> {
             for (Member through : others) {
                 try {
-                    Optional<String> id = memberWithPeer(through, m.peerUrl());
+                    Optional<String> id = lab.memberWithPeer(through, m.peerUrl());
                     if (id.isEmpty()) return true;
                     removed[0] = id.get();
                     lab.request(
@@ -265,7 +265,7 @@ final class Nemesis implements AutoCloseable {
         Poll.untilTrue(Duration.ofMinutes(2), Duration.ofMillis(250), m.name() + " added again", () -> {
             for (Member through : others) {
                 try {
-                    if (memberWithPeer(through, m.peerUrl()).isPresent()) return true;
+                    if (lab.memberWithPeer(through, m.peerUrl()).isPresent()) return true;
                     lab.request(
                             "post",
                             through.clientUrl(),
@@ -281,18 +281,6 @@ final class Nemesis implements AutoCloseable {
         lab.etcdFlags(List.of("--initial-cluster-state=existing"));
         pods.rejoin(m);
         return record(Kind.REPLACED, m, "removed " + removed[0] + ", added again empty", trigger, () -> {});
-    }
-
-    /** The id of the member with this peer URL in the member list {@code through} answers; empty if none has it. */
-    private Optional<String> memberWithPeer(Member through, String peerUrl) throws Exception {
-        JsonNode list = JSON.readTree(lab.request("post", through.clientUrl(), "/v3/cluster/member/list", "{}"));
-        for (JsonNode member : list.path("members")) {
-            for (JsonNode url : member.path("peerURLs")) {
-                if (url.asText().equals(peerUrl))
-                    return Optional.of(member.path("ID").asText());
-            }
-        }
-        return Optional.empty();
     }
 
     /** The etcd processes (etcd-<version>, not etcdctl or etcdutl, not the runner) running on the member's data. */

@@ -17,7 +17,6 @@ import java.util.Base64;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -174,7 +173,7 @@ class ReplacedMemberIT {
         old.process().toHandle().destroy(); // SIGTERM to the etcd it exec'd
         int code = old.awaitExit(Duration.ofSeconds(30));
         assertTrue(code == 0 || code == 143, "m2's etcd stopped with " + code);
-        String id = memberWithPeer(m0, m2.peerUrl()).orElseThrow();
+        String id = lab.memberWithPeer(m0, m2.peerUrl()).orElseThrow();
         lab.request("post", m0.clientUrl(), "/v3/cluster/member/remove", "{\"ID\":\"" + id + "\"}");
         try (Stream<Path> files = Files.walk(m2.data())) {
             for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
@@ -226,17 +225,6 @@ class ReplacedMemberIT {
             if (k.startsWith(PREFIX)) ours.put(k, v);
         });
         return ours;
-    }
-
-    private Optional<String> memberWithPeer(Member through, String peerUrl) throws Exception {
-        JsonNode list = JSON.readTree(lab.request("post", through.clientUrl(), "/v3/cluster/member/list", "{}"));
-        for (JsonNode member : list.path("members")) {
-            for (JsonNode url : member.path("peerURLs")) {
-                if (url.asText().equals(peerUrl))
-                    return Optional.of(member.path("ID").asText());
-            }
-        }
-        return Optional.empty();
     }
 
     private static String b64(String s) {
