@@ -190,8 +190,9 @@ final class NemesisHistory {
                     .filter(t -> t > f.atMillis())
                     .min()
                     .orElse(f.atMillis());
-            // up to the writer's pause, if one came first
-            for (long[] q : quiet) if (q[0] >= f.atMillis() && q[0] < to) to = q[0];
+            // up to the writer's pause, if one came first: the write in flight when the writer was told to stop may
+            // fail after the pause began, and the writer tries nothing more until it starts again
+            for (long[] q : quiet) if (q[0] > from && q[0] < to) to = Math.max(q[0], f.atMillis());
             coveredUntil = to;
             if (to - from < SHORTEST_OUTAGE_MILLIS) continue;
             long unexplained = 0;
