@@ -190,9 +190,16 @@ final class NemesisHistory {
                     .filter(t -> t > f.atMillis())
                     .min()
                     .orElse(f.atMillis());
-            // up to the writer's pause, if one came first: the write in flight when the writer was told to stop may
-            // fail after the pause began, and the writer tries nothing more until it starts again
-            for (long[] q : quiet) if (q[0] > from && q[0] < to) to = Math.max(q[0], f.atMillis());
+            for (long[] q : quiet) {
+                if (q[1] < f.atMillis() && q[1] > from) {
+                    // the writer started again after its last acknowledgement: the outage begins with it
+                    from = q[1];
+                } else if (q[0] > from && q[0] < to) {
+                    // up to the writer's pause: the write in flight when the writer was told to stop may fail after
+                    // the pause began, and the writer tries nothing more until it starts again
+                    to = Math.max(q[0], f.atMillis());
+                }
+            }
             coveredUntil = to;
             if (to - from < SHORTEST_OUTAGE_MILLIS) continue;
             long unexplained = 0;

@@ -45,6 +45,30 @@ class NemesisHistoryTest {
     }
 
     @Test
+    void anOutageAfterThePauseBeginsWhenTheWriterStartsAgain() {
+        List<Ack> acks = acks(0, 10_000);
+        acks.addAll(acks(44_000, 45_000));
+        // paused from 11 s to 40 s; the new writer's first write fails at 43 s
+        NemesisHistory history =
+                history(acks, List.of(new Fail(2, "/k", 43_000)), List.of(new long[] {11_000, 40_000}));
+
+        assertTrue(history.outages().isEmpty(), history.outages().toString());
+    }
+
+    @Test
+    void aLongOutageAfterThePauseIsStillTheRunners() {
+        List<Ack> acks = acks(0, 10_000);
+        acks.addAll(acks(70_000, 71_000));
+        NemesisHistory history =
+                history(acks, List.of(new Fail(2, "/k", 43_000)), List.of(new long[] {11_000, 40_000}));
+
+        List<NemesisHistory.Outage> outages = history.outages();
+        assertEquals(1, outages.size(), outages.toString());
+        assertEquals(40_000, outages.getFirst().fromMillis());
+        assertEquals(1, history.outagesMadeByTheNemesis().size(), outages.toString());
+    }
+
+    @Test
     void aPauseBeforeTheLastAcknowledgementDoesNotShortenALaterOutage() {
         List<Ack> acks = acks(0, 5_000);
         acks.addAll(acks(8_000, 10_000));
