@@ -62,6 +62,16 @@ public record RunConfig(
         return etcd.withDefault("data-dir", dataDir.toString());
     }
 
+    /**
+     * Whether etcd is told to join a running cluster ({@code --initial-cluster-state=existing}) as one of its members:
+     * on a data dir without etcd data, the member takes its data from the cluster's leader at the cluster's line, not
+     * a new cluster at the target's.
+     */
+    public boolean joinsRunningCluster() {
+        return topology instanceof Topology.Member
+                && etcd.get("initial-cluster-state").filter("existing"::equals).isPresent();
+    }
+
     /** ETCD_CREDS as words, the private etcd's extra flags ({@link #creds()} is the same, read as etcd reads it). */
     public List<String> serverExtraArgs() {
         return creds.args();

@@ -163,7 +163,7 @@ public final class DataDirState {
         StartDecision.Start start = decision.startOrThrow();
         if (report && !read.holdsData()) {
             log.emit(new DecisionEvent.NewCluster(
-                    dataDir.path().toString(), existed, options.target().toString()));
+                    dataDir.path().toString(), existed, options.target().toString(), options.joinsRunningCluster()));
         }
         if (report && read.detection().isPresent() && start.current().isPresent()) {
             DataDetection.Detection detected = read.detection().get();

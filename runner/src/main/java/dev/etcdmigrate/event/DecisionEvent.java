@@ -82,13 +82,21 @@ public sealed interface DecisionEvent extends Event {
 
     /**
      * The data dir holds no etcd data ({@code exists}: an empty dir, or none at all): the target etcd will start a
-     * new, empty cluster there. Legitimate on a cluster's first boot; a mistyped hostPath or a volume that did not
-     * mount looks exactly the same, and an empty cluster under a live API server loses every object: a warning
-     * that names the path, on every start that finds it so.
+     * new, empty cluster there, or, when etcd is told to join a running cluster ({@code joins}), a member that takes
+     * its data from the cluster's leader. Legitimate on a cluster's first boot and for a member added or replaced; a
+     * mistyped hostPath or a volume that did not mount looks exactly the same, and an empty cluster under a live API
+     * server loses every object: a warning that names the path, on every start that finds it so.
      */
-    record NewCluster(String dataDir, boolean exists, String target) implements DecisionEvent {
+    record NewCluster(String dataDir, boolean exists, String target, boolean joins) implements DecisionEvent {
         public String message() {
-            return "data dir " + dataDir + (exists ? " holds no etcd data" : " does not exist") + ": etcd " + target
+            String where = "data dir " + dataDir + (exists ? " holds no etcd data" : " does not exist") + ": ";
+            if (joins) {
+                return where + "this member joins the running cluster (--initial-cluster-state=existing) at the"
+                        + " cluster's line and takes its data from the leader. Right for a member added or replaced;"
+                        + " if this member should have data, the data dir (hostPath, volume mount, --data-dir) is the"
+                        + " wrong one: stop it now";
+            }
+            return where + "etcd " + target
                     + " will start a NEW, EMPTY cluster there. Right for a cluster's first boot; if this member should"
                     + " have data, the data dir (hostPath, volume mount, --data-dir) is the wrong one: stop it now";
         }
@@ -103,7 +111,8 @@ public sealed interface DecisionEvent extends Event {
 
     /**
      * The plan: no steps means only version.txt may change (the no-op). A data dir without etcd data has
-     * no current version; {@code fresh} then says what the dir is ("does not exist", "holds no etcd data").
+     * no current version; {@code fresh} then says what the dir is ("does not exist", "holds no etcd data"), and
+     * {@code joins} whether etcd is told to join a running cluster there rather than start a new one.
      */
     record PlanMade(
             String current,
@@ -111,7 +120,8 @@ public sealed interface DecisionEvent extends Event {
             List<PlannedStep> steps,
             String fresh,
             List<PlannedLeg> legs,
-            List<FlagTranslated> flags)
+            List<FlagTranslated> flags,
+            boolean joins)
             implements DecisionEvent {
         public PlanMade {
             steps = List.copyOf(steps);
@@ -120,7 +130,7 @@ public sealed interface DecisionEvent extends Event {
         }
 
         public PlanMade(String current, String target, List<PlannedStep> steps, String fresh, List<PlannedLeg> legs) {
-            this(current, target, steps, fresh, legs, List.of());
+            this(current, target, steps, fresh, legs, List.of(), false);
         }
 
         public PlanMade(String current, String target, List<PlannedStep> steps, String fresh) {
@@ -129,10 +139,21 @@ public sealed interface DecisionEvent extends Event {
 
         /** The same plan with the flags its etcds get in their own line's spelling. */
         public PlanMade withFlags(List<FlagTranslated> translated) {
-            return new PlanMade(current, target, steps, fresh, legs, translated);
+            return new PlanMade(current, target, steps, fresh, legs, translated, joins);
+        }
+
+        /** The same plan for a data dir where etcd joins a running cluster ({@code joins}) or not. */
+        public PlanMade joining(boolean joining) {
+            return new PlanMade(current, target, steps, fresh, legs, flags, joining);
         }
 
         public String message() {
+            if (current.isEmpty() && joins) {
+                return "data dir " + fresh + ": it will be created with mode 0700 if missing; this member joins the"
+                        + " running cluster at the cluster's line (asked of the other members when it starts; with"
+                        + " none answering, etcd " + target.split("/", 2)[0] + " joins as it is), version.txt records"
+                        + " the line it joined at, and the legs from there to " + target + " follow";
+            }
             if (current.isEmpty()) {
                 return "data dir " + fresh + ": it will be created with mode 0700 if missing and record " + target
                         + "; etcd " + target.split("/", 2)[0] + " initializes it";

@@ -48,12 +48,7 @@ final class ClusterLineJoin {
      * data from the leader's snapshot, so the runner labels nothing before that etcd ran.
      */
     static boolean joinsExisting(RunConfig options, Plan plan) {
-        return plan.fresh()
-                && options.topology() instanceof Topology.Member
-                && options.etcd()
-                        .get("initial-cluster-state")
-                        .filter("existing"::equals)
-                        .isPresent();
+        return plan.fresh() && options.joinsRunningCluster();
     }
 
     /**

@@ -186,7 +186,8 @@ public final class Migration {
                         member,
                         dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist"),
                         decision.legs())
-                .withFlags(flags);
+                .withFlags(flags)
+                .joining(plan.fresh() && options.joinsRunningCluster());
     }
 
     /** A cluster member across several minors walks one leg per minor, serving between them (ClusterRollout). */

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Release;
+import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.etcd.server.ServerPorts;
 import dev.etcdmigrate.version.StorageApi;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -134,12 +136,52 @@ class DataClaimsIT {
                             data.toString(), warned.getFirst().path("dataDir").asText());
                     assertEquals(
                             data.equals(empty), warned.getFirst().path("exists").asBoolean(), runner.output());
+                    assertFalse(warned.getFirst().path("joins").asBoolean(), runner.output());
                     assertEquals(0, runner.count("etcd-started"), runner.output());
                 }
             }
             assertEquals(
                     target + "/etcd3",
                     Files.readString(data.resolve("version.txt")).strip());
+        }
+    }
+
+    /**
+     * An empty data dir whose etcd is told to join a running cluster (--initial-cluster-state=existing, a member
+     * added or replaced): `plan` warns of the empty dir as a member that joins the running cluster, not a new
+     * cluster, and its plan says so: the line comes from the other members when it starts, not the target's record.
+     * Nothing is written.
+     */
+    @Test
+    void anEmptyDirOfAMemberJoiningARunningClusterIsPlannedAsAJoin(@TempDir Path dir) throws Exception {
+        String target = EtcdFixture.newest().version();
+        Path data = Files.createDirectory(dir.resolve("m1"));
+        ServerPorts m0 = FreePorts.pick();
+        ServerPorts m1 = FreePorts.pick();
+        String initialCluster = "m0=http://127.0.0.1:" + m0.peer() + ",m1=http://127.0.0.1:" + m1.peer();
+        RunnerArgs.Member member = new RunnerArgs.Member(
+                "m1",
+                data,
+                initialCluster,
+                "joining",
+                "http://127.0.0.1:" + m1.peer(),
+                "http://127.0.0.1:" + m1.client());
+        List<String> args = new ArrayList<>(RunnerArgs.member("plan", member, target, List.of(), List.of()));
+        args.set(args.lastIndexOf("new"), "existing");
+        args.addAll(1, List.of("--log-format", "json"));
+        try (RunnerProcess runner = RunnerProcess.run(args)) {
+            assertEquals(0, runner.exitCode(), runner.output());
+            List<JsonNode> warned = runner.events("new-cluster");
+            assertEquals(1, warned.size(), runner.output());
+            assertTrue(warned.getFirst().path("joins").asBoolean(), runner.output());
+            List<JsonNode> plans = runner.events("plan-made");
+            assertEquals(1, plans.size(), runner.output());
+            assertTrue(plans.getFirst().path("joins").asBoolean(), runner.output());
+            assertEquals("", plans.getFirst().path("current").asText(), runner.output());
+            assertEquals(0, runner.count("etcd-started"), runner.output());
+        }
+        try (var left = Files.list(data)) {
+            assertEquals(List.of(), left.toList(), "plan wrote nothing");
         }
     }
 
