@@ -396,7 +396,7 @@ public final class Migration {
                                 plan,
                                 chain,
                                 etcd.stepContext(backups),
-                                catalogRelease(plan.current().version()));
+                                servingRelease(plan.current().version()));
                     else new StepRunner(dataDir, backups, log).run(plan, etcd.stepContext(backups));
                 } finally {
                     log.unsubscribe(etcdOutput);
@@ -454,6 +454,24 @@ public final class Migration {
     }
 
     /** The target's catalog entry; parsed here only when a binary must actually be asked. */
+    /**
+     * The release a member serves its data's line with while it waits before its first leg: the data's own release,
+     * else the bundled release of its line when that is not older. Data without version.txt reads as its line's
+     * lowest patch, which is seldom bundled; the bundled patch of the same line is what the plan's patch step runs on
+     * it anyway, and a member that cannot serve stays out of service while it waits.
+     */
+    private Optional<Release> servingRelease(EtcdVersion version) {
+        return catalogRelease(version).or(() -> {
+            try {
+                return catalog()
+                        .line(version.line())
+                        .filter(r -> !r.etcdVersion().isOlderThan(version));
+            } catch (UsageException e) {
+                return Optional.empty();
+            }
+        });
+    }
+
     private Optional<Release> catalogRelease(EtcdVersion version) {
         try {
             return catalog().release(version);

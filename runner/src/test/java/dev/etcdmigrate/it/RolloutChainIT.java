@@ -1,5 +1,6 @@
 package dev.etcdmigrate.it;
 
+import static dev.etcdmigrate.it.Jetcd.bytes;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -12,14 +13,13 @@ import dev.etcdmigrate.datadir.Permissions;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.StorageApi;
 import io.etcd.jetcd.Auth;
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -112,12 +112,27 @@ class RolloutChainIT {
      */
     @Test
     void aMemberRestartedBetweenItsLegsWaitsServingForTheOthers(@TempDir Path dir) throws Exception {
+        restartedBetweenLegs(dir, true);
+    }
+
+    /**
+     * The same without version.txt (a member whose data the runner never labelled, or kubeadm's data): the data
+     * reads as its line's lowest patch, which is not bundled; the member serves its line with the bundled release of
+     * that line while it waits, rather than stay out of service.
+     */
+    @Test
+    void anUnlabelledMemberRestartedBetweenItsLegsWaitsServingItsLine(@TempDir Path dir) throws Exception {
+        restartedBetweenLegs(dir, false);
+    }
+
+    private static void restartedBetweenLegs(Path dir, boolean labelled) throws Exception {
         Release v34 = line("3.4");
         Release to = EtcdFixture.newest();
         try (Trio cluster = new Trio(dir, v34)) {
             cluster.stop(0);
             cluster.start(0, line("3.5")); // its first leg
             cluster.stop(0); // and the restart between legs
+            if (!labelled) Files.delete(cluster.data(0).resolve("version.txt"));
             Map<String, String> before = TreeDigest.of(cluster.data(0));
             JsonNode plan = cluster.planJson(0, to);
             assertEquals(2, plan.path("legs").size(), plan.toString());
@@ -366,10 +381,6 @@ class RolloutChainIT {
                 auth.userGrantRole(bytes("root"), bytes("root")).get(30, TimeUnit.SECONDS);
                 auth.authEnable().get(30, TimeUnit.SECONDS);
             }
-        }
-
-        private static ByteSequence bytes(String s) {
-            return ByteSequence.from(s, StandardCharsets.UTF_8);
         }
 
         JsonNode planJson(int i, Release target) throws Exception {
