@@ -1,5 +1,6 @@
 package dev.etcdmigrate.it;
 
+import static dev.etcdmigrate.it.Jetcd.bytes;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,13 +10,11 @@ import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.demo.Keyspace;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.it.ClusterLab.Member;
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -198,9 +197,5 @@ class ClusterDowngradeFaultIT {
         Client client = Client.builder().endpoints(endpoints).build();
         clients.add(client);
         return client;
-    }
-
-    private static ByteSequence bytes(String s) {
-        return ByteSequence.from(s, StandardCharsets.UTF_8);
     }
 }

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.it;
 
+import static dev.etcdmigrate.it.Jetcd.bytes;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,7 +10,6 @@ import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.it.ClusterLab.Member;
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -235,10 +235,6 @@ class MultiMemberIT {
 
     private static void put(Client client, String key, String value) throws Exception {
         client.getKVClient().put(bytes(key), bytes(value)).get(30, TimeUnit.SECONDS);
-    }
-
-    private static ByteSequence bytes(String s) {
-        return ByteSequence.from(s, StandardCharsets.UTF_8);
     }
 
     /** Polls /version until the cluster version names the line: every member then runs it. */

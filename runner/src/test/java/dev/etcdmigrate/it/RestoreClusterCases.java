@@ -1,5 +1,7 @@
 package dev.etcdmigrate.it;
 
+import static dev.etcdmigrate.it.Jetcd.bytes;
+import static dev.etcdmigrate.it.Jetcd.put;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -13,7 +15,6 @@ import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.demo.Keyspace;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.it.ClusterLab.Member;
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
 import io.etcd.jetcd.Watch;
@@ -584,17 +585,5 @@ abstract class RestoreClusterCases {
         Client client = builder.build();
         clients.add(client);
         return client;
-    }
-
-    private static long put(Client client, String key, String value) throws Exception {
-        return client.getKVClient()
-                .put(bytes(key), bytes(value))
-                .get(30, TimeUnit.SECONDS)
-                .getHeader()
-                .getRevision();
-    }
-
-    private static ByteSequence bytes(String s) {
-        return ByteSequence.from(s, StandardCharsets.UTF_8);
     }
 }

@@ -1,5 +1,7 @@
 package dev.etcdmigrate.it;
 
+import static dev.etcdmigrate.it.Jetcd.bytes;
+import static dev.etcdmigrate.it.Jetcd.put;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -13,11 +15,9 @@ import dev.etcdmigrate.demo.Keyspace;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.it.ClusterLab.Member;
 import dev.etcdmigrate.restore.RestoreIdentity;
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.maintenance.StatusResponse;
 import io.etcd.jetcd.options.GetOption;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -267,17 +267,5 @@ class RestoreDowngradeIT {
         Client client = Client.builder().endpoints(endpoints).build();
         clients.add(client);
         return client;
-    }
-
-    private static long put(Client client, String key, String value) throws Exception {
-        return client.getKVClient()
-                .put(bytes(key), bytes(value))
-                .get(30, TimeUnit.SECONDS)
-                .getHeader()
-                .getRevision();
-    }
-
-    private static ByteSequence bytes(String s) {
-        return ByteSequence.from(s, StandardCharsets.UTF_8);
     }
 }

@@ -1,5 +1,6 @@
 package dev.etcdmigrate.it;
 
+import static dev.etcdmigrate.it.Jetcd.bytes;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -14,8 +15,6 @@ import dev.etcdmigrate.ondisk.BackendAuth;
 import dev.etcdmigrate.version.DataVersion;
 import dev.etcdmigrate.version.StorageApi;
 import io.etcd.jetcd.Auth;
-import io.etcd.jetcd.ByteSequence;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -172,9 +171,5 @@ class RolloutAuthIT {
             }
         }
         assertEquals(before, TreeDigest.of(data), "byte-identical");
-    }
-
-    private static ByteSequence bytes(String s) {
-        return ByteSequence.from(s, StandardCharsets.UTF_8);
     }
 }

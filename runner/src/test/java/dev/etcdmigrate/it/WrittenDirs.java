@@ -1,5 +1,7 @@
 package dev.etcdmigrate.it;
 
+import static dev.etcdmigrate.it.Jetcd.bytes;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.datadir.Permissions;
@@ -12,7 +14,6 @@ import dev.etcdmigrate.etcd.server.ServerPorts;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.version.StorageApi;
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -20,7 +21,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -191,10 +191,6 @@ final class WrittenDirs implements AutoCloseable {
                 throw new IllegalStateException("answered " + body);
             return true;
         });
-    }
-
-    static ByteSequence bytes(String s) {
-        return ByteSequence.from(s, StandardCharsets.UTF_8);
     }
 
     @Override
