@@ -724,7 +724,7 @@ class RolloutRegressionTest {
     }
 
     /**
-     * The finding above as -Psim-long's random search met it with no crash (schedule 71857 of config 27: 3 members
+     * The finding above as -Psim-long's random search met it with no crash (config 27: 3 members
      * 3.7 -> 3.5, one host, m2 edited late, leader changes and lost answers; shrunk to 33 actions): m2's pod restarts
      * for its edit, which puts its member down as a crash does, and its runner's first reads meet a leader change's
      * 503s. Read as no member answering, it ran its leg at once while m0 and m1 served; m0 held the record, read m2's
