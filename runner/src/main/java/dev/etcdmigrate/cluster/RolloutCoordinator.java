@@ -296,9 +296,10 @@ public final class RolloutCoordinator {
         try {
             members = cluster.members();
         } catch (ClusterView.EtcdReached there) {
-            // an etcd is there (it answered late or with an error): another member may be out by its runner's
-            // choice, so this is a failed read while members answer, never the leg at once of "no member runs"
-            throw there;
+            // an etcd is there (it answered late or with an error): rule 1 reads it as a failed read while members
+            // answer, never as the leg at once of "no member runs" (another member may be out by its runner's choice)
+            if (rules.reachedIsFailedRead()) throw there;
+            throw new Unanswered(there);
         } catch (IOException unreachable) {
             throw new Unanswered(unreachable);
         }

@@ -66,6 +66,17 @@ public interface RuleSet {
         return false;
     }
 
+    /**
+     * Whether an etcd reached that gave no member list ({@link ClusterView.EtcdReached}: a 503 "leader changed", a
+     * request that waited for a quorum past its time) is a failed read while members answer: a member down serves its
+     * data's line and reads again, and its leg waits for the gate and the record. Never "no member of the cluster
+     * runs", whose first leg may run at once ({@link #atOnce}): where an etcd is there another member may be out by
+     * its runner's choice, and a leg at once would make two out.
+     */
+    default boolean reachedIsFailedRead() {
+        return true;
+    }
+
     // ---------------------------------------------------------------------------------------------- rule 2, record
 
     default Decision take(Leg leg, Self self, Optional<Record> existing, Optional<Status> holder) {

@@ -194,6 +194,10 @@ class RolloutCoordinatorTest {
     }
 
     private RolloutCoordinator coordinator(FakeCluster cluster, String self, int members) {
+        return coordinator(cluster, self, members, RuleSet.REAL);
+    }
+
+    private RolloutCoordinator coordinator(FakeCluster cluster, String self, int members, RuleSet rules) {
         Log log = Log.silent();
         log.subscribe(events::add);
         return new RolloutCoordinator(
@@ -214,7 +218,8 @@ class RolloutCoordinatorTest {
                         cluster.tick();
                     }
                 },
-                log);
+                log,
+                rules);
     }
 
     /** A script tick on which the coordinator releases the record (the holder's member runs the new line). */
@@ -712,6 +717,25 @@ class RolloutCoordinatorTest {
                         Optional.of(L36),
                         false);
         assertEquals(List.of("leg 0 with []"), did);
+        // the clause decides it: rules that read an etcd reached as none there run the leg at once on the 503s
+        did.clear();
+        cluster.reachedUnanswered = 1;
+        RuleSet reachedAsNone = new RuleSet() {
+            @Override
+            public boolean reachedIsFailedRead() {
+                return false;
+            }
+        };
+        assertTrue(RuleSet.REAL.reachedIsFailedRead());
+        coordinator(cluster, "m1", 3, reachedAsNone)
+                .run(
+                        List.of(leg(L36, L37)),
+                        i -> did.add("leg " + i + " with " + cluster.writes),
+                        reached -> Optional.empty(),
+                        Optional.of(L36),
+                        false);
+        assertEquals(List.of("leg 0 with []"), did);
+        assertEquals(0, cluster.reachedUnanswered, "the leg ran on the 503s");
     }
 
     @Test

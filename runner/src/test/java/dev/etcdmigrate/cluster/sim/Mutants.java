@@ -294,6 +294,15 @@ final class Mutants {
                 },
                 LINES_APART);
         add(
+                "reachedReadAsNoEtcd",
+                new RuleSet() {
+                    @Override
+                    public boolean reachedIsFailedRead() {
+                        return false;
+                    }
+                },
+                NO_QUORUM);
+        add(
                 "atOnceWheneverNoneAnswers",
                 new RuleSet() {
                     @Override

@@ -298,17 +298,20 @@ class RolloutSimulationTest {
 
     /** Mutants whose counter-example is a directed scenario (a crash at one call), not a random search's. */
     static final java.util.Map<String, java.util.function.Supplier<RolloutRegressionTest.Directed>> DIRECTED =
-            java.util.Map.of(
-                    "noNoteBeforeCreate", RolloutRegressionTest::killBetweenCreateAndNote,
-                    "deleteWithoutComparingRevision", RolloutRegressionTest::deleteMeetsAnotherRunnersRecord,
-                    "reuseOwnRecordOfAnotherLeg", RolloutRegressionTest::ownRecordOfAnotherLeg,
-                    "skipDowngradeJobGate", RolloutRegressionTest::upgradeRightAfterADowngrade,
-                    "releaseBeforeServing", RolloutRegressionTest::releaseWhileTheQuorumNeedsTheMember,
-                    "waitDownOnFailedRead", RolloutRegressionTest::failedReadWhileDown,
-                    "createLossTrusted", RolloutRegressionTest::createRetriedAfterALostAnswer,
-                    "marginOnAnswers", RolloutRegressionTest::cutMemberAnswersLocally,
-                    "skipLinearizableRead", RolloutRegressionTest::oneWayCutHearsTheLeader,
-                    "skipMemberCount", RolloutRegressionTest::memberRemovedMidRollout);
+            java.util.Map.ofEntries(
+                    java.util.Map.entry("noNoteBeforeCreate", RolloutRegressionTest::killBetweenCreateAndNote),
+                    java.util.Map.entry(
+                            "deleteWithoutComparingRevision", RolloutRegressionTest::deleteMeetsAnotherRunnersRecord),
+                    java.util.Map.entry("reuseOwnRecordOfAnotherLeg", RolloutRegressionTest::ownRecordOfAnotherLeg),
+                    java.util.Map.entry("skipDowngradeJobGate", RolloutRegressionTest::upgradeRightAfterADowngrade),
+                    java.util.Map.entry(
+                            "releaseBeforeServing", RolloutRegressionTest::releaseWhileTheQuorumNeedsTheMember),
+                    java.util.Map.entry("waitDownOnFailedRead", RolloutRegressionTest::failedReadWhileDown),
+                    java.util.Map.entry("reachedReadAsNoEtcd", RolloutRegressionTest::legAtOnceAfterAnEditInto503s),
+                    java.util.Map.entry("createLossTrusted", RolloutRegressionTest::createRetriedAfterALostAnswer),
+                    java.util.Map.entry("marginOnAnswers", RolloutRegressionTest::cutMemberAnswersLocally),
+                    java.util.Map.entry("skipLinearizableRead", RolloutRegressionTest::oneWayCutHearsTheLeader),
+                    java.util.Map.entry("skipMemberCount", RolloutRegressionTest::memberRemovedMidRollout));
 
     static List<Mutant> mutants() {
         Sim.Config up3 =
@@ -360,6 +363,7 @@ class RolloutSimulationTest {
                 new Mutant("firstLegAlwaysAtOnce", List.of(late, up3)),
                 new Mutant("reuseOwnRecordOfAnotherLeg", List.of(oneHost)),
                 new Mutant("atOnceWheneverNoneAnswers", List.of(upAll, down3)),
+                new Mutant("reachedReadAsNoEtcd", List.of(stepDown, stepUp)),
                 new Mutant("releaseBeforeServing", List.of(netUp)),
                 new Mutant("waitDownOnFailedRead", List.of(netUp)),
                 new Mutant("createLossTrusted", List.of(up3)),

@@ -210,7 +210,9 @@ final class Sim {
          * change's 503s, a request an etcd without a quorum let time out): the leg at once of a runner started again
          * while every other member's etcd is down, reached without taking them all down first. The directed
          * regressions of the record's defects meet their paths through it; the client, which tells the two apart
-         * ({@code ClusterView.EtcdReached}), meets those paths only when no etcd is there.
+         * ({@code ClusterView.EtcdReached}), meets those paths only when no etcd is there. A world change, not a rule:
+         * the real rules run on it and must still hold; the rule that reads an etcd reached as a failed read is the
+         * clause {@code RuleSet.reachedIsFailedRead}, replaced by the mutant {@code reachedReadAsNoEtcd}.
          */
         Config withReachedUntold() {
             return new Config(
