@@ -525,7 +525,35 @@ class NemesisIT {
         if (!made.isEmpty())
             violations.add(what + ": write outages the nemesis did not make:\n  " + String.join("\n  ", made));
         report.addAll(violations);
+        for (NemesisHistory.Outage o : outages) {
+            if (o.unexplainedMillis() > NemesisHistory.TOLERANCE_MILLIS) report.addAll(diary(o));
+        }
         return violations;
+    }
+
+    /**
+     * What every runner reported from shortly before an outage to its end (event, time, and the fields that say why:
+     * the wait's reason and members, a failure's reason), so a report says what the runners did meanwhile.
+     */
+    private List<String> diary(NemesisHistory.Outage o) {
+        List<String> lines = new ArrayList<>();
+        lines.add("  the runners' events from " + Instant.ofEpochMilli(o.fromMillis() - 5_000) + " to "
+                + Instant.ofEpochMilli(o.toMillis()) + ":");
+        for (RunnerProcess r : lab.runners()) {
+            String m = "m" + lab.memberOf(r).host();
+            for (JsonNode e : r.events()) {
+                if (!e.hasNonNull("time")) continue;
+                long t = time(e);
+                if (t < o.fromMillis() - 5_000 || t > o.toMillis()) continue;
+                StringBuilder b = new StringBuilder("    " + e.path("time").asText() + " " + m + " "
+                        + e.path("event").asText());
+                for (String field : List.of("why", "reason", "members", "from", "to", "version", "rejoining")) {
+                    if (e.has(field)) b.append(" ").append(field).append("=").append(e.get(field));
+                }
+                lines.add(b.toString());
+            }
+        }
+        return lines;
     }
 
     /** Writer and sampler stopped: every acknowledged write on every member at its revision; nothing else. */
