@@ -219,7 +219,7 @@ class RunbookCheck {
      * written since the snapshot again, revisions below the bump.
      */
     @Test
-    @Order(2)
+    @Order(3)
     void restoreRunbook(@TempDir Path work) throws Exception {
         long t0 = System.nanoTime();
         // the data the restore keeps is the way back's: a restart record in it (status.md's check planted one and
@@ -315,7 +315,7 @@ class RunbookCheck {
      * must print both from the same pod's last state.
      */
     @Test
-    @Order(3)
+    @Order(2)
     void exitCodesRunbook(@TempDir Path work) throws Exception {
         long t0 = System.nanoTime();
         Map<String, TlsEtcd.Kv> keys = member.etcd().range(PREFIX);
@@ -381,16 +381,29 @@ class RunbookCheck {
                 long servingMs = ms(fixed);
                 assertEquals(keys, member.etcd().range(PREFIX), "every key as it was, revisions too");
                 String running = newestEtcd().path("status").path("id").asText();
-                KubeletNode.await("mirror pod etcd-" + member.name + " shows the restarted container", SERVE, () -> {
-                    JsonNode p = member.mirrorPod();
-                    JsonNode s = p == null
-                            ? null
-                            : p.path("status").path("containerStatuses").path(0);
-                    return s != null
-                            && s.path("ready").asBoolean()
-                            && s.path("containerID").asText().endsWith("://" + running)
-                            && s.path("restartCount").asInt() > restarts;
-                });
+                JsonNode[] seen = {null};
+                try {
+                    KubeletNode.await(
+                            "mirror pod etcd-" + member.name + " shows the restarted container", SERVE, () -> {
+                                JsonNode p = member.mirrorPod();
+                                JsonNode s = p == null
+                                        ? null
+                                        : p.path("status")
+                                                .path("containerStatuses")
+                                                .path(0);
+                                seen[0] = s;
+                                return s != null
+                                        && s.path("ready").asBoolean()
+                                        && s.path("containerID").asText().endsWith("://" + running)
+                                        && s.path("restartCount").asInt() > restarts;
+                            });
+                } catch (AssertionError e) {
+                    throw new AssertionError(
+                            e.getMessage() + "; running " + running + ", restarts before " + restarts
+                                    + "; the mirror pod's last container status: " + seen[0] + "; containers: "
+                                    + cri("ps", "-a"),
+                            e);
+                }
                 JsonNode now = member.mirrorPod();
                 assertEquals(
                         configHash,
