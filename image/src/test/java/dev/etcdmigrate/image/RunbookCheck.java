@@ -367,8 +367,10 @@ class RunbookCheck {
         assertEquals("3.7/etcd3\n", Files.readString(label), "the label as planted");
         report("exit-codes.md: etcd stopped, version.txt 3.7/etcd3 -> the same pod's next container ended in %d ms:"
                         .formatted(refusedMs)
-                + " exit %d, termination message of %d chars; member/ (%d paths, modes and contents) unchanged"
-                        .formatted(code, message.length(), before.size()));
+                + " exit %d, termination message of %d chars (the runtime's own message: \"%s\"); member/ ("
+                        .formatted(
+                                code, message.length(), refused.path("message").asText())
+                + "%d paths, modes and contents) unchanged".formatted(before.size()));
 
         long fixed = 0;
         for (Runbook.Block b : book.blocks) {
