@@ -1,13 +1,16 @@
 package dev.etcdmigrate.image;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.cluster.RecordValue;
 import dev.etcdmigrate.cluster.RolloutCoordinator;
+import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.image.ThreeNodes.Member;
+import dev.etcdmigrate.it.TreeDigest;
 import dev.etcdmigrate.k8s.KubeApiServer;
 import dev.etcdmigrate.version.MinorLine;
 import java.nio.file.Files;
@@ -216,7 +219,7 @@ class RunbookCheck {
      * written since the snapshot again, revisions below the bump.
      */
     @Test
-    @Order(2)
+    @Order(3)
     void restoreRunbook(@TempDir Path work) throws Exception {
         long t0 = System.nanoTime();
         // the data the restore keeps is the way back's: a restart record in it (status.md's check planted one and
@@ -298,6 +301,187 @@ class RunbookCheck {
         report(
                 "restore.md: %d blocks in %d ms (the cluster's %s snapshot, %d keys of the check's, sha256 %s..., into %s)"
                         .formatted(book.blocks.size(), ms(t0), OLD, snapped.size(), sha256.substring(0, 12), TOP));
+    }
+
+    /**
+     * exit-codes.md on a refusal met the way an operator meets one: the member's etcd container ends (stopped through
+     * the runtime, as a crash or a node's restart ends it), and the kubelet's restart of the same pod finds a
+     * malformed version.txt (a hand edit naming the minor line, not the release): exit 2, nothing touched. The
+     * kubelet is held while the container stops, the member dir is digested and the label is written, so that the
+     * digest is of the data before the refusal's first run. The exit code and the reason come from the facts (the
+     * ended container's exit code, the termination message the kubelet keeps); the `node` block, run while etcd
+     * (so the API server's storage) is down, must print both; then the fix of the table's row (version.txt removed),
+     * the member serving the top line with every key as it was (revisions too), and the `operator` block, which
+     * must print both from the same pod's last state.
+     */
+    @Test
+    @Order(2)
+    void exitCodesRunbook(@TempDir Path work) throws Exception {
+        long t0 = System.nanoTime();
+        Map<String, TlsEtcd.Kv> keys = member.etcd().range(PREFIX);
+        assertTrue(keys.keySet().containsAll(SNAPPED.keySet()), "the earlier checks' keys: " + keys.keySet());
+        Runbook book = open("exit-codes.md", work, Map.of("NODE", member.name));
+        Path label = member.data.resolve("version.txt");
+        JsonNode pod = awaitMirrorPodReady();
+        String configHash = pod.path("metadata")
+                .path("annotations")
+                .path("kubernetes.io/config.hash")
+                .asText();
+        int restarts = pod.path("status")
+                .path("containerStatuses")
+                .path(0)
+                .path("restartCount")
+                .asInt();
+        JsonNode serving = newestEtcd();
+        String servingId = serving.path("status").path("id").asText();
+        assertEquals("CONTAINER_RUNNING", serving.path("status").path("state").asText(), serving.toString());
+
+        ProcessHandle kubelet = kubelet();
+        Map<String, String> before;
+        long stopped;
+        KubeletNode.run(List.of("kill", "-STOP", Long.toString(kubelet.pid())), Duration.ofSeconds(10))
+                .check("kill -STOP the kubelet");
+        try {
+            cri("stop", "--timeout", "30", servingId);
+            stopped = System.nanoTime();
+            before = TreeDigest.of(member.data.resolve("member"));
+            Files.writeString(label, "3.7/etcd3\n");
+        } finally {
+            KubeletNode.run(List.of("kill", "-CONT", Long.toString(kubelet.pid())), Duration.ofSeconds(10))
+                    .check("kill -CONT the kubelet");
+        }
+        JsonNode[] ended = {null};
+        KubeletNode.await("the restarted etcd container ended", SERVE, () -> {
+            JsonNode c = newestEtcd();
+            ended[0] = c;
+            return !c.path("status").path("id").asText().equals(servingId)
+                    && c.path("status").path("state").asText().equals("CONTAINER_EXITED");
+        });
+        long refusedMs = ms(stopped);
+        JsonNode refused = ended[0].path("status");
+        int code = refused.path("exitCode").asInt();
+        String message = terminationMessage(refused).strip();
+        assertEquals(ExitStatus.USAGE.code(), code, "the runner's exit code (the container's): " + refused);
+        assertFalse(message.isEmpty(), "a termination message: " + refused);
+        assertEquals(before, TreeDigest.of(member.data.resolve("member")), "the member dir after the refusal");
+        assertEquals("3.7/etcd3\n", Files.readString(label), "the label as planted");
+        report("exit-codes.md: etcd stopped, version.txt 3.7/etcd3 -> the same pod's next container ended in %d ms:"
+                        .formatted(refusedMs)
+                + " exit %d, termination message of %d chars (the runtime's own message: \"%s\"); member/ ("
+                        .formatted(
+                                code, message.length(), refused.path("message").asText())
+                + "%d paths, modes and contents) unchanged".formatted(before.size()));
+
+        long fixed = 0;
+        for (Runbook.Block b : book.blocks) {
+            if (b.place().equals("env")) continue;
+            if (b.place().equals("operator")) {
+                // the table's row: remove version.txt, the runner reads the data itself
+                Files.delete(label);
+                fixed = System.nanoTime();
+                awaitServing(TOP);
+                long servingMs = ms(fixed);
+                assertEquals(keys, member.etcd().range(PREFIX), "every key as it was, revisions too");
+                String running = newestEtcd().path("status").path("id").asText();
+                JsonNode[] seen = {null};
+                try {
+                    KubeletNode.await(
+                            "mirror pod etcd-" + member.name + " shows the restarted container", SERVE, () -> {
+                                JsonNode p = member.mirrorPod();
+                                JsonNode s = p == null
+                                        ? null
+                                        : p.path("status")
+                                                .path("containerStatuses")
+                                                .path(0);
+                                seen[0] = s;
+                                return s != null
+                                        && s.path("ready").asBoolean()
+                                        && s.path("containerID").asText().endsWith("://" + running)
+                                        && s.path("restartCount").asInt() > restarts;
+                            });
+                } catch (AssertionError e) {
+                    throw new AssertionError(
+                            e.getMessage() + "; running " + running + ", restarts before " + restarts
+                                    + "; the mirror pod's last container status: " + seen[0] + "; containers: "
+                                    + cri("ps", "-a"),
+                            e);
+                }
+                JsonNode now = member.mirrorPod();
+                assertEquals(
+                        configHash,
+                        now.path("metadata")
+                                .path("annotations")
+                                .path("kubernetes.io/config.hash")
+                                .asText(),
+                        "the same static pod");
+                report("exit-codes.md: version.txt removed -> etcd %s serving the %d keys as they were in %d ms,"
+                                .formatted(TOP, keys.size(), servingMs)
+                        + " the mirror pod's status in %d ms (restarts %d -> %d); version.txt now: %s"
+                                .formatted(
+                                        ms(fixed),
+                                        restarts,
+                                        now.path("status")
+                                                .path("containerStatuses")
+                                                .path(0)
+                                                .path("restartCount")
+                                                .asInt(),
+                                        Files.exists(label)
+                                                ? Files.readString(label).strip()
+                                                : "none"));
+            }
+            Runbook.Run run = book.run(b, BLOCK).check();
+            assertTrue(
+                    run.output().contains(code + " " + message),
+                    b.place() + " block " + b.index() + " must print the exit code and the termination message (" + code
+                            + " " + message + "):\n" + run.output());
+            report("exit-codes.md: block %d (%s, %s) ran in %d ms, printed exit %d and the message"
+                    .formatted(b.index(), b.place(), b.firstLine(), run.millis(), code));
+        }
+        assertTrue(fixed > 0, "the runbook has an operator block");
+        report("exit-codes.md: %d blocks in %d ms".formatted(book.blocks.size(), ms(t0)));
+    }
+
+    /** The newest etcd container of the node, as `crictl inspect` shows it. */
+    static JsonNode newestEtcd() throws Exception {
+        String id = cri("ps", "-a", "--name", "^etcd$", "-q")
+                .lines()
+                .map(String::strip)
+                .filter(l -> l.matches("[0-9a-f]{12,}"))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no etcd container on " + member.name));
+        String out = cri("inspect", id);
+        return JSON.readTree(out.substring(out.indexOf('{')));
+    }
+
+    /** The termination message of an ended container: the file the kubelet mounts as /dev/termination-log. */
+    static String terminationMessage(JsonNode status) throws Exception {
+        for (JsonNode m : status.path("mounts"))
+            if (m.path("containerPath").asText().equals("/dev/termination-log"))
+                return Files.readString(Path.of(m.path("hostPath").asText()));
+        throw new AssertionError("no /dev/termination-log mount: " + status);
+    }
+
+    /** crictl on the member's node's containerd, its output. */
+    static String cri(String... args) throws Exception {
+        String endpoint = "unix://" + member.node.socket();
+        List<String> command = new ArrayList<>(
+                List.of(crictl.toString(), "--runtime-endpoint", endpoint, "--image-endpoint", endpoint));
+        command.addAll(List.of(args));
+        return KubeletNode.run(command, Duration.ofMinutes(1))
+                .check("crictl " + String.join(" ", args))
+                .output();
+    }
+
+    /** The member's node's kubelet (its command line names the node's own kubelet.yaml). */
+    static ProcessHandle kubelet() throws Exception {
+        String config = "--config=" + member.node.root.resolve("kubelet.yaml");
+        List<ProcessHandle> found = KubeletNode.processesOf(member.node.root, java.util.Set.of()).stream()
+                .filter(p -> p.contains(" " + config))
+                .map(p -> ProcessHandle.of(Long.parseLong(p.split(" ", 2)[0])))
+                .flatMap(java.util.Optional::stream)
+                .toList();
+        assertEquals(1, found.size(), "the kubelet of " + member.name + ": " + found);
+        return found.getFirst();
     }
 
     static Map<String, String> values(Map<String, TlsEtcd.Kv> kvs) {
