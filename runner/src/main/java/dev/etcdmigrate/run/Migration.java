@@ -453,7 +453,6 @@ public final class Migration {
         return catalog;
     }
 
-    /** The target's catalog entry; parsed here only when a binary must actually be asked. */
     /**
      * The release a member serves its data's line with while it waits before its first leg: the data's own release,
      * else the bundled release of its line when that is not older. Data without version.txt reads as its line's
@@ -472,6 +471,7 @@ public final class Migration {
         });
     }
 
+    /** The target's catalog entry; parsed here only when a binary must actually be asked. */
     private Optional<Release> catalogRelease(EtcdVersion version) {
         try {
             return catalog().release(version);
