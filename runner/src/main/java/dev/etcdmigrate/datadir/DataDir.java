@@ -113,7 +113,8 @@ public final class DataDir {
         } catch (IllegalArgumentException e) {
             throw new MalformedVersionFileException(file + " is not a valid version file: " + e.getMessage()
                     + ". Fix: write the etcd version and storage that last ran on this data, e.g. `echo -n 3.5.35/etcd3 > "
-                    + file + "`, or remove the file and pass --initial-version.");
+                    + file + "`, or remove the file: the runner then reads the version from the data itself (and"
+                    + " asks for --initial-version only where the data cannot say).");
         }
     }
 
