@@ -93,7 +93,8 @@ class RunTallyTest {
                 now,
                 java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/stat")),
                 java.nio.file.Files.readString(java.nio.file.Path.of("/proc/uptime")));
-        // the exec precedes the JVM's own start record by its early init; whole-second boot times missed by up to 1 s
-        assertTrue(start <= jvm + 20 && jvm - start < 300, "process start " + start + ", JVM start " + jvm);
+        // the exec precedes the JVM's own start record by its early init, which a loaded machine stretches to
+        // several hundred ms; a wrong field of /proc (the parent's start, the boot time) is off by far more
+        assertTrue(start <= jvm + 20 && jvm - start < 2_000, "process start " + start + ", JVM start " + jvm);
     }
 }
