@@ -187,7 +187,7 @@ public final class Migration {
                         dataDir.path() + (dataDir.exists() ? " holds no etcd data" : " does not exist"),
                         decision.legs())
                 .withFlags(flags)
-                .joining(plan.fresh() && options.joinsRunningCluster());
+                .joining(ClusterLineJoin.joinsExisting(options, plan));
     }
 
     /** A cluster member across several minors walks one leg per minor, serving between them (ClusterRollout). */
