@@ -123,25 +123,30 @@ final class Nemesis implements AutoCloseable {
                 true);
     }
 
-    /** The member cannot open a connection to the others' peer ports (its established ones are closed). */
+    /**
+     * The member cannot open a connection to the others' peer ports (its established ones are closed). Only the
+     * opening segments are dropped: the resets that close its established connections must reach the peers, or each
+     * peer keeps writing raft's messages into a connection nobody reads, and the member is cut off both ways until TCP
+     * gives up, more than the fault claims.
+     */
     Applied peerDialOutCut(Member m, String trigger) throws Exception {
         String port = String.valueOf(m.ports().peer());
         return rules(
                 Kind.PEER_DIAL_OUT_CUT,
                 m,
                 trigger,
-                List.of(List.of("OUTPUT", "-o", "eth0", "-p", "tcp", "--dport", port, "-j", "DROP")),
+                List.of(List.of("OUTPUT", "-o", "eth0", "-p", "tcp", "--dport", port, "--syn", "-j", "DROP")),
                 true);
     }
 
-    /** Nobody can open a connection to the member's peer port (the established ones are closed). */
+    /** Nobody can open a connection to the member's peer port (the established ones are closed, as above). */
     Applied peerDialInCut(Member m, String trigger) throws Exception {
         String port = String.valueOf(m.ports().peer());
         return rules(
                 Kind.PEER_DIAL_IN_CUT,
                 m,
                 trigger,
-                List.of(List.of("INPUT", "-i", "eth0", "-p", "tcp", "--dport", port, "-j", "DROP")),
+                List.of(List.of("INPUT", "-i", "eth0", "-p", "tcp", "--dport", port, "--syn", "-j", "DROP")),
                 true);
     }
 

@@ -223,6 +223,39 @@ class NemesisIT {
     }
 
     /**
+     * The nemesis's own knowledge, on real etcd: a member that cannot open connections to its peers is still connected
+     * (raft's streams it would dial are silent, its peers reach it through the ones they dial and their pipeline), so
+     * it counts for the quorum. Three members serve 3.6; m2 is stalled, so m0 and m1 are the quorum; m0's outgoing peer
+     * dials are cut for longer than the outage the checks allow, then its peers' dials to it. Writes must go on: an
+     * outage here would be the fault disconnecting more than the history says, and every rollout check built on that
+     * knowledge would misjudge.
+     */
+    @Test
+    void aMemberThatCannotDialItsPeersStillCountsForTheQuorum(@TempDir Path dir) throws Exception {
+        begin(dir, 3, line("3.6"));
+        long started = System.currentTimeMillis();
+        Member m0 = lab.members().get(0);
+        Member m2 = lab.members().get(2);
+        try (Nemesis.Applied stalled = nemesis.stall(m2, "the quorum left to m0 and m1")) {
+            Poll.untilTrue(
+                    Duration.ofSeconds(30),
+                    Duration.ofMillis(200),
+                    "a write acknowledged with m2 stalled",
+                    () -> writer.acks().stream().anyMatch(a -> a.atMillis() > stalled.since() + 2_000));
+            // the fault's time: longer than an outage the checks let pass unexplained
+            Duration held = Duration.ofMillis(NemesisHistory.TOLERANCE_MILLIS + 10_000);
+            try (Nemesis.Applied cut = nemesis.peerDialOutCut(m0, "m2 stalled")) {
+                awaitEventOrTime(lab.runners().getFirst(), "never-an-event", held);
+            }
+            try (Nemesis.Applied cut = nemesis.peerDialInCut(m0, "m2 stalled, m0's dials healed")) {
+                awaitEventOrTime(lab.runners().getFirst(), "never-an-event", held);
+            }
+        }
+        check(started, "3.6 serving, m2 stalled, m0's peer dials cut one way, then the other");
+        end();
+    }
+
+    /**
      * The seeded nemesis: rollouts 3.4 -> 3.7, 3.7 -> 3.5, 3.5 -> 3.7, 3.7 -> 3.5 on one cluster, then a fresh one,
      * three members and five in turn (-Dnemesis.rollouts, 2 by default: the first two on three members), each with 2-4
      * faults of every kind drawn from the rollout's seed, each at a runner's moment. The seed is printed:
