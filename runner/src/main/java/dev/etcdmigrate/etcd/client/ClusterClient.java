@@ -13,7 +13,9 @@ import dev.etcdmigrate.version.EtcdVersion;
 import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.InetSocketAddress;
 import java.net.NoRouteToHostException;
+import java.net.Socket;
 import java.net.URI;
 import java.net.UnknownHostException;
 import java.net.http.HttpClient;
@@ -268,7 +270,7 @@ public final class ClusterClient implements ClusterView {
                 return;
             } catch (IOException e) {
                 last = e;
-                reached |= reachedAnEtcd(e);
+                reached |= reachedAnEtcd(endpoint, e);
             }
         }
         throw unreachable(last, reached);
@@ -285,7 +287,7 @@ public final class ClusterClient implements ClusterView {
                         .asText(""));
             } catch (IOException e) {
                 last = e;
-                reached |= reachedAnEtcd(e);
+                reached |= reachedAnEtcd(endpoint, e);
             }
         }
         throw unreachable(last, reached);
@@ -464,7 +466,7 @@ public final class ClusterClient implements ClusterView {
             } catch (IOException e) {
                 if (AuthEnabledException.isAuthError(e)) throw new AuthEnabledException(endpoint, e);
                 last = e;
-                reached |= reachedAnEtcd(e);
+                reached |= reachedAnEtcd(endpoint, e);
             }
         }
         throw unreachable(last, reached);
@@ -486,11 +488,12 @@ public final class ClusterClient implements ClusterView {
 
     /**
      * Whether a failed request reached an etcd: an HTTP answer of any status or body, or a connection made whose
-     * answer did not come in time (the client says "connect timed out" only while no connection was made).
-     * Refused, no route, no such host, or no connection within the connect timeout: nothing is there.
+     * answer did not come in time. Refused, no route, no such host, or no connection at all: nothing is there. The
+     * client's "connect timed out" also covers TLS's handshake, which an etcd that is stalled or too busy to answer
+     * never finishes although its port takes the connection; so that timeout is asked again of the port itself.
      */
-    static boolean reachedAnEtcd(IOException e) {
-        if (e instanceof HttpConnectTimeoutException) return false;
+    static boolean reachedAnEtcd(URI endpoint, IOException e) {
+        if (e instanceof HttpConnectTimeoutException) return takesConnections(endpoint);
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof ConnectException
                     || t instanceof NoRouteToHostException
@@ -498,6 +501,20 @@ public final class ClusterClient implements ClusterView {
                     || t instanceof UnresolvedAddressException) return false;
         }
         return true;
+    }
+
+    /** How long a port is given to take a TCP connection: the kernel takes it for a listener that cannot answer. */
+    static final Duration PORT_PROBE = Duration.ofMillis(500);
+
+    /** Whether something listens at the endpoint's port: a TCP connection made, and closed at once. */
+    static boolean takesConnections(URI endpoint) {
+        int port = endpoint.getPort() != -1 ? endpoint.getPort() : "https".equals(endpoint.getScheme()) ? 443 : 80;
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(endpoint.getHost(), port), (int) PORT_PROBE.toMillis());
+            return true;
+        } catch (IOException | IllegalArgumentException | SecurityException nothing) {
+            return false;
+        }
     }
 
     private JsonNode post(URI endpoint, String path, String body) throws IOException, InterruptedException {

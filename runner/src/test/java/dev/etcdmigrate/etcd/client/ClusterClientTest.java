@@ -1,6 +1,9 @@
 package dev.etcdmigrate.etcd.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
@@ -8,9 +11,12 @@ import dev.etcdmigrate.cluster.ClusterView;
 import dev.etcdmigrate.cluster.ClusterView.Member;
 import dev.etcdmigrate.version.MinorLine;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -292,5 +298,32 @@ class ClusterClientTest {
             over.countDown();
             silent.stop(0);
         }
+    }
+
+    /**
+     * An etcd stopped or too busy to answer still has its port: the kernel takes the connection, TLS's handshake never
+     * finishes, and the client calls that a connect timeout. An etcd is there (a member may be out by its runner's
+     * choice beside it), never "no member runs"; a port that refuses is nothing there.
+     */
+    @Test
+    void aPortThatTakesConnectionsButNeverAnswersTlsIsAnEtcdReached() throws Exception {
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            URI endpoint = URI.create("https://127.0.0.1:" + silent.getLocalPort());
+            ClusterClient client =
+                    new ClusterClient(GatewayClient.newHttpClient(), List.of(endpoint), "/v3", Duration.ofSeconds(3));
+            IOException e = assertThrows(IOException.class, client::members);
+            assertInstanceOf(ClusterView.EtcdReached.class, e, e.toString());
+        }
+        int closed;
+        try (ServerSocket gone = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            closed = gone.getLocalPort();
+        }
+        ClusterClient client = new ClusterClient(
+                GatewayClient.newHttpClient(),
+                List.of(URI.create("https://127.0.0.1:" + closed)),
+                "/v3",
+                Duration.ofSeconds(3));
+        IOException e = assertThrows(IOException.class, client::members);
+        assertFalse(e instanceof ClusterView.EtcdReached, e.toString());
     }
 }
