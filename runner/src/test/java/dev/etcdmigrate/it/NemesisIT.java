@@ -223,6 +223,51 @@ class NemesisIT {
     }
 
     /**
+     * Finding 5: a restarted runner that reaches etcds which do not answer in time (stalled, or slowed by load past the
+     * client's timeout) must read them as a failed read, never as "no member of the cluster runs", whose first leg
+     * runs at once: an etcd is there, so another member may be out by its runner's choice, and a leg at once would
+     * make two out. Three members serve 3.6; m1 and m2 are stalled (their ports take connections, their etcds answer
+     * nothing), and m0's pod is edited to 3.7. m0's runner must start no leg while they are silent: it serves its
+     * data's line and reads again. Once they answer, the rollout completes.
+     */
+    @Test
+    void aRestartedRunnerThatReachesNoAnswerRunsNoLegAtOnce(@TempDir Path dir) throws Exception {
+        begin(dir, 3, line("3.6"));
+        long started = System.currentTimeMillis();
+        Member m0 = lab.members().get(0);
+        Member m1 = lab.members().get(1);
+        Member m2 = lab.members().get(2);
+        RunnerProcess restarted;
+        long silentFrom;
+        long silentTo;
+        try (Nemesis.Applied s1 = nemesis.stall(m1, "before m0's pod is edited");
+                Nemesis.Applied s2 = nemesis.stall(m2, "before m0's pod is edited")) {
+            silentFrom = System.currentTimeMillis();
+            pods.edit(m0, line("3.7"));
+            restarted = pods.current(0);
+            // the fault's time: m0's runner's first reads of the cluster, each waiting out the silence
+            awaitEventOrTime(restarted, "never-an-event", Duration.ofSeconds(20));
+            silentTo = System.currentTimeMillis();
+        }
+        // a leg is its plan's steps (serving its data's line while it waits is none)
+        List<JsonNode> legs = restarted.events("step-started").stream()
+                .filter(e -> time(e) <= silentTo)
+                .toList();
+        report.add("m1 and m2 silent for " + (silentTo - silentFrom) + " ms; m0's steps started meanwhile: "
+                + legs.stream().map(e -> e.path("time").asText()).toList() + "; m0 served its data's line "
+                + restarted.events("member-serving").stream()
+                        .filter(e -> time(e) <= silentTo)
+                        .count()
+                + " time(s) meanwhile");
+        report.addAll(diary(restarted, silentFrom, silentTo));
+        assertTrue(legs.isEmpty(), "m0's runner ran a leg while the others were silent: " + legs);
+        editOneAtATime(List.of(m1, m2), line("3.7"));
+        converge(line("3.7"));
+        check(started, "3.6 -> 3.7, m0 restarted while m1 and m2 were silent");
+        end();
+    }
+
+    /**
      * The nemesis's own knowledge, on real etcd: a member that cannot open connections to its peers is still connected
      * (raft's streams it would dial are silent, its peers reach it through the ones they dial and their pipeline), so
      * it counts for the quorum. Three members serve 3.6; m2 is stalled, so m0 and m1 are the quorum; m0's outgoing peer
@@ -572,19 +617,24 @@ class NemesisIT {
         List<String> lines = new ArrayList<>();
         lines.add("  the runners' events from " + Instant.ofEpochMilli(o.fromMillis() - 5_000) + " to "
                 + Instant.ofEpochMilli(o.toMillis()) + ":");
-        for (RunnerProcess r : lab.runners()) {
-            String m = "m" + lab.memberOf(r).host();
-            for (JsonNode e : r.events()) {
-                if (!e.hasNonNull("time")) continue;
-                long t = time(e);
-                if (t < o.fromMillis() - 5_000 || t > o.toMillis()) continue;
-                StringBuilder b = new StringBuilder("    " + e.path("time").asText() + " " + m + " "
-                        + e.path("event").asText());
-                for (String field : List.of("why", "reason", "members", "from", "to", "version", "rejoining")) {
-                    if (e.has(field)) b.append(" ").append(field).append("=").append(e.get(field));
-                }
-                lines.add(b.toString());
+        for (RunnerProcess r : lab.runners()) lines.addAll(diary(r, o.fromMillis() - 5_000, o.toMillis()));
+        return lines;
+    }
+
+    /** One runner's events from {@code from} to {@code to}, each with the fields that say why. */
+    private List<String> diary(RunnerProcess r, long from, long to) {
+        List<String> lines = new ArrayList<>();
+        String m = "m" + lab.memberOf(r).host();
+        for (JsonNode e : r.events()) {
+            if (!e.hasNonNull("time")) continue;
+            long t = time(e);
+            if (t < from || t > to) continue;
+            StringBuilder b = new StringBuilder("    " + e.path("time").asText() + " " + m + " "
+                    + e.path("event").asText());
+            for (String field : List.of("why", "reason", "members", "from", "to", "version", "rejoining")) {
+                if (e.has(field)) b.append(" ").append(field).append("=").append(e.get(field));
             }
+            lines.add(b.toString());
         }
         return lines;
     }
