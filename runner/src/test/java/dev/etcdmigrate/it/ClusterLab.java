@@ -818,18 +818,15 @@ final class ClusterLab implements AutoCloseable {
         }
 
         private void await(Predicate<Sample> wanted, Duration deadline, String what) throws InterruptedException {
-            long end = System.nanoTime() + deadline.toNanos();
-            synchronized (samples) {
-                while (true) {
-                    if (!samples.isEmpty() && wanted.test(samples.getLast())) return;
-                    long left = TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime());
-                    if (left <= 0 || !process.isAlive()) {
-                        throw new AssertionError("never " + what + "; last sample "
-                                + (samples.isEmpty() ? "none" : samples.getLast()) + "; sampler said " + other);
-                    }
-                    samples.wait(Math.min(left, 500));
+            Poll.until(deadline, Duration.ofMillis(100), what, samples, () -> {
+                synchronized (samples) {
+                    if (!samples.isEmpty() && wanted.test(samples.getLast())) return Boolean.TRUE;
+                    String seen = "last sample " + (samples.isEmpty() ? "none" : samples.getLast()) + "; sampler said "
+                            + other;
+                    if (!process.isAlive()) throw new AssertionError("never " + what + ": the sampler ended; " + seen);
+                    throw new IllegalStateException(seen);
                 }
-            }
+            });
         }
 
         /** The sampled time the member did not answer, after {@code from}. */
@@ -933,20 +930,16 @@ final class ClusterLab implements AutoCloseable {
 
         /** The first write acknowledged by {@code endpoint} after {@code afterMillis}. */
         Ack awaitAckFrom(int endpoint, long afterMillis, Duration deadline) throws InterruptedException {
-            long end = System.nanoTime() + deadline.toNanos();
-            synchronized (acks) {
-                while (true) {
+            String what = "a write acknowledged by endpoint " + endpoint + " after the restart";
+            return Poll.until(deadline, Duration.ofMillis(100), what, acks, () -> {
+                synchronized (acks) {
                     for (Ack a : acks) {
                         if (a.endpoint() == endpoint && a.atMillis() > afterMillis) return a;
                     }
-                    long left = TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime());
-                    if (left <= 0 || !process.isAlive()) {
-                        throw new AssertionError("no write acknowledged by endpoint " + endpoint
-                                + " after the restart; writer said: " + other);
-                    }
-                    acks.wait(Math.min(left, 500));
+                    if (!process.isAlive()) throw new AssertionError("never " + what + ": writer said: " + other);
+                    throw new IllegalStateException("writer said: " + other);
                 }
-            }
+            });
         }
 
         void awaitDone() throws Exception {
