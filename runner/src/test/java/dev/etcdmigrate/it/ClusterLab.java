@@ -818,15 +818,22 @@ final class ClusterLab implements AutoCloseable {
         }
 
         private void await(Predicate<Sample> wanted, Duration deadline, String what) throws InterruptedException {
-            Poll.until(deadline, Duration.ofMillis(100), what, samples, () -> {
+            try {
+                Poll.until(deadline, Duration.ofMillis(100), what, samples, () -> {
+                    synchronized (samples) {
+                        if (!samples.isEmpty() && wanted.test(samples.getLast())) return Boolean.TRUE;
+                    }
+                    if (!process.isAlive()) throw new AssertionError("the sampler ended before " + what);
+                    return null;
+                });
+            } catch (AssertionError e) {
                 synchronized (samples) {
-                    if (!samples.isEmpty() && wanted.test(samples.getLast())) return Boolean.TRUE;
-                    String seen = "last sample " + (samples.isEmpty() ? "none" : samples.getLast()) + "; sampler said "
-                            + other;
-                    if (!process.isAlive()) throw new AssertionError("never " + what + ": the sampler ended; " + seen);
-                    throw new IllegalStateException(seen);
+                    throw new AssertionError(
+                            e.getMessage() + "; last sample " + (samples.isEmpty() ? "none" : samples.getLast())
+                                    + "; sampler said " + other,
+                            e);
                 }
-            });
+            }
         }
 
         /** The sampled time the member did not answer, after {@code from}. */
@@ -931,15 +938,21 @@ final class ClusterLab implements AutoCloseable {
         /** The first write acknowledged by {@code endpoint} after {@code afterMillis}. */
         Ack awaitAckFrom(int endpoint, long afterMillis, Duration deadline) throws InterruptedException {
             String what = "a write acknowledged by endpoint " + endpoint + " after the restart";
-            return Poll.until(deadline, Duration.ofMillis(100), what, acks, () -> {
-                synchronized (acks) {
-                    for (Ack a : acks) {
-                        if (a.endpoint() == endpoint && a.atMillis() > afterMillis) return a;
+            try {
+                return Poll.until(deadline, Duration.ofMillis(100), what, acks, () -> {
+                    synchronized (acks) {
+                        for (Ack a : acks) {
+                            if (a.endpoint() == endpoint && a.atMillis() > afterMillis) return a;
+                        }
                     }
-                    if (!process.isAlive()) throw new AssertionError("never " + what + ": writer said: " + other);
-                    throw new IllegalStateException("writer said: " + other);
+                    if (!process.isAlive()) throw new AssertionError("the writer ended before " + what);
+                    return null;
+                });
+            } catch (AssertionError e) {
+                synchronized (acks) {
+                    throw new AssertionError(e.getMessage() + "; writer said: " + other, e);
                 }
-            });
+            }
         }
 
         void awaitDone() throws Exception {
