@@ -3,6 +3,7 @@ package dev.etcdmigrate.image;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.it.Poll;
 import dev.etcdmigrate.k8s.KubeApiServer;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -744,21 +745,13 @@ final class KubeletNode implements AutoCloseable {
 
     /** Polls check every 200 ms until it holds, or fails with what after the deadline. */
     static void await(String what, Duration deadline, Check check) throws Exception {
-        long end = System.nanoTime() + deadline.toNanos();
-        Exception last = null;
-        while (true) {
+        Poll.untilTrue(deadline, Duration.ofMillis(200), what, () -> {
             try {
-                if (check.ok()) return;
+                return check.ok();
             } catch (IllegalStateException fatal) {
-                throw fatal;
-            } catch (Exception e) {
-                last = e;
+                throw new AssertionError(what + ": " + fatal.getMessage(), fatal); // can never turn out right
             }
-            if (System.nanoTime() > end)
-                throw new AssertionError(
-                        "not within " + deadline + ": " + what + (last == null ? "" : " (last: " + last + ")"));
-            Thread.sleep(200); // poll interval of a deadline-bound wait
-        }
+        });
     }
 
     static String tail(Path log) {

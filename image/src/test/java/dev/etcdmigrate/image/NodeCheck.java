@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.it.Poll;
 import dev.etcdmigrate.it.TestCertificates;
 import dev.etcdmigrate.it.TreeDigest;
 import dev.etcdmigrate.k8s.ClusterObjects;
@@ -1111,21 +1112,24 @@ class NodeCheck {
          */
         long awaitNewProcessReady(double epochSeconds, Duration deadline) throws Exception {
             java.net.URI readyz = java.net.URI.create("http://127.0.0.1:" + metrics + "/readyz");
-            long end = System.nanoTime() + deadline.toNanos();
-            while (System.nanoTime() < end) {
-                java.util.Optional<Double> started = processStart();
-                if (started.isPresent()
-                        && startedSince(started.get(), epochSeconds)
-                        && started.get() > lastStart
-                        && KubeletNode.get(readyz)
-                                .map(r -> r.statusCode() == 200)
-                                .orElse(false)) {
-                    lastStart = started.get();
-                    return System.currentTimeMillis() - Math.round(started.get() * 1000);
-                }
-                Thread.sleep(20); // poll interval of a deadline-bound wait (the figure's resolution)
+            try {
+                // the poll interval is the figure's resolution
+                return Poll.until(deadline, Duration.ofMillis(20), "a new etcd ready", () -> {
+                    java.util.Optional<Double> started = processStart();
+                    if (started.isPresent()
+                            && startedSince(started.get(), epochSeconds)
+                            && started.get() > lastStart
+                            && KubeletNode.get(readyz)
+                                    .map(r -> r.statusCode() == 200)
+                                    .orElse(false)) {
+                        lastStart = started.get();
+                        return System.currentTimeMillis() - Math.round(started.get() * 1000);
+                    }
+                    return null;
+                });
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "; mirror pod " + status(), e);
             }
-            throw new AssertionError("no new etcd ready within " + deadline + "; mirror pod " + status());
         }
 
         /** process_start_time_seconds of the etcd answering on the metrics port, if one answers. */

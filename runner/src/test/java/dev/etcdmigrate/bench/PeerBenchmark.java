@@ -5,6 +5,7 @@ import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.it.Poll;
 import dev.etcdmigrate.it.SingleMember;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -370,19 +371,15 @@ public final class PeerBenchmark {
     private static void awaitWrite(ServerPorts real, String target, Process p, long start, Path log) throws Exception {
         HttpClient http = GatewayClient.newHttpClient();
         GatewayClient gateway = new GatewayClient(http, real.clientUrl(), "/v3");
-        long deadline = start + Duration.ofMinutes(5).toNanos();
-        while (System.nanoTime() < deadline) {
-            if (!p.isAlive())
-                throw new IllegalStateException("exited with " + p.exitValue() + " before a write: " + tail(log));
-            try {
-                gateway.put("/bench-probe", "ok");
-                return;
-            } catch (IOException notYet) {
-                // not serving yet
-            }
-            p.waitFor(5, TimeUnit.MILLISECONDS); // poll interval of a deadline-bound wait
+        try {
+            Poll.untilTrue(Duration.ofMinutes(5), Duration.ofMillis(5), "a write acknowledged", () -> {
+                if (!p.isAlive()) throw new AssertionError("exited with " + p.exitValue() + " before a write");
+                gateway.put("/bench-probe", "ok"); // an IOException: not serving yet
+                return true;
+            });
+        } catch (AssertionError e) {
+            throw new IllegalStateException(e.getMessage() + ": " + tail(log), e);
         }
-        throw new IllegalStateException("no write within 5 minutes: " + tail(log));
     }
 
     private static void stop(Process p) throws InterruptedException {

@@ -78,14 +78,14 @@ class ParsedArgsTest {
                 assertThrows(UsageException.class, () -> parse(List.of("--target-versoin", "3.6.16"), Map.of()));
         assertTrue(e.getMessage().contains("--target-versoin"), e.getMessage());
         UsageException e2 = assertThrows(UsageException.class, () -> parse(List.of("--bogus=1"), Map.of()));
-        assertTrue(e2.getMessage().contains("unknown flag --bogus"), e2.getMessage());
+        assertTrue(e2.getMessage().contains("--bogus"), e2.getMessage());
         assertFalse(e2.getMessage().contains("=1"), e2.getMessage());
     }
 
     @Test
     void missingValueIsAnError() {
         UsageException e = assertThrows(UsageException.class, () -> parse(List.of("--data-dir"), Map.of()));
-        assertTrue(e.getMessage().contains("--data-dir needs a value"), e.getMessage());
+        assertTrue(e.getMessage().contains("--data-dir"), e.getMessage());
     }
 
     @Test
@@ -93,7 +93,7 @@ class ParsedArgsTest {
         assertTrue(parse(List.of("--no-exec"), Map.of()).isSet("no-exec"));
         assertFalse(parse(List.of(), Map.of()).isSet("no-exec"));
         UsageException e = assertThrows(UsageException.class, () -> parse(List.of("--no-exec=false"), Map.of()));
-        assertTrue(e.getMessage().contains("takes no value"), e.getMessage());
+        assertTrue(e.getMessage().contains("--no-exec"), e.getMessage());
     }
 
     @Test
@@ -149,8 +149,17 @@ class ParsedArgsTest {
     void anUnknownFlagNamesTheNearestOne() {
         UsageException e =
                 assertThrows(UsageException.class, () -> parse(List.of("--target-verison", "3.6.16"), Map.of()));
-        assertTrue(e.getMessage().contains("--target-version?"), e.getMessage());
+        assertEquals(List.of("--target-verison", "--target-version", "--help"), flagsNamed(e), e.getMessage());
         UsageException far = assertThrows(UsageException.class, () -> parse(List.of("--frobnicate"), Map.of()));
-        assertFalse(far.getMessage().contains("did you mean"), far.getMessage());
+        assertEquals(List.of("--frobnicate", "--help"), flagsNamed(far), "no flag is near: " + far.getMessage());
+    }
+
+    /** The flags a message names, in order: the contract of a usage error is which flags it names. */
+    private static List<String> flagsNamed(UsageException e) {
+        return java.util.regex.Pattern.compile("--[a-z][a-z-]*")
+                .matcher(e.getMessage())
+                .results()
+                .map(java.util.regex.MatchResult::group)
+                .toList();
     }
 }

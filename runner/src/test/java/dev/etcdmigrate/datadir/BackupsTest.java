@@ -343,12 +343,13 @@ class BackupsTest {
         var inside = assertThrows(
                 DataDir.UnusableDataDirException.class,
                 () -> backups(Optional.of(data.resolve("backups")), 3, NOW).refuseUnusableLocation());
-        assertTrue(inside.getMessage().contains("is inside the data dir"), inside.getMessage());
+        assertTrue(inside.getMessage().contains(data.resolve("backups").toString()), inside.getMessage());
+        assertTrue(inside.getMessage().contains("--backup-dir"), inside.getMessage()); // the way out
         Path file = Files.writeString(tmp.resolve("a-file"), "x");
         var notDir = assertThrows(
                 DataDir.UnusableDataDirException.class,
                 () -> backups(Optional.of(file.resolve("backups")), 3, NOW).refuseUnusableLocation());
-        assertTrue(notDir.getMessage().contains("is not a directory"), notDir.getMessage());
+        assertTrue(notDir.getMessage().contains(file.toString()), notDir.getMessage());
         backups(Optional.of(tmp.resolve("new/backups")), 3, NOW).refuseUnusableLocation();
         backups(Optional.of(dataDir.backupsDir()), 3, NOW).refuseUnusableLocation();
         assertFalse(Files.exists(tmp.resolve("new")), "checking creates nothing");

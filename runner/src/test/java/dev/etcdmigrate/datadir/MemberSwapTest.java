@@ -143,7 +143,7 @@ class MemberSwapTest {
     void markCompleteNeedsAStagedMember() throws IOException {
         swap.prepare();
         IOException e = assertThrows(IOException.class, () -> swap.markComplete(NEW));
-        assertTrue(e.getMessage().contains("nothing staged"), e.getMessage());
+        assertTrue(e.getMessage().contains(swap.stagedMember().toString()), e.getMessage()); // where it found nothing
         assertFalse(Files.exists(dir.resolve(".etcd-migrate/staging/complete")));
     }
 

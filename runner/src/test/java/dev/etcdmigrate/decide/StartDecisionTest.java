@@ -10,6 +10,7 @@ import dev.etcdmigrate.catalog.CatalogSource;
 import dev.etcdmigrate.config.Peers;
 import dev.etcdmigrate.config.Topology;
 import dev.etcdmigrate.datadir.DataDir;
+import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.ondisk.ClusterVersion;
 import dev.etcdmigrate.ondisk.Damage;
@@ -163,8 +164,10 @@ class StartDecisionTest {
                 RefusedTransitionException.class,
                 () -> start(
                         read(null, detected(StorageApi.ETCD3, "3.5", false), false), flags("3.6.16/etcd3", null, 1)));
-        assertTrue(e.getMessage().contains("Set --initial-version"), e.getMessage());
-        assertTrue(e.getMessage().contains("holds data (member/)"), e.getMessage());
+        assertEquals(ExitStatus.REFUSED, e.status());
+        // the way forward and the evidence: the flag that pins the line, the dir that holds data
+        assertTrue(e.getMessage().contains("--initial-version"), e.getMessage());
+        assertTrue(e.getMessage().contains("member/"), e.getMessage());
     }
 
     @Test
@@ -182,7 +185,9 @@ class StartDecisionTest {
         var e = assertThrows(
                 RefusedTransitionException.class,
                 () -> start(read(null, detected(null, null, false), false), flags("3.6.16/etcd3", "2.3.8", 1)));
-        assertTrue(e.getMessage().contains("cannot have written etcd3 data"), e.getMessage());
+        assertEquals(ExitStatus.REFUSED, e.status());
+        // both facts named: the version given, and the db it cannot have written
+        assertTrue(e.getMessage().contains("2.3.8") && e.getMessage().contains("member/snap/db"), e.getMessage());
     }
 
     /** The plan shaping a lone member gets, and the member count from --initial-cluster. */

@@ -368,26 +368,19 @@ class ApiServerIT {
         /** /version answers (a read that leaves no v2 entry in the WAL, unlike /health on 3.4). */
         private void awaitServing(URI url, Duration deadline, Path log) throws Exception {
             HttpClient http = HttpClient.newHttpClient();
-            long end = System.nanoTime() + deadline.toNanos();
-            while (true) {
-                if (!process.isAlive())
-                    throw new IllegalStateException(
-                            "etcd exited " + process.exitValue() + ":\n" + Files.readString(log));
-                try {
-                    if (http.send(
+            try {
+                Poll.untilTrue(deadline, Duration.ofMillis(50), "etcd serving " + url, () -> {
+                    if (!process.isAlive()) throw new AssertionError("etcd exited " + process.exitValue());
+                    return http.send(
                                             HttpRequest.newBuilder(url.resolve("/version"))
                                                     .timeout(Duration.ofSeconds(2))
                                                     .build(),
                                             HttpResponse.BodyHandlers.ofString())
                                     .statusCode()
-                            == 200) return;
-                } catch (IOException notYet) {
-                    // not listening yet
-                }
-                if (System.nanoTime() > end)
-                    throw new IllegalStateException(
-                            "etcd not serving after " + deadline + ":\n" + Files.readString(log));
-                Thread.sleep(50); // poll interval of a deadline-bound wait
+                            == 200; // an IOException is "not listening yet"
+                });
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + ":\n" + Files.readString(log), e);
             }
         }
 

@@ -176,21 +176,17 @@ class BigDataIT {
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .start();
         try (Client c = Client.builder().endpoints(ports.clientUrl()).build()) {
-            long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-            while (true) {
+            Poll.untilTrue(Duration.ofMinutes(2), Duration.ofMillis(50), "a put above the quota refused", () -> {
                 try {
                     c.getKVClient()
                             .put(key(-1), ByteSequence.from("x", StandardCharsets.UTF_8))
                             .get(10, TimeUnit.SECONDS);
-                    throw new AssertionError("a put above the quota succeeded");
                 } catch (java.util.concurrent.ExecutionException e) {
-                    if (String.valueOf(e.getCause().getMessage()).contains("database space exceeded")) break;
-                    if (System.nanoTime() > deadline) throw e;
-                } catch (java.util.concurrent.TimeoutException e) {
-                    if (System.nanoTime() > deadline) throw e;
+                    if (String.valueOf(e.getCause().getMessage()).contains("database space exceeded")) return true;
+                    throw e; // not serving yet
                 }
-                Thread.sleep(50); // poll interval of a deadline-bound wait
-            }
+                throw new AssertionError("a put above the quota succeeded");
+            });
             assertEquals(
                     1,
                     c.getMaintenanceClient()

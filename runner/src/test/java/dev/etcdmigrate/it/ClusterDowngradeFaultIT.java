@@ -176,21 +176,14 @@ class ClusterDowngradeFaultIT {
             Member m, String path, Predicate<com.fasterxml.jackson.databind.JsonNode> wanted, String what)
             throws Exception {
         HttpClient http = HttpClient.newHttpClient();
-        long end = System.nanoTime() + Duration.ofMinutes(1).toNanos();
-        String last = "";
-        while (System.nanoTime() < end) {
+        Poll.untilTrue(Duration.ofMinutes(1), Duration.ofMillis(200), what + " on " + m.name(), () -> {
             HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(m.clientUrl() + path));
             request = path.equals("/version") ? request.GET() : request.POST(HttpRequest.BodyPublishers.ofString("{}"));
-            try {
-                last = http.send(request.build(), HttpResponse.BodyHandlers.ofString())
-                        .body();
-                if (wanted.test(new ObjectMapper().readTree(last))) return;
-            } catch (java.io.IOException e) {
-                last = "unreachable: " + e;
-            }
-            Thread.sleep(200); // poll interval of a deadline-bound wait
-        }
-        throw new AssertionError(what + " on " + m.name() + " never seen: " + last);
+            String body = http.send(request.build(), HttpResponse.BodyHandlers.ofString())
+                    .body();
+            if (wanted.test(new ObjectMapper().readTree(body))) return true;
+            throw new IllegalStateException("last answer: " + body);
+        });
     }
 
     private Client client(String... endpoints) {

@@ -818,16 +818,20 @@ final class ClusterLab implements AutoCloseable {
         }
 
         private void await(Predicate<Sample> wanted, Duration deadline, String what) throws InterruptedException {
-            long end = System.nanoTime() + deadline.toNanos();
-            synchronized (samples) {
-                while (true) {
-                    if (!samples.isEmpty() && wanted.test(samples.getLast())) return;
-                    long left = TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime());
-                    if (left <= 0 || !process.isAlive()) {
-                        throw new AssertionError("never " + what + "; last sample "
-                                + (samples.isEmpty() ? "none" : samples.getLast()) + "; sampler said " + other);
+            try {
+                Poll.until(deadline, Duration.ofMillis(100), what, samples, () -> {
+                    synchronized (samples) {
+                        if (!samples.isEmpty() && wanted.test(samples.getLast())) return Boolean.TRUE;
                     }
-                    samples.wait(Math.min(left, 500));
+                    if (!process.isAlive()) throw new AssertionError("the sampler ended before " + what);
+                    return null;
+                });
+            } catch (AssertionError e) {
+                synchronized (samples) {
+                    throw new AssertionError(
+                            e.getMessage() + "; last sample " + (samples.isEmpty() ? "none" : samples.getLast())
+                                    + "; sampler said " + other,
+                            e);
                 }
             }
         }
@@ -933,18 +937,20 @@ final class ClusterLab implements AutoCloseable {
 
         /** The first write acknowledged by {@code endpoint} after {@code afterMillis}. */
         Ack awaitAckFrom(int endpoint, long afterMillis, Duration deadline) throws InterruptedException {
-            long end = System.nanoTime() + deadline.toNanos();
-            synchronized (acks) {
-                while (true) {
-                    for (Ack a : acks) {
-                        if (a.endpoint() == endpoint && a.atMillis() > afterMillis) return a;
+            String what = "a write acknowledged by endpoint " + endpoint + " after the restart";
+            try {
+                return Poll.until(deadline, Duration.ofMillis(100), what, acks, () -> {
+                    synchronized (acks) {
+                        for (Ack a : acks) {
+                            if (a.endpoint() == endpoint && a.atMillis() > afterMillis) return a;
+                        }
                     }
-                    long left = TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime());
-                    if (left <= 0 || !process.isAlive()) {
-                        throw new AssertionError("no write acknowledged by endpoint " + endpoint
-                                + " after the restart; writer said: " + other);
-                    }
-                    acks.wait(Math.min(left, 500));
+                    if (!process.isAlive()) throw new AssertionError("the writer ended before " + what);
+                    return null;
+                });
+            } catch (AssertionError e) {
+                synchronized (acks) {
+                    throw new AssertionError(e.getMessage() + "; writer said: " + other, e);
                 }
             }
         }

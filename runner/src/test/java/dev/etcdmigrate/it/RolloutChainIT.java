@@ -185,7 +185,7 @@ class RolloutChainIT {
         try (RunnerProcess plan = RunnerProcess.run(cluster.runner("plan", 0, to, "-o", "json"))) {
             assertEquals(3, plan.exitCode(), plan.output());
             String reason = plan.ending().path("reason").asText();
-            assertTrue(reason.contains(why) && reason.contains("nothing was changed"), reason);
+            assertTrue(reason.contains(why), reason); // nothing changed: the digest below
         }
         try (RunnerProcess migrate =
                 RunnerProcess.run(cluster.runner("migrate", 0, to, "--no-exec", "--log-format", "json"))) {

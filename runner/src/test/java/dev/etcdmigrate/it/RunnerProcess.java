@@ -224,23 +224,21 @@ final class RunnerProcess implements AutoCloseable {
 
     /** Waits until an event of that kind matching the test appears (or the process ends / the deadline passes). */
     JsonNode awaitEvent(String name, Predicate<JsonNode> test, Duration deadline) throws InterruptedException {
-        long end = System.nanoTime() + deadline.toNanos();
-        while (true) {
-            for (JsonNode e : events(name)) {
-                if (test.test(e)) return e;
-            }
-            rememberDescendants();
-            boolean ended;
-            synchronized (lines) {
-                ended = !process.isAlive() && pumps.stream().noneMatch(Thread::isAlive);
-                if (!ended && System.nanoTime() < end) lines.wait(50);
-            }
-            if (ended || System.nanoTime() >= end) {
+        try {
+            return Poll.until(deadline, Duration.ofMillis(50), "a '" + name + "' event as wanted", lines, () -> {
+                boolean ended;
+                synchronized (lines) {
+                    ended = !process.isAlive() && pumps.stream().noneMatch(Thread::isAlive);
+                }
                 for (JsonNode e : events(name)) {
                     if (test.test(e)) return e;
                 }
-                fail("no '" + name + "' event as wanted from the runner; output:\n" + output());
-            }
+                if (ended) throw new AssertionError("no '" + name + "' event as wanted before the runner ended");
+                rememberDescendants();
+                return null;
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; output:\n" + output(), e);
         }
     }
 

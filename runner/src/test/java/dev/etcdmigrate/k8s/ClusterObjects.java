@@ -2,6 +2,7 @@ package dev.etcdmigrate.k8s;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.etcdmigrate.it.Poll;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -135,11 +136,11 @@ public final class ClusterObjects {
                   "versions":[{"name":"v1","served":true,"storage":true,
                    "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}""");
         // the status controller marks it Established; its resource path is served from then on
-        Instant end = Instant.now().plus(Duration.ofMinutes(1));
-        while (c.status("/apis/example.com/v1/namespaces/default/widgets") != 200) {
-            if (Instant.now().isAfter(end)) throw new AssertionError("CRD widgets.example.com not served after 1 min");
-            Thread.sleep(100); // poll interval of a deadline-bound wait
-        }
+        Poll.untilTrue(
+                Duration.ofMinutes(1),
+                Duration.ofMillis(100),
+                "CRD widgets.example.com served",
+                () -> c.status("/apis/example.com/v1/namespaces/default/widgets") == 200);
         // establishing it updated the CRD's status: record what it is now
         JsonNode now = c.get(crd + "/widgets.example.com");
         live.put(

@@ -1,6 +1,7 @@
 package dev.etcdmigrate.k8s;
 
 import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.it.Poll;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -167,26 +168,17 @@ public final class KubeApiServer implements AutoCloseable {
         return Files.readString(tokens).split(",", 2)[0];
     }
 
-    /** Polls /readyz until 200 (every check green, etcd included) or the deadline. */
+    /** Polls /readyz until 200 (every check green, etcd included) or the deadline; the log's tail on a failure. */
     public void awaitReady(Duration deadline) throws Exception {
-        long end = System.nanoTime() + deadline.toNanos();
-        String last = "no answer";
-        while (true) {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("kube-apiserver exited " + process.exitValue() + ":\n" + tail());
-            }
-            try {
-                HttpResponse<String> r = client.raw("GET", "/readyz", null);
-                if (r.statusCode() == 200) return;
-                last = r.statusCode() + " " + r.body();
-            } catch (IOException | IllegalStateException notYet) {
-                last = notYet.toString(); // no certificate yet, or not listening yet
-            }
-            if (System.nanoTime() > end) {
-                throw new IllegalStateException(
-                        "kube-apiserver not ready after " + deadline + ": " + last + "\nlog tail:\n" + tail());
-            }
-            Thread.sleep(200); // poll interval of a deadline-bound wait
+        try {
+            Poll.untilTrue(deadline, Duration.ofMillis(200), "kube-apiserver ready (/readyz 200)", () -> {
+                if (!process.isAlive()) throw new AssertionError("kube-apiserver exited " + process.exitValue());
+                HttpResponse<String> r = client.raw("GET", "/readyz", null); // throws until it has its certificate
+                if (r.statusCode() == 200) return true;
+                throw new IllegalStateException(r.statusCode() + " " + r.body());
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "\nlog tail:\n" + tail(), e);
         }
     }
 

@@ -65,7 +65,8 @@ class BboltFileTest {
         byte[] db = sample();
         ByteBuffer.wrap(db).order(ByteOrder.LITTLE_ENDIAN).putShort(2 * BboltFixture.PAGE + 10, (short) 0xFFFF);
         DamagedFileException e = assertThrows(DamagedFileException.class, () -> storageVersion(write(dir, db)));
-        assertTrue(e.damage().expected().contains("elements"), e.getMessage());
+        assertEquals("page 2", e.damage().where());
+        assertTrue(e.damage().expected().contains(String.valueOf(0xFFFF)), e.getMessage()); // the count found
     }
 
     @Test

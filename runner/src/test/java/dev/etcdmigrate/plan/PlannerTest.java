@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.catalog.Catalog;
+import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.step.ConvertToV3;
 import dev.etcdmigrate.step.MinorUpgrade;
 import dev.etcdmigrate.step.OnlineDowngrade;
@@ -666,7 +667,8 @@ class PlannerTest {
                                 dev.etcdmigrate.version.MinorLine.parse("3.8"),
                                 dev.etcdmigrate.version.MinorLine.parse("3.7"),
                                 true));
-        assertTrue(e.getMessage().contains("no 3.8 release is bundled"), e.getMessage());
+        assertEquals(ExitStatus.REFUSED, e.status());
+        assertTrue(e.getMessage().contains("3.8"), e.getMessage()); // the line no bundled release serves
     }
 
     @Test
