@@ -5,7 +5,7 @@ import dev.etcdmigrate.datadir.Trees;
 import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.ServerPorts;
-import dev.etcdmigrate.it.SingleMember;
+import dev.etcdmigrate.it.support.SingleMember;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
