@@ -8,6 +8,6 @@ cd "$(dirname "$0")/.."
 BIN_DIR=${ETCD_BIN_DIR:-$PWD/.etcd-bin}
 bash scripts/provision.sh "$BIN_DIR" >/dev/null
 ./mvnw -B -q test-compile -pl runner
-exec ./mvnw -B -q -pl runner exec:java -Dexec.mainClass=dev.etcdmigrate.it.RolloutBenchmark \
+exec ./mvnw -B -q -pl runner exec:java -Dexec.mainClass=dev.etcdmigrate.it.cluster.RolloutBenchmark \
   -Dexec.classpathScope=test -Dexec.args="${1:-1}" -Detcd.bin.dir="$BIN_DIR" \
   -Detcd.migrate.launcher="$PWD/runner/target/etcd-migrate"

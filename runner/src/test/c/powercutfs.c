@@ -1,7 +1,7 @@
 /*
  * powercutfs: a test-only FUSE pass-through file system that records every operation that changes the
  * tree, so that a test can compute what a power cut after any operation may leave on disk
- * (dev.etcdmigrate.it.PowerCut does that from the log), and that can fail one chosen call with an
+ * (dev.etcdmigrate.it.faults.PowerCut does that from the log), and that can fail one chosen call with an
  * errno (EIO, ENOSPC) to test I/O-error handling.
  *
  * Why C and libfuse3: the high-level API gives a working pass-through in a few hundred lines and is

@@ -3,7 +3,7 @@ package dev.etcdmigrate.image;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.etcd.server.FreePorts;
-import dev.etcdmigrate.it.Poll;
+import dev.etcdmigrate.it.support.Poll;
 import dev.etcdmigrate.k8s.KubeApiServer;
 import java.io.IOException;
 import java.net.InetAddress;

@@ -10,7 +10,7 @@ import dev.etcdmigrate.cluster.RecordValue;
 import dev.etcdmigrate.cluster.RolloutCoordinator;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.image.ThreeNodes.Member;
-import dev.etcdmigrate.it.TreeDigest;
+import dev.etcdmigrate.it.support.TreeDigest;
 import dev.etcdmigrate.k8s.KubeApiServer;
 import dev.etcdmigrate.version.MinorLine;
 import java.nio.file.Files;

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.etcd.server.FreePorts;
-import dev.etcdmigrate.it.NetworkLab;
-import dev.etcdmigrate.it.TestCertificates;
+import dev.etcdmigrate.it.cluster.NetworkLab;
+import dev.etcdmigrate.it.support.TestCertificates;
 import dev.etcdmigrate.k8s.KubeApiServer;
 import java.net.URI;
 import java.nio.file.Files;

@@ -2,7 +2,7 @@ package dev.etcdmigrate.k8s;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.etcdmigrate.it.Poll;
+import dev.etcdmigrate.it.support.Poll;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

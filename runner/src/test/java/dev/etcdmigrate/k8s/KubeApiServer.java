@@ -1,7 +1,7 @@
 package dev.etcdmigrate.k8s;
 
 import dev.etcdmigrate.etcd.server.FreePorts;
-import dev.etcdmigrate.it.Poll;
+import dev.etcdmigrate.it.support.Poll;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

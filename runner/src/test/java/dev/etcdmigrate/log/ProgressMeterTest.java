@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.event.StepEvent;
-import dev.etcdmigrate.it.Poll;
+import dev.etcdmigrate.it.support.Poll;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

@@ -15,7 +15,7 @@ import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.RefusedException;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.RestoreEvent;
-import dev.etcdmigrate.it.TreeDigest;
+import dev.etcdmigrate.it.support.TreeDigest;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BboltFixture;
 import dev.etcdmigrate.step.EtcdOperations;

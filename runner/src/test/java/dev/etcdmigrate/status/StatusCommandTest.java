@@ -7,7 +7,7 @@ import dev.etcdmigrate.config.StatusConfig;
 import dev.etcdmigrate.etcd.client.ClusterIdentities;
 import dev.etcdmigrate.etcd.client.ClusterIdentities.Identity;
 import dev.etcdmigrate.etcd.client.PemTls;
-import dev.etcdmigrate.it.TestCertificates;
+import dev.etcdmigrate.it.support.TestCertificates;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -9,7 +9,7 @@ import dev.etcdmigrate.catalog.Catalog;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.event.Event;
-import dev.etcdmigrate.it.Poll;
+import dev.etcdmigrate.it.support.Poll;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.process.LinePump;

@@ -11,7 +11,7 @@ import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.event.EtcdEvent;
 import dev.etcdmigrate.event.Event;
-import dev.etcdmigrate.it.Poll;
+import dev.etcdmigrate.it.support.Poll;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.version.EtcdVersion;
