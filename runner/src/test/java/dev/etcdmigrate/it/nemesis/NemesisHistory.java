@@ -96,8 +96,11 @@ final class NemesisHistory {
         }
         for (Moment m : this.moments) {
             if (!m.event().equals("restart-record-taken")) continue;
-            long quorumWrite = firstAfter(m.host(), m.atMillis(), Set.of("etcd-accepted-write"), untilMillis);
-            d.add(new Down(m.host(), m.atMillis(), quorumWrite, "its leg"));
+            // a leg counts again from its step's quorum write; a restart at the same line (the one that settles a
+            // record its release left) runs no step, and counts again once it serves or execs the target
+            long back = firstAfter(
+                    m.host(), m.atMillis(), Set.of("etcd-accepted-write", "member-serving", "exec"), untilMillis);
+            d.add(new Down(m.host(), m.atMillis(), back, "its leg"));
         }
         this.downs = List.copyOf(d);
     }

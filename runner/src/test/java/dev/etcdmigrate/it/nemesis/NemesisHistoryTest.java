@@ -3,6 +3,8 @@ package dev.etcdmigrate.it.nemesis;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.etcdmigrate.it.cluster.ClusterLab.Ack;
 import dev.etcdmigrate.it.cluster.ClusterLab.Fail;
 import java.util.ArrayList;
@@ -77,5 +79,34 @@ class NemesisHistoryTest {
 
         assertEquals(
                 1, history.outagesMadeByTheNemesis().size(), history.outages().toString());
+    }
+
+    private static NemesisHistory.Moment moment(int host, String event, long at, String from, String to) {
+        ObjectNode json = JsonNodeFactory.instance.objectNode();
+        json.put("event", event);
+        if (from != null) json.put("from", from).put("to", to);
+        return new NemesisHistory.Moment(host, event, at, json);
+    }
+
+    /**
+     * A restart at the same line, which settles a record its release left, runs no step: the member counts again once
+     * it execs the target, not at a quorum write that never comes. Another member's record after that exec leaves a
+     * quorum; one taken while the first is still down does not.
+     */
+    @Test
+    void aRestartAtTheSameLineEndsWithItsExec() {
+        List<NemesisHistory.Moment> moments = List.of(
+                moment(1, "restart-record-taken", 50_000, "3.7", "3.7"),
+                moment(2, "restart-record-taken", 53_000, "3.7", "3.7"),
+                moment(2, "exec", 54_500, null, null),
+                moment(1, "restart-record-released", 55_000, null, null),
+                moment(1, "exec", 55_050, null, null),
+                moment(0, "restart-record-taken", 55_700, "3.7", "3.7"));
+        NemesisHistory history =
+                new NemesisHistory(3, List.of(), moments, List.of(), acks(0, 60_000), List.of(), List.of(), 100_000);
+
+        List<String> stops = history.stopsLeftAQuorum();
+        assertEquals(1, stops.size(), stops.toString());
+        assertTrue(stops.getFirst().startsWith("m2 took the record"), stops.toString());
     }
 }
