@@ -13,6 +13,7 @@ import dev.etcdmigrate.etcd.backend.BackendQuota;
 import dev.etcdmigrate.etcd.binary.BinDir;
 import dev.etcdmigrate.etcd.binary.BinaryCheck;
 import dev.etcdmigrate.etcd.client.ClusterClient;
+import dev.etcdmigrate.etcd.client.FirstUseHttpClient;
 import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.etcd.client.PemTls;
 import dev.etcdmigrate.etcd.server.ClusterPeers;
@@ -36,7 +37,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
 /**
@@ -56,8 +56,8 @@ public final class EtcdWiring {
     private final Log log;
     private final Children children;
     private final Map<String, String> environment;
-    /** The private etcds' HTTP client, started early when the plan has steps. */
-    private CompletableFuture<HttpClient> http = CompletableFuture.completedFuture(null);
+    /** The private etcds' HTTP client, made at its first request: by then the first private etcd is starting. */
+    private final HttpClient http = new FirstUseHttpClient(GatewayClient::newHttpClient);
 
     public EtcdWiring(
             RunConfig options,
@@ -72,11 +72,6 @@ public final class EtcdWiring {
         this.log = log;
         this.children = children;
         this.environment = environment;
-    }
-
-    /** Builds the HTTP client (TLS setup, about 90 ms) in the background, so it overlaps the checks instead of delaying step 1. */
-    public void prepareHttpClient() {
-        http = CompletableFuture.supplyAsync(GatewayClient::newHttpClient, Thread.ofVirtual()::start);
     }
 
     /** Remembered answers of earlier starts (a restart of an unchanged pod asks no binary again). */
@@ -290,8 +285,7 @@ public final class EtcdWiring {
 
     /** What the steps run on: the adapter over private etcds configured from the options and etcd's own flags. */
     public StepContext stepContext(Backups backups) {
-        // none yet when the plan before the lock had no steps
-        HttpClient client = Optional.ofNullable(http.join()).orElseGet(GatewayClient::newHttpClient);
+        HttpClient client = http;
         // a member rejoining its peers needs the real etcd's peer TLS flags too
         List<String> serverArgs = new ArrayList<>(options.serverExtraArgs());
         if (options.topology() instanceof Topology.Member member) {

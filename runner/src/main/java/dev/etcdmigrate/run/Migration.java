@@ -261,9 +261,6 @@ public final class Migration {
                 plannedChain.multiLeg() ? ClusterRollout.servingReleases(plannedChain) : List.of(),
                 binaries,
                 this::catalogRelease);
-        if (!planned.steps().isEmpty()) {
-            etcd.prepareHttpClient();
-        }
         Preflight.run(preflight.beforeLock(planned));
         if (!dataDir.exists() || !dataDir.holdsData()) {
             dataDir.createOwnerOnly();

@@ -309,8 +309,7 @@ class ClusterClientTest {
     void aPortThatTakesConnectionsButNeverAnswersTlsIsAnEtcdReached() throws Exception {
         try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             URI endpoint = URI.create("https://127.0.0.1:" + silent.getLocalPort());
-            ClusterClient client =
-                    new ClusterClient(GatewayClient.newHttpClient(), List.of(endpoint), "/v3", Duration.ofSeconds(3));
+            ClusterClient client = new ClusterClient(tlsClient(), List.of(endpoint), "/v3", Duration.ofSeconds(3));
             IOException e = assertThrows(IOException.class, client::members);
             assertInstanceOf(ClusterView.EtcdReached.class, e, e.toString());
         }
@@ -319,11 +318,27 @@ class ClusterClientTest {
             closed = gone.getLocalPort();
         }
         ClusterClient client = new ClusterClient(
-                GatewayClient.newHttpClient(),
-                List.of(URI.create("https://127.0.0.1:" + closed)),
-                "/v3",
-                Duration.ofSeconds(3));
+                tlsClient(), List.of(URI.create("https://127.0.0.1:" + closed)), "/v3", Duration.ofSeconds(3));
         IOException e = assertThrows(IOException.class, client::members);
         assertFalse(e instanceof ClusterView.EtcdReached, e.toString());
+    }
+
+    /** A client that speaks TLS (the runner's is built from the member's certificates), as a member's would. */
+    private static java.net.http.HttpClient tlsClient() {
+        return java.net.http.HttpClient.newBuilder()
+                .version(java.net.http.HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(2))
+                .build();
+    }
+
+    @Test
+    void thePrivateEtcdsClientRefusesHttpsBeforeSendingAnything() throws Exception {
+        try (ServerSocket listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            GatewayClient gateway = new GatewayClient(
+                    GatewayClient.newHttpClient(), URI.create("https://127.0.0.1:" + listener.getLocalPort()), "/v3");
+            listener.setSoTimeout(1);
+            assertThrows(Exception.class, () -> gateway.put("k", "v"));
+            assertThrows(java.net.SocketTimeoutException.class, listener::accept, "no connection was made");
+        }
     }
 }
