@@ -196,32 +196,14 @@ public final class AotTraining {
             executable(bin.resolve("etcd-" + v), "#!/bin/sh\necho 'etcd Version: " + v + "'\n");
         }
         for (String shape : List.of("wal-only", "snapshot", "3.4")) {
-            Path data = Permissions.ownerOnlyDir(work.resolve(shape));
-            Path snap = Files.createDirectories(data.resolve("member/snap"));
-            Path wal = Files.createDirectories(data.resolve("member/wal"));
+            Path data = realData(work.resolve(shape), shape);
             String version = shape.equals("3.4") ? AotTrainingData.V34 : AotTrainingData.VERSION;
-            AotTrainingData.write(
-                    snap.resolve("db"),
-                    switch (shape) {
-                        case "snapshot" -> AotTrainingData.SNAPSHOT_DB;
-                        case "3.4" -> AotTrainingData.V34_DB;
-                        default -> AotTrainingData.WAL_ONLY_DB;
-                    });
-            AotTrainingData.write(
-                    wal.resolve("0000000000000000-0000000000000000.wal"),
-                    switch (shape) {
-                        case "snapshot" -> AotTrainingData.SNAPSHOT_WAL;
-                        case "3.4" -> AotTrainingData.V34_WAL;
-                        default -> AotTrainingData.WAL_ONLY_WAL;
-                    });
-            if (shape.equals("snapshot"))
-                AotTrainingData.write(snap.resolve(AotTrainingData.SNAPSHOT_NAME), AotTrainingData.SNAPSHOT_SNAP);
             // every page checked, as a start with steps does before its first etcd: the mapping, the walk and the
             // value decoders come loaded and linked instead of loaded between the start and the first etcd
-            try (dev.etcdmigrate.ondisk.BboltFile db = dev.etcdmigrate.ondisk.BboltFile.open(snap.resolve("db"))) {
+            try (dev.etcdmigrate.ondisk.BboltFile db =
+                    dev.etcdmigrate.ondisk.BboltFile.open(data.resolve("member/snap/db"))) {
                 db.checkPages();
             }
-            Files.writeString(data.resolve("version.txt"), version + "/etcd3");
             String peer = "http://127.0.0.1:2380";
             String client = "http://127.0.0.1:2379";
             List<String> restart = trainingArgs(
@@ -247,6 +229,72 @@ public final class AotTraining {
             runNoOp("the training restart of " + shape + " data", restart, Map.of());
             runNoOp("the training restart of " + shape + " data, again", restart, Map.of());
             runNoOp("the training restart of " + shape + " data in JSON lines", restart, Map.of("LOG_FORMAT", "json"));
+        }
+    }
+
+    /**
+     * The data of {@code shape} as etcd left it ({@link AotTrainingData}): a db and a WAL segment holding the member's
+     * conf change, for "snapshot" a v2 snapshot too, and version.txt naming the release that wrote it.
+     */
+    private static Path realData(Path dir, String shape) throws IOException {
+        Path data = Permissions.ownerOnlyDir(dir);
+        Path snap = Files.createDirectories(data.resolve("member/snap"));
+        Path wal = Files.createDirectories(data.resolve("member/wal"));
+        String version = shape.equals("3.4") ? AotTrainingData.V34 : AotTrainingData.VERSION;
+        AotTrainingData.write(
+                snap.resolve("db"),
+                switch (shape) {
+                    case "snapshot" -> AotTrainingData.SNAPSHOT_DB;
+                    case "3.4" -> AotTrainingData.V34_DB;
+                    default -> AotTrainingData.WAL_ONLY_DB;
+                });
+        AotTrainingData.write(
+                wal.resolve("0000000000000000-0000000000000000.wal"),
+                switch (shape) {
+                    case "snapshot" -> AotTrainingData.SNAPSHOT_WAL;
+                    case "3.4" -> AotTrainingData.V34_WAL;
+                    default -> AotTrainingData.WAL_ONLY_WAL;
+                });
+        if (shape.equals("snapshot"))
+            AotTrainingData.write(snap.resolve(AotTrainingData.SNAPSHOT_NAME), AotTrainingData.SNAPSHOT_SNAP);
+        Files.writeString(data.resolve("version.txt"), version + "/etcd3");
+        return data;
+    }
+
+    /**
+     * The first start of a 3.4 -> 3.5 upgrade on real 3.4 data, in both log formats, each on a fresh copy: the
+     * members read from the WAL and the db (a start with steps reads them; a restart at the target does not), the
+     * decision and the checks of real data, the binaries asked, up to the step's etcd. The stand-in etcd exits at
+     * once, so the step fails (exit 1). Without it, those classes are loaded from the jar and those lambdas linked
+     * between the launch and the first etcd of every first start.
+     */
+    static void trainFirstStart(Path work) throws Exception {
+        Path bin = Permissions.ownerOnlyDir(work.resolve("bin"));
+        for (String v : List.of(AotTrainingData.VERSION, AotTrainingData.V34)) {
+            executable(bin.resolve("etcd-" + v), "#!/bin/sh\necho 'etcd Version: " + v + "'\n");
+        }
+        int run = 0;
+        for (Map<String, String> environment : List.of(Map.<String, String>of(), Map.of("LOG_FORMAT", "json"))) {
+            Path data = realData(work.resolve("first-start-" + run++), "3.4");
+            ServerPorts ports = FreePorts.pick();
+            int code = Main.run(
+                    trainingArgs(
+                            data,
+                            bin,
+                            AotTrainingData.VERSION,
+                            "--port",
+                            String.valueOf(ports.client()),
+                            "--peer-port",
+                            String.valueOf(ports.peer()),
+                            "--start-timeout",
+                            "10s",
+                            "--no-exec"),
+                    environment,
+                    new PrintStream(OutputStream.nullOutputStream()));
+            if (code != 1) {
+                throw new IllegalStateException("the training's first start of 3.4 data exited with " + code
+                        + ", not 1 (its stand-in etcd exits)");
+            }
         }
     }
 
@@ -289,6 +337,7 @@ public final class AotTraining {
             trainStepPath(data.resolve("member/snap/db"));
             trainRunWithSteps(catalog, work.resolve("steps"));
             trainRestarts(work.resolve("restarts"));
+            trainFirstStart(work.resolve("first-start"));
             // the same no-op in JSON lines (LOG_FORMAT=json, what tests and log collectors use)
             runNoOp("the training migration in JSON lines", noOp, Map.of("LOG_FORMAT", "json"));
             new Planner(catalog)

@@ -70,5 +70,19 @@ public sealed interface Step
         public static Binary etcd(Release release) {
             return new Binary("etcd", release);
         }
+
+        // A catalog has one release per version: the version stands for the release. The record's own equality
+        // would hash every fact of the release through bootstrapped method handles, several ms of a first start.
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Binary b
+                    && tool.equals(b.tool)
+                    && release.version().equals(b.release.version());
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * tool.hashCode() + release.version().hashCode();
+        }
     }
 }
