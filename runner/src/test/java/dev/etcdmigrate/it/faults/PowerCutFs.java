@@ -123,19 +123,49 @@ final class PowerCutFs implements AutoCloseable {
                 return true;
             });
             mounted = false;
-            if (!daemon.waitFor(30, TimeUnit.SECONDS)) {
-                // a mount namespace made while the mount existed (a container started on this machine) holds a copy
-                // of it, so the kernel keeps the file system: the umount here is done, and every call was logged and
-                // passed through to the backing dir when it returned. Without such a namespace it is a hang.
+            // a mount namespace made while the mount existed (an `ip netns exec`, a container started on this
+            // machine) holds a copy of it, so the kernel keeps the file system and the daemon serves on: the umount
+            // here is done, and every call was logged and passed through to the backing dir when it returned. A copy
+            // seen at its path ends the wait after a short grace; a container's copy outside its root is not seen
+            // there, so any other namespace is taken as one after the full wait; with none at all it is a hang.
+            boolean seen = namespacesHolding(mountPoint) > 0;
+            if (!daemon.waitFor(seen ? 2 : 30, TimeUnit.SECONDS)) {
                 long others = otherMountNamespaces();
                 if (others == 0) fail("powercutfs did not exit after umount");
                 System.out.println("[powercutfs] still serving " + mountPoint + " after its umount: " + others
-                        + " other mount namespaces on this machine may hold a copy; stopped");
+                        + " other mount namespaces on this machine may hold a copy"
+                        + (seen ? " (one at its path)" : "") + "; stopped");
             }
         } finally {
             daemon.destroyForcibly();
             daemon.waitFor(10, TimeUnit.SECONDS);
         }
+    }
+
+    /** Mount namespaces other than this process's that still mount {@code point} (a copy made while it was mounted). */
+    private static long namespacesHolding(Path point) throws IOException {
+        Path own = Files.readSymbolicLink(Path.of("/proc/self/ns/mnt"));
+        String wanted = " " + point.toAbsolutePath() + " ";
+        java.util.Map<Path, Path> onePerNamespace = new java.util.HashMap<>();
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            procs.filter(p -> p.getFileName().toString().matches("\\d+")).forEach(p -> {
+                try {
+                    Path ns = Files.readSymbolicLink(p.resolve("ns/mnt"));
+                    if (!ns.equals(own)) onePerNamespace.putIfAbsent(ns, p);
+                } catch (IOException | SecurityException e) {
+                    // gone meanwhile
+                }
+            });
+        }
+        return onePerNamespace.values().stream()
+                .filter(p -> {
+                    try (Stream<String> lines = Files.lines(p.resolve("mountinfo"))) {
+                        return lines.anyMatch(l -> l.contains(wanted));
+                    } catch (IOException | java.io.UncheckedIOException | SecurityException e) {
+                        return false; // gone meanwhile
+                    }
+                })
+                .count();
     }
 
     /** Mount namespaces other than this process's, as /proc shows them (processes of another namespace). */
