@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.it.support.Poll;
-import dev.etcdmigrate.it.support.TestCertificates;
+import dev.etcdmigrate.it.support.ThrowawayCa;
 import dev.etcdmigrate.it.support.TreeDigest;
 import dev.etcdmigrate.k8s.ClusterObjects;
 import dev.etcdmigrate.k8s.KubeApiServer;
@@ -1029,10 +1029,10 @@ class NodeCheck {
             }
             EtcdSite site = new EtcdSite(
                     dir, pod, picked.stream().mapToInt(Integer::intValue).toArray());
-            TestCertificates ca = TestCertificates.newCa(site.pki);
+            ThrowawayCa ca = ThrowawayCa.newCa(site.pki);
             Files.copy(ca.caFile(), site.pki.resolve("ca.crt"));
             for (String name : List.of("server", "peer")) {
-                TestCertificates.Pem pem = ca.issue(name);
+                ThrowawayCa.Pem pem = ca.issue(name);
                 Files.move(pem.cert(), site.pki.resolve(name + ".crt"));
                 Files.move(pem.key(), site.pki.resolve(name + ".key"));
             }
