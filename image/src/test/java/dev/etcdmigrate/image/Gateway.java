@@ -2,6 +2,7 @@ package dev.etcdmigrate.image;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.etcdmigrate.it.support.Poll;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -58,18 +59,10 @@ final class Gateway {
 
     /** Puts a probe key until a put succeeds (a write, not just /health), or fails after the timeout. */
     void awaitWrite(Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        Exception last = null;
-        while (System.nanoTime() < deadline) {
-            try {
-                put("/image-it/probe", "ok");
-                return;
-            } catch (IOException e) {
-                last = e;
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("no successful write to " + base + " within " + timeout, last);
+        Poll.untilTrue(timeout, Duration.ofMillis(100), "a successful write to " + base, () -> {
+            put("/image-it/probe", "ok");
+            return true;
+        });
     }
 
     private JsonNode post(String path, Map<String, String> body) throws IOException, InterruptedException {

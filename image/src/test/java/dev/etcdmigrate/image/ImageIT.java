@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import dev.etcdmigrate.cli.Help;
 import dev.etcdmigrate.cli.StatusFlags;
+import dev.etcdmigrate.it.support.Poll;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -276,12 +277,13 @@ class ImageIT {
 
         // the leader sets the cluster version just after its first commit: done once it has
         String[] statusJson = {"etcd-migrate", "status", "-o", "json", "--target-version", NEWEST};
-        var done = etcd.execInContainer(statusJson);
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (done.getExitCode() == 4 && System.nanoTime() < deadline) {
-            Thread.sleep(200);
-            done = etcd.execInContainer(statusJson);
-        }
+        var done = Poll.until(Duration.ofSeconds(30), Duration.ofMillis(200), "status past exit 4", () -> {
+            var answer = etcd.execInContainer(statusJson);
+            if (answer.getExitCode() == 4) {
+                throw new IllegalStateException("exit 4: " + answer.getStdout() + answer.getStderr());
+            }
+            return answer;
+        });
         assertEquals(0, done.getExitCode(), done.getStdout() + done.getStderr());
         JsonNode report = json.readTree(done.getStdout());
         assertEquals("done", report.path("state").asText(), report.toString());
