@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.it.support.EtcdGateway;
 import dev.etcdmigrate.it.support.Poll;
 import java.io.IOException;
 import java.net.URI;
@@ -110,7 +111,7 @@ class RegistryIT {
         String container = run.stdout.strip();
         cleanup.add(() -> quietly(List.of("podman", "rm", "-f", "-t", "10", container)));
 
-        Gateway gateway = new Gateway("127.0.0.1", client);
+        EtcdGateway gateway = EtcdGateway.plain("127.0.0.1", client);
         try {
             gateway.awaitWrite(DEADLINE);
         } catch (AssertionError e) {
@@ -121,7 +122,7 @@ class RegistryIT {
         }
         gateway.put("/registry-it/pulled", "served");
         assertEquals(Optional.of("served"), gateway.get("/registry-it/pulled"));
-        assertEquals(NEWEST, gateway.serverVersion());
+        assertEquals(Optional.of(NEWEST), gateway.serverVersion());
         assertEquals(
                 NEWEST + "/etcd3", Files.readString(data.resolve("version.txt")).trim());
     }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.it.cluster.NetworkLab;
+import dev.etcdmigrate.it.support.EtcdGateway;
 import dev.etcdmigrate.it.support.ThrowawayCa;
 import dev.etcdmigrate.k8s.KubeApiServer;
 import java.net.URI;
@@ -49,7 +50,7 @@ final class ThreeNodes implements AutoCloseable {
         final Path pki;
         private final Path clientCert;
         private final Path clientKey;
-        private TlsEtcd etcd;
+        private EtcdGateway etcd;
 
         Member(int index, String name, String address, KubeletNode node, Path clientCert, Path clientKey)
                 throws Exception {
@@ -76,8 +77,9 @@ final class ThreeNodes implements AutoCloseable {
         }
 
         /** A client of this member only (the test's own certificate). */
-        synchronized TlsEtcd etcd() throws Exception {
-            if (etcd == null) etcd = new TlsEtcd(URI.create(clientUrl()), pki.resolve("ca.crt"), clientCert, clientKey);
+        synchronized EtcdGateway etcd() throws Exception {
+            if (etcd == null)
+                etcd = EtcdGateway.tls(URI.create(clientUrl()), pki.resolve("ca.crt"), clientCert, clientKey);
             return etcd;
         }
 

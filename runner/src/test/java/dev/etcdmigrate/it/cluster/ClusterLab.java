@@ -9,6 +9,7 @@ import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.ServerPorts;
 import dev.etcdmigrate.it.support.EtcdFixture;
+import dev.etcdmigrate.it.support.EtcdGateway;
 import dev.etcdmigrate.it.support.Poll;
 import dev.etcdmigrate.it.support.RunnerArgs;
 import dev.etcdmigrate.it.support.RunnerProcess;
@@ -452,7 +453,7 @@ public final class ClusterLab implements AutoCloseable {
         java.net.http.HttpClient.Builder http =
                 java.net.http.HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
         if (m.clientUrl().startsWith("https:"))
-            http.sslContext(HaClient.tls(certificates.caFile(), clientPem.cert(), clientPem.key()));
+            http.sslContext(EtcdGateway.sslContext(certificates.caFile(), clientPem.cert(), clientPem.key()));
         awaitServing(http.build(), m, runner, deadline);
     }
 
@@ -577,17 +578,27 @@ public final class ClusterLab implements AutoCloseable {
         return command;
     }
 
+    /** HaClient's classes: the runner's test classes, test-fixtures' EtcdGateway and its JSON library. */
     private static String classpath() {
-        try {
-            return Path.of(HaClient.class
-                            .getProtectionDomain()
-                            .getCodeSource()
-                            .getLocation()
-                            .toURI())
-                    .toString();
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
+        List<String> entries = new ArrayList<>();
+        for (Class<?> c : List.of(
+                HaClient.class,
+                EtcdGateway.class,
+                com.fasterxml.jackson.databind.ObjectMapper.class,
+                com.fasterxml.jackson.core.JsonFactory.class,
+                com.fasterxml.jackson.annotation.JsonProperty.class)) {
+            try {
+                String entry = Path.of(c.getProtectionDomain()
+                                .getCodeSource()
+                                .getLocation()
+                                .toURI())
+                        .toString();
+                if (!entries.contains(entry)) entries.add(entry);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
         }
+        return String.join(java.io.File.pathSeparator, entries);
     }
 
     private Process startClient(String... args) throws IOException {
