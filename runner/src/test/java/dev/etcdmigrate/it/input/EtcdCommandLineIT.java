@@ -12,6 +12,7 @@ import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.ServerPorts;
 import dev.etcdmigrate.it.support.EtcdFixture;
 import dev.etcdmigrate.it.support.Poll;
+import dev.etcdmigrate.it.support.RunnerArgs;
 import dev.etcdmigrate.it.support.RunnerProcess;
 import dev.etcdmigrate.it.support.ThrowawayCa;
 import dev.etcdmigrate.it.support.TreeDigest;
@@ -102,19 +103,7 @@ class EtcdCommandLineIT {
 
     /** The runner's own flags: no --name and no --data-dir, it takes etcd's. */
     private static List<String> runnerArgs(boolean noExec, List<String> etcdArgs) {
-        ServerPorts ports = FreePorts.pick();
-        List<String> args = new ArrayList<>(List.of(
-                "migrate",
-                "--bin-dir",
-                EtcdFixture.binDir().toString(),
-                "--target-version",
-                NEWEST.version(),
-                "--target-storage",
-                "etcd3",
-                "--port",
-                String.valueOf(ports.client()),
-                "--peer-port",
-                String.valueOf(ports.peer())));
+        List<String> args = new ArrayList<>(RunnerArgs.takingEtcds("migrate", NEWEST.version()));
         if (noExec) args.add("--no-exec");
         args.add("--");
         args.addAll(etcdArgs);
