@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 . scripts/java-home.sh
 BIN_DIR=${ETCD_BIN_DIR:-$PWD/.etcd-bin}
 bash scripts/provision.sh "$BIN_DIR" >/dev/null
-./mvnw -B -q test-compile -pl runner
-exec ./mvnw -B -q -pl runner exec:java -Dexec.mainClass=dev.etcdmigrate.it.cluster.RolloutBenchmark \
-  -Dexec.classpathScope=test -Dexec.args="${1:-1}" -Detcd.bin.dir="$BIN_DIR" \
-  -Detcd.migrate.launcher="$PWD/runner/target/etcd-migrate"
+# the runner's test classpath, test-fixtures included (-am: built in this reactor, not read from a local repository)
+./mvnw -B -q test-compile dependency:build-classpath -pl runner -am -Dmdep.includeScope=test \
+  -Dmdep.outputFile=target/test.classpath
+exec "$JAVA_HOME/bin/java" -Detcd.bin.dir="$BIN_DIR" -Detcd.migrate.launcher="$PWD/runner/target/etcd-migrate" \
+  -cp "runner/target/test-classes:runner/target/classes:$(cat runner/target/test.classpath)" \
+  dev.etcdmigrate.it.cluster.RolloutBenchmark "${1:-1}"

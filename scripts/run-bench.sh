@@ -5,9 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/java-home.sh
 BIN_DIR=${ETCD_BIN_DIR:-$PWD/.etcd-bin}
-./mvnw -B -q test-compile package -DskipTests -DskipITs -pl runner
+./mvnw -B -q test-compile package -DskipTests -DskipITs -pl runner -am
 runner/target/etcd-migrate provision --bin-dir "$BIN_DIR" >/dev/null 2>&1
-cp=runner/target/test-classes:runner/target/etcd-migrate.jar:runner/target/etcd-migrate-tools.jar:$(printf '%s:' runner/target/lib/*.jar)
+cp=runner/target/test-classes:test-fixtures/target/classes:runner/target/etcd-migrate.jar:runner/target/etcd-migrate-tools.jar:$(printf '%s:' runner/target/lib/*.jar)
 bench_class=$1
 shift
 exec "$JAVA_HOME/bin/java" ${BENCH_JAVA_OPTS:-} -cp "$cp" "$bench_class" "$PWD/runner/target/etcd-migrate" "$BIN_DIR" "$@"

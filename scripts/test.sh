@@ -7,4 +7,6 @@ cd "$(dirname "$0")/.."
 . scripts/java-home.sh
 BIN_DIR=${ETCD_BIN_DIR:-$PWD/.etcd-bin}
 
-exec ./mvnw -B verify -Detcd.bin.dir="$BIN_DIR" "$@"
+# -am: with -pl runner (or runner,image), the modules they need come along (the parent and test-fixtures), so a
+# fresh clone with nothing of this project in the local repository builds them too.
+exec ./mvnw -B verify -am -Detcd.bin.dir="$BIN_DIR" "$@"

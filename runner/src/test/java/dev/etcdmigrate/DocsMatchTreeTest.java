@@ -28,7 +28,8 @@ class DocsMatchTreeTest {
     private static final Path MAIN = REPO.resolve("runner/src/main/java/dev/etcdmigrate");
     private static final Path TOOLS = REPO.resolve("runner/src/tools/java/dev/etcdmigrate");
     /** The source roots whose types the docs may name: the runner's main, tools and tests, and the image's. */
-    private static final List<Path> SOURCES = List.of(REPO.resolve("runner/src"), REPO.resolve("image/src"));
+    private static final List<Path> SOURCES =
+            List.of(REPO.resolve("runner/src"), REPO.resolve("test-fixtures/src"), REPO.resolve("image/src"));
     /** The docs whose backticked names must exist; docs/architecture.md must also name the whole tree. */
     private static final List<String> DOCS = List.of(
             "docs/architecture.md",

@@ -3,6 +3,7 @@ package dev.etcdmigrate;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.etcdmigrate.it.support.RunnerArgs;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
@@ -10,6 +11,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -33,22 +35,10 @@ class MainDamageTest {
         Files.write(db, bytes);
         Path termination = Files.writeString(dir.resolve("termination-log"), "");
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = Main.run(
-                List.of(
-                        "migrate",
-                        "--data-dir",
-                        data.toString(),
-                        "--bin-dir",
-                        dir.resolve("bin").toString(),
-                        "--target-version",
-                        "3.6.16",
-                        "--name",
-                        "m0",
-                        "--termination-log",
-                        termination.toString(),
-                        "--no-exec"),
-                Map.of(),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
+        List<String> args = new ArrayList<>(List.of("migrate"));
+        args.addAll(RunnerArgs.flags(data, dir.resolve("bin"), "3.6.16", "m0"));
+        args.addAll(List.of("--termination-log", termination.toString(), "--no-exec"));
+        int exit = Main.run(args, Map.of(), new PrintStream(err, true, StandardCharsets.UTF_8));
         String message = Files.readString(termination);
         assertEquals(3, exit, err.toString(StandardCharsets.UTF_8));
         assertEquals(1, message.lines().count(), message);

@@ -6,11 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.etcdmigrate.it.support.RunnerArgs;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -46,21 +48,10 @@ class MainTest {
         Files.writeString(data.resolve("db"), "not etcd's");
         Path bin = Files.createDirectories(dir.resolve("bin"));
         // data without version.txt and no --initial-version: the runner cannot tell what wrote it
-        assertEquals(
-                3,
-                run(
-                        List.of(
-                                "--log-format=json",
-                                "--data-dir",
-                                dir.resolve("data").toString(),
-                                "--bin-dir",
-                                bin.toString(),
-                                "--target-version",
-                                "3.7.3",
-                                "--name",
-                                "m1",
-                                "--no-exec"),
-                        Map.of()));
+        List<String> args = new ArrayList<>(List.of("--log-format=json"));
+        args.addAll(RunnerArgs.flags(dir.resolve("data"), bin, "3.7.3", "m1"));
+        args.add("--no-exec");
+        assertEquals(3, run(args, Map.of()));
         JsonNode end = lastEvent();
         assertEquals("refused", end.path("event").asText());
         assertEquals(3, end.path("exitCode").asInt());

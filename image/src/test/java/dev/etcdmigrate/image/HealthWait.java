@@ -1,5 +1,6 @@
 package dev.etcdmigrate.image;
 
+import dev.etcdmigrate.it.support.Poll;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -24,37 +25,24 @@ final class HealthWait extends AbstractWaitStrategy {
 
     @Override
     protected void waitUntilReady() {
-        long deadline = System.nanoTime() + startupTimeout.toNanos();
         URI health = URI.create(
                 "http://" + waitStrategyTarget.getHost() + ":" + waitStrategyTarget.getMappedPort(2379) + "/health");
-        while (System.nanoTime() < deadline) {
-            if (!waitStrategyTarget.isRunning()) {
-                throw new ContainerLaunchException(
-                        "the container exited before etcd served; its log:\n" + waitStrategyTarget.getLogs());
-            }
-            try {
-                HttpResponse<Void> response = HTTP.send(
-                        HttpRequest.newBuilder(health)
-                                .timeout(Duration.ofSeconds(2))
-                                .build(),
-                        HttpResponse.BodyHandlers.discarding());
-                if (response.statusCode() == 200) {
-                    return;
+        HttpRequest request =
+                HttpRequest.newBuilder(health).timeout(Duration.ofSeconds(2)).build();
+        try {
+            Poll.untilTrue(startupTimeout, Duration.ofMillis(100), "etcd serving " + health, () -> {
+                if (!waitStrategyTarget.isRunning()) {
+                    throw new AssertionError("the container exited before etcd served");
                 }
-            } catch (java.io.IOException e) {
-                // not listening yet
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new ContainerLaunchException("interrupted", e);
-            }
-            try {
-                Thread.sleep(100);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new ContainerLaunchException("interrupted", e);
-            }
+                return HTTP.send(request, HttpResponse.BodyHandlers.discarding())
+                                .statusCode()
+                        == 200;
+            });
+        } catch (AssertionError e) {
+            throw new ContainerLaunchException(e.getMessage() + "; its log:\n" + waitStrategyTarget.getLogs(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ContainerLaunchException("interrupted", e);
         }
-        throw new ContainerLaunchException(
-                "etcd did not serve /health within " + startupTimeout + "; log:\n" + waitStrategyTarget.getLogs());
     }
 }

@@ -2,6 +2,7 @@ package dev.etcdmigrate.image;
 
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.it.support.EtcdGateway;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,10 +21,10 @@ final class HostEtcd implements AutoCloseable {
     static final String MEMBER = "etcd0";
 
     private final Process process;
-    private final Gateway gateway;
+    private final EtcdGateway gateway;
     private final Path log;
 
-    private HostEtcd(Process process, Gateway gateway, Path log) {
+    private HostEtcd(Process process, EtcdGateway gateway, Path log) {
         this.process = process;
         this.gateway = gateway;
         this.log = log;
@@ -63,7 +64,7 @@ final class HostEtcd implements AutoCloseable {
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile());
         builder.environment().keySet().removeIf(k -> k.startsWith("ETCD_") || k.startsWith("ETCDCTL_"));
-        HostEtcd etcd = new HostEtcd(builder.start(), new Gateway("127.0.0.1", client), log);
+        HostEtcd etcd = new HostEtcd(builder.start(), EtcdGateway.plain("127.0.0.1", client), log);
         try {
             etcd.gateway.awaitWrite(Duration.ofSeconds(60));
         } catch (AssertionError | InterruptedException e) {
@@ -89,7 +90,7 @@ final class HostEtcd implements AutoCloseable {
         return gateway.base();
     }
 
-    Gateway gateway() {
+    EtcdGateway gateway() {
         return gateway;
     }
 

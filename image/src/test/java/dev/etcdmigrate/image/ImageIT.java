@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import dev.etcdmigrate.cli.Help;
 import dev.etcdmigrate.cli.StatusFlags;
+import dev.etcdmigrate.it.support.EtcdGateway;
+import dev.etcdmigrate.it.support.Poll;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,11 +63,11 @@ class ImageIT {
     void emptyVolumeBecomesTargetEtcdServingWrites() throws Exception {
         Path data = dataDir();
         GenericContainer<?> etcd = serving(data, DATA, runnerArgs("--target-version", NEWEST));
-        Gateway gateway = gateway(etcd);
+        EtcdGateway gateway = gateway(etcd);
         gateway.awaitWrite(Duration.ofSeconds(30));
         gateway.put("/image-it/fresh", "yes");
         assertEquals(Optional.of("yes"), gateway.get("/image-it/fresh"));
-        assertEquals(NEWEST, gateway.serverVersion());
+        assertEquals(Optional.of(NEWEST), gateway.serverVersion());
         assertEquals(NEWEST + "/etcd3", versionTxt(data));
     }
 
@@ -77,9 +79,9 @@ class ImageIT {
         Path data = dataDir();
         HostEtcd.writeDataDir("3.5.35", data, 20);
         GenericContainer<?> etcd = serving(data, DATA, runnerArgs("--target-version", target));
-        Gateway gateway = gateway(etcd);
+        EtcdGateway gateway = gateway(etcd);
         gateway.awaitWrite(Duration.ofSeconds(30));
-        assertEquals(target, gateway.serverVersion());
+        assertEquals(Optional.of(target), gateway.serverVersion());
         for (int i = 0; i < 20; i++) {
             assertEquals(Optional.of("value-" + i), gateway.get("/image-it/key-" + i), "key-" + i);
         }
@@ -118,9 +120,9 @@ class ImageIT {
                 .withCommand(SERVE.toArray(String[]::new))
                 .waitingFor(health());
         start(etcd);
-        Gateway gateway = gateway(etcd);
+        EtcdGateway gateway = gateway(etcd);
         gateway.awaitWrite(Duration.ofSeconds(30));
-        assertEquals("3.6.16", gateway.serverVersion());
+        assertEquals(Optional.of("3.6.16"), gateway.serverVersion());
         assertEquals(Optional.of("value-3"), gateway.get("/image-it/key-3"));
         assertEquals("3.6.16/etcd3", versionTxt(data));
     }
@@ -236,7 +238,7 @@ class ImageIT {
             }
         }
         GenericContainer<?> etcd = serving(data, DATA, runnerArgs("--target-version", NEWEST));
-        Gateway gateway = gateway(etcd);
+        EtcdGateway gateway = gateway(etcd);
         gateway.awaitWrite(Duration.ofSeconds(30));
         assertEquals(Optional.of("value-4"), gateway.get("/image-it/key-4"));
 
@@ -276,12 +278,13 @@ class ImageIT {
 
         // the leader sets the cluster version just after its first commit: done once it has
         String[] statusJson = {"etcd-migrate", "status", "-o", "json", "--target-version", NEWEST};
-        var done = etcd.execInContainer(statusJson);
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (done.getExitCode() == 4 && System.nanoTime() < deadline) {
-            Thread.sleep(200);
-            done = etcd.execInContainer(statusJson);
-        }
+        var done = Poll.until(Duration.ofSeconds(30), Duration.ofMillis(200), "status past exit 4", () -> {
+            var answer = etcd.execInContainer(statusJson);
+            if (answer.getExitCode() == 4) {
+                throw new IllegalStateException("exit 4: " + answer.getStdout() + answer.getStderr());
+            }
+            return answer;
+        });
         assertEquals(0, done.getExitCode(), done.getStdout() + done.getStderr());
         JsonNode report = json.readTree(done.getStdout());
         assertEquals("done", report.path("state").asText(), report.toString());
@@ -359,8 +362,8 @@ class ImageIT {
         return new HealthWait(MIGRATION);
     }
 
-    private static Gateway gateway(GenericContainer<?> etcd) {
-        return new Gateway(etcd.getHost(), etcd.getMappedPort(2379));
+    private static EtcdGateway gateway(GenericContainer<?> etcd) {
+        return EtcdGateway.plain(etcd.getHost(), etcd.getMappedPort(2379));
     }
 
     private static String versionTxt(Path data) throws IOException {

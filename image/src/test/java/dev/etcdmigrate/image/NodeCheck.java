@@ -7,8 +7,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.etcdmigrate.etcd.server.FreePorts;
+import dev.etcdmigrate.it.support.EtcdGateway;
 import dev.etcdmigrate.it.support.Poll;
-import dev.etcdmigrate.it.support.TestCertificates;
+import dev.etcdmigrate.it.support.ThrowawayCa;
 import dev.etcdmigrate.it.support.TreeDigest;
 import dev.etcdmigrate.k8s.ClusterObjects;
 import dev.etcdmigrate.k8s.KubeApiServer;
@@ -883,7 +884,7 @@ class NodeCheck {
         private volatile boolean stop;
 
         ServingSampler(EtcdSite site) throws Exception {
-            TlsEtcd etcd = site.client();
+            EtcdGateway etcd = site.client();
             thread = Thread.ofPlatform().daemon().start(() -> {
                 while (!stop) {
                     long t = System.nanoTime();
@@ -937,14 +938,14 @@ class NodeCheck {
     }
 
     /** The keys and leases a scenario seeds, as the source etcd served them. */
-    record Seed(Map<String, TlsEtcd.Kv> kvs, Map<Long, TlsEtcd.Lease> leases) {
+    record Seed(Map<String, EtcdGateway.Kv> kvs, Map<Long, EtcdGateway.Lease> leases) {
 
-        static Seed write(TlsEtcd etcd) throws Exception {
+        static Seed write(EtcdGateway etcd) throws Exception {
             return write(etcd, 0);
         }
 
         /** 40 keys, 2 leases with keys attached, 10 updates, 3 deletes; then `bulk` keys of 1 KiB. */
-        static Seed write(TlsEtcd etcd, int bulk) throws Exception {
+        static Seed write(EtcdGateway etcd, int bulk) throws Exception {
             long[] leases = {etcd.grant(7200), etcd.grant(7200)};
             Map<Integer, Long> leaseOf = new LinkedHashMap<>();
             for (int i = 0; i < 40; i++) {
@@ -959,7 +960,7 @@ class NodeCheck {
             for (int i : new int[] {5, 15, 25}) etcd.delete(key(i));
             String kib = "b".repeat(1024);
             for (int i = 0; i < bulk; i++) etcd.put(PREFIX + "bulk/%05d".formatted(i), kib, 0);
-            Map<Long, TlsEtcd.Lease> granted = new LinkedHashMap<>();
+            Map<Long, EtcdGateway.Lease> granted = new LinkedHashMap<>();
             for (long l : leases) granted.put(l, etcd.lease(l));
             return new Seed(etcd.range(PREFIX), granted);
         }
@@ -968,16 +969,16 @@ class NodeCheck {
             return PREFIX + "k-%02d".formatted(i);
         }
 
-        void check(TlsEtcd etcd, String at) throws Exception {
-            Map<String, TlsEtcd.Kv> now = etcd.range(PREFIX);
-            for (Map.Entry<String, TlsEtcd.Kv> e : kvs.entrySet()) {
+        void check(EtcdGateway etcd, String at) throws Exception {
+            Map<String, EtcdGateway.Kv> now = etcd.range(PREFIX);
+            for (Map.Entry<String, EtcdGateway.Kv> e : kvs.entrySet()) {
                 assertEquals(
                         e.getValue(),
                         now.get(e.getKey()),
                         at + ": " + e.getKey() + " (value, create/mod revision, version, lease)");
             }
             assertEquals(kvs.keySet(), now.keySet(), at + ": the keys under " + PREFIX);
-            for (Map.Entry<Long, TlsEtcd.Lease> e : leases.entrySet()) {
+            for (Map.Entry<Long, EtcdGateway.Lease> e : leases.entrySet()) {
                 assertEquals(
                         e.getValue(),
                         etcd.lease(e.getKey()),
@@ -1002,7 +1003,7 @@ class NodeCheck {
         /** The static pod's name (its mirror pod: NAME-node); its manifest is NAME.yaml. */
         final String pod;
 
-        private TlsEtcd tls;
+        private EtcdGateway tls;
 
         private EtcdSite(Path dir, String pod, int[] ports) throws Exception {
             this.dir = dir;
@@ -1029,10 +1030,10 @@ class NodeCheck {
             }
             EtcdSite site = new EtcdSite(
                     dir, pod, picked.stream().mapToInt(Integer::intValue).toArray());
-            TestCertificates ca = TestCertificates.newCa(site.pki);
+            ThrowawayCa ca = ThrowawayCa.newCa(site.pki);
             Files.copy(ca.caFile(), site.pki.resolve("ca.crt"));
             for (String name : List.of("server", "peer")) {
-                TestCertificates.Pem pem = ca.issue(name);
+                ThrowawayCa.Pem pem = ca.issue(name);
                 Files.move(pem.cert(), site.pki.resolve(name + ".crt"));
                 Files.move(pem.key(), site.pki.resolve(name + ".key"));
             }
@@ -1040,9 +1041,9 @@ class NodeCheck {
             return site;
         }
 
-        TlsEtcd client() throws Exception {
+        EtcdGateway client() throws Exception {
             if (tls == null) {
-                tls = new TlsEtcd(
+                tls = EtcdGateway.tls(
                         java.net.URI.create("https://127.0.0.1:" + client),
                         pki.resolve("ca.crt"),
                         pki.resolve("client.pem"),

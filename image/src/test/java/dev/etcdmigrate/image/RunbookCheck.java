@@ -10,6 +10,7 @@ import dev.etcdmigrate.cluster.RecordValue;
 import dev.etcdmigrate.cluster.RolloutCoordinator;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.image.ThreeNodes.Member;
+import dev.etcdmigrate.it.support.EtcdGateway;
 import dev.etcdmigrate.it.support.TreeDigest;
 import dev.etcdmigrate.k8s.KubeApiServer;
 import dev.etcdmigrate.version.MinorLine;
@@ -318,7 +319,7 @@ class RunbookCheck {
     @Order(2)
     void exitCodesRunbook(@TempDir Path work) throws Exception {
         long t0 = System.nanoTime();
-        Map<String, TlsEtcd.Kv> keys = member.etcd().range(PREFIX);
+        Map<String, EtcdGateway.Kv> keys = member.etcd().range(PREFIX);
         assertTrue(keys.keySet().containsAll(SNAPPED.keySet()), "the earlier checks' keys: " + keys.keySet());
         Runbook book = open("exit-codes.md", work, Map.of("NODE", member.name));
         Path label = member.data.resolve("version.txt");
@@ -484,7 +485,7 @@ class RunbookCheck {
         return found.getFirst();
     }
 
-    static Map<String, String> values(Map<String, TlsEtcd.Kv> kvs) {
+    static Map<String, String> values(Map<String, EtcdGateway.Kv> kvs) {
         Map<String, String> values = new java.util.TreeMap<>();
         kvs.forEach((k, v) -> values.put(k, v.value()));
         return values;

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.etcdmigrate.image.NodeCheck.Seed;
 import dev.etcdmigrate.image.ThreeNodes.Member;
+import dev.etcdmigrate.it.support.EtcdGateway;
 import dev.etcdmigrate.k8s.ClusterObjects;
 import dev.etcdmigrate.k8s.KubeApiServer;
 import dev.etcdmigrate.k8s.KubeClient;
@@ -530,7 +531,7 @@ class ThreeNodeCheck {
                 + "\"},\"data\":{\"written\":\"" + name + "\"}}");
     }
 
-    static Map<String, String> values(Map<String, TlsEtcd.Kv> kvs) {
+    static Map<String, String> values(Map<String, EtcdGateway.Kv> kvs) {
         Map<String, String> values = new java.util.TreeMap<>();
         kvs.forEach((k, v) -> values.put(k, v.value()));
         return values;
@@ -861,13 +862,13 @@ class ThreeNodeCheck {
 
         /** Each acknowledged ConfigMap in m's keyspace: mod revision = resourceVersion, the value names its uid. */
         int assertIn(Member m, String label) throws Exception {
-            Map<String, TlsEtcd.Kv> kvs = m.etcd().range("/registry/configmaps/" + ns + "/");
+            Map<String, EtcdGateway.Kv> kvs = m.etcd().range("/registry/configmaps/" + ns + "/");
             Map<String, Acked> copy;
             synchronized (acked) {
                 copy = new LinkedHashMap<>(acked);
             }
             for (Map.Entry<String, Acked> e : copy.entrySet()) {
-                TlsEtcd.Kv kv = kvs.get("/registry/configmaps/" + ns + "/" + e.getKey());
+                EtcdGateway.Kv kv = kvs.get("/registry/configmaps/" + ns + "/" + e.getKey());
                 String at = label + ", " + m.name + ": ConfigMap " + ns + "/" + e.getKey();
                 assertTrue(kv != null, at + " acknowledged but missing");
                 assertEquals(e.getValue().resourceVersion(), Long.toString(kv.modRevision()), at + " mod revision");
@@ -918,10 +919,10 @@ class ThreeNodeCheck {
 
         OutageSampler(List<Member> members) throws Exception {
             this.members = members;
-            List<TlsEtcd> all = new ArrayList<>();
+            List<EtcdGateway> all = new ArrayList<>();
             for (Member m : members) all.add(m.etcd());
             sampleEvery(SAMPLE, () -> {
-                for (TlsEtcd etcd : all) {
+                for (EtcdGateway etcd : all) {
                     var v = etcd.clusterVersion();
                     if (v.isPresent()) {
                         clusterVersions.add(v.get());
@@ -932,7 +933,7 @@ class ThreeNodeCheck {
             for (Member m : members) {
                 List<Sample> mine = Collections.synchronizedList(new ArrayList<>());
                 samples.add(mine);
-                TlsEtcd etcd = m.etcd();
+                EtcdGateway etcd = m.etcd();
                 sampleEvery(SAMPLE, () -> mine.add(new Sample(System.nanoTime(), etcd.serving(Duration.ofSeconds(2)))));
             }
         }

@@ -5,7 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.it.cluster.NetworkLab;
-import dev.etcdmigrate.it.support.TestCertificates;
+import dev.etcdmigrate.it.support.EtcdGateway;
+import dev.etcdmigrate.it.support.ThrowawayCa;
 import dev.etcdmigrate.k8s.KubeApiServer;
 import java.net.URI;
 import java.nio.file.Files;
@@ -49,7 +50,7 @@ final class ThreeNodes implements AutoCloseable {
         final Path pki;
         private final Path clientCert;
         private final Path clientKey;
-        private TlsEtcd etcd;
+        private EtcdGateway etcd;
 
         Member(int index, String name, String address, KubeletNode node, Path clientCert, Path clientKey)
                 throws Exception {
@@ -76,8 +77,9 @@ final class ThreeNodes implements AutoCloseable {
         }
 
         /** A client of this member only (the test's own certificate). */
-        synchronized TlsEtcd etcd() throws Exception {
-            if (etcd == null) etcd = new TlsEtcd(URI.create(clientUrl()), pki.resolve("ca.crt"), clientCert, clientKey);
+        synchronized EtcdGateway etcd() throws Exception {
+            if (etcd == null)
+                etcd = EtcdGateway.tls(URI.create(clientUrl()), pki.resolve("ca.crt"), clientCert, clientKey);
             return etcd;
         }
 
@@ -90,7 +92,7 @@ final class ThreeNodes implements AutoCloseable {
     final NetworkLab lab;
     final Path dir;
     final List<Member> members = new ArrayList<>();
-    private final TestCertificates ca;
+    private final ThrowawayCa ca;
     private final Path apiWork;
     private final int apiPort;
     private final Path clientCert;
@@ -101,11 +103,11 @@ final class ThreeNodes implements AutoCloseable {
     private ThreeNodes(NetworkLab lab, Path dir) throws Exception {
         this.lab = lab;
         this.dir = dir;
-        this.ca = TestCertificates.newCa(Files.createDirectories(dir.resolve("pki")));
+        this.ca = ThrowawayCa.newCa(Files.createDirectories(dir.resolve("pki")));
         this.apiWork = dir.resolve("apiserver");
         this.apiPort = FreePorts.pick().client();
         // the API server's client certificate (kubeadm: apiserver-etcd-client); the test uses the same one
-        TestCertificates.Pem client = ca.issue("apiserver-etcd-client", List.of("127.0.0.1"), List.of("localhost"));
+        ThrowawayCa.Pem client = ca.issue("apiserver-etcd-client", List.of("127.0.0.1"), List.of("localhost"));
         this.clientCert = client.cert();
         this.clientKey = client.key();
     }
@@ -132,7 +134,7 @@ final class ThreeNodes implements AutoCloseable {
             // the API server's serving certificate from the cluster's CA, its SAN the host leg (KubeApiServer serves a
             // certificate already in its cert dir): the kubelets trust the CA, as kubeadm's kubeconfigs do
             Path certs = Files.createDirectories(nodes.apiWork.resolve("certs"));
-            TestCertificates.Pem serving =
+            ThrowawayCa.Pem serving =
                     nodes.ca.issue("apiserver", List.of(lab.hostAddress()), List.of("kubernetes", "localhost"));
             Files.move(serving.cert(), certs.resolve("apiserver.crt"));
             Files.move(serving.key(), certs.resolve("apiserver.key"));
@@ -173,7 +175,7 @@ final class ThreeNodes implements AutoCloseable {
     private void issueEtcdCertificates(Member m) throws Exception {
         Files.copy(ca.caFile(), m.pki.resolve("ca.crt"), StandardCopyOption.REPLACE_EXISTING);
         for (String kind : List.of("server", "peer")) {
-            TestCertificates.Pem pem =
+            ThrowawayCa.Pem pem =
                     ca.issue(m.name + "-" + kind, List.of(m.address, "127.0.0.1"), List.of(m.name, "localhost"));
             Files.move(pem.cert(), m.pki.resolve(kind + ".crt"), StandardCopyOption.REPLACE_EXISTING);
             Files.move(pem.key(), m.pki.resolve(kind + ".key"), StandardCopyOption.REPLACE_EXISTING);

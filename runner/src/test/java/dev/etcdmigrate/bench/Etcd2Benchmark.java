@@ -14,6 +14,7 @@ import dev.etcdmigrate.etcd.client.V2Client;
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.it.support.RunnerArgs;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.version.DataVersion;
@@ -180,26 +181,12 @@ public final class Etcd2Benchmark {
     private static String[] run(Path launcher, Path binDir, Path data, String version, String storage)
             throws Exception {
         ServerPorts ports = FreePorts.pick();
-        ProcessBuilder builder = new ProcessBuilder(
-                        launcher.toString(),
-                        "--data-dir",
-                        data.toString(),
-                        "--bin-dir",
-                        binDir.toString(),
-                        "--target-version",
-                        version,
-                        "--target-storage",
-                        storage,
-                        "--name",
-                        "bench",
-                        "--port",
-                        String.valueOf(ports.client()),
-                        "--peer-port",
-                        String.valueOf(ports.peer()),
-                        "--no-exec",
-                        "--start-timeout",
-                        System.getProperty("bench.start.timeout", "2m"))
-                .redirectErrorStream(true);
+        List<String> command = new ArrayList<>(List.of(launcher.toString()));
+        command.addAll(RunnerArgs.flags(data, binDir, version, "bench"));
+        command.addAll(List.of("--target-storage", storage));
+        command.addAll(RunnerArgs.ports(ports));
+        command.addAll(List.of("--no-exec", "--start-timeout", System.getProperty("bench.start.timeout", "2m")));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().put("ETCD_MIGRATE_JAVA_OPTS", "-Xmx64m");
         builder.environment().put("LOG_FORMAT", "json");
         Process p = builder.start();

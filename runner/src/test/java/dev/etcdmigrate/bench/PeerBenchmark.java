@@ -6,6 +6,7 @@ import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.ServerPorts;
 import dev.etcdmigrate.it.support.Poll;
+import dev.etcdmigrate.it.support.RunnerArgs;
 import dev.etcdmigrate.it.support.SingleMember;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -261,22 +262,10 @@ public final class PeerBenchmark {
         Path data = ScaleBenchmark.copy(seed, work, "ours");
         ServerPorts real = FreePorts.pick();
         ServerPorts priv = FreePorts.pick();
-        List<String> command = new ArrayList<>(List.of(
-                launcher.toString(),
-                "--data-dir",
-                data.toString(),
-                "--bin-dir",
-                binDir.toString(),
-                "--target-version",
-                target,
-                "--name",
-                "bench",
-                "--port",
-                String.valueOf(priv.client()),
-                "--peer-port",
-                String.valueOf(priv.peer()),
-                "--log-format=json",
-                "--"));
+        List<String> command = new ArrayList<>(List.of(launcher.toString()));
+        command.addAll(RunnerArgs.flags(data, binDir, target, "bench"));
+        command.addAll(RunnerArgs.ports(priv));
+        command.addAll(List.of("--log-format=json", "--"));
         command.addAll(etcdFlags(data, real));
         java.time.Instant spawned = java.time.Instant.now();
         long start = System.nanoTime();

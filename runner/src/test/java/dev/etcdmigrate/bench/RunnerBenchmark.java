@@ -10,6 +10,7 @@ import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.it.support.RunnerArgs;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.version.DataVersion;
@@ -163,16 +164,9 @@ public final class RunnerBenchmark {
             throws Exception {
         String client = "http://127.0.0.1:" + ports.client();
         Path etcd = binDir.resolve("etcd-" + newest.version()).toRealPath();
-        List<String> command = List.of(
-                launcher.toString(),
-                "--data-dir",
-                data.toString(),
-                "--bin-dir",
-                binDir.toString(),
-                "--target-version",
-                newest.version(),
-                "--name",
-                "bench",
+        List<String> command = new ArrayList<>(List.of(launcher.toString()));
+        command.addAll(RunnerArgs.flags(data, binDir, newest.version(), "bench"));
+        command.addAll(List.of(
                 "--",
                 "--name",
                 "bench",
@@ -181,7 +175,7 @@ public final class RunnerBenchmark {
                 "--advertise-client-urls",
                 client,
                 "--listen-peer-urls",
-                "http://127.0.0.1:" + ports.peer());
+                "http://127.0.0.1:" + ports.peer()));
         long spawned = System.nanoTime();
         Process p = new ProcessBuilder(command)
                 .redirectErrorStream(true)
@@ -211,21 +205,10 @@ public final class RunnerBenchmark {
 
     private static long[] minorStep(Path launcher, Path binDir, Path data, Release target) throws Exception {
         ServerPorts ports = FreePorts.pick();
-        List<String> command = List.of(
-                launcher.toString(),
-                "--data-dir",
-                data.toString(),
-                "--bin-dir",
-                binDir.toString(),
-                "--target-version",
-                target.version(),
-                "--name",
-                "bench",
-                "--port",
-                String.valueOf(ports.client()),
-                "--peer-port",
-                String.valueOf(ports.peer()),
-                "--no-exec");
+        List<String> command = new ArrayList<>(List.of(launcher.toString()));
+        command.addAll(RunnerArgs.flags(data, binDir, target.version(), "bench"));
+        command.addAll(RunnerArgs.ports(ports));
+        command.add("--no-exec");
         long spawned = System.currentTimeMillis();
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         long step = -1;

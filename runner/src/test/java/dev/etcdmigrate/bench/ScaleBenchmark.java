@@ -10,6 +10,7 @@ import dev.etcdmigrate.etcd.client.GatewayClient;
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.etcd.server.ServerPorts;
+import dev.etcdmigrate.it.support.RunnerArgs;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
 import dev.etcdmigrate.version.DataVersion;
@@ -276,21 +277,10 @@ public final class ScaleBenchmark {
         Path data = copy(seed, work, "runner");
         try {
             ServerPorts ports = FreePorts.pick();
-            List<String> command = List.of(
-                    launcher.toString(),
-                    "--data-dir",
-                    data.toString(),
-                    "--bin-dir",
-                    binDir.toString(),
-                    "--target-version",
-                    "3.7.3",
-                    "--name",
-                    "bench",
-                    "--port",
-                    String.valueOf(ports.client()),
-                    "--peer-port",
-                    String.valueOf(ports.peer()),
-                    "--no-exec");
+            List<String> command = new ArrayList<>(List.of(launcher.toString()));
+            command.addAll(RunnerArgs.flags(data, binDir, "3.7.3", "bench"));
+            command.addAll(RunnerArgs.ports(ports));
+            command.add("--no-exec");
             ProcessBuilder builder =
                     new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(logFile.toFile());
             builder.environment().put("ETCD_QUOTA_BACKEND_BYTES", String.valueOf(QUOTA));

@@ -13,6 +13,7 @@ import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.FailedException;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.RefusedException;
+import dev.etcdmigrate.it.support.RunnerArgs;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -28,15 +29,8 @@ class DamageExplanationTest {
                     + " to be: 3, but self identifies as 0\"; version.txt still says 3.4.23/etcd3";
 
     private static RunConfig options(Path data, String... more) throws Exception {
-        List<String> args = new java.util.ArrayList<>(List.of(
-                "--data-dir",
-                data.toString(),
-                "--target-version",
-                "3.5.35",
-                "--name",
-                "m0",
-                "--initial-cluster",
-                "m0=https://10.0.0.1:2380,m1=https://10.0.0.2:2380"));
+        List<String> args = new java.util.ArrayList<>(RunnerArgs.flags(data, "3.5.35", "m0"));
+        args.addAll(List.of("--initial-cluster", "m0=https://10.0.0.1:2380,m1=https://10.0.0.2:2380"));
         args.addAll(List.of(more));
         return MigrateFlags.read(ParsedArgs.parse(MigrateFlags.FLAGS, args, Map.of()));
     }

@@ -15,6 +15,7 @@ import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.RefusedException;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.RestoreEvent;
+import dev.etcdmigrate.it.support.RunnerArgs;
 import dev.etcdmigrate.it.support.TreeDigest;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.ondisk.BboltFixture;
@@ -96,17 +97,8 @@ class SnapshotRestoreTest {
 
     private SnapshotRestore restore(String target, WalkCheck walk, Path snapshot, String sha, String... more)
             throws Exception {
-        List<String> args = new ArrayList<>(List.of(
-                "--data-dir",
-                data().toString(),
-                "--target-version",
-                target,
-                "--name",
-                "m0",
-                "--restore-snapshot",
-                snapshot.toString(),
-                "--restore-sha256",
-                sha));
+        List<String> args = new ArrayList<>(RunnerArgs.flags(data(), target, "m0"));
+        args.addAll(List.of("--restore-snapshot", snapshot.toString(), "--restore-sha256", sha));
         args.addAll(List.of(more));
         RunConfig options = MigrateFlags.read(ParsedArgs.parse(MigrateFlags.FLAGS, args, Map.of()));
         Log log = Log.silent();

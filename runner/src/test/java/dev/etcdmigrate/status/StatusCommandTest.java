@@ -7,7 +7,7 @@ import dev.etcdmigrate.config.StatusConfig;
 import dev.etcdmigrate.etcd.client.ClusterIdentities;
 import dev.etcdmigrate.etcd.client.ClusterIdentities.Identity;
 import dev.etcdmigrate.etcd.client.PemTls;
-import dev.etcdmigrate.it.support.TestCertificates;
+import dev.etcdmigrate.it.support.ThrowawayCa;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -47,8 +47,8 @@ class StatusCommandTest {
 
     @Test
     void aHandshakeSlowerThanTheRunnersTimeoutsStillAnswersStatus(@TempDir Path dir) throws Exception {
-        TestCertificates ca = TestCertificates.newCa(dir);
-        TestCertificates.Pem pem = ca.issue("etcd");
+        ThrowawayCa ca = ThrowawayCa.newCa(dir);
+        ThrowawayCa.Pem pem = ca.issue("etcd");
         URI base =
                 slowTlsEtcd(PemTls.context(Optional.of(pem.cert()), Optional.of(pem.key()), Optional.of(ca.caFile())));
         StatusConfig options = new StatusConfig(

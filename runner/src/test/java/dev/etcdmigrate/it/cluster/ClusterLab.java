@@ -9,10 +9,11 @@ import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.ServerPorts;
 import dev.etcdmigrate.it.support.EtcdFixture;
+import dev.etcdmigrate.it.support.EtcdGateway;
 import dev.etcdmigrate.it.support.Poll;
 import dev.etcdmigrate.it.support.RunnerArgs;
 import dev.etcdmigrate.it.support.RunnerProcess;
-import dev.etcdmigrate.it.support.TestCertificates;
+import dev.etcdmigrate.it.support.ThrowawayCa;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -73,7 +74,7 @@ public final class ClusterLab implements AutoCloseable {
 
     /** A member: its host (namespace index; 0.. on one host too), data dir, TLS files, URL host and ports. */
     public record Member(
-            int host, String name, Path data, TestCertificates.Pem pem, String urlHost, ServerPorts ports, Tls tls) {
+            int host, String name, Path data, ThrowawayCa.Pem pem, String urlHost, ServerPorts ports, Tls tls) {
         public String peerUrl() {
             return (tls == Tls.NONE ? "http://" : "https://") + urlHost + ":" + ports.peer();
         }
@@ -118,8 +119,8 @@ public final class ClusterLab implements AutoCloseable {
     private final String token;
     private final Tls tls;
     private final NetworkLab network;
-    private final TestCertificates certificates;
-    private final TestCertificates.Pem clientPem;
+    private final ThrowawayCa certificates;
+    private final ThrowawayCa.Pem clientPem;
     private final List<Member> members = new ArrayList<>();
     /** The runner flags of each member's private etcd (ports). */
     private final List<List<String>> privateFlags = new ArrayList<>();
@@ -143,7 +144,7 @@ public final class ClusterLab implements AutoCloseable {
         // the last host: the clients'
         this.network = namespaces(layout) ? new NetworkLab(size + 1, testReaches) : null;
         try {
-            certificates = TestCertificates.newCa(Files.createDirectory(dir.resolve("pki")));
+            certificates = ThrowawayCa.newCa(Files.createDirectory(dir.resolve("pki")));
             ServerPorts usual = namespaces(layout) ? new ServerPorts(2379, 2380) : freePorts();
             for (int i = 0; i < size; i++) {
                 String name = "m" + i;
@@ -304,12 +305,12 @@ public final class ClusterLab implements AutoCloseable {
         return network;
     }
 
-    public TestCertificates certificates() {
+    public ThrowawayCa certificates() {
         return certificates;
     }
 
     /** The clients' certificate and key (the writer's, the sampler's; client-cert auth accepts it). */
-    public TestCertificates.Pem clientPem() {
+    public ThrowawayCa.Pem clientPem() {
         return clientPem;
     }
 
@@ -452,7 +453,7 @@ public final class ClusterLab implements AutoCloseable {
         java.net.http.HttpClient.Builder http =
                 java.net.http.HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
         if (m.clientUrl().startsWith("https:"))
-            http.sslContext(HaClient.tls(certificates.caFile(), clientPem.cert(), clientPem.key()));
+            http.sslContext(EtcdGateway.sslContext(certificates.caFile(), clientPem.cert(), clientPem.key()));
         awaitServing(http.build(), m, runner, deadline);
     }
 
@@ -577,17 +578,27 @@ public final class ClusterLab implements AutoCloseable {
         return command;
     }
 
+    /** HaClient's classes: the runner's test classes, test-fixtures' EtcdGateway and its JSON library. */
     private static String classpath() {
-        try {
-            return Path.of(HaClient.class
-                            .getProtectionDomain()
-                            .getCodeSource()
-                            .getLocation()
-                            .toURI())
-                    .toString();
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
+        List<String> entries = new ArrayList<>();
+        for (Class<?> c : List.of(
+                HaClient.class,
+                EtcdGateway.class,
+                com.fasterxml.jackson.databind.ObjectMapper.class,
+                com.fasterxml.jackson.core.JsonFactory.class,
+                com.fasterxml.jackson.annotation.JsonProperty.class)) {
+            try {
+                String entry = Path.of(c.getProtectionDomain()
+                                .getCodeSource()
+                                .getLocation()
+                                .toURI())
+                        .toString();
+                if (!entries.contains(entry)) entries.add(entry);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
         }
+        return String.join(java.io.File.pathSeparator, entries);
     }
 
     private Process startClient(String... args) throws IOException {

@@ -1,30 +1,26 @@
 package dev.etcdmigrate.it.cluster;
 
+import dev.etcdmigrate.it.support.EtcdGateway;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyFactory;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
-import java.security.spec.PKCS8EncodedKeySpec;
 import java.time.Duration;
-import java.util.Base64;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
-import javax.net.ssl.KeyManagerFactory;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
+import java.util.regex.Pattern;
 
 /**
  * A client of the HA test cluster that runs in a network namespace of its own (started with
- * {@code ip netns exec}), speaking etcd's JSON gateway over HTTPS with a client certificate.
+ * {@code ip netns exec}), speaking etcd's JSON gateway over HTTPS with a client certificate through
+ * {@link EtcdGateway}.
  *
  * <pre>
  * write CA CERT KEY ENDPOINTS PREFIX MAX_COUNT MAX_SECONDS   writes PREFIX0, PREFIX1, ... round-robin over the
@@ -47,68 +43,48 @@ public final class HaClient {
         // generous: the connect timeout includes the TLS handshake of a cold JVM, slow on a loaded machine;
         // a member that is down refuses at once anyway
         HttpClient http = HttpClient.newBuilder()
-                .sslContext(tls(Path.of(args[1]), Path.of(args[2]), Path.of(args[3])))
+                .sslContext(EtcdGateway.sslContext(Path.of(args[1]), Path.of(args[2]), Path.of(args[3])))
                 .connectTimeout(Duration.ofSeconds(20))
                 .build();
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         switch (args[0]) {
             case "write" ->
                 write(
-                        http,
+                        gateways(http, args[4], Duration.ofSeconds(3)),
                         out,
-                        args[4].split(","),
                         args[5],
                         Long.parseLong(args[6]),
                         Duration.ofSeconds(Long.parseLong(args[7])));
             case "post" ->
-                out.println(send(
-                        http,
-                        HttpRequest.newBuilder(URI.create(args[4] + args[5]))
-                                .timeout(Duration.ofSeconds(20))
-                                .POST(HttpRequest.BodyPublishers.ofString(args[6]))));
-            case "sample" -> sample(http, out, args[4].split(","));
+                out.println(gateway(http, args[4], Duration.ofSeconds(20)).post(args[5], args[6]));
+            case "sample" -> sample(gateways(http, args[4], Duration.ofSeconds(3)), out);
             case "get" ->
-                out.println(send(
-                        http,
-                        HttpRequest.newBuilder(URI.create(args[4] + args[5]))
-                                .timeout(Duration.ofSeconds(20))
-                                .GET()));
+                out.println(gateway(http, args[4], Duration.ofSeconds(20)).getPath(args[5]));
             default -> throw new IllegalArgumentException(args[0]);
         }
     }
 
+    private static EtcdGateway gateway(HttpClient http, String endpoint, Duration perRequest) {
+        return new EtcdGateway(URI.create(endpoint), http, perRequest);
+    }
+
+    private static List<EtcdGateway> gateways(HttpClient http, String endpoints, Duration perRequest) {
+        List<EtcdGateway> all = new ArrayList<>();
+        for (String endpoint : endpoints.split(",")) all.add(gateway(http, endpoint, perRequest));
+        return all;
+    }
+
     private static void write(
-            HttpClient http, PrintStream out, String[] endpoints, String prefix, long maxCount, Duration maxTime)
-            throws Exception {
-        AtomicBoolean stop = new AtomicBoolean();
-        Thread.ofVirtual()
-                .start(
-                        () -> { // the test closes stdin to stop the writer
-                            try (BufferedReader in =
-                                    new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-                                while (in.readLine() != null) {
-                                    /* nothing to read but the end */
-                                }
-                            } catch (Exception e) {
-                                // stdin gone: stop as well
-                            }
-                            stop.set(true);
-                        });
+            List<EtcdGateway> endpoints, PrintStream out, String prefix, long maxCount, Duration maxTime) {
+        AtomicBoolean stop = stopAtEndOfInput(); // the test closes stdin to stop the writer
         long end = System.nanoTime() + maxTime.toNanos();
         long acked = 0;
         long failed = 0;
         for (long n = 0; !stop.get() && acked < maxCount && System.nanoTime() < end; n++) {
-            int e = (int) (n % endpoints.length);
+            int e = (int) (n % endpoints.size());
             String key = prefix + acked;
-            String body = "{\"key\":\"" + b64(key) + "\",\"value\":\"" + b64("v-" + key) + "\"}";
             try {
-                String response = send(
-                        http,
-                        HttpRequest.newBuilder(URI.create(endpoints[e] + "/v3/kv/put"))
-                                .POST(HttpRequest.BodyPublishers.ofString(body))
-                                .timeout(Duration.ofSeconds(3)));
-                int at = response.indexOf("\"revision\":\"");
-                String revision = at < 0 ? "?" : response.substring(at + 12, response.indexOf('"', at + 12));
+                long revision = endpoints.get(e).put(key, "v-" + key);
                 out.println("ACK " + e + " " + key + " " + revision + " " + System.currentTimeMillis());
                 acked++;
             } catch (Exception ex) {
@@ -119,25 +95,16 @@ public final class HaClient {
         out.println("DONE " + acked + " " + failed);
     }
 
-    private static void sample(HttpClient http, PrintStream out, String[] endpoints) throws Exception {
+    private static void sample(List<EtcdGateway> endpoints, PrintStream out) throws Exception {
         AtomicBoolean stop = stopAtEndOfInput();
-        java.util.regex.Pattern server = java.util.regex.Pattern.compile("\"etcdserver\":\"([^\"]*)\"");
-        java.util.regex.Pattern clusterVersion = java.util.regex.Pattern.compile("\"etcdcluster\":\"([^\"]*)\"");
+        Pattern server = Pattern.compile("\"etcdserver\":\"([^\"]*)\"");
+        Pattern clusterVersion = Pattern.compile("\"etcdcluster\":\"([^\"]*)\"");
         while (!stop.get()) {
             long at = System.currentTimeMillis();
-            java.util.List<java.util.concurrent.CompletableFuture<String>> answers = new java.util.ArrayList<>();
-            for (String endpoint : endpoints) {
-                answers.add(http.sendAsync(
-                                HttpRequest.newBuilder(URI.create(endpoint + "/version"))
-                                        .timeout(Duration.ofMillis(800))
-                                        .GET()
-                                        .build(),
-                                HttpResponse.BodyHandlers.ofString())
-                        .thenApply(r -> r.statusCode() == 200 ? r.body() : null)
-                        .exceptionally(t -> null));
-            }
+            List<CompletableFuture<String>> answers = new ArrayList<>();
+            for (EtcdGateway endpoint : endpoints) answers.add(endpoint.versionAsync(Duration.ofMillis(800)));
             StringBuilder line = new StringBuilder("S ").append(at);
-            java.util.Map<String, Integer> views = new java.util.HashMap<>();
+            Map<String, Integer> views = new HashMap<>();
             for (var answer : answers) {
                 String body = answer.get();
                 if (body == null) {
@@ -152,8 +119,8 @@ public final class HaClient {
             // each member reports the cluster version it has applied: one cut off from its peers still reports the
             // old one after the leader raised it, so only a majority's answer is the cluster's
             String cluster = views.entrySet().stream()
-                    .filter(v -> v.getValue() > endpoints.length / 2)
-                    .map(java.util.Map.Entry::getKey)
+                    .filter(v -> v.getValue() > endpoints.size() / 2)
+                    .map(Map.Entry::getKey)
                     .findFirst()
                     .orElse("-");
             out.println(line.append(' ').append(cluster));
@@ -175,44 +142,5 @@ public final class HaClient {
             stop.set(true);
         });
         return stop;
-    }
-
-    private static String send(HttpClient http, HttpRequest.Builder request) throws Exception {
-        HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-        if (response.statusCode() != 200) {
-            throw new IllegalStateException("HTTP " + response.statusCode() + ": " + response.body());
-        }
-        return response.body();
-    }
-
-    private static String b64(String s) {
-        return Base64.getEncoder().encodeToString(s.getBytes(StandardCharsets.UTF_8));
-    }
-
-    /** Trusts only the test CA; presents the client certificate (client-cert auth on the members). */
-    static SSLContext tls(Path ca, Path cert, Path key) throws Exception {
-        CertificateFactory x509 = CertificateFactory.getInstance("X.509");
-        KeyStore trust = KeyStore.getInstance("PKCS12");
-        trust.load(null, null);
-        try (var in = Files.newInputStream(ca)) {
-            trust.setCertificateEntry("ca", x509.generateCertificate(in));
-        }
-        String pem = Files.readString(key).replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
-        var privateKey = KeyFactory.getInstance("EC")
-                .generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(pem)));
-        Certificate certificate;
-        try (var in = Files.newInputStream(cert)) {
-            certificate = x509.generateCertificate(in);
-        }
-        KeyStore keys = KeyStore.getInstance("PKCS12");
-        keys.load(null, null);
-        keys.setKeyEntry("client", privateKey, new char[0], new Certificate[] {certificate});
-        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        kmf.init(keys, new char[0]);
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(trust);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(kmf.getKeyManagers(), tmf.getTrustManagers(), null);
-        return context;
     }
 }

@@ -11,7 +11,7 @@ import dev.etcdmigrate.it.cluster.ClusterLab.Member;
 import dev.etcdmigrate.it.support.EtcdFixture;
 import dev.etcdmigrate.it.support.ItConv2Events;
 import dev.etcdmigrate.it.support.RunnerProcess;
-import dev.etcdmigrate.it.support.TestCertificates;
+import dev.etcdmigrate.it.support.ThrowawayCa;
 import dev.etcdmigrate.it.support.TreeDigest;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -63,7 +63,7 @@ class RejoinFailFastIT {
         Release to = releases.get(releases.size() - 2);
         cluster = ClusterLab.create(dir, MEMBERS, ClusterLab.Layout.ONE_HOST, "failfast-it", ClusterLab.Tls.PEER);
         Path ca = cluster.certificates().caFile();
-        TestCertificates otherCa = TestCertificates.newCa(Files.createDirectory(dir.resolve("other-pki")));
+        ThrowawayCa otherCa = ThrowawayCa.newCa(Files.createDirectory(dir.resolve("other-pki")));
         List<Member> members = cluster.members();
         List<RunnerProcess> serving = new ArrayList<>();
         for (Member m : members) serving.add(startRunner(m, from, ca, m.peerUrl()));

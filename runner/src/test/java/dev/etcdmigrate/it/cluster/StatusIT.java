@@ -13,6 +13,7 @@ import dev.etcdmigrate.cluster.RolloutCoordinator;
 import dev.etcdmigrate.it.cluster.ClusterLab.Member;
 import dev.etcdmigrate.it.support.EtcdFixture;
 import dev.etcdmigrate.it.support.Poll;
+import dev.etcdmigrate.it.support.RunnerArgs;
 import dev.etcdmigrate.it.support.RunnerProcess;
 import dev.etcdmigrate.version.MinorLine;
 import java.net.URI;
@@ -61,8 +62,7 @@ class StatusIT {
     }
 
     private static Reading status(Member ask, String target) throws Exception {
-        InProcess.Result r = InProcess.run(
-                List.of("status", "-o", "json", "--endpoints", ask.clientUrl(), "--target-version", target), Map.of());
+        InProcess.Result r = InProcess.run(RunnerArgs.status(ask.clientUrl(), target, "-o", "json"), Map.of());
         return new Reading(r.exit(), JSON.readTree(r.out()));
     }
 

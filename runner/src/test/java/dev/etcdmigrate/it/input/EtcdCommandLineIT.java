@@ -12,8 +12,9 @@ import dev.etcdmigrate.etcd.server.FreePorts;
 import dev.etcdmigrate.etcd.server.ServerPorts;
 import dev.etcdmigrate.it.support.EtcdFixture;
 import dev.etcdmigrate.it.support.Poll;
+import dev.etcdmigrate.it.support.RunnerArgs;
 import dev.etcdmigrate.it.support.RunnerProcess;
-import dev.etcdmigrate.it.support.TestCertificates;
+import dev.etcdmigrate.it.support.ThrowawayCa;
 import dev.etcdmigrate.it.support.TreeDigest;
 import io.etcd.jetcd.Client;
 import java.nio.file.Files;
@@ -70,13 +71,13 @@ class EtcdCommandLineIT {
     }
 
     /** A PREVIOUS member with its WAL outside the data dir, and the peer TLS files of the etcd it becomes. */
-    private record Member(Path data, Path wal, Keyspace keys, TestCertificates.Pem peer, Path ca) {}
+    private record Member(Path data, Path wal, Keyspace keys, ThrowawayCa.Pem peer, Path ca) {}
 
     private Member seed(Path dir) throws Exception {
         Path data = dir.resolve("data");
         Path wal = dir.resolve("wal");
         Keyspace keys = etcd.seed(PREVIOUS, data, 50, "--wal-dir", wal.toString());
-        TestCertificates certificates = TestCertificates.newCa(Files.createDirectories(dir.resolve("pki")));
+        ThrowawayCa certificates = ThrowawayCa.newCa(Files.createDirectories(dir.resolve("pki")));
         return new Member(data, wal, keys, certificates.issue("m1"), certificates.caFile());
     }
 
@@ -102,19 +103,7 @@ class EtcdCommandLineIT {
 
     /** The runner's own flags: no --name and no --data-dir, it takes etcd's. */
     private static List<String> runnerArgs(boolean noExec, List<String> etcdArgs) {
-        ServerPorts ports = FreePorts.pick();
-        List<String> args = new ArrayList<>(List.of(
-                "migrate",
-                "--bin-dir",
-                EtcdFixture.binDir().toString(),
-                "--target-version",
-                NEWEST.version(),
-                "--target-storage",
-                "etcd3",
-                "--port",
-                String.valueOf(ports.client()),
-                "--peer-port",
-                String.valueOf(ports.peer())));
+        List<String> args = new ArrayList<>(RunnerArgs.takingEtcds("migrate", NEWEST.version()));
         if (noExec) args.add("--no-exec");
         args.add("--");
         args.addAll(etcdArgs);

@@ -36,10 +36,59 @@ public final class RunnerArgs {
         return args;
     }
 
+    /**
+     * The member {@code name}'s data dir to target with the binaries of binDir, the flags only: a benchmark puts its
+     * launcher (the runner's default command is migrate) or a unit test the command word in front, and adds the rest.
+     */
+    public static List<String> flags(Path dataDir, Path binDir, String target, String name) {
+        return List.of(
+                "--data-dir",
+                dataDir.toString(),
+                "--bin-dir",
+                binDir.toString(),
+                "--target-version",
+                target,
+                "--name",
+                name);
+    }
+
+    /** The same without a bin dir: flags a unit test reads into a RunConfig, no etcd run. */
+    public static List<String> flags(Path dataDir, String target, String name) {
+        return List.of("--data-dir", dataDir.toString(), "--target-version", target, "--name", name);
+    }
+
+    /** The private etcd's loopback ports. */
+    public static List<String> ports(ServerPorts ports) {
+        return List.of("--port", String.valueOf(ports.client()), "--peer-port", String.valueOf(ports.peer()));
+    }
+
+    /**
+     * {@code command} to target/etcd3 with no --name and no --data-dir of the runner's own: it takes etcd's (after
+     * "--", which the caller adds with etcd's flags); free private ports.
+     */
+    public static List<String> takingEtcds(String command, String target) {
+        List<String> args = new ArrayList<>(List.of(
+                command,
+                "--bin-dir",
+                EtcdFixture.binDir().toString(),
+                "--target-version",
+                target,
+                "--target-storage",
+                "etcd3"));
+        args.addAll(ports(FreePorts.pick()));
+        return args;
+    }
+
+    /** `status` of the cluster behind endpoints toward target, plus extra flags. */
+    public static List<String> status(String endpoints, String target, String... extra) {
+        List<String> args = new ArrayList<>(List.of("status", "--endpoints", endpoints, "--target-version", target));
+        args.addAll(List.of(extra));
+        return args;
+    }
+
     public static List<String> common(String command, Path dataDir, String target) {
-        ServerPorts ports = FreePorts.pick();
         List<String> args = new ArrayList<>(commandLine(command, dataDir, target, "it"));
-        args.addAll(List.of("--port", String.valueOf(ports.client()), "--peer-port", String.valueOf(ports.peer())));
+        args.addAll(ports(FreePorts.pick()));
         return List.copyOf(args);
     }
 

@@ -31,10 +31,10 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 
 /**
  * A throwaway CA and peer certificates for 127.0.0.1, written as PEM files etcd reads (private keys
- * PKCS#8, mode 0600): peer TLS in tests without any certificate checked into the repository. Public for
- * the image module's node check (runner's test-jar).
+ * PKCS#8, mode 0600): peer TLS in tests without any certificate checked into the repository. Its name
+ * matches no test-class pattern of surefire or failsafe, so neither ever takes it for a test.
  */
-public final class TestCertificates {
+public final class ThrowawayCa {
 
     /** A certificate and its key, as files. */
     public record Pem(Path cert, Path key) {}
@@ -44,14 +44,14 @@ public final class TestCertificates {
     private final X509CertificateHolder ca;
     private long serial = 1;
 
-    private TestCertificates(Path dir, KeyPair caKeys, X509CertificateHolder ca) {
+    private ThrowawayCa(Path dir, KeyPair caKeys, X509CertificateHolder ca) {
         this.dir = dir;
         this.caKeys = caKeys;
         this.ca = ca;
     }
 
     /** A new CA in dir (ca.pem). */
-    public static TestCertificates newCa(Path dir) throws Exception {
+    public static ThrowawayCa newCa(Path dir) throws Exception {
         KeyPair keys = ecKeys();
         X500Name name = new X500Name("CN=etcd-migrate test CA");
         X509CertificateHolder ca = new JcaX509v3CertificateBuilder(
@@ -59,7 +59,7 @@ public final class TestCertificates {
                 .addExtension(Extension.basicConstraints, true, new BasicConstraints(true))
                 .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign))
                 .build(new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate()));
-        TestCertificates certificates = new TestCertificates(dir, keys, ca);
+        ThrowawayCa certificates = new ThrowawayCa(dir, keys, ca);
         certificates.write(dir.resolve("ca.pem"), ca);
         return certificates;
     }
