@@ -11,6 +11,7 @@ import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.error.Reason;
 import dev.etcdmigrate.error.UsageException;
 import dev.etcdmigrate.event.RunEvent;
+import dev.etcdmigrate.exec.Execve;
 import dev.etcdmigrate.exec.TerminationLog;
 import dev.etcdmigrate.log.Log;
 import dev.etcdmigrate.process.Children;
@@ -56,6 +57,9 @@ public final class Main {
             out.print(VersionText.of(before));
             return ExitStatus.OK.code();
         }
+        boolean named = !args.isEmpty() && !args.getFirst().startsWith("-");
+        String word = named ? args.getFirst() : "migrate";
+        if (word.equals("migrate") && !before.contains("--no-exec")) Execve.linkAhead(); // before the flags are read
         Log log;
         try {
             OutputFlags output = OutputFlags.read(before, environment);
@@ -64,8 +68,6 @@ public final class Main {
             return fail(Log.text(err), before, e);
         }
         try {
-            boolean named = !args.isEmpty() && !args.getFirst().startsWith("-");
-            String word = named ? args.getFirst() : "migrate";
             // help reaches here only for a command it does not know, the one to refuse
             if (word.equals("help") && args.size() > 1) throw unknown(args.get(1));
             Command command = command(word, out).orElseThrow(() -> unknown(word));

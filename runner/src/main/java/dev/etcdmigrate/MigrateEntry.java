@@ -69,11 +69,8 @@ final class MigrateEntry implements Command {
 
     private static int migrate(RunConfig given, ParsedArgs args, Log log, Children children, RunTally tally)
             throws Exception {
-        // Linking execve through java.lang.foreign spins its stubs at run time (the AOT cache cannot keep them): on
-        // its own thread while the data is read and judged, so that the exec does not wait for it
-        FutureTask<Execve> linking = new FutureTask<>(Execve::link);
-        if (!given.noExec())
-            Thread.ofPlatform().name("link-execve").daemon(true).start(linking);
+        // linking execve (started by Main once the command was known) runs while the data is read and judged
+        FutureTask<Execve> linking = given.noExec() ? null : Execve.linkAhead();
         DataDirOwner.become(given.dataDir(), log);
         // read once for both: the catalog depends on the flags, not on the members the data records
         Catalog[] read = new Catalog[1];

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.FutureTask;
 
 /**
  * Replaces the JVM with another program through execve(2) (java.lang.foreign): same PID, so etcd
@@ -45,6 +46,21 @@ public final class Execve {
         this.signal = signal;
         this.stateLayout = stateLayout;
         this.errnoHandle = errnoHandle;
+    }
+
+    private static FutureTask<Execve> ahead;
+
+    /**
+     * {@link #link} on a thread of its own, started once per process. Its stubs are spun at run time (the AOT cache
+     * cannot keep them): 30-50 ms of CPU that a restart's reads and checks overlap, and the exec waits for whatever
+     * of it is left, so it starts as soon as the command is known to be a migration.
+     */
+    public static synchronized FutureTask<Execve> linkAhead() {
+        if (ahead == null) {
+            ahead = new FutureTask<>(Execve::link);
+            Thread.ofPlatform().name("link-execve").daemon(true).start(ahead);
+        }
+        return ahead;
     }
 
     /** Looks up execve and close_range in libc and marshals once (the costly parts, done before exec is due). */
