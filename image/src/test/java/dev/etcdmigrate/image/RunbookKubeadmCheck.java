@@ -33,24 +33,25 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * docs/runbooks/kubeadm-one-node.md run as written ({@link Runbook}) on a control-plane node whose etcd static pod
- * kubeadm wrote: one node of {@link ThreeNodes} (a network namespace with its own address, containerd, a kubelet; no
- * API server, which is down while a lone etcd restarts anyway), kubeadm's own etcd certificates and its
- * `init phase etcd local` pod for etcd 3.5.35, run from an image of kubeadm's name (`registry.k8s.io/etcd:3.5.35-0`,
- * built here: etcd, etcdctl and etcdutl 3.5.35 only) and serving 3.5 data it wrote itself (no version.txt).
+ * docs/runbooks/kubeadm-one-node.md, then rollback.md, run as written ({@link Runbook}) on a control-plane node whose
+ * etcd static pod kubeadm wrote: one node of {@link ThreeNodes} (a network namespace with its own address, containerd,
+ * a kubelet), kubeadm's own etcd certificates and its `init phase etcd local` pod for etcd 3.5.35, run from an image of
+ * kubeadm's name (`registry.k8s.io/etcd:3.5.35-0`, built here: etcd, etcdctl and etcdutl 3.5.35 only) and serving 3.5
+ * data it wrote itself (no version.txt); a kube-apiserver on that member, as kubeadm's stacked etcd has it.
  *
  * <p>kubeadm's fixed paths: each `node` block runs as root in the node's network namespace and in a mount namespace
  * of its own, where /etc is an overlay of the machine's (its writes on a tmpfs that ends with the block),
  * /etc/kubernetes the node's own directory and /etc/kubernetes/manifests the kubelet's static pod directory. So
  * kubeadm, run by a block without `--rootfs`, writes the manifest the kubelet reads, and nothing reaches the
  * machine's /etc. kubeadm's configuration names the node's own data and certificate directories (the kubelet,
- * outside that namespace, resolves the pod's hostPaths), so the runbook's DATA, ETCD_CERTS, KUBEADM_CONFIG and BACKUP
- * take the test's values; IMAGE is the image as this build tags it. `build` blocks are not run: the image and the
- * rendered patch are this build's, and the patch is copied to PATCHES as the runbook says.
+ * outside that namespace, resolves the pod's hostPaths), so the runbooks' DATA, PKI, ETCD_CERTS, KUBEADM_CONFIG,
+ * SNAPSHOTS and BACKUP take the test's values; IMAGE is the image as this build tags it. `build` blocks are not run:
+ * the image and the rendered patch are this build's, and the patch is copied to PATCHES as the runbook says.
  *
- * <p>After the blocks: etcd 3.7.3 serves, and every key written at 3.5 reads back with its value, revisions, version
- * and lease; the backup holds the snapshot, kubeadm's manifest and the data; nothing was written to the machine's
- * /etc/kubernetes, /var/lib/etcd, /var/backups or /root.
+ * <p>After the upgrade: etcd 3.7.3 serves, and every key written at 3.5 reads back with its value, revisions, version
+ * and lease; the backup holds the snapshot, kubeadm's manifest and the data. After the rollback's edit: the same at
+ * 3.5.35, a key written at 3.7 included; after its return to the copy: the backup's keys. The runbooks' default paths
+ * on the machine ({@link #MACHINE}) are as they were.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @EnabledIfSystemProperty(
@@ -73,6 +74,7 @@ class RunbookKubeadmCheck {
             Path.of("/etc/kubernetes"),
             Path.of("/var/lib/etcd"),
             Path.of("/var/backups/etcd-before-3.7"),
+            Path.of("/var/backups/before-rollback.snap"),
             Path.of("/root/kubeadm.yaml"));
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -89,6 +91,8 @@ class RunbookKubeadmCheck {
     static Path certificates;
     /** kubeadm's etcd pod as the node runs it before the runbook. */
     static String kubeadmPod;
+    /** The check's keys as the backup holds them (at 3.5, before the upgrade). */
+    static Map<String, String> backedUp;
 
     static Map<String, Boolean> machineBefore = new LinkedHashMap<>();
 
@@ -212,6 +216,7 @@ class RunbookKubeadmCheck {
     void kubeadmOneNodeRunbook(@TempDir Path work) throws Exception {
         long t0 = System.nanoTime();
         Map<String, String> before = keys(OLD);
+        backedUp = before;
         Path backup = member.node.root.resolve("backups/etcd-before-3.7");
         Map<String, String> overrides = new LinkedHashMap<>();
         overrides.put("REGISTRY", NodeCheck.IMAGE_REFERENCE.substring(0, NodeCheck.IMAGE_REFERENCE.indexOf('/')));
@@ -284,6 +289,68 @@ class RunbookKubeadmCheck {
             assertEquals(p.getValue(), Files.exists(Path.of(p.getKey())), "the machine's " + p.getKey());
         report("kubeadm-one-node.md: %d blocks in %d ms; the machine's %s untouched"
                 .formatted(book.blocks.size(), ms(t0), machineBefore.keySet()));
+    }
+
+    /**
+     * rollback.md on the same node (NODES the one node): step 1's snapshot, the one edit back to 3.5.35 through kubeadm
+     * (the block waits for a new etcd container that answers), the watch on STATUS until done; every key then as it
+     * was at 3.7.3, one written there included, at 3.5.35. Then "To the copy instead": kubeadm's own pod on the backup's
+     * data, serving the keys as backed up (the one written since gone), the patches gone from the configuration.
+     */
+    @Test
+    @Order(2)
+    void rollbackRunbook(@TempDir Path work) throws Exception {
+        long t0 = System.nanoTime();
+        assertEquals(TOP, version(TOP), "the member after kubeadm-one-node.md");
+        etcdctl(TOP, "put", PREFIX + "written-at-3.7", "lost by the return to the copy");
+        Map<String, String> before = keys(TOP);
+        Path root = member.node.root;
+        Map<String, String> overrides = new LinkedHashMap<>();
+        overrides.put("NODES", member.name);
+        overrides.put("KUBEADM_CONFIG", kubeadmConfig.toString());
+        overrides.put("DATA", member.data.toString());
+        overrides.put("PKI", certificates.resolve("etcd").toString());
+        overrides.put("ETCD_CERTS", String.join(" ", etcdctlTls()));
+        overrides.put("SNAPSHOTS", root.resolve("backups").toString());
+        overrides.put("BACKUP", root.resolve("backups/etcd-before-3.7").toString());
+        Runbook book = open("rollback.md", work, overrides);
+        long edit = 0;
+        boolean watched = false;
+        boolean copied = false;
+        for (Runbook.Block b : book.blocks) {
+            if (b.place().equals("env")) continue;
+            String text = b.script();
+            boolean edits = text.contains("kubeadm init phase etcd local");
+            boolean watches = text.contains("STATUS()");
+            boolean copies = text.contains("var-lib-etcd");
+            if (edits) edit = System.nanoTime();
+            Runbook.Run run = book.run(b, BLOCK).check();
+            report("rollback.md: block %d (%s, %s) ran in %d ms"
+                    .formatted(b.index(), b.place(), b.firstLine(), run.millis()));
+            if (text.contains("snapshot save"))
+                assertTrue(Files.size(root.resolve("backups/before-rollback.snap")) > 0, "step 1's snapshot");
+            if (watches) {
+                watched = true;
+                assertEquals(OLD, version(OLD), "the member's etcd after the watch");
+                assertEquals(before, keys(OLD), "every key with its value, revisions, version and lease");
+                report("rollback.md: kubeadm's edit -> STATUS done at %s: %d ms; %d keys checked one by one as at %s"
+                        .formatted(OLD, ms(edit), before.size(), TOP));
+            }
+            if (copies) {
+                copied = true;
+                assertEquals(kubeadmPod, Files.readString(member.node.manifests.resolve("etcd.yaml")), "kubeadm's pod");
+                assertFalse(Files.readString(kubeadmConfig).contains("patches:"), "the patches dropped");
+                assertEquals(OLD, version(OLD), "kubeadm's etcd");
+                assertEquals(backedUp, keys(OLD), "the keys as backed up");
+                report(
+                        "rollback.md: to the copy: kubeadm's pod (%s) serving the backup's %d keys as they were, the key written at %s gone"
+                                .formatted(KUBEADM_IMAGE, backedUp.size(), TOP));
+            }
+        }
+        assertTrue(edit > 0 && watched && copied, "the runbook has the edit, the watch and the return to the copy");
+        for (var p : machineBefore.entrySet())
+            assertEquals(p.getValue(), Files.exists(Path.of(p.getKey())), "the machine's " + p.getKey());
+        report("rollback.md: %d blocks in %d ms".formatted(book.blocks.size(), ms(t0)));
     }
 
     /** The backup step's result: the snapshot (its keys), kubeadm's manifest, the data, and the pod back. */
