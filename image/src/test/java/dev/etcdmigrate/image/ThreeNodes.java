@@ -210,6 +210,11 @@ final class ThreeNodes implements AutoCloseable {
 
     /** The API server against all three members (client TLS), on the host leg; the nodes then register. */
     KubeApiServer startApiServer() throws Exception {
+        return startApiServer(ca.caFile(), clientCert, clientKey);
+    }
+
+    /** The same with other etcd client files (members whose certificates kubeadm made from its own CA). */
+    KubeApiServer startApiServer(Path etcdCa, Path etcdCert, Path etcdKey) throws Exception {
         String servers = members.stream().map(Member::clientUrl).collect(Collectors.joining(","));
         api = KubeApiServer.start(
                 apiServerBinary,
@@ -219,9 +224,9 @@ final class ThreeNodes implements AutoCloseable {
                 apiWork,
                 Duration.ofMinutes(3),
                 List.of(
-                        "--etcd-cafile=" + ca.caFile(),
-                        "--etcd-certfile=" + clientCert,
-                        "--etcd-keyfile=" + clientKey,
+                        "--etcd-cafile=" + etcdCa,
+                        "--etcd-certfile=" + etcdCert,
+                        "--etcd-keyfile=" + etcdKey,
                         // as kubeadm's: `kubectl exec` reaches a kubelet at its node's address (the node name
                         // resolves nowhere here)
                         "--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname"));
