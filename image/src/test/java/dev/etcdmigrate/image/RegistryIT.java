@@ -54,8 +54,9 @@ class RegistryIT {
         startRegistry(registry);
 
         String pushed = registry + "/" + NAME;
-        // `compile` lets the reactor resolve the runner (provided) from runner/target/classes without a local install;
-        // the image's layers are the ones this build's prepare-package already made under image/target/image
+        // `compile` lets the reactor resolve the runner (provided) from runner/target/classes without a local install,
+        // and -am brings test-fixtures into it (jib's goal resolves the image's test dependencies too); the image's
+        // layers are the ones this build's prepare-package already made under image/target/image
         Result jib = exec(
                 List.of(
                         ROOT.resolve("mvnw").toString(),
@@ -65,6 +66,7 @@ class RegistryIT {
                         ROOT.resolve("pom.xml").toString(),
                         "-pl",
                         "runner,image",
+                        "-am",
                         "-Pimage",
                         "compile",
                         "jib:build@image-tar", // the default flavour's layers
