@@ -292,7 +292,15 @@ public final class RunnerProcess implements AutoCloseable {
      */
     public void killGroup() throws Exception {
         rememberDescendants();
-        if (process.isAlive() && ProcessGroup.of(process.pid()).orElse(process.pid()) != process.pid()) {
+        // setsid(1) makes the group only when it runs: a kill in the first moments after the start (a random moment
+        // near zero, a loaded machine) may find the process still in the test's group, which the kill must not hit
+        try {
+            Poll.untilTrue(
+                    Duration.ofSeconds(10),
+                    Duration.ofMillis(5),
+                    "runner " + process.pid() + " leads its group",
+                    () -> !process.isAlive() || ProcessGroup.of(process.pid()).orElse(process.pid()) == process.pid());
+        } catch (AssertionError | RuntimeException e) {
             fail("runner " + process.pid() + " is not its own process group leader (started without startInOwnGroup?)");
         }
         ProcessGroup.killAndAwait(process.pid(), Duration.ofSeconds(10));
