@@ -396,8 +396,6 @@ final class Sim {
         Throwable failure;
         Thread thread;
         RolloutCoordinator driver;
-        /** Its program counter at its pending call, taken by its own thread (only for the exhaustive search's key). */
-        String pc = "";
 
         Runner(Node member, int id) {
             this.member = member;
@@ -442,8 +440,6 @@ final class Sim {
     /** Counts what the world did to the members on its own (a fault, an edit's stop): a check before it is stale. */
     int worldEpoch;
 
-    private static final StackWalker PC = StackWalker.getInstance();
-
     /** The rules the runners follow: the real ones, or a test's mutant ({@link Mutants}). */
     static volatile dev.etcdmigrate.cluster.RuleSet rules = dev.etcdmigrate.cluster.RuleSet.REAL;
 
@@ -455,7 +451,7 @@ final class Sim {
 
     static final RolloutPolicy POLICY = new RolloutPolicy(1000, Duration.ofMillis(500), Duration.ofSeconds(30));
 
-    /** Whether each runner takes its program counter at every call ({@link #state()}: the exhaustive search). */
+    /** Whether this is the exhaustive search's simulation (its states are keyed: {@link #state()}). */
     final boolean keyed;
 
     Sim(Config config) {
@@ -897,12 +893,6 @@ final class Sim {
     /** A port call: the runner waits for its turn here, and may be crashed here. */
     private void call(Runner r, String label) {
         r.pending = label;
-        // by the runner's own thread, before it hands the baton back: the scheduler reading its stack instead saw it
-        // anywhere between this release and its park, so the same state had several keys (counts varied by run)
-        if (keyed)
-            r.pc = PC.walk(frames -> frames.filter(f -> f.getClassName().startsWith("dev.etcdmigrate."))
-                    .map(f -> f.getMethodName() + f.getLineNumber())
-                    .collect(java.util.stream.Collectors.joining(",")));
         back.release();
         r.go.acquireUninterruptibly();
         if (r.crashNow) throw new Crash();
@@ -1225,9 +1215,11 @@ final class Sim {
     /**
      * The exhaustive search's canonical state: the cluster (cluster version, job, record and who holds it, the
      * faults left), each member (data, version.txt, how it runs, its note, recorded cluster version and job) and each
-     * runner's program counter: where its thread stands at its pending call (the frames of the protocol's and the
-     * simulation's code, with line numbers, taken by the runner itself: {@link #keyed}) and what its driver remembers (the note it wrote, the record it holds, the reason it last gave,
-     * whether it serves, whether rule 2 blocked it). The clock is left out (see docs/ha.md, "The simulation").
+     * runner: its pending port call and its coordinator's memory ({@link RolloutCoordinator#memory()}: the sync points
+     * it and its record keeper stand at, and what they remember). Left out, as abstractions: the clock and the count of
+     * a patient read's retries (a deadline-bound loop's "not yet"; its "passed" is the timeout branch,
+     * {@link #enabled()}), raft indexes beyond whether a member is further behind than the margin's bound, the term,
+     * and revisions other than relative to the store's (see docs/ha.md, "The simulation").
      */
     String state() {
         StringBuilder s = new StringBuilder();
@@ -1270,54 +1262,86 @@ final class Sim {
                     .append(r.acting)
                     .append(r.releasing);
             if (r.finished) continue;
-            s.append(r.pc);
-            if (r.driver != null) s.append(Fields.of(r.driver, revision));
+            if (r.driver != null) memory(s, r.driver.memory());
         }
         return s.toString();
     }
 
-    /** The driver's memory, read reflectively (it keeps it private): every field but the ports. */
-    private static final class Fields {
-        static String of(Object o, long revision) {
-            StringBuilder s = new StringBuilder("{");
-            for (Class<?> c = o.getClass(); c != null && c != Object.class; c = c.getSuperclass()) {
-                for (java.lang.reflect.Field f : c.getDeclaredFields()) {
-                    if (java.lang.reflect.Modifier.isStatic(f.getModifiers())
-                            || java.lang.reflect.Modifier.isFinal(f.getModifiers())) continue;
-                    try {
-                        f.setAccessible(true);
-                        Object v = f.get(o);
-                        s.append(f.getName()).append('=');
-                        if (v instanceof ClusterView.Record rec) {
-                            s.append(rec.value().holder())
-                                    .append(rec.value().from())
-                                    .append(rec.value().to())
-                                    .append('@')
-                                    .append(revision - rec.modRevision());
-                        } else if (v instanceof RolloutCoordinator.Serving) {
-                            s.append("serving");
-                        } else {
-                            s.append(v);
-                        }
-                        s.append(';');
-                    } catch (ReflectiveOperationException e) {
-                        throw new IllegalStateException(e);
-                    }
-                }
-            }
-            // the record keeper the driver holds (final field): its note and record
-            try {
-                java.lang.reflect.Field k = o.getClass().getDeclaredField("records");
-                k.setAccessible(true);
-                Object keeper = k.get(o);
-                if (keeper != null && keeper != o) s.append(of(keeper, revision));
-            } catch (NoSuchFieldException e) {
-                // no keeper
-            } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException(e);
-            }
-            return s.append('}').toString();
+    /** A coordinator's memory, canonical: revisions relative to the store's, raft indexes as "behind the bound". */
+    private void memory(StringBuilder s, RolloutCoordinator.Memory mem) {
+        s.append('{')
+                .append(mem.phase())
+                .append(',')
+                .append(mem.step())
+                .append(',')
+                .append(mem.leg())
+                .append(',');
+        record(s, mem.held());
+        s.append(mem.unknown()).append(',');
+        record(s, mem.unreleased());
+        record(s, mem.settling());
+        s.append(mem.serving())
+                .append(',')
+                .append(mem.lastWaiting())
+                .append(',')
+                .append(mem.answered())
+                .append(',')
+                .append(mem.handOvers())
+                .append(',')
+                .append(mem.blocked().map(w -> w.why() + w.members()).orElse("-"))
+                .append(',')
+                .append(mem.recordedClusterVersion())
+                .append(mem.recordedJob())
+                .append(";pass ");
+        RolloutCoordinator.Pass pass = mem.pass();
+        members(s, pass.members());
+        record(s, pass.held());
+        members(s, pass.now());
+        new java.util.TreeMap<>(pass.reads())
+                .forEach((k, v) -> s.append(k).append(v).append(','));
+        RolloutCoordinator.Records keeper = mem.records();
+        s.append(";records ").append(keeper.at()).append(',');
+        keeper.noted()
+                .ifPresentOrElse(
+                        n -> s.append(n instanceof Note.Holds h ? "H@" + (revision - h.revision()) : n),
+                        () -> s.append('?'));
+        s.append(',');
+        record(s, keeper.held());
+        s.append(keeper.unsettled()).append('}');
+    }
+
+    private void record(StringBuilder s, Optional<ClusterView.Record> rec) {
+        rec.ifPresentOrElse(
+                r -> s.append(r.value().holder())
+                        .append(r.value().from())
+                        .append(r.value().to())
+                        .append('@')
+                        .append(revision - r.modRevision()),
+                () -> s.append('-'));
+        s.append(',');
+    }
+
+    private void members(StringBuilder s, List<ClusterView.Member> list) {
+        s.append('[');
+        for (ClusterView.Member m : list) {
+            s.append(m.name())
+                    .append('/')
+                    .append(m.id())
+                    .append(m.learner() ? "L" : "")
+                    .append(m.problem());
+            m.status()
+                    .ifPresent(st -> s.append('=')
+                            .append(st.server())
+                            .append(st.memberId())
+                            .append('>')
+                            .append(st.leaderId())
+                            .append(st.learner() ? "L" : "")
+                            .append(st.errors())
+                            .append(commit - st.raftAppliedIndex() > POLICY.raftIndexBound() ? "behind" : "")
+                            .append(st.downgradeTarget()));
+            s.append(' ');
         }
+        s.append(']');
     }
 
     // ----------------------------------------------------------------------------------------------- the ports
