@@ -136,7 +136,8 @@ final class Explorer {
     }
 
     private static Outcome replayHere(Sim.Config config, List<String> schedule) {
-        Sim sim = new Sim(config);
+        // a schedule of the exhaustive search may pass a deadline ("timeout mX")
+        Sim sim = new Sim(config, false, schedule.stream().anyMatch(a -> a.startsWith("timeout ")));
         try {
             for (String action : schedule) {
                 if (sim.converged()) break;
@@ -202,7 +203,13 @@ final class Explorer {
     }
 
     /** What the exhaustive search covered. */
-    record Coverage(long states, long schedules, long steps, boolean complete, Outcome failure) {}
+    record Coverage(
+            long states,
+            long schedules,
+            long steps,
+            boolean complete,
+            Outcome failure,
+            java.util.Map<String, Integer> deadlines) {}
 
     /**
      * Every interleaving of the runners' calls and every placement of the config's faults (crashes), depth-first,
@@ -216,7 +223,12 @@ final class Explorer {
             Search search = new Search(config, depth);
             search.dfs(new Sim(config, true), new ArrayList<>());
             return new Coverage(
-                    search.seen.size(), search.schedules, search.steps, search.failure == null, search.failure);
+                    search.seen.size(),
+                    search.schedules,
+                    search.steps,
+                    search.failure == null,
+                    search.failure,
+                    search.deadlines);
         });
     }
 
@@ -243,6 +255,19 @@ final class Explorer {
         long schedules;
         long steps;
         Outcome failure;
+        /**
+         * The give-up branches reached ({@link Sim#marks}): the deadline branches taken ("timeout mX", by how the loop
+         * ended) and the one tries that reached no member, each counted once, on the step that first explored it.
+         */
+        final java.util.Map<String, Integer> deadlines = new java.util.TreeMap<>();
+
+        /** Steps {@code sim} by {@code action}, counting a deadline branch's end. */
+        void step(Sim sim, String action, boolean last) {
+            steps++;
+            sim.marks.clear();
+            sim.step(action);
+            if (last) for (String mark : sim.marks) deadlines.merge(mark, 1, Integer::sum);
+        }
 
         Search(Sim.Config config, int depth) {
             this.config = config;
@@ -265,9 +290,8 @@ final class Explorer {
                         other.add(actions.get(i));
                         Sim replayed = new Sim(config, true);
                         try {
-                            for (String a : other) {
-                                steps++;
-                                replayed.step(a);
+                            for (int k = 0; k < other.size(); k++) {
+                                step(replayed, other.get(k), k == other.size() - 1);
                             }
                         } catch (Sim.Violation v) {
                             failure = new Outcome(v.getMessage(), replayed.trace, replayed.steps);
@@ -279,8 +303,7 @@ final class Explorer {
                     if (failure != null) return;
                     prefix = new ArrayList<>(prefix);
                     prefix.add(actions.getFirst());
-                    steps++;
-                    sim.step(actions.getFirst());
+                    step(sim, actions.getFirst(), true);
                 }
             } catch (Sim.Violation v) {
                 failure = new Outcome(v.getMessage(), sim.trace, sim.steps);

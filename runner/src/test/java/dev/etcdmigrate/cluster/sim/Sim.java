@@ -381,6 +381,12 @@ final class Sim {
         final List<String> recent = new ArrayList<>();
         boolean finished;
         boolean crashNow;
+        /**
+         * Its deadline passed at a retry's pause ({@link #timeouts}): its retries run back to back, the world unchanged,
+         * until it leaves the deadline-bound loop (the loop it was in).
+         */
+        RolloutCoordinator.RecordAt expiring;
+
         boolean acting;
         /** It began deleting a record (its release, or a take-over): its note is on its way out. */
         boolean releasing;
@@ -453,14 +459,32 @@ final class Sim {
 
     /** Whether this is the exhaustive search's simulation (its states are keyed: {@link #state()}). */
     final boolean keyed;
+    /**
+     * Whether a runner's deadline may pass at a pause inside a deadline-bound retry (the exhaustive search, and replays
+     * of its schedules): the clock being abstracted, the retry's "not yet" is the runner's next call and "passed" is
+     * this action, after which its retries run back to back until the loop ends.
+     */
+    final boolean timeouts;
+    /**
+     * What the latest steps reached of the give-up branches: a loop whose deadline passed, by how it ended ("release
+     * gave up", "read of its record answered before its deadline", ...), and a release's one try that reached no
+     * member. The exhaustive search clears it before a step and counts it after.
+     */
+    final List<String> marks = new ArrayList<>();
 
     Sim(Config config) {
         this(config, false);
     }
 
     Sim(Config config, boolean keyed) {
+        this(config, keyed, keyed);
+    }
+
+    /** {@code timeouts}: the deadline of a retry may pass at its pause (the action "timeout mX"). */
+    Sim(Config config, boolean keyed, boolean timeouts) {
         this.config = config;
         this.keyed = keyed;
+        this.timeouts = timeouts;
         for (int i = 0; i < config.members; i++) members.add(new Node("m" + i, i, config.from));
         clusterVersion = config.from;
         if (config.staleJob) {
@@ -498,6 +522,9 @@ final class Sim {
         }
         if (crashesLeft > 0) {
             for (Runner r : runners) if (!r.finished && r.member.edited) actions.add("crash " + r.member.name);
+        }
+        if (timeouts) {
+            for (Runner r : runners) if (!r.finished && deadlineBound(r)) actions.add("timeout " + r.member.name);
         }
         if (leaderChangesLeft > 0) actions.add("leader-change");
         if (lostAnswersLeft > 0 && !loseNextAnswer) actions.add("lose-answer");
@@ -566,12 +593,37 @@ final class Sim {
             if (r.finished || !local(r.pending)) continue;
             List<String> ample = new ArrayList<>();
             ample.add("run " + r.member.name);
+            if (all.contains("timeout " + r.member.name)) ample.add("timeout " + r.member.name);
             if (all.contains("crash " + r.member.name) && crashPoint(r.pending)) ample.add("crash " + r.member.name);
             return ample;
         }
         return all.stream()
                 .filter(a -> !a.startsWith("crash ") || crashPoint(runnerOf(a.split(" ", 2)[1]).pending))
+                .filter(a -> !a.equals("lose-answer") || pending(Sim::transaction))
+                .filter(a -> !a.startsWith("leader-change") || pending(Sim::request))
                 .toList();
+    }
+
+    /** Whether some runner's next call is one {@code kind} names. */
+    private boolean pending(java.util.function.Predicate<String> kind) {
+        return runners.stream().anyMatch(r -> !r.finished && kind.test(r.pending));
+    }
+
+    /** A transaction on the record: the only request whose answer can be lost after it committed. */
+    static boolean transaction(String pending) {
+        return pending.equals("create") || pending.equals("delete");
+    }
+
+    /** A request to the cluster's client API: what a leader change's 503s and its new leader are seen by. */
+    static boolean request(String pending) {
+        return transaction(pending)
+                || pending.equals("members")
+                || pending.equals("cluster version")
+                || pending.equals("record")
+                || pending.equals("holds")
+                || pending.equals("holder status")
+                || pending.equals("move leader")
+                || pending.startsWith("read through");
     }
 
     static boolean local(String pending) {
@@ -652,6 +704,11 @@ final class Sim {
             case "run" -> resume(runnerOf(parts[1]));
             case "edit" -> edit(memberOf(parts[1]));
             case "restart" -> start(memberOf(parts[1]));
+            case "timeout" -> {
+                Runner r = runnerOf(parts[1]);
+                r.expiring = r.driver.memory().records().at();
+                resume(r);
+            }
             case "crash" -> {
                 crashesLeft--;
                 Runner r = runnerOf(parts[1]);
@@ -890,8 +947,46 @@ final class Sim {
         }
     }
 
+    /**
+     * Whether the runner pauses inside a deadline-bound retry (the release tried for its patience, the patient read of
+     * a record it may hold): there the exhaustive search branches on the deadline, passed or not yet.
+     */
+    private boolean deadlineBound(Runner r) {
+        return r.pending.equals("pause")
+                && r.driver != null
+                && r.expiring == null
+                && loop(r.driver.memory().records().at()) != null;
+    }
+
+    /** The deadline-bound loop a keeper's sync point belongs to (null: none). */
+    private static String loop(RolloutCoordinator.RecordAt at) {
+        return switch (at) {
+            case RELEASE_DELETE, RELEASE_RETRY_PAUSE -> "release";
+            case OWN_RECORD_READ, OWN_RECORD_RETRY_PAUSE -> "read of its record";
+            default -> null;
+        };
+    }
+
+    /** The runner left the loop whose deadline passed: how it left it, counted (it gave up, or an answer came first). */
+    private void deadline(Runner r) {
+        String loop = loop(r.expiring);
+        boolean gaveUp = loop.equals("release") ? r.driver.memory().records().unsettled() : r.lastFailed != null;
+        marks.add(loop + (gaveUp ? " gave up at its deadline" : " answered before its deadline"));
+        r.expiring = null;
+    }
+
     /** A port call: the runner waits for its turn here, and may be crashed here. */
     private void call(Runner r, String label) {
+        if (r.expiring != null) {
+            RolloutCoordinator.RecordAt at = r.driver.memory().records().at();
+            if (loop(at) == loop(r.expiring)) {
+                // no scheduling point: the deadline passed at its pause, and the world stays as it was meanwhile
+                r.recent.add(label);
+                if (r.recent.size() > 6) r.recent.removeFirst();
+                return;
+            }
+            deadline(r);
+        }
         r.pending = label;
         back.release();
         r.go.acquireUninterruptibly();
@@ -937,6 +1032,13 @@ final class Sim {
         log.subscribe(e -> {
             if (e instanceof RolloutEvent.RestartRecordTaken) r.acting = true;
             if (e instanceof RolloutEvent.RestartRecordReleased) r.acting = false;
+            // a release's one try with its member down that reached no member (no deadline: one try)
+            if (e instanceof dev.etcdmigrate.event.Event.Note n
+                    && n.level() == dev.etcdmigrate.event.Event.Level.WARN
+                    && r.expiring == null
+                    && r.driver.memory().records().at() == RolloutCoordinator.RecordAt.RELEASE_DELETE) {
+                marks.add("release gave up (one try, its member down)");
+            }
         });
         RolloutCoordinator driver = new RolloutCoordinator(
                 new View(r), new Store(r), m.name, List.of(m.url()), config.members, POLICY, new Tick(r), log, rules);
@@ -1282,13 +1384,11 @@ final class Sim {
         record(s, mem.settling());
         s.append(mem.serving())
                 .append(',')
-                .append(mem.lastWaiting())
-                .append(',')
                 .append(mem.answered())
                 .append(',')
-                .append(mem.handOvers())
+                .append(mem.handOvers() % (config.members == 3 ? 2 : 12))
                 .append(',')
-                .append(mem.blocked().map(w -> w.why() + w.members()).orElse("-"))
+                .append(mem.blocked().isPresent())
                 .append(',')
                 .append(mem.recordedClusterVersion())
                 .append(mem.recordedJob())
