@@ -289,6 +289,36 @@ class RolloutSimulationTest {
                 "the release's give-up is never reached: " + giveUps);
     }
 
+    /**
+     * Liveness by fair cycles (docs/ha.md, "The simulation"): under a rule that never lets a runner take the record,
+     * the runners poll for ever; no path of the exhaustive search ends (each meets a state seen before), so only the
+     * cycle check finds it, and it names a fair cycle. The real rules have none in the same configuration.
+     */
+    @Test
+    void aRunThatWaitsForEverIsAFairCycle() {
+        Sim.Config config = new Sim.Config(3, L35, L36, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 0, 0, 0, 100_000);
+        Explorer.Coverage real = Explorer.exhaustive(config, 400);
+        assertTrue(
+                real.failure() == null,
+                "the real rules: "
+                        + (real.failure() == null ? "" : real.failure().violation()));
+        Mutants.Mutant never = Mutants.named("neverTakes");
+        Explorer.Coverage c = never.under(() -> Explorer.exhaustive(config, 400));
+        assertTrue(c.failure() != null, "neverTakes is not caught");
+        assertTrue(
+                java.util.regex.Pattern.compile(never.breaks())
+                                .matcher(c.failure().violation())
+                                .find()
+                        && c.failure().violation().startsWith("liveness: a fair cycle"),
+                c.failure().violation());
+        System.out.printf(
+                "fair cycle under neverTakes: %s, after %d actions: %s (real rules: %,d states, none)%n",
+                c.failure().violation(),
+                c.failure().schedule().size(),
+                c.failure().schedule(),
+                real.states());
+    }
+
     /** A mutant ({@link Mutants}: its rules and the invariant it must break) and the configs it is searched in. */
     record Mutant(String field, List<Sim.Config> configs) {
         Mutants.Mutant mutant() {
