@@ -1,6 +1,8 @@
 package dev.etcdmigrate.cluster;
 
 import dev.etcdmigrate.cluster.ClusterView.Record;
+import dev.etcdmigrate.cluster.RolloutCoordinator.RecordAt;
+import dev.etcdmigrate.cluster.RolloutCoordinator.Records;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.event.RolloutEvent;
@@ -31,6 +33,27 @@ final class RecordKeeper {
     private Record heldRecord;
     /** A release gave up with no member answering: the record may be left (rule 4's settling, before the exec). */
     private boolean unsettled;
+    /** The port call this keeper makes next, set before each (the simulation's state key reads it). */
+    private RecordAt at = RecordAt.IDLE;
+    /** The reads of {@link #ownRecord(int)} made so far in its current loop. */
+    private int reads;
+    /** The current release's deadline (null: none running). */
+    private Instant end;
+
+    Records memory() {
+        return new Records(
+                at,
+                Optional.ofNullable(noted),
+                Optional.ofNullable(heldRecord),
+                unsettled,
+                reads,
+                Optional.ofNullable(end));
+    }
+
+    /** The coordinator's own call is next: the keeper is between its methods. */
+    void idle() {
+        at = RecordAt.IDLE;
+    }
 
     RecordKeeper(
             ClusterView cluster,
@@ -74,6 +97,7 @@ final class RecordKeeper {
     void writeNote(Note note) throws IOException {
         if (!(note instanceof Note.Holds)) heldRecord = null;
         if (note.equals(noted)) return;
+        at = RecordAt.NOTE;
         notes.write(note);
         noted = note;
     }
@@ -95,9 +119,10 @@ final class RecordKeeper {
             throws IOException, InterruptedException, MigrateException {
         boolean patient = !patience.isZero();
         unsettled = false; // the latest release says whether a record may be left
-        Instant end = ticker.now().plus(patience);
+        end = ticker.now().plus(patience);
         while (true) {
             try {
+                at = RecordAt.RELEASE_DELETE;
                 // the one try while this member is down: bounded in all, not per endpoint walked
                 boolean deleted = patient ? delete(record) : rules.delete(cluster.within(policy.releaseTry()), record);
                 log.emit(new RolloutEvent.RestartRecordReleased(
@@ -113,9 +138,11 @@ final class RecordKeeper {
                                     + record.value().to()));
                     break;
                 }
+                at = RecordAt.RELEASE_RETRY_PAUSE;
                 ticker.pause(); // poll interval of a deadline-bound retry
             }
         }
+        end = null;
         // one try that reached no member: the note still says it holds the record, so a run killed before the retry
         // (its member serving) looks for it again
         if (patient || !unsettled) writeNote(Note.NONE);
@@ -132,6 +159,7 @@ final class RecordKeeper {
     }
 
     private void takeOver(ClusterView view, Record record) throws IOException, InterruptedException, MigrateException {
+        at = RecordAt.TAKE_OVER_DELETE;
         if (rules.delete(view, record)) {
             log.emit(new RolloutEvent.RestartRecordTakenOver(
                     record.value().holder(), record.value().to().toString(), record.modRevision()));
@@ -151,12 +179,15 @@ final class RecordKeeper {
         // this member is down here: one bounded try, as the release's, not a timeout per endpoint walked
         ClusterView view = cluster.within(policy.releaseTry());
         try {
+            at = RecordAt.SWEEP_RECORD;
             Optional<Record> left = view.record();
             if (left.isEmpty() || left.get().value().holder().equals(self)) return;
             Record over = left.get();
             // the member list only for a record of the release before (it names no URL of its holder)
+            at = RecordAt.SWEEP_MEMBERS;
             List<ClusterView.Member> members =
                     rules.readsHolderWhereItServes(over.value()) ? List.of() : view.members();
+            at = RecordAt.SWEEP_HOLDER;
             if (rules.holderDone(over, rules.holderAnswer(view, over, members))) takeOver(view, over);
         } catch (IOException unreachable) {
             // the holder's peers take it over when they pass rule 2
@@ -168,11 +199,13 @@ final class RecordKeeper {
      * no member answers (a leader change, a quorum just back after a pod died), at most {@code attempts} reads.
      */
     Optional<Record> ownRecord(int attempts) throws IOException, InterruptedException, MigrateException {
-        for (int read = 1; ; read++) {
+        for (reads = 1; ; reads++) {
             try {
+                at = RecordAt.OWN_RECORD_READ;
                 return cluster.record().filter(r -> r.value().holder().equals(self));
             } catch (IOException unreachable) {
-                if (read >= attempts) throw unreachable;
+                if (reads >= attempts) throw unreachable;
+                at = RecordAt.OWN_RECORD_RETRY_PAUSE;
                 ticker.pause();
             }
         }

@@ -76,6 +76,26 @@ public final class RolloutCoordinator {
     private final Ticker ticker;
     private final Log log;
     private String lastWaiting = "";
+    /** Where {@link #run} stands (the caller of the next port call) and where a pass of the rules stands. */
+    private Phase phase = Phase.START;
+
+    private Step step = Step.NONE;
+    /** The index of the leg {@link #run} is at. */
+    private int legIndex;
+    /** The record {@link #run} holds for its leg (null: none). */
+    private Record legRecord;
+    /** "taking" or "holds" and no member answered: the record may exist (looked for after the leg's quorum write). */
+    private boolean unknown;
+    /** A record whose release after the leg gave up (null: none): released again once the member serves. */
+    private Record unreleased;
+    /** The record the settling restart holds (null: none). */
+    private Record settleRecord;
+    /** What the current pass of the rules read so far (empty outside a pass). */
+    private List<Member> passMembers = List.of();
+
+    private Record passRecord;
+    private List<Member> passNow = List.of();
+    private final Map<String, Optional<String>> passReads = new HashMap<>();
     /** The member while it serves (between legs, or before the first while the rules wait). */
     private Serving serving;
     /** The cluster version this member's data recorded when its etcd last ran (empty: not recorded). */
@@ -88,6 +108,144 @@ public final class RolloutCoordinator {
     private int handOvers;
     /** Rule 2's last decision was to wait for another holder, and why (null: it was not). */
     private Decision.Wait blockedWhy;
+
+    /** Where a run stands: the part of {@link #run} (or of the settling, the leftover's release) making the next call. */
+    public enum Phase {
+        START,
+        START_NOTE,
+        RELEASE_STALE,
+        BEFORE_LEG,
+        STOP,
+        RELEASE_EARLY,
+        LEG,
+        AFTER_LEG_READ,
+        AFTER_LEG_NOTE,
+        RELEASE,
+        SWEEP,
+        SERVE,
+        RESETTLE_READ,
+        RESETTLE_RELEASE,
+        RESETTLE_NOTE,
+        SETTLE_SERVE,
+        SETTLE_BEFORE_LEG,
+        SETTLE_STOP,
+        SETTLE_RELEASE,
+        LEFTOVER,
+        BEFORE_RESTART,
+        /** The run returned: nothing of it is left to do. */
+        DONE
+    }
+
+    /** Where a pass of the rules stands (NONE outside one): the port call it makes next, or the keeper's it calls. */
+    public enum Step {
+        NONE,
+        MEMBERS,
+        SERVE_DATA_LINE,
+        WAIT,
+        CLUSTER_VERSION,
+        RECORD,
+        HOLDER,
+        NOTE_OWN,
+        RELEASE_STALE,
+        TAKE_OVER,
+        NOTE_TAKING,
+        CREATE,
+        READ_AFTER_REFUSED,
+        NOTE_FOUND,
+        NOTE_REFUSED,
+        NOTE_CREATED,
+        MARGIN_MEMBERS,
+        MOVE_LEADER,
+        READ_THROUGH,
+        RELEASE_UNQUALIFIED,
+        HOLDS,
+        NOTE_TAKEN_AWAY
+    }
+
+    /** Where the record keeper stands: the port call it makes next, or idle between its methods. */
+    public enum RecordAt {
+        IDLE,
+        NOTE,
+        RELEASE_DELETE,
+        RELEASE_RETRY_PAUSE,
+        TAKE_OVER_DELETE,
+        SWEEP_RECORD,
+        SWEEP_MEMBERS,
+        SWEEP_HOLDER,
+        OWN_RECORD_READ,
+        OWN_RECORD_RETRY_PAUSE
+    }
+
+    /**
+     * What the record keeper remembers: its sync point, the note as this run last wrote or read it, the record it
+     * holds as noted, whether the latest release gave up, the reads its patient read of the record made so far, and
+     * the running release's deadline.
+     */
+    public record Records(
+            RecordAt at,
+            Optional<Note> noted,
+            Optional<Record> held,
+            boolean unsettled,
+            int reads,
+            Optional<Instant> end) {}
+
+    /** What the current pass of the rules read so far: the member list, the record it holds, the margin's list and reads. */
+    public record Pass(
+            List<Member> members, Optional<Record> held, List<Member> now, Map<String, Optional<String>> reads) {}
+
+    /**
+     * What this run remembers and where it stands, as a value (read-only; the simulation keys its states on it): the
+     * sync points (phase, step, the keeper's), the leg, the records it holds in each part, whether its record may
+     * exist unknown, whether its member serves, the reason it last gave, what rule 2 last decided, what its data
+     * recorded, the current pass's reads and the keeper's memory.
+     */
+    public record Memory(
+            Phase phase,
+            Step step,
+            int leg,
+            Optional<Record> held,
+            boolean unknown,
+            Optional<Record> unreleased,
+            Optional<Record> settling,
+            boolean serving,
+            String lastWaiting,
+            boolean answered,
+            int handOvers,
+            Optional<Decision.Wait> blocked,
+            Optional<MinorLine> recordedClusterVersion,
+            boolean recordedJob,
+            Pass pass,
+            Records records) {}
+
+    public Memory memory() {
+        return new Memory(
+                phase,
+                step,
+                legIndex,
+                Optional.ofNullable(legRecord),
+                unknown,
+                Optional.ofNullable(unreleased),
+                Optional.ofNullable(settleRecord),
+                serving != null,
+                lastWaiting,
+                answered,
+                handOvers,
+                Optional.ofNullable(blockedWhy),
+                recordedClusterVersion,
+                recordedJob,
+                new Pass(passMembers, Optional.ofNullable(passRecord), passNow, Map.copyOf(passReads)),
+                records.memory());
+    }
+
+    private void phase(Phase next) {
+        phase = next;
+        step(Step.NONE);
+    }
+
+    private void step(Step next) {
+        step = next;
+        records.idle();
+    }
 
     public RolloutCoordinator(
             ClusterView cluster,
@@ -141,10 +299,11 @@ public final class RolloutCoordinator {
         this.recordedClusterVersion = recordedClusterVersion;
         this.recordedJob = recordedJob;
         Note start = records.note();
-        boolean unknown = false; // "taking" or "holds" and no member answered: the record may exist
-        Optional<Record> held = Optional.empty();
+        unknown = false; // "taking" or "holds" and no member answered: the record may exist
+        Optional<Record> held = hold(Optional.empty());
         try {
-            held = records.ownRecord(records.startReads(start));
+            phase(Phase.START);
+            held = hold(records.ownRecord(records.startReads(start)));
         } catch (IOException unreachable) {
             if (!rules.waitsOutNoAnswer()) throw unreachable;
             // "taking" or "holds" and no member answers: the record may exist; the rules decide as with no member
@@ -152,20 +311,24 @@ public final class RolloutCoordinator {
             // after the leg's quorum write. No note: on at once, as with no member answering.
             unknown = !(start instanceof Note.None);
         }
+        phase(Phase.START_NOTE);
         if (held.isEmpty() && !unknown) records.writeNote(Note.NONE); // taken over meanwhile, or never created
         Optional<Decision> resumed = RolloutRules.resume(legs.getFirst(), held);
         if (resumed.orElse(null) instanceof Decision.Release stale) {
+            phase(Phase.RELEASE_STALE);
             records.release(stale.record()); // a restart of an earlier run that is over: this run's data is past it
-            held = Optional.empty();
+            held = hold(Optional.empty());
         }
         try {
             for (int i = 0; i < legs.size(); i++) {
+                legIndex = i;
                 Leg leg = legs.get(i);
                 if (held.isEmpty()) {
                     // "taking" and no member answered: the rules still decide (the data may be past the leg the
                     // record would be for); a pass that reads the record settles it (rule 2 finds its own)
                     answered = false;
-                    held = beforeLeg(leg, member);
+                    phase(Phase.BEFORE_LEG);
+                    held = hold(beforeLeg(leg, member));
                     if (answered) unknown = false;
                     // a creation whose answer was lost before the cluster stopped answering: it may have committed
                     if (held.isEmpty() && records.note() instanceof Note.Taking) unknown = true;
@@ -174,12 +337,15 @@ public final class RolloutCoordinator {
                     serving.requireAlive();
                     Serving going = serving;
                     serving = null;
+                    phase(Phase.STOP);
                     going.stop();
                 }
                 if (held.isPresent() && !rules.releasesAfterQuorumWrite()) {
+                    phase(Phase.RELEASE_EARLY);
                     records.release(held.get());
-                    held = Optional.empty();
+                    held = hold(Optional.empty());
                 }
+                phase(Phase.LEG);
                 legRunner.run(i);
                 boolean last = i == legs.size() - 1;
                 // the release needs a quorum, and this member's vote may be what the others lack: one try through
@@ -189,36 +355,56 @@ public final class RolloutCoordinator {
                 boolean patient = !whileDown.isZero();
                 if (unknown) {
                     // the leg took a quorum write: a record its creation committed is there
-                    held = patient
-                            ? records.ownRecordOrWarn(leg.to(), policy.patientReads())
-                            : records.ownRecordOrUnsettled(leg.to());
+                    phase(Phase.AFTER_LEG_READ);
+                    held = hold(
+                            patient
+                                    ? records.ownRecordOrWarn(leg.to(), policy.patientReads())
+                                    : records.ownRecordOrUnsettled(leg.to()));
+                    phase(Phase.AFTER_LEG_NOTE);
                     if (held.isEmpty() && !records.unsettled()) records.writeNote(Note.NONE);
                     unknown = false;
                 }
-                Optional<Record> unreleased = Optional.empty();
+                unreleased = null;
                 if (held.isPresent()) {
+                    phase(Phase.RELEASE);
                     records.release(held.get(), whileDown);
-                    if (records.unsettled()) unreleased = held;
-                    held = Optional.empty();
+                    if (records.unsettled()) unreleased = held.get();
+                    held = hold(Optional.empty());
                 }
                 if (last) {
+                    phase(Phase.SWEEP);
                     records.sweep();
                     settle(leg.to(), i, member);
                     return;
                 }
+                phase(Phase.SERVE);
                 serving = member.serve(i).orElseThrow(() -> new IOException("the member cannot serve between legs"));
                 if (records.unsettled()) {
-                    Optional<Record> again = unreleased.isPresent()
-                            ? unreleased
+                    phase(Phase.RESETTLE_READ);
+                    Optional<Record> again = unreleased != null
+                            ? Optional.of(unreleased)
                             : records.ownRecordOrWarn(leg.to(), policy.patientReads());
-                    if (again.isPresent()) records.release(again.get());
-                    else records.writeNote(Note.NONE);
+                    if (again.isPresent()) {
+                        phase(Phase.RESETTLE_RELEASE);
+                        records.release(again.get());
+                    } else {
+                        phase(Phase.RESETTLE_NOTE);
+                        records.writeNote(Note.NONE);
+                    }
                 }
+                unreleased = null;
             }
         } finally {
             if (serving != null) serving.close();
             serving = null;
+            phase(Phase.DONE);
         }
+    }
+
+    /** {@code held} as the record {@link #run} holds for its leg (its memory). */
+    private Optional<Record> hold(Optional<Record> held) {
+        legRecord = held.orElse(null);
+        return held;
     }
 
     /**
@@ -231,14 +417,20 @@ public final class RolloutCoordinator {
     private void settle(MinorLine line, int reached, MemberPort member) throws Exception {
         Leg again = new Leg(line, line);
         while (records.unsettled()) {
+            phase(Phase.SETTLE_SERVE);
             serving = member.serve(reached).orElseThrow(() -> new IOException("the member cannot serve " + line));
+            phase(Phase.SETTLE_BEFORE_LEG);
             Optional<Record> held = beforeLeg(again, member);
+            settleRecord = held.orElse(null);
             Serving going = serving;
             serving = null;
             going.requireAlive();
+            phase(Phase.SETTLE_STOP);
             going.stop();
             // one try, the member down: while it reaches none, the member serves again and the loop tries anew
+            phase(Phase.SETTLE_RELEASE);
             if (held.isPresent()) records.release(held.get(), rules.releaseWhileDown(policy));
+            settleRecord = null;
         }
     }
 
@@ -248,11 +440,13 @@ public final class RolloutCoordinator {
      */
     public void releaseLeftover(MinorLine line, MemberPort member) throws Exception {
         try {
+            phase(Phase.LEFTOVER);
             records.releaseLeftover(line);
             if (records.unsettled()) settle(line, 0, member);
         } finally {
             if (serving != null) serving.close();
             serving = null;
+            phase(Phase.DONE);
         }
     }
 
@@ -266,14 +460,19 @@ public final class RolloutCoordinator {
             boolean down = serving == null;
             try {
                 Optional<Optional<Record>> decided = pass(leg, member, down);
-                if (decided.isPresent()) return decided.get();
+                if (decided.isPresent()) {
+                    endPass();
+                    return decided.get();
+                }
             } catch (Unanswered unreachable) {
                 if (!rules.waitsOutNoAnswer()) throw unreachable.cause;
                 if (down
                         && (rules.atOnce(leg, recordedClusterVersion, recordedJob)
                                 || rules.atOnceWhileMembersAnswer())) {
+                    endPass();
                     return records.held(); // a record taken before the cluster went: released after
                 }
+                step(Step.SERVE_DATA_LINE);
                 if (down && startServing(member)) continue;
                 // every member restarting together, this one still starting: nothing was decided
                 waiting(leg, "no member of the cluster answers (" + unreachable.cause.getMessage() + ")", List.of());
@@ -281,6 +480,7 @@ public final class RolloutCoordinator {
                 if (!rules.waitsOutNoAnswer()) throw lost;
                 // a linearizable read failed while the members' lists answer (no leader, a quorum cut): this member,
                 // down, may be the vote a quorum lacks: it serves its data's line while the rules wait
+                step(Step.SERVE_DATA_LINE);
                 if (down && rules.servesOnFailedRead() && startServing(member)) continue;
                 // an answer lost mid-pass (a leader change, a member going): every rule reads the cluster again
                 waiting(leg, "no member of the cluster answers (" + lost.getMessage() + ")", List.of());
@@ -292,8 +492,10 @@ public final class RolloutCoordinator {
     private Optional<Optional<Record>> pass(Leg leg, MemberPort member, boolean down)
             throws IOException, InterruptedException, MigrateException, Unanswered {
         Self me = new Self(self, expectedMembers, down);
+        endPass();
         List<Member> members;
         try {
+            step(Step.MEMBERS);
             members = cluster.members();
         } catch (ClusterView.EtcdReached there) {
             // an etcd is there (it answered late or with an error): rule 1 reads it as a failed read while members
@@ -304,29 +506,38 @@ public final class RolloutCoordinator {
             throw new Unanswered(unreachable);
         }
         answered = true;
+        passMembers = members;
         if (down && rules.atOnceWhileMembersAnswer()) return Optional.of(Optional.empty());
-        Optional<Decision.Wait> closed = rules.gate(leg, me, members, cluster.clusterVersion());
+        step(Step.CLUSTER_VERSION);
+        Optional<MinorLine> version = cluster.clusterVersion();
+        Optional<Decision.Wait> closed = rules.gate(leg, me, members, version);
         if (closed.isPresent()) {
+            step(Step.SERVE_DATA_LINE);
             if (down && startServing(member)) return Optional.empty();
             waiting(leg, closed.get().why(), closed.get().members());
             return Optional.empty();
         }
         Optional<Record> held = takeRecord(leg, me, members);
+        passRecord = held.orElse(null);
         if (held.isEmpty()) {
             if (blockedWhy != null && down) {
                 // it cannot answer while it waits: the others' rules would wait for it in turn
+                step(Step.SERVE_DATA_LINE);
                 if (!startServing(member)) return Optional.of(Optional.empty());
                 waiting(leg, blockedWhy.why(), blockedWhy.members());
             }
             return Optional.empty();
         }
+        step(Step.MARGIN_MEMBERS);
         List<Member> now = cluster.members();
+        passNow = now;
         List<String> successors = rules.handOver(me, now);
         if (!successors.isEmpty()) {
             // a read through the others would pass through this member: the leader moves first, then rule 3 again;
             // a move that failed tries the next candidate the next time
             String to = successors.get(handOvers++ % successors.size());
             try {
+                step(Step.MOVE_LEADER);
                 cluster.moveLeader(to);
             } catch (IOException refused) {
                 waiting(leg, "moving the leadership to " + to + ": " + refused.getMessage(), List.of());
@@ -336,12 +547,16 @@ public final class RolloutCoordinator {
         Map<String, Optional<String>> reads = new HashMap<>();
         for (Member m : now) {
             if (!m.name().equals(self) && m.status().isPresent()) {
+                step(Step.READ_THROUGH);
                 reads.put(m.name(), cluster.linearizableThrough(m.name()));
+                passReads.put(m.name(), reads.get(m.name()));
             }
         }
         List<String> problems = rules.margin(me, now, reads, policy.raftIndexBound());
         if (!problems.isEmpty()) {
+            step(Step.SERVE_DATA_LINE);
             if (down && !startServing(member)) {
+                step(Step.RELEASE_UNQUALIFIED);
                 records.release(held.get()); // it cannot answer while it waits: nobody could restart meanwhile
                 return Optional.of(Optional.empty());
             }
@@ -352,7 +567,9 @@ public final class RolloutCoordinator {
                     RolloutRules.named(problems));
             return Optional.empty();
         }
+        step(Step.HOLDS);
         if (!cluster.holds(held.get())) {
+            step(Step.NOTE_TAKEN_AWAY);
             records.writeNote(Note.NONE);
             return Optional.empty(); // taken over (this member looked done to a peer): start again
         }
@@ -365,8 +582,10 @@ public final class RolloutCoordinator {
     /** Rule 2 carried out: the record held (created or its own), or empty after waiting / releasing / taking over. */
     private Optional<Record> takeRecord(Leg leg, Self me, List<Member> members)
             throws IOException, InterruptedException, MigrateException {
+        step(Step.RECORD);
         Optional<Record> existing = cluster.record();
         // another holder's record: read it where its member serves (the take-over's answer), only then
+        step(Step.HOLDER);
         Optional<Status> holder =
                 existing.isPresent() && !existing.get().value().holder().equals(self)
                         ? rules.holderAnswer(cluster, existing.get(), members)
@@ -375,14 +594,17 @@ public final class RolloutCoordinator {
         blockedWhy = decision instanceof Decision.Wait w ? w : null;
         switch (decision) {
             case Decision.UseOwn own -> {
+                step(Step.NOTE_OWN);
                 records.noteHolds(own.record()); // an earlier run of this runner took it, or this one's answer was lost
                 return Optional.of(own.record());
             }
             case Decision.Release stale -> {
+                step(Step.RELEASE_STALE);
                 records.release(stale.record());
                 return Optional.empty();
             }
             case Decision.TakeOver over -> {
+                step(Step.TAKE_OVER);
                 records.takeOver(over.record());
                 return Optional.empty();
             }
@@ -391,20 +613,26 @@ public final class RolloutCoordinator {
                 return Optional.empty();
             }
             case Decision.Take t -> {
+                step(Step.NOTE_TAKING);
                 if (rules.notesBeforeCreate()) records.writeNote(Note.TAKING);
+                step(Step.CREATE);
                 Optional<Record> created =
                         cluster.create(new RecordValue(self, leg.from(), leg.to(), ticker.now(), serves));
                 if (created.isEmpty()) {
                     // a creation retried on another endpoint after its answer was lost finds its own record: the value
                     // names its runner, so a record naming this one is this run's
+                    step(Step.READ_AFTER_REFUSED);
                     Optional<Record> there = rules.ownAfterRefusedCreate(cluster, self);
                     if (there.isPresent()) {
+                        step(Step.NOTE_FOUND);
                         records.noteHolds(there.get());
                         return leg.names(there.get()) ? there : Optional.empty();
                     }
+                    step(Step.NOTE_REFUSED);
                     records.writeNote(Note.NONE);
                     return Optional.empty(); // another runner was quicker: read again
                 }
+                step(Step.NOTE_CREATED);
                 records.noteHolds(created.get());
                 return created;
             }
@@ -435,6 +663,7 @@ public final class RolloutCoordinator {
 
     /** Public for the rules' unit tests: waits as {@link #run} does before a leg while the member serves. */
     public Record beforeRestart(Leg leg) throws IOException, InterruptedException, MigrateException {
+        phase(Phase.BEFORE_RESTART);
         Serving previous = serving;
         if (serving == null) serving = NOT_A_PROCESS;
         try {
@@ -461,6 +690,16 @@ public final class RolloutCoordinator {
             lastWaiting = why;
         }
         if (serving != null) serving.requireAlive();
+        endPass(); // what the pass read is spent: the next pass reads afresh
+        step(Step.WAIT);
         ticker.pause();
+    }
+
+    /** The current pass read nothing yet (or its reads are spent). */
+    private void endPass() {
+        passMembers = List.of();
+        passRecord = null;
+        passNow = List.of();
+        passReads.clear();
     }
 }

@@ -136,7 +136,8 @@ final class Explorer {
     }
 
     private static Outcome replayHere(Sim.Config config, List<String> schedule) {
-        Sim sim = new Sim(config);
+        // a schedule of the exhaustive search may pass a deadline ("timeout mX")
+        Sim sim = new Sim(config, false, schedule.stream().anyMatch(a -> a.startsWith("timeout ")));
         try {
             for (String action : schedule) {
                 if (sim.converged()) break;
@@ -202,21 +203,34 @@ final class Explorer {
     }
 
     /** What the exhaustive search covered. */
-    record Coverage(long states, long schedules, long steps, boolean complete, Outcome failure) {}
+    record Coverage(
+            long states,
+            long schedules,
+            long steps,
+            boolean complete,
+            Outcome failure,
+            java.util.Map<String, Integer> deadlines) {}
 
     /**
      * Every interleaving of the runners' calls and every placement of the config's faults (crashes), depth-first,
      * pruning states seen before (hashed: {@link Sim#state()}) and reducing by {@link Sim#reduced()}; a path ends
-     * when its runs converged or at {@code depth} actions, where the fair completion must converge (liveness). No
+     * when its runs converged or at {@code depth} actions, where the fair completion must converge (liveness); once the
+     * search completed, no fair cycle may remain in the graph it explored ({@link Search#fairCycle}). No
      * state budget: it completes or fails. A path is replayed from the start only for a state's second and later
      * choices; its first choice goes on in the same simulation.
      */
     static Coverage exhaustive(Sim.Config config, int depth) {
         return onVirtual(() -> {
             Search search = new Search(config, depth);
-            search.dfs(new Sim(config, true), new ArrayList<>());
+            search.dfs(new Sim(config, true), new ArrayList<>(), -1, null);
+            if (search.failure == null) search.failure = search.fairCycle();
             return new Coverage(
-                    search.seen.size(), search.schedules, search.steps, search.failure == null, search.failure);
+                    search.seen.size(),
+                    search.schedules,
+                    search.steps,
+                    search.failure == null,
+                    search.failure,
+                    search.deadlines);
         });
     }
 
@@ -240,9 +254,180 @@ final class Explorer {
         /** The keys seen, as 128-bit digests (two runs of one config see the same keys: counts are reproducible). */
         final Set<Key> seen = new HashSet<>();
 
+        /** The explored graph, for the fair cycles: each state's number, its fair moves enabled, its faults spent. */
+        final java.util.Map<Key, Integer> ids = new java.util.HashMap<>();
+
+        final List<Long> enabledFair = new ArrayList<>();
+        final List<Boolean> faultless = new ArrayList<>();
+        /** The state and action it was first reached by (-1: the start), to print the path to a cycle. */
+        final List<Integer> parent = new ArrayList<>();
+
+        final List<String> reachedBy = new ArrayList<>();
+        /** Edges: from, to, and the fair move's bit (-1: a fault). */
+        final List<int[]> edges = new ArrayList<>();
+        /** The fair moves (a runner's call, an edit, a restart, the world's moves, a deadline passing), numbered. */
+        final java.util.Map<String, Integer> fairBits = new java.util.HashMap<>();
+
+        int add(Key key, Sim sim, int from, String by) {
+            int id = ids.size();
+            ids.put(key, id);
+            seen.add(key);
+            long mask = 0;
+            for (String a : sim.enabled()) {
+                int bit = bit(a);
+                if (bit >= 0) mask |= 1L << bit;
+            }
+            enabledFair.add(mask);
+            faultless.add(sim.crashesLeft == 0
+                    && sim.leaderChangesLeft == 0
+                    && sim.lostAnswersLeft == 0
+                    && sim.partitionsLeft == 0
+                    && sim.replacementsLeft == 0
+                    && !sim.faulted()
+                    && sim.runners.stream().anyMatch(r -> !r.finished));
+            parent.add(from);
+            reachedBy.add(by);
+            return id;
+        }
+
+        int bit(String action) {
+            if (!(move(action) || action.startsWith("timeout "))) return -1;
+            Integer b = fairBits.get(action);
+            if (b == null) {
+                b = fairBits.size();
+                if (b >= 64) throw new IllegalStateException("more than 64 fair moves");
+                fairBits.put(action, b);
+            }
+            return b;
+        }
+
+        void edge(int from, String by, int to) {
+            edges.add(new int[] {from, to, bit(by)});
+        }
+
+        /**
+         * Liveness by fair cycles: once no fault is left, a strongly connected set of explored states, joined by fair
+         * moves only, in which some runner is not finished and every fair move enabled in all its states is taken
+         * within it (weak fairness: a runner, an edit, a restart or a deadline that stays possible happens), holds a
+         * cycle the runs may follow for ever without converging. Its schedule: the path to it, then its moves.
+         */
+        Outcome fairCycle() {
+            int n = ids.size();
+            List<List<int[]>> out = new ArrayList<>();
+            for (int i = 0; i < n; i++) out.add(new ArrayList<>());
+            for (int[] e : edges) {
+                if (e[2] >= 0 && faultless.get(e[0]) && faultless.get(e[1]))
+                    out.get(e[0]).add(e);
+            }
+            int[] comp = scc(n, out);
+            java.util.Map<Integer, List<Integer>> members = new java.util.HashMap<>();
+            for (int i = 0; i < n; i++)
+                members.computeIfAbsent(comp[i], c -> new ArrayList<>()).add(i);
+            for (List<Integer> states : members.values()) {
+                long taken = 0;
+                boolean cycle = false;
+                for (int s : states) {
+                    for (int[] e : out.get(s)) {
+                        if (comp[e[1]] == comp[s]) {
+                            taken |= 1L << e[2];
+                            cycle = true;
+                        }
+                    }
+                }
+                if (!cycle) continue;
+                long always = -1L;
+                for (int s : states) always &= enabledFair.get(s);
+                if ((always & ~taken) != 0) continue; // a move possible throughout is never taken: not fair
+                int entry = states.getFirst();
+                List<String> path = new ArrayList<>();
+                for (int s = entry; parent.get(s) >= 0; s = parent.get(s)) path.addFirst(reachedBy.get(s));
+                List<String> moves = new ArrayList<>();
+                for (java.util.Map.Entry<String, Integer> f : fairBits.entrySet()) {
+                    if ((taken & (1L << f.getValue())) != 0) moves.add(f.getKey());
+                }
+                java.util.Collections.sort(moves);
+                return new Outcome(
+                        "liveness: a fair cycle of " + states.size() + " states never converges (its moves " + moves
+                                + ", each taken in it, every one possible throughout taken)",
+                        path,
+                        path.size());
+            }
+            return null;
+        }
+
+        /** Tarjan's strongly connected components, without recursion: each state's component number. */
+        static int[] scc(int n, List<List<int[]>> out) {
+            int[] index = new int[n];
+            int[] low = new int[n];
+            int[] comp = new int[n];
+            boolean[] on = new boolean[n];
+            java.util.Arrays.fill(index, -1);
+            int[] stack = new int[n];
+            int sp = 0;
+            int next = 0;
+            int comps = 0;
+            int[] callState = new int[n];
+            int[] callEdge = new int[n];
+            for (int root = 0; root < n; root++) {
+                if (index[root] >= 0) continue;
+                int depth = 0;
+                callState[0] = root;
+                callEdge[0] = 0;
+                index[root] = low[root] = next++;
+                stack[sp++] = root;
+                on[root] = true;
+                while (depth >= 0) {
+                    int v = callState[depth];
+                    List<int[]> es = out.get(v);
+                    if (callEdge[depth] < es.size()) {
+                        int w = es.get(callEdge[depth]++)[1];
+                        if (index[w] < 0) {
+                            index[w] = low[w] = next++;
+                            stack[sp++] = w;
+                            on[w] = true;
+                            depth++;
+                            callState[depth] = w;
+                            callEdge[depth] = 0;
+                        } else if (on[w]) {
+                            low[v] = Math.min(low[v], index[w]);
+                        }
+                    } else {
+                        if (low[v] == index[v]) {
+                            int w;
+                            do {
+                                w = stack[--sp];
+                                on[w] = false;
+                                comp[w] = comps;
+                            } while (w != v);
+                            comps++;
+                        }
+                        depth--;
+                        if (depth >= 0) {
+                            int u = callState[depth];
+                            low[u] = Math.min(low[u], low[v]);
+                        }
+                    }
+                }
+            }
+            return comp;
+        }
+
         long schedules;
         long steps;
         Outcome failure;
+        /**
+         * The give-up branches reached ({@link Sim#marks}): the deadline branches taken ("timeout mX", by how the loop
+         * ended) and the one tries that reached no member, each counted once, on the step that first explored it.
+         */
+        final java.util.Map<String, Integer> deadlines = new java.util.TreeMap<>();
+
+        /** Steps {@code sim} by {@code action}, counting a deadline branch's end. */
+        void step(Sim sim, String action, boolean last) {
+            steps++;
+            sim.marks.clear();
+            sim.step(action);
+            if (last) for (String mark : sim.marks) deadlines.merge(mark, 1, Integer::sum);
+        }
 
         Search(Sim.Config config, int depth) {
             this.config = config;
@@ -250,9 +435,14 @@ final class Explorer {
         }
 
         /** Explores from {@code sim}, which stands after {@code prefix}; closes it. */
-        void dfs(Sim sim, List<String> prefix) {
+        void dfs(Sim sim, List<String> prefix, int from, String by) {
             try {
-                while (failure == null && seen.add(Key.of(sim.state()))) {
+                while (failure == null) {
+                    Key key = Key.of(sim.state());
+                    Integer known = ids.get(key);
+                    int id = known == null ? add(key, sim, from, by) : known;
+                    if (from >= 0) edge(from, by, id);
+                    if (known != null) return;
                     if (sim.converged() || prefix.size() >= depth) {
                         schedules++;
                         String violation = complete(sim);
@@ -265,22 +455,22 @@ final class Explorer {
                         other.add(actions.get(i));
                         Sim replayed = new Sim(config, true);
                         try {
-                            for (String a : other) {
-                                steps++;
-                                replayed.step(a);
+                            for (int k = 0; k < other.size(); k++) {
+                                step(replayed, other.get(k), k == other.size() - 1);
                             }
                         } catch (Sim.Violation v) {
                             failure = new Outcome(v.getMessage(), replayed.trace, replayed.steps);
                             replayed.close();
                             return;
                         }
-                        dfs(replayed, other);
+                        dfs(replayed, other, id, actions.get(i));
                     }
                     if (failure != null) return;
                     prefix = new ArrayList<>(prefix);
                     prefix.add(actions.getFirst());
-                    steps++;
-                    sim.step(actions.getFirst());
+                    from = id;
+                    by = actions.getFirst();
+                    step(sim, actions.getFirst(), true);
                 }
             } catch (Sim.Violation v) {
                 failure = new Outcome(v.getMessage(), sim.trace, sim.steps);

@@ -324,6 +324,17 @@ final class Mutants {
                     }
                 },
                 TWO_HOLDERS);
+        // rule 2 never lets a runner take the record: every runner waits for ever, each poll a move (liveness by fair
+        // cycles: the exhaustive search finds the cycle, where no path ends)
+        add(
+                "neverTakes",
+                new RuleSet() {
+                    @Override
+                    public Decision take(Leg leg, Self self, Optional<Record> existing, Optional<Status> holder) {
+                        return new Decision.Wait("never", List.of());
+                    }
+                },
+                LIVENESS);
         add(
                 "releaseBeforeServing",
                 new RuleSet() {

@@ -41,7 +41,8 @@ class RolloutRegressionTest {
         boolean leaderLate;
 
         Script(Sim.Config config) {
-            sim = new Sim(config);
+            // a deadline may pass at a retry's pause ("timeout mX"); no other helper takes that action
+            sim = new Sim(config, false, true);
         }
 
         private void step(String action) {
@@ -416,6 +417,36 @@ class RolloutRegressionTest {
 
     /** A directed counter-example: the config and the schedule (built on the real rules). */
     record Directed(Sim.Config config, List<String> schedule) {}
+
+    /**
+     * A deadline branch (docs/ha.md, "The simulation"): m0 creates the record and notes it, its pod dies, m1 is cut
+     * from its peers, and m0's runner is started again: its patient read of the record it holds finds no quorum, and
+     * its deadline passes ("timeout m0": the retries run back to back, the world unchanged, until they give up). The
+     * real rules go on as with no member answering and converge once healed; a rule that fails the run on that give-up
+     * ({@code noAnswerIsFatal}) is exposed only here: the exhaustive search, whose key leaves the retries' count out,
+     * reaches the give-up through this branch alone.
+     */
+    static Directed holderRestartedPastItsDeadline() {
+        Sim.Config c = new Sim.Config(3, L35, L36, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.SEPARATE_HOSTS, 1, 0, 0, 20_000)
+                .withPartitions(1);
+        return new Directed(
+                c,
+                new Script(c)
+                        .runUntil("m0", sim -> node(sim, "m0").note instanceof dev.etcdmigrate.cluster.Note.Holds)
+                        .then("crash m0")
+                        .then("cut m1")
+                        .then("restart m0")
+                        .runUntil("m0", sim -> sim.enabled().contains("timeout m0"))
+                        .then("timeout m0")
+                        .checked(sim -> assertTrue(
+                                sim.marks.contains("read of its record gave up at its deadline"), "" + sim.marks))
+                        .schedule());
+    }
+
+    @Test
+    void aDeadlinePassedOnARestartedHoldersReadIsExploredAndConverges() throws Exception {
+        regression(RolloutRegressionTest::holderRestartedPastItsDeadline, "noAnswerIsFatal", "runner of m0 failed");
+    }
 
     /**
      * m0 and m1 are done; m2, edited late, creates the record and is killed before its note; started again, no

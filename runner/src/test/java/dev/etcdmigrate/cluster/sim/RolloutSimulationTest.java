@@ -230,6 +230,10 @@ class RolloutSimulationTest {
             configs.add(exhaustiveStepAnswering(L35, L36, Sim.Edits.ONE_AT_A_TIME));
             configs.add(exhaustiveStepAnswering(L36, L35, Sim.Edits.ONE_AT_A_TIME));
         }
+        // one lost answer, then one leader change, each alone (no crash): with both and a crash the search did not
+        // complete within minutes; each is placed only where it can be seen (Sim.reduced)
+        configs.add(new Sim.Config(3, L35, L36, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 0, 0, 1, 100_000));
+        configs.add(new Sim.Config(3, L35, L36, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 0, 1, 0, 100_000));
         return configs;
     }
 
@@ -256,6 +260,7 @@ class RolloutSimulationTest {
         long start = System.nanoTime();
         long states = 0;
         long schedules = 0;
+        java.util.Map<String, Integer> giveUps = new java.util.TreeMap<>();
         // one search after the other: on threads of their own they were no faster (the largest config is most of it)
         for (Sim.Config config : exhaustiveConfigs()) {
             long t = System.nanoTime();
@@ -268,14 +273,50 @@ class RolloutSimulationTest {
             }
             states += c.states();
             schedules += c.schedules();
+            c.deadlines().forEach((k, v) -> giveUps.merge(k, v, Integer::sum));
             System.out.printf(
                     "exhaustive %s: %,d states, %,d paths completed, %,d steps, every interleaving within the bound"
-                            + " (%d actions, then the fair completion), %.1f s%n",
-                    config, c.states(), c.schedules(), c.steps(), depth, (System.nanoTime() - t) / 1e9);
+                            + " (%d actions, then the fair completion), deadline branches %s, %.1f s%n",
+                    config, c.states(), c.schedules(), c.steps(), depth, c.deadlines(), (System.nanoTime() - t) / 1e9);
         }
         System.out.printf(
-                "exhaustive: %,d states, %,d schedules, %.1f s%n",
-                states, schedules, (System.nanoTime() - start) / 1e9);
+                "exhaustive: %,d states, %,d schedules, give-up branches reached %s, %.1f s%n",
+                states, schedules, giveUps, (System.nanoTime() - start) / 1e9);
+        // the release's one try with its member down gives up where its vote is what the quorum lacks (a lost answer,
+        // a crash): a search that no longer reaches it has lost those branches
+        assertTrue(
+                giveUps.getOrDefault("release gave up (one try, its member down)", 0) > 0,
+                "the release's give-up is never reached: " + giveUps);
+    }
+
+    /**
+     * Liveness by fair cycles (docs/ha.md, "The simulation"): under a rule that never lets a runner take the record,
+     * the runners poll for ever; no path of the exhaustive search ends (each meets a state seen before), so only the
+     * cycle check finds it, and it names a fair cycle. The real rules have none in the same configuration.
+     */
+    @Test
+    void aRunThatWaitsForEverIsAFairCycle() {
+        Sim.Config config = new Sim.Config(3, L35, L36, Sim.Edits.ONE_AT_A_TIME, Sim.Layout.ONE_HOST, 0, 0, 0, 100_000);
+        Explorer.Coverage real = Explorer.exhaustive(config, 400);
+        assertTrue(
+                real.failure() == null,
+                "the real rules: "
+                        + (real.failure() == null ? "" : real.failure().violation()));
+        Mutants.Mutant never = Mutants.named("neverTakes");
+        Explorer.Coverage c = never.under(() -> Explorer.exhaustive(config, 400));
+        assertTrue(c.failure() != null, "neverTakes is not caught");
+        assertTrue(
+                java.util.regex.Pattern.compile(never.breaks())
+                                .matcher(c.failure().violation())
+                                .find()
+                        && c.failure().violation().startsWith("liveness: a fair cycle"),
+                c.failure().violation());
+        System.out.printf(
+                "fair cycle under neverTakes: %s, after %d actions: %s (real rules: %,d states, none)%n",
+                c.failure().violation(),
+                c.failure().schedule().size(),
+                c.failure().schedule(),
+                real.states());
     }
 
     /** A mutant ({@link Mutants}: its rules and the invariant it must break) and the configs it is searched in. */

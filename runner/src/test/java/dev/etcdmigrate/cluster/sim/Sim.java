@@ -381,6 +381,12 @@ final class Sim {
         final List<String> recent = new ArrayList<>();
         boolean finished;
         boolean crashNow;
+        /**
+         * Its deadline passed at a retry's pause ({@link #timeouts}): its retries run back to back, the world unchanged,
+         * until it leaves the deadline-bound loop (the loop it was in).
+         */
+        RolloutCoordinator.RecordAt expiring;
+
         boolean acting;
         /** It began deleting a record (its release, or a take-over): its note is on its way out. */
         boolean releasing;
@@ -396,8 +402,6 @@ final class Sim {
         Throwable failure;
         Thread thread;
         RolloutCoordinator driver;
-        /** Its program counter at its pending call, taken by its own thread (only for the exhaustive search's key). */
-        String pc = "";
 
         Runner(Node member, int id) {
             this.member = member;
@@ -442,8 +446,6 @@ final class Sim {
     /** Counts what the world did to the members on its own (a fault, an edit's stop): a check before it is stale. */
     int worldEpoch;
 
-    private static final StackWalker PC = StackWalker.getInstance();
-
     /** The rules the runners follow: the real ones, or a test's mutant ({@link Mutants}). */
     static volatile dev.etcdmigrate.cluster.RuleSet rules = dev.etcdmigrate.cluster.RuleSet.REAL;
 
@@ -455,16 +457,34 @@ final class Sim {
 
     static final RolloutPolicy POLICY = new RolloutPolicy(1000, Duration.ofMillis(500), Duration.ofSeconds(30));
 
-    /** Whether each runner takes its program counter at every call ({@link #state()}: the exhaustive search). */
+    /** Whether this is the exhaustive search's simulation (its states are keyed: {@link #state()}). */
     final boolean keyed;
+    /**
+     * Whether a runner's deadline may pass at a pause inside a deadline-bound retry (the exhaustive search, and replays
+     * of its schedules): the clock being abstracted, the retry's "not yet" is the runner's next call and "passed" is
+     * this action, after which its retries run back to back until the loop ends.
+     */
+    final boolean timeouts;
+    /**
+     * What the latest steps reached of the give-up branches: a loop whose deadline passed, by how it ended ("release
+     * gave up", "read of its record answered before its deadline", ...), and a release's one try that reached no
+     * member. The exhaustive search clears it before a step and counts it after.
+     */
+    final List<String> marks = new ArrayList<>();
 
     Sim(Config config) {
         this(config, false);
     }
 
     Sim(Config config, boolean keyed) {
+        this(config, keyed, keyed);
+    }
+
+    /** {@code timeouts}: the deadline of a retry may pass at its pause (the action "timeout mX"). */
+    Sim(Config config, boolean keyed, boolean timeouts) {
         this.config = config;
         this.keyed = keyed;
+        this.timeouts = timeouts;
         for (int i = 0; i < config.members; i++) members.add(new Node("m" + i, i, config.from));
         clusterVersion = config.from;
         if (config.staleJob) {
@@ -502,6 +522,9 @@ final class Sim {
         }
         if (crashesLeft > 0) {
             for (Runner r : runners) if (!r.finished && r.member.edited) actions.add("crash " + r.member.name);
+        }
+        if (timeouts) {
+            for (Runner r : runners) if (!r.finished && deadlineBound(r)) actions.add("timeout " + r.member.name);
         }
         if (leaderChangesLeft > 0) actions.add("leader-change");
         if (lostAnswersLeft > 0 && !loseNextAnswer) actions.add("lose-answer");
@@ -570,12 +593,37 @@ final class Sim {
             if (r.finished || !local(r.pending)) continue;
             List<String> ample = new ArrayList<>();
             ample.add("run " + r.member.name);
+            if (all.contains("timeout " + r.member.name)) ample.add("timeout " + r.member.name);
             if (all.contains("crash " + r.member.name) && crashPoint(r.pending)) ample.add("crash " + r.member.name);
             return ample;
         }
         return all.stream()
                 .filter(a -> !a.startsWith("crash ") || crashPoint(runnerOf(a.split(" ", 2)[1]).pending))
+                .filter(a -> !a.equals("lose-answer") || pending(Sim::transaction))
+                .filter(a -> !a.startsWith("leader-change") || pending(Sim::request))
                 .toList();
+    }
+
+    /** Whether some runner's next call is one {@code kind} names. */
+    private boolean pending(java.util.function.Predicate<String> kind) {
+        return runners.stream().anyMatch(r -> !r.finished && kind.test(r.pending));
+    }
+
+    /** A transaction on the record: the only request whose answer can be lost after it committed. */
+    static boolean transaction(String pending) {
+        return pending.equals("create") || pending.equals("delete");
+    }
+
+    /** A request to the cluster's client API: what a leader change's 503s and its new leader are seen by. */
+    static boolean request(String pending) {
+        return transaction(pending)
+                || pending.equals("members")
+                || pending.equals("cluster version")
+                || pending.equals("record")
+                || pending.equals("holds")
+                || pending.equals("holder status")
+                || pending.equals("move leader")
+                || pending.startsWith("read through");
     }
 
     static boolean local(String pending) {
@@ -656,6 +704,11 @@ final class Sim {
             case "run" -> resume(runnerOf(parts[1]));
             case "edit" -> edit(memberOf(parts[1]));
             case "restart" -> start(memberOf(parts[1]));
+            case "timeout" -> {
+                Runner r = runnerOf(parts[1]);
+                r.expiring = r.driver.memory().records().at();
+                resume(r);
+            }
             case "crash" -> {
                 crashesLeft--;
                 Runner r = runnerOf(parts[1]);
@@ -894,15 +947,47 @@ final class Sim {
         }
     }
 
+    /**
+     * Whether the runner pauses inside a deadline-bound retry (the release tried for its patience, the patient read of
+     * a record it may hold): there the exhaustive search branches on the deadline, passed or not yet.
+     */
+    private boolean deadlineBound(Runner r) {
+        return r.pending.equals("pause")
+                && r.driver != null
+                && r.expiring == null
+                && loop(r.driver.memory().records().at()) != null;
+    }
+
+    /** The deadline-bound loop a keeper's sync point belongs to (null: none). */
+    private static String loop(RolloutCoordinator.RecordAt at) {
+        return switch (at) {
+            case RELEASE_DELETE, RELEASE_RETRY_PAUSE -> "release";
+            case OWN_RECORD_READ, OWN_RECORD_RETRY_PAUSE -> "read of its record";
+            default -> null;
+        };
+    }
+
+    /** The runner left the loop whose deadline passed: how it left it, counted (it gave up, or an answer came first). */
+    private void deadline(Runner r) {
+        String loop = loop(r.expiring);
+        boolean gaveUp = loop.equals("release") ? r.driver.memory().records().unsettled() : r.lastFailed != null;
+        marks.add(loop + (gaveUp ? " gave up at its deadline" : " answered before its deadline"));
+        r.expiring = null;
+    }
+
     /** A port call: the runner waits for its turn here, and may be crashed here. */
     private void call(Runner r, String label) {
+        if (r.expiring != null) {
+            RolloutCoordinator.RecordAt at = r.driver.memory().records().at();
+            if (loop(at) == loop(r.expiring)) {
+                // no scheduling point: the deadline passed at its pause, and the world stays as it was meanwhile
+                r.recent.add(label);
+                if (r.recent.size() > 6) r.recent.removeFirst();
+                return;
+            }
+            deadline(r);
+        }
         r.pending = label;
-        // by the runner's own thread, before it hands the baton back: the scheduler reading its stack instead saw it
-        // anywhere between this release and its park, so the same state had several keys (counts varied by run)
-        if (keyed)
-            r.pc = PC.walk(frames -> frames.filter(f -> f.getClassName().startsWith("dev.etcdmigrate."))
-                    .map(f -> f.getMethodName() + f.getLineNumber())
-                    .collect(java.util.stream.Collectors.joining(",")));
         back.release();
         r.go.acquireUninterruptibly();
         if (r.crashNow) throw new Crash();
@@ -947,6 +1032,13 @@ final class Sim {
         log.subscribe(e -> {
             if (e instanceof RolloutEvent.RestartRecordTaken) r.acting = true;
             if (e instanceof RolloutEvent.RestartRecordReleased) r.acting = false;
+            // a release's one try with its member down that reached no member (no deadline: one try)
+            if (e instanceof dev.etcdmigrate.event.Event.Note n
+                    && n.level() == dev.etcdmigrate.event.Event.Level.WARN
+                    && r.expiring == null
+                    && r.driver.memory().records().at() == RolloutCoordinator.RecordAt.RELEASE_DELETE) {
+                marks.add("release gave up (one try, its member down)");
+            }
         });
         RolloutCoordinator driver = new RolloutCoordinator(
                 new View(r), new Store(r), m.name, List.of(m.url()), config.members, POLICY, new Tick(r), log, rules);
@@ -1225,9 +1317,11 @@ final class Sim {
     /**
      * The exhaustive search's canonical state: the cluster (cluster version, job, record and who holds it, the
      * faults left), each member (data, version.txt, how it runs, its note, recorded cluster version and job) and each
-     * runner's program counter: where its thread stands at its pending call (the frames of the protocol's and the
-     * simulation's code, with line numbers, taken by the runner itself: {@link #keyed}) and what its driver remembers (the note it wrote, the record it holds, the reason it last gave,
-     * whether it serves, whether rule 2 blocked it). The clock is left out (see docs/ha.md, "The simulation").
+     * runner: its pending port call and its coordinator's memory ({@link RolloutCoordinator#memory()}: the sync points
+     * it and its record keeper stand at, and what they remember). Left out, as abstractions: the clock and the count of
+     * a patient read's retries (a deadline-bound loop's "not yet"; its "passed" is the timeout branch,
+     * {@link #enabled()}), raft indexes beyond whether a member is further behind than the margin's bound, the term,
+     * and revisions other than relative to the store's (see docs/ha.md, "The simulation").
      */
     String state() {
         StringBuilder s = new StringBuilder();
@@ -1270,54 +1364,84 @@ final class Sim {
                     .append(r.acting)
                     .append(r.releasing);
             if (r.finished) continue;
-            s.append(r.pc);
-            if (r.driver != null) s.append(Fields.of(r.driver, revision));
+            if (r.driver != null) memory(s, r.driver.memory());
         }
         return s.toString();
     }
 
-    /** The driver's memory, read reflectively (it keeps it private): every field but the ports. */
-    private static final class Fields {
-        static String of(Object o, long revision) {
-            StringBuilder s = new StringBuilder("{");
-            for (Class<?> c = o.getClass(); c != null && c != Object.class; c = c.getSuperclass()) {
-                for (java.lang.reflect.Field f : c.getDeclaredFields()) {
-                    if (java.lang.reflect.Modifier.isStatic(f.getModifiers())
-                            || java.lang.reflect.Modifier.isFinal(f.getModifiers())) continue;
-                    try {
-                        f.setAccessible(true);
-                        Object v = f.get(o);
-                        s.append(f.getName()).append('=');
-                        if (v instanceof ClusterView.Record rec) {
-                            s.append(rec.value().holder())
-                                    .append(rec.value().from())
-                                    .append(rec.value().to())
-                                    .append('@')
-                                    .append(revision - rec.modRevision());
-                        } else if (v instanceof RolloutCoordinator.Serving) {
-                            s.append("serving");
-                        } else {
-                            s.append(v);
-                        }
-                        s.append(';');
-                    } catch (ReflectiveOperationException e) {
-                        throw new IllegalStateException(e);
-                    }
-                }
-            }
-            // the record keeper the driver holds (final field): its note and record
-            try {
-                java.lang.reflect.Field k = o.getClass().getDeclaredField("records");
-                k.setAccessible(true);
-                Object keeper = k.get(o);
-                if (keeper != null && keeper != o) s.append(of(keeper, revision));
-            } catch (NoSuchFieldException e) {
-                // no keeper
-            } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException(e);
-            }
-            return s.append('}').toString();
+    /** A coordinator's memory, canonical: revisions relative to the store's, raft indexes as "behind the bound". */
+    private void memory(StringBuilder s, RolloutCoordinator.Memory mem) {
+        s.append('{')
+                .append(mem.phase())
+                .append(',')
+                .append(mem.step())
+                .append(',')
+                .append(mem.leg())
+                .append(',');
+        record(s, mem.held());
+        s.append(mem.unknown()).append(',');
+        record(s, mem.unreleased());
+        record(s, mem.settling());
+        s.append(mem.serving())
+                .append(',')
+                .append(mem.answered())
+                .append(',')
+                .append(mem.handOvers() % (config.members == 3 ? 2 : 12))
+                .append(',')
+                .append(mem.blocked().isPresent())
+                .append(',')
+                .append(mem.recordedClusterVersion())
+                .append(mem.recordedJob())
+                .append(";pass ");
+        RolloutCoordinator.Pass pass = mem.pass();
+        members(s, pass.members());
+        record(s, pass.held());
+        members(s, pass.now());
+        new java.util.TreeMap<>(pass.reads())
+                .forEach((k, v) -> s.append(k).append(v).append(','));
+        RolloutCoordinator.Records keeper = mem.records();
+        s.append(";records ").append(keeper.at()).append(',');
+        keeper.noted()
+                .ifPresentOrElse(
+                        n -> s.append(n instanceof Note.Holds h ? "H@" + (revision - h.revision()) : n),
+                        () -> s.append('?'));
+        s.append(',');
+        record(s, keeper.held());
+        s.append(keeper.unsettled()).append('}');
+    }
+
+    private void record(StringBuilder s, Optional<ClusterView.Record> rec) {
+        rec.ifPresentOrElse(
+                r -> s.append(r.value().holder())
+                        .append(r.value().from())
+                        .append(r.value().to())
+                        .append('@')
+                        .append(revision - r.modRevision()),
+                () -> s.append('-'));
+        s.append(',');
+    }
+
+    private void members(StringBuilder s, List<ClusterView.Member> list) {
+        s.append('[');
+        for (ClusterView.Member m : list) {
+            s.append(m.name())
+                    .append('/')
+                    .append(m.id())
+                    .append(m.learner() ? "L" : "")
+                    .append(m.problem());
+            m.status()
+                    .ifPresent(st -> s.append('=')
+                            .append(st.server())
+                            .append(st.memberId())
+                            .append('>')
+                            .append(st.leaderId())
+                            .append(st.learner() ? "L" : "")
+                            .append(st.errors())
+                            .append(commit - st.raftAppliedIndex() > POLICY.raftIndexBound() ? "behind" : "")
+                            .append(st.downgradeTarget()));
+            s.append(' ');
         }
+        s.append(']');
     }
 
     // ----------------------------------------------------------------------------------------------- the ports
