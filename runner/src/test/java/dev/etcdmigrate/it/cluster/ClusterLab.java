@@ -644,6 +644,27 @@ public final class ClusterLab implements AutoCloseable {
         });
     }
 
+    /**
+     * Until every member's own copy (a serializable read) is at the same revision. A write whose request timed out may
+     * commit long after (a member cut from its peers forwards it once healed), and a member that was cut applies the
+     * log's tail last: compared before then, its copy is only behind, not different.
+     */
+    void awaitOneRevision(Duration deadline) throws Exception {
+        Poll.untilTrue(deadline, Duration.ofMillis(200), "every member at one revision", () -> {
+            java.util.Set<Long> revisions = new java.util.TreeSet<>();
+            for (Member m : members) {
+                JsonNode range = JSON.readTree(request(
+                        "post",
+                        m.clientUrl(),
+                        "/v3/kv/range",
+                        "{\"key\":\"AA==\",\"range_end\":\"AA==\",\"serializable\":true,\"count_only\":true}"));
+                revisions.add(range.path("header").path("revision").asLong());
+            }
+            if (revisions.size() > 1) throw new IllegalStateException("revisions " + revisions);
+            return true;
+        });
+    }
+
     /** Every key the member holds (its own copy: a serializable read), by key. */
     Map<String, JsonNode> keysOn(Member m) throws Exception {
         JsonNode range = JSON.readTree(request(
@@ -667,6 +688,7 @@ public final class ClusterLab implements AutoCloseable {
      */
     public Map<String, JsonNode> assertEveryAckOnEveryMember(
             List<Ack> acked, java.util.Set<String> retried, Predicate<String> allowed) throws Exception {
+        awaitOneRevision(Duration.ofMinutes(1));
         Map<String, JsonNode> reference = null;
         for (Member m : members) {
             Map<String, JsonNode> keys = keysOn(m);
