@@ -145,25 +145,31 @@ public final class AotTraining {
                     "#!/bin/sh\necho 'etcd Version: " + release.version() + "'\n");
         }
         Path data = etcd3DataDir(work.resolve("data"), previous);
+        runStepThatFails(
+                "the training run with a step", data, bin, newest.version(), Map.of(), "--", "--snapshot-count=10000");
+    }
+
+    /**
+     * A run of {@code data} to {@code target} with one step, on free private ports, whose stand-in etcd exits at once:
+     * it must fail (exit 1) there, after everything before the step's etcd ran.
+     */
+    private static void runStepThatFails(
+            String what, Path data, Path bin, String target, Map<String, String> environment, String... more) {
         ServerPorts ports = FreePorts.pick();
+        List<String> args = new ArrayList<>(List.of(
+                "--port",
+                String.valueOf(ports.client()),
+                "--peer-port",
+                String.valueOf(ports.peer()),
+                "--start-timeout",
+                "10s"));
+        args.addAll(List.of(more));
         int code = Main.run(
-                trainingArgs(
-                        data,
-                        bin,
-                        newest.version(),
-                        "--port",
-                        String.valueOf(ports.client()),
-                        "--peer-port",
-                        String.valueOf(ports.peer()),
-                        "--start-timeout",
-                        "10s",
-                        "--",
-                        "--snapshot-count=10000"),
-                Map.of(),
+                trainingArgs(data, bin, target, args.toArray(String[]::new)),
+                environment,
                 new PrintStream(OutputStream.nullOutputStream()));
         if (code != 1) {
-            throw new IllegalStateException(
-                    "the training run with a step exited with " + code + ", not 1 (its stand-in etcd exits)");
+            throw new IllegalStateException(what + " exited with " + code + ", not 1 (its stand-in etcd exits)");
         }
     }
 
@@ -276,25 +282,13 @@ public final class AotTraining {
         int run = 0;
         for (Map<String, String> environment : List.of(Map.<String, String>of(), Map.of("LOG_FORMAT", "json"))) {
             Path data = realData(work.resolve("first-start-" + run++), "3.4");
-            ServerPorts ports = FreePorts.pick();
-            int code = Main.run(
-                    trainingArgs(
-                            data,
-                            bin,
-                            AotTrainingData.VERSION,
-                            "--port",
-                            String.valueOf(ports.client()),
-                            "--peer-port",
-                            String.valueOf(ports.peer()),
-                            "--start-timeout",
-                            "10s",
-                            "--no-exec"),
+            runStepThatFails(
+                    "the training's first start of 3.4 data",
+                    data,
+                    bin,
+                    AotTrainingData.VERSION,
                     environment,
-                    new PrintStream(OutputStream.nullOutputStream()));
-            if (code != 1) {
-                throw new IllegalStateException("the training's first start of 3.4 data exited with " + code
-                        + ", not 1 (its stand-in etcd exits)");
-            }
+                    "--no-exec");
         }
     }
 
