@@ -357,12 +357,28 @@ public final class PeerBenchmark {
     }
 
     /** Polls a v3 put on the real client port every 5 ms until it is acknowledged. */
+    /**
+     * Made once, before any run: a client made while a contender starts would take the two cores from it (the JDK's
+     * HTTP client costs tens of milliseconds of CPU on its first use).
+     */
+    private static final HttpClient HTTP = GatewayClient.newHttpClient();
+
+    /**
+     * Until a put is acknowledged on the real port. While nothing listens there, each 5 ms poll is one refused
+     * loopback connect (microseconds of CPU), so the poller takes next to nothing from the contender's start;
+     * the HTTP put is tried only once the port accepts.
+     */
     private static void awaitWrite(ServerPorts real, String target, Process p, long start, Path log) throws Exception {
-        HttpClient http = GatewayClient.newHttpClient();
-        GatewayClient gateway = new GatewayClient(http, real.clientUrl(), "/v3");
+        GatewayClient gateway = new GatewayClient(HTTP, real.clientUrl(), "/v3");
+        java.net.InetSocketAddress address = new java.net.InetSocketAddress("127.0.0.1", real.client());
         try {
             Poll.untilTrue(Duration.ofMinutes(5), Duration.ofMillis(5), "a write acknowledged", () -> {
                 if (!p.isAlive()) throw new AssertionError("exited with " + p.exitValue() + " before a write");
+                try (java.net.Socket socket = new java.net.Socket()) {
+                    socket.connect(address, 1000);
+                } catch (IOException notListening) {
+                    return false;
+                }
                 gateway.put("/bench-probe", "ok"); // an IOException: not serving yet
                 return true;
             });
