@@ -355,7 +355,7 @@ else
   }
   log "training the AOT cache in a chroot"
   if run_chroot /opt/java/bin/java -XX:TieredStopAtLevel=1 --enable-native-access=ALL-UNNAMED -XX:+UseSerialGC \
-      -XX:-UsePerfData -XX:AOTCacheOutput=/app/etcd-migrate.aot -Xlog:aot=warning -Xlog:cds=warning \
+      -XX:-UsePerfData -Djdk.reflect.useNativeAccessorOnly=true -XX:AOTCacheOutput=/app/etcd-migrate.aot -Xlog:aot=warning -Xlog:cds=warning \
       -jar /app/etcd-migrate-runner.jar --target-version "$newest" --data-dir /tmp/data --bin-dir /tmp/bin \
       --name train -- --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
       >"$out/aot-train.log" 2>&1 || true; then :; fi

@@ -20,6 +20,7 @@ static const char *const ENTRYPOINT[] = {
     "-XX:-UsePerfData",
     "-XX:CompileThresholdScaling=20",
     "-XX:UserThreadWaitAttemptsAtExit=0",
+    "-Djdk.reflect.useNativeAccessorOnly=true",
     "-XX:AOTCache=/app/etcd-migrate.aot",
     "-Xlog:aot=off",
     "-Xlog:cds=off",

@@ -12,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -27,7 +26,8 @@ public final class Catalog {
 
     public Catalog(Collection<Release> releases) {
         List<Release> sorted = new ArrayList<>(releases);
-        sorted.sort(Comparator.comparing(Release::etcdVersion));
+        // a lambda of this class, which the AOT cache holds linked; Comparator.comparing's own is spun at first use
+        sorted.sort((a, b) -> a.etcdVersion().compareTo(b.etcdVersion()));
         for (int i = 1; i < sorted.size(); i++) {
             if (sorted.get(i).minorLine().equals(sorted.get(i - 1).minorLine())) {
                 throw new IllegalArgumentException("catalog bundles two releases of line "

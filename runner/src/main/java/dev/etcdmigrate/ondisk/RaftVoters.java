@@ -86,7 +86,8 @@ public final class RaftVoters {
      * rule table tests drive. {@code self} is 0 here.
      */
     static Optional<Voters> replay(List<Base> bases, List<Change> changes, long commit) {
-        Optional<Base> newest = bases.stream().max(java.util.Comparator.comparingLong(Base::index));
+        // a lambda of this class, which the AOT cache holds linked; Comparator.comparingLong's own is spun at first use
+        Optional<Base> newest = bases.stream().max((a, b) -> Long.compare(a.index(), b.index()));
         if (newest.isEmpty()) return Optional.empty();
         Base base = newest.get();
         TreeSet<Long> voters = new TreeSet<>(base.voters());

@@ -65,9 +65,11 @@ public final class BinaryCheck {
 
     /** What to keep for the next start: the successful answers this run relied on. */
     public List<String> remembered() {
-        return used.entrySet().stream()
-                .map(e -> e.getKey() + "\t" + e.getValue())
-                .toList();
+        // a loop, not a stream: a sorted map's stream links a comparator lambda of the JDK's own at first use,
+        // which the AOT cache does not hold
+        List<String> lines = new ArrayList<>(used.size());
+        for (Map.Entry<String, String> e : used.entrySet()) lines.add(e.getKey() + "\t" + e.getValue());
+        return lines;
     }
 
     /** One question to a binary ({@link #expect}, {@link #targetAccepts}). */
