@@ -3,8 +3,8 @@ package dev.etcdmigrate.etcd;
 import dev.etcdmigrate.catalog.Release;
 import dev.etcdmigrate.error.MigrateException;
 import dev.etcdmigrate.etcd.backend.BackendAlarms;
+import dev.etcdmigrate.etcd.client.Keyspace;
 import dev.etcdmigrate.etcd.client.V2Client;
-import dev.etcdmigrate.etcd.client.V3Keyspace;
 import dev.etcdmigrate.etcd.server.PrivateEtcd;
 import dev.etcdmigrate.event.Event;
 import dev.etcdmigrate.log.Log;
@@ -255,15 +255,15 @@ public final class EtcdAdapter implements EtcdOperations {
 
     @Override
     public long applyFixes(Running etcd, Path fixes) throws IOException, InterruptedException, MigrateException {
-        try (V3Keyspace keyspace = new V3Keyspace(etcd(etcd).gateway().baseUrl())) {
+        try (Keyspace keyspace = Keyspace.open(etcd(etcd).gateway().baseUrl())) {
             return keyspace.apply(fixes);
         }
     }
 
     @Override
     public KeyspaceDigest digestV3(Running etcd) throws IOException, InterruptedException, MigrateException {
-        try (V3Keyspace keyspace = new V3Keyspace(etcd(etcd).gateway().baseUrl())) {
-            V3Keyspace.Observed observed = keyspace.observe();
+        try (Keyspace keyspace = Keyspace.open(etcd(etcd).gateway().baseUrl())) {
+            Keyspace.Observed observed = keyspace.observe();
             return new KeyspaceDigest(observed.digest(), observed.leased());
         }
     }
@@ -272,7 +272,7 @@ public final class EtcdAdapter implements EtcdOperations {
     public void dumpV3(Running etcd, DumpedKeyConsumer consumer)
             throws IOException, InterruptedException, MigrateException {
         byte[] probe = PrivateEtcd.PROBE_KEY.getBytes(StandardCharsets.UTF_8);
-        try (V3Keyspace keyspace = new V3Keyspace(etcd(etcd).gateway().baseUrl())) {
+        try (Keyspace keyspace = Keyspace.open(etcd(etcd).gateway().baseUrl())) {
             keyspace.dump(entry -> {
                 if (!java.util.Arrays.equals(entry.key(), probe)) { // the runner's own probe, never data
                     consumer.accept(new DumpedKey(entry.key(), entry.value(), entry.leaseTtl()));

@@ -1,4 +1,4 @@
-package dev.etcdmigrate.etcd.client;
+package dev.etcdmigrate.etcd.client.jetcd;
 
 import java.math.BigInteger;
 import java.util.Arrays;

@@ -1,5 +1,6 @@
-package dev.etcdmigrate.etcd.client;
+package dev.etcdmigrate.etcd.client.jetcd;
 
+import dev.etcdmigrate.etcd.client.Keyspace;
 import dev.etcdmigrate.ondisk.V2Key;
 import dev.etcdmigrate.v2.ConversionPlan;
 import dev.etcdmigrate.v2.KeySetDigest;
@@ -30,8 +31,9 @@ import java.util.concurrent.TimeoutException;
 /**
  * Bulk work on a private etcd's v3 keyspace through jetcd (gRPC): applying a conversion's fix-ups in
  * batched transactions, and digesting every key page by page. Memory stays bounded by the batch size.
+ * Loaded with jetcd by {@code etcd.client.JetcdLoader}, never by the runner's own class loader in a packaged runner.
  */
-public final class V3Keyspace implements AutoCloseable {
+public final class V3Keyspace implements Keyspace {
 
     /** etcd's default --max-txn-ops: every bundled line accepts it. */
     static final int TXN_OPS = 128;
@@ -49,7 +51,7 @@ public final class V3Keyspace implements AutoCloseable {
         this.client = Client.builder().endpoints(clientUrl).build();
     }
 
-    /** Applies the fix-ups; returns how many keys were put with a lease. */
+    @Override
     public long apply(Path fixes) throws IOException, InterruptedException {
         Map<Long, Long> leaseByTtl = new HashMap<>();
         List<Op> batch = new ArrayList<>();
@@ -97,8 +99,7 @@ public final class V3Keyspace implements AutoCloseable {
     }
 
     /** Digest (see {@link KeySetDigest}) of every key and value, and how many keys carry a lease. */
-    public record Observed(String digest, long leased) {}
-
+    @Override
     public Observed observe() throws IOException, InterruptedException {
         KeySetDigest digest = new KeySetDigest();
         long[] leased = new long[1];
@@ -163,14 +164,7 @@ public final class V3Keyspace implements AutoCloseable {
         }
     }
 
-    /** A key, its value and its lease's remaining TTL in seconds (0: no lease). */
-    public record Entry(byte[] key, byte[] value, long leaseTtl) {}
-
-    public interface EntryConsumer {
-        void accept(Entry entry) throws IOException, InterruptedException;
-    }
-
-    /** Every key, page by page, with the remaining TTL of its lease (looked up once per lease). */
+    @Override
     public void dump(EntryConsumer consumer) throws IOException, InterruptedException {
         Map<Long, Long> ttlByLease = new HashMap<>();
         forEachKey(kv -> {

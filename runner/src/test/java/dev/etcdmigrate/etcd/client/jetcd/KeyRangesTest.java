@@ -1,4 +1,4 @@
-package dev.etcdmigrate.etcd.client;
+package dev.etcdmigrate.etcd.client.jetcd;
 
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
