@@ -47,6 +47,7 @@ public final class WalIndex {
      * One walpb.Record: its type (-1 if absent) and its data field, b[dataStart, dataEnd) (dataStart -1 if
      * absent), and where its frame starts in which segment.
      */
+    /** One record; {@code b} is the reader's buffer, valid only while the sink handles this record. */
     record Record(byte[] b, long type, int dataStart, int dataEnd, Path file, long offset) {}
 
     interface RecordSink {
@@ -65,6 +66,9 @@ public final class WalIndex {
     static void readRecords(Path file, RecordSink sink) throws IOException {
         long size = Files.size(file);
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
+            // one buffer for every record of the segment, grown as needed: an array per record, allocated and zeroed
+            // for every large value of a big WAL, costs more than reading the file
+            byte[] bytes = new byte[1 << 16];
             long offset = 0;
             while (offset + 8 <= size) {
                 long frame;
@@ -82,9 +86,10 @@ public final class WalIndex {
                             file,
                             "WAL frame at offset " + offset,
                             "a record of at most " + MAX_RECORD + " bytes, found " + length));
-                byte[] bytes = new byte[(int) (length + padding)];
+                int need = (int) (length + padding);
+                if (bytes.length < need) bytes = new byte[Math.max(need, Math.min(bytes.length * 2, (int) MAX_RECORD))];
                 try {
-                    in.readFully(bytes);
+                    in.readFully(bytes, 0, need);
                 } catch (EOFException torn) {
                     return;
                 }
