@@ -9,6 +9,7 @@ import dev.etcdmigrate.cli.OutputFlags;
 import dev.etcdmigrate.cli.ParsedArgs;
 import dev.etcdmigrate.config.RunConfig;
 import dev.etcdmigrate.config.Topology;
+import dev.etcdmigrate.decide.DataDirState;
 import dev.etcdmigrate.decide.MembersFromData;
 import dev.etcdmigrate.error.ExitStatus;
 import dev.etcdmigrate.error.MigrateException;
@@ -75,8 +76,10 @@ final class MigrateEntry implements Command {
         // read once for both: the catalog depends on the flags, not on the members the data records
         Catalog[] read = new Catalog[1];
         CatalogSource catalog = () -> read[0] != null ? read[0] : (read[0] = RunCatalog.of(given));
-        // the target's binary question runs while the members and the data are read (judged under the lock)
+        // the target's binary question and the walk of every db page run while the members are read from the WAL
+        // (the question is judged under the lock, the walk's finding reused by the decision's read)
         BinaryCheck binaries = new Migration(given, catalog, log, children, args.environment()).askTargetAhead();
+        DataDirState.checkDbAhead(given);
         RunConfig options = MembersFromData.resolve(given, log);
         tally.clusterMember(options.topology() instanceof Topology.Member);
         // the lock stays held until exec, which closes it; etcd's own WAL lock takes over

@@ -40,8 +40,8 @@ public final class DataDirState {
     private final RunConfig options;
     private final Log log;
     private final CatalogSource catalog; // read when detection needs it
-    // the read before the lock and the one under it walk an unchanged db's pages once
-    private final DbPageCheck dbPages = new DbPageCheck();
+    // the walk started ahead, the read before the lock and the one under it walk an unchanged db's pages once
+    private final DbPageCheck dbPages = DbPageCheck.ofThisRun();
 
     /** Whether the data dir existed when the run began (a migration creates a missing one before its lock). */
     private final boolean existed;
@@ -66,6 +66,24 @@ public final class DataDirState {
     /** What the data says wrote it (reads only; the WAL only when the db and the snapshot are silent). */
     public DataDetection.Detection detect() throws IOException, UsageException {
         return DataDetection.detect(dataDir.path(), options.walDir(), catalog.get(), false);
+    }
+
+    /**
+     * Starts the walk of every db page now, beside the run's other reads (the members from the WAL), where the start
+     * will ask for it ({@link DataRead#readsEveryDbPage}); {@link #read} reuses its finding. Nothing is reported here.
+     */
+    public static void checkDbAhead(RunConfig options) {
+        if (options.restore().isPresent()) return; // the snapshot replaces the db first
+        DataDir dir = new DataDir(options.dataDir());
+        try {
+            if (!dir.exists() || !dir.holdsData()) return;
+            if (!DataRead.readsEveryDbPage(dir.readVersion(), options.target())) return;
+            Path db = options.dataDir().resolve("member").resolve("snap").resolve("db");
+            if (Files.isRegularFile(db) && Files.size(db) > 0)
+                DbPageCheck.ofThisRun().startAhead(db);
+        } catch (IOException | MigrateException | RuntimeException e) {
+            // the decision reads the data dir again and reports what it finds
+        }
     }
 
     /** What a start reads of the data dir; the data itself only where version.txt does not answer. */

@@ -19,6 +19,9 @@ import java.util.function.LongSupplier;
  */
 public final class DbPageCheck {
 
+    /** The run's own: the walk started ahead and the decision's reads share it. */
+    private static final DbPageCheck RUN = new DbPageCheck();
+
     /** The attributes a write, a truncation or a replacement of the file changes. */
     private static final String IDENTITY = "unix:dev,ino,size,lastModifiedTime,ctime";
 
@@ -38,8 +41,28 @@ public final class DbPageCheck {
         this.clock = clock;
     }
 
+    /** The run's check: every reader of this process shares its finding. */
+    public static DbPageCheck ofThisRun() {
+        return RUN;
+    }
+
+    /**
+     * Starts {@link #check} of {@code db} now, on a thread of its own, so that the walk runs beside the run's other
+     * reads; a later {@link #check} waits for it and reuses its finding if the file has not changed since. Its
+     * failures are not reported here: the later check meets them again.
+     */
+    public void startAhead(Path db) {
+        Thread.ofVirtual().name("db-check").start(() -> {
+            try {
+                check(db);
+            } catch (IOException | RuntimeException e) {
+                // the decision's own check reads the file again and reports it
+            }
+        });
+    }
+
     /** Checks the db (a healthy one returns; damage is the {@link DamagedFileException}), or reuses the last finding. */
-    public void check(Path db) throws IOException {
+    public synchronized void check(Path db) throws IOException {
         Path file = db.toAbsolutePath().normalize();
         // read before the walk: a write during it moves the change time past what is kept, so the next read walks again
         Map<String, Object> now = Files.readAttributes(file, IDENTITY, LinkOption.NOFOLLOW_LINKS);
