@@ -10,7 +10,6 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.Comparator;
 import java.util.Optional;
 import java.util.stream.Stream;
 
@@ -27,7 +26,8 @@ public final class V2SnapshotReader {
         void accept(V2Key key) throws IOException;
     }
 
-    private static final Instant NO_EXPIRY = Instant.parse("0001-01-01T00:00:00Z");
+    // Go's zero time, from its epoch second: parsing the text would build java.time.format's tables on every start
+    private static final Instant NO_EXPIRY = Instant.ofEpochSecond(-62_135_596_800L);
 
     private V2SnapshotReader() {}
 
@@ -37,7 +37,8 @@ public final class V2SnapshotReader {
         try (Stream<Path> files = Files.list(snap)) {
             // names are <term>-<index>.snap in fixed-width hex, so the newest sorts last
             return files.filter(V2SnapshotReader::isSnapshotName)
-                    .max(Comparator.comparing(f -> f.getFileName().toString()));
+                    .max((a, b) ->
+                            a.getFileName().toString().compareTo(b.getFileName().toString()));
         }
     }
 
