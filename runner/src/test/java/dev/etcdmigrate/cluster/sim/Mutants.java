@@ -334,7 +334,7 @@ final class Mutants {
                         return new Decision.Wait("never", List.of());
                     }
                 },
-                LIVENESS);
+                "liveness: a fair cycle");
         add(
                 "releaseBeforeServing",
                 new RuleSet() {

@@ -70,7 +70,8 @@ final class Sim {
             boolean staleJob,
             int replacements,
             boolean learners,
-            boolean reachedUntold) {
+            boolean reachedUntold,
+            boolean deadlineFaults) {
         Config(
                 int members,
                 MinorLine from,
@@ -98,6 +99,7 @@ final class Sim {
                     false,
                     false,
                     0,
+                    false,
                     false,
                     false);
         }
@@ -153,7 +155,8 @@ final class Sim {
                     staleJob,
                     replacements,
                     learners,
-                    reachedUntold);
+                    reachedUntold,
+                    deadlineFaults);
         }
 
         /**
@@ -178,7 +181,8 @@ final class Sim {
                     staleJob,
                     replacements,
                     learners,
-                    reachedUntold);
+                    reachedUntold,
+                    deadlineFaults);
         }
 
         /**
@@ -202,7 +206,8 @@ final class Sim {
                     staleJob,
                     replacements,
                     learners,
-                    reachedUntold);
+                    reachedUntold,
+                    deadlineFaults);
         }
 
         /**
@@ -231,7 +236,8 @@ final class Sim {
                     staleJob,
                     replacements,
                     learners,
-                    true);
+                    true,
+                    deadlineFaults);
         }
 
         /**
@@ -255,7 +261,8 @@ final class Sim {
                     true,
                     replacements,
                     learners,
-                    reachedUntold);
+                    reachedUntold,
+                    deadlineFaults);
         }
 
         /**
@@ -283,7 +290,46 @@ final class Sim {
                     staleJob,
                     n,
                     learners,
-                    reachedUntold);
+                    reachedUntold,
+                    deadlineFaults);
+        }
+
+        /**
+         * The deadline-bound loops given up (the exhaustive search's give-up branches): the release's patience and the
+         * patient read of a noted record last two polls ({@link #policy()}), which a leader change's 503s outlast, and
+         * the config's leader changes are placed only where a runner's next call is a request of such a loop (or the
+         * release's one try, which shares its sync point). A fault placement of its own, not a reduction: every
+         * placement of one leader change is the plain config's.
+         */
+        Config withDeadlineFaults() {
+            return new Config(
+                    members,
+                    from,
+                    to,
+                    edits,
+                    layout,
+                    crashes,
+                    leaderChanges,
+                    lostAnswers,
+                    maxSteps,
+                    stepAnswers,
+                    partitions,
+                    localReadsNeedQuorum,
+                    staleJob,
+                    replacements,
+                    learners,
+                    reachedUntold,
+                    true);
+        }
+
+        /** The runners' policy: {@link Sim#POLICY}, or with {@link #withDeadlineFaults} a patience of two polls. */
+        RolloutPolicy policy() {
+            return deadlineFaults
+                    ? new RolloutPolicy(
+                            POLICY.raftIndexBound(),
+                            POLICY.poll(),
+                            POLICY.poll().multipliedBy(2))
+                    : POLICY;
         }
 
         /** Whether a member's step's private etcd answers the other runners. */
@@ -300,6 +346,7 @@ final class Sim {
                     + (partitions > 0 ? ", network faults<=" + partitions : "")
                     + (localReadsNeedQuorum ? ", linearizable member lists" : "")
                     + (reachedUntold ? ", a failed walk read as no etcd there" : "")
+                    + (deadlineFaults ? ", patience two polls, leader changes at its loops' requests" : "")
                     + (replacements > 0
                             ? ", replaced nodes<=" + replacements + (learners ? " (added as learners)" : "")
                             : "");
@@ -396,6 +443,8 @@ final class Sim {
         String lastFailed;
         /** It read the member list in this run (its start's own reads come before). */
         boolean sawMembers;
+        /** Its latest request to the cluster failed (a 503 among the failures, which {@link #lastFailed} leaves out). */
+        boolean lastRequestFailed;
         /** {@link #worldEpoch} at its latest read of the member list. */
         int epochAtMembers = -1;
 
@@ -526,7 +575,7 @@ final class Sim {
         if (timeouts) {
             for (Runner r : runners) if (!r.finished && deadlineBound(r)) actions.add("timeout " + r.member.name);
         }
-        if (leaderChangesLeft > 0) actions.add("leader-change");
+        if (leaderChangesLeft > 0 && (!config.deadlineFaults() || atLoopRequest())) actions.add("leader-change");
         if (lostAnswersLeft > 0 && !loseNextAnswer) actions.add("lose-answer");
         if (jobFinished()) actions.add("end-job");
         if (partitionsLeft > 0) {
@@ -958,6 +1007,15 @@ final class Sim {
                 && loop(r.driver.memory().records().at()) != null;
     }
 
+    /** Some runner's next call is a request of a deadline-bound loop ({@link Config#withDeadlineFaults}). */
+    private boolean atLoopRequest() {
+        return runners.stream()
+                .anyMatch(r -> !r.finished
+                        && r.driver != null
+                        && request(r.pending)
+                        && loop(r.driver.memory().records().at()) != null);
+    }
+
     /** The deadline-bound loop a keeper's sync point belongs to (null: none). */
     private static String loop(RolloutCoordinator.RecordAt at) {
         return switch (at) {
@@ -970,7 +1028,7 @@ final class Sim {
     /** The runner left the loop whose deadline passed: how it left it, counted (it gave up, or an answer came first). */
     private void deadline(Runner r) {
         String loop = loop(r.expiring);
-        boolean gaveUp = loop.equals("release") ? r.driver.memory().records().unsettled() : r.lastFailed != null;
+        boolean gaveUp = loop.equals("release") ? r.driver.memory().records().unsettled() : r.lastRequestFailed;
         marks.add(loop + (gaveUp ? " gave up at its deadline" : " answered before its deadline"));
         r.expiring = null;
     }
@@ -1041,7 +1099,15 @@ final class Sim {
             }
         });
         RolloutCoordinator driver = new RolloutCoordinator(
-                new View(r), new Store(r), m.name, List.of(m.url()), config.members, POLICY, new Tick(r), log, rules);
+                new View(r),
+                new Store(r),
+                m.name,
+                List.of(m.url()),
+                config.members,
+                config.policy(),
+                new Tick(r),
+                log,
+                rules);
         r.driver = driver;
         if (legs.isEmpty()) {
             if (!(m.note instanceof Note.None)) {
@@ -1462,7 +1528,7 @@ final class Sim {
         public void pause() {
             call(r, "pause");
             keptDown(r);
-            clockMillis += POLICY.poll().toMillis();
+            clockMillis += config.policy().poll().toMillis();
         }
     }
 
@@ -1515,6 +1581,7 @@ final class Sim {
          */
         private void ask(String label, boolean listedToo, boolean linearizable) throws IOException {
             call(r, label);
+            r.lastRequestFailed = true;
             boolean leaderChanged = leaderChangeReads > 0;
             if (leaderChanged) leaderChangeReads--;
             if (listed.isEmpty() && !releaseThroughOwnUrlOnly) {
@@ -1536,7 +1603,10 @@ final class Sim {
             boolean answers = there.stream()
                     .anyMatch(m -> !(linearizable || config.localReadsNeedQuorum()) || servesLinearizable(m));
             if (linearizable) r.lastFailed = answers ? null : label;
-            if (answers) return;
+            if (answers) {
+                r.lastRequestFailed = false;
+                return;
+            }
             // an etcd there without a quorum takes the request and times out; none there: every connection refused
             String why = "no member answered on " + urls;
             if (!there.isEmpty() && !config.reachedUntold()) throw new ClusterView.EtcdReached(why, null);
