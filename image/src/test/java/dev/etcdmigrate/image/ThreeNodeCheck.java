@@ -262,8 +262,9 @@ class ThreeNodeCheck {
      * dir and certificates dir, etcd.local.imageTag 3.5.35-0), cp-1's as `kubeadm init` writes it (its
      * `--initial-cluster` naming only itself), cp-2's and cp-3's with `initial-cluster` (the members before them and
      * themselves) and `initial-cluster-state: existing` as `kubeadm join` writes them; run from an image of kubeadm's
-     * name ({@link RunbookKubeadmCheck#kubeadmEtcdImage}) one node at a time, on the data without version.txt; cp-1's
-     * configuration uploaded by `kubeadm init phase upload-config kubeadm` to the kubeadm-config ConfigMap.
+     * name ({@link RunbookKubeadmCheck#kubeadmEtcdImage}) one node at a time, on the data without
+     * version.txt; cp-1's configuration uploaded by `kubeadm init phase upload-config kubeadm` to the kubeadm-config
+     * ConfigMap.
      *
      * <p>Then every `node` block in order, on each node in turn where the runbook says so (cp-1, cp-2, cp-3), else on
      * cp-1; each in the node's network namespace and a mount namespace where /etc/kubernetes is the node's
@@ -356,10 +357,28 @@ class ThreeNodeCheck {
                     StandardCopyOption.REPLACE_EXISTING);
             Files.copy(admin, etc.resolve("admin.conf"), StandardCopyOption.REPLACE_EXISTING);
             etcs.put(m, etc);
-            String oldHash = hash(m.mirrorPod());
-            m.node.writeManifest("etcd.yaml", pod);
-            awaitReady(m, oldHash, OLD);
         }
+        // one node at a time, each until its new pod's container runs and the member serves: kubeadm's pod turns Ready
+        // only after its startup probe's first period, which the runbook's first step does not need
+        long prepared = ms(t0);
+        long tw = System.nanoTime();
+        for (Member m : cluster.members) {
+            String oldHash = hash(m.mirrorPod());
+            m.node.writeManifest("etcd.yaml", kubeadmPods.get(m));
+            KubeletNode.await(m.name + ": kubeadm's pod running, serving " + OLD, ROLL, () -> {
+                JsonNode pod = m.mirrorPod();
+                return pod != null
+                        && !hash(pod).equals(oldHash)
+                        && pod.path("status")
+                                .path("containerStatuses")
+                                .path(0)
+                                .path("state")
+                                .has("running")
+                        && m.etcd().serverVersion().map(OLD::equals).orElse(false)
+                        && m.etcd().serving();
+            });
+        }
+        long switched = ms(tw);
         // kubeadm's etcd writes no version.txt (the runner read it only when it started)
         for (Member m : cluster.members) Files.deleteIfExists(m.data.resolve("version.txt"));
         KubeletNode.run(
@@ -381,9 +400,10 @@ class ThreeNodeCheck {
                 .path("ClusterConfiguration")
                 .asText();
         assertTrue(uploaded.contains("dataDir: " + first.data), "the uploaded ClusterConfiguration:\n" + uploaded);
-        report(
-                "kubeadm %s's etcd pods (%s; cp-1 as init, cp-2 and cp-3 as join write them) serving %s, one node at a time, the data without version.txt, kubeadm-config uploaded: %d ms"
-                        .formatted(KubeApiServer.VERSION, RunbookKubeadmCheck.KUBEADM_IMAGE, OLD, ms(t0)));
+        report(("kubeadm %s's etcd pods (%s; cp-1 as init, cp-2 and cp-3 as join write them) serving %s on the data"
+                        + " without version.txt, kubeadm-config uploaded: %d ms (rendered and imported in %d ms; one"
+                        + " node at a time, manifest -> pod running and serving: %d ms for the three)")
+                .formatted(KubeApiServer.VERSION, RunbookKubeadmCheck.KUBEADM_IMAGE, OLD, ms(t0), prepared, switched));
 
         // the runbook: one shell per node
         Map<Member, Runbook> books = new LinkedHashMap<>();
@@ -592,7 +612,7 @@ class ThreeNodeCheck {
 
     /**
      * docs/runbooks/restore.md on the three kubelets: a snapshot saved from the live cluster (at the line the scenarios
-     * before left it: 3.6; run alone, the new cluster's 3.4 is first rolled to 3.5, since 3.4's tool cannot bump the
+     * before left it: 3.7; run alone, the new cluster's 3.4 is first rolled to 3.5, since 3.4's tool cannot bump the
      * revision), a ConfigMap and keys written before it and after it; the API server stopped; on each node the
      * runbook's node blocks before its wait, as written (steps 1 to 4: the snapshot copied and its hash checked, the
      * manifest edited by its script), applied to the member's manifest at the target 3.7.3, and the three edited
