@@ -27,11 +27,25 @@ final class Runbook {
     private static final Pattern MARKED =
             Pattern.compile("<!-- run: ([a-z]+) -->\\n(?:\\s*\\n)*```sh\\n(.*?)\\n```", Pattern.DOTALL);
 
-    /** One marked block: where it runs, its text, and its position in the runbook (0-based among marked blocks). */
-    record Block(int index, String place, String script) {
+    /**
+     * One marked block: where it runs, its text, its position in the runbook (0-based among marked blocks), and the
+     * prose paragraph right before its marker (where the convention says a block runs on each node in turn).
+     */
+    record Block(int index, String place, String script, String before) {
+        Block(int index, String place, String script) {
+            this(index, place, script, "");
+        }
+
         /** The block's first line, to name it in a report. */
         String firstLine() {
             return script.lines().findFirst().orElse("").strip();
+        }
+
+        /** Whether the sentence before it says it runs on each node in turn (the convention's point 6). */
+        boolean eachNode() {
+            return before.replaceAll("\\s+", " ")
+                    .toLowerCase(java.util.Locale.ROOT)
+                    .contains("on each node in turn");
         }
     }
 
@@ -76,7 +90,14 @@ final class Runbook {
     static List<Block> parse(String text) {
         List<Block> found = new ArrayList<>();
         Matcher m = MARKED.matcher(text);
-        while (m.find()) found.add(new Block(found.size(), m.group(1), m.group(2)));
+        int end = 0;
+        while (m.find()) {
+            String prose = text.substring(end, m.start()).strip();
+            int paragraph = prose.lastIndexOf("\n\n");
+            found.add(new Block(
+                    found.size(), m.group(1), m.group(2), paragraph < 0 ? prose : prose.substring(paragraph + 2)));
+            end = m.end();
+        }
         return found;
     }
 

@@ -140,16 +140,7 @@ class RunbookKubeadmCheck {
                 kubeadmConfig.toString());
         String rendered = Files.readString(render.etcdLocal());
         assertTrue(rendered.contains("image: " + KUBEADM_IMAGE), rendered);
-        // kubeadm v1.37 writes etcd 3.6's names of two flags whatever the tag; etcd 3.5 knows them by their older
-        // names, which kubeadm up to v1.33 (and v1.34 for a 3.5 tag: KubeadmCheck's recorded pod) writes for 3.5
-        Map<String, String> older = Map.of(
-                "--feature-gates=InitialCorruptCheck=true", "--experimental-initial-corrupt-check=true",
-                "--watch-progress-notify-interval=5s", "--experimental-watch-progress-notify-interval=5s");
-        kubeadmPod = rendered;
-        for (var flag : older.entrySet()) {
-            assertTrue(rendered.contains("- " + flag.getKey() + "\n"), "kubeadm's " + flag.getKey() + ":\n" + rendered);
-            kubeadmPod = kubeadmPod.replace("- " + flag.getKey() + "\n", "- " + flag.getValue() + "\n");
-        }
+        kubeadmPod = for35(rendered);
         assertFalse(Files.exists(member.data.resolve("version.txt")), "no version.txt before etcd 3.5 starts");
         member.node.writeManifest("etcd.yaml", kubeadmPod);
         awaitServing(OLD);
@@ -353,6 +344,22 @@ class RunbookKubeadmCheck {
         report("rollback.md: %d blocks in %d ms".formatted(book.blocks.size(), ms(t0)));
     }
 
+    /**
+     * kubeadm v1.37's etcd pod with the 3.5 names of two flags: it writes etcd 3.6's names whatever the tag, which
+     * etcd 3.5 refuses; kubeadm up to v1.33 (and v1.34 for a 3.5 tag: KubeadmCheck's recorded pod) writes these.
+     */
+    static String for35(String rendered) {
+        Map<String, String> older = Map.of(
+                "--feature-gates=InitialCorruptCheck=true", "--experimental-initial-corrupt-check=true",
+                "--watch-progress-notify-interval=5s", "--experimental-watch-progress-notify-interval=5s");
+        String pod = rendered;
+        for (var flag : older.entrySet()) {
+            assertTrue(rendered.contains("- " + flag.getKey() + "\n"), "kubeadm's " + flag.getKey() + ":\n" + rendered);
+            pod = pod.replace("- " + flag.getKey() + "\n", "- " + flag.getValue() + "\n");
+        }
+        return pod;
+    }
+
     /** The backup step's result: the snapshot (its keys), kubeadm's manifest, the data, and the pod back. */
     static void checkBackup(Path backup, Map<String, String> keys) throws Exception {
         assertEquals(kubeadmPod, Files.readString(backup.resolve("etcd.yaml")), "kubeadm's manifest in the backup");
@@ -415,6 +422,14 @@ class RunbookKubeadmCheck {
 
     /** The prefix that enters the node's network namespace and a new mount namespace with the node's paths. */
     static List<String> nodePrefix() {
+        return nodePrefix(cluster, member, etcKubernetes);
+    }
+
+    /**
+     * The same for member m of any {@link ThreeNodes}: its /etc/kubernetes is etcKubernetes, its overlay's upper dir
+     * on a tmpfs at the node's etc-overlay (which must exist).
+     */
+    static List<String> nodePrefix(ThreeNodes cluster, Member member, Path etcKubernetes) {
         Path root = member.node.root;
         Path overlay = root.resolve("etc-overlay");
         String mounts = """

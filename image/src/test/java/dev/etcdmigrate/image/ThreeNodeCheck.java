@@ -14,6 +14,7 @@ import dev.etcdmigrate.k8s.KubeClient;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -44,7 +45,8 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * <p>Scenarios, in order on one cluster: the multi-minor rollouts 3.4 -> 3.7 and 3.7 -> 3.5, every manifest edited at
  * once; a rolling upgrade 3.5 -> 3.6 and a rolling downgrade back; the same edits made on all three nodes within a
  * second (the operator's mistake: the kubelets stop all three members together); seeded disruptions during a rolling
- * rollout (`-Dthree.node.seed=N` replays); kubeadm's patched pods one minor up; last, every member restored from one
+ * rollout (`-Dthree.node.seed=N` replays); docs/runbooks/kubeadm-three-nodes.md as written, 3.5 -> 3.7 through
+ * kubeadm's patches; last, every member restored from one
  * snapshot by editing the three manifests (docs/runbooks/restore.md), after which the cluster has gone back in time.
  *
  * <p>`-Dthree.node.together=2` is the test-only way to break the operator's procedure: the rolling rollouts then edit
@@ -254,32 +256,71 @@ class ThreeNodeCheck {
     }
 
     /**
-     * kubeadm's patched pods: for each node, `kubeadm init phase etcd local` (KubeApiServer.VERSION, v1.37.2 by default) with the project's entrypoint
-     * patch renders the etcd pod from a kubeadm configuration of that node (its address, name, data dir and
-     * certificates); the joining nodes get `--initial-cluster` (the members before them and themselves) and
-     * `--initial-cluster-state=existing`, as `kubeadm join` writes them; the first node's as `kubeadm init` writes it,
-     * naming only itself (the runner takes the members from raft's records in the data). The data has no version.txt (kubeadm writes
-     * none): the runner reads the line from the data. One node after the other, as kubeadm upgrades its nodes, with
-     * kubeadm's budgets measured and asserted: the pod Running within 5 minutes of the manifest, the member
-     * answering within the next 135 s (10 tries 15 s apart).
+     * docs/runbooks/kubeadm-three-nodes.md run as written ({@link Runbook}) on the three kubelets, 3.5.35 -> 3.7.3
+     * through kubeadm's patches. What kubeadm made first: each node's etcd pod rendered by `kubeadm init phase etcd
+     * local` (KubeApiServer.VERSION, v1.37.2 by default) from a configuration of that node (its name, address, data
+     * dir and certificates dir, etcd.local.imageTag 3.5.35-0), cp-1's as `kubeadm init` writes it (its
+     * `--initial-cluster` naming only itself), cp-2's and cp-3's with `initial-cluster` (the members before them and
+     * themselves) and `initial-cluster-state: existing` as `kubeadm join` writes them; run from an image of kubeadm's
+     * name ({@link RunbookKubeadmCheck#kubeadmEtcdImage}) one node at a time, on the data without
+     * version.txt; cp-1's configuration uploaded by `kubeadm init phase upload-config kubeadm` to the kubeadm-config
+     * ConfigMap.
+     *
+     * <p>Then every `node` block in order, on each node in turn where the runbook says so (cp-1, cp-2, cp-3), else on
+     * cp-1; each in the node's network namespace and a mount namespace where /etc/kubernetes is the node's
+     * ({@link RunbookKubeadmCheck#nodePrefix(ThreeNodes, Member, Path)}). The test's values: DATA, PKI, ETCD_CERTS,
+     * KUBEADM_CONFIG and BACKUP the node's own paths, IMAGE this build's. Step 4's "YAML edit by hand" is the test's,
+     * as an operator makes it: the lines the block printed go under etcd.local; and, since the three nodes share one
+     * machine, the node's own dataDir and certificatesDir replace cp-1's from the ConfigMap (on real nodes they are
+     * the same path everywhere).
+     *
+     * <p>Checked: the snapshot's keys; per node, kubeadm's manifest and the data in the backup and kubeadm's pod back;
+     * per edit, the patched pod (the image, TARGET_VERSION, cp-1's `--initial-cluster` naming only itself, the joined
+     * nodes' flags kept); after the watch, every member serving 3.7.3 with version.txt 3.7.3, the cluster version 3.7;
+     * a writer through the API server and the sampler all along: never two members out of service at once; then
+     * every check of the data. The machine's own paths the runbook names are as they were.
      */
     @Test
     @Order(5)
-    void kubeadmPatchedPodsOneMinorUpOnDataWithoutVersionTxt() throws Exception {
+    void kubeadmThreeNodesRunbookThroughKubeadmsPatches(@org.junit.jupiter.api.io.TempDir Path work) throws Exception {
         Path kubeadm = KubeadmCheck.kubeadm(KubeApiServer.VERSION);
-        List<String> rendered = new ArrayList<>();
-        String target = null;
+        Path crictl = NodeCheck.kubernetesTool("crictl");
+        Path kubectl = NodeCheck.kubernetesTool("kubectl");
+        List<Path> machine = new ArrayList<>(RunbookKubeadmCheck.MACHINE);
+        machine.add(Path.of("/root/kubeadm-etcd.yaml"));
+        Map<Path, Boolean> machineBefore = new LinkedHashMap<>();
+        for (Path p : machine) machineBefore.put(p, Files.exists(p));
+        Member first = cluster.members.get(0);
+        if (!first.etcd().serverVersion().map(OLD::equals).orElse(false))
+            rollout("all at once to " + OLD + " (the runbook's line)", OLD, ThreeNodes.SIZE, null);
+
+        // what kubeadm made: its etcd pods for 3.5.35, one node at a time, and cp-1's configuration uploaded
+        long t0 = System.nanoTime();
+        Path image = RunbookKubeadmCheck.kubeadmEtcdImage(cluster.dir.resolve("kubeadm-etcd-image"));
+        Path admin = cluster.adminKubeconfig();
+        Map<Member, String> kubeadmPods = new LinkedHashMap<>();
+        Map<Member, Path> certificates = new LinkedHashMap<>();
+        Map<Member, Path> etcs = new LinkedHashMap<>();
+        Path initConfig = null;
         for (Member m : cluster.members) {
-            // kubeadm's certificate dir: its etcd/ holds the member's certificates in kubeadm's file names
-            Path certificates = m.node.root.resolve("kubeadm-pki");
-            Path etcdCerts = Files.createDirectories(certificates.resolve("etcd"));
+            Path root = m.node.root;
+            m.node.ctr("images", "import", image.toString()).check("import " + RunbookKubeadmCheck.KUBEADM_IMAGE);
+            // kubeadm's certificate dir: its etcd/ holds the member's certificates in kubeadm's file names (the
+            // health-check client's a copy of the server's: the same CA, client auth among its usages)
+            Path pki = root.resolve("kubeadm-pki");
+            Path etcdCerts = Files.createDirectories(pki.resolve("etcd"));
             try (var files = Files.list(m.pki)) {
                 for (Path f : files.toList())
-                    Files.copy(
-                            f, etcdCerts.resolve(f.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                    Files.copy(f, etcdCerts.resolve(f.getFileName()), StandardCopyOption.REPLACE_EXISTING);
             }
-            KubeadmRender.Node node =
-                    KubeadmRender.Node.of(KubeApiServer.VERSION, m.name, m.address, certificates, m.data);
+            for (String ext : List.of("crt", "key"))
+                Files.copy(
+                        m.pki.resolve("server." + ext),
+                        etcdCerts.resolve("healthcheck-client." + ext),
+                        StandardCopyOption.REPLACE_EXISTING);
+            certificates.put(m, pki);
+            KubeadmRender.Node node = KubeadmRender.Node.of(KubeApiServer.VERSION, m.name, m.address, pki, m.data)
+                    .imageTag(java.util.Optional.of(RunbookKubeadmCheck.KUBEADM_TAG));
             if (m.index > 0) {
                 // as `kubeadm join` writes them
                 node = node.extraArg(
@@ -288,103 +329,290 @@ class ThreeNodeCheck {
                                         .map(x -> x.name + "=" + x.peerUrl())
                                         .collect(java.util.stream.Collectors.joining(",")))
                         .extraArg("initial-cluster-state", "existing");
-            } // kubeadm init: --initial-cluster names only this node; the runner reads the rest
-            Path manifest = new KubeadmRender(kubeadm, m.node.root.resolve("kubeadm-rootfs"))
-                    .patches(NodeCheck.MANIFESTS.resolve("kubeadm").resolve("entrypoint"))
-                    .configure(node)
-                    .etcdLocal();
-            String pod = Files.readString(manifest);
-            JsonNode tree = new ObjectMapper(new com.fasterxml.jackson.dataformat.yaml.YAMLFactory()).readTree(pod);
-            target = tree.path("spec")
-                    .path("containers")
-                    .path(0)
-                    .path("env")
-                    .path(0)
-                    .path("value")
-                    .asText();
-            List<String> initialCluster = new ArrayList<>();
-            for (String part : List.of("command", "args"))
-                tree.path("spec").path("containers").path(0).path(part).forEach(a -> {
-                    if (a.asText().startsWith("--initial-cluster=")) initialCluster.add(a.asText());
-                });
-            if (m.index == 0)
-                assertEquals(
-                        List.of("--initial-cluster=" + m.name + "=" + m.peerUrl()),
-                        initialCluster,
-                        "the first node's pod as kubeadm init renders it");
-            rendered.add(pod);
+            } else {
+                initConfig = Files.writeString(root.resolve("kubeadm-init.yaml"), node.yaml(false));
+            }
+            String pod = RunbookKubeadmCheck.for35(
+                    Files.readString(new KubeadmRender(kubeadm, root.resolve("kubeadm-rootfs"))
+                            .configure(node)
+                            .etcdLocal()));
+            assertEquals(
+                    m.index == 0
+                            ? List.of("--initial-cluster=" + m.name + "=" + m.peerUrl())
+                            : List.of("--initial-cluster="
+                                    + cluster.members.subList(0, m.index + 1).stream()
+                                            .map(x -> x.name + "=" + x.peerUrl())
+                                            .collect(java.util.stream.Collectors.joining(","))),
+                    initialCluster(pod),
+                    m.name + "'s pod as kubeadm " + (m.index == 0 ? "init" : "join") + " renders it");
+            kubeadmPods.put(m, pod);
+            // the node's /etc/kubernetes: the kubelet's manifests (bound in), the patch, the admin kubeconfig
+            Path etc = Files.createDirectories(root.resolve("etc-kubernetes"));
+            Files.createDirectories(etc.resolve("manifests"));
+            Files.createDirectories(root.resolve("etc-overlay"));
+            Files.createDirectories(etc.resolve("etcd-migrate-patches"));
+            Files.copy(
+                    NodeCheck.MANIFESTS.resolve("kubeadm/entrypoint/etcd+json.yaml"),
+                    etc.resolve("etcd-migrate-patches/etcd+json.yaml"),
+                    StandardCopyOption.REPLACE_EXISTING);
+            Files.copy(admin, etc.resolve("admin.conf"), StandardCopyOption.REPLACE_EXISTING);
+            etcs.put(m, etc);
         }
-        // kubeadm's data: no version.txt (the pods keep running; the runner reads version.txt only when it starts)
+        // one node at a time, each until its new pod's container runs and the member serves: kubeadm's pod turns Ready
+        // only after its startup probe's first period, which the runbook's first step does not need
+        long prepared = ms(t0);
+        long tw = System.nanoTime();
+        for (Member m : cluster.members) {
+            String oldHash = hash(m.mirrorPod());
+            m.node.writeManifest("etcd.yaml", kubeadmPods.get(m));
+            KubeletNode.await(m.name + ": kubeadm's pod running, serving " + OLD, ROLL, () -> {
+                JsonNode pod = m.mirrorPod();
+                return pod != null
+                        && !hash(pod).equals(oldHash)
+                        && pod.path("status")
+                                .path("containerStatuses")
+                                .path(0)
+                                .path("state")
+                                .has("running")
+                        && m.etcd().serverVersion().map(OLD::equals).orElse(false)
+                        && m.etcd().serving();
+            });
+        }
+        long switched = ms(tw);
+        // kubeadm's etcd writes no version.txt (the runner read it only when it started)
         for (Member m : cluster.members) Files.deleteIfExists(m.data.resolve("version.txt"));
-        assertEquals(NEW, target, "the entrypoint patch's TARGET_VERSION");
+        KubeletNode.run(
+                        List.of(
+                                kubeadm.toString(),
+                                "init",
+                                "phase",
+                                "upload-config",
+                                "kubeadm",
+                                "--config",
+                                initConfig.toString(),
+                                "--kubeconfig",
+                                admin.toString()),
+                        Duration.ofMinutes(2))
+                .check("kubeadm init phase upload-config kubeadm");
+        String uploaded = api.client()
+                .get("/api/v1/namespaces/kube-system/configmaps/kubeadm-config")
+                .path("data")
+                .path("ClusterConfiguration")
+                .asText();
+        assertTrue(uploaded.contains("dataDir: " + first.data), "the uploaded ClusterConfiguration:\n" + uploaded);
+        report(("kubeadm %s's etcd pods (%s; cp-1 as init, cp-2 and cp-3 as join write them) serving %s on the data"
+                        + " without version.txt, kubeadm-config uploaded: %d ms (rendered and imported in %d ms; one"
+                        + " node at a time, manifest -> pod running and serving: %d ms for the three)")
+                .formatted(KubeApiServer.VERSION, RunbookKubeadmCheck.KUBEADM_IMAGE, OLD, ms(t0), prepared, switched));
+
+        // the runbook: one shell per node
+        Map<Member, Runbook> books = new LinkedHashMap<>();
+        for (Member m : cluster.members) {
+            Path root = m.node.root;
+            Path etcdPki = certificates.get(m).resolve("etcd");
+            Map<String, String> overrides = new LinkedHashMap<>();
+            overrides.put("REGISTRY", NodeCheck.IMAGE_REFERENCE.substring(0, NodeCheck.IMAGE_REFERENCE.indexOf('/')));
+            overrides.put("IMAGE", NodeCheck.IMAGE_REFERENCE);
+            overrides.put("KUBEADM_CONFIG", root.resolve("kubeadm-etcd.yaml").toString());
+            overrides.put("DATA", m.data.toString());
+            overrides.put("BACKUP", root.resolve("backups/etcd-before-3.7").toString());
+            overrides.put("PKI", etcdPki.toString());
+            overrides.put(
+                    "ETCD_CERTS",
+                    "--cacert %1$s/ca.crt --cert %1$s/healthcheck-client.crt --key %1$s/healthcheck-client.key"
+                            .formatted(etcdPki));
+            Runbook book = new Runbook(
+                    RunbookCheck.RUNBOOKS.resolve("kubeadm-three-nodes.md"), work.resolve(m.name), overrides);
+            String runtime = "unix://" + m.node.socket();
+            book.place(
+                    "node",
+                    new Runbook.Place(
+                            RunbookKubeadmCheck.nodePrefix(cluster, m, etcs.get(m)),
+                            Map.of(
+                                    "CONTAINER_RUNTIME_ENDPOINT", runtime,
+                                    "IMAGE_SERVICE_ENDPOINT", runtime,
+                                    "PATH",
+                                            crictl.getParent() + ":" + kubeadm.getParent() + ":" + kubectl.getParent()
+                                                    + ":" + System.getenv().getOrDefault("PATH", "/usr/bin:/bin"))));
+            books.put(m, book);
+        }
         ApiWriter writer = new ApiWriter(api.client(), "w" + writers.size());
         writers.add(writer);
         List<String> perNode = new ArrayList<>();
-        long t0 = System.nanoTime();
+        boolean snapshot = false;
+        int backups = 0;
+        int edits = 0;
+        boolean watched = false;
+        long t1 = System.nanoTime();
         try (OutageSampler sampler = new OutageSampler(cluster.members)) {
-            for (Member m : cluster.members) {
-                String oldHash = hash(m.mirrorPod());
-                long written = System.nanoTime();
-                m.node.writeManifest("etcd.yaml", rendered.get(m.index));
-                long[] running = {-1};
-                KubeletNode.await(
-                        m.name + ": kubeadm's pod Running (kubeadm waits 5 minutes)", Duration.ofMinutes(5), () -> {
-                            JsonNode pod = m.mirrorPod();
-                            return pod != null
-                                    && !hash(pod).equals(oldHash)
-                                    && pod.path("status")
-                                            .path("containerStatuses")
-                                            .path(0)
-                                            .path("state")
-                                            .has("running");
-                        });
-                running[0] = ms(written);
-                long runningAt = System.nanoTime();
-                String want = target;
-                try {
-                    KubeletNode.await(
-                            m.name + ": etcd answers within kubeadm's 10 x 15 s after Running",
-                            Duration.ofSeconds(135),
-                            () -> m.etcd().serverVersion().map(want::equals).orElse(false)
-                                    && m.etcd().serving());
-                } catch (AssertionError e) {
-                    throw new AssertionError(e.getMessage() + "\n" + m.node.containerLogs("etcd"), e);
+            for (Runbook.Block b : books.get(first).blocks) {
+                if (b.place().equals("env")) continue;
+                assertEquals("node", b.place(), "kubeadm-three-nodes.md's blocks run on the nodes");
+                String text = b.script();
+                for (Member m : b.eachNode() ? cluster.members : List.of(first)) {
+                    long t = System.nanoTime();
+                    Runbook.Run run;
+                    try {
+                        run = books.get(m).run(b, Duration.ofMinutes(20)).check();
+                    } catch (AssertionError e) {
+                        throw new AssertionError(e.getMessage() + "\n" + m.node.containerLogs("etcd"), e);
+                    }
+                    report("kubeadm-three-nodes.md: block %d (%s, %s) on %s in %d ms"
+                            .formatted(b.index(), b.place(), b.firstLine(), m.name, run.millis()));
+                    Path backup = m.node.root.resolve("backups/etcd-before-3.7");
+                    if (text.contains("snapshot save")) {
+                        snapshot = true;
+                        checkSnapshot(backup.resolve("cluster-before-3.7.snap"));
+                    }
+                    if (text.contains("etcd.yaml.stopped")) {
+                        backups++;
+                        String pod = kubeadmPods.get(m);
+                        assertEquals(
+                                pod, Files.readString(backup.resolve("etcd.yaml")), m.name + ": the backup's manifest");
+                        assertEquals(
+                                pod,
+                                Files.readString(m.node.manifests.resolve("etcd.yaml")),
+                                m.name + ": kubeadm's manifest back in place");
+                        assertTrue(
+                                Files.isDirectory(backup.resolve("var-lib-etcd/member/snap")),
+                                m.name + ": the data in the backup");
+                        assertTrue(!Files.exists(backup.resolve("etcd.yaml.stopped")), m.name + ": put back");
+                        perNode.add("%s backup: member out of service %d ms"
+                                .formatted(m.name, sampler.outageMillis(m.index, t, System.nanoTime())));
+                    }
+                    if (text.contains("get cm kubeadm-config")) editByHand(m, run.output(), first, certificates);
+                    if (text.contains("kubeadm init phase etcd local")) {
+                        edits++;
+                        String pod = Files.readString(m.node.manifests.resolve("etcd.yaml"));
+                        assertTrue(pod.contains("image: " + NodeCheck.IMAGE_REFERENCE), "the patched pod:\n" + pod);
+                        assertTrue(
+                                java.util.regex.Pattern.compile("name: TARGET_VERSION\\s+value: \"?"
+                                                + TOP.replace(".", "\\.") + "\"?\\n")
+                                        .matcher(pod)
+                                        .find(),
+                                "the patched pod's TARGET_VERSION:\n" + pod);
+                        assertEquals(
+                                initialCluster(kubeadmPods.get(m)),
+                                initialCluster(pod),
+                                m.name + "'s --initial-cluster");
+                        assertEquals(
+                                m.index > 0,
+                                pod.contains("--initial-cluster-state=existing"),
+                                m.name + "'s --initial-cluster-state");
+                        perNode.add(
+                                "%s edit -> a new etcd container answering, the cluster healthy: %d ms, out of service %d ms"
+                                        .formatted(m.name, ms(t), sampler.outageMillis(m.index, t, System.nanoTime())));
+                    }
+                    if (text.contains("STATUS()")) watched = true;
                 }
-                perNode.add("%s manifest -> Running %d ms, Running -> answering %d ms, out of service %d ms"
-                        .formatted(
-                                m.name,
-                                running[0],
-                                ms(runningAt),
-                                sampler.outageMillis(m.index, written, System.nanoTime())));
-                assertEquals(
-                        target + "/etcd3",
-                        Files.readString(m.data.resolve("version.txt")).strip(),
-                        m.name);
             }
-            awaitClusterVersion(target);
+            awaitClusterVersion(TOP);
+            KubeletNode.await(
+                    "the sampler sees cluster version 3.7",
+                    Duration.ofMinutes(1),
+                    () -> sampler.clusterMinors().contains("3.7"));
             writer.stop();
             List<String> overlaps = sampler.overlaps();
-            report(
-                    "kubeadm %s patched pods (entrypoint), data without version.txt, %s -> %s one node at a time: %d ms; writer %d requests, %d failed; %s"
-                            .formatted(
-                                    KubeApiServer.VERSION,
-                                    OLD,
-                                    target,
-                                    ms(t0),
-                                    writer.sent.get(),
-                                    writer.failed.get(),
-                                    overlaps.isEmpty() ? "never two members out at once" : "overlaps " + overlaps));
+            report(("kubeadm-three-nodes.md %s -> %s through kubeadm's patches: %d ms; writer %d requests, %d failed;"
+                            + " %d ms with two or more members out; %s; cluster version %s")
+                    .formatted(
+                            OLD,
+                            TOP,
+                            ms(t1),
+                            writer.sent.get(),
+                            writer.failed.get(),
+                            sampler.noQuorumMillis(),
+                            overlaps.isEmpty() ? "never two members out at once" : "overlaps " + overlaps,
+                            String.join(" -> ", sampler.clusterMinors())));
             perNode.forEach(n -> report("  " + n));
-            assertTrue(overlaps.isEmpty(), "kubeadm rollout: two members out of service at once: " + overlaps);
+            assertTrue(overlaps.isEmpty(), "the runbook's rollout: two members out of service at once: " + overlaps);
         } finally {
             writer.stop();
         }
-        checkEverything("kubeadm " + OLD + " -> " + target);
+        assertTrue(
+                snapshot && backups == ThreeNodes.SIZE && edits == ThreeNodes.SIZE && watched,
+                "the runbook's snapshot, a backup and an edit per node, the watch");
+        for (Member m : cluster.members) {
+            assertEquals(TOP, m.etcd().serverVersion().orElse(""), m.name + "'s etcd");
+            assertEquals(
+                    TOP + "/etcd3",
+                    Files.readString(m.data.resolve("version.txt")).strip(),
+                    m.name);
+        }
+        checkEverything("kubeadm-three-nodes.md " + OLD + " -> " + TOP);
+        for (var p : machineBefore.entrySet())
+            assertEquals(p.getValue(), Files.exists(p.getKey()), "the machine's " + p.getKey());
+    }
+
+    /** A pod's `--initial-cluster=` arguments. */
+    static List<String> initialCluster(String pod) throws Exception {
+        JsonNode tree = new ObjectMapper(new com.fasterxml.jackson.dataformat.yaml.YAMLFactory()).readTree(pod);
+        List<String> found = new ArrayList<>();
+        for (String part : List.of("command", "args"))
+            tree.path("spec").path("containers").path(0).path(part).forEach(a -> {
+                if (a.asText().startsWith("--initial-cluster=")) found.add(a.asText());
+            });
+        return found;
+    }
+
+    /**
+     * Step 4's edit by hand, as an operator makes it: a joined node's lines, as the block printed them, under etcd.local
+     * of its configuration. And the fixture's one difference: the node's own data and certificates dirs in place of
+     * cp-1's (the three nodes share one machine).
+     */
+    static void editByHand(Member m, String printed, Member first, Map<Member, Path> certificates) throws Exception {
+        Path file = m.node.root.resolve("kubeadm-etcd.yaml");
+        String config = Files.readString(file);
+        List<String> lines = printed.lines()
+                .dropWhile(l -> !l.startsWith("joined node: add to etcd.local"))
+                .skip(1)
+                .filter(l -> l.startsWith("    "))
+                .toList();
+        assertEquals(m.index > 0 ? 3 : 0, lines.size(), m.name + ": the lines step 4 prints\n" + printed);
+        if (m.index > 0) {
+            assertEquals(
+                    "    - {name: initial-cluster, value: \""
+                            + cluster.members.subList(0, m.index + 1).stream()
+                                    .map(x -> x.name + "=" + x.peerUrl())
+                                    .collect(java.util.stream.Collectors.joining(","))
+                            + "\"}",
+                    lines.get(1),
+                    m.name + ": the members `kubeadm join` named");
+            assertEquals(1, config.split("\n  local:\n", -1).length - 1, "one etcd.local in\n" + config);
+            config = config.replace("\n  local:\n", "\n  local:\n" + String.join("\n", lines) + "\n");
+        }
+        config = config.replace("dataDir: " + first.data + "\n", "dataDir: " + m.data + "\n")
+                .replace(
+                        "certificatesDir: " + certificates.get(first) + "\n",
+                        "certificatesDir: " + certificates.get(m) + "\n");
+        assertTrue(config.contains("dataDir: " + m.data + "\n"), m.name + "'s configuration:\n" + config);
+        Files.writeString(file, config);
+    }
+
+    /** Step 2's snapshot: etcdutl's status of it holds at least the seeded keys. */
+    static void checkSnapshot(Path snapshot) throws Exception {
+        JsonNode status = JSON.readTree(KubeletNode.run(
+                        List.of(
+                                NodeCheck.BIN_DIR.resolve("etcdutl-" + OLD).toString(),
+                                "snapshot",
+                                "status",
+                                snapshot.toString(),
+                                "-w",
+                                "json"),
+                        Duration.ofMinutes(1))
+                .check("etcdutl snapshot status")
+                .output());
+        assertTrue(status.path("totalKey").asLong() >= seed.kvs().size(), "the snapshot's keys: " + status);
+        report("kubeadm-three-nodes.md: the cluster's snapshot: %d bytes, revision %d, %d keys"
+                .formatted(
+                        Files.size(snapshot),
+                        status.path("revision").asLong(),
+                        status.path("totalKey").asLong()));
     }
 
     /**
      * docs/runbooks/restore.md on the three kubelets: a snapshot saved from the live cluster (at the line the scenarios
-     * before left it: 3.6; run alone, the new cluster's 3.4 is first rolled to 3.5, since 3.4's tool cannot bump the
+     * before left it: 3.7; run alone, the new cluster's 3.4 is first rolled to 3.5, since 3.4's tool cannot bump the
      * revision), a ConfigMap and keys written before it and after it; the API server stopped; on each node the
      * runbook's node blocks before its wait, as written (steps 1 to 4: the snapshot copied and its hash checked, the
      * manifest edited by its script), applied to the member's manifest at the target 3.7.3, and the three edited
