@@ -16,8 +16,8 @@ import java.util.stream.Stream;
  * Loads {@code jetcd.V3Keyspace} with jetcd and its gRPC, Netty and Vert.x stack, which the packaged runner's class path
  * leaves out (the runner jar's manifest names only the start's libraries). Only the etcd2 conversions and dumps use
  * them, yet the JDK walks every jar of the class path for a service provider when a run first starts a process or
- * exits (its System.Logger lookup), opening each jar and reading its whole directory: those jars are most of the
- * class path's entries, and the walk ran beside every first start's reads of the data.
+ * exits (its System.Logger lookup), opening each jar and reading its whole directory: those jars would be most of the
+ * class path's entries, and the walk runs beside every first start's reads of the data.
  *
  * <p>Where jetcd is on the runner's own class path (the build's tests), it is used as it is. Otherwise a loader over
  * the jars beside the runner's (its {@code lib/} directory) defines the classes of the {@code jetcd} package itself
