@@ -45,9 +45,9 @@ public final class WalIndex {
 
     /**
      * One walpb.Record: its type (-1 if absent) and its data field, b[dataStart, dataEnd) (dataStart -1 if
-     * absent), and where its frame starts in which segment.
+     * absent), and where its frame starts in which segment. {@code b} is the reader's buffer, valid only while the
+     * sink handles this record.
      */
-    /** One record; {@code b} is the reader's buffer, valid only while the sink handles this record. */
     record Record(byte[] b, long type, int dataStart, int dataEnd, Path file, long offset) {}
 
     interface RecordSink {
