@@ -220,11 +220,23 @@ public final class Migration {
     /**
      * Starts the target etcd's question ({@code etcd <args> --version}) now, before anything reads the data: it needs
      * no plan and no topology (the arguments after -- are the operator's). The answer is judged under the lock by
-     * {@link #migrate(BinaryCheck)} of a run with the same options but for their topology.
+     * {@link #migrate(BinaryCheck)} of a run with the same options but for their topology. The steps' binaries that
+     * the plan from version.txt's claim would ask are started too: the data may say otherwise, and then the plan
+     * under the lock asks its own and only waits for these.
      */
     public BinaryCheck askTargetAhead() throws IOException {
         BinaryCheck binaries = etcd.binaryCheck();
         etcd.startAsking(List.of(), List.of(), binaries, this::catalogRelease);
+        try {
+            Optional<DataVersion> claimed = dataDir.exists() ? dataDir.readVersion() : Optional.empty();
+            if (claimed.isPresent()) {
+                Plan claimedPlan = StartDecision.plan(
+                        claimed, StartDecision.Flags.of(options), this::catalog, DataDirState.installed(options));
+                etcd.startAsking(claimedPlan.steps(), List.of(), binaries, this::catalogRelease);
+            }
+        } catch (IOException | MigrateException | RuntimeException e) {
+            // the decision reads version.txt again and reports it; the plan under the lock asks what it needs
+        }
         return binaries;
     }
 
