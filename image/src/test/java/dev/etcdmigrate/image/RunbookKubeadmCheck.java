@@ -360,17 +360,9 @@ class RunbookKubeadmCheck {
         return pod;
     }
 
-    /** The backup step's result: the snapshot (its keys), kubeadm's manifest, the data, and the pod back. */
-    static void checkBackup(Path backup, Map<String, String> keys) throws Exception {
-        assertEquals(kubeadmPod, Files.readString(backup.resolve("etcd.yaml")), "kubeadm's manifest in the backup");
-        assertEquals(
-                kubeadmPod,
-                Files.readString(member.node.manifests.resolve("etcd.yaml")),
-                "kubeadm's manifest back in place");
-        assertTrue(Files.isDirectory(backup.resolve("var-lib-etcd/member/snap")), "the data in the backup");
-        assertFalse(Files.exists(backup.resolve("etcd.yaml.stopped")), "the stopped manifest put back");
-        Path snapshot = backup.resolve("before-3.7.snap");
-        JsonNode status = JSON.readTree(KubeletNode.run(
+    /** etcdutl's status of a snapshot file (its key count, revision, size), read with the old line's etcdutl. */
+    static JsonNode snapshotStatus(Path snapshot) throws Exception {
+        return JSON.readTree(KubeletNode.run(
                         List.of(
                                 NodeCheck.BIN_DIR.resolve("etcdutl-" + OLD).toString(),
                                 "snapshot",
@@ -381,6 +373,19 @@ class RunbookKubeadmCheck {
                         Duration.ofMinutes(1))
                 .check("etcdutl snapshot status")
                 .output());
+    }
+
+    /** The backup step's result: the snapshot (its keys), kubeadm's manifest, the data, and the pod back. */
+    static void checkBackup(Path backup, Map<String, String> keys) throws Exception {
+        assertEquals(kubeadmPod, Files.readString(backup.resolve("etcd.yaml")), "kubeadm's manifest in the backup");
+        assertEquals(
+                kubeadmPod,
+                Files.readString(member.node.manifests.resolve("etcd.yaml")),
+                "kubeadm's manifest back in place");
+        assertTrue(Files.isDirectory(backup.resolve("var-lib-etcd/member/snap")), "the data in the backup");
+        assertFalse(Files.exists(backup.resolve("etcd.yaml.stopped")), "the stopped manifest put back");
+        Path snapshot = backup.resolve("before-3.7.snap");
+        JsonNode status = snapshotStatus(snapshot);
         assertTrue(status.path("totalKey").asLong() >= keys.size(), "the snapshot's keys: " + status);
         assertEquals(OLD, version(OLD), "etcd back after the copy");
         assertEquals(keys, keys(OLD), "the keys after the copy");

@@ -591,17 +591,7 @@ class ThreeNodeCheck {
 
     /** Step 2's snapshot: etcdutl's status of it holds at least the seeded keys. */
     static void checkSnapshot(Path snapshot) throws Exception {
-        JsonNode status = JSON.readTree(KubeletNode.run(
-                        List.of(
-                                NodeCheck.BIN_DIR.resolve("etcdutl-" + OLD).toString(),
-                                "snapshot",
-                                "status",
-                                snapshot.toString(),
-                                "-w",
-                                "json"),
-                        Duration.ofMinutes(1))
-                .check("etcdutl snapshot status")
-                .output());
+        JsonNode status = RunbookKubeadmCheck.snapshotStatus(snapshot);
         assertTrue(status.path("totalKey").asLong() >= seed.kvs().size(), "the snapshot's keys: " + status);
         report("kubeadm-three-nodes.md: the cluster's snapshot: %d bytes, revision %d, %d keys"
                 .formatted(
